@@ -1,0 +1,3 @@
+from spmi_dbg.cli import main
+
+raise SystemExit(main())

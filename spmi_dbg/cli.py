@@ -1,0 +1,46 @@
+"""Command line: argument parsing and dispatch only. Features live in their own packages."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from spmi_dbg import __version__
+from spmi_dbg.errors import SpmiDbgError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from spmi_dbg.mch import commands as mch_commands
+    from spmi_dbg.sample import commands as sample_commands
+
+    parser = argparse.ArgumentParser(
+        prog="spmi-dbg",
+        description="Find, explain and reproduce SuperPMI crashes.",
+    )
+    parser.add_argument("--version", action="version", version=f"spmi-dbg {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    mch_commands.add_parsers(sub)
+    sample_commands.add_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except SpmiDbgError as e:
+        print(f"spmi-dbg: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("spmi-dbg: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `spmi-dbg mch list big.mch | head`: the reader went away; not an error.
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,36 @@
+"""Errors the tool reports to its user as one line (never a traceback)."""
+
+from __future__ import annotations
+
+
+class SpmiDbgError(Exception):
+    """An error with a one-line, user-facing message. The CLI prints `str(err)` and exits non-zero."""
+
+    exit_code = 1
+
+
+class UsageError(SpmiDbgError):
+    exit_code = 2
+
+
+class InputError(SpmiDbgError):
+    """Bad input file: the message names the file, record number and byte offset where known."""
+
+    def __init__(self, path: str, message: str, *, record: int = 0, offset: int | None = None,
+                 code: int = 0) -> None:
+        self.path = path
+        self.record = record
+        self.offset = offset
+        self.code = code
+        self.detail = message
+        super().__init__(format_location(path, record, offset) + message)
+
+
+def format_location(path: str, record: int = 0, offset: int | None = None) -> str:
+    """`file: record N at offset O: ` -- the shared prefix of every problem line."""
+    parts = []
+    if record:
+        parts.append(f"record {record}")
+    if offset is not None:
+        parts.append(f"offset {offset}")
+    return f"{path}: " + (" at ".join(parts) + ": " if parts else "")

@@ -1,0 +1,8 @@
+"""SuperPMI collections: records, packets, .mct indexes and -c lists (see mch-format.md)."""
+
+from spmi_dbg.mch.collection import Collection, RecordRef
+from spmi_dbg.mch.context import MethodContextInfo, Packet
+from spmi_dbg.mch.mclist import parse_mclist
+from spmi_dbg.mch.mct import Toc, TocEntry
+
+__all__ = ["Collection", "MethodContextInfo", "Packet", "RecordRef", "Toc", "TocEntry", "parse_mclist"]

@@ -1,0 +1,368 @@
+"""`Collection`: a SuperPMI .mch/.mc (and its .mct) opened read-only.
+
+The native library (mmap + C scanner) does the work when it is installed; the pure-Python scanner
+gives the same results for small jobs or when it is not. Method context numbers are 1-based file
+positions, as in superpmi.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import stat
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol
+
+from spmi_dbg.errors import InputError
+from spmi_dbg.mch import pyscan
+from spmi_dbg.mch.context import MethodContextInfo, Packet, decode_method_context, split_packets
+from spmi_dbg.mch.mct import Toc, collection_for_toc, find_toc, open_toc, toc_path_for
+from spmi_dbg.mch.native import Native, load
+from spmi_dbg.mch.pyscan import SCAN_DONE, SCAN_MORE, SCAN_PACKETS, SCAN_RELEASE, Problem, Stats
+
+SCAN_BUDGET = 64 << 20  # bytes per scan step: progress granularity
+
+
+@dataclass(frozen=True)
+class RecordRef:
+    number: int
+    offset: int
+    size: int
+
+
+class _Backend(Protocol):
+    size: int
+
+    def scan(self, flags: int, budget: int, stats: Stats | None, problems: list[Problem],
+             max_problems: int) -> int: ...
+    def position(self) -> int: ...
+    def reset(self) -> None: ...
+    def count(self) -> int: ...
+    def record_at(self, i: int) -> tuple[int, int]: ...
+    def read(self, offset: int, size: int) -> bytes: ...
+    def check_record(self, offset: int, number: int, flags: int) -> int | Problem: ...
+    def write_records(self, ranges: Sequence[tuple[int, int]], out: Path) -> None: ...
+    def close(self) -> None: ...
+
+
+def _open_error(path: Path, code: int, message: str) -> InputError:
+    return InputError(str(path), message, code=code)
+
+
+class _NativeBackend:
+    def __init__(self, nat: Native, path: Path) -> None:
+        self.nat = nat
+        ffi, lib = nat.ffi, nat.lib
+        err = ffi.new("spmimch_error*")
+        handle = lib.spmimch_open(os.fsencode(path), err)
+        if handle == ffi.NULL:
+            raise _open_error(path, err.code, ffi.string(err.message).decode())
+        self.handle: Any = handle
+        self.size = int(lib.spmimch_file_size(handle))
+        self._data = ffi.buffer(lib.spmimch_data(handle), self.size)
+        self._records: Any = None
+        self._count = 0
+
+    def scan(self, flags: int, budget: int, stats: Stats | None, problems: list[Problem],
+             max_problems: int) -> int:
+        ffi, lib = self.nat.ffi, self.nat.lib
+        cap = max(0, min(max_problems - len(problems), 1024))
+        buf = ffi.new("spmimch_error[]", max(cap, 1))
+        n = ffi.new("uint32_t*")
+        cstats = ffi.new("spmimch_stats*") if stats is not None else ffi.NULL
+        rc = int(lib.spmimch_scan(self.handle, flags, budget, cstats, buf, cap, n))
+        for i in range(min(int(n[0]), cap)):
+            e = buf[i]
+            problems.append(Problem(int(e.code), int(e.record), int(e.offset), ffi.string(e.message).decode()))
+        if stats is not None:
+            for pid in range(256):
+                stats.packet_count[pid] += cstats.packet_count[pid]
+                stats.packet_bytes[pid] += cstats.packet_bytes[pid]
+            stats.records += cstats.records
+        self._records = lib.spmimch_records(self.handle)
+        self._count = int(lib.spmimch_record_count(self.handle))
+        return rc
+
+    def position(self) -> int:
+        return int(self.nat.lib.spmimch_scan_position(self.handle))
+
+    def reset(self) -> None:
+        self.nat.lib.spmimch_scan_reset(self.handle)
+        self._records, self._count = None, 0
+
+    def count(self) -> int:
+        return self._count
+
+    def record_at(self, i: int) -> tuple[int, int]:
+        r = self._records[i]
+        return int(r.offset), int(r.size)
+
+    def read(self, offset: int, size: int) -> bytes:
+        return bytes(self._data[offset:offset + size])
+
+    def check_record(self, offset: int, number: int, flags: int) -> int | Problem:
+        ffi = self.nat.ffi
+        err = ffi.new("spmimch_error*")
+        size = ffi.new("uint64_t*")
+        if self.nat.lib.spmimch_check_record(self.handle, offset, number, flags, size, err) != 0:
+            return Problem(int(err.code), int(err.record), int(err.offset), ffi.string(err.message).decode())
+        return int(size[0])
+
+    def write_records(self, ranges: Sequence[tuple[int, int]], out: Path) -> None:
+        ffi = self.nat.ffi
+        offs = ffi.new("uint64_t[]", [r[0] for r in ranges] or [0])
+        sizes = ffi.new("uint64_t[]", [r[1] for r in ranges] or [0])
+        err = ffi.new("spmimch_error*")
+        if self.nat.lib.spmimch_write_records(self.handle, offs, sizes, len(ranges), os.fsencode(out), err):
+            raise InputError(str(out), ffi.string(err.message).decode(), code=int(err.code))
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self._data = None
+            self.nat.lib.spmimch_close(self.handle)
+            self.handle = None
+
+
+class _PyBackend:
+    def __init__(self, path: Path) -> None:
+        try:
+            st = path.stat()
+        except OSError as e:
+            raise _open_error(path, pyscan.E_IO, f"cannot open: {e.strerror}") from None
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a special file"
+            raise _open_error(path, pyscan.E_NOTFILE,
+                              f"not a regular file: expected a .mch/.mc collection, found {kind}")
+        if st.st_size == 0:
+            raise _open_error(path, pyscan.E_EMPTY, "empty file: expected at least one method context record")
+        try:
+            with open(path, "rb") as f:
+                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except OSError as e:
+            raise _open_error(path, pyscan.E_IO, f"cannot open: {e.strerror}") from None
+        self.size = len(self._map)
+        self._scanner = pyscan.PyScanner(self._map)
+
+    def scan(self, flags: int, budget: int, stats: Stats | None, problems: list[Problem],
+             max_problems: int) -> int:
+        return self._scanner.scan(flags, budget, stats, problems, max_problems)
+
+    def position(self) -> int:
+        return self._scanner.pos
+
+    def reset(self) -> None:
+        self._scanner.data.release()
+        self._scanner = pyscan.PyScanner(self._map)
+
+    def count(self) -> int:
+        return len(self._scanner.records)
+
+    def record_at(self, i: int) -> tuple[int, int]:
+        return self._scanner.records[i]
+
+    def read(self, offset: int, size: int) -> bytes:
+        return self._map[offset:offset + size]
+
+    def check_record(self, offset: int, number: int, flags: int) -> int | Problem:
+        return pyscan.check_record(self._map, offset, number, flags)
+
+    def write_records(self, ranges: Sequence[tuple[int, int]], out: Path) -> None:
+        from spmi_dbg.atomic import atomic_open
+
+        for off, size in ranges:
+            if off + size > self.size:
+                raise InputError(str(out), f"record range {off}+{size} is past the end of file: "
+                                 f"expected at most {self.size}", code=pyscan.E_RANGE)
+        try:
+            with atomic_open(out) as f:
+                for off, size in ranges:
+                    f.write(self._map[off:off + size])
+        except OSError as e:
+            raise InputError(str(out), f"cannot write {out}: {e.strerror}", code=pyscan.E_IO) from None
+
+    def close(self) -> None:
+        self._scanner.data.release()
+        self._map.close()
+
+
+ProgressFn = Callable[[int, int], None]  # (bytes done, total bytes)
+
+
+class Collection:
+    """A collection opened read-only. Use as a context manager, or call close()."""
+
+    def __init__(self, path: Path, backend: _Backend, toc: Toc | None) -> None:
+        self.path = path
+        self._backend = backend
+        self.toc = toc
+        self._framed = False
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, backend: str = "auto", use_toc: bool = True) -> Collection:
+        """Open a `.mch`/`.mc` (finding its `.mct` as superpmi does) or a `.mct` (opening its pair).
+        `backend` is "auto" (native when installed), "native" or "python"."""
+        p = Path(path)
+        if p.suffix.lower() == ".mct":
+            toc_path: Path | None = p
+            p = collection_for_toc(p)
+        else:
+            toc_path = find_toc(p) if use_toc else None
+        be: _Backend
+        nat = load() if backend != "python" else None
+        if backend == "native" and nat is None:
+            raise InputError(str(p), "the native library libspmimch is not installed (reinstall spmi-dbg)")
+        be = _NativeBackend(nat, p) if nat is not None else _PyBackend(p)
+        try:
+            toc = open_toc(toc_path, be.size, backend=backend) if toc_path is not None else None
+        except BaseException:
+            be.close()
+            raise
+        return cls(p, be, toc)
+
+    @property
+    def backend_name(self) -> str:
+        return "native" if isinstance(self._backend, _NativeBackend) else "python"
+
+    def close(self) -> None:
+        if self.toc is not None:
+            self.toc.close()
+        self._backend.close()
+
+    def __enter__(self) -> Collection:
+        return self
+
+    def __exit__(self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    @property
+    def size(self) -> int:
+        return self._backend.size
+
+    # ------------------------------------------------------------------ scanning
+    def scan(self, *, packets: bool = False, stats: Stats | None = None, problems: list[Problem] | None = None,
+             max_problems: int = 1000, progress: ProgressFn | None = None) -> int:
+        """Scan the whole file (framing; with packets=True also packets and maps). Returns the final scan
+        status (pyscan.SCAN_DONE or SCAN_STOPPED). Without `problems`, the first problem raises InputError."""
+        sink: list[Problem] = [] if problems is None else problems
+        if self._backend.position() or self._backend.count():
+            self._backend.reset()
+            self._framed = False
+        flags = SCAN_RELEASE | (SCAN_PACKETS if packets else 0)
+        while True:
+            rc = self._backend.scan(flags, SCAN_BUDGET, stats, sink, max_problems)
+            if progress is not None:
+                progress(self._backend.position(), self.size)
+            if problems is None and sink:
+                raise self._input_error(sink[0])
+            if rc != SCAN_MORE:
+                break
+        if rc == SCAN_DONE:
+            self._framed = True
+        return rc
+
+    def _input_error(self, p: Problem) -> InputError:
+        return InputError(str(self.path), p.message, record=p.record, offset=p.offset, code=p.code)
+
+    def _ensure_framed(self) -> None:
+        if self._framed:
+            return
+        problems: list[Problem] = []
+        if self.scan(problems=problems, max_problems=1) != SCAN_DONE:
+            if problems:
+                raise self._input_error(problems[0])
+            raise InputError(str(self.path), "the collection's framing is broken (see `spmi-dbg mch verify`)")
+
+    def __len__(self) -> int:
+        self._ensure_framed()
+        return self._backend.count()
+
+    def __iter__(self) -> Iterator[RecordRef]:
+        self._ensure_framed()
+        for i in range(self._backend.count()):
+            off, size = self._backend.record_at(i)
+            yield RecordRef(i + 1, off, size)
+
+    # ------------------------------------------------------------------ records
+    def locate(self, number: int) -> RecordRef:
+        """Where method context `number` is. With a .mct, one index lookup and a check of that record's
+        framing (no scan of the file); without, one header hop per record up to the end."""
+        if number < 1:
+            raise InputError(str(self.path), f"method context {number} does not exist: numbers start at 1")
+        if self.toc is not None and not self._framed:
+            entry = self.toc.find(number)
+            if entry is None:
+                raise InputError(str(self.toc.path), f"method context {number} is not in the index "
+                                 f"({self.toc.count} entries)")
+            res = self._backend.check_record(entry.offset, number, 0)
+            if isinstance(res, Problem):
+                raise InputError(str(self.path), f"{res.message} (the index {self.toc.path.name} points here; "
+                                 "it may be stale: rebuild it with `spmi-dbg mch index`)",
+                                 record=number, offset=res.offset, code=res.code)
+            return RecordRef(number, entry.offset, res)
+        self._ensure_framed()
+        if number > self._backend.count():
+            raise InputError(str(self.path), f"method context {number} does not exist: the collection has "
+                             f"{self._backend.count()}")
+        off, size = self._backend.record_at(number - 1)
+        return RecordRef(number, off, size)
+
+    def record(self, number: int) -> bytes:
+        """The bytes of one record, `m` through `42`: a valid single-method `.mc` as they are."""
+        ref = self.locate(number)
+        return self._backend.read(ref.offset, ref.size)
+
+    def packets(self, number: int) -> list[Packet]:
+        ref = self.locate(number)
+        problem = self._backend.check_record(ref.offset, number, SCAN_PACKETS)
+        if isinstance(problem, Problem):
+            raise self._input_error(problem)
+        return split_packets(self._backend.read(ref.offset, ref.size), ref.offset)
+
+    def method_context(self, number: int) -> MethodContextInfo:
+        ref = self.locate(number)
+        problem = self._backend.check_record(ref.offset, number, SCAN_PACKETS)
+        if isinstance(problem, Problem):
+            raise self._input_error(problem)
+        return decode_method_context(number, ref.offset, self._backend.read(ref.offset, ref.size))
+
+    # ------------------------------------------------------------------ writing
+    def extract(self, numbers: Sequence[int], out: str | os.PathLike[str], *, write_index: bool = True) -> Path:
+        """Copy the listed records byte-for-byte, in order, to `out` (and its .mct). Returns the .mct path.
+        Hashes in the new .mct come from this collection's .mct when it has one, else stay unknown."""
+        out_path = Path(out)
+        if out_path.resolve() == self.path.resolve():
+            raise InputError(str(out_path), "refusing to overwrite the input collection")
+        refs = [self.locate(n) for n in numbers]
+        self._backend.write_records([(r.offset, r.size) for r in refs], out_path)
+        toc_out = toc_path_for(out_path)
+        if write_index:
+            entries: list[tuple[int, int, bytes | None]] = []
+            pos = 0
+            for i, r in enumerate(refs):
+                src = self.toc.find(r.number) if self.toc is not None else None
+                entries.append((pos, i + 1, src.hash_field if src is not None else None))
+                pos += r.size
+            write_index_file(toc_out, entries)
+        return toc_out
+
+
+def write_index_file(path: Path, entries: Sequence[tuple[int, int, bytes | None]]) -> None:
+    """Write a .mct through libspmimch when installed, else in Python (same bytes)."""
+    nat = load()
+    if nat is None:
+        from spmi_dbg.mch.mct import write_toc
+
+        write_toc(path, entries)
+        return
+    ffi = nat.ffi
+    n = len(entries)
+    offs = ffi.new("int64_t[]", [e[0] for e in entries] or [0])
+    nums = ffi.new("int32_t[]", [e[1] for e in entries] or [0])
+    hashes = ffi.new("char[]", b"".join((e[2] or b"\0" * 33)[:33].ljust(33, b"\0") for e in entries) or b"\0")
+    err = ffi.new("spmimch_error*")
+    if nat.lib.spmimch_toc_write(os.fsencode(path), n, offs, nums, hashes, err):
+        raise InputError(str(path), ffi.string(err.message).decode(), code=int(err.code))

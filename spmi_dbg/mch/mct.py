@@ -1,0 +1,206 @@
+""".mct table of contents (mch-format.md section 6): read, validate, look up, write.
+
+Layout: "INDX", u32 count, count x 48-byte entries {i64 Offset; i32 Number; char Hash[33]; 3 pad}, "INDX".
+Numbers strictly increase; superpmi binary-searches them for `-c`. The hash field is opaque to us: it is
+copied from a source .mct when there is one and otherwise left all-zero ("unknown"), never invented.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from spmi_dbg.errors import InputError
+from spmi_dbg.mch import pyscan
+from spmi_dbg.mch.native import Native, load
+
+ENTRY = struct.Struct("<qi33s3x")
+assert ENTRY.size == 48
+SENTINEL = b"INDX"
+HASH_SIZE = 33
+NO_HASH = b"\0" * HASH_SIZE
+
+COLLECTION_SUFFIXES = (".mch", ".mc")
+
+
+def toc_path_for(mch: str | os.PathLike[str]) -> Path:
+    """Where we write the index of a collection: `<file>.mct` appended, as `mcs -toc file.mch` writes
+    `file.mch.mct` and as superpmi.py's downloaded collections are stored."""
+    p = Path(mch)
+    return p.with_name(p.name + ".mct")
+
+
+def find_toc(mch: str | os.PathLike[str]) -> Path | None:
+    """The index paired with a collection, as superpmi looks for it: `file.mch.mct`, then `file.mct`."""
+    p = Path(mch)
+    for candidate in (toc_path_for(p), p.with_suffix(".mct")):
+        if candidate != p and candidate.is_file():
+            return candidate
+    return None
+
+
+def collection_for_toc(toc: str | os.PathLike[str]) -> Path:
+    """The collection paired with a .mct given on the command line (`file.mch.mct` -> `file.mch`,
+    `file.mct` -> `file.mch` or `file.mc`)."""
+    p = Path(toc)
+    stripped = p.with_suffix("")
+    if stripped.suffix.lower() in COLLECTION_SUFFIXES:
+        return stripped
+    for suffix in COLLECTION_SUFFIXES:
+        candidate = p.with_suffix(suffix)
+        if candidate.exists():
+            return candidate
+    return p.with_suffix(".mch")
+
+
+@dataclass(frozen=True)
+class TocEntry:
+    offset: int
+    number: int
+    hash_field: bytes  # the raw 33 bytes
+
+    @property
+    def hash(self) -> str | None:
+        """The method hash as stored (32 hex chars), or None when the field is empty (unknown)."""
+        text = self.hash_field.split(b"\0", 1)[0].decode("ascii", "replace")
+        return text or None
+
+
+class Toc:
+    """A validated .mct. Lookups go through the native library when present (no per-entry Python
+    objects for a 300k-entry index); otherwise through the parsed Python list."""
+
+    def __init__(self, path: Path, count: int, native: tuple[Native, object] | None,
+                 entries: list[TocEntry] | None) -> None:
+        self.path = path
+        self.count = count
+        self._native = native
+        self._entries = entries
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __del__(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._native is not None:
+            nat, handle = self._native
+            nat.lib.spmimch_toc_close(handle)
+            self._native = None
+
+    def entry(self, i: int) -> TocEntry:
+        if self._entries is not None:
+            return self._entries[i]
+        assert self._native is not None
+        nat, handle = self._native
+        off = nat.ffi.new("int64_t*")
+        num = nat.ffi.new("int32_t*")
+        h = nat.ffi.new("char[33]")
+        nat.lib.spmimch_toc_entry(handle, i, off, num, h)
+        return TocEntry(int(off[0]), int(num[0]), bytes(nat.ffi.buffer(h, HASH_SIZE)))
+
+    def __iter__(self) -> Iterator[TocEntry]:
+        for i in range(self.count):
+            yield self.entry(i)
+
+    def find(self, number: int) -> TocEntry | None:
+        if self._native is not None:
+            nat, handle = self._native
+            i = int(nat.lib.spmimch_toc_find(handle, number)) if 0 < number < 2**31 else -1
+            return self.entry(i) if i >= 0 else None
+        assert self._entries is not None
+        lo, hi = 0, len(self._entries)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._entries[mid].number < number:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < len(self._entries) and self._entries[lo].number == number:
+            return self._entries[lo]
+        return None
+
+
+def open_toc(path: str | os.PathLike[str], mch_size: int, *, backend: str = "auto") -> Toc:
+    p = Path(path)
+    nat = load() if backend != "python" else None
+    if nat is not None:
+        err = nat.ffi.new("spmimch_error*")
+        handle = nat.lib.spmimch_toc_open(str(p).encode(), mch_size, err)
+        if handle == nat.ffi.NULL:
+            raise _error(p, err.code, err.record, err.offset, nat.ffi.string(err.message).decode())
+        return Toc(p, int(nat.lib.spmimch_toc_count(handle)), (nat, handle), None)
+    return _open_toc_py(p, mch_size)
+
+
+def _error(p: Path, code: int, record: int, offset: int, message: str) -> InputError:
+    problem = pyscan.Problem(code, record, offset, message)
+    where_offset = None if code in (pyscan.E_IO, pyscan.E_NOTFILE) else offset
+    return InputError(str(p), problem.message, record=record, offset=where_offset, code=code)
+
+
+def _open_toc_py(p: Path, mch_size: int) -> Toc:
+    def fail(message: str, offset: int = 0, record: int = 0, code: int = pyscan.E_TOC) -> InputError:
+        return _error(p, code, record, offset, message)
+
+    try:
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a special file"
+            raise fail(f"not a regular file: expected a .mct index, found {kind}", code=pyscan.E_NOTFILE)
+        data = p.read_bytes()
+    except OSError as e:
+        raise fail(f"cannot open: {e.strerror}", code=pyscan.E_IO) from None
+    if len(data) < 8:
+        raise fail(f"missing the starting sentinel/length: expected at least 8 bytes, found {len(data)}")
+    if data[:4] != SENTINEL:
+        raise fail("missing the starting sentinel/length: expected 'INDX', found "
+                   + " ".join(f"{b:02x}" for b in data[:4]))
+    (count,) = struct.unpack_from("<I", data, 4)
+    need = 8 + 48 * count + 4
+    if len(data) < need:
+        raise fail(f"truncated: expected {need} bytes for {count} entries, found {len(data)}")
+    if len(data) > need:
+        raise fail(f"unexpected size: expected {need} bytes for {count} entries, found {len(data)}")
+    if data[need - 4:need] != SENTINEL:
+        raise fail("missing the ending sentinel: expected 'INDX', found "
+                   + " ".join(f"{b:02x}" for b in data[need - 4:need]), offset=need - 4)
+    entries: list[TocEntry] = []
+    prev = 0
+    for i in range(count):
+        pos = 8 + 48 * i
+        off, num, h = ENTRY.unpack_from(data, pos)
+        if num < 1:
+            raise fail(f"entry {i}: expected a method context number >= 1, found {num}", offset=pos)
+        if i and num <= prev:
+            raise fail(f"not sorted: expected numbers to increase, found {num} after {prev}", pos, num)
+        if off < 0 or off + 8 > mch_size:
+            raise fail(f"entry {i}: offset past the end of the collection: expected at most "
+                       f"{max(mch_size - 8, 0)}, found {off}", pos, num)
+        entries.append(TocEntry(off, num, h))
+        prev = num
+    return Toc(p, count, None, entries)
+
+
+def build_toc_bytes(entries: Sequence[tuple[int, int, bytes | None]]) -> bytes:
+    """Serialise (offset, number, hash33-or-None) entries; padding bytes are zero."""
+    out = [SENTINEL, struct.pack("<I", len(entries))]
+    prev = 0
+    for off, num, h in entries:
+        if num < 1 or num <= prev:
+            raise ValueError(f"not sorted: expected numbers to increase, found {num} after {prev}")
+        prev = num
+        out.append(ENTRY.pack(off, num, (h or NO_HASH)[:HASH_SIZE].ljust(HASH_SIZE, b"\0")))
+    out.append(SENTINEL)
+    return b"".join(out)
+
+
+def write_toc(path: str | os.PathLike[str], entries: Sequence[tuple[int, int, bytes | None]]) -> None:
+    from spmi_dbg.atomic import atomic_write_bytes
+
+    atomic_write_bytes(path, build_toc_bytes(entries))

@@ -1,0 +1,1 @@
+"""Sample collections for the demo, tests and benchmarks (real SuperPMI format, generated)."""
