@@ -12,7 +12,7 @@ from spmi_dbg.errors import InputError
 from spmi_dbg.mch import encode as E
 from spmi_dbg.mch import packets as P
 from spmi_dbg.mch.collection import Collection
-from spmi_dbg.mch.native import load
+from spmi_dbg.mch.native import load, native_file
 from spmi_dbg.mch.pyscan import Stats
 
 from .conftest import BACKENDS
@@ -22,6 +22,9 @@ def test_native_library_is_installed() -> None:
     nat = load()
     assert nat is not None, "libspmimch was not installed with the package"
     assert nat.ffi.string(nat.lib.spmimch_version()) == b"1.0"
+    # the out-of-line cffi module generated at build time is used: no C parsing at start-up
+    assert native_file("_spmimch_cffi.py") is not None
+    assert type(nat.ffi).__module__ == "_cffi_backend"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import mmap
 import os
 import stat
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,7 @@ class _Backend(Protocol):
     def reset(self) -> None: ...
     def count(self) -> int: ...
     def record_at(self, i: int) -> tuple[int, int]: ...
+    def table(self) -> memoryview: ...
     def read(self, offset: int, size: int) -> bytes: ...
     def check_record(self, offset: int, number: int, flags: int) -> int | Problem: ...
     def write_records(self, ranges: Sequence[tuple[int, int]], out: Path) -> None: ...
@@ -99,6 +101,11 @@ class _NativeBackend:
     def record_at(self, i: int) -> tuple[int, int]:
         r = self._records[i]
         return int(r.offset), int(r.size)
+
+    def table(self) -> memoryview:
+        if not self._count:
+            return memoryview(array("Q"))
+        return memoryview(self.nat.ffi.buffer(self._records, self._count * 16)).cast("B").cast("Q")
 
     def read(self, offset: int, size: int) -> bytes:
         return bytes(self._data[offset:offset + size])
@@ -162,6 +169,9 @@ class _PyBackend:
 
     def record_at(self, i: int) -> tuple[int, int]:
         return self._scanner.records[i]
+
+    def table(self) -> memoryview:
+        return memoryview(array("Q", [v for r in self._scanner.records for v in r]))
 
     def read(self, offset: int, size: int) -> bytes:
         return self._map[offset:offset + size]
@@ -285,6 +295,15 @@ class Collection:
         for i in range(self._backend.count()):
             off, size = self._backend.record_at(i)
             yield RecordRef(i + 1, off, size)
+
+    def record_offsets(self) -> list[int]:
+        """Offsets of all records, in order (one bulk copy of the record table)."""
+        self._ensure_framed()
+        return self._backend.table()[0::2].tolist()
+
+    def record_sizes(self) -> list[int]:
+        self._ensure_framed()
+        return self._backend.table()[1::2].tolist()
 
     # ------------------------------------------------------------------ records
     def locate(self, number: int) -> RecordRef:

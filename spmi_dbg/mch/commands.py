@@ -97,7 +97,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         count = len(col)
         first = col.method_context(1) if count else None
         arch = first.target_arch_name if first else None
-        sizes = [r.size for r in col]
+        sizes = col.record_sizes()
         info: dict[str, Any] = {
             "collection": str(col.path),
             "index": str(col.toc.path) if col.toc is not None else None,
@@ -179,15 +179,16 @@ def cmd_index(args: argparse.Namespace) -> int:
         with progress_bar("indexing", col.size > LONG_SCAN) as prog:
             col.scan(progress=prog)
         old = col.toc
+        by_number = {e.number: e for e in old.all_entries()} if old is not None else {}
         entries: list[tuple[int, int, bytes | None]] = []
         known = 0
-        for ref in col:
-            src = old.find(ref.number) if old is not None else None
-            if src is not None and src.offset == ref.offset and src.hash is not None:
+        for number, offset in enumerate(col.record_offsets(), 1):
+            src = by_number.get(number)
+            if src is not None and src.offset == offset and src.hash is not None:
                 known += 1
-                entries.append((ref.offset, ref.number, src.hash_field))
+                entries.append((offset, number, src.hash_field))
             else:
-                entries.append((ref.offset, ref.number, None))
+                entries.append((offset, number, None))
         write_index_file(out, entries)
     hashes = f"{known} hashes copied from {old.path.name}" if old is not None else "hashes unknown (no source .mct)"
     print(f"wrote {out}: {len(entries)} entries, {hashes}")
@@ -227,20 +228,21 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _toc_problems(col: Collection) -> list[str]:
+    """Index entries that do not point where the records are (a stale .mct)."""
     assert col.toc is not None
     toc, out = col.toc, []
-    records = {r.number: r for r in col}
-    for e in toc:
-        r = records.get(e.number)
-        if r is None:
-            out.append(f"{toc.path}: entry for method context {e.number}: the collection has only {len(records)}")
-        elif r.offset != e.offset:
-            out.append(f"{toc.path}: entry for method context {e.number}: expected offset {r.offset}, "
-                       f"found {e.offset} (stale index: rebuild it with `spmi-dbg mch index`)")
+    offsets = col.record_offsets()
+    toc_offsets, toc_numbers = toc.offsets_and_numbers()
+    for off, num in zip(toc_offsets, toc_numbers, strict=True):
+        if num > len(offsets):
+            out.append(f"{toc.path}: entry for method context {num}: the collection has only {len(offsets)}")
+        elif offsets[num - 1] != off:
+            out.append(f"{toc.path}: entry for method context {num}: expected offset {offsets[num - 1]}, "
+                       f"found {off} (stale index: rebuild it with `spmi-dbg mch index`)")
         if len(out) >= 20:
             break
-    if not out and toc.count != len(records):
-        out.append(f"{toc.path}: expected {len(records)} entries, found {toc.count} (stale index)")
+    if not out and toc.count != len(offsets):
+        out.append(f"{toc.path}: expected {len(offsets)} entries, found {toc.count} (stale index)")
     return out
 
 

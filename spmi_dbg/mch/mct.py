@@ -108,6 +108,19 @@ class Toc:
         for i in range(self.count):
             yield self.entry(i)
 
+    def offsets_and_numbers(self) -> tuple[list[int], list[int]]:
+        """All offsets and numbers in one bulk read of the (already validated) file."""
+        data = self.path.read_bytes()[8:8 + 48 * self.count]
+        if not data:
+            return [], []
+        view = memoryview(data)
+        return view.cast("q")[0::6].tolist(), view.cast("i")[2::12].tolist()
+
+    def all_entries(self) -> list[TocEntry]:
+        """Every entry, in one bulk read of the (already validated) file."""
+        data = self.path.read_bytes()[8:8 + 48 * self.count]
+        return [TocEntry(o, n, h) for o, n, h in ENTRY.iter_unpack(data)]
+
     def find(self, number: int) -> TocEntry | None:
         if self._native is not None:
             nat, handle = self._native
