@@ -12,8 +12,9 @@ from spmi_dbg.errors import InputError
 from spmi_dbg.mch import encode as E
 from spmi_dbg.mch import packets as P
 from spmi_dbg.mch.collection import Collection
-from spmi_dbg.mch.native import load, native_file
+from spmi_dbg.mch.native import load
 from spmi_dbg.mch.pyscan import Stats
+from spmi_dbg.paths import native_file
 
 from .conftest import BACKENDS
 

@@ -12,26 +12,9 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg.paths import native_file
+
 LIBRARY_NAME = "libspmimch.so"
-
-
-def native_dirs() -> list[Path]:
-    """Directories that may hold the package's native artifacts (`_native/` beside the Python files).
-
-    For a regular install that is site-packages/spmi_dbg/_native. For an editable install the package's
-    __path__ lists the source tree and the directory where the build was installed, so all of them are
-    searched; nothing assumes where site-packages is."""
-    import spmi_dbg
-
-    return [Path(p) / "_native" for p in spmi_dbg.__path__]
-
-
-def native_file(relative: str) -> Path | None:
-    for d in native_dirs():
-        candidate = d / relative
-        if candidate.exists():
-            return candidate
-    return None
 
 
 class Native:

@@ -1,0 +1,27 @@
+"""Where the package's native artifacts are: `_native/` beside the Python files (built by CMake at
+`pip install`): `libspmimch.so`, `bin/spmi-replay`, `jit/libsamplejit_base.so`, `jit/libsamplejit_diff.so`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPLAY = "bin/spmi-replay"
+BASE_JIT = "jit/libsamplejit_base.so"
+DIFF_JIT = "jit/libsamplejit_diff.so"
+
+
+def native_dirs() -> list[Path]:
+    """For a regular install that is site-packages/spmi_dbg/_native. For an editable install the package's
+    __path__ lists the source tree and the directory the build was installed to, so all are searched;
+    nothing assumes where site-packages is."""
+    import spmi_dbg
+
+    return [Path(p) / "_native" for p in spmi_dbg.__path__]
+
+
+def native_file(relative: str) -> Path | None:
+    for d in native_dirs():
+        candidate = d / relative
+        if candidate.exists():
+            return candidate
+    return None
