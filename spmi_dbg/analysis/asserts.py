@@ -1,0 +1,49 @@
+"""JIT assert text: `MyICJI::doAssert(szFile, iLine, szExpr)` arguments at the stop, or superpmi's
+`ISSUE: <ASSERT> #N file (line) - Assertion failed 'expr' in 'method' during 'phase' (IL size N; hash 0x..; Tier)`
+line (superpmi-conventions.md 1.1)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spmi_dbg.analysis.facts import frame_int, read_c_string
+from spmi_dbg.analysis.frames import find
+from spmi_dbg.analysis.view import Frame, Process
+
+ISSUE_ASSERT = re.compile(
+    r"ISSUE: <ASSERT> #(?P<mc>\d+) (?P<file>.*?) \((?P<line>\d+)\) - Assertion failed '(?P<expr>.*)' in "
+    r"'(?P<method>.*)' during '(?P<phase>.*)' \(IL size (?P<il>\d+); hash 0x(?P<hash>[0-9a-fA-F]+); (?P<tier>.*)\)"
+)
+
+
+@dataclass(frozen=True)
+class AssertInfo:
+    expr: str
+    file: str | None
+    line: int | None
+    method: str | None = None
+    phase: str | None = None
+    source: str = ""
+
+
+def from_frames(process: Process, frames: Sequence[Frame]) -> AssertInfo | None:
+    hit = find(frames, "MyICJI::doAssert")
+    if hit is None:
+        return None
+    i, f = hit
+    expr_ptr = frame_int(f, "szExpr")
+    expr = read_c_string(process, expr_ptr)
+    if expr is None:
+        return AssertInfo("(assert text not available)", None, None, source=f"MyICJI::doAssert (frame {i})")
+    file = read_c_string(process, frame_int(f, "szFile"))
+    return AssertInfo(expr, file, frame_int(f, "iLine"), source=f"arguments of MyICJI::doAssert (frame {i})")
+
+
+def from_output(text: str) -> list[tuple[int, AssertInfo]]:
+    out = []
+    for m in ISSUE_ASSERT.finditer(text):
+        out.append((int(m["mc"]), AssertInfo(m["expr"], m["file"], int(m["line"]), m["method"], m["phase"],
+                                             "ISSUE: <ASSERT> line of the replay's output")))
+    return out

@@ -1,0 +1,219 @@
+"""Stop -> Diagnosis: the one function every `spmi why`, `spmi diagnose --json` and the unattended
+pipeline use. Debugger-neutral: it reads only the view in `view.py`. Every fact says how it was obtained."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import signal as _signal
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from spmi_dbg.analysis import asserts
+from spmi_dbg.analysis import frames as F
+from spmi_dbg.analysis.instruction import Instruction, decode
+from spmi_dbg.analysis.mcnumber import find_method_context
+from spmi_dbg.analysis.nullmap import NullMap, find_null_map
+from spmi_dbg.analysis.view import Frame, Process
+from spmi_dbg.replay import parse_command
+
+SCHEMA_VERSION = 1
+NEAR_NULL_LIMIT = 0x10000
+HARDWARE_SIGNALS = {_signal.SIGSEGV, _signal.SIGBUS, _signal.SIGILL, _signal.SIGFPE}
+SIGNATURE_FRAMES = 4
+
+
+@dataclass
+class FrameInfo:
+    index: int
+    function: str
+    file: str | None
+    line: int | None
+    module: str | None
+    inlined: bool
+
+
+@dataclass
+class Diagnosis:
+    schema: int
+    debugger: str
+    arch: str
+    signal: dict[str, Any] | None
+    handling: dict[str, str]  # kind: first-chance | fatal | debug-break | unknown ; reason
+    faulting_module: dict[str, Any] | None
+    method_context: dict[str, Any] | None
+    null_map: dict[str, Any] | None
+    instruction: dict[str, Any] | None
+    assertion: dict[str, Any] | None
+    frames: list[FrameInfo] = field(default_factory=list)
+    folded: list[str] = field(default_factory=list)
+    signature: str = ""
+    bucket: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
+    """The diagnosis of the current stop. `full=False` skips the collection lookup and disassembly
+    (the quick check run at every first-chance stop)."""
+    notes: list[str] = []
+    sig = process.signal()
+    thread = process.selected_thread()
+    frames = thread.frames() if thread is not None else []
+    argv = process.argv()
+    cmd = parse_command(argv) if argv else None
+
+    signal_fact: dict[str, Any] | None = None
+    if sig is not None:
+        near = sig.address is not None and sig.address < NEAR_NULL_LIMIT and sig.signo in HARDWARE_SIGNALS
+        signal_fact = {"name": sig.name, "signo": sig.signo, "code": sig.code, "address": sig.address,
+                       "near_null": near, "source": sig.source}
+    else:
+        notes.append("no signal information at this stop")
+
+    pc = frames[0].pc if frames else None
+    module = _faulting_module(process, frames, cmd.jits if cmd else [], argv[0] if argv else None)
+    handling = _handling(process, sig.signo if sig else None, frames, module)
+
+    mc_fact: dict[str, Any] | None = None
+    found, tried = find_method_context(frames)
+    if found is not None:
+        mc_fact = {"number": found.number, "source": found.source, "name": None, "il_size": None,
+                   "input": cmd.input if cmd else None}
+        if full and cmd is not None and cmd.input:
+            _add_collection_facts(mc_fact, cmd.input, notes)
+    else:
+        notes.append("method context not found in the stack: " + "; ".join(tried))
+
+    nm: NullMap | None = find_null_map(process, frames, sig.address if sig else None)
+    insn: Instruction | None = decode(process, pc) if (full and pc is not None) else None
+    assertion = asserts.from_frames(process, frames)
+
+    folded = [f.name for f in F.fold(frames)]
+    diag = Diagnosis(
+        schema=SCHEMA_VERSION,
+        debugger=process.debugger,
+        arch=process.arch,
+        signal=signal_fact,
+        handling=handling,
+        faulting_module=module,
+        method_context=mc_fact,
+        null_map=asdict(nm) if nm is not None else None,
+        instruction=asdict(insn) if insn is not None else None,
+        assertion=asdict(assertion) if assertion is not None else None,
+        frames=[FrameInfo(i, F.short_name(f.function), f.file, f.line, f.module, f.inlined)
+                for i, f in enumerate(frames)],
+        folded=folded,
+        notes=notes,
+    )
+    diag.signature, diag.bucket = signature(diag)
+    return diag
+
+
+def _faulting_module(process: Process, frames: list[Frame], jits: list[str], program: str | None) \
+        -> dict[str, Any] | None:
+    if not frames:
+        return None
+    pc = frames[0].pc
+    path = frames[0].module
+    source = "object file of frame 0"
+    if path is None:
+        mod = next((m for m in process.modules() if m.contains(pc)), None)
+        path, source = (mod.path, "loaded module range containing the pc") if mod else (None, "")
+    if path is None:
+        return {"path": None, "role": "unknown", "source": "no module contains the pc"}
+    return {"path": path, "role": _role(path, jits, program), "source": source}
+
+
+def _same_file(a: str, b: str) -> bool:
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.basename(a) == os.path.basename(b)
+
+
+def _role(path: str, jits: list[str], program: str | None) -> str:
+    for i, jit in enumerate(jits[:2]):
+        if _same_file(path, jit):
+            return "base JIT (JIT1)" if i == 0 else "diff JIT (JIT2)"
+    if program and _same_file(path, program):
+        return "superpmi (replay host)"
+    name = path.rsplit("/", 1)[-1]
+    if re.match(r"lib(c|pthread|m|dl|stdc\+\+|gcc_s)[.-]", name) or name.startswith("ld-linux"):
+        return "system library"
+    if "jit" in name.lower():
+        return "JIT (not on the command line)"
+    return "other"
+
+
+def _handling(process: Process, signo: int | None, frames: list[Frame], module: dict[str, Any] | None) \
+        -> dict[str, str]:
+    """Would superpmi survive this signal? A hardware fault while the JIT runs (JitInstance::CompileMethod on
+    the stack, the fault in the JIT or in a host callback made by it) is converted into a failed compile by
+    the PAL (superpmi-conventions.md section 2): first chance. Anywhere else it kills the process."""
+    if signo is None:
+        return {"kind": "unknown", "reason": "no signal"}
+    if signo == _signal.SIGTRAP:
+        return {"kind": "debug-break", "reason": "a debug break (JIT assert with -boa, -boe, or a breakpoint); "
+                                                 "superpmi continues after it when it is passed on"}
+    if signo == _signal.SIGABRT:
+        return {"kind": "fatal", "reason": "abort() is not converted into an exception by superpmi"}
+    if signo not in HARDWARE_SIGNALS:
+        return {"kind": "unknown", "reason": f"signal {signo} is not a fault superpmi handles"}
+    if len(frames) > 5000:
+        return {"kind": "fatal", "reason": f"stack overflow ({len(frames)} frames): the handler cannot run"}
+    caught = process.caught_signals()
+    if caught is not None and not caught & (1 << (signo - 1)):
+        return {"kind": "fatal", "reason": "the process has no handler for this signal (SigCgt)"}
+    hit = F.find(frames, "JitInstance::CompileMethod")
+    in_jit = module is not None and "JIT" in str(module.get("role"))
+    if hit is not None:
+        i, _ = hit
+        jit_on_stack = in_jit or any(_is_jit_frame(fr) for fr in frames[:i])
+        if jit_on_stack:
+            return {"kind": "first-chance",
+                    "reason": f"fault while the JIT runs (JitInstance::CompileMethod at frame {i}): superpmi "
+                              "turns it into a failed compile"}
+    return {"kind": "fatal", "reason": "fault outside the JIT's protected call: superpmi does not survive it"}
+
+
+def _is_jit_frame(frame: Frame) -> bool:
+    name = F.short_name(frame.function)
+    return bool(frame.module and "jit" in frame.module.rsplit("/", 1)[-1].lower()) or name.startswith(
+        ("Compiler::", "CodeGen::", "CILJit::", "emitter::"))
+
+
+def _add_collection_facts(fact: dict[str, Any], path: str, notes: list[str]) -> None:
+    from spmi_dbg.errors import SpmiDbgError
+    from spmi_dbg.mch.collection import Collection
+
+    try:
+        with Collection.open(path) as col:
+            mc = col.method_context(int(fact["number"]))
+        fact["name"] = mc.name
+        fact["il_size"] = mc.il_size
+    except (SpmiDbgError, OSError, ValueError) as e:
+        notes.append(f"method context details not read from {path}: {e}")
+
+
+def _normalise(text: str) -> str:
+    text = re.sub(r"0x[0-9a-fA-F]+", "0x?", text)
+    return re.sub(r"\d+", "N", text)
+
+
+def signature(d: Diagnosis) -> tuple[str, str]:
+    """Signal + near-null flag + top folded frames + null map + assert text; addresses, paths, numbers out."""
+    parts = []
+    if d.signal is not None:
+        parts.append(d.signal["name"] + (" near-null" if d.signal["near_null"] else ""))
+    parts.append(" <- ".join(d.folded[:SIGNATURE_FRAMES]) or "no frames")
+    if d.null_map is not None:
+        parts.append(f"null {d.null_map['owner_type']}::{d.null_map['member']}")
+    if d.assertion is not None:
+        parts.append("assert " + _normalise(str(d.assertion["expr"])))
+    sig = " | ".join(parts)
+    return sig, hashlib.sha1(sig.encode()).hexdigest()[:10]

@@ -1,0 +1,98 @@
+"""Frame names: normalisation, folding (DESIGN.md "Decisions"), and lookups by SuperPMI symbol."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spmi_dbg.analysis.view import Frame
+
+# Frames that are never the culprit: libc, the dynamic loader, signal trampolines.
+_IGNORED_MODULES = re.compile(r"/(libc|libpthread|ld-linux[^/]*|libstdc\+\+|libgcc_s)[.-][^/]*$")
+_IGNORED_FUNCTIONS = re.compile(
+    r"^(__restore_rt|__GI_raise|raise|__GI_abort|abort|__pthread_kill\w*|pthread_kill\w*|__libc_\w+|"
+    r"_start|__libc_start_main\w*|__libc_start_call_main|<signal handler called>|__kernel_rt_sigreturn|"
+    r"malloc_printerr|_int_free\w*|__libc_free|free|__libc_message\w*)$"
+)
+# LightWeightMap accessors are folded into their caller: the null map is reported separately.
+LWM_FUNCTION = re.compile(r"^(?:Dense)?LightWeightMap(?:Base)?<(?P<args>.*)>::(?P<method>\w+)$")
+
+
+def short_name(function: str | None) -> str:
+    """`CompileResult::repCompileMethod(unsigned int*, ...) const` -> `CompileResult::repCompileMethod`;
+    template arguments of the class are kept, parameter lists and return types dropped."""
+    if not function:
+        return "??"
+    name = function.strip()
+    depth = 0
+    for i, ch in enumerate(name):  # cut the parameter list: the first '(' outside template brackets
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0 and i > 0 and not name.startswith("("):
+            name = name[:i]
+            break
+    # drop a leading return type ("int main" from lldb's display names never happens, but be safe)
+    if " " in name and "<" not in name.split(" ", 1)[0]:
+        head, rest = name.split(" ", 1)
+        if "::" not in head and "::" in rest:
+            name = rest
+    return name.strip()
+
+
+def is_ignored(frame: Frame) -> bool:
+    name = short_name(frame.function)
+    if _IGNORED_FUNCTIONS.match(name):
+        return True
+    return bool(frame.module and _IGNORED_MODULES.search(frame.module) and not LWM_FUNCTION.match(name))
+
+
+def is_lwm(frame: Frame) -> bool:
+    return bool(LWM_FUNCTION.match(short_name(frame.function)))
+
+
+@dataclass(frozen=True)
+class FoldedFrame:
+    index: int  # position in the full list
+    name: str
+
+
+def fold(frames: Sequence[Frame]) -> list[FoldedFrame]:
+    """The frames that identify a crash: ignored frames dropped, LightWeightMap accessors folded into
+    their caller, consecutive duplicates (inline chains of the same function) merged."""
+    out: list[FoldedFrame] = []
+    for i, f in enumerate(frames):
+        if is_ignored(f) or is_lwm(f):
+            continue
+        name = short_name(f.function)
+        if out and out[-1].name == name:
+            continue
+        out.append(FoldedFrame(i, name))
+    return out
+
+
+def find(frames: Sequence[Frame], prefix: str) -> tuple[int, Frame] | None:
+    """First frame whose short name is `prefix` or starts with `prefix` followed by '(' / '<'."""
+    for i, f in enumerate(frames):
+        name = short_name(f.function)
+        if name == prefix or name.startswith(prefix + "<"):
+            return i, f
+    return None
+
+
+def class_of(function: str | None) -> str | None:
+    """`CompileResult::repCompileMethod` -> `CompileResult`."""
+    name = short_name(function)
+    depth = 0
+    cut = -1
+    for i in range(len(name) - 1):
+        ch = name[i]
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == ":" and name[i + 1] == ":" and depth == 0:
+            cut = i
+    return name[:cut] if cut > 0 else None

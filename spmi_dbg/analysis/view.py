@@ -1,0 +1,104 @@
+"""The read-only view of a stopped process that diagnosis is written against.
+
+`spmi_dbg/gdb` and `spmi_dbg/lldb` implement these protocols over gdb.Value/gdb.Frame and
+SBValue/SBFrame; tests can implement them over recorded data. Nothing here imports a debugger.
+Every accessor returns None for what the debugger cannot provide (optimized out, no debug info,
+not available over a remote stub) instead of raising.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Value(Protocol):
+    @property
+    def type_name(self) -> str: ...  # e.g. "LightWeightMap<unsigned int, Agnostic_CompileMethodResults> *"
+
+    @property
+    def optimized_out(self) -> bool: ...
+
+    def as_int(self) -> int | None: ...  # integer or pointer value; None when unavailable
+
+    def field(self, name: str) -> Value | None: ...  # member of a struct, or of the struct a pointer points to
+
+    def fields(self) -> list[tuple[str, Value]]: ...  # all members (of the pointee for pointers)
+
+
+class Frame(Protocol):
+    @property
+    def function(self) -> str | None: ...  # demangled, e.g. "CompileResult::repCompileMethod(...)"
+
+    @property
+    def pc(self) -> int: ...
+
+    @property
+    def file(self) -> str | None: ...
+
+    @property
+    def line(self) -> int | None: ...
+
+    @property
+    def module(self) -> str | None: ...  # path of the object file the pc is in
+
+    @property
+    def inlined(self) -> bool: ...
+
+    def variable(self, name: str) -> Value | None: ...  # argument or local visible in this frame
+
+
+@dataclass(frozen=True)
+class SignalInfo:
+    signo: int
+    name: str  # "SIGSEGV"
+    code: int | None  # si_code
+    address: int | None  # si_addr for faults
+    source: str  # how it was obtained, e.g. "$_siginfo", "SBThread stop reason", "core file note"
+
+
+@dataclass(frozen=True)
+class Module:
+    path: str
+    start: int
+    end: int
+
+    def contains(self, address: int) -> bool:
+        return self.start <= address < self.end
+
+
+class Thread(Protocol):
+    @property
+    def tid(self) -> int: ...
+
+    def frames(self) -> list[Frame]: ...  # innermost first, inlined frames included
+
+
+class Process(Protocol):
+    @property
+    def arch(self) -> str: ...  # "x86_64" or "aarch64"
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def debugger(self) -> str: ...  # "gdb 13.1", "lldb 16.0.6"
+
+    def signal(self) -> SignalInfo | None: ...
+
+    def selected_thread(self) -> Thread | None: ...
+
+    def threads(self) -> list[Thread]: ...
+
+    def modules(self) -> list[Module]: ...
+
+    def read_memory(self, address: int, size: int) -> bytes | None: ...
+
+    def registers(self) -> dict[str, int]: ...  # of the selected thread's innermost frame
+
+    def argv(self) -> list[str] | None: ...  # the inferior's command line
+
+    def caught_signals(self) -> int | None: ...  # SigCgt mask from /proc/PID/status, when readable
+
+    def lookup_type_fields(self, type_name: str) -> list[tuple[str, str]] | None: ...  # (member, type) from debug info
