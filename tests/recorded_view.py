@@ -90,3 +90,10 @@ class RProcess:
 
     def lookup_type_fields(self, type_name: str) -> list[tuple[str, str]] | None:
         return self.types.get(type_name)
+
+    def evaluate(self, expression: str) -> RValue | None:
+        for f in self.stack:
+            v = f.variable(expression)
+            if v is not None:
+                return v
+        return None

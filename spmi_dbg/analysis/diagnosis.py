@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 import signal as _signal
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -112,7 +113,7 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     return diag
 
 
-def _faulting_module(process: Process, frames: list[Frame], jits: list[str], program: str | None) \
+def _faulting_module(process: Process, frames: Sequence[Frame], jits: list[str], program: str | None) \
         -> dict[str, Any] | None:
     if not frames:
         return None
@@ -150,7 +151,7 @@ def _role(path: str, jits: list[str], program: str | None) -> str:
     return "other"
 
 
-def _handling(process: Process, signo: int | None, frames: list[Frame], module: dict[str, Any] | None) \
+def _handling(process: Process, signo: int | None, frames: Sequence[Frame], module: dict[str, Any] | None) \
         -> dict[str, str]:
     """Would superpmi survive this signal? A hardware fault while the JIT runs (JitInstance::CompileMethod on
     the stack, the fault in the JIT or in a host callback made by it) is converted into a failed compile by

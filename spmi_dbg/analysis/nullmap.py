@@ -122,11 +122,18 @@ def _role(frames: Sequence[Frame], caller_index: int, owner_type: str, owner_ptr
             which = "cr1" if owner_ptr == cr1 else "cr2"
             return _cr_role(which), f"this == {which} of NearDiffer::compare"
         # The owner pointer is not readable: see which of cr1/cr2 has the null member.
-        nulls = [w for w in ("cr1", "cr2") if member != "?" and member_int(nd.variable(w), member) == 0]
-        if len(nulls) == 1:
-            return _cr_role(nulls[0]), f"{nulls[0]}->{member} is null in NearDiffer::compare, the other is not"
-        if nulls == ["cr1", "cr2"]:
-            return _cr_role("cr1"), "both cr1 and cr2 lack the map; NearDiffer::compare uses cr1 first"
+        if member != "?":
+            state = {w: member_int(nd.variable(w), member) for w in ("cr1", "cr2")}  # None = not readable
+            nulls = [w for w, v in state.items() if v == 0]
+            if nulls == ["cr1", "cr2"]:
+                return _cr_role("cr1"), "both cr1 and cr2 lack the map; NearDiffer::compare uses cr1 first"
+            if len(nulls) == 1:
+                return _cr_role(nulls[0]), f"{nulls[0]}->{member} is null in NearDiffer::compare"
+            known = [w for w, v in state.items() if v]
+            if len(known) == 1:
+                other = "cr2" if known[0] == "cr1" else "cr1"
+                return _cr_role(other), (f"{known[0]}->{member} is not null and {other} is optimized out in "
+                                         "NearDiffer::compare, so the null map is " + other + "'s")
         return "compile result (base or diff not determined)", "cr1/cr2 of NearDiffer::compare not readable"
     hit = find(frames[caller_index:], "JitInstance::CompileMethod")
     if hit is not None:

@@ -8,6 +8,7 @@ not available over a remote stub) instead of raising.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -24,7 +25,7 @@ class Value(Protocol):
 
     def field(self, name: str) -> Value | None: ...  # member of a struct, or of the struct a pointer points to
 
-    def fields(self) -> list[tuple[str, Value]]: ...  # all members (of the pointee for pointers)
+    def fields(self) -> Sequence[tuple[str, Value]]: ...  # all members (of the pointee for pointers)
 
 
 class Frame(Protocol):
@@ -72,7 +73,7 @@ class Thread(Protocol):
     @property
     def tid(self) -> int: ...
 
-    def frames(self) -> list[Frame]: ...  # innermost first, inlined frames included
+    def frames(self) -> Sequence[Frame]: ...  # innermost first, inlined frames included
 
 
 class Process(Protocol):
@@ -89,7 +90,7 @@ class Process(Protocol):
 
     def selected_thread(self) -> Thread | None: ...
 
-    def threads(self) -> list[Thread]: ...
+    def threads(self) -> Sequence[Thread]: ...
 
     def modules(self) -> list[Module]: ...
 
@@ -102,3 +103,5 @@ class Process(Protocol):
     def caught_signals(self) -> int | None: ...  # SigCgt mask from /proc/PID/status, when readable
 
     def lookup_type_fields(self, type_name: str) -> list[tuple[str, str]] | None: ...  # (member, type) from debug info
+
+    def evaluate(self, expression: str) -> Value | None: ...  # a C++ expression in the selected frame

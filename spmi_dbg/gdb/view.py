@@ -1,0 +1,277 @@
+"""The analysis view (spmi_dbg.analysis.view) over gdb's Python API. Runs inside gdb only."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import gdb
+
+from spmi_dbg.analysis.view import Module, SignalInfo
+
+_SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
+                 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM"}
+
+
+class GdbValue:
+    def __init__(self, value: Any) -> None:
+        self._v = value
+
+    @property
+    def type_name(self) -> str:
+        try:
+            return str(self._v.type.strip_typedefs())
+        except gdb.error:
+            return "?"
+
+    @property
+    def optimized_out(self) -> bool:
+        return bool(self._v.is_optimized_out)
+
+    def as_int(self) -> int | None:
+        if self._v.is_optimized_out:
+            return None
+        try:
+            return int(self._v)
+        except (gdb.error, gdb.MemoryError, TypeError, ValueError):
+            return None
+
+    def _struct(self) -> Any:
+        v = self._v
+        if v.type.strip_typedefs().code == gdb.TYPE_CODE_PTR:
+            return v.dereference()
+        return v
+
+    def field(self, name: str) -> GdbValue | None:
+        try:
+            return GdbValue(self._struct()[name])
+        except (gdb.error, gdb.MemoryError, KeyError, TypeError):
+            return None
+
+    def fields(self) -> list[tuple[str, GdbValue]]:
+        try:
+            s = self._struct()
+            return [(f.name, GdbValue(s[f.name])) for f in s.type.strip_typedefs().fields()
+                    if f.name and not f.is_base_class]
+        except (gdb.error, gdb.MemoryError):
+            return []
+
+
+class GdbFrame:
+    """A gdb frame, or an inline frame gdb hides at the stop pc (`block`, read through the real frame)."""
+
+    def __init__(self, frame: Any, block: Any | None = None) -> None:
+        self._f = frame
+        self._block = block
+
+    @property
+    def function(self) -> str | None:
+        if self._block is not None:
+            return str(self._block.function.print_name)
+        try:
+            fn = self._f.function()
+            return str(fn.print_name) if fn is not None else self._f.name()
+        except gdb.error:
+            return None
+
+    @property
+    def pc(self) -> int:
+        return int(self._f.pc())
+
+    @property
+    def file(self) -> str | None:
+        sal = self._f.find_sal()
+        return sal.symtab.filename if sal.symtab is not None else None
+
+    @property
+    def line(self) -> int | None:
+        sal = self._f.find_sal()
+        return int(sal.line) if sal.line else None
+
+    @property
+    def module(self) -> str | None:
+        name = gdb.solib_name(self.pc)
+        if name:
+            return os.path.realpath(str(name))
+        filename = gdb.current_progspace().filename
+        return os.path.realpath(filename) if filename else None
+
+    @property
+    def inlined(self) -> bool:
+        return self._block is not None or self._f.type() == gdb.INLINE_FRAME
+
+    def variable(self, name: str) -> GdbValue | None:
+        try:
+            if self._block is not None:
+                sym = next((s for s in self._block if s.name == name and (s.is_argument or s.is_variable)), None)
+                return GdbValue(self._f.read_var(sym, self._block)) if sym is not None else None
+            return GdbValue(self._f.read_var(name))
+        except (gdb.error, ValueError, RuntimeError):
+            return None
+
+
+def _hidden_inline_frames(frame: Any) -> list[GdbFrame]:
+    """Inline frames gdb hides because their block starts exactly at the stop pc (debugger-notes.md): the
+    chain of inlined function blocks around the pc, innermost first, down to the function frame 0 shows."""
+    try:
+        block = gdb.block_for_pc(frame.pc())
+    except RuntimeError:
+        return []
+    shown = frame.function()
+    hidden: list[GdbFrame] = []
+    while block is not None and block.function is None:
+        block = block.superblock
+    while block is not None:
+        fn = block.function
+        if fn is not None:
+            if shown is not None and fn.print_name == shown.print_name:
+                break
+            hidden.append(GdbFrame(frame, block))
+        block = block.superblock
+        while block is not None and block.function is None:
+            block = block.superblock
+    return hidden if shown is not None and len(hidden) < 16 else []
+
+
+class GdbThread:
+    def __init__(self, thread: Any) -> None:
+        self._t = thread
+
+    @property
+    def tid(self) -> int:
+        return int(self._t.ptid[1] or self._t.num)
+
+    def frames(self, limit: int = 20000) -> list[GdbFrame]:
+        prev = gdb.selected_thread()
+        self._t.switch()
+        try:
+            out: list[GdbFrame] = []
+            f = gdb.newest_frame()
+            out.extend(_hidden_inline_frames(f))
+            while f is not None and len(out) < limit:
+                out.append(GdbFrame(f))
+                f = f.older()
+            return out
+        finally:
+            if prev is not None and prev.is_valid():
+                prev.switch()
+
+
+class GdbProcess:
+    def __init__(self) -> None:
+        self._inferior = gdb.selected_inferior()
+
+    @property
+    def arch(self) -> str:
+        try:
+            name = gdb.newest_frame().architecture().name()
+        except gdb.error:
+            return "unknown"
+        return "aarch64" if "aarch64" in name else "x86_64" if "x86-64" in name else name
+
+    @property
+    def pid(self) -> int | None:
+        return int(self._inferior.pid) or None
+
+    @property
+    def debugger(self) -> str:
+        return f"gdb {gdb.VERSION.split()[0]}"
+
+    def signal(self) -> SignalInfo | None:
+        try:
+            si = gdb.parse_and_eval("$_siginfo")
+            signo = int(si["si_signo"])
+        except (gdb.error, RuntimeError):
+            return None
+        code = None
+        addr = None
+        try:
+            code = int(si["si_code"])
+            if signo in (4, 7, 8, 11):
+                addr = int(si["_sifields"]["_sigfault"]["si_addr"])
+        except (gdb.error, RuntimeError):
+            pass
+        return SignalInfo(signo, _SIGNAL_NAMES.get(signo, f"SIG{signo}"), code, addr, "$_siginfo")
+
+    def selected_thread(self) -> GdbThread | None:
+        t = gdb.selected_thread()
+        return GdbThread(t) if t is not None else None
+
+    def threads(self) -> list[GdbThread]:
+        return [GdbThread(t) for t in self._inferior.threads()]
+
+    def modules(self) -> list[Module]:
+        out: list[Module] = []
+        try:
+            text = gdb.execute("info sharedlibrary", to_string=True)
+        except gdb.error:
+            return out
+        for m in re.finditer(r"^(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+\S+\s+(?:\(\*\)\s+)?(/\S+)$", text, re.M):
+            out.append(Module(m.group(3), int(m.group(1), 16), int(m.group(2), 16)))
+        return out
+
+    def read_memory(self, address: int, size: int) -> bytes | None:
+        try:
+            return bytes(self._inferior.read_memory(address, size))
+        except (gdb.error, gdb.MemoryError, ValueError):
+            return None
+
+    def registers(self) -> dict[str, int]:
+        names = [f"x{i}" for i in range(31)] + ["sp", "pc"] if self.arch == "aarch64" else \
+            ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13",
+             "r14", "r15", "rip"]
+        out: dict[str, int] = {}
+        try:
+            frame = gdb.newest_frame()
+        except gdb.error:
+            return out
+        for n in names:
+            try:
+                out[n] = int(frame.read_register(n)) & 0xFFFFFFFFFFFFFFFF
+            except (gdb.error, ValueError):
+                pass
+        return out
+
+    def argv(self) -> list[str] | None:
+        pid = self.pid
+        if pid:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    parts = f.read().split(b"\0")
+                return [p.decode(errors="replace") for p in parts if p] or None
+            except OSError:
+                pass
+        filename = gdb.current_progspace().filename
+        args = gdb.parameter("args")
+        if filename:
+            import shlex
+
+            return [filename, *shlex.split(str(args or ""))]
+        return None
+
+    def caught_signals(self) -> int | None:
+        pid = self.pid
+        if not pid:
+            return None
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("SigCgt:"):
+                        return int(line.split()[1], 16)
+        except OSError:
+            return None
+        return None
+
+    def evaluate(self, expression: str) -> GdbValue | None:
+        try:
+            return GdbValue(gdb.parse_and_eval(expression))
+        except (gdb.error, RuntimeError):
+            return None
+
+    def lookup_type_fields(self, type_name: str) -> list[tuple[str, str]] | None:
+        try:
+            t = gdb.lookup_type(type_name)
+        except gdb.error:
+            return None
+        return [(f.name, str(f.type.strip_typedefs())) for f in t.fields() if f.name and not f.is_base_class]
