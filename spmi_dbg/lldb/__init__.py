@@ -1,0 +1,14 @@
+"""Runs INSIDE lldb: `command script import spmi_dbg.lldb` registers the `spmi` command.
+
+`spmi-dbg lldbinit` prints the line to add to ~/.lldbinit. The logic lives in spmi_dbg.analysis; this
+package only adapts the SB API to its view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spmi_dbg.lldb import commands as commands  # the function `spmi` is bound to
+
+
+def __lldb_init_module(debugger: Any, internal_dict: dict[str, Any]) -> None:
+    debugger.HandleCommand("command script add -o -f spmi_dbg.lldb.commands.spmi_command spmi")

@@ -1,0 +1,242 @@
+"""The analysis view (spmi_dbg.analysis.view) over lldb's SB API. Runs inside lldb's Python (or with the
+lldb module imported by the driver)."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import lldb
+
+from spmi_dbg.analysis.view import Module, SignalInfo
+
+_SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
+                 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM"}
+
+
+class LldbValue:
+    def __init__(self, value: Any) -> None:
+        self._v = value
+
+    @property
+    def type_name(self) -> str:
+        t = self._v.GetType()
+        return str(t.GetCanonicalType().GetName()) if t.IsValid() else "?"
+
+    @property
+    def optimized_out(self) -> bool:
+        if not self._v.IsValid() or self._v.GetError().Fail():
+            return True
+        return "optimized out" in (self._v.GetSummary() or "") or (self._v.GetValue() is None and \
+            self._v.GetNumChildren() == 0)
+
+    def as_int(self) -> int | None:
+        if self.optimized_out:
+            return None
+        err = lldb.SBError()
+        v = self._v.GetValueAsUnsigned(err)
+        return None if err.Fail() else int(v)
+
+    def _struct(self) -> Any:
+        if self._v.GetType().GetCanonicalType().IsPointerType():
+            return self._v.Dereference()
+        return self._v
+
+    def field(self, name: str) -> LldbValue | None:
+        child = self._struct().GetChildMemberWithName(name)
+        return LldbValue(child) if child.IsValid() else None
+
+    def fields(self) -> list[tuple[str, LldbValue]]:
+        s = self._struct()
+        t = s.GetType().GetCanonicalType()
+        out = []
+        for i in range(t.GetNumberOfFields()):
+            name = t.GetFieldAtIndex(i).GetName()
+            if name:
+                child = s.GetChildMemberWithName(name)
+                if child.IsValid():
+                    out.append((name, LldbValue(child)))
+        return out
+
+
+class LldbFrame:
+    def __init__(self, frame: Any) -> None:
+        self._f = frame
+
+    @property
+    def function(self) -> str | None:
+        name = self._f.GetFunctionName()
+        return str(name) if name else None
+
+    @property
+    def pc(self) -> int:
+        return int(self._f.GetPC())
+
+    @property
+    def file(self) -> str | None:
+        spec = self._f.GetLineEntry().GetFileSpec()
+        return str(spec) if spec.IsValid() and spec.GetFilename() else None
+
+    @property
+    def line(self) -> int | None:
+        line = self._f.GetLineEntry().GetLine()
+        return int(line) if line else None
+
+    @property
+    def module(self) -> str | None:
+        spec = self._f.GetModule().GetFileSpec()
+        return os.path.realpath(str(spec)) if spec.IsValid() and spec.GetFilename() else None
+
+    @property
+    def inlined(self) -> bool:
+        return bool(self._f.IsInlined())
+
+    def variable(self, name: str) -> LldbValue | None:
+        v = self._f.FindVariable(name)
+        return LldbValue(v) if v.IsValid() else None
+
+
+class LldbThread:
+    def __init__(self, thread: Any) -> None:
+        self._t = thread
+
+    @property
+    def tid(self) -> int:
+        return int(self._t.GetThreadID())
+
+    def frames(self, limit: int = 20000) -> list[LldbFrame]:
+        return [LldbFrame(self._t.GetFrameAtIndex(i)) for i in range(min(self._t.GetNumFrames(), limit))]
+
+
+class LldbProcess:
+    def __init__(self, target: Any) -> None:
+        self._target = target
+        self._process = target.GetProcess()
+
+    @property
+    def arch(self) -> str:
+        triple = str(self._target.GetTriple() or "")
+        return "aarch64" if triple.startswith(("aarch64", "arm64")) else "x86_64" if "x86_64" in triple else triple
+
+    @property
+    def pid(self) -> int | None:
+        pid = self._process.GetProcessID()
+        return int(pid) if pid else None
+
+    @property
+    def debugger(self) -> str:
+        m = re.search(r"version (\S+)", lldb.SBDebugger.GetVersionString())
+        return f"lldb {m.group(1) if m else '?'}"
+
+    def signal(self) -> SignalInfo | None:
+        thread = self._process.GetSelectedThread()
+        if not thread.IsValid() or thread.GetStopReason() != lldb.eStopReasonSignal:
+            return None
+        signo = int(thread.GetStopReasonDataAtIndex(0))
+        code: int | None = None
+        addr: int | None = None
+        source = "SBThread stop reason"
+        siginfo = thread.GetSiginfo() if hasattr(thread, "GetSiginfo") else None
+        if siginfo is not None and siginfo.IsValid() and not siginfo.GetError().Fail():
+            code = siginfo.GetChildMemberWithName("si_code").GetValueAsSigned()
+            if signo in (4, 7, 8, 11):
+                fault = siginfo.GetChildMemberWithName("_sifields").GetChildMemberWithName("_sigfault")
+                addr = fault.GetChildMemberWithName("si_addr").GetValueAsUnsigned()
+            source = "SBThread::GetSiginfo"
+        else:
+            m = re.search(r"fault address: (0x[0-9a-fA-F]+)", thread.GetStopDescription(256) or "")
+            if m:
+                addr = int(m.group(1), 16)
+                source = "SBThread stop description"
+        return SignalInfo(signo, _SIGNAL_NAMES.get(signo, f"SIG{signo}"), code, addr, source)
+
+    def selected_thread(self) -> LldbThread | None:
+        t = self._process.GetSelectedThread()
+        return LldbThread(t) if t.IsValid() else None
+
+    def threads(self) -> list[LldbThread]:
+        return [LldbThread(self._process.GetThreadAtIndex(i)) for i in range(self._process.GetNumThreads())]
+
+    def modules(self) -> list[Module]:
+        out = []
+        for i in range(self._target.GetNumModules()):
+            mod = self._target.GetModuleAtIndex(i)
+            lo, hi = None, None
+            for s in range(mod.GetNumSections()):
+                sec = mod.GetSectionAtIndex(s)
+                start = sec.GetLoadAddress(self._target)
+                if start == lldb.LLDB_INVALID_ADDRESS:
+                    continue
+                lo = start if lo is None else min(lo, start)
+                hi = start + sec.GetByteSize() if hi is None else max(hi, start + sec.GetByteSize())
+            if lo is not None and hi is not None:
+                out.append(Module(os.path.realpath(str(mod.GetFileSpec())), lo, hi))
+        return out
+
+    def read_memory(self, address: int, size: int) -> bytes | None:
+        err = lldb.SBError()
+        data = self._process.ReadMemory(address, size, err)
+        return bytes(data) if err.Success() and data else None
+
+    def registers(self) -> dict[str, int]:
+        thread = self._process.GetSelectedThread()
+        out: dict[str, int] = {}
+        if not thread.IsValid():
+            return out
+        regsets = thread.GetFrameAtIndex(0).GetRegisters()
+        for i in range(regsets.GetSize()):
+            regset = regsets.GetValueAtIndex(i)
+            if "general" not in (regset.GetName() or "").lower():
+                continue
+            for r in regset:
+                err = lldb.SBError()
+                v = r.GetValueAsUnsigned(err)
+                if err.Success():
+                    out[str(r.GetName())] = int(v)
+        return out
+
+    def argv(self) -> list[str] | None:
+        pid = self.pid
+        if pid:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    parts = f.read().split(b"\0")
+                if parts and parts[0]:
+                    return [p.decode(errors="replace") for p in parts if p]
+            except OSError:
+                pass
+        info = self._process.GetProcessInfo() if self._process.IsValid() else None
+        exe = self._target.GetExecutable()
+        if exe.IsValid():
+            launch = self._target.GetLaunchInfo()
+            args = [launch.GetArgumentAtIndex(i) for i in range(launch.GetNumArguments())]
+            return [os.path.realpath(str(exe)), *args]
+        return [str(info.GetName())] if info is not None else None
+
+    def caught_signals(self) -> int | None:
+        pid = self.pid
+        if not pid:
+            return None
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("SigCgt:"):
+                        return int(line.split()[1], 16)
+        except OSError:
+            return None
+        return None
+
+    def lookup_type_fields(self, type_name: str) -> list[tuple[str, str]] | None:
+        t = self._target.FindFirstType(type_name)
+        if not t.IsValid():
+            return None
+        return [(t.GetFieldAtIndex(i).GetName(), str(t.GetFieldAtIndex(i).GetType().GetCanonicalType().GetName()))
+                for i in range(t.GetNumberOfFields()) if t.GetFieldAtIndex(i).GetName()]
+
+    def evaluate(self, expression: str) -> LldbValue | None:
+        frame = self._process.GetSelectedThread().GetSelectedFrame()
+        v = frame.GetValueForVariablePath(expression)
+        if not v.IsValid() or v.GetError().Fail():
+            v = frame.EvaluateExpression(expression)
+        return LldbValue(v) if v.IsValid() and not v.GetError().Fail() else None
