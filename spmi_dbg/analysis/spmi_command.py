@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spmi_dbg.analysis.diagnosis import diagnose
+from spmi_dbg.analysis.facts import member_int
 from spmi_dbg.analysis.render import render_text
-from spmi_dbg.analysis.view import Process
+from spmi_dbg.analysis.view import Process, Value
 from spmi_dbg.errors import SpmiDbgError
 
 
@@ -41,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--json", action="store_true", help="as JSON (what the unattended pipeline reads)")
     d.add_argument("--quick", action="store_true", help="skip the collection lookup and disassembly")
     sub.add_parser("context", help="the method context being replayed: number, name, IL size, input file")
+    m = sub.add_parser("maps", help="the maps of a MethodContext/CompileResult: item counts, null ones marked")
+    m.add_argument("expr", nargs="?", help="a MethodContext* or CompileResult* expression (default: the current "
+                                           "method context and its compile results)")
     r = sub.add_parser("repro", help="write the current method context, byte-exact, to OUT (+ its .mct)")
     r.add_argument("out", nargs="?", help="output .mch (default: repro-<N>.mch in the current directory)")
     return p
@@ -84,6 +88,8 @@ def _dispatch(process: Process, args: argparse.Namespace) -> CommandResult:
         ]))
     if args.verb == "repro":
         return _repro(process, args.out)
+    if args.verb == "maps":
+        return _maps(process, args.expr)
     return CommandResult(HELP)
 
 
@@ -101,3 +107,51 @@ def _repro(process: Process, out: str | None) -> CommandResult:
     with Collection.open(mc["input"]) as col:
         toc = col.extract([number], dest)
     return CommandResult(f"wrote method context {number} of {mc['input']} to {dest} (index {toc})")
+
+
+def _is_map(type_name: str) -> bool:
+    return "LightWeightMap<" in type_name and type_name.rstrip().endswith("*")
+
+
+def describe_maps(owner: Value, label: str) -> list[str]:
+    """One line per map member of a MethodContext/CompileResult: name, item count, or null."""
+    if owner.as_int() == 0:
+        return [f"{label}: null pointer"]
+    out = [f"{label} ({owner.type_name.rstrip(' *')}):"]
+    for name, v in owner.fields():
+        if not _is_map(v.type_name):
+            continue
+        ptr = v.as_int()
+        if ptr is None:
+            out.append(f"  {name:<40} (not readable)")
+        elif ptr == 0:
+            out.append(f"  {name:<40} null (never recorded)")
+        else:
+            n = member_int(v, "numItems")
+            buf = member_int(v, "bufferLength")
+            out.append(f"  {name:<40} {n if n is not None else '?'} item(s), {buf if buf is not None else '?'} "
+                       "buffer bytes")
+    return out
+
+
+def _maps(process: Process, expr: str | None) -> CommandResult:
+    if expr:
+        v = process.evaluate(expr)
+        if v is None:
+            return CommandResult("", f"spmi maps: cannot evaluate '{expr}'")
+        if not any(t in v.type_name for t in ("MethodContext", "CompileResult")):
+            return CommandResult("", f"spmi maps: '{expr}' is a {v.type_name}, expected a MethodContext* or "
+                                     "CompileResult*")
+        return CommandResult("\n".join(describe_maps(v, expr)))
+    thread = process.selected_thread()
+    for f in thread.frames() if thread is not None else []:
+        for var in ("mc", "MethodToCompile", "this"):
+            v = f.variable(var)
+            if v is not None and "MethodContext" in v.type_name and v.as_int():
+                lines = describe_maps(v, var)
+                for sub in ("cr", "originalCR"):
+                    crv = v.field(sub)
+                    if crv is not None and crv.as_int() is not None:
+                        lines += describe_maps(crv, f"{var}->{sub}")
+                return CommandResult("\n".join(lines))
+    return CommandResult("", "spmi maps: no MethodContext in the stack; give an expression")

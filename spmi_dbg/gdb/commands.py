@@ -31,5 +31,8 @@ _registered = False
 def register() -> None:
     global _registered
     if not _registered:
+        from spmi_dbg.gdb import printers
+
         SpmiCommand()
+        printers.register()
         _registered = True
