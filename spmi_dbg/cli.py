@@ -11,6 +11,7 @@ from spmi_dbg.errors import SpmiDbgError
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from spmi_dbg.driver import launch
     from spmi_dbg.mch import commands as mch_commands
     from spmi_dbg.sample import commands as sample_commands
 
@@ -22,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     mch_commands.add_parsers(sub)
     sample_commands.add_parsers(sub)
+    launch.add_parsers(sub)
     return parser
 
 

@@ -23,5 +23,6 @@ def gdbinit_line() -> str:
     return "python " + python_bootstrap("spmi_dbg.gdb")
 
 
-def lldbinit_line() -> str:
-    return "script " + python_bootstrap("spmi_dbg.lldb")
+def lldbinit_lines() -> list[str]:
+    """lldb runs __lldb_init_module only through `command script import`, after the path is set."""
+    return ["script " + python_bootstrap("spmi_dbg"), "command script import spmi_dbg.lldb"]
