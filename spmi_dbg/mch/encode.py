@@ -36,6 +36,10 @@ class BlobBuffer:
         """8-bit name string with its NUL terminator (length includes it)."""
         return self.add(text.encode() + b"\0")
 
+    def add_wide_string(self, text: str) -> int:
+        """WCHAR string (UTF-16LE, NUL-terminated; length includes the terminator): 2021-2024 config names."""
+        return self.add(text.encode("utf-16-le") + b"\0\0")
+
 
 def lwm(items: Iterable[tuple[bytes, bytes]], buffer: BlobBuffer | None = None, *, tagged: bool = True) -> bytes:
     """Serialise a LightWeightMap: [LWM1] count [bufferLength keys values buffer]."""
@@ -76,10 +80,47 @@ def u64(v: int) -> bytes:
     return struct.pack("<Q", v)
 
 
-def sig_info(num_args: int = 0, ret_type: int = 0, call_conv: int = 0) -> bytes:
+def sig_info(num_args: int = 0, ret_type: int = 0, call_conv: int = 0, *, scope: int = 0, token: int = 0,
+             flags: int = 0) -> bytes:
     """Agnostic_CORINFO_SIG_INFO (84 bytes); instantiation/signature blobs absent."""
-    return struct.pack("<IQQIIIIIIIQIIQQI", call_conv, 0, 0, ret_type, 0, num_args,
-                       0, NO_BLOB, 0, NO_BLOB, 0, NO_BLOB, 0, 0, 0, 0)
+    return struct.pack("<IQQIIIIIIIQIIQQI", call_conv, 0, 0, ret_type, flags, num_args,
+                       0, NO_BLOB, 0, NO_BLOB, 0, NO_BLOB, 0, 0, scope, token)
+
+
+RESOLVED_TOKEN_IN_SIZE = 24
+RESOLVE_TOKEN_VALUE_SIZE = 44  # TOKENout (40) + exceptionCode
+CORINFO_TOKENKIND_Method = 2
+
+
+def resolve_token_key(token: int, scope: int, token_type: int = CORINFO_TOKENKIND_Method, context: int = 0) -> bytes:
+    """Agnostic_CORINFO_RESOLVED_TOKENin {u64 tokenContext, tokenScope; u32 token, tokenType} (24 bytes)."""
+    return struct.pack("<QQII", context, scope, token, token_type)
+
+
+def resolve_token_value(h_class: int, h_method: int, h_field: int = 0, *, exception_code: int = 0) -> bytes:
+    """ResolveToken value: TOKENout {u64 hClass, hMethod, hField; u32 pTypeSpec_Index, cbTypeSpec,
+    pMethodSpec_Index, cbMethodSpec} (no spec blobs) + u32 exceptionCode (44 bytes)."""
+    return struct.pack("<QQQIIIII", h_class, h_method, h_field, NO_BLOB, 0, NO_BLOB, 0, exception_code)
+
+
+def dldl(a: int, b: int = 0) -> bytes:
+    """DLDL {u64 A, B}: e.g. the GetMethodSig key {ftn, memberParent}."""
+    return struct.pack("<QQ", a, b)
+
+
+def dd(a: int, b: int) -> bytes:
+    """DD {u32 A, B}: e.g. the GetJitFlags value {blob offset, byte count}."""
+    return struct.pack("<II", a, b)
+
+
+def config_int_key(name_offset: int, default_value: int) -> bytes:
+    """Agnostic_ConfigIntInfo {u32 nameIndex (blob offset of the name), u32 defaultValue} (GetIntConfigValue)."""
+    return struct.pack("<II", name_offset, default_value & 0xFFFFFFFF)
+
+
+def jit_flags_blob(cor_jit_flags: int, instruction_set_flags: int = 0) -> bytes:
+    """The raw 16-byte CORJIT_FLAGS object recorded by GetJitFlags (native/jit/corinfo.h)."""
+    return struct.pack("<QQ", cor_jit_flags, instruction_set_flags)
 
 
 def compile_method_value(ftn: int, il_offset: int, il_size: int, *, scope: int = 0, max_stack: int = 8,

@@ -19,6 +19,7 @@ KEY_SIZES: dict[int, int] = {
     P.GetExpectedTargetArchitecture: 4,
     P.GetJitFlags: 4,
     P.GetMethodClass: 8,
+    P.GetMethodSig: 16,
     P.GetClassName: 8,
     P.PrintMethodName: 8,
     P.PrintClassName: 8,

@@ -267,6 +267,7 @@ CR_CompileMethod = 118
 CR_RecordRelocation = 122
 GetClassName = 45
 GetMethodClass = 71
+GetMethodSig = 76
 GetMethodName = 75
 GetJitFlags = 154
 GetIntConfigValue = 151

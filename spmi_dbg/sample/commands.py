@@ -1,41 +1,102 @@
-"""`spmi-dbg sample build`: write a sample collection (+ .mct)."""
+"""`spmi-dbg sample build` and `spmi-dbg sample asm`: write sample collections (+ .mct) for the sample JIT."""
 
 from __future__ import annotations
 
 import argparse
+import re
+import sys
+import time
 from typing import Any
 
-from spmi_dbg.atomic import atomic_open
-from spmi_dbg.mch.collection import write_index_file
-from spmi_dbg.mch.mct import toc_path_for
-from spmi_dbg.sample.synth import ARCH_VALUES, synthetic_collection
+from spmi_dbg.errors import UsageError
+from spmi_dbg.sample.builder import ARCH_VALUES, RecordBuilder
+from spmi_dbg.sample.inject import KINDS
 
 
 def add_parsers(sub: Any) -> None:
-    sample = sub.add_parser("sample", help="build sample collections")
+    sample = sub.add_parser("sample", help="build sample collections",
+                            description="Sample collections in SuperPMI's format for the bundled sample JIT.")
     verbs = sample.add_subparsers(dest="verb", required=True, metavar="VERB")
-    p = verbs.add_parser("build", help="write a seeded synthetic collection in SuperPMI's format, with its .mct")
+    p = verbs.add_parser(
+        "build", help="write a seeded random collection, with chosen crash triggers, and its .mct",
+        description="Write N method contexts of random methods the sample JIT compiles (same arguments, same "
+                    "bytes), optionally with corpus methods first and crash triggers at chosen numbers.")
     p.add_argument("--methods", type=int, default=1000, help="number of method contexts (default 1000)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     p.add_argument("--arch", choices=sorted(ARCH_VALUES), default="x64", help="recorded target architecture")
-    p.add_argument("--mean-il", type=int, default=40, help="mean IL size in bytes (default 40)")
-    p.add_argument("--inlinees", type=int, default=3, help="mean GetMethodInfo entries per context (default 3)")
-    p.add_argument("--with-compile-results", action="store_true", help="store a compile result in each context")
-    p.add_argument("--out", required=True, help="output .mch")
+    p.add_argument("--inject", action="append", default=[], metavar="KIND@N[,N...]",
+                   help=f"put a method with this trigger at these numbers (repeatable); KIND: {', '.join(KINDS)}")
+    p.add_argument("--corpus", action="append", default=[], metavar="DIR_OR_FILES",
+                   help="assembled .il files (or directories of them, comma lists allowed) as method contexts 1..k")
+    _config_arg(p)
+    p.add_argument("--out", required=True, help="output .mch (its index is written as OUT.mct)")
     p.set_defaults(func=cmd_build)
+
+    a = verbs.add_parser("asm", help="assemble IL text files into a collection (one method context per .method)",
+                         description="Assemble IL text (syntax: spmi_dbg/sample/README.md) into a collection.")
+    a.add_argument("files", nargs="+", metavar="FILE.il")
+    a.add_argument("--arch", choices=sorted(ARCH_VALUES), default=None,
+                   help="recorded target architecture (default: the files' .arch, else x64)")
+    _config_arg(a)
+    a.add_argument("--out", required=True, help="output .mch (its index is written as OUT.mct)")
+    a.set_defaults(func=cmd_asm)
+
+
+def _config_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", action="append", default=[], metavar="NAME=VALUE[:DEFAULT]",
+                   help="record a GetIntConfigValue answer in every method context (repeatable); the key "
+                        "includes the default the JIT passes (0 unless given)")
+
+
+def parse_config(specs: list[str]) -> list[tuple[str, int, int]]:
+    out = []
+    for spec in specs:
+        m = re.fullmatch(r"(\w+)=(-?(?:0x[0-9A-Fa-f]+|\d+))(?::(-?(?:0x[0-9A-Fa-f]+|\d+)))?", spec.strip())
+        if not m:
+            raise UsageError(f"--config {spec!r}: expected NAME=VALUE[:DEFAULT] with integers, e.g. JitStress=2")
+        out.append((m.group(1), int(m.group(2), 0), int(m.group(3) or "0", 0)))
+    return out
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    entries: list[tuple[int, int, bytes | None]] = []
-    pos = 0
-    with atomic_open(args.out) as f:
-        for n, rec in enumerate(synthetic_collection(args.methods, args.seed, arch=args.arch, mean_il=args.mean_il,
-                                                     inlinees=args.inlinees,
-                                                     with_compile_result=args.with_compile_results), 1):
-            f.write(rec)
-            entries.append((pos, n, None))
-            pos += len(rec)
-    toc = toc_path_for(args.out)
-    write_index_file(toc, entries)
-    print(f"wrote {args.out}: {args.methods} method contexts, {pos} bytes (index {toc})")
+    from spmi_dbg.sample.build import build, corpus_files, load_corpus
+    from spmi_dbg.sample.inject import parse_inject
+
+    injections = [x for spec in args.inject for x in parse_inject(spec)]
+    config = parse_config(args.config)
+    corpus = [m for asm in load_corpus(corpus_files(args.corpus)) for m in asm.methods]
+    if args.arch != "arm64" and any(k == "seed-arm64" for k, _ in injections):
+        print("spmi-dbg: note: seed-arm64 is meant for an Arm64 collection (--arch arm64); "
+              f"in this {args.arch} collection it is a plain ee-exception", file=sys.stderr)
+    r = build(args.out, methods=args.methods, seed=args.seed, arch=args.arch, injections=injections, corpus=corpus,
+              config=config)
+    placed = ", ".join(f"{k}@{n}" for n, k in sorted(r.placed.items()) if not k.startswith("corpus:"))
+    extra = f"; corpus 1..{len(corpus)}" if corpus else ""
+    extra += f"; injected {placed}" if placed else ""
+    print(f"wrote {r.path}: {r.count} method contexts ({args.arch}), {r.size} bytes in {r.seconds:.1f} s "
+          f"(index {r.toc}){extra}")
+    return 0
+
+
+def cmd_asm(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from spmi_dbg.sample.build import load_corpus as assemble_all
+    from spmi_dbg.sample.build import records_for_methods, write_collection
+
+    start = time.perf_counter()
+    assemblies = assemble_all([Path(f) for f in args.files])
+    arch = args.arch
+    if arch is None:
+        archs = {a.arch for a in assemblies if a.arch}
+        if len(archs) > 1:
+            raise UsageError(f"the files ask for different targets ({', '.join(sorted(archs))}): pass --arch")
+        arch = archs.pop() if archs else "x64"
+    config = [c for a in assemblies for c in a.config] + parse_config(args.config)
+    methods = [m for a in assemblies for m in a.methods]
+    toc, count, size = write_collection(args.out, records_for_methods(methods, RecordBuilder(arch, config=config)))
+    print(f"wrote {args.out}: {count} method contexts ({arch}), {size} bytes in {time.perf_counter() - start:.1f} s "
+          f"(index {toc})")
+    for n, m in enumerate(methods, 1):
+        print(f"  {n}: {m.name} ({m.nargs} args, {m.nlocals} locals, IL {len(m.il)} bytes)")
     return 0

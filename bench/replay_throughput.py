@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Replay throughput of spmi-replay (issue 3): methods per second on a 200k-method sample collection,
+one process vs `-p 2`, and the cost of the protected regions around the JIT call.
+
+In one run:
+  - builds (once, cached) a 200,000-method sample collection with `spmi_dbg.sample` (x64, seed 1);
+  - replays it with the installed spmi-replay and the base JIT, sequentially and with `-p 2`
+    (best wall time of --repeat runs each, interleaved): methods/s and the -p 2 speed-up;
+  - builds a second spmi-replay with the protected regions compiled out (CMake option
+    SPMI_REPLAY_PROTECTED_REGIONS=OFF, used only here) and replays the same collection with it:
+    the ratio is the cost of the regions (a sigsetjmp and a frame push/pop per region: one around each
+    compile, one per runWithErrorTrap call the JIT makes).
+Wall times are what a user waits for; CPU times (user + sys of the replay processes) are printed too, and
+the protected-region ratio is taken from them, because on a shared machine they are far less noisy.
+
+Usage: bench/replay_throughput.py [--methods 200000] [--dir /tmp/spmi-bench] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from spmi_dbg import paths  # noqa: E402
+from spmi_dbg.sample.build import build  # noqa: E402
+
+
+def native(relative: str) -> str:
+    p = paths.native_file(relative)
+    if p is None:
+        raise SystemExit(f"{relative} is not built: run pip install -e . first")
+    return str(p)
+
+
+def collection(directory: Path, methods: int) -> Path:
+    out = directory / f"replay-{methods}.mch"
+    if not (out.exists() and Path(str(out) + ".mct").exists()):
+        t = time.perf_counter()
+        build(out, methods=methods, seed=1)
+        print(f"built {out} ({out.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
+    return out
+
+
+def unprotected_replay(directory: Path) -> str:
+    """spmi-replay built from the same sources with SPMI_REPLAY_PROTECTED_REGIONS=OFF."""
+    bdir = directory / "replay-noprot-build"
+    cfg = ["cmake", "-S", str(ROOT / "native"), "-B", str(bdir), "-DSPMI_PYTHON_BINDINGS=OFF",
+           "-DSPMI_REPLAY_PROTECTED_REGIONS=OFF", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
+    subprocess.run(cfg, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", str(bdir), "--target", "spmi-replay"], check=True, stdout=subprocess.DEVNULL)
+    return str(bdir / "replay" / "spmi-replay")
+
+
+def cpu_children() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def run(cmd: list[str], methods: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process and its workers)."""
+    t, c = time.perf_counter(), cpu_children()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    elapsed, cpu = time.perf_counter() - t, cpu_children() - c
+    expected = f"Loaded {methods}  Jitted {methods}  FailedCompile 0 Excluded 0 Missing 0"
+    if r.returncode != 0 or expected not in r.stdout:
+        raise SystemExit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stdout[-500:]} {r.stderr[-500:]}")
+    return elapsed, cpu
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--methods", type=int, default=200_000)
+    ap.add_argument("--dir", default="/tmp/spmi-bench")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    directory = Path(args.dir)
+    directory.mkdir(parents=True, exist_ok=True)
+
+    mch = collection(directory, args.methods)
+    replay, jit = native(paths.REPLAY), native(paths.BASE_JIT)
+    noprot = unprotected_replay(directory)
+    env_tmp = directory / "ptmp"
+    env_tmp.mkdir(exist_ok=True)
+    os.environ["TMPDIR"] = str(env_tmp)
+
+    variants = {
+        "1 process": [replay, "-v", "n", jit, str(mch)],
+        "-p 2": [replay, "-v", "n", "-p", "2", jit, str(mch)],
+        "1 process, no protected regions": [noprot, "-v", "n", jit, str(mch)],
+    }
+    wall = dict.fromkeys(variants, float("inf"))
+    cpu = dict.fromkeys(variants, float("inf"))
+    run(variants["1 process"], args.methods)  # warm the page cache
+    for _ in range(args.repeat):
+        for name, cmd in variants.items():
+            w, c = run(cmd, args.methods)
+            wall[name], cpu[name] = min(wall[name], w), min(cpu[name], c)
+
+    n = args.methods
+    print(f"collection: {n} methods, {mch.stat().st_size / 1e6:.0f} MB, {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f}; best of {args.repeat} runs")
+    for name in variants:
+        print(f"  {name:34s} wall {wall[name]:6.2f} s {n / wall[name]:9,.0f} methods/s   CPU {cpu[name]:6.2f} s")
+    print(f"-p 2 speed-up over 1 process (wall): {wall['1 process'] / wall['-p 2']:.2f}x")
+    base, off = cpu["1 process"], cpu["1 process, no protected regions"]
+    print(f"protected regions: CPU time ratio with/without = {base / off:.3f} "
+          f"({(base - off) / n * 1e9:+.0f} ns per method)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

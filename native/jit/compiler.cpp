@@ -1,0 +1,450 @@
+// The sample JIT's driver: exports (jitStartup, getJit), CILJit::compileMethod, the Compiler and its
+// target-independent phases (morph, loop canonicalization, frame layout), the arena and JIT asserts.
+#include <cinttypes>
+#include <cstdio>
+#include <memory>
+#include <new>
+
+#include "jit.h"
+
+#if defined(__x86_64__)
+#define DEBUG_BREAK() __asm__ volatile("int3")
+#elif defined(__aarch64__)
+#define DEBUG_BREAK() __asm__ volatile("brk #0xf000")
+#else
+#define DEBUG_BREAK() __builtin_trap()
+#endif
+
+static ICorJitHost* g_jitHost = nullptr;
+
+// The Compiler of the compile running on this thread (assertAbort reports through it).
+static thread_local Compiler* t_compiler = nullptr;
+class JitTls {
+public:
+    explicit JitTls(Compiler* comp) : m_prev(t_compiler) { t_compiler = comp; }
+    ~JitTls() { t_compiler = m_prev; }
+    JitTls(const JitTls&) = delete;
+    JitTls& operator=(const JitTls&) = delete;
+    static Compiler* GetCompiler() { return t_compiler; }
+
+private:
+    Compiler* m_prev;
+};
+
+// ------------------------------------------------------------------------------------ error paths
+void fatal(CorJitResult result) { throw JitException{result}; }
+
+void badCode(const char* why) {
+    Compiler* comp = JitTls::GetCompiler();
+    if (comp != nullptr && comp->verbose) {
+        printf("BADCODE: %s\n", why);
+    }
+    fatal(CORJIT_BADCODE);
+}
+
+// The real JIT's assert message: "Assertion failed '<expr>' in '<method>' during '<phase>' (IL size <n>;
+// hash 0x<h>; <tier>)", which superpmi's doAssert prints after "ISSUE: <ASSERT> #<mc> <file> (<line>) - ".
+static void formatAssert(Compiler* comp, const char* why, char* msg, size_t size) {
+    char method[512] = "<unknown method>";
+    try {
+        comp->info.compCompHnd->printMethodName(comp->info.compMethodInfo->ftn, method, sizeof(method));
+    } catch (...) {  // a name the collection did not record must not hide the assert itself
+    }
+    uint32_t hash = 2166136261u;  // FNV-1a of the IL: stands in for the JIT's method hash
+    for (uint32_t i = 0; i < comp->info.compILCodeSize; i++) {
+        hash = (hash ^ comp->info.compCode[i]) * 16777619u;
+    }
+    snprintf(msg, size, "Assertion failed '%s' in '%s' during '%s' (IL size %u; hash 0x%08x; %s)", why, method,
+             comp->compPhaseName ? comp->compPhaseName : "Pre-import", comp->info.compILCodeSize, hash,
+             comp->opts.MinOpts() ? "MinOpts" : "FullOpts");
+}
+
+void assertAbort(const char* why, const char* file, unsigned line) {
+    Compiler* comp = JitTls::GetCompiler();
+    char msg[1024];
+    if (comp != nullptr) {
+        formatAssert(comp, why, msg, sizeof(msg));
+    }
+    // The host logs the assert; in SuperPMI doAssert raises an exception (which unwinds through us), or
+    // returns true when the JIT should break into an attached debugger itself.
+    if (comp != nullptr && comp->info.compCompHnd->doAssert(file, (int)line, msg)) {
+        DEBUG_BREAK();
+    }
+    fatal(CORJIT_INTERNALERROR);
+}
+
+// ------------------------------------------------------------------------------------ arena
+void* ArenaAllocator::allocateMemory(size_t size) {
+    if (size > MAX_ARENA_SIZE) {
+        fatal(CORJIT_OUTOFMEM);
+    }
+    size = (size + 7) & ~size_t(7);
+    if (size <= size_t(m_end - m_cur)) {
+        void* p = m_cur;
+        m_cur += size;
+        return p;
+    }
+    bool dedicated = size > DEFAULT_PAGE_SIZE / 4;
+    size_t pageSize = sizeof(PageDesc) + (dedicated ? size : DEFAULT_PAGE_SIZE);
+    m_total += pageSize;
+    if (m_total > MAX_ARENA_SIZE) {
+        fatal(CORJIT_OUTOFMEM);
+    }
+    void* mem = (m_host != nullptr) ? m_host->allocateMemory(pageSize) : malloc(pageSize);
+    if (mem == nullptr) {
+        fatal(CORJIT_OUTOFMEM);
+    }
+    PageDesc* page = static_cast<PageDesc*>(mem);
+    page->next = m_pages;
+    m_pages = page;
+    char* data = reinterpret_cast<char*>(page + 1);
+    if (dedicated) {
+        return data;
+    }
+    m_cur = data + size;
+    m_end = data + DEFAULT_PAGE_SIZE;
+    return data;
+}
+
+ArenaAllocator::~ArenaAllocator() {
+    while (m_pages != nullptr) {
+        PageDesc* next = m_pages->next;
+        if (m_host != nullptr) {
+            m_host->freeMemory(m_pages);
+        } else {
+            free(m_pages);
+        }
+        m_pages = next;
+    }
+}
+
+// ------------------------------------------------------------------------------------ Compiler
+LargeFrameLayout* Compiler::s_lastLargeFrame = nullptr;
+
+Compiler::Compiler(ICorJitHost* host, ICorJitInfo* compHnd, CORINFO_METHOD_INFO* methodInfo)
+    : compMethodSuperPMIIndex(-1), info(), opts(), verbose(false), compPhaseName(nullptr), compArena(host),
+      m_host(host) {
+    info.compCompHnd = compHnd;
+    info.compMethodInfo = methodInfo;
+    info.compCode = methodInfo->ILCode;
+    info.compILCodeSize = methodInfo->ILCodeSize;
+    info.compArgsCount = methodInfo->args.numArgs;
+    info.compLocalsCount = methodInfo->locals.numArgs;
+    info.compRetType = methodInfo->args.retType;
+}
+
+Compiler::~Compiler() {
+    // The large frame layout belongs to this compile.
+    // BUG (poison): s_lastLargeFrame still points at it once it is freed.
+    if (lvaLargeFrame != nullptr) {
+        free(lvaLargeFrame);
+    }
+}
+
+static const char* const s_opNames[GT_COUNT] = {
+    "CNS_INT", "LCL_VAR", "STORE_LCL_VAR", "CALL", "RETURN", "JTRUE", "NEG", "NOT", "ADD", "SUB", "MUL",
+    "DIV", "MOD", "AND", "OR", "XOR", "LSH", "RSH", "EQ", "NE", "LT", "LE", "GE", "GT"};
+
+const char* GenTreeOpName(genTreeOps oper) { return oper < GT_COUNT ? s_opNames[oper] : "?"; }
+
+GenTree* Compiler::gtNewNode(genTreeOps oper) {
+    GenTree* node = getAllocator<GenTree>();
+    memset(static_cast<void*>(node), 0, sizeof(GenTree));
+    node->gtOper = oper;
+    return node;
+}
+
+GenTree* Compiler::gtNewIconNode(int64_t value) {
+    GenTree* node = gtNewNode(GT_CNS_INT);
+    node->gtIconVal = value;
+    return node;
+}
+
+GenTree* Compiler::gtNewLclvNode(unsigned lclNum) {
+    GenTree* node = gtNewNode(GT_LCL_VAR);
+    node->gtLclNum = lclNum;
+    return node;
+}
+
+GenTree* Compiler::gtNewOperNode(genTreeOps oper, GenTree* op1, GenTree* op2) {
+    GenTree* node = gtNewNode(oper);
+    node->gtOp1 = op1;
+    node->gtOp2 = op2;
+    return node;
+}
+
+GenTree* Compiler::gtNewStoreLclNode(unsigned lclNum, GenTree* value) {
+    GenTree* node = gtNewOperNode(GT_STORE_LCL_VAR, value);
+    node->gtLclNum = lclNum;
+    return node;
+}
+
+void Compiler::gtFormatNode(GenTree* tree, char* buf, size_t size) {
+    switch (tree->gtOper) {
+        case GT_CNS_INT:
+            snprintf(buf, size, "[%p] CNS_INT %" PRId64, static_cast<void*>(tree), tree->gtIconVal);
+            break;
+        case GT_LCL_VAR:
+        case GT_STORE_LCL_VAR:
+            snprintf(buf, size, "[%p] %s V%02u", static_cast<void*>(tree), GenTreeOpName(tree->gtOper), tree->gtLclNum);
+            break;
+        case GT_CALL:
+            snprintf(buf, size, "[%p] CALL %p (%u args)", static_cast<void*>(tree), tree->gtCallMethHnd, tree->gtCallArgCount);
+            break;
+        default:
+            snprintf(buf, size, "[%p] %s", static_cast<void*>(tree), GenTreeOpName(tree->gtOper));
+            break;
+    }
+}
+
+AddCodeDsc* Compiler::fgFindExcptnTarget(SpecialCodeKind kind) {
+    for (AddCodeDsc* add = fgAddCodeList; add != nullptr; add = add->acdNext) {
+        if (add->acdKind == kind) {
+            return add;
+        }
+    }
+    return nullptr;
+}
+
+// Division by a small IL constant (ldc.i4.0 .. ldc.i4.8 right before the div): x / 1 is x; x / 0
+// always throws, so the division is redirected to the method's DivideByZeroException throw block.
+GenTree* Compiler::gtFoldDivByConst(GenTree* dividend, int64_t divisor) {
+    if (divisor == 1) {
+        return dividend;
+    }
+    if (divisor == 0) {
+        // BUG (jit-null): throw helper blocks are only created on demand during codegen, so the list is
+        // still empty here and `add` is null: this reads acdDstBlk through a null pointer.
+        AddCodeDsc* add = fgFindExcptnTarget(SCK_DIV_BY_ZERO);
+        BasicBlock* throwBlk = add->acdDstBlk;
+        throwBlk->bbRefs++;
+        add->acdRefCount++;
+    }
+    return gtNewOperNode(GT_DIV, dividend, gtNewIconNode(divisor));
+}
+
+// ------------------------------------------------------------------------------------ morph
+// Post-order walk of every statement: commutative operators get their constant operand second (the
+// code generators have immediate forms for it). Recursive, like the real fgMorphTree.
+GenTree* Compiler::fgMorphTree(GenTree* tree) {
+    char dumpText[352];  // JitDump: the node as it was before morphing
+    if (verbose) {
+        gtFormatNode(tree, dumpText, sizeof(dumpText));
+    }
+    if (tree->gtOper == GT_CALL) {
+        for (unsigned i = 0; i < tree->gtCallArgCount; i++) {
+            tree->gtCallArgs[i] = fgMorphTree(tree->gtCallArgs[i]);
+        }
+    } else {
+        if (tree->gtOp1 != nullptr) {
+            tree->gtOp1 = fgMorphTree(tree->gtOp1);
+        }
+        if (tree->gtOp2 != nullptr) {
+            tree->gtOp2 = fgMorphTree(tree->gtOp2);
+        }
+    }
+    switch (tree->gtOper) {
+        case GT_ADD:
+        case GT_MUL:
+        case GT_AND:
+        case GT_OR:
+        case GT_XOR:
+            if (tree->gtOp1->gtOper == GT_CNS_INT && tree->gtOp2->gtOper != GT_CNS_INT) {
+                GenTree* tmp = tree->gtOp1;
+                tree->gtOp1 = tree->gtOp2;
+                tree->gtOp2 = tmp;
+            }
+            break;
+        default:
+            break;
+    }
+    if (verbose) {
+        printf("fgMorphTree %s\n", dumpText);
+    }
+    return tree;
+}
+
+void Compiler::fgMorph() {
+    for (BasicBlock* block = fgFirstBB; block != nullptr; block = block->bbNext) {
+        for (Statement* stmt = block->bbStmtList; stmt != nullptr; stmt = stmt->gtNext) {
+            stmt->gtStmtExpr = fgMorphTree(stmt->gtStmtExpr);
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------ loops
+// Every back edge defines a loop; its top is the first block of the loop with code. Jump-only blocks at
+// the loop top are skipped (with a budget, in case they form a cycle).
+void Compiler::optCanonicalizeLoops() {
+    for (BasicBlock* bottom = fgFirstBB; bottom != nullptr; bottom = bottom->bbNext) {
+        if (bottom->bbJumpKind != BBJ_ALWAYS && bottom->bbJumpKind != BBJ_COND) {
+            continue;
+        }
+        BasicBlock* top = bottom->bbJumpDest;
+        if (top->bbNum > bottom->bbNum) {
+            continue;  // a forward edge
+        }
+        unsigned budget = fgBBcount;
+        while (top->isJumpOnly() && budget != 0) {
+            top->bbFlags |= BBF_LOOP_HEAD;
+            if (top->bbJumpDest == top) {
+                // BUG (hang): a block that only jumps to itself has no top with code; this should give up
+                // (break), but retries the same block forever.
+                continue;
+            }
+            top = top->bbJumpDest;
+            budget--;
+        }
+        top->bbFlags |= BBF_LOOP_HEAD;
+        optLoopCount++;
+    }
+}
+
+// ------------------------------------------------------------------------------------ frame
+// Methods with many locals get their frame layout in a separately allocated block; the last one is
+// remembered in s_lastLargeFrame (see impFlushLargeFrameCache).
+void Compiler::lvaAllocLargeFrame() {
+    lvaLargeFrame = static_cast<LargeFrameLayout*>(malloc(sizeof(LargeFrameLayout)));
+    if (lvaLargeFrame == nullptr) {
+        fatal(CORJIT_OUTOFMEM);
+    }
+    memset(lvaLargeFrame, 0, sizeof(LargeFrameLayout));
+    s_lastLargeFrame = lvaLargeFrame;
+}
+
+void Compiler::lvaAssignFrameOffsets() {
+    if (info.compLocalsCount < 9) {
+        return;
+    }
+    lvaAllocLargeFrame();
+    unsigned count = lvaCount() < 248 ? lvaCount() : 248;
+    for (unsigned lcl = 0; lcl < count; lcl++) {
+        lvaLargeFrame->lfLclOffs[lcl] = -8 * (int32_t)(lcl + 1);
+    }
+    lvaLargeFrame->lfLclCount = count;
+    lvaLargeFrame->lfFrameSize = 8 * lvaCount();
+    if (verbose) {
+        printf("Large frame: %u locals, %u bytes\n", lvaLargeFrame->lfLclCount, lvaLargeFrame->lfFrameSize);
+    }
+}
+
+// ------------------------------------------------------------------------------------ compile
+const char* Compiler::eeGetMethodName(char* buf, size_t size) {
+    struct Param {
+        Compiler* comp;
+        char* buf;
+        size_t size;
+    } param = {this, buf, size};
+    buf[0] = '\0';
+    bool ok = info.compCompHnd->runWithErrorTrap(
+        [](void* arg) {
+            Param* p = static_cast<Param*>(arg);
+            p->comp->info.compCompHnd->printMethodName(p->comp->info.compMethodInfo->ftn, p->buf, p->size);
+        },
+        &param);
+    if (!ok) {
+        snprintf(buf, size, "<unknown method>");
+    }
+    return buf;
+}
+
+static constexpr uint32_t MAX_IL_CODE_SIZE = 1u << 20;
+static constexpr unsigned MAX_LCL_COUNT = 0xFFFF;
+
+CorJitResult Compiler::compCompile(uint8_t** nativeEntry, uint32_t* nativeSizeOfCode) {
+    if (m_host != nullptr) {
+        compMethodSuperPMIIndex = m_host->getIntConfigValue("SuperPMIMethodContextNumber", -1);
+        verbose = m_host->getIntConfigValue("JitDump", 0) != 0;
+        opts.compDisasmSummary = m_host->getIntConfigValue("JitDisasmSummary", 0) != 0;
+        opts.compMinOpts = m_host->getIntConfigValue("JitMinOpts", 0) != 0;
+    }
+    CORJIT_FLAGS jitFlags = {};
+    info.compCompHnd->getJitFlags(&jitFlags, sizeof(jitFlags));
+    if ((jitFlags.corJitFlags & CORJIT_FLAG_MIN_OPT) != 0) {
+        opts.compMinOpts = true;
+    }
+    info.compTargetArch = info.compCompHnd->getExpectedTargetArchitecture();
+    if (info.compTargetArch != IMAGE_FILE_MACHINE_AMD64 && info.compTargetArch != IMAGE_FILE_MACHINE_ARM64) {
+        return CORJIT_SKIPPED;  // like an altjit asked for another target
+    }
+    if (info.compCode == nullptr || info.compILCodeSize == 0 || info.compILCodeSize > MAX_IL_CODE_SIZE) {
+        BADCODE("IL code size");
+    }
+    if (info.compArgsCount > MAX_LCL_COUNT || info.compLocalsCount > MAX_LCL_COUNT) {
+        BADCODE("too many arguments or locals");
+    }
+
+    compPhaseName = "Pre-import";
+    fgFindBasicBlocks();
+    compPhaseName = "Importation";
+    impImport();
+    compPhaseName = "Morph - Global";
+    fgMorph();
+    compPhaseName = "Optimize loops";
+    optCanonicalizeLoops();
+    compPhaseName = "Generate code";
+    lvaAssignFrameOffsets();
+    if (verbose) {
+        printf("%u blocks, %u loops, %u spill temps\n", fgBBcount, optLoopCount, lvaSpillTempCount);
+    }
+
+    std::unique_ptr<CodeGen> codeGen(info.compTargetArch == IMAGE_FILE_MACHINE_ARM64 ? getCodeGeneratorArm64(this)
+                                                                                     : getCodeGeneratorXArch(this));
+    if (!codeGen->genGenerateCode(/* farMode */ false) && !codeGen->genGenerateCode(/* farMode */ true)) {
+        fatal(CORJIT_IMPLLIMITATION);
+    }
+
+    AllocMemArgs args = {};
+    args.hotCodeSize = codeGen->genHotCodeSize();
+    info.compCompHnd->allocMem(&args);
+    void* dst = args.hotCodeBlockRW != nullptr ? args.hotCodeBlockRW : args.hotCodeBlock;
+    if (dst == nullptr) {
+        fatal(CORJIT_OUTOFMEM);
+    }
+    codeGen->genCopyCode(static_cast<uint8_t*>(dst));
+    *nativeEntry = static_cast<uint8_t*>(args.hotCodeBlock);
+    *nativeSizeOfCode = codeGen->genCodeSize();
+
+    if (opts.compDisasmSummary) {
+        char name[256];
+        printf("JIT compiled %s [%s, IL size=%u, code size=%u]\n", eeGetMethodName(name, sizeof(name)),
+               opts.MinOpts() ? "MinOpts" : "FullOpts", info.compILCodeSize, *nativeSizeOfCode);
+        fflush(stdout);
+    }
+    return CORJIT_OK;
+}
+
+// ------------------------------------------------------------------------------------ CILJit
+class CILJit : public ICorJitCompiler {
+public:
+    CorJitResult compileMethod(ICorJitInfo* comp, CORINFO_METHOD_INFO* methodInfo, unsigned flags,
+                               uint8_t** nativeEntry, uint32_t* nativeSizeOfCode) override;
+    void ProcessShutdownWork() override {}
+};
+
+CorJitResult CILJit::compileMethod(ICorJitInfo* comp, CORINFO_METHOD_INFO* methodInfo, unsigned flags,
+                                   uint8_t** nativeEntry, uint32_t* nativeSizeOfCode) {
+    (void)flags;
+    if (comp == nullptr || methodInfo == nullptr || nativeEntry == nullptr || nativeSizeOfCode == nullptr) {
+        return CORJIT_INTERNALERROR;
+    }
+    *nativeEntry = nullptr;
+    *nativeSizeOfCode = 0;
+    // Only the JIT's own errors are caught here; host exceptions propagate to the host.
+    try {
+        Compiler compiler(g_jitHost, comp, methodInfo);
+        JitTls tls(&compiler);
+        return compiler.compCompile(nativeEntry, nativeSizeOfCode);
+    } catch (const JitException& e) {
+        return e.result;
+    } catch (const std::bad_alloc&) {
+        return CORJIT_OUTOFMEM;
+    }
+}
+
+JIT_EXPORT void jitStartup(ICorJitHost* host) { g_jitHost = host; }
+
+JIT_EXPORT ICorJitCompiler* getJit() {
+    static CILJit s_ilJitter;
+    return &s_ilJitter;
+}

@@ -1,0 +1,317 @@
+"""The IL subset the sample JIT compiles (native/README.md): opcode table, decoder, stack check, trigger scan.
+
+Everything here works on raw IL bytes, so it checks what the assembler and the random generator produce
+independently of how they produced it (the tests rely on that).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+# CorInfoType values used for return types (corinfo.h).
+TYPE_VOID = 1
+TYPE_INT = 8
+TYPE_LONG = 10
+RET_TYPES = {"void": TYPE_VOID, "int": TYPE_INT, "long": TYPE_LONG}
+RET_TYPE_NAMES = {v: k for k, v in RET_TYPES.items()}
+
+# Operand kinds.
+NONE, U8, I8, I32, I64, TOKEN, BR8, BR32 = "none", "u8", "i8", "i32", "i64", "token", "br8", "br32"
+OPERAND_SIZE = {NONE: 0, U8: 1, I8: 1, I32: 4, I64: 8, TOKEN: 4, BR8: 1, BR32: 4}
+
+
+@dataclass(frozen=True)
+class OpCode:
+    name: str
+    code: bytes  # 1 byte, or FE xx
+    operand: str
+    pops: int  # -1: call (from the callee's signature)
+    pushes: int  # -1: call
+    flow: str = "next"  # next | branch | cond | return
+
+
+_TABLE: list[OpCode] = [
+    OpCode("nop", b"\x00", NONE, 0, 0),
+    *(OpCode(f"ldarg.{i}", bytes([0x02 + i]), NONE, 0, 1) for i in range(4)),
+    *(OpCode(f"ldloc.{i}", bytes([0x06 + i]), NONE, 0, 1) for i in range(4)),
+    *(OpCode(f"stloc.{i}", bytes([0x0A + i]), NONE, 1, 0) for i in range(4)),
+    OpCode("ldarg.s", b"\x0e", U8, 0, 1),
+    OpCode("ldloc.s", b"\x11", U8, 0, 1),
+    OpCode("stloc.s", b"\x13", U8, 1, 0),
+    OpCode("ldc.i4.m1", b"\x15", NONE, 0, 1),
+    *(OpCode(f"ldc.i4.{i}", bytes([0x16 + i]), NONE, 0, 1) for i in range(9)),
+    OpCode("ldc.i4.s", b"\x1f", I8, 0, 1),
+    OpCode("ldc.i4", b"\x20", I32, 0, 1),
+    OpCode("ldc.i8", b"\x21", I64, 0, 1),
+    OpCode("dup", b"\x25", NONE, 1, 2),
+    OpCode("pop", b"\x26", NONE, 1, 0),
+    OpCode("call", b"\x28", TOKEN, -1, -1),
+    OpCode("ret", b"\x2a", NONE, -1, 0, "return"),
+    OpCode("br.s", b"\x2b", BR8, 0, 0, "branch"),
+    OpCode("brfalse.s", b"\x2c", BR8, 1, 0, "cond"),
+    OpCode("brtrue.s", b"\x2d", BR8, 1, 0, "cond"),
+    OpCode("beq.s", b"\x2e", BR8, 2, 0, "cond"),
+    OpCode("bge.s", b"\x2f", BR8, 2, 0, "cond"),
+    OpCode("bgt.s", b"\x30", BR8, 2, 0, "cond"),
+    OpCode("ble.s", b"\x31", BR8, 2, 0, "cond"),
+    OpCode("blt.s", b"\x32", BR8, 2, 0, "cond"),
+    OpCode("bne.un.s", b"\x33", BR8, 2, 0, "cond"),
+    OpCode("br", b"\x38", BR32, 0, 0, "branch"),
+    OpCode("brfalse", b"\x39", BR32, 1, 0, "cond"),
+    OpCode("brtrue", b"\x3a", BR32, 1, 0, "cond"),
+    *(OpCode(n, bytes([c]), NONE, 2, 1) for n, c in (
+        ("add", 0x58), ("sub", 0x59), ("mul", 0x5A), ("div", 0x5B), ("rem", 0x5D), ("and", 0x5F),
+        ("or", 0x60), ("xor", 0x61), ("shl", 0x62), ("shr", 0x63))),
+    OpCode("neg", b"\x65", NONE, 1, 1),
+    OpCode("not", b"\x66", NONE, 1, 1),
+    OpCode("conv.i8", b"\x6a", NONE, 1, 1),
+    OpCode("ceq", b"\xfe\x01", NONE, 2, 1),
+    OpCode("cgt", b"\xfe\x02", NONE, 2, 1),
+    OpCode("clt", b"\xfe\x04", NONE, 2, 1),
+]
+
+BY_NAME: dict[str, OpCode] = {op.name: op for op in _TABLE}
+BY_CODE: dict[bytes, OpCode] = {op.code: op for op in _TABLE}
+
+# Short branch -> long form (only br/brfalse/brtrue have one in the subset).
+LONG_FORM = {"br.s": "br", "brfalse.s": "brfalse", "brtrue.s": "brtrue"}
+# Compare-and-branch -> (compare opcode, branch-if-true?) that computes the same condition.
+COMPARE_FORM = {"beq.s": ("ceq", True), "bne.un.s": ("ceq", False), "bgt.s": ("cgt", True),
+                "ble.s": ("cgt", False), "blt.s": ("clt", True), "bge.s": ("clt", False)}
+
+# Bug trigger thresholds (native/README.md).
+POISON_LOCALS = 9
+DEEP_NESTING = 20000
+
+
+class ILError(ValueError):
+    """IL the sample JIT would refuse (CORJIT_BADCODE): the message says where and why; `offset` is the IL
+    offset of the offending instruction (None when it is not about one)."""
+
+    def __init__(self, message: str, offset: int | None = None) -> None:
+        super().__init__(message)
+        self.offset = offset
+
+
+@dataclass(frozen=True)
+class Instr:
+    offset: int
+    op: OpCode
+    operand: int | None
+    size: int
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
+
+    @property
+    def target(self) -> int | None:
+        """Branch target offset (relative to the next instruction, as ECMA-335 defines it)."""
+        if self.op.operand in (BR8, BR32):
+            assert self.operand is not None
+            return self.end + self.operand
+        return None
+
+    @property
+    def constant(self) -> int | None:
+        """The value an ldc.* pushes, else None."""
+        n = self.op.name
+        if n == "ldc.i4.m1":
+            return -1
+        if n.startswith("ldc.i4.") and n[7:].isdigit():
+            return int(n[7:])
+        if n in ("ldc.i4.s", "ldc.i4", "ldc.i8"):
+            return self.operand
+        return None
+
+
+def decode(il: bytes) -> Iterator[Instr]:
+    """Instructions in order; raises ILError on an unknown opcode or a truncated instruction."""
+    pos, n = 0, len(il)
+    while pos < n:
+        b = il[pos]
+        if b == 0xFE:
+            if pos + 1 >= n:
+                raise ILError(f"IL offset {pos}: truncated two-byte opcode FE", pos)
+            code = il[pos:pos + 2]
+        else:
+            code = il[pos:pos + 1]
+        op = BY_CODE.get(code)
+        if op is None:
+            raise ILError(f"IL offset {pos}: opcode {code.hex().upper()} is not in the subset", pos)
+        osz = OPERAND_SIZE[op.operand]
+        start = pos + len(code)
+        if start + osz > n:
+            raise ILError(f"IL offset {pos}: {op.name} is truncated: expected {osz} operand bytes, "
+                          f"found {n - start}", pos)
+        operand: int | None
+        if op.operand == NONE:
+            operand = None
+        elif op.operand == U8:
+            operand = il[start]
+        elif op.operand in (I8, BR8):
+            operand = struct.unpack_from("<b", il, start)[0]
+        elif op.operand in (I32, BR32):
+            operand = struct.unpack_from("<i", il, start)[0]
+        elif op.operand == TOKEN:
+            operand = struct.unpack_from("<I", il, start)[0]
+        else:
+            operand = struct.unpack_from("<q", il, start)[0]
+        yield Instr(pos, op, operand, len(code) + osz)
+        pos = start + osz
+
+
+CallEffect = Callable[[int], tuple[int, int]]  # token -> (pops, pushes); raises KeyError if unknown
+
+
+def check_stack(il: bytes, *, nargs: int, nlocals: int, returns_value: bool = True,
+                call_effect: CallEffect | None = None) -> int:
+    """Check what the sample JIT checks (valid opcodes, branch targets on instruction boundaries inside the
+    method, a balanced evaluation stack with consistent depths at joins, arg/local indices in range) with
+    ECMA-335's single forward pass; returns the maximum stack depth. Without `call_effect` a call counts
+    as (0 pops, 1 push)."""
+    instrs = list(decode(il))
+    if not instrs:
+        raise ILError("empty IL: expected at least a ret")
+    starts = {i.offset for i in instrs}
+    expected: dict[int, int] = {}  # forward branch targets -> the depth the branch requires
+    seen: dict[int, int] = {}  # offsets already passed -> their depth
+    depth: int | None = 0
+    max_depth = 0
+    for ins in instrs:
+        at = expected.get(ins.offset)
+        if depth is None:
+            depth = at if at is not None else 0  # after an unconditional transfer: ECMA assumes empty
+        elif at is not None and at != depth:
+            raise ILError(f"IL offset {ins.offset}: stack depth {depth} does not match {at} from a branch here",
+                          ins.offset)
+        seen[ins.offset] = depth
+        op = ins.op
+        name = op.name
+        if name.startswith(("ldarg", "ldloc", "stloc")):
+            idx = ins.operand if ins.operand is not None else int(name[-1])
+            limit = nargs if name.startswith("ldarg") else nlocals
+            if idx >= limit:
+                what = "arguments" if name.startswith("ldarg") else "locals"
+                raise ILError(f"IL offset {ins.offset}: {name} {idx} is out of range: the method has {limit} {what}",
+                              ins.offset)
+        if name == "call":
+            assert ins.operand is not None
+            pops, pushes = call_effect(ins.operand) if call_effect is not None else (0, 1)
+        elif name == "ret":
+            pops, pushes = (1 if returns_value else 0), 0
+            if depth != pops:
+                raise ILError(f"IL offset {ins.offset}: ret with stack depth {depth}: expected {pops}", ins.offset)
+        else:
+            pops, pushes = op.pops, op.pushes
+        if depth < pops:
+            raise ILError(f"IL offset {ins.offset}: {name} underflows the stack: needs {pops}, has {depth}", ins.offset)
+        depth = depth - pops + pushes
+        max_depth = max(max_depth, depth)
+        tgt = ins.target
+        if tgt is not None:
+            if tgt not in starts:
+                raise ILError(f"IL offset {ins.offset}: {name} target {tgt} is not an instruction start "
+                              f"inside the method (0..{len(il) - 1})", ins.offset)
+            prev = seen.get(tgt) if tgt <= ins.offset else expected.get(tgt)
+            if prev is not None and prev != depth:
+                raise ILError(f"IL offset {ins.offset}: branch to {tgt} with stack depth {depth}, "
+                              f"but the depth there is {prev}", ins.offset)
+            if tgt > ins.offset:
+                expected[tgt] = depth
+        if op.flow in ("branch", "return"):
+            depth = None
+    if depth is not None:
+        raise ILError(f"IL offset {len(il)}: control falls off the end of the method: expected ret or br", len(il))
+    return max_depth
+
+
+# ---------------------------------------------------------------------------------------------- triggers
+
+BUG_KINDS = ("jit-null", "jit-assert", "poison", "poison-crash", "hang", "stack-overflow", "diff-assert")
+
+
+def find_triggers(il: bytes, *, nlocals: int = 0, max_stack: int | None = None) -> dict[str, list[int]]:
+    """The documented JIT bug triggers present in a method, by kind -> IL offsets (native/README.md table):
+    jit-null `ldc.i4.0; div`, jit-assert `ldc.i4.m1; shl`, poison (>= 9 locals; offset -1), poison-crash
+    `dup; dup; dup`, hang (a branch to itself), stack-overflow (stack deeper than 20000), diff-assert
+    `ldc.i4.0; mul`. Also `pow2-mul` (`ldc.i4.s 2^k; mul`, k = 1..6: an asm diff, not a bug)."""
+    found: dict[str, list[int]] = {}
+
+    def add(kind: str, off: int) -> None:
+        found.setdefault(kind, []).append(off)
+
+    if nlocals >= POISON_LOCALS:
+        add("poison", -1)
+    prev: Instr | None = None
+    dups = 0
+    depth = 0
+    for ins in decode(il):
+        name = ins.op.name
+        if prev is not None:
+            pn = prev.op.name
+            if pn == "ldc.i4.0" and name == "div":
+                add("jit-null", prev.offset)
+            elif pn == "ldc.i4.m1" and name == "shl":
+                add("jit-assert", prev.offset)
+            elif pn == "ldc.i4.0" and name == "mul":
+                add("diff-assert", prev.offset)
+            elif (pn == "ldc.i4.s" and name == "mul" and prev.operand is not None
+                  and prev.operand in (2, 4, 8, 16, 32, 64)):
+                add("pow2-mul", prev.offset)
+        dups = dups + 1 if name == "dup" else 0
+        if dups == 3:
+            add("poison-crash", ins.offset - 2)
+        if ins.target == ins.offset:
+            add("hang", ins.offset)
+        # A rough depth (calls as pushes of 1): enough to spot 20000-deep nesting.
+        if ins.op.pops >= 0:
+            depth = max(0, depth - ins.op.pops + ins.op.pushes)
+        else:
+            depth += 1 if name == "call" else 0
+        if depth > DEEP_NESTING and "stack-overflow" not in found:
+            add("stack-overflow", ins.offset)
+        prev = ins
+    if max_stack is not None and max_stack > DEEP_NESTING and "stack-overflow" not in found:
+        add("stack-overflow", -1)
+    return found
+
+
+def risky_patterns(il: bytes) -> list[str]:
+    """Stricter-than-documented patterns the random generator also avoids (so that a JIT whose pattern
+    match is looser than the README, e.g. through constant folding, still never trips by accident): a zero
+    constant of any form before mul/div/rem, a negative constant before shl/shr or -1 before div/rem, two
+    dups in a row, and a pow2 constant (any form) before mul."""
+    out: list[str] = []
+    prev: Instr | None = None
+    for ins in decode(il):
+        name = ins.op.name
+        c = prev.constant if prev is not None else None
+        if prev is not None and c is not None:
+            if name in ("mul", "div", "rem") and c == 0:
+                out.append(f"{prev.offset}: zero before {name}")
+            if name in ("shl", "shr") and c < 0:
+                out.append(f"{prev.offset}: negative before {name}")
+            if name in ("div", "rem") and c == -1:
+                out.append(f"{prev.offset}: -1 before {name}")
+        if prev is not None and prev.op.name == "dup" and name == "dup":
+            out.append(f"{prev.offset}: dup; dup")
+        prev = ins
+    return out
+
+
+def disassemble(il: bytes, *, names: dict[int, str] | None = None) -> str:
+    """One instruction per line (`IL_0004: ldc.i4.s 5`), for dumps and error messages."""
+    lines = []
+    for ins in decode(il):
+        text = f"IL_{ins.offset:04X}: {ins.op.name}"
+        if ins.target is not None:
+            text += f" IL_{ins.target:04X}"
+        elif ins.op.operand == TOKEN and ins.operand is not None:
+            text += f" 0x{ins.operand:08X}" + (f" ({names[ins.operand]})" if names and ins.operand in names else "")
+        elif ins.operand is not None:
+            text += f" {ins.operand}"
+        lines.append(text)
+    return "\n".join(lines)

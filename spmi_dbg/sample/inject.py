@@ -1,0 +1,110 @@
+"""Crash triggers placed at chosen method context numbers (names as in native/README.md's tables).
+
+An injected method is a normal random method (name, arguments, locals, statements, calls) drawn from its
+own RNG, seeded by (collection seed, kind, number), with the trigger added as one more top-level statement;
+so the rest of the collection is byte-identical with and without the injection.
+
+| kind | what the method gets |
+|---|---|
+| jit-null | `ldarg.0 ldc.i4.0 div` (stored or popped) |
+| jit-assert | `ldarg.0 ldc.i4.m1 shl` |
+| poison | 9-12 locals (the extra ones used through `stloc.s`/`ldloc.s`) |
+| poison-crash | `ldarg.0 dup dup dup add add add` |
+| hang | `ldarg.0 brtrue.s +2; br.s -2` (a branch to itself, reachable) |
+| stack-overflow | `ldarg.0` x 30000, `add` x 29999, `ret` (~60 KB of IL) |
+| diff-assert | `ldarg.0 ldc.i4.0 mul` |
+| missing | a call whose token has no ResolveToken record (and no GetMethodSig) |
+| ee-exception | a call whose ResolveToken record carries exceptionCode 0xE0434352 |
+| seed-arm64 | = ee-exception (meant for an Arm64 collection: dotnet/runtime#91257 with `-bug 91257`) |
+| corrupt | a normal method whose record has a bad packet canary (GetJitFlags'); framing intact |
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import struct
+
+from spmi_dbg.errors import UsageError
+from spmi_dbg.sample.builder import CLR_EXCEPTION, Callee, Method, class_handle_for, scope_for
+from spmi_dbg.sample.gen import MODULES, Generated, Generator
+from spmi_dbg.sample.il import TYPE_VOID
+
+KINDS = ("jit-null", "jit-assert", "poison", "poison-crash", "hang", "stack-overflow", "diff-assert", "missing",
+         "ee-exception", "seed-arm64", "corrupt")
+STACK_OVERFLOW_DEPTH = 30000
+
+
+def _sink(nlocals: int, rng: random.Random) -> bytes:
+    """Consume one value: store it to a local when there is one, else pop it."""
+    return bytes([0x0A + rng.randrange(nlocals)]) if nlocals else b"\x26"
+
+
+def injected(gen: Generator, kind: str, number: int) -> Generated:
+    """The method with trigger `kind` for method context `number` (does not touch `gen`'s main RNG)."""
+    if kind not in KINDS:
+        raise UsageError(f"unknown injection kind {kind!r}: expected one of {', '.join(KINDS)}")
+    rng = random.Random(f"{gen.seed}:{kind}:{number}")
+    p = gen.parts(rng, pow2=False)
+    handles = (class_handle_for(p.class_index), scope_for(1 + p.class_index % MODULES))
+    pos = rng.randrange(len(p.statements) + 1)
+    trigger = b""
+    extra: tuple[Callee, ...] = ()
+    nlocals: int | None = None
+    corrupt = False
+    if kind == "jit-null":
+        trigger = b"\x02\x16\x5b" + _sink(p.nlocals, rng)
+    elif kind == "jit-assert":
+        trigger = b"\x02\x15\x62" + _sink(p.nlocals, rng)
+    elif kind == "diff-assert":
+        trigger = b"\x02\x16\x5a" + _sink(p.nlocals, rng)
+    elif kind == "poison-crash":
+        trigger = b"\x02\x25\x25\x25\x58\x58\x58" + _sink(p.nlocals, rng)
+        p.depth = max(p.depth, 4)
+    elif kind == "hang":
+        trigger = b"\x02\x2d\x02\x2b\xfe"
+        p.depth = max(p.depth, 1)
+    elif kind == "poison":
+        nlocals = rng.randrange(9, 13)
+        k = rng.randrange(8, nlocals)
+        # a high local: stloc.s K = arg0 + 3, then ldloc.s K; pop
+        trigger = b"\x02\x1f\x03\x58\x13" + bytes([k]) + b"\x11" + bytes([k]) + b"\x26"
+        p.depth = max(p.depth, 2)
+    elif kind in ("missing", "ee-exception", "seed-arm64"):
+        idx = rng.choice(gen.value_callees)
+        c = gen.callees[idx]
+        if kind == "missing":
+            c = dataclasses.replace(c, recorded=False)
+        else:
+            c = dataclasses.replace(c, exception_code=CLR_EXCEPTION)
+        args = b"\x02" * c.nargs
+        trigger = args + b"\x28" + struct.pack("<I", c.token) + (b"\x26" if c.ret_type != TYPE_VOID else b"")
+        p.depth = max(p.depth, c.nargs, 1)
+        extra = (c,)
+        p.callees.discard(idx)
+    elif kind == "corrupt":
+        corrupt = True
+    elif kind == "stack-overflow":
+        il = b"\x02" * STACK_OVERFLOW_DEPTH + b"\x58" * (STACK_OVERFLOW_DEPTH - 1) + b"\x2a"
+        m = Method(p.name, 1, 0, il, STACK_OVERFLOW_DEPTH)
+        return Generated(m, *handles)
+    if trigger:
+        p.statements.insert(pos, trigger)
+    return Generated(p.method(gen, extra_callees=extra, nlocals=nlocals, corrupt=corrupt), *handles)
+
+
+def parse_inject(spec: str) -> list[tuple[str, int]]:
+    """`KIND@N[,N...]` -> [(kind, n), ...]; a bad spec is a UsageError (one line)."""
+    kind, at, numbers = spec.partition("@")
+    kind = kind.strip()
+    if not at or not kind or not numbers.strip():
+        raise UsageError(f"--inject {spec!r}: expected KIND@N[,N...], e.g. jit-null@42 or hang@10,20")
+    if kind not in KINDS:
+        raise UsageError(f"--inject {spec!r}: unknown kind {kind!r}: expected one of {', '.join(KINDS)}")
+    out = []
+    for part in numbers.split(","):
+        part = part.strip()
+        if not part.isdigit() or int(part) < 1:
+            raise UsageError(f"--inject {spec!r}: method context number {part!r}: expected an integer >= 1")
+        out.append((kind, int(part)))
+    return out
