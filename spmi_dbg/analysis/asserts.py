@@ -18,6 +18,9 @@ ISSUE_ASSERT = re.compile(
 )
 
 
+JIT_MESSAGE = re.compile(r"Assertion failed '(?P<expr>.*)' in '(?P<method>.*)' during '(?P<phase>.*)' \(IL size")
+
+
 @dataclass(frozen=True)
 class AssertInfo:
     expr: str
@@ -38,7 +41,12 @@ def from_frames(process: Process, frames: Sequence[Frame]) -> AssertInfo | None:
     if expr is None:
         return AssertInfo("(assert text not available)", None, None, source=f"MyICJI::doAssert (frame {i})")
     file = read_c_string(process, frame_int(f, "szFile"))
-    return AssertInfo(expr, file, frame_int(f, "iLine"), source=f"arguments of MyICJI::doAssert (frame {i})")
+    line = frame_int(f, "iLine")
+    source = f"arguments of MyICJI::doAssert (frame {i})"
+    m = JIT_MESSAGE.match(expr)  # the real JIT passes its formatted message as the expression
+    if m:
+        return AssertInfo(m["expr"], file, line, m["method"], m["phase"], source)
+    return AssertInfo(expr, file, line, source=source)
 
 
 def from_output(text: str) -> list[tuple[int, AssertInfo]]:

@@ -15,13 +15,14 @@ from spmi_dbg.analysis import frames as F
 from spmi_dbg.analysis.instruction import Instruction, decode
 from spmi_dbg.analysis.mcnumber import find_method_context
 from spmi_dbg.analysis.nullmap import NullMap, find_null_map
-from spmi_dbg.analysis.view import Frame, Process
+from spmi_dbg.analysis.view import Frame, Process, SignalInfo
 from spmi_dbg.replay import parse_command
 
 SCHEMA_VERSION = 1
 NEAR_NULL_LIMIT = 0x10000
 HARDWARE_SIGNALS = {_signal.SIGSEGV, _signal.SIGBUS, _signal.SIGILL, _signal.SIGFPE}
 SIGNATURE_FRAMES = 4
+QUICK_FRAMES = 64  # the quick check at first-chance stops looks no deeper (JitInstance::CompileMethod is near)
 
 
 @dataclass
@@ -48,6 +49,7 @@ class Diagnosis:
     assertion: dict[str, Any] | None
     frames: list[FrameInfo] = field(default_factory=list)
     folded: list[str] = field(default_factory=list)
+    signature_frames: list[str] = field(default_factory=list)  # folded, concrete (not inlined) frames
     signature: str = ""
     bucket: str = ""
     notes: list[str] = field(default_factory=list)
@@ -62,7 +64,7 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     notes: list[str] = []
     sig = process.signal()
     thread = process.selected_thread()
-    frames = thread.frames() if thread is not None else []
+    frames = thread.frames(None if full else QUICK_FRAMES) if thread is not None else []
     argv = process.argv()
     cmd = parse_command(argv) if argv else None
 
@@ -76,7 +78,7 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
 
     pc = frames[0].pc if frames else None
     module = _faulting_module(process, frames, cmd.jits if cmd else [], argv[0] if argv else None)
-    handling = _handling(process, sig.signo if sig else None, frames, module)
+    handling = _handling(process, sig, frames, module)
 
     mc_fact: dict[str, Any] | None = None
     found, tried = find_method_context(frames)
@@ -92,7 +94,8 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     insn: Instruction | None = decode(process, pc) if (full and pc is not None) else None
     assertion = asserts.from_frames(process, frames)
 
-    folded = [f.name for f in F.fold(frames)]
+    folded_frames = F.fold(frames)
+    folded = [f.name for f in folded_frames]
     diag = Diagnosis(
         schema=SCHEMA_VERSION,
         debugger=process.debugger,
@@ -107,6 +110,7 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
         frames=[FrameInfo(i, F.short_name(f.function), f.file, f.line, f.module, f.inlined)
                 for i, f in enumerate(frames)],
         folded=folded,
+        signature_frames=[f.name for f in folded_frames if not f.inlined],
         notes=notes,
     )
     diag.signature, diag.bucket = signature(diag)
@@ -151,13 +155,23 @@ def _role(path: str, jits: list[str], program: str | None) -> str:
     return "other"
 
 
-def _handling(process: Process, signo: int | None, frames: Sequence[Frame], module: dict[str, Any] | None) \
+def _stack_overflow(process: Process, sig: SignalInfo) -> bool:
+    """A fault just below the stack pointer: the guard page was hit (a null dereference is never there)."""
+    if sig.signo != _signal.SIGSEGV or sig.address is None:
+        return False
+    regs = process.registers()
+    sp = regs.get("rsp", regs.get("sp"))
+    return sp is not None and sp - 65536 <= sig.address <= sp + 4096
+
+
+def _handling(process: Process, sig: SignalInfo | None, frames: Sequence[Frame], module: dict[str, Any] | None) \
         -> dict[str, str]:
     """Would superpmi survive this signal? A hardware fault while the JIT runs (JitInstance::CompileMethod on
     the stack, the fault in the JIT or in a host callback made by it) is converted into a failed compile by
     the PAL (superpmi-conventions.md section 2): first chance. Anywhere else it kills the process."""
-    if signo is None:
+    if sig is None:
         return {"kind": "unknown", "reason": "no signal"}
+    signo = sig.signo
     if signo == _signal.SIGTRAP:
         return {"kind": "debug-break", "reason": "a debug break (JIT assert with -boa, -boe, or a breakpoint); "
                                                  "superpmi continues after it when it is passed on"}
@@ -165,8 +179,9 @@ def _handling(process: Process, signo: int | None, frames: Sequence[Frame], modu
         return {"kind": "fatal", "reason": "abort() is not converted into an exception by superpmi"}
     if signo not in HARDWARE_SIGNALS:
         return {"kind": "unknown", "reason": f"signal {signo} is not a fault superpmi handles"}
-    if len(frames) > 5000:
-        return {"kind": "fatal", "reason": f"stack overflow ({len(frames)} frames): the handler cannot run"}
+    if _stack_overflow(process, sig):
+        return {"kind": "fatal", "reason": "stack overflow (the fault is at the stack pointer's guard page): "
+                                           "the signal handler cannot run on the exhausted stack"}
     caught = process.caught_signals()
     if caught is not None and not caught & (1 << (signo - 1)):
         return {"kind": "fatal", "reason": "the process has no handler for this signal (SigCgt)"}
@@ -207,11 +222,14 @@ def _normalise(text: str) -> str:
 
 
 def signature(d: Diagnosis) -> tuple[str, str]:
-    """Signal + near-null flag + top folded frames + null map + assert text; addresses, paths, numbers out."""
+    """Signal + near-null flag + top folded frames + null map + assert text; addresses, paths, numbers out.
+    Only concrete (not inlined) frames count: gdb and lldb do not show the same inline frames of callers
+    (lldb 16 drops some), so this is what both debuggers agree on. The same code built with different
+    inlining (-O0 vs -O2) therefore gets different buckets."""
     parts = []
     if d.signal is not None:
         parts.append(d.signal["name"] + (" near-null" if d.signal["near_null"] else ""))
-    parts.append(" <- ".join(d.folded[:SIGNATURE_FRAMES]) or "no frames")
+    parts.append(" <- ".join(d.signature_frames[:SIGNATURE_FRAMES]) or "no frames")
     if d.null_map is not None:
         parts.append(f"null {d.null_map['owner_type']}::{d.null_map['member']}")
     if d.assertion is not None:

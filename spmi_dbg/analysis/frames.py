@@ -57,6 +57,7 @@ def is_lwm(frame: Frame) -> bool:
 class FoldedFrame:
     index: int  # position in the full list
     name: str
+    inlined: bool
 
 
 def fold(frames: Sequence[Frame]) -> list[FoldedFrame]:
@@ -69,7 +70,7 @@ def fold(frames: Sequence[Frame]) -> list[FoldedFrame]:
         name = short_name(f.function)
         if out and out[-1].name == name:
             continue
-        out.append(FoldedFrame(i, name))
+        out.append(FoldedFrame(i, name, f.inlined))
     return out
 
 

@@ -73,7 +73,7 @@ class Thread(Protocol):
     @property
     def tid(self) -> int: ...
 
-    def frames(self) -> Sequence[Frame]: ...  # innermost first, inlined frames included
+    def frames(self, limit: int | None = None) -> Sequence[Frame]: ...  # innermost first, inlined included
 
 
 class Process(Protocol):

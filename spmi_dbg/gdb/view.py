@@ -142,7 +142,8 @@ class GdbThread:
     def tid(self) -> int:
         return int(self._t.ptid[1] or self._t.num)
 
-    def frames(self, limit: int = 20000) -> list[GdbFrame]:
+    def frames(self, limit: int | None = None) -> list[GdbFrame]:
+        limit = limit or 100000
         prev = gdb.selected_thread()
         self._t.switch()
         try:

@@ -94,7 +94,17 @@ class LldbFrame:
 
     def variable(self, name: str) -> LldbValue | None:
         v = self._f.FindVariable(name)
-        return LldbValue(v) if v.IsValid() else None
+        if v.IsValid():
+            return LldbValue(v)
+        # lldb 16 does not always make a frame for a function inlined into a caller frame (gdb does); its
+        # variables are still in the lexical blocks around the pc.
+        block = self._f.GetBlock()
+        while block.IsValid():
+            found = block.GetVariables(self._f, True, True, False, lldb.eNoDynamicValues).GetFirstValueByName(name)
+            if found.IsValid():
+                return LldbValue(found)
+            block = block.GetParent()
+        return None
 
 
 class LldbThread:
@@ -105,8 +115,16 @@ class LldbThread:
     def tid(self) -> int:
         return int(self._t.GetThreadID())
 
-    def frames(self, limit: int = 20000) -> list[LldbFrame]:
-        return [LldbFrame(self._t.GetFrameAtIndex(i)) for i in range(min(self._t.GetNumFrames(), limit))]
+    def frames(self, limit: int | None = None) -> list[LldbFrame]:
+        out: list[LldbFrame] = []
+        i = 0
+        while limit is None or i < limit:  # GetFrameAtIndex unwinds lazily; GetNumFrames would unwind all
+            f = self._t.GetFrameAtIndex(i)
+            if not f.IsValid():
+                break
+            out.append(LldbFrame(f))
+            i += 1
+        return out
 
 
 class LldbProcess:

@@ -1,0 +1,123 @@
+"""lldb from outside, through its SB API in this process (debugger-notes.md): the module path from
+`lldb-16 -P`, lldb-server from LLVM 16's bin directory. The analysis runs in-process on LldbProcess."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from spmi_dbg.errors import SpmiDbgError
+
+PACKAGES_HINT = "Debian: apt-get install lldb-16 python3-lldb-16 liblldb-16-dev"
+LLDB_SERVER_CANDIDATES = ("/usr/lib/llvm-16/bin/lldb-server",)
+
+
+class LldbUnavailable(SpmiDbgError):
+    pass
+
+
+def import_lldb() -> ModuleType:
+    try:
+        import lldb
+
+        found: ModuleType = lldb
+        return found
+    except ImportError:
+        pass
+    exe = shutil.which("lldb-16") or shutil.which("lldb")
+    if exe is None:
+        raise LldbUnavailable(f"lldb is not installed ({PACKAGES_HINT})")
+    path = subprocess.run([exe, "-P"], capture_output=True, text=True, timeout=30).stdout.strip()
+    if not path or not Path(path).is_dir():
+        raise LldbUnavailable(f"`{exe} -P` did not name lldb's Python module directory ({PACKAGES_HINT})")
+    sys.path.append(path)
+    try:
+        import lldb
+
+        loaded: ModuleType = lldb
+        return loaded
+    except ImportError as e:
+        raise LldbUnavailable(f"cannot import lldb's Python module from {path}: {e} ({PACKAGES_HINT})") from None
+
+
+def ensure_server() -> None:
+    if "LLDB_DEBUGSERVER_PATH" in os.environ:
+        return
+    for cand in LLDB_SERVER_CANDIDATES:
+        if os.path.exists(cand):
+            os.environ["LLDB_DEBUGSERVER_PATH"] = cand
+            return
+
+
+@dataclass
+class LldbStop:
+    state: str  # "stopped", "exited", "crashed"
+    signo: int | None
+    exit_status: int | None
+
+
+class LldbSession:
+    """One target, launched synchronously; stdout/stderr of the inferior go to files."""
+
+    def __init__(self, argv: list[str], stdout: Path, stderr: Path, cwd: str | None = None) -> None:
+        self.lldb = import_lldb()
+        ensure_server()
+        lldb = self.lldb
+        self.debugger: Any = lldb.SBDebugger.Create(False)
+        self.debugger.SetAsync(False)
+        self.target: Any = self.debugger.CreateTarget(argv[0])
+        if not self.target.IsValid():
+            raise SpmiDbgError(f"lldb cannot load {argv[0]}")
+        info = lldb.SBLaunchInfo(argv[1:])
+        info.AddOpenFileAction(0, "/dev/null", True, False)
+        info.AddOpenFileAction(1, str(stdout), False, True)
+        info.AddOpenFileAction(2, str(stderr), False, True)
+        if cwd:
+            info.SetWorkingDirectory(cwd)
+        info.SetLaunchFlags(info.GetLaunchFlags() | lldb.eLaunchFlagDisableASLR)
+        err = lldb.SBError()
+        self.process: Any = self.target.Launch(info, err)
+        if not err.Success() or not self.process.IsValid():
+            raise SpmiDbgError(f"lldb could not launch {argv[0]}: {err.GetCString()}")
+        signals = self.process.GetUnixSignals()
+        # SIGTRAP reaches the program (superpmi's -boa/-boe debug breaks) when we resume after a stop.
+        signals.SetShouldSuppress(5, False)
+
+    def state(self) -> LldbStop:
+        lldb = self.lldb
+        st = self.process.GetState()
+        if st == lldb.eStateExited:
+            status = self.process.GetExitStatus()
+            desc = self.process.GetExitDescription() or ""
+            if "signal" in desc.lower():
+                return LldbStop("crashed", _signal_from(desc), None)
+            return LldbStop("exited", None, status)
+        thread = self.process.GetSelectedThread()
+        if thread.IsValid() and thread.GetStopReason() == lldb.eStopReasonSignal:
+            return LldbStop("stopped", int(thread.GetStopReasonDataAtIndex(0)), None)
+        return LldbStop("stopped", None, None)
+
+    def resume(self) -> None:
+        """Continue; a signal the thread stopped with is delivered to the program (not suppressed)."""
+        self.process.Continue()
+
+    def kill(self) -> None:
+        if self.process.IsValid():
+            self.process.Kill()
+        self.lldb.SBDebugger.Destroy(self.debugger)
+
+
+def _signal_from(text: str) -> int | None:
+    import re
+    import signal as sig
+
+    m = re.search(r"(SIG[A-Z]+)", text)
+    if m and hasattr(sig, m.group(1)):
+        return int(getattr(sig, m.group(1)))
+    return None
