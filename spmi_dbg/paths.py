@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 REPLAY = "bin/spmi-replay"
+REPLAY_O0 = "bin/spmi-replay-O0"  # the same core at -O0 (debugger tests)
 BASE_JIT = "jit/libsamplejit_base.so"
 DIFF_JIT = "jit/libsamplejit_diff.so"
 

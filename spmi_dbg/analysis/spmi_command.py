@@ -45,6 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("maps", help="the maps of a MethodContext/CompileResult: item counts, null ones marked")
     m.add_argument("expr", nargs="?", help="a MethodContext* or CompileResult* expression (default: the current "
                                            "method context and its compile results)")
+    da = sub.add_parser("disasm", help="disassemble a compile result's code (Arm64: literal pool split off)")
+    da.add_argument("cr", help="cr1 | cr2 | a CompileResult* expression")
+    rp = sub.add_parser("report", help="write a report bundle (diagnosis.json, why.txt, report.md, repro.mch)")
+    rp.add_argument("dir", nargs="?", help="output directory (default: spmi-report-<bucket>)")
     r = sub.add_parser("repro", help="write the current method context, byte-exact, to OUT (+ its .mct)")
     r.add_argument("out", nargs="?", help="output .mch (default: repro-<N>.mch in the current directory)")
     return p
@@ -90,6 +94,15 @@ def _dispatch(process: Process, args: argparse.Namespace) -> CommandResult:
         return _repro(process, args.out)
     if args.verb == "maps":
         return _maps(process, args.expr)
+    if args.verb == "disasm":
+        return _disasm(process, args.cr)
+    if args.verb == "report":
+        from spmi_dbg.report.bundle import write_bundle
+
+        d = diagnose(process)
+        out = Path(args.dir or f"spmi-report-{d.bucket}")
+        files = write_bundle(d, out)
+        return CommandResult(f"wrote {out}: " + ", ".join(f.name for f in files))
     return CommandResult(HELP)
 
 
@@ -155,3 +168,60 @@ def _maps(process: Process, expr: str | None) -> CommandResult:
                         lines += describe_maps(crv, f"{var}->{sub}")
                 return CommandResult("\n".join(lines))
     return CommandResult("", "spmi maps: no MethodContext in the stack; give an expression")
+
+
+def _lookup(process: Process, expr: str) -> Value | None:
+    """A plain name is looked up in the frames of the stack (cr1/cr2 live in NearDiffer::compare), else the
+    expression is evaluated in the selected frame."""
+    if expr.isidentifier():
+        thread = process.selected_thread()
+        for f in thread.frames(200) if thread is not None else []:
+            v = f.variable(expr)
+            if v is not None and not v.optimized_out:
+                return v
+    return process.evaluate(expr)
+
+
+def target_arch(process: Process) -> str:
+    """The architecture the JIT generated code for: superpmi's -target, else the recorded
+    GetExpectedTargetArchitecture of the current method context, else the process's own."""
+    from spmi_dbg.replay import parse_command
+
+    argv = process.argv() or []
+    opts = [o.lower() for o in parse_command(argv).options]
+    if "-target" in opts and opts.index("-target") + 1 < len(opts):
+        t = opts[opts.index("-target") + 1]
+        return "aarch64" if t in ("arm64", "aarch64") else "x86_64"
+    d = diagnose(process, full=False)
+    mc = d.method_context
+    if mc is not None and mc.get("input"):
+        from spmi_dbg.mch.collection import Collection
+
+        try:
+            with Collection.open(mc["input"]) as col:
+                arch = col.method_context(int(mc["number"])).target_arch_name
+            if arch in ("arm64", "x64"):
+                return "aarch64" if arch == "arm64" else "x86_64"
+        except SpmiDbgError:
+            pass
+    return process.arch
+
+
+def _disasm(process: Process, expr: str) -> CommandResult:
+    from spmi_dbg.analysis.disasm import DisasmError, code_of
+
+    v = _lookup(process, expr)
+    if v is None:
+        return CommandResult("", f"spmi disasm: cannot find or evaluate '{expr}'")
+    if "CompileResult" not in v.type_name:
+        return CommandResult("", f"spmi disasm: '{expr}' is a {v.type_name}, expected a CompileResult*")
+    if v.as_int() == 0:
+        return CommandResult("", f"spmi disasm: '{expr}' is a null pointer")
+    arch = target_arch(process)
+    try:
+        listing = code_of(process, v, arch)
+    except DisasmError as e:
+        return CommandResult("", f"spmi disasm: {expr}: {e}")
+    native = "unknown (no CompileMethod map)" if listing.native_size is None else str(listing.native_size)
+    head = f"{expr}: {arch} code, hotCodeSize {listing.hot_code_size}, nativeSizeOfCode {native}"
+    return CommandResult("\n".join([head, *listing.lines]))

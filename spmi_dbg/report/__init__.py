@@ -1,0 +1,1 @@
+"""Reports: Markdown, JSON and bundles written from a Diagnosis."""
