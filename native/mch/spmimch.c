@@ -4,12 +4,23 @@
  *
  * Every length read from the file is checked against the bytes that remain before it is used, in
  * 64-bit arithmetic; multi-byte fields are read with memcpy (no unaligned loads).
+ *
+ * A packet scan (SPMIMCH_SCAN_PACKETS) runs in windows of at most 64 MiB. In each window one thread
+ * hops from record header to record header (framing, record table) and hands out runs of records
+ * ("units") that a second thread, and the first once its hops are done, walk packet by packet. Each
+ * walker keeps its own problems and stats; they are merged in record order at the end of the window,
+ * so the results are exactly those of a single-threaded scan. With SPMIMCH_SCAN_RELEASE the walkers
+ * give back the pages they are done with as they go. Small windows, or one CPU, run the same checks
+ * in one fused loop. Either way the walk prefetches ahead of itself (see walk_record).
  */
-#define _DEFAULT_SOURCE /* madvise, mkstemp, fchmod */
+#define _GNU_SOURCE /* madvise, mkstemp, fchmod, sched_getaffinity */
 #include "spmimch.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +31,17 @@
 
 typedef unsigned long long ull;
 
-#define RELEASE_STEP ((uint64_t)64 << 20) /* SPMIMCH_SCAN_RELEASE: madvise at least every 64 MiB */
+#define WINDOW_BYTES ((uint64_t)64 << 20) /* a scan window; SPMIMCH_SCAN_RELEASE madvises after each one */
+#ifndef UNIT_BYTES
+#define UNIT_BYTES ((uint64_t)256 << 10) /* a unit of the parallel packet walk: records of about this many bytes */
+#endif
+#ifndef PARALLEL_MIN_BYTES
+#define PARALLEL_MIN_BYTES ((uint64_t)1 << 20) /* smaller windows are walked by the calling thread alone */
+#endif
+#define MAX_THREADS 2
+#define RELEASE_CHUNK ((uint64_t)2 << 20)  /* walkers give back walked pages in steps of at least this */
+#define PREFETCH_AHEAD 4096               /* the walk prefetches this far past the record it walks... */
+#define PREFETCH_MAX ((uint64_t)64 << 10) /* ...but not more than this past the record's start */
 #define ALL_FLAGS (SPMIMCH_SCAN_PACKETS | SPMIMCH_SCAN_RELEASE)
 
 struct spmimch_file {
@@ -68,30 +89,67 @@ static void set_error(spmimch_error* e, int code, uint32_t rec, uint64_t off, co
 
 static void null_arg(spmimch_error* e) { set_error(e, SPMIMCH_E_ARG, 0, 0, "null argument: expected a pointer, found NULL"); }
 
-/* Where problems go: a list (spmimch_scan) or only the first one (spmimch_check_record). */
+/* Where problems go: a list (spmimch_scan) or only the first one (spmimch_check_record, or a problem
+ * held back until the packet problems before it are known). */
 typedef struct sink {
     spmimch_error* list;
-    uint32_t max;
+    uint32_t max;         /* store the first max problems */
     uint32_t* n;          /* problems seen; counts past max */
     spmimch_error* first; /* non-NULL: store only the first problem here */
+    uint32_t cap;         /* entries allocated in list (the caller's list: max) */
+    int growable;         /* list is ours and grows up to max entries (a walker's); */
+    int lost;             /* ...and could not grow, so a problem was not stored */
 } sink;
+
+/* Count one more problem and return where to store it, or NULL if it is not to be stored. */
+static spmimch_error* slot(sink* s)
+{
+    if (s->first)
+        return s->first;
+    const uint32_t i = *s->n;
+    if (i < UINT32_MAX)
+        ++*s->n;
+    if (i >= s->max)
+        return NULL;
+    if (i >= s->cap) {
+        uint32_t cap = s->cap == 0 ? 16 : s->cap > s->max / 2 ? s->max : s->cap * 2;
+        if (cap > s->max)
+            cap = s->max;
+        const uint64_t bytes = (uint64_t)cap * sizeof *s->list;
+        void* p = s->growable && bytes <= SIZE_MAX ? realloc(s->list, (size_t)bytes) : NULL;
+        if (!p) {
+            s->lost = 1;
+            return NULL;
+        }
+        s->list = p;
+        s->cap = cap;
+    }
+    return &s->list[i];
+}
 
 __attribute__((format(printf, 5, 6)))
 static void report(sink* s, int code, uint32_t rec, uint64_t off, const char* fmt, ...)
 {
-    spmimch_error* e = s->first;
-    if (!e) {
-        if (*s->n < s->max)
-            e = &s->list[*s->n];
-        if (*s->n < UINT32_MAX)
-            ++*s->n;
-    }
+    spmimch_error* e = slot(s);
     if (e) {
         va_list ap;
         va_start(ap, fmt);
         vfill(e, code, rec, off, fmt, ap);
         va_end(ap);
     }
+}
+
+/* Report `count` problems found elsewhere, of which the first `stored` are in `list`; the others were
+ * not stored because they come after the first max problems (so they are only counted here either). */
+static void append(sink* s, const spmimch_error* list, uint32_t stored, uint32_t count)
+{
+    for (uint32_t i = 0; i < stored; i++) {
+        spmimch_error* e = slot(s);
+        if (e)
+            *e = list[i];
+    }
+    const uint32_t rest = count - stored;
+    *s->n = *s->n > UINT32_MAX - rest ? UINT32_MAX : *s->n + rest;
 }
 
 /* ---------------------------------------------------------------- record / packet / map checks */
@@ -124,24 +182,23 @@ static int check_frame(const uint8_t* d, uint64_t fsize, uint64_t off, uint32_t 
     return 0;
 }
 
+/* Fixed item sizes by [dense][packet id] (doc 5.2-5.4): key + value (keyed) or value (dense); a = 0: none. */
+static const struct fixed_size { uint32_t a, b; } fixed_sizes[2][256] = {
+    {[143] = {4 + 216, 4 + 212}, [118] = {4 + 16, 0}, [115] = {4 + 56, 4 + 52}, [114] = {4 + 12, 0}, [183] = {4 + 4, 0},
+     [154] = {4 + 8, 0}, [71] = {8 + 8, 0}, [45] = {8 + 4, 0}, [6] = {8 + 12, 0}},
+    {[122] = {24, 0}},
+};
+
 int spmimch_expected_item_sizes(uint8_t packet_id, int dense, uint32_t sizes[2])
 {
-    /* doc 5.2-5.4: key + value (keyed) or value (dense) */
-    static const struct { uint8_t id, dense; uint32_t a, b; } table[] = {
-        {143, 0, 4 + 216, 4 + 212}, {118, 0, 4 + 16, 0}, {115, 0, 4 + 56, 4 + 52}, {114, 0, 4 + 12, 0},
-        {183, 0, 4 + 4, 0},         {154, 0, 4 + 8, 0},  {71, 0, 8 + 8, 0},        {45, 0, 8 + 4, 0},
-        {6, 0, 8 + 12, 0},          {122, 1, 24, 0},
-    };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        if (table[i].id != packet_id || table[i].dense != (dense != 0))
-            continue;
-        if (sizes) {
-            sizes[0] = table[i].a;
-            sizes[1] = table[i].b;
-        }
-        return table[i].b ? 2 : 1;
+    const struct fixed_size* e = &fixed_sizes[dense != 0][packet_id];
+    if (!e->a)
+        return 0;
+    if (sizes) {
+        sizes[0] = e->a;
+        sizes[1] = e->b;
     }
-    return 0;
+    return e->b ? 2 : 1;
 }
 
 /* Map structure (doc 3-4): [tag] u32 numItems, then if numItems > 0: u32 bufferLength, items, side
@@ -171,14 +228,14 @@ static int check_map(const uint8_t* m, uint32_t n, unsigned id, uint32_t num, ui
     if (ibytes % items)
         FAIL(SPMIMCH_E_MAP, off, "packet %u: items do not fill the map: expected a multiple of %u bytes, found %u", id,
              items, ibytes);
-    uint32_t sizes[2], isz = ibytes / items;
-    int k = spmimch_expected_item_sizes((uint8_t)id, dense, sizes);
-    if (k && isz != sizes[0] && (k < 2 || isz != sizes[1])) {
+    const uint32_t isz = ibytes / items;
+    const struct fixed_size* fs = &fixed_sizes[dense][id & 0xff];
+    if (fs->a && isz != fs->a && (!fs->b || isz != fs->b)) {
         char exp[32];
-        if (k == 1)
-            snprintf(exp, sizeof exp, "%u", sizes[0]);
+        if (!fs->b)
+            snprintf(exp, sizeof exp, "%u", fs->a);
         else
-            snprintf(exp, sizeof exp, "%u or %u", sizes[0], sizes[1]);
+            snprintf(exp, sizeof exp, "%u or %u", fs->a, fs->b);
         FAIL(SPMIMCH_E_MAP, off, "packet %u: item size does not match the map: expected %s bytes, found %u", id, exp, isz);
     }
     const uint8_t* b = m + hdr + 8 + ibytes;
@@ -348,12 +405,317 @@ static int grow(spmimch_file* f, sink* s)
     return 0;
 }
 
+/* Frame the record at the cursor and append it to the record table. On a framing error (the scan
+ * stops for good) or when the table cannot grow, reports the problem and returns -1. */
+static int next_record(spmimch_file* f, sink* s)
+{
+    if (f->nrec == f->cap && grow(f, s) != 0)
+        return -1;
+    const uint64_t off = f->cursor;
+    uint64_t rsize = 0;
+    if (check_frame(f->data, f->size, off, f->nrec + 1, &rsize, s) != 0) {
+        f->stopped = 1;
+        return -1;
+    }
+    f->recs[f->nrec].offset = off;
+    f->recs[f->nrec].size = rsize;
+    f->nrec++;
+    f->cursor = off + rsize;
+    return 0;
+}
+
+/* Walk the packets of the record at `off` whose framing is good (len = its totalLen). Before that, ask
+ * for the cache lines up to PREFETCH_AHEAD bytes past it (but not past `limit`), from *pf on: the walk
+ * is a chain of dependent loads, so otherwise every new cache line costs a full memory latency. */
+static void walk_record(const uint8_t* d, uint64_t off, uint32_t len, uint32_t num, uint64_t limit, uint64_t* pf,
+                        spmimch_stats* st, sink* s)
+{
+    uint64_t want = off + len + 8 + PREFETCH_AHEAD;
+    if (want > off + PREFETCH_MAX)
+        want = off + PREFETCH_MAX;
+    if (want > limit)
+        want = limit;
+    if (*pf < off)
+        *pf = off;
+    for (; *pf < want; *pf += 64)
+        __builtin_prefetch(d + *pf);
+    walk_packets(d, off, len, num, st, s);
+    if (st)
+        st->records++;
+}
+
+/* One window in the calling thread: frame each record and (SPMIMCH_SCAN_PACKETS) walk its packets,
+ * until the cursor reaches stop_at. */
+static int scan_sequential(spmimch_file* f, unsigned flags, uint64_t stop_at, spmimch_stats* stats, sink* s)
+{
+    uint64_t pf = f->cursor;
+    while (f->cursor < stop_at) {
+        const uint64_t off = f->cursor;
+        const uint32_t num = f->nrec + 1;
+        if (next_record(f, s) != 0)
+            return -1;
+        if (flags & SPMIMCH_SCAN_PACKETS)
+            walk_record(f->data, off, (uint32_t)(f->cursor - off - 8), num, f->size, &pf, stats, s);
+    }
+    return 0;
+}
+
+/* ---- parallel packet walk of one window */
+
+/* Consecutive records with good framing, walked by one thread. */
+typedef struct unit {
+    uint64_t start, end;  /* offset of the first record, end of the last */
+    uint32_t first_num;   /* method context number of the first record */
+    /* set by the walker: */
+    uint32_t walker;      /* index of the walker that walked it */
+    uint32_t count;       /* problems found in it; the first `stored` of them are */
+    uint32_t first;       /*   in the walker's list at [first ...] */
+    uint32_t stored;
+    int walked;           /* guarded by pwalk.mu */
+} unit;
+
+struct pwalk;
+
+typedef struct walker {
+    struct pwalk* pw;
+    uint32_t index;
+    uint32_t n;           /* problems this walker found */
+    sink s;               /* its problems; keeps the first max (those the caller can still store) */
+    spmimch_stats stats;  /* its stats (when the caller wants stats) */
+} walker;
+
+typedef struct pwalk {
+    const uint8_t* data;
+    uint8_t* map;         /* for madvise */
+    uint64_t page;
+    int release;          /* SPMIMCH_SCAN_RELEASE: give back walked pages as the walk goes */
+    int want_stats;
+    unit* units;
+    uint32_t cap;         /* units allocated */
+    pthread_mutex_t mu;   /* guards the fields below and unit.walked */
+    pthread_cond_t cv;    /* signalled when a unit is published or the hops are done */
+    uint32_t published;   /* units[0, published) are ready */
+    uint32_t claimed;     /* units[0, claimed) have been taken by a walker */
+    uint32_t finished;    /* units[0, finished) have been walked */
+    int done;             /* no more units will be published */
+    uint64_t released;    /* pages before this offset have been given back */
+    walker walkers[MAX_THREADS];
+} pwalk;
+
+/* Walk the packets of every record of u (their framing was checked by the hops). */
+static void walk_unit(const uint8_t* d, const unit* u, spmimch_stats* st, sink* s)
+{
+    uint64_t pf = u->start;
+    uint32_t num = u->first_num;
+    for (uint64_t off = u->start; off < u->end; num++) {
+        const uint32_t len = rd32(d + off + 2);
+        walk_record(d, off, len, num, u->end, &pf, st, s);
+        off += (uint64_t)len + 8;
+    }
+}
+
+/* Record that u has been walked; with SPMIMCH_SCAN_RELEASE, give back the pages of the units walked so far
+ * once there are RELEASE_CHUNK bytes of them. */
+static void finish_unit(pwalk* pw, unit* u)
+{
+    uint64_t from = 0, upto = 0;
+    pthread_mutex_lock(&pw->mu);
+    u->walked = 1;
+    while (pw->finished < pw->published && pw->units[pw->finished].walked)
+        pw->finished++;
+    if (pw->release && pw->finished) {
+        const uint64_t end = pw->units[pw->finished - 1].end;
+        if (end - end % pw->page >= pw->released + RELEASE_CHUNK) {
+            from = pw->released;
+            upto = pw->released = end - end % pw->page;
+        }
+    }
+    pthread_mutex_unlock(&pw->mu);
+    if (upto)
+        madvise(pw->map + from, (size_t)(upto - from), MADV_DONTNEED);
+}
+
+/* The next unit to walk, waiting for the hops if needed; NULL when there are no more. */
+static unit* claim_unit(pwalk* pw)
+{
+    pthread_mutex_lock(&pw->mu);
+    while (pw->claimed == pw->published && !pw->done)
+        pthread_cond_wait(&pw->cv, &pw->mu);
+    unit* u = pw->claimed < pw->published ? &pw->units[pw->claimed++] : NULL;
+    pthread_mutex_unlock(&pw->mu);
+    return u;
+}
+
+/* Walker thread body (also run by the hopping thread once its hops are done). */
+static void* walker_main(void* arg)
+{
+    walker* w = arg;
+    pwalk* pw = w->pw;
+    const uint32_t keep = w->s.max;
+    for (unit* u; (u = claim_unit(pw)) != NULL;) {
+        const uint32_t before = w->n;
+        walk_unit(pw->data, u, pw->want_stats ? &w->stats : NULL, &w->s);
+        u->walker = w->index;
+        u->count = w->n - before;
+        u->first = before < keep ? before : keep;
+        u->stored = (w->n < keep ? w->n : keep) - u->first;
+        finish_unit(pw, u);
+    }
+    return NULL;
+}
+
+/* Make the records [start, end) the next unit (if not empty); `done`: it is the last one. */
+static void publish(pwalk* pw, uint64_t start, uint64_t end, uint32_t first_num, int done)
+{
+    pthread_mutex_lock(&pw->mu);
+    if (end > start) {
+        unit* u = &pw->units[pw->published++];
+        memset(u, 0, sizeof *u);
+        u->start = start;
+        u->end = end;
+        u->first_num = first_num;
+    }
+    pw->done = done;
+    pthread_cond_broadcast(&pw->cv);
+    pthread_mutex_unlock(&pw->mu);
+}
+
+/* Start the walker threads 1..threads-1 (with all signals blocked, so that signals go to the caller's
+ * thread). Returns how many threads run, counting the caller's. */
+static int start_walkers(pwalk* pw, pthread_t* tids, int threads)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int started = 1;
+    while (started < threads && pthread_create(&tids[started], NULL, walker_main, &pw->walkers[started]) == 0)
+        started++;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return started;
+}
+
+/* Frame records from the cursor up to stop_at, publishing them in units of about UNIT_BYTES (one
+ * unit slot is kept for the last). On a framing error or when the table cannot grow, the problem is
+ * held in *stop and -1 returned. */
+static int hop(spmimch_file* f, pwalk* pw, uint64_t stop_at, spmimch_error* stop)
+{
+    sink hold = {.first = stop};
+    uint64_t ustart = f->cursor;
+    uint32_t unum = f->nrec + 1;
+    int rc = 0;
+    while (f->cursor < stop_at) {
+        if (next_record(f, &hold) != 0) {
+            rc = -1;
+            break;
+        }
+        if (f->cursor - ustart >= UNIT_BYTES && pw->published + 1 < pw->cap) {
+            publish(pw, ustart, f->cursor, unum, 0);
+            ustart = f->cursor;
+            unum = f->nrec + 1;
+        }
+    }
+    publish(pw, ustart, f->cursor, unum, 1);
+    return rc;
+}
+
+/* Add what the walkers found to the caller's problems and stats, in record order. */
+static void merge(pwalk* pw, int walkers, spmimch_stats* stats, sink* out)
+{
+    for (uint32_t k = 0; k < pw->published; k++) {
+        const unit* u = &pw->units[k];
+        if (u->count)
+            append(out, pw->walkers[u->walker].s.list + u->first, u->stored, u->count);
+    }
+    for (int i = 0; stats && i < walkers; i++) {
+        const spmimch_stats* ws = &pw->walkers[i].stats;
+        for (int id = 0; id < 256; id++) {
+            stats->packet_count[id] += ws->packet_count[id];
+            stats->packet_bytes[id] += ws->packet_bytes[id];
+        }
+        stats->records += ws->records;
+    }
+}
+
+/* One window of a packet scan with `threads` threads: the calling thread frames the records up to
+ * stop_at and hands them out in units; walker threads, and the calling thread once its hops are done,
+ * walk them. Then the walkers' problems and stats are merged into the caller's in record order,
+ * followed by the problem that stopped the hops, if any. Returns 0 or -1 as scan_sequential does, or
+ * 1 when the walk could not be set up (nothing was done). */
+static int scan_parallel(spmimch_file* f, unsigned flags, uint64_t stop_at, spmimch_stats* stats, sink* out, int threads)
+{
+    pwalk pw;
+    memset(&pw, 0, sizeof pw);
+    pw.data = f->data;
+    pw.map = f->map;
+    pw.page = f->page;
+    pw.release = (flags & SPMIMCH_SCAN_RELEASE) != 0;
+    pw.released = f->released;
+    pw.want_stats = stats != NULL;
+    pw.cap = (uint32_t)((stop_at - f->cursor) / UNIT_BYTES + 2);
+    pw.units = malloc(pw.cap * sizeof *pw.units);
+    if (!pw.units)
+        return 1;
+    if (pthread_mutex_init(&pw.mu, NULL) != 0) {
+        free(pw.units);
+        return 1;
+    }
+    if (pthread_cond_init(&pw.cv, NULL) != 0) {
+        pthread_mutex_destroy(&pw.mu);
+        free(pw.units);
+        return 1;
+    }
+    const uint32_t keep = *out->n < out->max ? out->max - *out->n : 0;
+    for (int i = 0; i < threads; i++) {
+        walker* w = &pw.walkers[i];
+        w->pw = &pw;
+        w->index = (uint32_t)i;
+        w->s.max = keep;
+        w->s.n = &w->n;
+        w->s.growable = 1;
+    }
+    pthread_t tids[MAX_THREADS];
+    const int started = start_walkers(&pw, tids, threads);
+    int rc = 1;
+    if (started > 1) {
+        spmimch_error stop;
+        rc = hop(f, &pw, stop_at, &stop);
+        walker_main(&pw.walkers[0]);
+        for (int i = 1; i < started; i++)
+            pthread_join(tids[i], NULL);
+        f->released = pw.released;
+        int lost = 0;
+        for (int i = 0; i < started; i++)
+            lost |= pw.walkers[i].s.lost;
+        if (!lost)
+            merge(&pw, started, stats, out);
+        else /* a walker could not keep its problems: walk again in this thread */
+            for (uint32_t k = 0; k < pw.published; k++)
+                walk_unit(f->data, &pw.units[k], stats, out);
+        if (rc != 0)
+            append(out, &stop, 1, 1);
+    }
+    for (int i = 0; i < threads; i++)
+        free(pw.walkers[i].s.list);
+    pthread_cond_destroy(&pw.cv);
+    pthread_mutex_destroy(&pw.mu);
+    free(pw.units);
+    return rc;
+}
+
+/* Threads for a packet walk: 2 when the process may run on 2 CPUs or more, else 1. */
+static int walk_threads(void)
+{
+    cpu_set_t set;
+    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
+    return n >= MAX_THREADS ? MAX_THREADS : 1;
+}
+
 int spmimch_scan(spmimch_file* f, unsigned flags, uint64_t budget_bytes, spmimch_stats* stats,
                  spmimch_error* problems, uint32_t max_problems, uint32_t* n_problems)
 {
     if (!f || !n_problems || (!problems && max_problems))
         return -1;
-    sink s = {problems, max_problems, n_problems, NULL};
+    sink s = {.list = problems, .max = max_problems, .n = n_problems, .cap = max_problems};
     if (flags & ~ALL_FLAGS) {
         report(&s, SPMIMCH_E_ARG, 0, 0, "bad flags: expected a combination of 1 and 2, found %u", flags);
         return -1;
@@ -361,43 +723,31 @@ int spmimch_scan(spmimch_file* f, unsigned flags, uint64_t budget_bytes, spmimch
     if (f->stopped)
         return -1;
     const uint64_t start = f->cursor;
-    uint64_t next_release = start + RELEASE_STEP;
-    while (f->cursor < f->size) {
-        if (f->nrec == f->cap && grow(f, &s) != 0)
-            return -1;
-        const uint64_t off = f->cursor;
-        const uint32_t num = f->nrec + 1;
-        uint64_t rsize = 0;
-        if (check_frame(f->data, f->size, off, num, &rsize, &s) != 0) {
-            f->stopped = 1;
-            break;
-        }
-        if (flags & SPMIMCH_SCAN_PACKETS) {
-            walk_packets(f->data, off, (uint32_t)(rsize - 8), num, stats, &s);
-            if (stats)
-                stats->records++;
-        }
-        f->recs[f->nrec].offset = off;
-        f->recs[f->nrec].size = rsize;
-        f->nrec++;
-        f->cursor = off + rsize;
-        if ((flags & SPMIMCH_SCAN_RELEASE) && f->cursor >= next_release) {
+    const int threads = (flags & SPMIMCH_SCAN_PACKETS) ? walk_threads() : 1;
+    int rc = 0;
+    while (rc == 0 && f->cursor < f->size && !(budget_bytes && f->cursor - start >= budget_bytes)) {
+        uint64_t limit = WINDOW_BYTES;
+        if (budget_bytes && budget_bytes - (f->cursor - start) < limit)
+            limit = budget_bytes - (f->cursor - start);
+        const uint64_t stop_at = f->size - f->cursor > limit ? f->cursor + limit : f->size;
+        rc = 1;
+        if (threads > 1 && stop_at - f->cursor >= PARALLEL_MIN_BYTES)
+            rc = scan_parallel(f, flags, stop_at, stats, &s, threads);
+        if (rc == 1)
+            rc = scan_sequential(f, flags, stop_at, stats, &s);
+        if (flags & SPMIMCH_SCAN_RELEASE)
             release(f);
-            next_release = f->cursor + RELEASE_STEP;
-        }
-        if (budget_bytes && f->cursor - start >= budget_bytes)
-            break;
     }
     if (flags & SPMIMCH_SCAN_RELEASE)
-        release(f);
-    return f->stopped ? -1 : f->cursor < f->size ? 1 : 0;
+        release(f); /* also when there was nothing left to scan */
+    return rc != 0 ? -1 : f->cursor < f->size ? 1 : 0;
 }
 
 int spmimch_check_record(spmimch_file* f, uint64_t offset, uint32_t number, unsigned flags, uint64_t* size,
                          spmimch_error* err)
 {
     spmimch_error scratch;
-    sink s = {NULL, 0, NULL, err ? err : &scratch};
+    sink s = {.first = err ? err : &scratch};
     if (!f) {
         null_arg(err);
         return -1;

@@ -301,6 +301,11 @@ class Collection:
         self._ensure_framed()
         return self._backend.table()[0::2].tolist()
 
+    def record_offsets_raw(self) -> bytes:
+        """Offsets of all records as packed u64 LE (compares byte-for-byte with an index's offsets)."""
+        self._ensure_framed()
+        return self._backend.table()[0::2].tobytes()
+
     def record_sizes(self) -> list[int]:
         self._ensure_framed()
         return self._backend.table()[1::2].tolist()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 import struct
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,13 +109,17 @@ class Toc:
         for i in range(self.count):
             yield self.entry(i)
 
-    def offsets_and_numbers(self) -> tuple[list[int], list[int]]:
-        """All offsets and numbers in one bulk read of the (already validated) file."""
+    def offsets_and_numbers_raw(self) -> tuple[bytes, bytes]:
+        """All offsets (i64 LE) and numbers (i32 LE), packed, from one bulk read of the validated file."""
         data = self.path.read_bytes()[8:8 + 48 * self.count]
         if not data:
-            return [], []
+            return b"", b""
         view = memoryview(data)
-        return view.cast("q")[0::6].tolist(), view.cast("i")[2::12].tolist()
+        return view.cast("q")[0::6].tobytes(), view.cast("i")[2::12].tobytes()
+
+    def offsets_and_numbers(self) -> tuple[list[int], list[int]]:
+        offsets, numbers = self.offsets_and_numbers_raw()
+        return array("q", offsets).tolist(), array("i", numbers).tolist()
 
     def all_entries(self) -> list[TocEntry]:
         """Every entry, in one bulk read of the (already validated) file."""
