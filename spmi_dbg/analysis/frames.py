@@ -25,6 +25,8 @@ def short_name(function: str | None) -> str:
     if not function:
         return "??"
     name = function.strip()
+    if name.startswith("::"):  # lldb 16 names a static (internal linkage) function "::InvokeNearDiffer(...)"
+        name = name[2:]
     depth = 0
     for i, ch in enumerate(name):  # cut the parameter list: the first '(' outside template brackets
         if ch == "<":

@@ -88,6 +88,7 @@ class LldbSession:
         signals = self.process.GetUnixSignals()
         # SIGTRAP reaches the program (superpmi's -boa/-boe debug breaks) when we resume after a stop.
         signals.SetShouldSuppress(5, False)
+        self._delivered: int | None = None  # the signal the last resume delivered to the program
 
     def state(self) -> LldbStop:
         lldb = self.lldb
@@ -97,6 +98,11 @@ class LldbSession:
             desc = self.process.GetExitDescription() or ""
             if "signal" in desc.lower():
                 return LldbStop("crashed", _signal_from(desc), None)
+            # lldb 16 reports death by a signal as an exit status equal to the signal number, with no
+            # description (the gdb-remote 'X' packet's kind is lost): a status equal to the signal the last
+            # resume delivered is that signal killing the process (the replay's own exit codes are 0-3, 255).
+            if not desc and self._delivered is not None and status == self._delivered:
+                return LldbStop("crashed", status, None)
             return LldbStop("exited", None, status)
         thread = self.process.GetSelectedThread()
         if thread.IsValid() and thread.GetStopReason() == lldb.eStopReasonSignal:
@@ -105,6 +111,9 @@ class LldbSession:
 
     def resume(self) -> None:
         """Continue; a signal the thread stopped with is delivered to the program (not suppressed)."""
+        thread = self.process.GetSelectedThread()
+        self._delivered = int(thread.GetStopReasonDataAtIndex(0)) \
+            if thread.IsValid() and thread.GetStopReason() == self.lldb.eStopReasonSignal else None
         self.process.Continue()
 
     def kill(self) -> None:

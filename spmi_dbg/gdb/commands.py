@@ -15,10 +15,14 @@ class SpmiCommand(gdb.Command):  # type: ignore[misc]
         super().__init__("spmi", gdb.COMMAND_USER)
 
     def invoke(self, argument: str, from_tty: bool) -> None:
+        if gdb.selected_inferior().pid == 0:  # as the lldb adapter: no stop to diagnose, not an empty one
+            raise gdb.GdbError("spmi: no process (run the program first)")
         try:
             result = run(GdbProcess(), argument)
         except gdb.error as e:  # the debugger itself refused something: one line, no traceback
             raise gdb.GdbError(f"spmi: {e}") from None
+        except Exception as e:  # a bug of ours: still one line (the JSON/driver path reports it too)
+            raise gdb.GdbError(f"spmi: internal error: {type(e).__name__}: {e}") from None
         if result.text:
             gdb.write(result.text + "\n")
         if result.error:

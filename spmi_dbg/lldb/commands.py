@@ -14,7 +14,11 @@ def spmi_command(debugger: Any, command: str, exe_ctx: Any, result: Any, interna
     if not target.IsValid() or not target.GetProcess().IsValid():
         result.SetError("spmi: no process (run the program first)")
         return
-    res = run(LldbProcess(target), command)
+    try:
+        res = run(LldbProcess(target), command)
+    except Exception as e:  # a bug of ours: one line, never a traceback in the user's session
+        result.SetError(f"spmi: internal error: {type(e).__name__}: {e}")
+        return
     if res.text:
         result.AppendMessage(res.text)
     if res.error:

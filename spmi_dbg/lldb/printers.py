@@ -69,7 +69,7 @@ def register(debugger: Any) -> None:
     cmds = [
         'type summary add -w spmi -x "^(Dense)?LightWeightMap<.+>$" -F spmi_dbg.lldb.printers.lwm_summary',
         'type synthetic add -w spmi -x "^(Dense)?LightWeightMap<.+>$" -l spmi_dbg.lldb.printers.LightWeightMapChildren',
-        'type summary add -w spmi -x "^(MethodContext|CompileResult)$" -F spmi_dbg.lldb.printers.owner_summary',
+        'type summary add -w spmi -p -x "^(MethodContext|CompileResult)$" -F spmi_dbg.lldb.printers.owner_summary',
         "type category enable spmi",
     ]
     for c in cmds:

@@ -39,9 +39,11 @@ class LldbValue:
         return None if err.Fail() else int(v)
 
     def _struct(self) -> Any:
-        if self._v.GetType().GetCanonicalType().IsPointerType():
-            return self._v.Dereference()
-        return self._v
+        v = self._v
+        if v.GetType().GetCanonicalType().IsPointerType():
+            v = v.Dereference()
+        # The members, not the synthetic children the `spmi` category gives a LightWeightMap ([0], [1], ...)
+        return v.GetNonSyntheticValue()
 
     def field(self, name: str) -> LldbValue | None:
         child = self._struct().GetChildMemberWithName(name)
