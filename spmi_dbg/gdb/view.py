@@ -8,6 +8,7 @@ from typing import Any
 
 import gdb
 
+from spmi_dbg.analysis import procfs
 from spmi_dbg.analysis.view import Module, SignalInfo
 
 _SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
@@ -235,14 +236,9 @@ class GdbProcess:
         return out
 
     def argv(self) -> list[str] | None:
-        pid = self.pid
-        if pid:
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    parts = f.read().split(b"\0")
-                return [p.decode(errors="replace") for p in parts if p] or None
-            except OSError:
-                pass
+        live = procfs.cmdline(self.pid)
+        if live:
+            return live
         filename = gdb.current_progspace().filename
         args = gdb.parameter("args")
         if filename:
@@ -252,17 +248,7 @@ class GdbProcess:
         return None
 
     def caught_signals(self) -> int | None:
-        pid = self.pid
-        if not pid:
-            return None
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                for line in f:
-                    if line.startswith("SigCgt:"):
-                        return int(line.split()[1], 16)
-        except OSError:
-            return None
-        return None
+        return procfs.caught_signals(self.pid)
 
     def evaluate(self, expression: str) -> GdbValue | None:
         try:

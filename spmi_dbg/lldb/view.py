@@ -9,6 +9,7 @@ from typing import Any
 
 import lldb
 
+from spmi_dbg.analysis import procfs
 from spmi_dbg.analysis.view import Module, SignalInfo
 
 _SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
@@ -217,15 +218,9 @@ class LldbProcess:
         return out
 
     def argv(self) -> list[str] | None:
-        pid = self.pid
-        if pid:
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    parts = f.read().split(b"\0")
-                if parts and parts[0]:
-                    return [p.decode(errors="replace") for p in parts if p]
-            except OSError:
-                pass
+        live = procfs.cmdline(self.pid)
+        if live:
+            return live
         info = self._process.GetProcessInfo() if self._process.IsValid() else None
         exe = self._target.GetExecutable()
         if exe.IsValid():
@@ -235,17 +230,7 @@ class LldbProcess:
         return [str(info.GetName())] if info is not None else None
 
     def caught_signals(self) -> int | None:
-        pid = self.pid
-        if not pid:
-            return None
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                for line in f:
-                    if line.startswith("SigCgt:"):
-                        return int(line.split()[1], 16)
-        except OSError:
-            return None
-        return None
+        return procfs.caught_signals(self.pid)
 
     def lookup_type_fields(self, type_name: str) -> list[tuple[str, str]] | None:
         t = self._target.FindFirstType(type_name)
