@@ -43,8 +43,8 @@ class RThread:
     tid: int
     stack: list[RFrame]
 
-    def frames(self) -> list[RFrame]:
-        return self.stack
+    def frames(self, limit: int | None = None) -> list[RFrame]:
+        return self.stack[:limit]
 
 
 @dataclass
@@ -81,6 +81,9 @@ class RProcess:
 
     def registers(self) -> dict[str, int]:
         return self.regs
+
+    def stack_pointer(self) -> int | None:
+        return self.regs.get("rsp", self.regs.get("sp"))
 
     def argv(self) -> list[str] | None:
         return self.command

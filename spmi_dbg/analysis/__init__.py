@@ -3,4 +3,16 @@ Imports no debugger module; `spmi_dbg.gdb` and `spmi_dbg.lldb` adapt their debug
 
 from spmi_dbg.analysis.diagnosis import Diagnosis, diagnose
 
-__all__ = ["Diagnosis", "diagnose"]
+__all__ = ["Diagnosis", "diagnose", "preload"]
+
+
+def preload() -> None:
+    """Import what a full diagnosis needs (capstone, the collection reader) when the extension loads, so
+    that the first `spmi why` at a crash does not pay for it (~30 ms)."""
+    import importlib
+
+    for name in ("capstone", "spmi_dbg.mch.collection", "spmi_dbg.analysis.disasm"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass

@@ -12,8 +12,9 @@ from typing import Any
 
 from spmi_dbg.analysis import asserts
 from spmi_dbg.analysis import frames as F
+from spmi_dbg.analysis.facts import frame_int, member_int
 from spmi_dbg.analysis.instruction import Instruction, decode
-from spmi_dbg.analysis.mcnumber import find_method_context
+from spmi_dbg.analysis.mcnumber import MethodContextNumber, find_method_context
 from spmi_dbg.analysis.nullmap import NullMap, find_null_map
 from spmi_dbg.analysis.view import Frame, Process, SignalInfo
 from spmi_dbg.replay import parse_command
@@ -79,6 +80,8 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     pc = frames[0].pc if frames else None
     module = _faulting_module(process, frames, cmd.jits if cmd else [], argv[0] if argv else None)
     handling = _handling(process, sig, frames, module)
+    if not full:
+        return _quick(process, signal_fact, handling, module, frames, notes)
 
     mc_fact: dict[str, Any] | None = None
     found, tried = find_method_context(frames)
@@ -115,6 +118,33 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     )
     diag.signature, diag.bucket = signature(diag)
     return diag
+
+
+def _quick(process: Process, signal_fact: dict[str, Any] | None, handling: dict[str, str],
+           module: dict[str, Any] | None, frames: Sequence[Frame], notes: list[str]) -> Diagnosis:
+    """The per-stop check: what is needed to decide whether to pass the stop on, and where it happened
+    (the first folded frame and, when JitInstance::CompileMethod is on the stack, its mcIndex)."""
+    mc_fact: dict[str, Any] | None = None
+    hit = F.find(frames, "JitInstance::CompileMethod")
+    n = frame_int(hit[1], "mcIndex") if hit is not None else None
+    if hit is not None and n:
+        mc_fact = {"number": n, "source": f"mcIndex argument of JitInstance::CompileMethod (frame {hit[0]})",
+                   "name": None, "il_size": None, "input": None}
+    else:  # optimized out (lldb cannot use entry values): the JIT's own field, then the complete search
+        jit = next(((i, f) for i, f in enumerate(frames[:hit[0] if hit else 16])
+                    if F.class_of(f.function) == "Compiler"), None)
+        n = member_int(jit[1].variable("this"), "compMethodSuperPMIIndex") if jit is not None else None
+        found = MethodContextNumber(n, f"Compiler::compMethodSuperPMIIndex (frame {jit[0]})") \
+            if jit is not None and n and n > 0 else find_method_context(frames)[0]
+        if found is not None:
+            mc_fact = {"number": found.number, "source": found.source, "name": None, "il_size": None,
+                       "input": None}
+    first = next((f for f in F.fold(frames[:16])), None)
+    d = Diagnosis(schema=SCHEMA_VERSION, debugger=process.debugger, arch=process.arch, signal=signal_fact,
+                  handling=handling, faulting_module=module, method_context=mc_fact, null_map=None,
+                  instruction=None, assertion=None, folded=[first.name] if first else [], notes=notes)
+    d.signature, d.bucket = signature(d)
+    return d
 
 
 def _faulting_module(process: Process, frames: Sequence[Frame], jits: list[str], program: str | None) \
@@ -157,10 +187,9 @@ def _role(path: str, jits: list[str], program: str | None) -> str:
 
 def _stack_overflow(process: Process, sig: SignalInfo) -> bool:
     """A fault just below the stack pointer: the guard page was hit (a null dereference is never there)."""
-    if sig.signo != _signal.SIGSEGV or sig.address is None:
+    if sig.signo != _signal.SIGSEGV or sig.address is None or sig.address < NEAR_NULL_LIMIT:
         return False
-    regs = process.registers()
-    sp = regs.get("rsp", regs.get("sp"))
+    sp = process.stack_pointer()
     return sp is not None and sp - 65536 <= sig.address <= sp + 4096
 
 
@@ -173,8 +202,9 @@ def _handling(process: Process, sig: SignalInfo | None, frames: Sequence[Frame],
         return {"kind": "unknown", "reason": "no signal"}
     signo = sig.signo
     if signo == _signal.SIGTRAP:
-        return {"kind": "debug-break", "reason": "a debug break (JIT assert with -boa, -boe, or a breakpoint); "
-                                                 "superpmi continues after it when it is passed on"}
+        return {"kind": "debug-break",
+                "reason": "a debug break (superpmi's -boa/-boe/-box DEBUG_BREAK, or a JIT assert): it asks the "
+                          "attached debugger to stop; resuming past it continues the replay"}
     if signo == _signal.SIGABRT:
         return {"kind": "fatal", "reason": "abort() is not converted into an exception by superpmi"}
     if signo not in HARDWARE_SIGNALS:

@@ -109,7 +109,7 @@ def _dispatch(process: Process, args: argparse.Namespace) -> CommandResult:
 def _repro(process: Process, out: str | None) -> CommandResult:
     from spmi_dbg.mch.collection import Collection
 
-    d = diagnose(process, full=False)
+    d = diagnose(process)
     mc = d.method_context
     if mc is None:
         return CommandResult("", "spmi repro: no method context found in the stack")
@@ -160,7 +160,7 @@ def _maps(process: Process, expr: str | None) -> CommandResult:
     for f in thread.frames() if thread is not None else []:
         for var in ("mc", "MethodToCompile", "this"):
             v = f.variable(var)
-            if v is not None and "MethodContext" in v.type_name and v.as_int():
+            if v is not None and v.type_name.replace(" ", "") == "MethodContext*" and v.as_int():
                 lines = describe_maps(v, var)
                 for sub in ("cr", "originalCR"):
                     crv = v.field(sub)
@@ -192,7 +192,7 @@ def target_arch(process: Process) -> str:
     if "-target" in opts and opts.index("-target") + 1 < len(opts):
         t = opts[opts.index("-target") + 1]
         return "aarch64" if t in ("arm64", "aarch64") else "x86_64"
-    d = diagnose(process, full=False)
+    d = diagnose(process)
     mc = d.method_context
     if mc is not None and mc.get("input"):
         from spmi_dbg.mch.collection import Collection

@@ -98,6 +98,8 @@ class Process(Protocol):
 
     def registers(self) -> dict[str, int]: ...  # of the selected thread's innermost frame
 
+    def stack_pointer(self) -> int | None: ...  # of the selected thread's innermost frame (cheap)
+
     def argv(self) -> list[str] | None: ...  # the inferior's command line
 
     def caught_signals(self) -> int | None: ...  # SigCgt mask from /proc/PID/status, when readable

@@ -109,12 +109,22 @@ class LldbSession:
             return LldbStop("stopped", int(thread.GetStopReasonDataAtIndex(0)), None)
         return LldbStop("stopped", None, None)
 
-    def resume(self) -> None:
-        """Continue; a signal the thread stopped with is delivered to the program (not suppressed)."""
+    def resume(self, *, deliver: bool = True, step_over_brk: bool = False) -> None:
+        """Continue. With deliver, the signal the thread stopped with reaches the program; without, it is
+        suppressed for this resume (a debug break the debugger absorbs; on aarch64 the pc steps over brk)."""
         thread = self.process.GetSelectedThread()
-        self._delivered = int(thread.GetStopReasonDataAtIndex(0)) \
+        signo = int(thread.GetStopReasonDataAtIndex(0)) \
             if thread.IsValid() and thread.GetStopReason() == self.lldb.eStopReasonSignal else None
+        self._delivered = signo if deliver else None
+        signals = self.process.GetUnixSignals()
+        if signo is not None and not deliver:
+            signals.SetShouldSuppress(signo, True)
+            if step_over_brk:
+                frame = thread.GetFrameAtIndex(0)
+                frame.SetPC(frame.GetPC() + 4)
         self.process.Continue()
+        if signo is not None and not deliver:
+            signals.SetShouldSuppress(signo, False)
 
     def kill(self) -> None:
         if self.process.IsValid():

@@ -33,9 +33,17 @@ class StopsResult:
     detail: str = ""
 
 
-# Runs inside gdb after `run`. PASS and STOP_FIRST are set by the caller.
+# Runs inside gdb after `run`. PASS and STOP_FIRST are set by the caller. A debug break is resumed
+# without delivering SIGTRAP unless the program has a SIGTRAP handler (debugger-notes.md: pass SIGTRAP
+# with `signal SIGTRAP` only to a program that handles it; superpmi's DEBUG_BREAK expects the debugger to
+# absorb it, and on aarch64 the pc must step over `brk`).
 _GDB_LOOP = r'''
 import gdb, json, time
+
+def _catches(proc, signo):
+    mask = proc.caught_signals()
+    return mask is not None and bool(mask & (1 << (signo - 1)))
+
 from spmi_dbg.gdb.view import GdbProcess
 from spmi_dbg.analysis import diagnose
 passed = []
@@ -53,9 +61,16 @@ while result is None:
     kind = quick.handling["kind"]
     if not STOP_FIRST and kind in PASS and quick.signal is not None and len(passed) < MAX_PASSES \
             and time.monotonic() < deadline:
+        proc = GdbProcess()
+        deliver = kind != "debug-break" or _catches(proc, quick.signal["signo"])
         passed.append({"signal": quick.signal["name"], "kind": kind, "frame": (quick.folded or ["?"])[0],
-                       "method_context": (quick.method_context or {}).get("number")})
-        gdb.execute("signal " + quick.signal["name"], to_string=True)
+                       "method_context": (quick.method_context or {}).get("number"), "delivered": deliver})
+        if deliver:
+            gdb.execute("signal " + quick.signal["name"], to_string=True)
+        else:  # resume past the break without the signal, as a debugger user does
+            if proc.arch == "aarch64":
+                gdb.execute("set $pc = $pc + 4", to_string=True)  # brk is re-executed otherwise
+            gdb.execute("continue", to_string=True)
         continue
     result = {"outcome": "stop", "passed": passed, "diagnosis": diagnose(GdbProcess()).to_json()}
 print(MARK + json.dumps(result))
@@ -98,9 +113,10 @@ def run_gdb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.0
 def run_lldb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.0, max_passes: int = 10000,
              cwd: str | None = None) -> StopsResult:
     """The same over lldb's SB API, in this process (one fresh SBDebugger per call)."""
-    from spmi_dbg.analysis import diagnose
+    from spmi_dbg.analysis import diagnose, preload
     from spmi_dbg.driver.lldb_session import LldbSession
 
+    preload()
     with tempfile.TemporaryDirectory(prefix="spmi-dbg-lldb-") as tmp:
         session = LldbSession(argv, Path(tmp) / "stdout", Path(tmp) / "stderr", cwd=cwd)
         from spmi_dbg.lldb.view import LldbProcess  # importable once LldbSession found the lldb module
@@ -119,10 +135,14 @@ def run_lldb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.
                 kind = quick.handling["kind"]
                 if not stop_first and kind in PASS_KINDS and quick.signal is not None and \
                         len(passed) < max_passes and time.monotonic() < deadline:
+                    signo = int(quick.signal["signo"])
+                    mask = view.caught_signals()
+                    deliver = kind != "debug-break" or (mask is not None and bool(mask & (1 << (signo - 1))))
                     passed.append({"signal": quick.signal["name"], "kind": kind,
                                    "frame": (quick.folded or ["?"])[0],
-                                   "method_context": (quick.method_context or {}).get("number")})
-                    session.resume()
+                                   "method_context": (quick.method_context or {}).get("number"),
+                                   "delivered": deliver})
+                    session.resume(deliver=deliver, step_over_brk=not deliver and view.arch == "aarch64")
                     continue
                 return StopsResult("stop", diagnose(view).to_json(), passed)
         finally:

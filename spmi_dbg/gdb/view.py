@@ -235,6 +235,12 @@ class GdbProcess:
                 pass
         return out
 
+    def stack_pointer(self) -> int | None:
+        try:
+            return int(gdb.newest_frame().read_register("sp")) & 0xFFFFFFFFFFFFFFFF
+        except (gdb.error, ValueError):
+            return None
+
     def argv(self) -> list[str] | None:
         live = procfs.cmdline(self.pid)
         if live:

@@ -11,7 +11,9 @@ from spmi_dbg.lldb import commands as commands  # the function `spmi` is bound t
 
 
 def __lldb_init_module(debugger: Any, internal_dict: dict[str, Any]) -> None:
+    from spmi_dbg.analysis import preload
     from spmi_dbg.lldb import printers
 
+    preload()
     debugger.HandleCommand("command script add -o -f spmi_dbg.lldb.commands.spmi_command spmi")
     printers.register(debugger)

@@ -66,6 +66,7 @@ class LldbValue:
 class LldbFrame:
     def __init__(self, frame: Any) -> None:
         self._f = frame
+        self._block_vars: dict[str, Any] | None = None
 
     @property
     def function(self) -> str | None:
@@ -100,14 +101,18 @@ class LldbFrame:
         if v.IsValid():
             return LldbValue(v)
         # lldb 16 does not always make a frame for a function inlined into a caller frame (gdb does); its
-        # variables are still in the lexical blocks around the pc.
-        block = self._f.GetBlock()
-        while block.IsValid():
-            found = block.GetVariables(self._f, True, True, False, lldb.eNoDynamicValues).GetFirstValueByName(name)
-            if found.IsValid():
-                return LldbValue(found)
-            block = block.GetParent()
-        return None
+        # variables are still in the lexical blocks around the pc. Collected once per frame.
+        if self._block_vars is None:
+            self._block_vars = {}
+            block = self._f.GetBlock()
+            while block.IsValid():
+                values = block.GetVariables(self._f, True, True, False, lldb.eNoDynamicValues)
+                for i in range(values.GetSize()):
+                    v = values.GetValueAtIndex(i)
+                    self._block_vars.setdefault(str(v.GetName()), v)
+                block = block.GetParent()
+        found = self._block_vars.get(name)
+        return LldbValue(found) if found is not None and found.IsValid() else None
 
 
 class LldbThread:
@@ -216,6 +221,13 @@ class LldbProcess:
                 if err.Success():
                     out[str(r.GetName())] = int(v)
         return out
+
+    def stack_pointer(self) -> int | None:
+        thread = self._process.GetSelectedThread()
+        if not thread.IsValid():
+            return None
+        sp = thread.GetFrameAtIndex(0).GetSP()
+        return int(sp) if sp != lldb.LLDB_INVALID_ADDRESS else None
 
     def argv(self) -> list[str] | None:
         live = procfs.cmdline(self.pid)
