@@ -24,7 +24,7 @@ from spmi_dbg.mch.mct import Toc, collection_for_toc, find_toc, open_toc, toc_pa
 from spmi_dbg.mch.native import Native, load
 from spmi_dbg.mch.pyscan import SCAN_DONE, SCAN_MORE, SCAN_PACKETS, SCAN_RELEASE, Problem, Stats
 
-SCAN_BUDGET = 64 << 20  # bytes per scan step: progress granularity
+SCAN_BUDGET = 16 << 20  # bytes per scan step: progress granularity, and the most mapped pages kept resident
 
 
 @dataclass(frozen=True)
@@ -309,6 +309,12 @@ class Collection:
     def record_sizes(self) -> list[int]:
         self._ensure_framed()
         return self._backend.table()[1::2].tolist()
+
+    def record_size_range(self) -> tuple[int, int]:
+        """(smallest, largest) record size, without a Python object per record."""
+        self._ensure_framed()
+        sizes = self._backend.table()[1::2]
+        return (min(sizes), max(sizes)) if len(sizes) else (0, 0)
 
     # ------------------------------------------------------------------ records
     def locate(self, number: int) -> RecordRef:

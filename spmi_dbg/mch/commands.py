@@ -98,13 +98,13 @@ def cmd_info(args: argparse.Namespace) -> int:
         count = len(col)
         first = col.method_context(1) if count else None
         arch = first.target_arch_name if first else None
-        sizes = col.record_sizes()
+        smallest, largest = col.record_size_range()
         info: dict[str, Any] = {
             "collection": str(col.path),
             "index": str(col.toc.path) if col.toc is not None else None,
             "method_contexts": count,
             "bytes": col.size,
-            "record_size": {"min": min(sizes), "mean": round(col.size / count, 1), "max": max(sizes)},
+            "record_size": {"min": smallest, "mean": round(col.size / count, 1), "max": largest},
             "target_arch": arch,
             "target_arch_source": "GetExpectedTargetArchitecture of method context 1" if arch else None,
             "packets": [
