@@ -13,6 +13,13 @@ class UsageError(SpmiDbgError):
     exit_code = 2
 
 
+class ToolFailure(SpmiDbgError):
+    """One of the tool's own helpers failed (a debugger died, stopped answering, or its extension failed):
+    never to be mistaken for a result about the program being debugged."""
+
+    exit_code = 4
+
+
 class InputError(SpmiDbgError):
     """Bad input file: the message names the file, record number and byte offset where known."""
 

@@ -1,0 +1,239 @@
+"""Runs a replay under gdb through pygdbmi, to the stop that matters (issue 5, debugger-notes.md).
+
+- gdb stops on SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGABRT and (its default) SIGTRAP; every other signal goes to the
+  replay unseen. The replay's stdout/stderr go to files (through the startup shell's redirections).
+- At each stop the extension loaded into gdb is asked for a quick diagnosis (`spmi diagnose --json --quick`,
+  one round trip). A stop the replay survives (a first-chance fault in the JIT's protected call, a debug
+  break nobody asked to stop at) is noted and its signal passed on with `signal SIGxxx` (never a plain
+  continue, which would swallow it) -- except a debug break the replay has no SIGTRAP handler for: that one
+  is absorbed as a debugger user's `continue` does (pc stepped over an aarch64 `brk`), since delivering it
+  would kill the replay. The first stop it does not survive -- or the second stop of a fault at
+  the same pc in the same method context (its handler declined it) -- gets the full `spmi diagnose --json`.
+- After `timeout` seconds the replay is interrupted (-exec-interrupt), every thread's stack is captured
+  and the stop diagnosed: a hang.
+- A replay that exits is reported with its exit status (MI's exit codes are octal).
+- gdb dying or not answering a request in time raises ToolFailure."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from spmi_dbg.analysis.procfs import caught_signals
+from spmi_dbg.driver.loader import gdbinit_line
+from spmi_dbg.driver.mi import MiChannel, Record, mi_quote
+from spmi_dbg.driver.outcome import PASS_KINDS, PassedStop, ReplayOutcome
+from spmi_dbg.errors import ToolFailure
+
+STOP_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT")  # plus SIGTRAP, stopped on by default
+PASSABLE = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGTRAP")
+REQUEST_TIMEOUT = 30.0  # any single MI command
+DIAGNOSE_TIMEOUT = 120.0  # the full diagnosis reads the collection and disassembles
+STACK_FRAMES = 64  # per thread, for a hang
+
+StopCallback = Callable[[PassedStop], None]
+
+
+def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
+               gdb: str = "gdb", cwd: str | None = None, cancel: threading.Event | None = None,
+               on_stop: StopCallback | None = None, max_passes: int = 1_000_000,
+               request_timeout: float = REQUEST_TIMEOUT) -> ReplayOutcome:
+    """One fresh gdb on argv until a fatal stop, a hang, the replay's exit, or `cancel`. Every MI request
+    must be answered within `request_timeout` seconds (the full diagnosis gets DIAGNOSE_TIMEOUT)."""
+    start = time.monotonic()
+    env = dict(os.environ, SHELL="/bin/sh")  # the redirections below are POSIX sh syntax
+    with open(transcript, "a", encoding="utf-8", errors="replace") as log:
+        channel = MiChannel(gdb, log, cwd=cwd, env=env, request_timeout=request_timeout)
+        run = _Run(channel, cancel, on_stop, max_passes)
+        try:
+            _setup(channel, argv, stdout, stderr)
+            return run.until_outcome(start, timeout)
+        finally:
+            channel.close(run.inferior)
+
+
+def _check(channel: MiChannel, command: str) -> str:
+    reply = channel.request(command)
+    if reply.error is not None:
+        raise ToolFailure(f"gdb refused `{command}`: {reply.error}")
+    return reply.console
+
+
+def _setup(channel: MiChannel, argv: list[str], stdout: Path, stderr: Path) -> None:
+    # mi-async: gdb keeps reading commands while the replay runs, so -exec-interrupt is heard.
+    # The *stopped records need no argument values (the analysis reads frames itself): cheaper stops.
+    for command in ("-gdb-set mi-async on", "-gdb-set pagination off", "-gdb-set startup-with-shell on",
+                    "-gdb-set print frame-info short-location", "-gdb-set print frame-arguments none",
+                    "-gdb-set print entry-values no"):
+        _check(channel, command)
+    _check(channel, "-interpreter-exec console " + mi_quote("handle all nostop noprint pass"))
+    _check(channel, "-interpreter-exec console " + mi_quote(f"handle {' '.join(STOP_SIGNALS)} stop print pass"))
+    _check(channel, "-interpreter-exec console " + mi_quote(gdbinit_line()))
+    _check(channel, "-file-exec-and-symbols " + mi_quote(argv[0]))
+    args = " ".join(shlex.quote(a) for a in argv[1:])
+    redirect = f"> {shlex.quote(str(stdout))} 2> {shlex.quote(str(stderr))} < /dev/null"
+    _check(channel, "-interpreter-exec console " + mi_quote(f"set args {args} {redirect}"))
+
+
+def _catches(pid: int | None, signo: int) -> bool:
+    mask = caught_signals(pid)
+    return mask is not None and bool(mask & (1 << (signo - 1)))
+
+
+class _Run:
+    def __init__(self, channel: MiChannel, cancel: threading.Event | None, on_stop: StopCallback | None,
+                 max_passes: int) -> None:
+        self.channel = channel
+        self.cancel = cancel
+        self.on_stop = on_stop
+        self.max_passes = max_passes
+        self.inferior: int | None = None
+        self.passed: list[PassedStop] = []
+
+    def until_outcome(self, start: float, timeout: float) -> ReplayOutcome:
+        reply = self.channel.request("-exec-run")
+        if reply.error is not None:
+            raise ToolFailure(f"gdb could not start the replay: {reply.error}")
+        running = time.monotonic()
+        deadline = running + timeout
+        while True:
+            if self.cancel is not None and self.cancel.is_set():
+                return self._outcome("cancelled", start, running)
+            now = time.monotonic()
+            if now >= deadline:
+                return self._hang(start, running, timeout)
+            event = self.channel.next_event(min(0.1, deadline - now))
+            if event is None:
+                continue
+            done = self._event(event, start, running)
+            if done is not None:
+                return done
+
+    def _outcome(self, kind: str, start: float, running: float, **kw: Any) -> ReplayOutcome:
+        return ReplayOutcome(kind, passed=self.passed, seconds=time.monotonic() - start,
+                             startup_seconds=running - start, **kw)
+
+    def _event(self, event: Record, start: float, running: float) -> ReplayOutcome | None:
+        message = event.get("message")
+        payload = event.get("payload") or {}
+        if message == "thread-group-started":
+            self.inferior = int(payload.get("pid", 0)) or None
+            return None
+        if message != "stopped":
+            return None
+        reasons = payload.get("reason") or []
+        reasons = [reasons] if isinstance(reasons, str) else list(reasons)
+        if "exited-normally" in reasons:
+            return self._outcome("exited", start, running, exit_status=0)
+        if "exited" in reasons:
+            return self._outcome("exited", start, running, exit_status=int(str(payload.get("exit-code", "0")), 8))
+        if "exited-signalled" in reasons:
+            sig = str(payload.get("signal-name"))
+            notes = [f"the replay died of {sig} after it was passed on"] if self.passed else []
+            return self._outcome("signaled", start, running, signal=sig, notes=notes)
+        if "signal-received" not in reasons:
+            diag = self._diagnose(quick=False)
+            return self._outcome("fatal", start, running, diagnosis=diag,
+                                 notes=[f"stopped for {', '.join(reasons) or 'no reason given'}"])
+        return self._signal_stop(payload, start, running)
+
+    def _signal_stop(self, payload: dict[str, Any], start: float, running: float) -> ReplayOutcome | None:
+        t0 = time.monotonic()
+        sig = str(payload.get("signal-name"))
+        frame = payload.get("frame") or {}
+        pc = int(frame["addr"], 16) if frame.get("addr") else None
+        quick = self._diagnose(quick=True)
+        kind = str((quick.get("handling") or {}).get("kind"))
+        mc = (quick.get("method_context") or {}).get("number")
+        last = self.passed[-1] if self.passed else None
+        second_chance = last is not None and (last.signal, last.pc, last.method_context) == (sig, pc, mc)
+        notes: list[str] = []
+        if kind in PASS_KINDS and sig in PASSABLE and not second_chance and len(self.passed) < self.max_passes:
+            delivered = self._resume(sig, kind, str(frame.get("arch") or ""))
+            folded = quick.get("folded") or ["?"]
+            stop = PassedStop(sig, kind, str(folded[0]), int(mc) if mc else None, pc, delivered,
+                              time.monotonic() - t0)
+            self.passed.append(stop)
+            if self.on_stop is not None:
+                self.on_stop(stop)
+            return None
+        if second_chance:
+            notes.append(f"{sig} again at the same pc in the same method context: the replay's handler declined "
+                         "the fault, this second stop is the fatal one")
+        diag = self._diagnose(quick=False)
+        return self._outcome("fatal", start, running, diagnosis=diag, notes=notes)
+
+    def _resume(self, sig: str, kind: str, arch: str) -> bool:
+        """Pass the stop's signal on with `signal SIGxxx`. A debug break goes to the replay only if it has a
+        SIGTRAP handler (SigCgt); otherwise it is absorbed, as a debugger user's `continue` does (superpmi's
+        DEBUG_BREAK expects that), stepping over an aarch64 `brk`, which would trap again."""
+        deliver = kind != "debug-break" or _catches(self.inferior, signal.SIGTRAP)
+        if deliver:
+            command = "-interpreter-exec console " + mi_quote(f"signal {sig}")
+        else:
+            if "aarch64" in arch:
+                _check(self.channel, "-interpreter-exec console " + mi_quote("set $pc = $pc + 4"))
+            command = "-exec-continue"
+        reply = self.channel.request(command)
+        if reply.error is not None:
+            raise ToolFailure(f"gdb could not resume after {sig}: {reply.error}")
+        return deliver
+
+    def _diagnose(self, *, quick: bool) -> dict[str, Any]:
+        command = "spmi diagnose --json" + (" --quick" if quick else "")
+        reply = self.channel.request("-interpreter-exec console " + mi_quote(command),
+                                     None if quick else max(DIAGNOSE_TIMEOUT, self.channel.request_timeout))
+        if reply.error is not None:
+            raise ToolFailure(f"`{command}` failed in gdb: {reply.error}")
+        for line in reversed(reply.console.splitlines()):
+            if line.startswith("{"):
+                try:
+                    data: dict[str, Any] = json.loads(line)
+                    return data
+                except json.JSONDecodeError:
+                    break
+        raise ToolFailure(f"`{command}` gave no JSON: {reply.console[-300:]!r}")
+
+    def _hang(self, start: float, running: float, timeout: float) -> ReplayOutcome:
+        reply = self.channel.request("-exec-interrupt")
+        if reply.error is not None:
+            raise ToolFailure(f"gdb could not interrupt the replay: {reply.error}")
+        wait_until = time.monotonic() + self.channel.request_timeout
+        while True:
+            left = wait_until - time.monotonic()
+            event = self.channel.next_event(left) if left > 0 else None
+            if event is None:
+                raise ToolFailure(f"gdb did not stop the replay within {self.channel.request_timeout:g} s of "
+                                  "-exec-interrupt")
+            if event.get("message") == "stopped":
+                reasons = (event.get("payload") or {}).get("reason") or []
+                if any(str(r).startswith("exited") for r in ([reasons] if isinstance(reasons, str) else reasons)):
+                    return self._event(event, start, running) or self._outcome("exited", start, running)
+                break
+            self._event(event, start, running)
+        threads = self._stacks()
+        diag = self._diagnose(quick=False)
+        return self._outcome("hang", start, running, diagnosis=diag, threads=threads,
+                             notes=[f"no exit and no fatal stop within --timeout {timeout:g} s: interrupted"])
+
+    def _stacks(self) -> list[dict[str, Any]]:
+        info = self.channel.request("-thread-info")
+        out: list[dict[str, Any]] = []
+        for t in (info.payload or {}).get("threads") or []:
+            tid = t.get("id")
+            reply = self.channel.request(f"-stack-list-frames --thread {tid} 0 {STACK_FRAMES - 1}")
+            frames: list[dict[str, Any]] = []
+            for f in (reply.payload or {}).get("stack") or []:
+                f = f.get("frame", f) if isinstance(f, dict) else {}
+                frames.append({"level": int(f.get("level", len(frames))), "function": f.get("func"),
+                               "pc": f.get("addr"), "file": f.get("file"), "line": f.get("line"),
+                               "module": f.get("from")})
+            out.append({"id": tid, "target_id": t.get("target-id"), "name": t.get("name"), "frames": frames})
+        return out

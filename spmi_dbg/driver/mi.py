@@ -1,0 +1,214 @@
+"""A gdb/MI channel over pygdbmi's IoManager (debugger-notes.md, "pygdbmi"): every command carries a token
+and waits for its own `^done/^running/^error` (pygdbmi returns partial answers silently), no 0.2 s settle
+waits (records are read as they come, 1 ms of silence ends a read), a timeout on every request, and a
+transcript of all traffic. Async records (`*stopped`, `=thread-group-exited`...) are queued for the caller.
+
+gdb dying or not answering in time raises ToolFailure: the caller must never read it as a result."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from typing import IO, Any
+
+from pygdbmi import gdbmiparser
+from pygdbmi.IoManager import IoManager, _buffer_incomplete_responses
+
+from spmi_dbg.errors import ToolFailure
+
+Record = dict[str, Any]
+POLL = 0.05  # longest single read; gdb's death is noticed within this
+
+
+def mi_quote(text: str) -> str:
+    """An MI c-string: gdb unescapes backslash, quote and the usual control escapes."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return f'"{escaped}"'
+
+
+class _IoManager(IoManager):
+    """pygdbmi's reader without its per-record `pformat` (computed for a debug log even when logging is off:
+    about a third of the cost of a stop passed on)."""
+
+    def _get_responses_list(self, raw_output: bytes, stream: str) -> list[Record]:
+        new, self._incomplete_output[stream] = _buffer_incomplete_responses(
+            raw_output, self._incomplete_output.get(stream))
+        if not new:
+            return []
+        out: list[Record] = []
+        for line in new.decode(errors="replace").split("\n"):
+            if line and not gdbmiparser.response_is_finished(line):
+                parsed = gdbmiparser.parse_response(line)
+                parsed["stream"] = stream
+                out.append(parsed)
+        return out
+
+
+class MiReply:
+    def __init__(self, result: Record, console: str, log: str) -> None:
+        self.message: str = result.get("message") or ""  # done | running | error | exit
+        self.payload: Any = result.get("payload")
+        self.console = console  # `~` stream output produced by the command (e.g. a console command's text)
+        self.log = log  # `&` stream output (gdb's own error/warning text)
+
+    @property
+    def error(self) -> str | None:
+        if self.message != "error":
+            return None
+        p = self.payload if isinstance(self.payload, dict) else {}
+        return str(p.get("msg") or self.log.strip() or "error")
+
+
+class MiChannel:
+    """One gdb process speaking MI3. `transcript` receives every command and record, one per line."""
+
+    def __init__(self, gdb: str, transcript: IO[str], *, cwd: str | None = None,
+                 env: dict[str, str] | None = None, request_timeout: float = 30.0) -> None:
+        self.transcript = transcript
+        self.request_timeout = request_timeout  # for requests that do not name their own
+        argv = [gdb, "--interpreter=mi3", "-q", "-nx", "-iex", "set auto-load off",
+                "-iex", "set debuginfod enabled off"]
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT, bufsize=0, cwd=cwd, env=env,
+                                         start_new_session=True)  # a terminal's Ctrl-C is ours to handle
+        except OSError as e:
+            raise ToolFailure(f"cannot start {gdb}: {e.strerror}") from None
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        # Records are consumed as they arrive (1 us of "additional output" wait, not pygdbmi's 0.2 s settle): the
+        # caller loops until its own token's result.
+        self.io = _IoManager(self.proc.stdin, self.proc.stdout, None, time_to_check_for_additional_output_sec=1e-6)
+        self.events: collections.deque[Record] = collections.deque()  # async records not yet consumed
+        self._token = 0
+        self._log(f"# {' '.join(argv)} (pid {self.proc.pid})")
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def _log(self, line: str) -> None:
+        with contextlib.suppress(ValueError, OSError):
+            self.transcript.write(line + "\n")
+
+    def _dead(self, doing: str) -> ToolFailure:
+        code = self.proc.poll()
+        if code is not None and code < 0:
+            how = f"was killed by {_signame(-code)}"
+        elif code is not None and code > 128:  # through a shell or wrapper script
+            how = f"exited with status {code} (killed by {_signame(code - 128)}?)"
+        else:
+            how = f"exited with status {code}"
+        self._log(f"# gdb {how} while {doing}")
+        return ToolFailure(f"gdb (pid {self.proc.pid}) {how} while {doing}")
+
+    def _read(self, timeout: float, doing: str) -> list[Record]:
+        """Whatever gdb has said within `timeout` (returns early once it has said something)."""
+        if not self.alive():
+            # Drain what it wrote before dying, then report.
+            try:
+                rest = self.io.get_gdb_response(0, raise_error_on_timeout=False)
+            except (OSError, ValueError):
+                rest = []
+            if not rest:
+                raise self._dead(doing)
+            records = rest
+        else:
+            try:
+                records = self.io.get_gdb_response(timeout, raise_error_on_timeout=False)
+            except (OSError, ValueError) as e:
+                raise ToolFailure(f"reading from gdb (pid {self.proc.pid}) failed: {e}") from None
+        for r in records:
+            self._log("< " + _brief(r))
+        return records
+
+    def send(self, command: str) -> int:
+        self._token += 1
+        line = f"{self._token}{command}"
+        self._log("> " + line)
+        try:
+            self.io.write(line, timeout_sec=5, read_response=False)
+        except (OSError, ValueError):
+            raise self._dead(f"being sent {command.split(' ', 1)[0]}") from None
+        return self._token
+
+    def request(self, command: str, timeout: float | None = None) -> MiReply:
+        """Send one command and wait for its own result record."""
+        timeout = self.request_timeout if timeout is None else timeout
+        token = self.send(command)
+        deadline = time.monotonic() + timeout
+        console: list[str] = []
+        log: list[str] = []
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._log(f"# no answer to token {token} in {timeout:g} s")
+                raise ToolFailure(f"gdb (pid {self.proc.pid}) did not answer `{command.split(' ', 1)[0]}` "
+                                  f"within {timeout:g} s")
+            reply: MiReply | None = None
+            # The whole batch: records after the result are kept too.
+            for r in self._read(min(left, POLL), f"answering `{command.split(' ', 1)[0]}`"):
+                kind = r.get("type")
+                if kind == "notify":
+                    self.events.append(r)
+                elif reply is not None:
+                    continue
+                elif kind == "result" and r.get("token") == token:
+                    reply = MiReply(r, "".join(console), "".join(log))
+                elif kind == "console":
+                    console.append(str(r.get("payload") or ""))
+                elif kind == "log":
+                    log.append(str(r.get("payload") or ""))
+            if reply is not None:
+                return reply
+
+    def next_event(self, timeout: float) -> Record | None:
+        """The next async record (`*stopped`, `=...`), or None after `timeout` seconds of none."""
+        deadline = time.monotonic() + timeout
+        while not self.events:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            for r in self._read(min(left, POLL), "the replay was running"):
+                if r.get("type") == "notify":
+                    self.events.append(r)
+        return self.events.popleft()
+
+    def close(self, inferior_pid: int | None = None) -> None:
+        """Kill the inferior (a tracee left behind by a dead gdb keeps running) and gdb's process group (gdb was
+        started in a session of its own: a wrapper script and its children go too)."""
+        if inferior_pid:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(inferior_pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+
+
+def _signame(signo: int) -> str:
+    try:
+        return signal.Signals(signo).name
+    except ValueError:
+        return f"signal {signo}"
+
+
+def _brief(record: Record) -> str:
+    kind = record.get("type")
+    token = record.get("token")
+    prefix = {"result": "^", "notify": "*", "console": "~", "log": "&", "target": "@", "output": ""}.get(
+        str(kind), "?")
+    head = f"{token if token is not None else ''}{prefix}{record.get('message') or ''}"
+    payload = record.get("payload")
+    text = repr(payload) if not isinstance(payload, str) else payload.rstrip("\n")
+    return f"{head} {text}" if payload is not None else head

@@ -1,0 +1,114 @@
+"""The repro bundle: repro.mch + repro.mch.mct (written by isolate), repro.sh (the exact command on the repro,
+quoted for sh), diagnosis.json, report.md and report.json (spmi_dbg.repro.report), debugger.log (the MI
+transcripts), replay.stdout/replay.stderr (the replay's own output). Written atomically, also when a phase
+failed: the report then says which one and why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from spmi_dbg.atomic import atomic_write_bytes, atomic_write_text
+from spmi_dbg.repro.isolate import REPRO_NAME
+from spmi_dbg.repro.locate import PartitionRun
+from spmi_dbg.repro.pipeline import ReproResult
+
+
+def out_dir_for(result: ReproResult) -> Path:
+    located = result.located
+    bucket = located.expectation.bucket if located and located.expectation else None
+    if bucket:
+        return Path(f"spmi-repro-{bucket}")
+    if located and located.expectation:
+        return Path(f"spmi-repro-{located.expectation.kind}-{located.method_context or 'unknown'}")
+    return Path(f"spmi-repro-{result.outcome}")
+
+
+def write_bundle(result: ReproResult, work: Path) -> list[Path]:
+    assert result.out is not None
+    out = result.out
+    out.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
+
+    def put(name: str, data: str | bytes) -> None:
+        path = out / name
+        if isinstance(data, str):
+            atomic_write_text(path, data)
+        else:
+            atomic_write_bytes(path, data)
+        files.append(path)
+
+    if result.isolated is not None:
+        files += [result.isolated.mch, result.isolated.mct]
+        put("repro.sh", repro_script(result))
+        (out / "repro.sh").chmod(0o755)
+    diagnosis = result.located.diagnosis if result.located else None
+    if diagnosis is not None:
+        put("diagnosis.json", json.dumps(diagnosis, indent=2, sort_keys=True) + "\n")
+    stdout, stderr = _replay_output(result)
+    put("replay.stdout", stdout)
+    put("replay.stderr", stderr)
+    put("debugger.log", _debugger_log(result, work))
+    from spmi_dbg.repro.report import report_json, report_markdown
+
+    names = [f.name for f in files] + ["report.md", "report.json"]
+    put("report.json", json.dumps(report_json(result, names), indent=2) + "\n")
+    put("report.md", report_markdown(result))
+    return files
+
+
+# ------------------------------------------------------------------------------------------------ repro.sh
+def repro_script(result: ReproResult) -> str:
+    cmd = result.options.command
+    isolated = result.isolated
+    assert isolated is not None
+    numbers = ", ".join(map(str, isolated.numbers))
+    expected = result.located.expectation if result.located else None
+    lines = ["#!/bin/sh",
+             f"# spmi-dbg repro: method context(s) {numbers} of {cmd.input}, copied byte-for-byte into {REPRO_NAME}.",
+             f"# Expected: {expected.describe() if expected else 'a failure'}"
+             + (f" (bucket {expected.bucket})" if expected and expected.bucket else "") + ".",
+             'here=$(dirname -- "$0")',
+             "exec " + cmd.shell_line(f'"$here/{REPRO_NAME}"'), ""]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------ outputs
+def _winner(result: ReproResult) -> PartitionRun | None:
+    return result.located.winner if result.located else None
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _replay_output(result: ReproResult) -> tuple[bytes, bytes]:
+    """The winning partition's output; without a winner every partition's, in order, with a header each."""
+    winner = _winner(result)
+    if winner is not None:
+        return _read(winner.stdout), _read(winner.stderr)
+    runs = result.located.runs if result.located else []
+    out, err = b"", b""
+    for r in runs:
+        head = f"==== partition {r.partition.index} (-c {r.partition.spec})\n".encode()
+        out += head + _read(r.stdout)
+        err += head + _read(r.stderr)
+    return out, err
+
+
+def _debugger_log(result: ReproResult, work: Path) -> str:
+    winner = _winner(result)
+    runs = sorted(result.located.runs if result.located else [], key=lambda r: r is not winner)
+    parts = []
+    for r in runs:
+        tag = " (the fatal stop)" if r is winner else ""
+        parts.append(f"==== partition {r.partition.index} (-c {r.partition.spec}){tag}: {r.status}\n"
+                     + _read(r.transcript).decode(errors="replace"))
+    for label in ("verify", "verify-minimized"):
+        text = _read(work / f"{label}.gdb.log").decode(errors="replace")
+        if text:
+            parts.append(f"==== {label}: the repro under the debugger\n" + text)
+    return "\n".join(parts) if parts else "(no debugger run)\n"

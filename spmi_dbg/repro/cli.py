@@ -1,0 +1,134 @@
+"""`spmi-dbg repro [options] -- <superpmi argv>`: arguments and exit statuses (0 verified, 1 crash found but
+not verified, 2 no crash, 3 usage or input error, 4 the debugger itself failed)."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from spmi_dbg.errors import SpmiDbgError, ToolFailure, UsageError
+from spmi_dbg.repro.pipeline import EXIT_INPUT, EXIT_TOOL
+
+EPILOG = """exit status: 0 repro found and verified, 1 crash found but not verified, 2 no crash, 3 usage or input
+error, 4 the debugger failed (it died or stopped answering, twice).
+
+examples:
+  spmi-dbg repro -- superpmi -a -target arm64 base/libclrjit.so diff/libclrjit.so libraries.mch
+  spmi-dbg repro --mch libraries.mch --base-jit base/libclrjit.so --jit diff/libclrjit.so -- -a -target arm64"""
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("repro", help="find the method context superpmi crashes on and write a verified repro bundle",
+                       usage="spmi-dbg repro [options] -- SUPERPMI_ARGV...  |  spmi-dbg repro --mch X --jit J "
+                             "[options] [-- SUPERPMI_OPTIONS...]",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mch", metavar="FILE", help="the collection (instead of a full command after --)")
+    p.add_argument("--jit", metavar="SO", help="the JIT (the diff JIT when --base-jit is given)")
+    p.add_argument("--base-jit", metavar="SO", help="the base JIT (JIT1) for asm diffs")
+    p.add_argument("--superpmi", metavar="PROG", help="superpmi to run (default: the bundled spmi-replay)")
+    p.add_argument("--target", metavar="ARCH", help="superpmi -target")
+    p.add_argument("--jitoption", metavar="K=V", action="append", default=[],
+                   help="superpmi -jitoption (both JITs in asm diffs); repeatable")
+    p.add_argument("--out", metavar="DIR", type=Path, help="bundle directory (default: spmi-repro-<bucket>)")
+    p.add_argument("--debugger", choices=("gdb", "lldb"), default="gdb", help="debugger to replay under (gdb)")
+    p.add_argument("--gdb", metavar="PATH", default="gdb", help="the gdb executable (default: gdb on PATH)")
+    p.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
+                   help="partitions replayed in parallel, one debugger each (default: CPU count)")
+    p.add_argument("--timeout", type=_positive_float, default=1800.0, metavar="S",
+                   help="seconds a partition may take before it is a hang (default 1800; a verification run "
+                        "of the repro gets at most 60)")
+    p.add_argument("--verify-runs", type=_non_negative_int, default=3, metavar="K",
+                   help="native replays of the repro to verify it (default 3; plus one under the debugger)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line")
+    p.set_defaults(func=run)
+
+    def error(message: str) -> NoReturn:  # usage errors are exit 3 here: 2 means "no crash"
+        p.print_usage(sys.stderr)
+        sys.stderr.write(f"spmi-dbg repro: error: {message}\n")
+        raise SystemExit(EXIT_INPUT)
+
+    p.error = error
+
+
+def _positive_int(text: str) -> int:
+    v = int(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return v
+
+
+def _non_negative_int(text: str) -> int:
+    v = int(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    v = float(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return v
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        opts = _options(args)
+    except ToolFailure as e:
+        print(f"spmi-dbg repro: error: {e}", file=sys.stderr)
+        return EXIT_TOOL
+    except SpmiDbgError as e:
+        print(f"spmi-dbg repro: error: {e}", file=sys.stderr)
+        return EXIT_INPUT
+    from rich.console import Console
+
+    from spmi_dbg.repro.display import TerminalProgress, print_summary
+    from spmi_dbg.repro.pipeline import run_repro
+
+    interactive = sys.stderr.isatty()
+    progress = TerminalProgress(Console(stderr=True)) if interactive else None
+    try:
+        result = run_repro(opts, progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    print_summary(result, Console(soft_wrap=True) if interactive else Console(soft_wrap=True, no_color=True,
+                  highlight=False), rich_panel=interactive and sys.stdout.isatty())
+    return result.exit_code
+
+
+def _command(args: argparse.Namespace) -> Any:
+    from spmi_dbg.repro import command
+
+    rest = list(args.command)
+    if rest and rest[0] == "--":
+        rest = rest[1:]
+    if args.mch:
+        return command.from_options(mch=args.mch, jit=args.jit, base_jit=args.base_jit, superpmi=args.superpmi,
+                                    target=args.target, jitoptions=args.jitoption, extra=rest)
+    if args.jit or args.base_jit or args.superpmi or args.target or args.jitoption:
+        raise UsageError("--jit/--base-jit/--superpmi/--target/--jitoption go with --mch; without --mch give the "
+                         "whole command after --")
+    return command.from_argv(rest)
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from spmi_dbg.driver.gdbmi import run_replay
+    from spmi_dbg.repro.pipeline import ReproOptions
+
+    if args.debugger == "lldb":
+        raise UsageError("--debugger lldb is not available in the repro pipeline yet; use --debugger gdb "
+                         "(`spmi-dbg lldb -- ...` runs lldb interactively with the spmi commands)")
+    gdb = shutil.which(args.gdb)
+    if gdb is None:
+        raise UsageError(f"{args.gdb} not found: gdb is needed to replay under a debugger (Debian: apt-get install "
+                         "gdb), or name it with --gdb PATH")
+    cmd = _command(args)
+    debugger = functools.partial(run_replay, gdb=gdb, cwd=os.getcwd())
+    return ReproOptions(command=cmd, debugger=debugger, debugger_name="gdb", out=args.out, workers=args.workers,
+                        timeout=args.timeout, verify_runs=args.verify_runs)

@@ -1,0 +1,194 @@
+"""The superpmi command being reproduced (superpmi-conventions.md 1, 1.3): program, JITs (JIT1 = base,
+JIT2 = diff), input collection and options, from `-- <argv>` or from --mch/--jit/--base-jit/--superpmi/
+--target/--jitoption. `-p/-parallel [N]` is dropped (a crash in a -p worker is invisible to a debugger on the
+parent, and superpmi refuses `-c` with `-p`); a `-c` list becomes the selection that is partitioned."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spmi_dbg import paths
+from spmi_dbg.errors import InputError, UsageError
+from spmi_dbg.mch.collection import Collection
+from spmi_dbg.mch.mclist import compress_ranges, parse_mclist
+from spmi_dbg.replay import parse_command
+
+_PARALLEL = ("-p", "-parallel")
+_COMPILE = ("-c", "-compile")
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One worker's share: contiguous method context numbers, replayed with `-c <spec>`."""
+
+    index: int  # 1-based
+    numbers: tuple[int, ...]
+
+    @property
+    def spec(self) -> str:
+        return compress_ranges(list(self.numbers))
+
+    @property
+    def first(self) -> int:
+        return self.numbers[0]
+
+    @property
+    def last(self) -> int:
+        return self.numbers[-1]
+
+
+@dataclass(frozen=True)
+class ReproCommand:
+    program: str  # absolute path of superpmi (or spmi-replay)
+    jits: tuple[str, ...]  # absolute paths, JIT1 (base) first
+    input: str  # absolute path of the collection
+    options: tuple[str, ...]  # superpmi options, without -p/-c/-stride
+    count: int  # method contexts in the collection
+    selection: tuple[int, ...] | None = None  # the user's -c list, if any
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def argv(self, compile_list: str | None = None, input: str | os.PathLike[str] | None = None) -> list[str]:
+        """The command line, on `input` (default: the collection), restricted to `-c compile_list`."""
+        out = [self.program, *self.options]
+        if compile_list:
+            out += ["-c", compile_list]
+        return [*out, *self.jits, str(input) if input is not None else self.input]
+
+    def numbers(self) -> list[int]:
+        return list(self.selection) if self.selection is not None else list(range(1, self.count + 1))
+
+    def partitions(self, workers: int) -> list[Partition]:
+        """Contiguous, near-equal shares (superpmi's own -p strides interleave; contiguous ranges keep each
+        partition's earlier records -- the state a crash may depend on -- in front of it)."""
+        numbers = self.numbers()
+        n = max(1, min(workers, len(numbers)))
+        size, extra = divmod(len(numbers), n)
+        out: list[Partition] = []
+        pos = 0
+        for i in range(n):
+            take = size + (1 if i < extra else 0)
+            out.append(Partition(i + 1, tuple(numbers[pos:pos + take])))
+            pos += take
+        return [p for p in out if p.numbers]
+
+    def shell_line(self, input: str) -> str:
+        """The command as one sh line, input given verbatim (e.g. `"$here/repro.mch"`)."""
+        return " ".join(shlex.quote(a) for a in [self.program, *self.options, *self.jits]) + " " + input
+
+
+def from_argv(argv: Sequence[str]) -> ReproCommand:
+    """`spmi-dbg repro -- superpmi [options] jit1 [jit2] input.mch`."""
+    if not argv:
+        raise UsageError("expected the superpmi command after --, e.g. spmi-dbg repro -- superpmi -a base.so "
+                         "diff.so x.mch")
+    parsed = parse_command(list(argv))
+    if parsed.input is None:
+        raise UsageError(f"no collection (.mch/.mc) in the command: {shlex.join(argv)}")
+    if not parsed.jits:
+        raise UsageError(f"no JIT (.so) in the command: {shlex.join(argv)}")
+    options, selection, notes = _clean_options(parsed.options)
+    return _checked(parsed.program, parsed.jits, parsed.input, options, selection, notes)
+
+
+def from_options(*, mch: str, jit: str | None, base_jit: str | None, superpmi: str | None, target: str | None,
+                 jitoptions: Sequence[str], extra: Sequence[str]) -> ReproCommand:
+    """`spmi-dbg repro --mch X --base-jit B --jit D [--target arm64] [--jitoption k=v] -- -a`."""
+    jits = [j for j in (base_jit, jit) if j]
+    if not jits:
+        raise UsageError("--mch needs --jit (and --base-jit for asm diffs)")
+    program = superpmi or _bundled_replay()
+    opts = list(extra)
+    if target:
+        opts += ["-target", target]
+    for kv in jitoptions:
+        opts += ["-jitoption", kv]
+        if len(jits) == 2:  # superpmi.py's asmdiffs -jitoption applies to both JITs
+            opts += ["-jit2option", kv]
+    parsed = parse_command([program, *opts])
+    if parsed.jits or parsed.input:
+        raise UsageError("with --mch, give only superpmi options after -- (JITs come from --jit/--base-jit)")
+    options, selection, notes = _clean_options(parsed.options)
+    return _checked(program, jits, mch, options, selection, notes)
+
+
+def _bundled_replay() -> str:
+    found = paths.native_file(paths.REPLAY)
+    if found is None:
+        raise UsageError("no --superpmi given and the bundled spmi-replay is not installed (reinstall spmi-dbg)")
+    return str(found)
+
+
+def _clean_options(options: Sequence[str]) -> tuple[list[str], list[int] | None, list[str]]:
+    out: list[str] = []
+    selection: list[int] | None = None
+    notes: list[str] = []
+    i = 0
+    while i < len(options):
+        a = options[i]
+        low = a.lower()
+        if low in _PARALLEL:
+            n = options[i + 1] if i + 1 < len(options) and options[i + 1].isdigit() else None
+            notes.append(f"dropped `{a}{' ' + n if n else ''}`: each partition runs sequentially under its own "
+                         "debugger")
+            i += 2 if n else 1
+        elif low in _COMPILE and i + 1 < len(options):
+            selection = parse_mclist(options[i + 1])
+            i += 2
+        elif low == "-stride":
+            notes.append(f"dropped `-stride {' '.join(options[i + 1:i + 3])}`: partitions are -c ranges")
+            i += 3
+        else:
+            out.append(a)
+            i += 1
+    return out, selection, notes
+
+
+def _resolve_program(program: str) -> str:
+    found = shutil.which(program) if "/" not in program else program
+    if found is None or not Path(found).is_file():
+        raise InputError(program, "superpmi program not found")
+    if not os.access(found, os.X_OK):
+        raise InputError(found, "superpmi program is not executable")
+    try:
+        with open(found, "rb") as f:
+            magic = f.read(4)
+    except OSError as e:
+        raise InputError(found, f"cannot read the superpmi program: {e.strerror}") from None
+    if magic != b"\x7fELF":
+        raise InputError(found, "superpmi program is not an ELF executable (a debugger cannot run a script: give "
+                                "the real program)")
+    return str(Path(found).resolve())
+
+
+def _checked(program: str, jits: Sequence[str], mch: str, options: list[str], selection: list[int] | None,
+             notes: list[str]) -> ReproCommand:
+    prog = _resolve_program(program)
+    abs_jits = []
+    for j in jits:
+        p = Path(j)
+        if not p.is_file():
+            raise InputError(j, "JIT not found")
+        if not os.access(p, os.R_OK):
+            raise InputError(j, "JIT is not readable")
+        abs_jits.append(str(p.resolve()))
+    src = Path(mch)
+    if not src.exists():
+        raise InputError(mch, "collection not found")
+    if not src.is_file():
+        raise InputError(mch, "the collection is not a regular file")
+    try:
+        with Collection.open(src) as col:
+            count = len(col)
+    except OSError as e:
+        raise InputError(mch, f"cannot read the collection: {e.strerror}") from None
+    if count == 0:
+        raise InputError(mch, "the collection holds no method contexts")
+    if selection is not None and selection[-1] > count:
+        raise InputError(mch, f"-c asks for method context {selection[-1]}; the collection has {count}")
+    return ReproCommand(prog, tuple(abs_jits), str(src.resolve()), tuple(options), count,
+                        tuple(selection) if selection is not None else None, tuple(notes))

@@ -1,0 +1,181 @@
+"""Terminal rendering of `spmi-dbg repro`: rich progress for the partitions (methods done -- from the replay's
+own ` NN% - Loaded N ...` progress lines --, rate, stops passed), one line per phase, and a summary panel.
+Piped output stays quiet: only the plain summary lines at the end."""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TaskID, TextColumn
+from rich.table import Table
+from rich.text import Text
+
+from spmi_dbg.driver.outcome import PassedStop
+from spmi_dbg.repro.command import Partition
+from spmi_dbg.repro.locate import PartitionRun
+from spmi_dbg.repro.pipeline import PhaseRecord, ReproResult
+
+_LOADED = re.compile(rb"Loaded (\d+) ")
+_TAIL = 4096
+
+
+class _Rate(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        speed = task.speed
+        return Text(f"{speed:,.0f}/s" if speed else "", style="progress.data.speed")
+
+
+def methods_done(stdout: Path) -> int | None:
+    """The last progress count the replay wrote (superpmi prints one every 500 method contexts)."""
+    try:
+        with open(stdout, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - _TAIL))
+            tail = f.read()
+    except OSError:
+        return None
+    found = _LOADED.findall(tail)
+    return int(found[-1]) if found else None
+
+
+class TerminalProgress:
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _Rate(),
+                                 TextColumn("{task.fields[stops]} stops passed"), TextColumn("{task.fields[status]}"),
+                                 console=console, transient=False)
+        self.tasks: dict[int, TaskID] = {}
+        self.outputs: dict[int, Path] = {}
+        self.stops: dict[int, int] = {}
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.poller: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ LocateProgress
+    def partition_started(self, partition: Partition, attempt: int, stdout: Path) -> None:
+        with self.lock:
+            if not self.tasks:
+                self.progress.start()
+                self.poller = threading.Thread(target=self._poll, daemon=True)
+                self.poller.start()
+            if partition.index not in self.tasks:
+                self.tasks[partition.index] = self.progress.add_task(
+                    f"partition {partition.index} -c {partition.spec}", total=len(partition.numbers), stops=0,
+                    status="")
+            self.outputs[partition.index] = stdout
+            self.stops.setdefault(partition.index, 0)
+        status = "under gdb" if attempt == 1 else f"retry {attempt - 1} with a fresh debugger"
+        self.progress.update(self.tasks[partition.index], status=status)
+
+    def stop_passed(self, partition: Partition, stop: PassedStop) -> None:
+        with self.lock:
+            self.stops[partition.index] += 1
+            n = self.stops[partition.index]
+        self.progress.update(self.tasks[partition.index], stops=n)
+
+    def partition_finished(self, partition: Partition, run: PartitionRun) -> None:
+        task = self.tasks.get(partition.index)
+        if task is None:
+            return
+        o = run.outcome
+        status = {"exited": f"exited ({o.exit_status})" if o else "", "fatal": "[bold red]fatal stop[/]",
+                  "hang": "[bold red]hang[/]", "signaled": f"[red]killed by {o.signal if o else '?'}[/]",
+                  "cancelled": "[dim]cancelled[/]"}.get(run.status, f"[red]{run.status}[/]")
+        if o is not None and o.kind == "exited":
+            self.progress.update(task, completed=len(partition.numbers))
+        self.progress.update(task, status=status)
+
+    def _poll(self) -> None:
+        while not self.done.wait(0.25):
+            with self.lock:
+                items = list(self.outputs.items())
+            for index, path in items:
+                n = methods_done(path)
+                if n is not None:
+                    self.progress.update(self.tasks[index], completed=n)
+
+    # ------------------------------------------------------------------ phases
+    def phase_started(self, name: str) -> None:
+        if name != "locate":
+            self.console.print(f"[dim]{name}...[/]")
+
+    def phase_finished(self, phase: PhaseRecord) -> None:
+        if phase.name == "locate":
+            self.close()
+        mark = "[green]ok[/]" if phase.status == "ok" else "[bold red]failed[/]"
+        self.console.print(f"{phase.name}: {mark} ({phase.seconds:.1f} s) {phase.detail}", highlight=False,
+                           markup=True)
+
+    def close(self) -> None:
+        self.done.set()
+        if self.poller is not None:
+            self.poller.join()
+            self.poller = None
+        if self.tasks:
+            self.progress.stop()
+
+
+def summary_rows(result: ReproResult) -> list[tuple[str, str]]:
+    from spmi_dbg.repro.report import title
+
+    located = result.located
+    d: dict[str, Any] = (located.diagnosis if located else None) or {}
+    rows = [("result", _result(result))]
+    if result.failure:
+        rows.append(("why", (f"{result.failed_phase}: " if result.failed_phase else "") + result.failure))
+    if located and located.method_context:
+        mc = d.get("method_context") or {}
+        rows.append(("method context", f"{located.method_context}  [{located.method_context_source}]"))
+        if mc.get("name"):
+            rows.append(("name", f"{mc['name']} (IL size {mc.get('il_size')})"))
+    if located and located.winner:
+        rows.append(("what", title(result)))
+        sig = d.get("signal") or {}
+        if d.get("hang"):
+            rows.append(("signal", f"none: a hang, interrupted after {result.options.timeout:g} s"))
+        elif sig:
+            addr = f" at 0x{sig['address']:x}" if sig.get("address") is not None else ""
+            rows.append(("signal", f"{sig['name']}{addr}{' (near null)' if sig.get('near_null') else ''}"))
+        elif located.expectation and located.expectation.signal:
+            rows.append(("signal", located.expectation.signal))
+        nm = d.get("null_map")
+        rows.append(("null map", f"{nm['owner_type']}::{nm['member']} of the {nm['role']}" if nm else "none"))
+        fm = d.get("faulting_module")
+        if fm:
+            rows.append(("faulting module", f"{fm['role']}: {fm['path']}"))
+    if result.isolated is not None:
+        rows.append(("repro", f"{result.isolated.mch} ({len(result.isolated.numbers)} record(s): "
+                              f"{', '.join(map(str, result.isolated.numbers))})"))
+    if result.verification is not None:
+        rows.append(("verification", result.verification.summary()))
+    if located and located.winner is None:
+        rows += [("note", n) for n in located.notes]
+    rows.append(("bundle", result.bundle_error or str(result.out)))
+    return rows
+
+
+def _result(result: ReproResult) -> str:
+    return {"verified": "verified repro", "not-verified": "crash found, repro not verified", "no-crash": "no crash",
+            "input-error": "input error", "tool-failure": "tool failure"}.get(result.outcome, result.outcome) + \
+        f" (exit {result.exit_code}, {result.seconds:.1f} s)"
+
+
+def print_summary(result: ReproResult, console: Console, *, rich_panel: bool) -> None:
+    rows = summary_rows(result)
+    if not rich_panel:
+        for k, v in rows:
+            console.print(f"{k}: {v}", markup=False, highlight=False, soft_wrap=True)
+        return
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    for k, v in rows:
+        table.add_row(k, Text(v))
+    style = {"verified": "green", "not-verified": "yellow", "no-crash": "blue"}.get(result.outcome, "red")
+    console.print(Panel(table, title="spmi-dbg repro", border_style=style, expand=False))

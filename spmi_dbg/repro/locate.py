@@ -1,0 +1,192 @@
+"""Locate: replay the partitions in parallel, one debugger each; the first fatal stop (or hang) wins and
+the others are cancelled. A debugger that dies or stops answering gets one retry with a fresh one, then its
+partition is a tool failure. When the winning diagnosis has no method context number (no debug info, values
+optimized out), the partition is bisected natively with `-c` prefixes, and the result says so."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from spmi_dbg.driver.outcome import PassedStop, ReplayOutcome
+from spmi_dbg.errors import ToolFailure
+from spmi_dbg.mch.mclist import compress_ranges
+from spmi_dbg.repro.command import Partition, ReproCommand
+from spmi_dbg.repro.expect import Expectation, expectation_of, mark_hang
+from spmi_dbg.repro.native import NativeRun, run_native
+
+ATTEMPTS = 2  # a fresh debugger once more after a tool failure
+WINNING = ("fatal", "hang", "signaled")
+
+
+class DebuggerRun(Protocol):
+    def __call__(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
+                 cancel: threading.Event | None, on_stop: Callable[[PassedStop], None] | None) -> ReplayOutcome: ...
+
+
+class LocateProgress(Protocol):
+    def partition_started(self, partition: Partition, attempt: int, stdout: Path) -> None: ...
+
+    def stop_passed(self, partition: Partition, stop: PassedStop) -> None: ...
+
+    def partition_finished(self, partition: Partition, run: PartitionRun) -> None: ...
+
+
+@dataclass
+class PartitionRun:
+    partition: Partition
+    stdout: Path
+    stderr: Path
+    transcript: Path
+    outcome: ReplayOutcome | None = None
+    attempts: int = 0
+    failures: list[str] = field(default_factory=list)  # one per failed attempt
+
+    @property
+    def status(self) -> str:
+        if self.outcome is not None:
+            return self.outcome.kind
+        return "tool-failure" if self.failures else "not run"
+
+    def to_json(self) -> dict[str, Any]:
+        o = self.outcome
+        return {"partition": self.partition.index, "compile": self.partition.spec,
+                "methods": len(self.partition.numbers), "status": self.status, "attempts": self.attempts,
+                "failures": self.failures, "exit_status": o.exit_status if o else None,
+                "signal": o.signal if o else None, "stops_passed": len(o.passed) if o else 0,
+                "seconds": round(o.seconds, 3) if o else None,
+                "debugger_startup_seconds": round(o.startup_seconds, 3) if o else None,
+                "notes": o.notes if o else []}
+
+
+@dataclass
+class Located:
+    runs: list[PartitionRun]
+    winner: PartitionRun | None = None
+    expectation: Expectation | None = None
+    method_context: int | None = None
+    method_context_source: str = ""
+    bisection: list[dict[str, Any]] = field(default_factory=list)  # the native runs, when bisected
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def diagnosis(self) -> dict[str, Any] | None:
+        return self.winner.outcome.diagnosis if self.winner and self.winner.outcome else None
+
+    @property
+    def tool_failures(self) -> list[PartitionRun]:
+        return [r for r in self.runs if r.outcome is None and r.failures]
+
+
+def locate(cmd: ReproCommand, partitions: list[Partition], debugger: DebuggerRun, *, timeout: float,
+           workdir: Path, progress: LocateProgress | None = None) -> Located:
+    cancel = threading.Event()
+    lock = threading.Lock()
+    runs = [PartitionRun(p, workdir / f"partition-{p.index}.stdout", workdir / f"partition-{p.index}.stderr",
+                         workdir / f"partition-{p.index}.gdb.log") for p in partitions]
+    result = Located(runs)
+
+    def work(run: PartitionRun) -> None:
+        p = run.partition
+        while run.attempts < ATTEMPTS and not cancel.is_set():
+            run.attempts += 1
+            if progress is not None:
+                progress.partition_started(p, run.attempts, run.stdout)
+            try:
+                outcome = debugger(cmd.argv(p.spec), timeout=timeout, stdout=run.stdout, stderr=run.stderr,
+                                   transcript=run.transcript, cancel=cancel,
+                                   on_stop=(lambda s: progress.stop_passed(p, s)) if progress else None)
+            except ToolFailure as e:
+                run.failures.append(str(e))
+                continue
+            run.outcome = outcome
+            if outcome.kind in WINNING:
+                with lock:
+                    if result.winner is None:
+                        result.winner = run
+                        cancel.set()
+            break
+        if progress is not None:
+            progress.partition_finished(p, run)
+
+    pool = ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="spmi-locate")
+    try:
+        for f in [pool.submit(work, r) for r in runs]:
+            f.result()
+    except BaseException:  # Ctrl-C or a bug: stop every debugger before leaving
+        cancel.set()
+        raise
+    finally:
+        pool.shutdown(wait=True)
+    if result.winner is not None:
+        _identify(cmd, result, timeout=timeout, workdir=workdir)
+    return result
+
+
+def _identify(cmd: ReproCommand, result: Located, *, timeout: float, workdir: Path) -> None:
+    """The winner's method context: from its diagnosis, else by native bisection of its partition."""
+    assert result.winner is not None and result.winner.outcome is not None
+    outcome = result.winner.outcome
+    if outcome.kind == "hang" and outcome.diagnosis is not None:
+        mark_hang(outcome.diagnosis)
+    result.expectation = expectation_of(outcome)
+    mc = (outcome.diagnosis or {}).get("method_context") or {}
+    if mc.get("number"):
+        result.method_context = int(mc["number"])
+        result.method_context_source = str(mc.get("source") or "the debugger")
+        return
+    why = "the diagnosis has no method context number" if outcome.diagnosis else \
+        "the replay died with no stop to diagnose"
+    found, runs = bisect(cmd, result.winner.partition, result.expectation, timeout=timeout, workdir=workdir)
+    result.bisection = [r.to_json() | {"compile": r.argv[r.argv.index("-c") + 1]} for r in runs]
+    if found is None:
+        result.notes.append(f"{why}, and native bisection of partition {result.winner.partition.index} found no "
+                            f"prefix showing {result.expectation.describe()}")
+        return
+    result.method_context = found
+    result.method_context_source = (f"native bisection with -c ranges over partition {result.winner.partition.index} "
+                                    f"({len(runs)} runs), because {why}")
+    if outcome.diagnosis is not None:
+        outcome.diagnosis["method_context"] = {"number": found, "source": result.method_context_source,
+                                               "name": None, "il_size": None, "input": cmd.input}
+        _add_names(outcome.diagnosis["method_context"], cmd.input)
+
+
+def _add_names(fact: dict[str, Any], path: str) -> None:
+    from spmi_dbg.errors import SpmiDbgError
+    from spmi_dbg.mch.collection import Collection
+
+    try:
+        with Collection.open(path) as col:
+            info = col.method_context(int(fact["number"]))
+        fact["name"], fact["il_size"] = info.name, info.il_size
+    except (SpmiDbgError, OSError):
+        pass
+
+
+def bisect(cmd: ReproCommand, partition: Partition, expected: Expectation, *, timeout: float,
+           workdir: Path) -> tuple[int | None, list[NativeRun]]:
+    """The shortest prefix of the partition whose native replay fails as expected; its last record."""
+    numbers = list(partition.numbers)
+    runs: list[NativeRun] = []
+
+    def fails(k: int) -> bool:
+        run = run_native(cmd.argv(compress_ranges(numbers[:k])), timeout=timeout,
+                         stdout=workdir / "bisect.stdout", stderr=workdir / "bisect.stderr")
+        runs.append(run)
+        return run.matches(expected)
+
+    if not fails(len(numbers)):
+        return None, runs
+    lo, hi = 1, len(numbers)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if fails(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return numbers[hi - 1], runs

@@ -1,0 +1,73 @@
+"""Native replays (no debugger) and what a reproduction must look like (superpmi-conventions.md 1.2): a replay
+killed by a signal shows as a negative return code; a hang is a run that outlives its timeout. Core dumps are
+disabled in the child (core_pattern may drop `core` files in the working directory)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spmi_dbg.repro.expect import Expectation
+
+
+@dataclass
+class NativeRun:
+    argv: list[str]
+    returncode: int | None
+    signal: str | None
+    timed_out: bool
+    seconds: float
+
+    def matches(self, expected: Expectation) -> bool:
+        if expected.kind == "hang":
+            return self.timed_out
+        if self.signal is None:
+            return False
+        return expected.signal is None or self.signal == expected.signal
+
+    def describe(self) -> str:
+        if self.timed_out:
+            return f"still running after {self.seconds:.1f} s (killed)"
+        if self.signal is not None:
+            return f"killed by {self.signal}"
+        return f"exit status {self.returncode}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"returncode": self.returncode, "signal": self.signal, "timed_out": self.timed_out,
+                "seconds": round(self.seconds, 4)}
+
+
+def signal_name(signo: int) -> str:
+    try:
+        return signal.Signals(signo).name
+    except ValueError:
+        return f"SIG{signo}"
+
+
+def _no_core() -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def run_native(argv: list[str], *, timeout: float, stdout: Path | None = None, stderr: Path | None = None,
+               cwd: str | None = None) -> NativeRun:
+    start = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(open(stdout, "wb")) if stdout is not None else subprocess.DEVNULL
+        err = stack.enter_context(open(stderr, "wb")) if stderr is not None else subprocess.DEVNULL
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd,
+                                start_new_session=True, preexec_fn=_no_core)
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)  # its own session: the replay and anything it started
+            proc.wait()
+            return NativeRun(argv, None, None, True, time.monotonic() - start)
+    return NativeRun(argv, rc, signal_name(-rc) if rc < 0 else None, False, time.monotonic() - start)

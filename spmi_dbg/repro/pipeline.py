@@ -1,0 +1,231 @@
+"""The phases of `spmi-dbg repro`, in order (DESIGN.md, "Data flow of spmi-dbg repro"):
+locate (+ capture: the winning stop's full diagnosis) -> isolate -> verify -> [minimize -> isolate -> verify]
+-> bundle. Whatever phase fails, the bundle still gets what the earlier ones produced, and the report says
+which phase failed and why."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import time
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from spmi_dbg.errors import SpmiDbgError
+from spmi_dbg.repro.command import Partition, ReproCommand
+from spmi_dbg.repro.isolate import Isolated, isolate
+from spmi_dbg.repro.locate import DebuggerRun, Located, LocateProgress, locate
+from spmi_dbg.repro.minimize import Minimization, minimize
+from spmi_dbg.repro.verify import Verification, verify
+
+# Exit statuses of `spmi-dbg repro`.
+EXIT_VERIFIED, EXIT_NOT_VERIFIED, EXIT_NO_CRASH, EXIT_INPUT, EXIT_TOOL = 0, 1, 2, 3, 4
+REPLAY_INPUT_FAILURES = {255: "GeneralFailure", 254: "JitFailedToInit"}  # superpmi-conventions.md 1.2
+VERIFY_TIMEOUT_CAP = 60.0  # a repro is one or a few method contexts: a hang shows well within this
+
+
+@dataclass
+class ReproOptions:
+    command: ReproCommand
+    debugger: DebuggerRun
+    debugger_name: str = "gdb"
+    out: Path | None = None
+    workers: int = 1
+    timeout: float = 1800.0
+    verify_runs: int = 3
+
+    @property
+    def verify_timeout(self) -> float:
+        return min(self.timeout, VERIFY_TIMEOUT_CAP)
+
+
+@dataclass
+class PhaseRecord:
+    name: str
+    status: str = "running"  # ok | failed
+    seconds: float = 0.0
+    detail: str = ""
+
+
+class ReproProgress(LocateProgress, Protocol):
+    def phase_started(self, name: str) -> None: ...
+
+    def phase_finished(self, phase: PhaseRecord) -> None: ...
+
+
+@dataclass
+class ReproResult:
+    options: ReproOptions
+    partitions: list[Partition]
+    phases: list[PhaseRecord] = field(default_factory=list)
+    located: Located | None = None
+    isolated: Isolated | None = None  # the repro in the bundle (after minimization, if any)
+    single: Verification | None = None  # the crashing record alone
+    minimization: Minimization | None = None
+    verification: Verification | None = None  # of the repro in the bundle
+    out: Path | None = None
+    files: list[Path] = field(default_factory=list)
+    outcome: str = "running"  # verified | not-verified | no-crash | input-error | tool-failure
+    exit_code: int = EXIT_NOT_VERIFIED
+    failed_phase: str | None = None
+    failure: str | None = None
+    failure_traceback: str | None = None
+    bundle_error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def method_contexts(self) -> list[int]:
+        if self.isolated is not None:
+            return list(self.isolated.numbers)
+        mc = self.located.method_context if self.located else None
+        return [mc] if mc else []
+
+
+class _PhaseFailed(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _phase(result: ReproResult, name: str, progress: ReproProgress | None) -> Iterator[PhaseRecord]:
+    record = PhaseRecord(name)
+    result.phases.append(record)
+    if progress is not None:
+        progress.phase_started(name)
+    start = time.monotonic()
+    try:
+        yield record
+        record.status = "ok"
+    except _PhaseFailed as e:
+        record.status, record.detail = "failed", str(e)
+        result.failed_phase, result.failure = name, str(e)
+        raise
+    except (SpmiDbgError, OSError) as e:
+        record.status, record.detail = "failed", str(e)
+        result.failed_phase, result.failure = name, str(e)
+        raise _PhaseFailed(str(e)) from None
+    except Exception as e:  # a bug of ours: still a report, with the traceback in report.json
+        record.status, record.detail = "failed", f"internal error: {type(e).__name__}: {e}"
+        result.failed_phase, result.failure = name, record.detail
+        result.failure_traceback = traceback.format_exc()
+        raise _PhaseFailed(record.detail) from None
+    finally:
+        record.seconds = time.monotonic() - start
+        if progress is not None:
+            progress.phase_finished(record)
+
+
+def run_repro(opts: ReproOptions, progress: ReproProgress | None = None) -> ReproResult:
+    from spmi_dbg.repro.bundle import out_dir_for, write_bundle
+
+    start = time.monotonic()
+    result = ReproResult(opts, opts.command.partitions(opts.workers))
+    with tempfile.TemporaryDirectory(prefix="spmi-repro-") as tmp:
+        work = Path(tmp)
+        try:
+            _run_phases(opts, result, work, progress)
+        except _PhaseFailed:
+            if result.located is None or result.located.winner is None:
+                result.outcome, result.exit_code = "tool-failure", EXIT_TOOL
+            else:
+                result.outcome, result.exit_code = "not-verified", EXIT_NOT_VERIFIED
+        if result.out is None:
+            result.out = opts.out or out_dir_for(result)
+        result.seconds = time.monotonic() - start
+        try:
+            result.files = write_bundle(result, work)
+        except (SpmiDbgError, OSError) as e:  # the report cannot tell this one: the summary does
+            result.bundle_error = f"the bundle could not be written to {result.out}: {e}"
+            if result.exit_code == EXIT_VERIFIED:
+                result.exit_code = EXIT_NOT_VERIFIED
+    return result
+
+
+def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None) -> None:
+    cmd = opts.command
+    with _phase(result, "locate", progress) as ph:
+        located = result.located = locate(cmd, result.partitions, opts.debugger, timeout=opts.timeout,
+                                          workdir=work, progress=progress)
+        ph.detail = _locate_detail(located)
+        if located.winner is None and located.tool_failures:
+            raise _PhaseFailed("; ".join(f"partition {r.partition.index}: {' / '.join(r.failures)}"
+                                         for r in located.tool_failures))
+    if located.winner is None:
+        _no_crash(result, work)
+        return
+    from spmi_dbg.repro.bundle import out_dir_for
+
+    out = result.out = opts.out or out_dir_for(result)
+    expected = located.expectation
+    assert expected is not None
+    with _phase(result, "isolate", progress) as ph:
+        mc = located.method_context
+        if mc is None:
+            raise _PhaseFailed("no method context number: " + "; ".join(located.notes))
+        result.isolated = isolate(cmd.input, [mc], out)
+        ph.detail = f"method context {mc} -> {result.isolated.mch}"
+    with _phase(result, "verify", progress) as ph:
+        result.single = result.verification = verify(cmd, result.isolated.mch, expected, opts.debugger,
+                                                     runs=opts.verify_runs, timeout=opts.verify_timeout, workdir=work)
+        ph.detail = result.single.summary()
+    if result.single.accepted:
+        result.outcome, result.exit_code = "verified", EXIT_VERIFIED
+        return
+    winner = located.winner
+    assert winner is not None
+    with _phase(result, "minimize", progress) as ph:
+        result.minimization = m = minimize(cmd, winner.partition, mc, expected, timeout=opts.timeout, workdir=work)
+        ph.detail = "; ".join(m.notes)
+        if not m.succeeded:
+            raise _PhaseFailed("the crashing record alone does not reproduce, and no set of earlier records "
+                               f"does: {ph.detail}")
+    with _phase(result, "isolate-minimized", progress) as ph:
+        result.isolated = isolate(cmd.input, m.numbers, out)
+        ph.detail = f"method contexts {', '.join(map(str, m.numbers))} -> {result.isolated.mch}"
+    with _phase(result, "verify-minimized", progress) as ph:
+        result.verification = verify(cmd, result.isolated.mch, expected, opts.debugger, runs=opts.verify_runs,
+                                     timeout=opts.verify_timeout, workdir=work, label="verify-minimized")
+        ph.detail = result.verification.summary()
+    if result.verification.accepted:
+        result.outcome, result.exit_code = "verified", EXIT_VERIFIED
+    else:
+        result.outcome, result.exit_code = "not-verified", EXIT_NOT_VERIFIED
+
+
+def _no_crash(result: ReproResult, work: Path) -> None:
+    """Every partition ran to its end. An exit status superpmi uses for bad input is an input error."""
+    assert result.located is not None
+    for run in result.located.runs:
+        status = run.outcome.exit_status if run.outcome else None
+        if status in REPLAY_INPUT_FAILURES:
+            first = next((line for line in _lines(run.stderr) if line.startswith("ERROR: ")), "")
+            result.outcome, result.exit_code = "input-error", EXIT_INPUT
+            result.failure = (f"the replay failed with exit status {status} ({REPLAY_INPUT_FAILURES[status]})"
+                              + (f": {first[7:]}" if first else ""))
+            return
+    result.outcome, result.exit_code = "no-crash", EXIT_NO_CRASH
+    if len(result.partitions) > 1:
+        result.located.notes.append("each partition replays from a fresh process: a crash that needs state left "
+                                    "by records of an earlier partition shows only with --workers 1")
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def _locate_detail(located: Located) -> str:
+    parts = []
+    for r in located.runs:
+        o = r.outcome
+        status = f"exited with status {o.exit_status}" if o is not None and o.kind == "exited" else r.status
+        stops = f", {len(o.passed)} stop(s) passed on" if o is not None and o.passed else ""
+        retry = f", {len(r.failures)} debugger failure(s)" if r.failures else ""
+        parts.append(f"partition {r.partition.index} (-c {r.partition.spec}): {status}{stops}{retry}")
+    if located.winner is not None and located.method_context is not None:
+        parts.append(f"method context {located.method_context} [{located.method_context_source}]")
+    return "; ".join(parts + located.notes)

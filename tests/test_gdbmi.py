@@ -1,0 +1,110 @@
+"""The pygdbmi driver (spmi_dbg.driver.gdbmi) on real processes under a real gdb: outcomes, the signal policy,
+exit statuses, hangs, and gdb failing under it."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from spmi_dbg.driver.gdbmi import run_replay
+from spmi_dbg.driver.mi import mi_quote
+from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.errors import ToolFailure
+
+from .test_replay import BASE, DIFF, REPLAY, Collections, cols
+
+__all__ = ["cols"]
+
+SEED_OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]
+
+
+def run(tmp_path: Path, *args: str, timeout: float = 60, **kw: object) -> ReplayOutcome:
+    assert shutil.which("gdb") is not None, "gdb is required (.ci/run installs it)"
+    return run_replay([REPLAY, *args], timeout=timeout, stdout=tmp_path / "out", stderr=tmp_path / "err",
+                      transcript=tmp_path / "mi.log", **kw)  # type: ignore[arg-type]
+
+
+def test_mi_quote() -> None:
+    assert mi_quote('python print("a\\\\b")\n') == '"python print(\\"a\\\\\\\\b\\")\\n"'
+
+
+def test_exit_statuses_are_read_in_octal(cols: Collections, tmp_path: Path) -> None:
+    mch = str(cols.get("gdbmi-clean", 100))
+    o = run(tmp_path, BASE, mch)
+    assert (o.kind, o.exit_status, o.passed) == ("exited", 0, [])
+    o = run(tmp_path, "-zzz", BASE, mch)
+    assert (o.kind, o.exit_status) == ("exited", 255)  # MI says exit-code="0377"
+    assert "Unknown switch '-zzz'" in (tmp_path / "err").read_text()  # the replay's own stderr, in its file
+    assert "'exit-code': '0377'" in (tmp_path / "mi.log").read_text()
+    o = run(tmp_path, str(tmp_path / "nojit.so"), mch)
+    assert (o.kind, o.exit_status) == ("exited", 254)
+
+
+def test_first_chance_faults_then_the_fatal_stop(cols: Collections, tmp_path: Path) -> None:
+    mch = str(cols.get("gdbmi-jit-null", 200, arch="arm64", seed=2,
+                       inject=[("jit-null", 20), ("seed-arm64", 150)]))
+    seen = []
+    o = run(tmp_path, *SEED_OPTIONS, BASE, DIFF, mch, on_stop=seen.append)
+    assert o.kind == "fatal" and o.method_context == 150
+    assert [(p.signal, p.kind, p.method_context, p.delivered) for p in o.passed] == \
+        [("SIGSEGV", "first-chance", 20, True)] * 2
+    assert seen == o.passed
+    d = o.diagnosis or {}
+    assert d["null_map"]["member"] == "CompileMethod" and d["method_context"]["name"]
+    assert (tmp_path / "err").read_text().count("Unexpected exception c0000005") == 2
+    assert 0 < o.startup_seconds < o.seconds
+
+
+def test_debug_break_without_handler_is_absorbed(cols: Collections, tmp_path: Path) -> None:
+    mch = str(cols.get("gdbmi-assert", 60, inject=[("jit-assert", 30)]))
+    o = run(tmp_path, "-boa", BASE, mch)
+    assert (o.kind, o.exit_status) == ("exited", 1)  # FailedCompile: the replay went on after the break
+    assert [(p.signal, p.kind, p.method_context, p.delivered, p.frame) for p in o.passed] == \
+        [("SIGTRAP", "debug-break", 30, False, "DebugBreakorAV")]
+
+
+def test_hang_is_interrupted_with_stacks(cols: Collections, tmp_path: Path) -> None:
+    mch = str(cols.get("gdbmi-hang", 60, inject=[("hang", 30)]))
+    start = time.monotonic()
+    o = run(tmp_path, BASE, mch, timeout=1.5)
+    assert time.monotonic() - start < 15
+    assert o.kind == "hang" and o.method_context == 30
+    # Interrupted somewhere in the loop: in optCanonicalizeLoops or a function inlined into it.
+    names = [f["function"] for f in o.threads[0]["frames"]]
+    assert "Compiler::optCanonicalizeLoops" in names[:2]
+    assert (o.diagnosis or {})["signature_frames"][0] == "Compiler::optCanonicalizeLoops"
+    assert any(f["function"] == "JitInstance::CompileMethod" for f in o.threads[0]["frames"])
+
+
+def test_cancel_stops_the_run(cols: Collections, tmp_path: Path) -> None:
+    mch = str(cols.get("gdbmi-hang", 60, inject=[("hang", 30)]))
+    cancel = threading.Event()
+    threading.Timer(1.0, cancel.set).start()
+    o = run(tmp_path, BASE, mch, timeout=60, cancel=cancel)
+    assert o.kind == "cancelled" and o.seconds < 10
+
+
+def _wrapper(tmp_path: Path, action: str) -> str:
+    script = tmp_path / "gdb-wrapper"
+    script.write_text(f"#!/bin/bash\ngdb \"$@\" <&0 &\npid=$!\n(sleep 1; kill -{action} $pid) &\nwait $pid\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_gdb_killed_is_a_tool_failure(cols: Collections, tmp_path: Path) -> None:
+    mch = str(cols.get("gdbmi-hang", 60, inject=[("hang", 30)]))
+    with pytest.raises(ToolFailure, match=r"killed by SIGKILL\?\) while the replay was running"):
+        run(tmp_path, BASE, mch, timeout=60, gdb=_wrapper(tmp_path, "KILL"))
+    assert "# gdb exited" in (tmp_path / "mi.log").read_text()
+
+
+def test_gdb_that_stops_answering_is_a_tool_failure(cols: Collections, tmp_path: Path) -> None:
+    mch = str(cols.get("gdbmi-hang", 60, inject=[("hang", 30)]))
+    start = time.monotonic()
+    with pytest.raises(ToolFailure, match=r"did not answer `-exec-interrupt` within 2 s"):
+        run(tmp_path, BASE, mch, timeout=2, request_timeout=2, gdb=_wrapper(tmp_path, "STOP"))
+    assert time.monotonic() - start < 20

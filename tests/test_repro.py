@@ -1,0 +1,357 @@
+"""`spmi-dbg repro` end to end: the real command line, real gdb (through pygdbmi), the replay core as real
+processes, on sample collections with injected crash classes (native/README.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .test_replay import BASE, DIFF, REPLAY, Collections, cols, mc_bytes
+
+__all__ = ["cols"]
+
+SEED_OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]
+
+
+def repro(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    assert shutil.which("gdb") is not None, "gdb is required (.ci/run installs it)"
+    env = dict(os.environ, COLUMNS="200")
+    return subprocess.run([sys.executable, "-m", "spmi_dbg", "repro", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=timeout)
+
+
+def report(bundle: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((bundle / "report.json").read_text())
+    return data
+
+
+def seed_collection(cols: Collections) -> Path:
+    return cols.get("repro-seed", 400, arch="arm64", seed=2, inject=[("seed-arm64", 300)])
+
+
+def no_replays_left(path: Path) -> bool:
+    """No spmi-replay process still has this collection on its command line."""
+    needle = str(path).encode()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmdline = f.read()
+            except OSError:
+                continue
+            if needle in cmdline and b"spmi-replay" in cmdline:
+                return False
+    return True
+
+
+# ------------------------------------------------------------------------------------------ the seed crash
+
+def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path) -> None:
+    mch = seed_collection(cols)
+    start = time.monotonic()
+    # The user's command as superpmi.py ran it: in parallel (-p), where the crash of a worker is invisible.
+    r = repro("--workers", "2", "--", REPLAY, *SEED_OPTIONS, "-p", BASE, DIFF, str(mch), cwd=tmp_path)
+    elapsed = time.monotonic() - start
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(next(tmp_path.glob("spmi-repro-*")))
+    bundle = Path(tmp_path / rep["bundle"])
+    assert bundle.name == f"spmi-repro-{rep['diagnosis']['bucket']}"  # the default --out
+    for name in ("repro.mch", "repro.mch.mct", "repro.sh", "diagnosis.json", "report.md", "report.json",
+                 "debugger.log", "replay.stdout", "replay.stderr"):
+        assert (bundle / name).is_file(), name
+
+    d = json.loads((bundle / "diagnosis.json").read_text())
+    assert d["method_context"]["number"] == 300
+    assert d["signal"]["name"] == "SIGSEGV" and d["signal"]["near_null"]
+    assert d["null_map"]["owner_type"] == "CompileResult" and d["null_map"]["member"] == "CompileMethod"
+    assert d["null_map"]["role"].startswith("base compile result")
+    assert (bundle / "repro.mch").read_bytes() == mc_bytes(mch, 300)
+
+    assert rep["outcome"] == "verified" and rep["exit_code"] == 0 and rep["failed_phase"] is None
+    assert rep["verification"]["rate"] >= 0.5 and rep["verification"]["accepted"]
+    assert rep["verification"]["debugger_run"]["reproduced"] is True
+    assert rep["repro"]["method_contexts"] == [300]
+    assert [p["compile"] for p in rep["locate"]["partitions"]] == ["1-200", "201-400"]
+    assert rep["locate"]["winner"] == 2 and rep["command"]["options"] == SEED_OPTIONS
+    assert any("dropped `-p`" in n for n in rep["command"]["notes"])
+    assert "InvokeNearDiffer" in rep["locate"]["method_context_source"]
+
+    md = (bundle / "report.md").read_text()
+    assert md.startswith("# superpmi SIGSEGV in CompileResult::repCompileMethod for method context 300")
+    assert "CompileResult::CompileMethod" in md and "## Reproduce" in md
+    assert "*stopped" in (bundle / "debugger.log").read_text()
+    # The summary panel's facts, in plain text when piped.
+    assert "method context: 300" in r.stdout and "verification: 4/4 runs" in r.stdout
+    assert f"bundle: {bundle.name}" in r.stdout
+
+    # repro.sh is the exact command on the repro, runnable from anywhere.
+    script = bundle / "repro.sh"
+    assert os.access(script, os.X_OK)
+    run = subprocess.run([str(script)], capture_output=True, cwd="/", timeout=60)
+    assert run.returncode == -signal.SIGSEGV
+    print(f"seed repro end to end: {elapsed:.2f} s")
+
+
+def test_friendly_options_form(cols: Collections, tmp_path: Path) -> None:
+    mch = seed_collection(cols)
+    r = repro("--mch", str(mch), "--base-jit", BASE, "--jit", DIFF, "--target", "arm64", "--workers", "2",
+              "--verify-runs", "1", "--out", "b", "--", "-a", "-bug", "91257", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "b")
+    assert rep["command"]["program"] == str(Path(REPLAY).resolve())  # the bundled spmi-replay by default
+    assert rep["command"]["options"] == ["-a", "-bug", "91257", "-target", "arm64"]
+    assert rep["repro"]["method_contexts"] == [300] and rep["verification"]["runs"] == 2
+
+
+# ------------------------------------------------------------------------------------------ other crash classes
+
+def test_state_dependent_crash_is_minimized_to_two_records(cols: Collections, tmp_path: Path) -> None:
+    mch = cols.get("repro-poison", 400, inject=[("poison", 100), ("poison-crash", 200)])
+    r = repro("--workers", "2", "--out", "b", "--", REPLAY, BASE, str(mch), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "b")
+    assert rep["diagnosis"]["method_context"]["number"] == 200
+    assert rep["diagnosis"]["signal"]["name"] == "SIGABRT"
+    single = rep["verification_single_record"]
+    assert single["reproduced"] == 0 and not single["accepted"]  # the record alone does not crash
+    assert rep["minimization"]["method_contexts"] == [100, 200]
+    assert rep["repro"]["records"] == 2 and rep["repro"]["method_contexts"] == [100, 200]
+    assert (tmp_path / "b" / "repro.mch").read_bytes() == mc_bytes(mch, 100) + mc_bytes(mch, 200)
+    assert rep["verification"]["accepted"] and rep["verification"]["rate"] >= 0.5
+    assert [p["name"] for p in rep["phases"]] == ["locate", "isolate", "verify", "minimize", "isolate-minimized",
+                                                  "verify-minimized"]
+    assert "## Minimization" in (tmp_path / "b" / "report.md").read_text()
+
+
+def test_hang_is_interrupted_and_classified(cols: Collections, tmp_path: Path) -> None:
+    mch = cols.get("repro-hang", 400, inject=[("hang", 250)])
+    r = repro("--workers", "2", "--timeout", "2", "--verify-runs", "1", "--out", "b", "--", REPLAY, BASE, str(mch),
+              cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "b")
+    d = rep["diagnosis"]
+    assert d["hang"] is True and d["signature"].startswith("hang | Compiler::optCanonicalizeLoops")
+    assert d["method_context"]["number"] == 250
+    statuses = {p["partition"]: p["status"] for p in rep["locate"]["partitions"]}
+    assert statuses == {1: "exited", 2: "hang"}
+    threads = rep["locate"]["hang_threads"]
+    assert threads and "Compiler::optCanonicalizeLoops" in [f["function"] for f in threads[0]["frames"][:2]]
+    assert rep["verification"]["expected"]["kind"] == "hang"
+    assert rep["verification"]["native_runs"][0]["timed_out"] and rep["verification"]["debugger_run"]["reproduced"]
+    assert "superpmi hangs in Compiler::optCanonicalizeLoops for method context 250" in \
+        (tmp_path / "b" / "report.md").read_text()
+    assert no_replays_left(mch) and no_replays_left(tmp_path / "b" / "repro.mch")
+
+
+def test_first_chance_faults_are_passed_on(cols: Collections, tmp_path: Path) -> None:
+    mch = cols.get("repro-jit-null", 400, arch="arm64", seed=2,
+                   inject=[("jit-null", 50), ("jit-null", 150), ("seed-arm64", 300)])
+    r = repro("--workers", "1", "--verify-runs", "1", "--out", "b", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF,
+              str(mch), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "b")
+    assert rep["diagnosis"]["method_context"]["number"] == 300  # not 50: those faults are the JIT's, caught
+    passed = rep["locate"]["stops_passed"]
+    # Each jit-null method faults in both JITs; every fault is passed on and the replay goes on.
+    assert [(s["method_context"], s["signal"], s["kind"]) for s in passed] == \
+        [(50, "SIGSEGV", "first-chance")] * 2 + [(150, "SIGSEGV", "first-chance")] * 2
+    assert all(s["frame"] == "Compiler::gtFoldDivByConst" for s in passed)
+    out = (tmp_path / "b" / "replay.stderr").read_text()
+    assert out.count("ERROR: Unexpected exception c0000005 was thrown.") == 4  # the replay's handler ran
+
+
+def test_debug_breaks_and_faults_alone_are_no_crash(cols: Collections, tmp_path: Path) -> None:
+    """-boa makes the JIT assert a SIGTRAP under a debugger: passed on with `signal SIGTRAP`, never swallowed."""
+    mch = cols.get("repro-asserts", 300, inject=[("jit-null", 10), ("jit-assert", 20), ("jit-assert", 220)])
+    r = repro("--workers", "2", "--out", "b", "--", REPLAY, "-boa", BASE, str(mch), cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    rep = report(tmp_path / "b")
+    assert rep["outcome"] == "no-crash" and rep["diagnosis"] is None
+    kinds = sorted((s["method_context"], s["signal"], s["kind"], s["delivered"])
+                   for s in rep["locate"]["stops_passed"])
+    # The fault goes to the replay's handler; the breaks, which it has no handler for, are absorbed.
+    assert kinds == [(10, "SIGSEGV", "first-chance", True), (20, "SIGTRAP", "debug-break", False),
+                     (220, "SIGTRAP", "debug-break", False)]
+    assert [p["exit_status"] for p in rep["locate"]["partitions"]] == [1, 1]  # FailedCompile, as natively
+    assert "ERROR: SuperPMI: Assert Failure" in (tmp_path / "b" / "replay.stderr").read_text()
+
+
+def test_clean_collection_is_no_crash(cols: Collections, tmp_path: Path) -> None:
+    mch = cols.get("repro-clean", 300)
+    r = repro("--workers", "2", "--", REPLAY, BASE, str(mch), cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "result: no crash" in r.stdout
+    rep = report(tmp_path / "spmi-repro-no-crash")
+    assert rep["outcome"] == "no-crash" and rep["repro"] is None
+    assert [p["status"] for p in rep["locate"]["partitions"]] == ["exited", "exited"]
+    assert not (tmp_path / "spmi-repro-no-crash" / "repro.mch").exists()
+
+
+def test_native_bisection_when_debug_info_cannot_tell(cols: Collections, tmp_path: Path) -> None:
+    """A stripped superpmi: the stop has no frames to read the method context from."""
+    mch = seed_collection(cols)
+    stripped = tmp_path / "superpmi"
+    subprocess.run(["strip", "-o", str(stripped), REPLAY], check=True)
+    r = repro("--workers", "2", "--verify-runs", "1", "--out", "b", "--", str(stripped), *SEED_OPTIONS, BASE, DIFF,
+              str(mch), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "b")
+    assert rep["locate"]["method_context"] == 300
+    assert rep["locate"]["method_context_source"].startswith("native bisection with -c ranges over partition 2")
+    assert rep["locate"]["bisection"][0]["compile"] == "201-400"
+    assert (tmp_path / "b" / "repro.mch").read_bytes() == mc_bytes(mch, 300)
+    assert "native bisection" in (tmp_path / "b" / "report.md").read_text()
+
+
+# ------------------------------------------------------------------------------------------ bad input, tool faults
+
+def test_bad_inputs_are_one_line_errors(cols: Collections, tmp_path: Path) -> None:
+    mch = cols.get("repro-clean", 300)
+    junk = tmp_path / "junk.mch"
+    junk.write_bytes(b"\x11\xb4" + b"\0" * 300)
+    script = tmp_path / "superpmi.sh"
+    script.write_text(f"#!/bin/sh\nexec {REPLAY} \"$@\"\n")
+    script.chmod(0o755)
+    cases = {
+        ("--", REPLAY, str(tmp_path / "missing" / "libclrjit.so"), str(mch)): "JIT not found",
+        ("--", REPLAY, BASE, str(junk)): "junk.mch: record 1 at offset 0: bad magic",
+        ("--", REPLAY, BASE, str(tmp_path / "none.mch")): "none.mch: collection not found",
+        ("--", str(tmp_path / "superpmi"), BASE, str(mch)): "superpmi program not found",
+        ("--gdb", str(tmp_path / "no-gdb"), "--", REPLAY, BASE, str(mch)): "no-gdb not found: gdb is needed",
+        ("--", str(script), BASE, str(mch)): "superpmi program is not an ELF executable",
+        ("--", REPLAY, BASE): "no collection (.mch/.mc) in the command",
+        ("--", REPLAY, "-c", "5,3", BASE, str(mch)): "MCL list must be increasing",
+        ("--workers", "0", "--", REPLAY, BASE, str(mch)): "--workers: must be at least 1",
+        ("--jit", BASE, "--", REPLAY, BASE, str(mch)): "go with --mch",
+    }
+    for args, text in cases.items():
+        r = repro(*args, cwd=tmp_path)
+        assert r.returncode == 3, (args, r.stdout, r.stderr)
+        lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
+        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (args, r.stderr)
+    assert not list(tmp_path.glob("spmi-repro-*"))  # nothing written for a command that was never run
+
+    # A JIT that the replay cannot load: superpmi's JitFailedToInit (254) is an input error too.
+    bad = tmp_path / "libbad.so"
+    bad.write_text("not a shared library\n")
+    r = repro("--out", "b", "--", REPLAY, str(bad), str(mch), cwd=tmp_path)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "exit status 254 (JitFailedToInit): Startup - LoadLibrary failed" in r.stdout
+    assert report(tmp_path / "b")["outcome"] == "input-error"
+
+
+def _gdb_killer(tmp_path: Path, *, times: int) -> Path:
+    """A gdb that is SIGKILLed 1 s after it starts, the first `times` times it is started."""
+    count = tmp_path / "gdb-starts"
+    script = tmp_path / "gdb-killed"
+    script.write_text(f"""#!/bin/bash
+n=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n > {count}
+gdb "$@" <&0 &
+pid=$!
+if [ $n -le {times} ]; then (sleep 1; kill -9 $pid) & fi
+wait $pid
+""")
+    script.chmod(0o755)
+    return script
+
+
+def test_gdb_killed_mid_run_is_retried_then_a_tool_failure(cols: Collections, tmp_path: Path) -> None:
+    mch = cols.get("repro-hang", 400, inject=[("hang", 250)])
+    gdb = _gdb_killer(tmp_path, times=99)
+    r = repro("--gdb", str(gdb), "--workers", "1", "--timeout", "60", "--out", "b", "--", REPLAY, BASE, str(mch),
+              cwd=tmp_path)
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert (tmp_path / "gdb-starts").read_text().strip() == "2"  # one retry with a fresh gdb
+    rep = report(tmp_path / "b")
+    assert rep["outcome"] == "tool-failure" and rep["failed_phase"] == "locate"
+    part = rep["locate"]["partitions"][0]
+    assert part["status"] == "tool-failure" and part["attempts"] == 2
+    assert len(part["failures"]) == 2 and all("killed by SIGKILL" in f for f in part["failures"])
+    assert "result: tool failure" in r.stdout
+    assert no_replays_left(mch)  # the replay the dead gdb left behind was killed
+
+
+def test_gdb_killed_once_is_retried(cols: Collections, tmp_path: Path) -> None:
+    mch = cols.get("repro-hang", 400, inject=[("hang", 250)])
+    gdb = _gdb_killer(tmp_path, times=1)
+    r = repro("--gdb", str(gdb), "--workers", "1", "--timeout", "2", "--verify-runs", "1", "--out", "b", "--",
+              REPLAY, BASE, str(mch), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    part = report(tmp_path / "b")["locate"]["partitions"][0]
+    assert part["status"] == "hang" and part["attempts"] == 2 and len(part["failures"]) == 1
+
+
+@pytest.mark.parametrize("workers", [3])
+def test_crash_in_the_first_partition_cancels_the_others(cols: Collections, tmp_path: Path, workers: int) -> None:
+    mch = cols.get("repro-early-hang", 300, arch="arm64", seed=2, inject=[("seed-arm64", 40), ("hang", 250)])
+    start = time.monotonic()
+    r = repro("--workers", str(workers), "--timeout", "60", "--verify-runs", "1", "--out", "b", "--", REPLAY,
+              *SEED_OPTIONS, BASE, DIFF, str(mch), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert time.monotonic() - start < 30  # the hanging partition did not run to its timeout
+    rep = report(tmp_path / "b")
+    statuses = [p["status"] for p in rep["locate"]["partitions"]]
+    assert statuses[0] == "fatal" and statuses[2] == "cancelled"
+    assert rep["repro"]["method_contexts"] == [40]
+    assert no_replays_left(mch)
+
+
+def test_repro_sh_quotes_odd_paths(cols: Collections, tmp_path: Path) -> None:
+    odd = tmp_path / "it's a \"dir\" $HOME"
+    odd.mkdir()
+    mch = odd / "seed col.mch"
+    mch.write_bytes(seed_collection(cols).read_bytes())
+    base, diff = odd / "base jit.so", odd / "diff;jit.so"
+    base.write_bytes(Path(BASE).read_bytes())
+    diff.write_bytes(Path(DIFF).read_bytes())
+    r = repro("--workers", "2", "--verify-runs", "1", "--out", str(odd / "out dir"), "--", REPLAY, *SEED_OPTIONS,
+              str(base), str(diff), str(mch), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    bundle = odd / "out dir"
+    assert report(bundle)["diagnosis"]["faulting_module"]["role"] == "superpmi (replay host)"
+    run = subprocess.run(["sh", str(bundle / "repro.sh")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 128 + signal.SIGSEGV or run.returncode == -signal.SIGSEGV, run.stderr
+    assert f"Using jit({base}) with input ({bundle}/repro.mch)" in run.stdout
+
+
+@pytest.mark.parametrize("phase", ["isolate", "verify"])
+def test_a_later_phase_failure_still_writes_the_bundle(cols: Collections, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch, phase: str) -> None:
+    """Locate runs for real; a later phase is made to fail (a full disk, a bug of ours)."""
+    from spmi_dbg import cli
+    from spmi_dbg.repro import pipeline
+
+    def disk_full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    def bug(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(pipeline, phase, disk_full if phase == "verify" else bug)
+    monkeypatch.chdir(tmp_path)
+    mch = seed_collection(cols)
+    rc = cli.main(["repro", "--workers", "2", "--out", "b", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)])
+    assert rc == 1  # a crash was found, but no verified repro
+    bundle = tmp_path / "b"
+    rep = report(bundle)
+    assert rep["outcome"] == "not-verified" and rep["failed_phase"] == phase
+    assert [p["status"] for p in rep["phases"]][-1] == "failed"
+    assert json.loads((bundle / "diagnosis.json").read_text())["method_context"]["number"] == 300
+    assert (bundle / "debugger.log").stat().st_size > 0 and (bundle / "replay.stdout").exists()
+    md = (bundle / "report.md").read_text()
+    if phase == "verify":
+        assert "No space left on device" in rep["failure"] and f"| failed phase | {phase}:" in md
+        assert (bundle / "repro.mch").read_bytes() == mc_bytes(mch, 300)  # isolate's result is kept
+        assert (bundle / "repro.sh").exists()
+    else:
+        assert rep["failure"] == "internal error: RuntimeError: a bug" and "RuntimeError" in rep["failure_traceback"]
+        assert not (bundle / "repro.mch").exists()

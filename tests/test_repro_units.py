@@ -1,0 +1,118 @@
+"""The repro pipeline's pure parts: command parsing and partitions, ddmin, what counts as a reproduction."""
+
+from __future__ import annotations
+
+import itertools
+import shlex
+from pathlib import Path
+
+import pytest
+
+from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.errors import InputError, UsageError
+from spmi_dbg.repro import command
+from spmi_dbg.repro.expect import Expectation, expectation_of, hang_signature
+from spmi_dbg.repro.minimize import ddmin
+from spmi_dbg.repro.native import NativeRun
+
+from .test_replay import BASE, DIFF, REPLAY, Collections, cols
+
+__all__ = ["cols"]
+
+
+def test_command_drops_parallel_and_partitions_contiguously(cols: Collections) -> None:
+    mch = str(cols.get("units-clean", 10))
+    cmd = command.from_argv([REPLAY, "-a", "-p", "4", "-target", "arm64", "-jitoption", "force", "JitStress=2",
+                             BASE, DIFF, mch])
+    assert cmd.options == ("-a", "-target", "arm64", "-jitoption", "force", "JitStress=2")
+    assert cmd.jits == (BASE, DIFF) and cmd.count == 10 and cmd.selection is None
+    assert cmd.notes == ("dropped `-p 4`: each partition runs sequentially under its own debugger",)
+    assert [p.spec for p in cmd.partitions(3)] == ["1-4", "5-7", "8-10"]
+    assert [p.spec for p in cmd.partitions(20)] == [str(i) for i in range(1, 11)]
+    assert cmd.argv("5-7") == [REPLAY, *cmd.options, "-c", "5-7", BASE, DIFF, mch]
+    assert cmd.argv(None, input="/x/repro.mch")[-1] == "/x/repro.mch"
+    assert command.from_argv([REPLAY, "-parallel", BASE, mch]).options == ()
+
+
+def test_command_selection_is_what_gets_partitioned(cols: Collections) -> None:
+    mch = str(cols.get("units-clean", 10))
+    cmd = command.from_argv([REPLAY, "-c", "2-4,8", BASE, mch])
+    assert cmd.selection == (2, 3, 4, 8) and "-c" not in cmd.options
+    assert [p.spec for p in cmd.partitions(2)] == ["2-3", "4,8"]
+    with pytest.raises(InputError, match="-c asks for method context 11; the collection has 10"):
+        command.from_argv([REPLAY, "-c", "5,11", BASE, mch])
+    with pytest.raises(UsageError, match="MCL list must be increasing"):
+        command.from_argv([REPLAY, "-c", "5,3", BASE, mch])
+
+
+def test_friendly_form_and_jitoptions(cols: Collections) -> None:
+    mch = str(cols.get("units-clean", 10))
+    cmd = command.from_options(mch=mch, jit=DIFF, base_jit=BASE, superpmi=None, target="arm64",
+                               jitoptions=["JitStdOutFile=x.txt"], extra=["-a"])
+    assert cmd.jits == (BASE, DIFF) and Path(cmd.program).name == "spmi-replay"
+    assert cmd.options == ("-a", "-target", "arm64", "-jitoption", "JitStdOutFile=x.txt", "-jit2option",
+                           "JitStdOutFile=x.txt")
+    with pytest.raises(UsageError, match="only superpmi options"):
+        command.from_options(mch=mch, jit=DIFF, base_jit=None, superpmi=None, target=None, jitoptions=[],
+                             extra=[BASE])
+    with pytest.raises(UsageError, match="needs --jit"):
+        command.from_options(mch=mch, jit=None, base_jit=None, superpmi=None, target=None, jitoptions=[], extra=[])
+
+
+def test_shell_line_quotes_what_needs_quoting(cols: Collections, tmp_path: Path) -> None:
+    odd = tmp_path / "it's a dir"
+    odd.mkdir()
+    jit = odd / "lib jit.so"
+    jit.write_bytes(Path(BASE).read_bytes())
+    cmd = command.from_argv([REPLAY, "-jitoption", "JitDisasm=Foo:Bar*", str(jit), str(cols.get("units-clean", 10))])
+    line = cmd.shell_line('"$here/repro.mch"')
+    assert shlex.split(line.replace('"$here/repro.mch"', "R")) == [REPLAY, "-jitoption", "JitDisasm=Foo:Bar*",
+                                                                    str(jit), "R"]
+
+
+def test_ddmin_finds_minimal_culprits() -> None:
+    items = list(range(1, 200))
+    calls = 0
+
+    def needs(*culprits: int):  # type: ignore[no-untyped-def]
+        def fails(subset: list[int]) -> bool:
+            nonlocal calls
+            calls += 1
+            return all(c in subset for c in culprits)
+        return fails
+
+    assert ddmin(items, needs(100)) == [100]
+    assert calls < 40
+    assert ddmin(items, needs(3, 150)) == [3, 150]
+    assert ddmin(items, needs()) == []
+    for a, b in itertools.combinations([1, 50, 199], 2):
+        assert ddmin(items, needs(a, b)) == [a, b]
+
+
+def _native(rc: int | None, sig: str | None, timed_out: bool = False) -> NativeRun:
+    return NativeRun([], rc, sig, timed_out, 0.1)
+
+
+def test_what_counts_as_a_reproduction() -> None:
+    crash = Expectation("crash", "SIGSEGV", "abc")
+    assert _native(-11, "SIGSEGV").matches(crash)
+    assert not _native(-6, "SIGABRT").matches(crash) and not _native(0, None).matches(crash)
+    assert not _native(None, None, True).matches(crash)
+    hang = Expectation("hang", None, "h")
+    assert _native(None, None, True).matches(hang) and not _native(-11, "SIGSEGV").matches(hang)
+
+    fatal = ReplayOutcome("fatal", diagnosis={"bucket": "abc", "signal": {"name": "SIGSEGV"}})
+    assert crash.matches_outcome(fatal) and expectation_of(fatal) == crash
+    assert not crash.matches_outcome(ReplayOutcome("fatal", diagnosis={"bucket": "xyz"}))
+    assert not crash.matches_outcome(ReplayOutcome("exited", exit_status=0))
+    died = ReplayOutcome("signaled", signal="SIGSEGV")
+    assert expectation_of(died) == Expectation("crash", "SIGSEGV", None)
+    assert Expectation("crash", "SIGSEGV", None).matches_outcome(died)
+    assert Expectation("crash", "SIGSEGV", None).matches_outcome(fatal)
+
+    hung = ReplayOutcome("hang", diagnosis={"signature_frames": ["Compiler::optCanonicalizeLoops", "main"],
+                                            "bucket": "of-the-SIGINT"})
+    sig, bucket = hang_signature(hung.diagnosis or {})
+    assert sig == "hang | Compiler::optCanonicalizeLoops <- main"
+    assert expectation_of(hung) == Expectation("hang", None, bucket) and Expectation("hang", None, bucket) \
+        .matches_outcome(hung)
