@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from spmi_dbg.errors import SpmiDbgError, ToolFailure, UsageError
-from spmi_dbg.repro.pipeline import EXIT_INPUT, EXIT_TOOL
+from spmi_dbg.repro.exits import EXIT_INPUT, EXIT_TOOL
 
 EPILOG = """exit status: 0 repro found and verified, 1 crash found but not verified, 2 no crash, 3 usage or input
 error, 4 the debugger failed (it died or stopped answering, twice).

@@ -16,13 +16,14 @@ from typing import Protocol
 
 from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.repro.command import Partition, ReproCommand
+
+# Exit statuses of `spmi-dbg repro`.
+from spmi_dbg.repro.exits import EXIT_INPUT, EXIT_NO_CRASH, EXIT_NOT_VERIFIED, EXIT_TOOL, EXIT_VERIFIED
 from spmi_dbg.repro.isolate import Isolated, isolate
 from spmi_dbg.repro.locate import DebuggerRun, Located, LocateProgress, locate
 from spmi_dbg.repro.minimize import Minimization, minimize
 from spmi_dbg.repro.verify import Verification, verify
 
-# Exit statuses of `spmi-dbg repro`.
-EXIT_VERIFIED, EXIT_NOT_VERIFIED, EXIT_NO_CRASH, EXIT_INPUT, EXIT_TOOL = 0, 1, 2, 3, 4
 REPLAY_INPUT_FAILURES = {255: "GeneralFailure", 254: "JitFailedToInit"}  # superpmi-conventions.md 1.2
 VERIFY_TIMEOUT_CAP = 60.0  # a repro is one or a few method contexts: a hang shows well within this
 
