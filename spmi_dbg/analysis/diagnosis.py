@@ -3,7 +3,9 @@ pipeline use. Debugger-neutral: it reads only the view in `view.py`. Every fact 
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import re
 import signal as _signal
 from collections.abc import Sequence
@@ -139,10 +141,10 @@ def _quick(process: Process, signal_fact: dict[str, Any] | None, handling: dict[
         if found is not None:
             mc_fact = {"number": found.number, "source": found.source, "name": None, "il_size": None,
                        "input": None}
-    first = next((f for f in F.fold(frames[:16])), None)
+    first = F.first_folded(frames)
     d = Diagnosis(schema=SCHEMA_VERSION, debugger=process.debugger, arch=process.arch, signal=signal_fact,
                   handling=handling, faulting_module=module, method_context=mc_fact, null_map=None,
-                  instruction=None, assertion=None, folded=[first.name] if first else [], notes=notes)
+                  instruction=None, assertion=None, folded=[first] if first else [], notes=notes)
     d.signature, d.bucket = signature(d)
     return d
 
@@ -162,9 +164,8 @@ def _faulting_module(process: Process, frames: Sequence[Frame], jits: list[str],
     return {"path": path, "role": _role(path, jits, program), "source": source}
 
 
+@functools.lru_cache(maxsize=256)
 def _same_file(a: str, b: str) -> bool:
-    import os
-
     try:
         return os.path.samefile(a, b)
     except OSError:

@@ -76,6 +76,14 @@ def fold(frames: Sequence[Frame]) -> list[FoldedFrame]:
     return out
 
 
+def first_folded(frames: Sequence[Frame]) -> str | None:
+    """The first frame `fold` would keep (the per-stop note of where a passed signal happened)."""
+    for f in frames:
+        if not is_ignored(f) and not is_lwm(f):
+            return short_name(f.function)
+    return None
+
+
 def find(frames: Sequence[Frame], prefix: str) -> tuple[int, Frame] | None:
     """First frame whose short name is `prefix` or starts with `prefix` followed by '(' / '<'."""
     for i, f in enumerate(frames):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any
@@ -13,6 +14,11 @@ from spmi_dbg.analysis.view import Module, SignalInfo
 
 _SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
                  8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM"}
+
+
+@functools.lru_cache(maxsize=256)
+def _realpath(path: str) -> str:
+    return os.path.realpath(path)  # module paths repeat at every stop: resolve each once
 
 
 class GdbValue:
@@ -94,9 +100,9 @@ class GdbFrame:
     def module(self) -> str | None:
         name = gdb.solib_name(self.pc)
         if name:
-            return os.path.realpath(str(name))
+            return _realpath(str(name))
         filename = gdb.current_progspace().filename
-        return os.path.realpath(filename) if filename else None
+        return _realpath(filename) if filename else None
 
     @property
     def inlined(self) -> bool:

@@ -3,6 +3,7 @@ lldb module imported by the driver)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any
@@ -14,6 +15,11 @@ from spmi_dbg.analysis.view import Module, SignalInfo
 
 _SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
                  8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM"}
+
+
+@functools.lru_cache(maxsize=256)
+def _realpath(path: str) -> str:
+    return os.path.realpath(path)  # module paths repeat at every stop: resolve each once
 
 
 class LldbValue:
@@ -90,7 +96,7 @@ class LldbFrame:
     @property
     def module(self) -> str | None:
         spec = self._f.GetModule().GetFileSpec()
-        return os.path.realpath(str(spec)) if spec.IsValid() and spec.GetFilename() else None
+        return _realpath(str(spec)) if spec.IsValid() and spec.GetFilename() else None
 
     @property
     def inlined(self) -> bool:
