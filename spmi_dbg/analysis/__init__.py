@@ -11,7 +11,8 @@ def preload() -> None:
     that the first `spmi why` at a crash does not pay for it (~30 ms)."""
     import importlib
 
-    for name in ("capstone", "spmi_dbg.mch.collection", "spmi_dbg.analysis.disasm"):
+    for name in ("capstone", "capstone.x86", "capstone.arm64", "spmi_dbg.mch.collection", "spmi_dbg.analysis.disasm",
+                 "spmi_dbg.analysis.spmi_command"):
         try:
             importlib.import_module(name)
         except ImportError:
