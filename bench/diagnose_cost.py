@@ -257,11 +257,16 @@ def run_gdb_stage(argv: list[str], mode: str, out: Path, repeat: int, max_stops:
                "-ex", "run " + " ".join(shlex.quote(a) for a in argv[1:]) + f" > {log} 2>&1 < /dev/null",
                "-ex", "python " + call, "-ex", "kill", argv[0]]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
-                           env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+                           env=USER_ENV)
     if not out.exists():
         raise SystemExit(f"gdb stage {mode} failed:\n{(r.stdout + r.stderr)[-3000:]}")
     data: dict[str, Any] = json.loads(out.read_text())
     return data
+
+
+# The debuggers run as in a user's shell: with Python's bytecode cache on (a shell that exports
+# PYTHONDONTWRITEBYTECODE makes every module imported at the first diagnosis compile again, ~20 ms).
+USER_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 # ------------------------------------------------------------------------------------ lldb (SB API, in-process)
@@ -306,7 +311,7 @@ def lldb_stage(argv: list[str], mode: str, out_path: str, repeat: int, max_stops
 
 
 def run_lldb_stage(argv: list[str], mode: str, out: Path, repeat: int, max_stops: int) -> dict[str, Any]:
-    env = dict(os.environ, LLDB_DEBUGSERVER_PATH=os.environ.get("LLDB_DEBUGSERVER_PATH", LLDB_SERVER))
+    env = dict(USER_ENV, LLDB_DEBUGSERVER_PATH=os.environ.get("LLDB_DEBUGSERVER_PATH", LLDB_SERVER))
     r = subprocess.run([sys.executable, __file__, "--lldb-stage", mode, "--stage-out", str(out),
                         "--repeat", str(repeat), "--stops", str(max_stops), "--", *argv],
                        capture_output=True, text=True, timeout=600, env=env)
