@@ -8,6 +8,9 @@ not available over a remote stub) instead of raising.
 
 from __future__ import annotations
 
+import functools
+import os
+import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -48,6 +51,20 @@ class Frame(Protocol):
     def inlined(self) -> bool: ...
 
     def variable(self, name: str) -> Value | None: ...  # argument or local visible in this frame
+
+
+def signal_name(signo: int) -> str:
+    """`SIGSEGV` for 11 (Linux numbering, as the debuggers report it)."""
+    try:
+        return signal.Signals(signo).name
+    except ValueError:
+        return f"SIG{signo}"
+
+
+@functools.lru_cache(maxsize=256)
+def resolve_path(path: str) -> str:
+    """realpath, once per path: module paths repeat at every stop."""
+    return os.path.realpath(path)
 
 
 @dataclass(frozen=True)

@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import functools
-import os
 import re
 from typing import Any
 
 import gdb
 
 from spmi_dbg.analysis import procfs
-from spmi_dbg.analysis.view import Module, SignalInfo
-
-_SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
-                 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM"}
-
-
-@functools.lru_cache(maxsize=256)
-def _realpath(path: str) -> str:
-    return os.path.realpath(path)  # module paths repeat at every stop: resolve each once
+from spmi_dbg.analysis.view import Module, SignalInfo, resolve_path, signal_name
 
 
 class GdbValue:
@@ -100,9 +90,9 @@ class GdbFrame:
     def module(self) -> str | None:
         name = gdb.solib_name(self.pc)
         if name:
-            return _realpath(str(name))
+            return resolve_path(str(name))
         filename = gdb.current_progspace().filename
-        return _realpath(filename) if filename else None
+        return resolve_path(filename) if filename else None
 
     @property
     def inlined(self) -> bool:
@@ -200,7 +190,7 @@ class GdbProcess:
                 addr = int(si["_sifields"]["_sigfault"]["si_addr"])
         except (gdb.error, RuntimeError):
             pass
-        return SignalInfo(signo, _SIGNAL_NAMES.get(signo, f"SIG{signo}"), code, addr, "$_siginfo")
+        return SignalInfo(signo, signal_name(signo), code, addr, "$_siginfo")
 
     def selected_thread(self) -> GdbThread | None:
         t = gdb.selected_thread()

@@ -3,7 +3,6 @@ lldb module imported by the driver)."""
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from typing import Any
@@ -11,15 +10,7 @@ from typing import Any
 import lldb
 
 from spmi_dbg.analysis import procfs
-from spmi_dbg.analysis.view import Module, SignalInfo
-
-_SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
-                 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM"}
-
-
-@functools.lru_cache(maxsize=256)
-def _realpath(path: str) -> str:
-    return os.path.realpath(path)  # module paths repeat at every stop: resolve each once
+from spmi_dbg.analysis.view import Module, SignalInfo, resolve_path, signal_name
 
 
 class LldbValue:
@@ -96,7 +87,7 @@ class LldbFrame:
     @property
     def module(self) -> str | None:
         spec = self._f.GetModule().GetFileSpec()
-        return _realpath(str(spec)) if spec.IsValid() and spec.GetFilename() else None
+        return resolve_path(str(spec)) if spec.IsValid() and spec.GetFilename() else None
 
     @property
     def inlined(self) -> bool:
@@ -181,7 +172,7 @@ class LldbProcess:
             if m:
                 addr = int(m.group(1), 16)
                 source = "SBThread stop description"
-        return SignalInfo(signo, _SIGNAL_NAMES.get(signo, f"SIG{signo}"), code, addr, source)
+        return SignalInfo(signo, signal_name(signo), code, addr, source)
 
     def selected_thread(self) -> LldbThread | None:
         t = self._process.GetSelectedThread()
