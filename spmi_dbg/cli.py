@@ -14,6 +14,7 @@ def build_parser() -> argparse.ArgumentParser:
     from spmi_dbg.driver import launch
     from spmi_dbg.mch import commands as mch_commands
     from spmi_dbg.repro import cli as repro_cli
+    from spmi_dbg.repro import demo
     from spmi_dbg.sample import commands as sample_commands
 
     parser = argparse.ArgumentParser(
@@ -26,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     sample_commands.add_parsers(sub)
     launch.add_parsers(sub)
     repro_cli.add_parsers(sub)
+    demo.add_parsers(sub)
     return parser
 
 

@@ -11,13 +11,15 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from spmi_dbg.errors import SpmiDbgError, ToolFailure, UsageError
+from spmi_dbg.errors import InputError, SpmiDbgError, ToolFailure, UsageError
 from spmi_dbg.repro.exits import EXIT_INPUT, EXIT_TOOL
 
 EPILOG = """exit status: 0 repro found and verified, 1 crash found but not verified, 2 no crash, 3 usage or input
 error, 4 the debugger failed (it died or stopped answering, twice).
 
 examples:
+  spmi-dbg repro --from-log superpmi.4.log
+  spmi-dbg repro --core core.12345 -- superpmi -a -target arm64 base/libclrjit.so diff/libclrjit.so libraries.mch
   spmi-dbg repro -- superpmi -a -target arm64 base/libclrjit.so diff/libclrjit.so libraries.mch
   spmi-dbg repro --mch libraries.mch --base-jit base/libclrjit.so --jit diff/libclrjit.so -- -a -target arm64"""
 
@@ -25,7 +27,8 @@ examples:
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("repro", help="find the method context superpmi crashes on and write a verified repro bundle",
                        usage="spmi-dbg repro [options] -- SUPERPMI_ARGV...  |  spmi-dbg repro --mch X --jit J "
-                             "[options] [-- SUPERPMI_OPTIONS...]",
+                             "[options] [-- SUPERPMI_OPTIONS...]  |  spmi-dbg repro --from-log LOG [options]  |  "
+                             "spmi-dbg repro --core CORE [options] [-- SUPERPMI_ARGV...]",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mch", metavar="FILE", help="the collection (instead of a full command after --)")
     p.add_argument("--jit", metavar="SO", help="the JIT (the diff JIT when --base-jit is given)")
@@ -34,6 +37,11 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--target", metavar="ARCH", help="superpmi -target")
     p.add_argument("--jitoption", metavar="K=V", action="append", default=[],
                    help="superpmi -jitoption (both JITs in asm diffs); repeatable")
+    p.add_argument("--from-log", metavar="LOG", type=Path,
+                   help="take the failing superpmi command from a superpmi.py log (superpmi.N.log)")
+    p.add_argument("--core", metavar="CORE", type=Path,
+                   help="post-mortem: diagnose this core file of the crashed superpmi, then isolate and verify "
+                        "live (the command after --, or the one the core names when it is complete)")
     p.add_argument("--out", metavar="DIR", type=Path, help="bundle directory (default: spmi-repro-<bucket>)")
     p.add_argument("--debugger", choices=("gdb", "lldb"), default="gdb", help="debugger to replay under (gdb)")
     p.add_argument("--gdb", metavar="PATH", default="gdb", help="the gdb executable (default: gdb on PATH)")
@@ -85,6 +93,12 @@ def run(args: argparse.Namespace) -> int:
     except SpmiDbgError as e:
         print(f"spmi-dbg repro: error: {e}", file=sys.stderr)
         return EXIT_INPUT
+    return int(execute(opts).exit_code)
+
+
+def execute(opts: Any, *, extra_rows: Any = None) -> Any:
+    """Run the pipeline with progress on a terminal, then print the summary (a panel on a terminal, plain
+    `key: value` lines when piped). `extra_rows(result)` adds rows of context after the pipeline's own."""
     from rich.console import Console
 
     from spmi_dbg.repro.display import TerminalProgress, print_summary
@@ -98,8 +112,9 @@ def run(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.close()
     print_summary(result, Console(soft_wrap=True) if interactive else Console(soft_wrap=True, no_color=True,
-                  highlight=False), rich_panel=interactive and sys.stdout.isatty())
-    return result.exit_code
+                  highlight=False), rich_panel=interactive and sys.stdout.isatty(),
+                  extra=extra_rows(result) if extra_rows is not None else None)
+    return result
 
 
 def _command(args: argparse.Namespace) -> Any:
@@ -108,13 +123,46 @@ def _command(args: argparse.Namespace) -> Any:
     rest = list(args.command)
     if rest and rest[0] == "--":
         rest = rest[1:]
+    if args.from_log is not None:
+        if args.core is not None:
+            raise UsageError("--from-log and --core cannot be combined")
+        if rest or args.mch or args.jit or args.base_jit or args.superpmi or args.target or args.jitoption:
+            raise UsageError("--from-log takes the whole command from the log: no command after -- and no "
+                             "--mch/--jit/--base-jit/--superpmi/--target/--jitoption")
+        from spmi_dbg.repro.fromlog import command_from_log
+
+        return command_from_log(args.from_log)
     if args.mch:
         return command.from_options(mch=args.mch, jit=args.jit, base_jit=args.base_jit, superpmi=args.superpmi,
                                     target=args.target, jitoptions=args.jitoption, extra=rest)
     if args.jit or args.base_jit or args.superpmi or args.target or args.jitoption:
         raise UsageError("--jit/--base-jit/--superpmi/--target/--jitoption go with --mch; without --mch give the "
                          "whole command after --")
+    if not rest and args.core is not None:
+        return _command_of_core(args.core, args.gdb)
     return command.from_argv(rest)
+
+
+def _command_of_core(core: Path, gdb_name: str) -> Any:
+    """The command the core names ("Core was generated by `...`"), when the kernel kept all of it."""
+    import tempfile
+
+    from spmi_dbg.driver.gdbmi import diagnose_core
+    from spmi_dbg.repro import command
+
+    gdb = shutil.which(gdb_name)
+    if gdb is None:
+        raise UsageError(f"{gdb_name} not found: gdb is needed to read the core file (Debian: apt-get install gdb)")
+    with tempfile.TemporaryDirectory(prefix="spmi-core-") as tmp:
+        _, line = diagnose_core(core, None, transcript=Path(tmp) / "gdb.log", gdb=gdb, cwd=os.getcwd())
+    hint = "give the superpmi command after --: spmi-dbg repro --core CORE -- superpmi ..."
+    if not line:
+        raise UsageError(f"{core}: the core file names no command; {hint}")
+    try:
+        return command.from_argv(line.split(" "))
+    except SpmiDbgError as e:
+        raise UsageError(f"{core}: the core names `{line}` (the kernel keeps 80 characters), which is not a "
+                         f"complete command ({e}); {hint}") from None
 
 
 def _options(args: argparse.Namespace) -> Any:
@@ -128,7 +176,19 @@ def _options(args: argparse.Namespace) -> Any:
     if gdb is None:
         raise UsageError(f"{args.gdb} not found: gdb is needed to replay under a debugger (Debian: apt-get install "
                          "gdb), or name it with --gdb PATH")
+    core_reader = None
+    if args.core is not None:
+        if not args.core.is_file():
+            raise InputError(str(args.core), "core file not found")
+        core_reader = functools.partial(_read_core, gdb=gdb, cwd=os.getcwd())
     cmd = _command(args)
     debugger = functools.partial(run_replay, gdb=gdb, cwd=os.getcwd())
     return ReproOptions(command=cmd, debugger=debugger, debugger_name="gdb", out=args.out, workers=args.workers,
-                        timeout=args.timeout, verify_runs=args.verify_runs)
+                        timeout=args.timeout, verify_runs=args.verify_runs,
+                        core=args.core.resolve() if args.core else None, core_reader=core_reader)
+
+
+def _read_core(core: Path, program: str, *, transcript: Path, gdb: str, cwd: str) -> Any:
+    from spmi_dbg.driver.gdbmi import diagnose_core
+
+    return diagnose_core(core, program, transcript=transcript, gdb=gdb, cwd=cwd)[0]

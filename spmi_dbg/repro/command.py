@@ -11,6 +11,7 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from spmi_dbg import paths
 from spmi_dbg.errors import InputError, UsageError
@@ -51,6 +52,7 @@ class ReproCommand:
     count: int  # method contexts in the collection
     selection: tuple[int, ...] | None = None  # the user's -c list, if any
     notes: tuple[str, ...] = field(default_factory=tuple)
+    log: dict[str, Any] | None = None  # --from-log: where in the superpmi.py log the command came from
 
     def argv(self, compile_list: str | None = None, input: str | os.PathLike[str] | None = None) -> list[str]:
         """The command line, on `input` (default: the collection), restricted to `-c compile_list`."""

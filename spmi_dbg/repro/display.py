@@ -166,8 +166,9 @@ def _result(result: ReproResult) -> str:
         f" (exit {result.exit_code}, {result.seconds:.1f} s)"
 
 
-def print_summary(result: ReproResult, console: Console, *, rich_panel: bool) -> None:
-    rows = summary_rows(result)
+def print_summary(result: ReproResult, console: Console, *, rich_panel: bool,
+                  extra: list[tuple[str, str]] | None = None, title: str = "spmi-dbg repro") -> None:
+    rows = summary_rows(result) + list(extra or [])
     if not rich_panel:
         for k, v in rows:
             console.print(f"{k}: {v}", markup=False, highlight=False, soft_wrap=True)
@@ -178,4 +179,4 @@ def print_summary(result: ReproResult, console: Console, *, rich_panel: bool) ->
     for k, v in rows:
         table.add_row(k, Text(v))
     style = {"verified": "green", "not-verified": "yellow", "no-crash": "blue"}.get(result.outcome, "red")
-    console.print(Panel(table, title="spmi-dbg repro", border_style=style, expand=False))
+    console.print(Panel(table, title=title, border_style=style, expand=False))

@@ -127,6 +127,28 @@ def locate(cmd: ReproCommand, partitions: list[Partition], debugger: DebuggerRun
     return result
 
 
+def locate_core(cmd: ReproCommand, partitions: list[Partition], core: Path, reader: Any, *, timeout: float,
+                workdir: Path) -> Located:
+    """Post-mortem: the core file's diagnosis is the fatal stop of one partition holding the whole selection
+    (the native bisection, if the core cannot tell the method context, and a minimization run over it)."""
+    whole = Partition(1, tuple(n for p in partitions for n in p.numbers))
+    run = PartitionRun(whole, workdir / "core.stdout", workdir / "core.stderr", workdir / "core.gdb.log")
+    run.stdout.write_bytes(b"")
+    run.stderr.write_bytes(b"")
+    result = Located([run])
+    run.attempts = 1
+    run.outcome = reader(core, cmd.program, transcript=run.transcript)
+    result.winner = run
+    _identify(cmd, result, timeout=timeout, workdir=workdir)
+    fact = (run.outcome.diagnosis or {}).get("method_context") or {}
+    if fact.get("number") and not fact.get("name"):
+        fact["input"] = fact.get("input") or cmd.input
+        _add_names(fact, cmd.input)
+    result.notes.append(f"post-mortem: the fatal stop is the core file {core}; the method context was read "
+                        "from it, then the repro is replayed live")
+    return result
+
+
 def _identify(cmd: ReproCommand, result: Located, *, timeout: float, workdir: Path) -> None:
     """The winner's method context: from its diagnosis, else by native bisection of its partition."""
     assert result.winner is not None and result.winner.outcome is not None

@@ -14,18 +14,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.repro.command import Partition, ReproCommand
 
 # Exit statuses of `spmi-dbg repro`.
 from spmi_dbg.repro.exits import EXIT_INPUT, EXIT_NO_CRASH, EXIT_NOT_VERIFIED, EXIT_TOOL, EXIT_VERIFIED
 from spmi_dbg.repro.isolate import Isolated, isolate
-from spmi_dbg.repro.locate import DebuggerRun, Located, LocateProgress, locate
+from spmi_dbg.repro.locate import DebuggerRun, Located, LocateProgress, locate, locate_core
 from spmi_dbg.repro.minimize import Minimization, minimize
 from spmi_dbg.repro.verify import Verification, verify
 
 REPLAY_INPUT_FAILURES = {255: "GeneralFailure", 254: "JitFailedToInit"}  # superpmi-conventions.md 1.2
 VERIFY_TIMEOUT_CAP = 60.0  # a repro is one or a few method contexts: a hang shows well within this
+
+
+class CoreReader(Protocol):
+    def __call__(self, core: Path, program: str, *, transcript: Path) -> ReplayOutcome: ...
 
 
 @dataclass
@@ -37,6 +42,8 @@ class ReproOptions:
     workers: int = 1
     timeout: float = 1800.0
     verify_runs: int = 3
+    core: Path | None = None  # --core: locate is the post-mortem diagnosis of this core file
+    core_reader: CoreReader | None = None
 
     @property
     def verify_timeout(self) -> float:
@@ -147,8 +154,13 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None) -> Repr
 def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None) -> None:
     cmd = opts.command
     with _phase(result, "locate", progress) as ph:
-        located = result.located = locate(cmd, result.partitions, opts.debugger, timeout=opts.timeout,
-                                          workdir=work, progress=progress)
+        if opts.core is not None:
+            assert opts.core_reader is not None
+            located = result.located = locate_core(cmd, result.partitions, opts.core, opts.core_reader,
+                                                   timeout=opts.timeout, workdir=work)
+        else:
+            located = result.located = locate(cmd, result.partitions, opts.debugger, timeout=opts.timeout,
+                                              workdir=work, progress=progress)
         ph.detail = _locate_detail(located)
         if located.winner is None and located.tool_failures:
             raise _PhaseFailed("; ".join(f"partition {r.partition.index}: {' / '.join(r.failures)}"

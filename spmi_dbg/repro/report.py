@@ -33,7 +33,7 @@ def report_json(result: ReproResult, files: list[str]) -> dict[str, Any]:
         "seconds": round(result.seconds, 3),
         "command": {"program": cmd.program, "jits": list(cmd.jits), "input": cmd.input, "options": list(cmd.options),
                     "selection": None if cmd.selection is None else _spec(cmd.selection),
-                    "method_contexts": cmd.count, "notes": list(cmd.notes)},
+                    "method_contexts": cmd.count, "notes": list(cmd.notes), "from_log": cmd.log},
         "debugger": result.options.debugger_name,
         "phases": [dataclasses.asdict(p) | {"seconds": round(p.seconds, 3)} for p in result.phases],
         "locate": None if located is None else {

@@ -1,0 +1,119 @@
+"""`spmi-dbg demo`: the seed bug (dotnet/runtime#91257) end to end, on bundled binaries. It builds a sample Arm64
+collection with the seed trigger deep inside, then runs `spmi-dbg repro` on the parallel asm-diff command
+superpmi.py would have run:
+
+    spmi-replay -a -target arm64 -bug 91257 -p libsamplejit_base.so libsamplejit_diff.so big.mch
+
+and prints the repro summary with a few lines of context. Exit status as `spmi-dbg repro`'s."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from spmi_dbg import paths
+from spmi_dbg.errors import SpmiDbgError, ToolFailure, UsageError
+from spmi_dbg.repro.exits import EXIT_INPUT, EXIT_TOOL
+
+DEFAULT_METHODS = 200_000
+DEFAULT_AT = 150_000
+DEFAULT_OUT = "spmi-dbg-demo"
+SEED = 1
+OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]
+COLLECTION = "big.mch"
+BUNDLE = "repro"
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("demo", help="build a sample Arm64 collection with the seed crash deep inside and run "
+                                    "spmi-dbg repro on its parallel asm-diff command",
+                       description="Builds OUT/big.mch (sample Arm64 methods, the seed bug dotnet/runtime#91257 "
+                                   "at method context --at), runs `spmi-dbg repro` on `spmi-replay -a -target "
+                                   "arm64 -bug 91257 -p libsamplejit_base.so libsamplejit_diff.so big.mch` (the "
+                                   "bundled binaries) and writes the repro bundle to OUT/repro.")
+    p.add_argument("--methods", type=_positive_int, default=DEFAULT_METHODS, metavar="N",
+                   help=f"method contexts in the collection (default {DEFAULT_METHODS:,})")
+    p.add_argument("--at", type=_positive_int, default=None, metavar="K",
+                   help=f"method context of the seed trigger (default {DEFAULT_AT:,}, or 3/4 of --methods when "
+                        "that is smaller)")
+    p.add_argument("--out", type=Path, default=Path(DEFAULT_OUT), metavar="DIR",
+                   help=f"directory for the collection and the bundle (default {DEFAULT_OUT})")
+    p.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1, metavar="W",
+                   help="partitions replayed in parallel, one gdb each (default: CPU count)")
+    p.set_defaults(func=run)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return v
+
+
+def run(args: argparse.Namespace) -> int:
+    at = args.at if args.at is not None else min(DEFAULT_AT, max(1, args.methods * 3 // 4))
+    try:
+        return _run(args, at)
+    except ToolFailure as e:
+        print(f"spmi-dbg demo: error: {e}", file=sys.stderr)
+        return EXIT_TOOL
+    except SpmiDbgError as e:
+        print(f"spmi-dbg demo: error: {e}", file=sys.stderr)
+        return EXIT_INPUT
+
+
+def _native(relative: str) -> str:
+    found = paths.native_file(relative)
+    if found is None:
+        raise UsageError(f"the bundled {relative} is not installed (reinstall spmi-dbg: pip install -e .)")
+    return str(found)
+
+
+def _run(args: argparse.Namespace, at: int) -> int:
+    from spmi_dbg.driver.gdbmi import run_replay
+    from spmi_dbg.repro import command
+    from spmi_dbg.repro.cli import execute
+    from spmi_dbg.repro.pipeline import ReproOptions, ReproResult
+    from spmi_dbg.sample.build import build
+
+    if at > args.methods:
+        raise UsageError(f"--at {at} is beyond the collection (--methods {args.methods})")
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        raise UsageError("gdb not found: the demo replays under gdb (Debian: apt-get install gdb)")
+    replay, base, diff = _native(paths.REPLAY), _native(paths.BASE_JIT), _native(paths.DIFF_JIT)
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    mch = out / COLLECTION
+    shown = " ".join(["spmi-replay", *OPTIONS, "-p", Path(base).name, Path(diff).name, COLLECTION])
+    print(f"building {mch}: {args.methods:,} sample Arm64 method contexts, the seed bug (dotnet/runtime#91257) "
+          f"at {at:,} ...", flush=True)
+    built = build(mch, methods=args.methods, seed=SEED, arch="arm64", injections=[("seed-arm64", at)])
+    print(f"running spmi-dbg repro --workers {args.workers} -- {shown}", flush=True)
+    start = time.monotonic()
+    cmd = command.from_argv([replay, *OPTIONS, "-p", base, diff, str(mch)])
+    opts = ReproOptions(command=cmd, debugger=functools.partial(run_replay, gdb=gdb, cwd=os.getcwd()),
+                        debugger_name="gdb", out=out / BUNDLE, workers=args.workers)
+
+    def context(result: ReproResult) -> list[tuple[str, str]]:
+        repro_s = time.monotonic() - start
+        return [
+            ("collection", f"{mch}: {built.count:,} sample Arm64 method contexts ({built.size / 1e6:,.0f} MB), "
+                           f"the seed trigger at {at:,}; the base and diff sample JITs stand in for "
+                           "libclrjit.so, spmi-replay for superpmi"),
+            ("command", f"{shown}: `-p` dropped (a crash in a -p worker is invisible to a debugger on the "
+                        f"parent); {len(result.partitions)} -c range(s) replayed under gdb instead"),
+            ("took", f"{built.seconds:.1f} s to build the collection + {repro_s:.1f} s for spmi-dbg repro"),
+        ]
+
+    result = execute(opts, extra_rows=context)
+    return int(result.exit_code)

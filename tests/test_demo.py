@@ -1,0 +1,71 @@
+"""`spmi-dbg demo` and examples/seed-arm64-asmdiffs/run.sh, at a small size, with real gdb and real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .test_replay import mc_bytes
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "seed-arm64-asmdiffs"
+BUNDLE_FILES = ("repro.mch", "repro.mch.mct", "repro.sh", "diagnosis.json", "report.md", "report.json",
+                "debugger.log", "replay.stdout", "replay.stderr")
+
+
+def spmi_dbg() -> str:
+    exe = Path(sys.executable).parent / "spmi-dbg"
+    assert exe.is_file(), f"{exe}: the spmi-dbg entry point is not installed beside the test interpreter"
+    return str(exe)
+
+
+def matches(line: str, pattern: str) -> bool:
+    """`*` in an expected.txt line stands for any text; everything else is literal."""
+    return re.fullmatch(".*".join(re.escape(part) for part in pattern.split("*")), line) is not None
+
+
+def test_demo_example_script(tmp_path: Path) -> None:
+    assert shutil.which("gdb") is not None, "gdb is required"
+    env = dict(os.environ, SPMI_DBG=spmi_dbg(), COLUMNS="200")
+    r = subprocess.run([str(EXAMPLE / "run.sh"), "--methods", "3000", "--at", "2000", "--out", "demo",
+                        "--workers", "2"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout.splitlines()
+
+    # The same lines, in the same order, as expected.txt (written for the defaults) says.
+    expected = (EXAMPLE / "expected.txt").read_text().splitlines()
+    assert [ln.split(":")[0].split(" ")[0] for ln in out] == [ln.split(":")[0].split(" ")[0] for ln in expected]
+    small = {"200,000": "3,000", "150,000": "2,000", "150000": "2000", "spmi-dbg-demo": "demo", "243 MB": "4 MB",
+             "System.List`1:RemoveSlot (IL size 109)": "*"}
+    for got, want in zip(out, expected, strict=True):
+        for k, v in small.items():
+            want = want.replace(k, v)
+        assert matches(got, want), (got, want)
+
+    bundle = tmp_path / "demo" / "repro"
+    for name in BUNDLE_FILES:
+        assert (bundle / name).is_file(), name
+    rep = json.loads((bundle / "report.json").read_text())
+    d = rep["diagnosis"]
+    assert rep["outcome"] == "verified" and rep["exit_code"] == 0
+    assert d["method_context"]["number"] == 2000
+    assert d["signal"]["name"] == "SIGSEGV" and d["signal"]["near_null"]
+    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == ("CompileResult", "CompileMethod")
+    assert d["null_map"]["role"].startswith("base compile result")
+    assert rep["verification"]["accepted"] and rep["verification"]["debugger_run"]["reproduced"]
+    assert rep["repro"]["method_contexts"] == [2000]
+    assert rep["command"]["options"] == ["-a", "-target", "arm64", "-bug", "91257"]
+    assert any("dropped `-p`" in n for n in rep["command"]["notes"])
+    assert (bundle / "repro.mch").read_bytes() == mc_bytes(tmp_path / "demo" / "big.mch", 2000)
+
+
+def test_demo_bad_arguments(tmp_path: Path) -> None:
+    r = subprocess.run([spmi_dbg(), "demo", "--methods", "10", "--at", "11", "--out", "d"], capture_output=True,
+                       text=True, cwd=tmp_path, timeout=60)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert r.stderr.strip() == "spmi-dbg demo: error: --at 11 is beyond the collection (--methods 10)"

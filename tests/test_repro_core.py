@@ -1,0 +1,89 @@
+"""`spmi-dbg repro --core`: post-mortem on a real core file of the seed crash (real gdb, real processes), then
+isolate and verify live."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+from .test_repro import BASE, DIFF, REPLAY, SEED_OPTIONS, Collections, cols, mc_bytes, report, repro, seed_collection
+
+__all__ = ["cols"]
+
+
+def _core_limit() -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def make_core(argv: list[str], cwd: Path) -> Path:
+    """Run the crashing replay with core dumps on; the kernel writes `core` (or core.PID) into cwd."""
+    pattern = Path("/proc/sys/kernel/core_pattern").read_text().strip()
+    assert pattern.startswith("core") and "/" not in pattern, \
+        f"core_pattern is {pattern!r}: this test needs core files written to the working directory"
+    r = subprocess.run(argv, cwd=cwd, preexec_fn=_core_limit, capture_output=True, timeout=60)
+    assert r.returncode == -signal.SIGSEGV, r.stderr
+    cores = sorted(cwd.glob("core*"))
+    assert len(cores) == 1, f"no core file written in {cwd} (core_pattern {pattern!r})"
+    return cores[0]
+
+
+def check_seed_bundle(bundle: Path, mch: Path) -> dict[str, object]:
+    for name in ("repro.mch", "repro.mch.mct", "repro.sh", "diagnosis.json", "report.md", "report.json",
+                 "debugger.log"):
+        assert (bundle / name).is_file(), name
+    rep = report(bundle)
+    assert rep["outcome"] == "verified" and rep["exit_code"] == 0
+    d = json.loads((bundle / "diagnosis.json").read_text())
+    assert d["method_context"]["number"] == 300 and d["method_context"]["name"]
+    assert d["signal"]["name"] == "SIGSEGV" and d["signal"]["near_null"]
+    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == ("CompileResult", "CompileMethod")
+    assert d["null_map"]["role"].startswith("base compile result")
+    assert (bundle / "repro.mch").read_bytes() == mc_bytes(mch, 300)
+    assert rep["verification"]["accepted"] and rep["verification"]["debugger_run"]["reproduced"]
+    assert rep["locate"]["partitions"][0]["status"] == "fatal"
+    assert any(n.startswith("post-mortem: the fatal stop is the core file") for n in rep["locate"]["notes"])
+    assert "-target-select core" in (bundle / "debugger.log").read_text()
+    return rep
+
+
+def test_core_with_the_command(cols: Collections, tmp_path: Path) -> None:
+    mch = seed_collection(cols)
+    argv = [REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)]
+    core = make_core(argv, tmp_path)
+    r = repro("--core", str(core), "--verify-runs", "1", "--out", "b", "--", *argv, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    check_seed_bundle(tmp_path / "b", mch)
+    assert "method context: 300" in r.stdout
+    # The same diagnosis as the live run under gdb finds (same bucket).
+    live = repro("--workers", "2", "--verify-runs", "0", "--out", "live", "--", *argv, cwd=tmp_path)
+    assert live.returncode == 0, live.stdout + live.stderr
+    assert report(tmp_path / "live")["diagnosis"]["bucket"] == report(tmp_path / "b")["diagnosis"]["bucket"]
+
+
+def test_core_names_its_own_short_command(cols: Collections, tmp_path: Path) -> None:
+    """No command after --: the core's own (80-character) command line is used when it is complete."""
+    mch = tmp_path / "s.mch"
+    shutil.copyfile(seed_collection(cols), mch)
+    for name, target in (("r", REPLAY), ("b.so", BASE), ("d.so", DIFF)):
+        os.symlink(target, tmp_path / name)
+    core = make_core(["./r", *SEED_OPTIONS, "b.so", "d.so", "s.mch"], tmp_path)
+    r = repro("--core", core.name, "--verify-runs", "1", "--out", "b", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = check_seed_bundle(tmp_path / "b", mch)
+    assert rep["command"]["input"] == str(mch)  # type: ignore[index]
+
+
+def test_core_with_a_truncated_command_asks_for_it(cols: Collections, tmp_path: Path) -> None:
+    mch = seed_collection(cols)
+    core = make_core([REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)], tmp_path)
+    r = repro("--core", str(core), cwd=tmp_path)
+    assert r.returncode == 3, r.stdout + r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
+    assert len(lines) == 1 and "give the superpmi command after --" in lines[0], r.stderr
+    r = repro("--core", str(tmp_path / "no-core"), "--", REPLAY, BASE, str(mch), cwd=tmp_path)
+    assert r.returncode == 3 and "no-core: core file not found" in r.stderr, r.stderr

@@ -1,0 +1,104 @@
+"""`spmi-dbg repro --from-log`: the failing command recovered from a superpmi.py log (superpmi-conventions.md
+3.1), then the whole pipeline with real gdb on the sample seed crash."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from spmi_dbg.repro.fromlog import parse_log
+
+from .test_repro import BASE, DIFF, REPLAY, Collections, cols, mc_bytes, report, repro, seed_collection
+
+__all__ = ["cols"]
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "superpmi.4.log.in"
+
+
+def render_fixture(tmp_path: Path, cols: Collections) -> tuple[Path, Path]:
+    """The fixture log with real paths: the bundled binaries as Core_Root/JITs, sample collections."""
+    col_dir = tmp_path / "collections"
+    col_dir.mkdir()
+    big = col_dir / "big.mch"
+    shutil.copyfile(seed_collection(cols), big)
+    shutil.copyfile(cols.get("fromlog-clean", 300), col_dir / "clean.mch")
+    values = {"{SPMI}": str(tmp_path / "spmi"), "{SRC}": "/home/user/runtime", "{JITS}": str(Path(BASE).parent),
+              "{COLS}": str(col_dir), "{CORE_ROOT}": str(Path(REPLAY).parent),
+              "{TMP}": str(tmp_path / "tmpq3v_spmi")}  # superpmi.py's temp dir: gone since
+    text = FIXTURE.read_text()
+    for k, v in values.items():
+        text = text.replace(k, v)
+    assert Path(BASE).parent == Path(DIFF).parent and "{" not in text
+    log = tmp_path / "superpmi.4.log"
+    log.write_text(text)
+    return log, big
+
+
+def test_parse_log_picks_the_failing_run_and_its_hints() -> None:
+    text = "\n".join([
+        "Running SuperPMI replay of /c/a.mch",
+        "Invoking: git rev-parse HEAD",
+        "Invoking: /core_root/superpmi -v ewi -f /tmp/x/a_fail.mcl /core_root/libclrjit.so /c/a.mch",
+        "ERROR: Method 17 of size 40 failed to load and compile correctly by JIT1",
+        "ISSUE: <ASSERT> #23 /src/jit/morph.cpp (123) - Assertion failed 'x' in 'M:N()' during 'Morph' (IL size 9)",
+        "MISSING: Method context 31 is missing a recorded getClassName answer",
+        "Compilation failures",
+        "Method numbers with compilation failures:",
+        "17",
+        "23",
+        "44",
+        "Running SuperPMI replay of /c/b.mch",
+        "[10:00:01] Invoking: C:\\core_root\\superpmi.exe -v ewi /core_root/libclrjit.so /c/b.mch",
+        "[10:00:09] ERROR: main method 9 of size 12 failed to load and compile correctly by JIT2",
+        "[10:00:09] Fatal error, SuperPMI has returned SIGSEGV (segmentation fault), please check the log",
+    ])
+    runs = parse_log(text)
+    assert [r.mch for r in runs] == ["/c/a.mch", "/c/b.mch"]  # git's Invoking: line is not superpmi
+    assert runs[0].argv[0] == "/core_root/superpmi" and runs[0].line == 3
+    assert runs[0].hints == [17, 23, 31, 44] and runs[0].severity == 1
+    assert runs[1].hints == [9] and runs[1].severity == 2  # the run that died is the one reproduced
+
+
+def test_from_log_finds_the_seed_crash(cols: Collections, tmp_path: Path) -> None:
+    log, big = render_fixture(tmp_path, cols)
+    r = repro("--from-log", str(log), "--workers", "2", "--verify-runs", "1", "--out", "b", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "b")
+    assert rep["outcome"] == "verified"
+    d = rep["diagnosis"]
+    assert d["method_context"]["number"] == 300
+    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == ("CompileResult", "CompileMethod")
+    assert d["null_map"]["role"].startswith("base compile result")
+    assert (tmp_path / "b" / "repro.mch").read_bytes() == mc_bytes(big, 300)
+
+    cmd = rep["command"]
+    assert cmd["input"] == str(big) and cmd["jits"] == [BASE, DIFF]
+    # The temp files are gone, -p is dropped; the replay options stay.
+    assert cmd["options"] == ["-a", "-v", "ewi", "-target", "arm64", "-bug", "91257", "-jitoption", "force",
+                              "JitEnableNoWayAssert=1", "-jitoption", "force", "JitNoForceFallback=1", "-jit2option",
+                              "force", "JitEnableNoWayAssert=1", "-jit2option", "force", "JitNoForceFallback=1",
+                              "-failureLimit", "100"]
+    notes = cmd["notes"]
+    assert notes[0] == "command from superpmi.4.log line 14 (asm diffs of " + str(big) + \
+        "; of 2 runs in the log, the first that failed fatally)"
+    assert sum("superpmi.py's temporary file no longer exists" in n for n in notes) == 5
+    assert any("dropped `-p`" in n for n in notes)
+    assert cmd["from_log"]["line"] == 14 and cmd["from_log"]["failures"] == \
+        ["ERROR: Couldn't load base metrics summary created by child process"]
+    assert "command from superpmi.4.log line 14" in (tmp_path / "b" / "report.md").read_text()
+
+
+def test_from_log_bad_logs_are_one_line_errors(cols: Collections, tmp_path: Path) -> None:
+    log, _ = render_fixture(tmp_path, cols)
+    no_invoking = tmp_path / "no-invoking.log"
+    no_invoking.write_text("\n".join(ln for ln in log.read_text().splitlines() if "Invoking:" not in ln) + "\n")
+    cases = {
+        ("--from-log", str(no_invoking)): "no-invoking.log: no superpmi command in the log",
+        ("--from-log", str(tmp_path / "none.log")): "none.log: superpmi.py log not found",
+        ("--from-log", str(log), "--", REPLAY, BASE, str(log)): "--from-log takes the whole command from the log",
+    }
+    for args, text in cases.items():
+        r = repro(*args, cwd=tmp_path)
+        assert r.returncode == 3, (args, r.stdout, r.stderr)
+        lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
+        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (args, r.stderr)
