@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Time to a verified repro (issue 5): `spmi-dbg repro --workers 2` on the seed scenario vs the native floor and
+vs the naive way (the whole command under one gdb).
+
+The scenario: a 200,000-method Arm64 sample collection with the seed trigger (`seed-arm64`) at method context
+150,000, replayed as asm diffs, `-a -target arm64 -bug 91257`, base + diff sample JITs: the replay dies at
+150,000 (SIGSEGV in the near differ).
+
+Sizing: the sample generator's methods (median ~75 bytes of IL) replay 150,000 in about 4 s here, too short
+for the fixed costs not to hide the scaling. The generator has no size option, so this script scales the
+generator's target method size by --size-factor (default 10: median ~450 bytes of IL, ~4.5 KB records, a
+~0.9 GB collection) for this collection only, which makes the floor (a) about 30 s on this machine. Built
+once and cached under --dir.
+
+In one run (each once, in this order):
+  (a) the floor: native `spmi-replay -a -target arm64 -bug 91257 -c 1-150000 base diff X.mch` (it dies of
+      the SIGSEGV at its last method);
+  (b) `spmi-dbg repro --workers 2 -- spmi-replay -a -target arm64 -bug 91257 base diff X.mch` end to end
+      (exit 0: repro found and verified); its phases and each partition's debugger start-up are taken
+      from the bundle's report.json;
+  (c) the naive way: `gdb -batch -ex run --args spmi-replay ... X.mch` (all 200,000 methods, one process,
+      one gdb), which stops at the crash and exits.
+Prints (b)/(a) (goal <= 0.75) and (b)/(c) (goal <= 0.6), and the load average before and after.
+
+Usage: bench/time_to_repro.py [--methods 200000] [--crash-at 150000] [--size-factor 10] [--dir /tmp/spmi-bench]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from spmi_dbg import paths  # noqa: E402
+from spmi_dbg.sample import gen  # noqa: E402
+from spmi_dbg.sample.build import build  # noqa: E402
+
+# Commands run as a user's would: with bytecode caching on.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def native(relative: str) -> str:
+    p = paths.native_file(relative)
+    if p is None:
+        raise SystemExit(f"{relative} is not built: run pip install -e . first")
+    return str(p)
+
+
+def collection(directory: Path, methods: int, crash_at: int, factor: float) -> Path:
+    out = directory / f"ttr-arm64-{methods}-at{crash_at}-x{factor:g}.mch"
+    if not (out.exists() and Path(str(out) + ".mct").exists()):
+        original = gen.Generator._target_size
+        gen.Generator._target_size = staticmethod(lambda rng: int(original(rng) * factor))  # type: ignore[method-assign]
+        try:
+            t = time.perf_counter()
+            build(out, methods=methods, seed=1, arch="arm64", injections=[("seed-arm64", crash_at)])
+            print(f"built {out} ({out.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
+        finally:
+            gen.Generator._target_size = original  # type: ignore[method-assign]
+    return out
+
+
+def timed(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess[str]]:
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, **kw)
+    return time.perf_counter() - t, r
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--methods", type=int, default=200_000)
+    ap.add_argument("--crash-at", type=int, default=150_000)
+    ap.add_argument("--size-factor", type=float, default=10.0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "spmi-bench")
+    a = ap.parse_args()
+    a.dir.mkdir(parents=True, exist_ok=True)
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        raise SystemExit("gdb is not on PATH")
+
+    mch = collection(a.dir, a.methods, a.crash_at, a.size_factor)
+    replay, base, diff = native(paths.REPLAY), native(paths.BASE_JIT), native(paths.DIFF_JIT)
+    opts = ["-a", "-target", "arm64", "-bug", "91257"]
+    argv = [replay, *opts, base, diff, str(mch)]
+    load_before = load()
+    subprocess.run(["cat", str(mch)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+
+    # (a) the floor
+    floor_argv = [replay, *opts, "-c", f"1-{a.crash_at}", base, diff, str(mch)]
+    t_a, r = timed(floor_argv)
+    if r.returncode != -signal.SIGSEGV:  # the range ends with the crashing method: it dies there
+        raise SystemExit(f"(a) did not die of SIGSEGV ({r.returncode}): {r.stdout[-500:]} {r.stderr[-500:]}")
+
+    # (b) spmi-dbg repro end to end
+    with tempfile.TemporaryDirectory(dir=a.dir) as t:
+        bundle = Path(t) / "bundle"
+        t_b, r = timed([sys.executable, "-m", "spmi_dbg", "repro", "--workers", str(a.workers), "--out", str(bundle),
+                        "--", *argv], cwd=t)
+        if r.returncode != 0:
+            raise SystemExit(f"(b) spmi-dbg repro exited {r.returncode}: {r.stdout[-1500:]} {r.stderr[-1500:]}")
+        report = json.loads((bundle / "report.json").read_text())
+
+    # (c) the naive way
+    t_c, r = timed([gdb, "-nx", "-batch", "-ex", "run", "--args", *argv])
+    naive_stopped = "SIGSEGV" in r.stdout + r.stderr
+    load_after = load()
+
+    located = report["locate"]
+    print(f"{a.methods} methods (Arm64, generator size x{a.size_factor:g}, {mch.stat().st_size / 1e6:.0f} MB), "
+          f"seed trigger at {a.crash_at}; -a -target arm64 -bug 91257, base + diff sample JITs; "
+          f"{os.cpu_count()} CPUs, load average {load_before} before, {load_after} after; one run each")
+    print(f"  (a) native replay -c 1-{a.crash_at} (the floor)      {t_a:7.2f} s   (dies at {a.crash_at}: SIGSEGV)")
+    print(f"  (b) spmi-dbg repro --workers {a.workers} end to end        {t_b:7.2f} s   "
+          f"(outcome {report['outcome']}, method context {located['method_context']} "
+          f"from {located['method_context_source'] or '?'})")
+    print(f"  (c) gdb -batch -ex run --args <the whole command>  {t_c:7.2f} s   "
+          f"({'stopped at the SIGSEGV' if naive_stopped else 'did NOT report a SIGSEGV'})")
+    print("  (b) in detail, from report.json:")
+    print(f"      pipeline total {report['seconds']:.2f} s; process start, argument parsing and writing the "
+          f"bundle/report outside the phases {t_b - report['seconds']:.2f} s")
+    for p in report["phases"]:
+        print(f"      phase {p['name']:18s} {p['seconds']:7.2f} s  {p['status']}")
+    for p in located["partitions"]:
+        print(f"      partition {p['partition']} ({p['compile']}, {p['methods']} methods): {p['status']}, "
+              f"{p['seconds']:.2f} s, of which debugger start {p['debugger_startup_seconds']:.2f} s")
+    v = report.get("verification") or report.get("verification_single_record") or {}
+    if v:
+        d = v.get("debugger_run") or {}
+        native_runs = ", ".join(f"{r.get('seconds', 0):.2f}" for r in v.get("native_runs", []))
+        print(f"      verification: reproduced {v['reproduced']}/{v['runs']}; native runs [{native_runs}] s, "
+              f"under the debugger {d.get('seconds', 0):.2f} s")
+    ba, bc = t_b / t_a, t_b / t_c
+    print(f"(b)/(a) = {ba:.2f}  (goal <= 0.75: {'met' if ba <= 0.75 else 'NOT met'})")
+    print(f"(b)/(c) = {bc:.2f}  (goal <= 0.6: {'met' if bc <= 0.6 else 'NOT met'})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
