@@ -38,7 +38,6 @@ sys.path.insert(0, str(ROOT))
 from spmi_dbg import paths  # noqa: E402
 from spmi_dbg.driver.gdbmi import run_replay  # noqa: E402
 from spmi_dbg.repro.native import run_native  # noqa: E402
-from spmi_dbg.sample import gen  # noqa: E402
 from spmi_dbg.sample.build import build  # noqa: E402
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -56,16 +55,11 @@ def collections(directory: Path, methods: int, factor: float) -> tuple[Path, Pat
     faults = list(range(100, methods + 1, 100))  # 1 %
     clean = directory / f"fco-clean-{methods}-x{factor:g}.mch"
     faulty = directory / f"fco-faulty-{methods}-x{factor:g}.mch"
-    original = gen.Generator._target_size
-    if factor != 1:
-        gen.Generator._target_size = staticmethod(lambda rng: int(original(rng) * factor))  # type: ignore[method-assign]
-    try:
-        if not clean.exists():
-            build(clean, methods=methods, seed=1, arch="x64", injections=[])
-        if not faulty.exists():
-            build(faulty, methods=methods, seed=1, arch="x64", injections=[("jit-null", n) for n in faults])
-    finally:
-        gen.Generator._target_size = original  # type: ignore[method-assign]
+    if not clean.exists():
+        build(clean, methods=methods, seed=1, arch="x64", injections=[], size_factor=factor)
+    if not faulty.exists():
+        build(faulty, methods=methods, seed=1, arch="x64", injections=[("jit-null", n) for n in faults],
+              size_factor=factor)
     return clean, faulty, len(faults)
 
 

@@ -42,7 +42,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from spmi_dbg import paths  # noqa: E402
-from spmi_dbg.sample import gen  # noqa: E402
 from spmi_dbg.sample.build import build  # noqa: E402
 
 # Commands run as a user's would: with bytecode caching on.
@@ -59,14 +58,9 @@ def native(relative: str) -> str:
 def collection(directory: Path, methods: int, crash_at: int, factor: float) -> Path:
     out = directory / f"ttr-arm64-{methods}-at{crash_at}-x{factor:g}.mch"
     if not (out.exists() and Path(str(out) + ".mct").exists()):
-        original = gen.Generator._target_size
-        gen.Generator._target_size = staticmethod(lambda rng: int(original(rng) * factor))  # type: ignore[method-assign]
-        try:
-            t = time.perf_counter()
-            build(out, methods=methods, seed=1, arch="arm64", injections=[("seed-arm64", crash_at)])
-            print(f"built {out} ({out.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
-        finally:
-            gen.Generator._target_size = original  # type: ignore[method-assign]
+        t = time.perf_counter()
+        build(out, methods=methods, seed=1, arch="arm64", injections=[("seed-arm64", crash_at)], size_factor=factor)
+        print(f"built {out} ({out.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
     return out
 
 

@@ -462,3 +462,18 @@ def test_collection_records_match_the_built_file(tmp_path: Path) -> None:
     with Collection.open(out) as col:
         for n in rng.sample(range(1, 61), 10):
             assert col.method_context(n).request is not None
+
+
+def test_size_factor_scales_methods_and_one_changes_nothing(tmp_path: Path) -> None:
+    from spmi_dbg.mch.collection import Collection
+    from spmi_dbg.sample.build import build
+
+    base, same, big = tmp_path / "a.mch", tmp_path / "b.mch", tmp_path / "c.mch"
+    build(base, methods=200, seed=4)
+    build(same, methods=200, seed=4, size_factor=1.0)
+    build(big, methods=200, seed=4, size_factor=8.0)
+    assert base.read_bytes() == same.read_bytes()
+    with Collection.open(base) as a, Collection.open(big) as c:
+        il_a = sum(a.method_context(n).il_size or 0 for n in range(1, 201))
+        il_c = sum(c.method_context(n).il_size or 0 for n in range(1, 201))
+    assert il_c > 3 * il_a  # statements are whole fragments, so the IL grows a little less than the target

@@ -81,11 +81,11 @@ def records_for_methods(methods: Sequence[Method], builder: RecordBuilder) -> It
 
 
 def collection_records(methods: int, seed: int, builder: RecordBuilder, *,
-                       injections: Sequence[tuple[str, int]] = (), corpus: Sequence[Method] = ()
-                       ) -> Iterator[bytes]:
+                       injections: Sequence[tuple[str, int]] = (), corpus: Sequence[Method] = (),
+                       size_factor: float = 1.0) -> Iterator[bytes]:
     """The records of a sample collection, in order (see the module docstring for the numbering)."""
     placed = plan(methods, injections, corpus)
-    gen = Generator(seed)
+    gen = Generator(seed, size_factor)
     handles = _CorpusHandles()
     record = builder.record
     for n in range(1, methods + 1):
@@ -144,10 +144,10 @@ def write_collection(out: str | os.PathLike[str], records: Iterable[bytes]) -> t
 
 def build(out: str | os.PathLike[str], *, methods: int, seed: int, arch: str = "x64",
           injections: Sequence[tuple[str, int]] = (), corpus: Sequence[Method] = (),
-          config: Sequence[tuple[str, int, int]] = ()) -> BuildResult:
+          config: Sequence[tuple[str, int, int]] = (), size_factor: float = 1.0) -> BuildResult:
     start = time.perf_counter()
     placed = plan(methods, injections, corpus)  # validate before creating anything
     builder = RecordBuilder(arch, config=config)
     toc, count, size = write_collection(out, collection_records(methods, seed, builder, injections=injections,
-                                                                corpus=corpus))
+                                                                corpus=corpus, size_factor=size_factor))
     return BuildResult(Path(out), toc, count, size, time.perf_counter() - start, placed)

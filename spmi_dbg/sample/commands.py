@@ -24,6 +24,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--methods", type=int, default=1000, help="number of method contexts (default 1000)")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     p.add_argument("--arch", choices=sorted(ARCH_VALUES), default="x64", help="recorded target architecture")
+    p.add_argument("--size-factor", type=float, default=1.0, metavar="F",
+                   help="scale the random methods' IL sizes by F (default 1: the usual mix)")
     p.add_argument("--inject", action="append", default=[], metavar="KIND@N[,N...]",
                    help=f"put a method with this trigger at these numbers (repeatable); KIND: {', '.join(KINDS)}")
     p.add_argument("--corpus", action="append", default=[], metavar="DIR_OR_FILES",
@@ -68,8 +70,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.arch != "arm64" and any(k == "seed-arm64" for k, _ in injections):
         print("spmi-dbg: note: seed-arm64 is meant for an Arm64 collection (--arch arm64); "
               f"in this {args.arch} collection it is a plain ee-exception", file=sys.stderr)
+    if args.size_factor <= 0:
+        raise UsageError(f"--size-factor must be positive, found {args.size_factor:g}")
     r = build(args.out, methods=args.methods, seed=args.seed, arch=args.arch, injections=injections, corpus=corpus,
-              config=config)
+              config=config, size_factor=args.size_factor)
     placed = ", ".join(f"{k}@{n}" for n, k in sorted(r.placed.items()) if not k.startswith("corpus:"))
     extra = f"; corpus 1..{len(corpus)}" if corpus else ""
     extra += f"; injected {placed}" if placed else ""

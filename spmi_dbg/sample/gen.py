@@ -388,8 +388,9 @@ class Generated(NamedTuple):
 class Generator:
     """Random methods for one collection; `seed` fixes everything (pools, callees, names, methods)."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, size_factor: float = 1.0) -> None:
         self.seed = seed
+        self.size_factor = size_factor  # scales every method's target IL size (1.0: the usual mix)
         self.rng = random.Random(seed)
         prng = random.Random(f"{seed}:pools")
         self.classes = [f"{prng.choice(_NAMESPACES)}.{prng.choice(_CLASSES)}" for _ in range(CLASSES)]
@@ -421,11 +422,12 @@ class Generator:
             s = self._shapes[(nargs, nlocals)] = _Shape(self, nargs, nlocals)
         return s
 
-    @staticmethod
-    def _target_size(rng: random.Random) -> int:
+    def _target_size(self, rng: random.Random) -> int:
         if rng.random() < 0.03:  # a few large methods
-            return int(math.exp(rng.uniform(math.log(300), math.log(2500))))
-        return min(300, max(10, int(rng.lognormvariate(math.log(45), 0.7))))
+            size = int(math.exp(rng.uniform(math.log(300), math.log(2500))))
+        else:
+            size = min(300, max(10, int(rng.lognormvariate(math.log(45), 0.7))))
+        return size if self.size_factor == 1.0 else int(size * self.size_factor)
 
     def parts(self, rng: random.Random, *, pow2: bool | None = None) -> Parts:
         """A random method as `Parts` (drawing from `rng`; pools come from the seed)."""
