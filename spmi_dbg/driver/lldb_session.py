@@ -91,26 +91,10 @@ class LldbSession:
         signals.SetShouldSuppress(5, False)
         self._delivered: int | None = None  # the signal the last resume delivered to the program
 
-    # superpmi's debugger anchors (superpmi-conventions.md section 2). lldb parses debug info lazily; looking
-    # them up while the replay starts makes the first diagnosis at a crash ~20 ms cheaper.
-    ANCHOR_FUNCTIONS = ("JitInstance::CompileMethod", "NearDiffer::compare", "CompileResult::repCompileMethod",
-                        "MethodContext::repCompileMethod", "main")
-    ANCHOR_TYPES = ("MethodContext", "CompileResult", "MethodContextReader")
-
     def _index_anchors(self) -> None:
-        for name in self.ANCHOR_FUNCTIONS:
-            self.target.FindFunctions(name)
-        for name in self.ANCHOR_TYPES:
-            self.target.FindFirstType(name)
-        # lldb imports its own value formatters (lldb.formatters.*) at the first value read: ~25 ms, now.
-        import importlib
+        from spmi_dbg.lldb.view import warm_up
 
-        for module in ("lldb.formatters.cpp.gnu_libstdcpp", "lldb.formatters.cpp.libcxx", "lldb.formatters.synth",
-                       "lldb.formatters.metrics"):
-            try:
-                importlib.import_module(module)
-            except ImportError:
-                pass
+        warm_up(self.target)
 
     def state(self) -> LldbStop:
         lldb = self.lldb

@@ -17,3 +17,6 @@ def __lldb_init_module(debugger: Any, internal_dict: dict[str, Any]) -> None:
     preload()
     debugger.HandleCommand("command script add -o -f spmi_dbg.lldb.commands.spmi_command spmi")
     printers.register(debugger)
+    from spmi_dbg.lldb.view import warm_up
+
+    warm_up(debugger.GetSelectedTarget())  # `lldb -- superpmi ...`: the target exists already
