@@ -40,10 +40,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from _common import ROOT, USER_ENV, native
+
 BENCH = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
 
 SEED_N = 150
 LLDB_SERVER = "/usr/lib/llvm-16/bin/lldb-server"
@@ -264,11 +266,6 @@ def run_gdb_stage(argv: list[str], mode: str, out: Path, repeat: int, max_stops:
     return data
 
 
-# The debuggers run as in a user's shell: with Python's bytecode cache on (a shell that exports
-# PYTHONDONTWRITEBYTECODE makes every module imported at the first diagnosis compile again, ~20 ms).
-USER_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
 # ------------------------------------------------------------------------------------ lldb (SB API, in-process)
 
 def lldb_stage(argv: list[str], mode: str, out_path: str, repeat: int, max_stops: int) -> None:
@@ -323,13 +320,6 @@ def run_lldb_stage(argv: list[str], mode: str, out: Path, repeat: int, max_stops
 
 # ------------------------------------------------------------------------------------ driver
 
-def native(relative: str) -> str:
-    from spmi_dbg import paths
-
-    p = paths.native_file(relative)
-    if p is None:
-        raise SystemExit(f"{relative} is not built: run pip install -e . first")
-    return str(p)
 
 
 def collections(root: Path, stops: int) -> tuple[Path, Path, Path]:

@@ -32,22 +32,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import USER_ENV as ENV
+from _common import native
 
-from spmi_dbg import paths  # noqa: E402
-from spmi_dbg.driver.gdbmi import run_replay  # noqa: E402
-from spmi_dbg.repro.native import run_native  # noqa: E402
-from spmi_dbg.sample.build import build  # noqa: E402
-
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
-def native(relative: str) -> str:
-    p = paths.native_file(relative)
-    if p is None:
-        raise SystemExit(f"{relative} is not built: run pip install -e . first")
-    return str(p)
+from spmi_dbg import paths
+from spmi_dbg.driver.gdbmi import run_replay
+from spmi_dbg.repro.native import run_native
+from spmi_dbg.sample.build import build
 
 
 def collections(directory: Path, methods: int, factor: float) -> tuple[Path, Path, int]:

@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from _common import USER_ENV as ENV
 
 from spmi_dbg.mch.collection import Collection, write_index_file
 from spmi_dbg.sample.synth import method_context
@@ -48,9 +48,6 @@ def build(path: Path, target_bytes: int) -> int:
     return len(entries)
 
 
-# Commands run as a user's would: with bytecode caching on (some shells export PYTHONDONTWRITEBYTECODE,
-# which makes every start recompile the package, ~50 ms).
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def timed(cmd: list[str], repeat: int = 3) -> float:

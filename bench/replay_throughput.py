@@ -22,22 +22,13 @@ import argparse
 import os
 import resource
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import ROOT, native
 
-from spmi_dbg import paths  # noqa: E402
-from spmi_dbg.sample.build import build  # noqa: E402
-
-
-def native(relative: str) -> str:
-    p = paths.native_file(relative)
-    if p is None:
-        raise SystemExit(f"{relative} is not built: run pip install -e . first")
-    return str(p)
+from spmi_dbg import paths
+from spmi_dbg.sample.build import build
 
 
 def collection(directory: Path, methods: int) -> Path:

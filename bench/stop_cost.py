@@ -16,26 +16,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import native
 
-from spmi_dbg import paths  # noqa: E402
-from spmi_dbg.driver.gdbmi import run_replay  # noqa: E402
-from spmi_dbg.driver.stops import run_gdb  # noqa: E402
-from spmi_dbg.repro.native import run_native  # noqa: E402
-from spmi_dbg.sample.build import build  # noqa: E402
-
-
-def native(relative: str) -> str:
-    p = paths.native_file(relative)
-    if p is None:
-        raise SystemExit(f"{relative} is not built: run pip install -e . first")
-    return str(p)
+from spmi_dbg import paths
+from spmi_dbg.driver.gdbmi import run_replay
+from spmi_dbg.driver.stops import run_gdb
+from spmi_dbg.repro.native import run_native
+from spmi_dbg.sample.build import build
 
 
 def collections(methods: int, out: Path) -> tuple[Path, Path, int]:
