@@ -17,3 +17,13 @@ def preload() -> None:
             importlib.import_module(name)
         except ImportError:
             pass
+    try:  # capstone sets up each architecture's tables at its first disassembly
+        import capstone
+
+        for arch, mode, nop in ((capstone.CS_ARCH_X86, capstone.CS_MODE_64, b"\x90"),
+                                (capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM, b"\x1f\x20\x03\xd5")):
+            md = capstone.Cs(arch, mode)
+            md.detail = True
+            list(md.disasm(nop, 0))
+    except ImportError:
+        pass

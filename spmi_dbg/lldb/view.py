@@ -108,6 +108,8 @@ class LldbFrame:
         if self._block_vars is None:
             self._block_vars = {}
             block = self._f.GetBlock()
+            if self._f.IsInlined() or not block.GetContainingInlinedBlock().IsValid():
+                return None  # the pc is not inside a function lldb left without a frame: nothing hidden
             while block.IsValid():
                 values = block.GetVariables(self._f, True, True, False, lldb.eNoDynamicValues)
                 for i in range(values.GetSize()):
