@@ -14,6 +14,15 @@ from spmi_dbg.sample.synth import synthetic_collection
 BACKENDS = ["native", "python"]
 
 
+def native(relative: str) -> str:
+    """An installed native artifact (a `spmi_dbg.paths` name); its absence fails the test, never skips it."""
+    from spmi_dbg import paths
+
+    p = paths.native_file(relative)
+    assert p is not None, f"{relative} is not built: run pip install -e . first"
+    return str(p)
+
+
 def build_collection(path: Path, count: int = 50, seed: int = 7, index: bool = True, **kwargs: object) -> list[bytes]:
     records = list(synthetic_collection(count, seed, **kwargs))
     path.write_bytes(b"".join(records))

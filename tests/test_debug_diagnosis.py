@@ -28,7 +28,7 @@ from spmi_dbg.driver.stops import StopsResult, run_gdb, run_lldb
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.sample.build import build
 
-from .conftest import run_cli
+from .conftest import native, run_cli
 
 DEBUGGERS = ["gdb", "lldb"]
 LLDB_SERVER = "/usr/lib/llvm-16/bin/lldb-server"
@@ -40,12 +40,6 @@ POISON_N, POISON_CRASH_N = 60, 140  # of 200
 ASSERT_N = 70  # of 200
 JIT_NULL_N = 90  # of 200
 STACK_OVERFLOW_N = 5  # of 10
-
-
-def native(relative: str) -> str:
-    p = paths.native_file(relative)
-    assert p is not None, f"{relative} is not built: run pip install -e . first"
-    return str(p)
 
 
 REPLAY = native(paths.REPLAY)

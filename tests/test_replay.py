@@ -19,19 +19,13 @@ from spmi_dbg.mch import packets as P
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.sample.build import build, load_corpus
 
-from .conftest import build_collection
+from .conftest import build_collection, native
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "examples" / "corpus"
 
 LOADED = re.compile(r"^Loaded (\d+)  Jitted (\d+)  FailedCompile (\d+) Excluded (\d+) Missing (\d+)( Diffs (\d+))?$",
                     re.M)
-
-
-def native(relative: str) -> str:
-    p = paths.native_file(relative)
-    assert p is not None, f"{relative} is not built: run pip install -e . first"
-    return str(p)
 
 
 REPLAY = native(paths.REPLAY)

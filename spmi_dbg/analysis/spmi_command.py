@@ -186,21 +186,22 @@ def _lookup(process: Process, expr: str) -> Value | None:
 def target_arch(process: Process) -> str:
     """The architecture the JIT generated code for: superpmi's -target, else the recorded
     GetExpectedTargetArchitecture of the current method context, else the process's own."""
+    from spmi_dbg.analysis.mcnumber import find_method_context
     from spmi_dbg.replay import parse_command
 
-    argv = process.argv() or []
-    opts = [o.lower() for o in parse_command(argv).options]
+    cmd = parse_command(process.argv() or [])
+    opts = [o.lower() for o in cmd.options]
     if "-target" in opts and opts.index("-target") + 1 < len(opts):
         t = opts[opts.index("-target") + 1]
         return "aarch64" if t in ("arm64", "aarch64") else "x86_64"
-    d = diagnose(process)
-    mc = d.method_context
-    if mc is not None and mc.get("input"):
+    thread = process.selected_thread()
+    found, _ = find_method_context(thread.frames() if thread is not None else [])
+    if found is not None and cmd.input:
         from spmi_dbg.mch.collection import Collection
 
         try:
-            with Collection.open(mc["input"]) as col:
-                arch = col.method_context(int(mc["number"])).target_arch_name
+            with Collection.open(cmd.input) as col:
+                arch = col.method_context(found.number).target_arch_name
             if arch in ("arm64", "x64"):
                 return "aarch64" if arch == "arm64" else "x86_64"
         except SpmiDbgError:

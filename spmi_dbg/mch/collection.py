@@ -306,10 +306,6 @@ class Collection:
         self._ensure_framed()
         return self._backend.table()[0::2].tobytes()
 
-    def record_sizes(self) -> list[int]:
-        self._ensure_framed()
-        return self._backend.table()[1::2].tolist()
-
     def record_size_range(self) -> tuple[int, int]:
         """(smallest, largest) record size, without a Python object per record."""
         self._ensure_framed()
