@@ -3,6 +3,7 @@ JITs and the input, classified as superpmi classifies them (by extension)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -34,6 +35,11 @@ class ReplayCommand:
 
 def parse_command(argv: Sequence[str]) -> ReplayCommand:
     """Split a superpmi/spmi-replay argv into program, JIT paths (JIT1 = base, JIT2 = diff), input, options."""
+    return _parse(tuple(argv))
+
+
+@functools.lru_cache(maxsize=64)  # the debugger adapters parse the same command line at every stop
+def _parse(argv: tuple[str, ...]) -> ReplayCommand:
     if not argv:
         return ReplayCommand("", [], None, [])
     jits: list[str] = []

@@ -56,9 +56,15 @@ class Diagnosis:
     signature: str = ""
     bucket: str = ""
     notes: list[str] = field(default_factory=list)
+    pc: int | None = None  # of frame 0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    def policy_facts(self) -> dict[str, Any]:
+        """What spmi_dbg.analysis.policy.decide reads, without the cost of to_json (at every passed stop)."""
+        return {"signal": self.signal, "handling": self.handling, "method_context": self.method_context,
+                "folded": self.folded}
 
 
 def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
@@ -83,7 +89,7 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     module = _faulting_module(process, frames, cmd.jits if cmd else [], argv[0] if argv else None)
     handling = _handling(process, sig, frames, module)
     if not full:
-        return _quick(process, signal_fact, handling, module, frames, notes)
+        return _quick(process, signal_fact, handling, module, frames, notes, pc)
 
     mc_fact: dict[str, Any] | None = None
     found, tried = find_method_context(frames)
@@ -117,13 +123,14 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
         folded=folded,
         signature_frames=[f.name for f in folded_frames if not f.inlined],
         notes=notes,
+        pc=pc,
     )
     diag.signature, diag.bucket = signature(diag)
     return diag
 
 
 def _quick(process: Process, signal_fact: dict[str, Any] | None, handling: dict[str, str],
-           module: dict[str, Any] | None, frames: Sequence[Frame], notes: list[str]) -> Diagnosis:
+           module: dict[str, Any] | None, frames: Sequence[Frame], notes: list[str], pc: int | None) -> Diagnosis:
     """The per-stop check: what is needed to decide whether to pass the stop on, and where it happened
     (the first folded frame and, when JitInstance::CompileMethod is on the stack, its mcIndex)."""
     mc_fact: dict[str, Any] | None = None
@@ -144,7 +151,7 @@ def _quick(process: Process, signal_fact: dict[str, Any] | None, handling: dict[
     first = F.first_folded(frames)
     d = Diagnosis(schema=SCHEMA_VERSION, debugger=process.debugger, arch=process.arch, signal=signal_fact,
                   handling=handling, faulting_module=module, method_context=mc_fact, null_map=None,
-                  instruction=None, assertion=None, folded=[first] if first else [], notes=notes)
+                  instruction=None, assertion=None, folded=[first] if first else [], notes=notes, pc=pc)
     d.signature, d.bucket = signature(d)
     return d
 

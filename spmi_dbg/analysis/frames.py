@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ _IGNORED_FUNCTIONS = re.compile(
 LWM_FUNCTION = re.compile(r"^(?:Dense)?LightWeightMap(?:Base)?<(?P<args>.*)>::(?P<method>\w+)$")
 
 
+@functools.lru_cache(maxsize=8192)  # the same few hundred names at every stop
 def short_name(function: str | None) -> str:
     """`CompileResult::repCompileMethod(unsigned int*, ...) const` -> `CompileResult::repCompileMethod`;
     template arguments of the class are kept, parameter lists and return types dropped."""

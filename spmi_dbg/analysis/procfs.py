@@ -15,6 +15,27 @@ def cmdline(pid: int | None) -> list[str] | None:
     return [p.decode(errors="replace") for p in parts if p] or None
 
 
+_cmdlines: dict[tuple[int, int], list[str]] = {}
+
+
+def cmdline_cached(pid: int | None) -> list[str] | None:
+    """cmdline(pid), read once per process (keyed by pid and start time: a pid can be reused)."""
+    if not pid:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            started = int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return cmdline(pid)
+    key = (pid, started)
+    if key not in _cmdlines:
+        argv = cmdline(pid)
+        if argv is None:
+            return None
+        _cmdlines[key] = argv
+    return list(_cmdlines[key])
+
+
 def caught_signals(pid: int | None) -> int | None:
     """The SigCgt mask of /proc/PID/status: which signals the process has handlers for."""
     if not pid:

@@ -1,14 +1,16 @@
 """Runs a replay under gdb through pygdbmi, to the stop that matters (issue 5, debugger-notes.md).
 
-- gdb stops on SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGABRT and (its default) SIGTRAP; every other signal goes to the
-  replay unseen. The replay's stdout/stderr go to files (through the startup shell's redirections).
-- At each stop the extension loaded into gdb is asked for a quick diagnosis (`spmi diagnose --json --quick`,
-  one round trip). A stop the replay survives (a first-chance fault in the JIT's protected call, a debug
-  break nobody asked to stop at) is noted and its signal passed on with `signal SIGxxx` (never a plain
-  continue, which would swallow it) -- except a debug break the replay has no SIGTRAP handler for: that one
-  is absorbed as a debugger user's `continue` does (pc stepped over an aarch64 `brk`), since delivering it
-  would kill the replay. The first stop it does not survive -- or the second stop of a fault at
-  the same pc in the same method context (its handler declined it) -- gets the full `spmi diagnose --json`.
+- Hardware faults (SIGSEGV/SIGBUS/SIGILL/SIGFPE) are caught by a `catch signal` catchpoint whose condition is
+  the extension's `$_spmi_should_stop(...)` (spmi_dbg.gdb.passing): inside gdb, at the fault, the quick check
+  and the signal policy (spmi_dbg.analysis.policy) decide. A fault the replay survives (a first-chance fault in
+  the JIT's protected call) is noted in a file and passed on by gdb itself, with no stop and no MI round trip;
+  the first fault it does not survive -- or the second chance of a fault whose handler declined it -- stops,
+  and gets the full `spmi diagnose --json`.
+- SIGTRAP (gdb's default stop) and SIGABRT stop: the quick check over MI (`spmi diagnose --json --quick`) and
+  the same policy; a debug break nobody asked to stop at is resumed with `signal SIGTRAP` when the replay has a
+  SIGTRAP handler (never a plain continue, which would swallow it), else absorbed as a debugger user's
+  `continue` does (pc stepped over an aarch64 `brk`), since delivering it would kill the replay. Every other
+  signal goes to the replay unseen. The replay's stdout/stderr go to files (the startup shell's redirections).
 - After `timeout` seconds the replay is interrupted (-exec-interrupt), every thread's stack is captured
   and the stop diagnosed: a hang.
 - A replay that exits is reported with its exit status (MI's exit codes are octal).
@@ -20,21 +22,21 @@ import json
 import os
 import re
 import shlex
-import signal
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg.analysis.policy import PassedStop, decide
 from spmi_dbg.analysis.procfs import caught_signals
 from spmi_dbg.driver.loader import gdbinit_line
 from spmi_dbg.driver.mi import MiChannel, Record, mi_quote
-from spmi_dbg.driver.outcome import PASS_KINDS, PassedStop, ReplayOutcome
+from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.errors import ToolFailure
 
-STOP_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT")  # plus SIGTRAP, stopped on by default
-PASSABLE = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGTRAP")
+FAULTS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE")  # caught by the conditional catchpoint
+STOP_SIGNALS = ("SIGABRT",)  # plus SIGTRAP, stopped on by default
 REQUEST_TIMEOUT = 30.0  # any single MI command
 DIAGNOSE_TIMEOUT = 120.0  # the full diagnosis reads the collection and disassembles
 STACK_FRAMES = 64  # per thread, for a hang
@@ -50,14 +52,18 @@ def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, t
     must be answered within `request_timeout` seconds (the full diagnosis gets DIAGNOSE_TIMEOUT)."""
     start = time.monotonic()
     env = dict(os.environ, SHELL="/bin/sh")  # the redirections below are POSIX sh syntax
+    notes = transcript.with_name(transcript.name + ".stops")  # the stops passed inside gdb, one JSON line each
+    notes.write_bytes(b"")
     with open(transcript, "a", encoding="utf-8", errors="replace") as log:
         channel = MiChannel(gdb, log, cwd=cwd, env=env, request_timeout=request_timeout)
-        run = _Run(channel, cancel, on_stop, max_passes)
+        notes_reader = _Notes(notes)
+        run = _Run(channel, cancel, on_stop, max_passes, notes_reader)
         try:
-            _setup(channel, argv, stdout, stderr)
+            _setup(channel, argv, stdout, stderr, notes, max_passes)
             return run.until_outcome(start, timeout)
         finally:
             channel.close(run.inferior)
+            notes_reader.close()
 
 
 def _check(channel: MiChannel, command: str) -> str:
@@ -67,7 +73,7 @@ def _check(channel: MiChannel, command: str) -> str:
     return reply.console
 
 
-def _setup(channel: MiChannel, argv: list[str], stdout: Path, stderr: Path) -> None:
+def _setup(channel: MiChannel, argv: list[str], stdout: Path, stderr: Path, notes: Path, max_passes: int) -> None:
     # mi-async: gdb keeps reading commands while the replay runs, so -exec-interrupt is heard.
     # The *stopped records need no argument values (the analysis reads frames itself): cheaper stops.
     for command in ("-gdb-set mi-async on", "-gdb-set pagination off", "-gdb-set startup-with-shell on",
@@ -77,26 +83,50 @@ def _setup(channel: MiChannel, argv: list[str], stdout: Path, stderr: Path) -> N
     _check(channel, "-interpreter-exec console " + mi_quote("handle all nostop noprint pass"))
     _check(channel, "-interpreter-exec console " + mi_quote(f"handle {' '.join(STOP_SIGNALS)} stop print pass"))
     _check(channel, "-interpreter-exec console " + mi_quote(gdbinit_line()))
+    _check(channel, "-interpreter-exec console " + mi_quote(f"catch signal {' '.join(FAULTS)}"))
+    _check(channel, "-interpreter-exec console " + mi_quote(
+        f"condition $bpnum $_spmi_should_stop({json.dumps(str(notes))}, {max_passes})"))
     _check(channel, "-file-exec-and-symbols " + mi_quote(argv[0]))
     args = " ".join(shlex.quote(a) for a in argv[1:])
     redirect = f"> {shlex.quote(str(stdout))} 2> {shlex.quote(str(stderr))} < /dev/null"
     _check(channel, "-interpreter-exec console " + mi_quote(f"set args {args} {redirect}"))
 
 
-def _catches(pid: int | None, signo: int) -> bool:
-    mask = caught_signals(pid)
-    return mask is not None and bool(mask & (1 << (signo - 1)))
+class _Notes:
+    """The stops passed inside gdb (spmi_dbg.gdb.passing writes one JSON line each), read as they come."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file = open(path, encoding="utf-8")
+        self._partial = ""
+
+    def read(self) -> list[dict[str, Any]]:
+        text = self._partial + self._file.read()
+        lines = text.split("\n")
+        self._partial = lines.pop()
+        out: list[dict[str, Any]] = []
+        for line in lines:
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        return out
+
+    def close(self) -> None:
+        self._file.close()
 
 
 class _Run:
     def __init__(self, channel: MiChannel, cancel: threading.Event | None, on_stop: StopCallback | None,
-                 max_passes: int) -> None:
+                 max_passes: int, notes: _Notes | None = None) -> None:
         self.channel = channel
         self.cancel = cancel
         self.on_stop = on_stop
         self.max_passes = max_passes
+        self.notes = notes
         self.inferior: int | None = None
         self.passed: list[PassedStop] = []
+        self.stop_notes: list[str] = []  # why the catchpoint stopped, when its diagnosis does not say
 
     def until_outcome(self, start: float, timeout: float) -> ReplayOutcome:
         reply = self.channel.request("-exec-run")
@@ -105,6 +135,7 @@ class _Run:
         running = time.monotonic()
         deadline = running + timeout
         while True:
+            self._read_notes()
             if self.cancel is not None and self.cancel.is_set():
                 return self._outcome("cancelled", start, running)
             now = time.monotonic()
@@ -117,7 +148,21 @@ class _Run:
             if done is not None:
                 return done
 
+    def _read_notes(self) -> None:
+        if self.notes is None:
+            return
+        for record in self.notes.read():
+            if "passed" in record:
+                stop = PassedStop.from_json(record["passed"])
+                self.passed.append(stop)
+                if self.on_stop is not None:
+                    self.on_stop(stop)
+            elif "stop" in record:
+                self.stop_notes.append(str(record["stop"]))
+
     def _outcome(self, kind: str, start: float, running: float, **kw: Any) -> ReplayOutcome:
+        self._read_notes()
+        kw["notes"] = self.stop_notes + list(kw.get("notes") or [])
         return ReplayOutcome(kind, passed=self.passed, seconds=time.monotonic() - start,
                              startup_seconds=running - start, **kw)
 
@@ -137,55 +182,51 @@ class _Run:
             return self._outcome("exited", start, running, exit_status=int(str(payload.get("exit-code", "0")), 8))
         if "exited-signalled" in reasons:
             sig = str(payload.get("signal-name"))
+            self._read_notes()
             notes = [f"the replay died of {sig} after it was passed on"] if self.passed else []
             return self._outcome("signaled", start, running, signal=sig, notes=notes)
+        if not reasons:  # the fault catchpoint (MI gives its stops no reason): its condition said "fatal"
+            return self._outcome("fatal", start, running, diagnosis=self._diagnose(quick=False))
         if "signal-received" not in reasons:
             diag = self._diagnose(quick=False)
             return self._outcome("fatal", start, running, diagnosis=diag,
-                                 notes=[f"stopped for {', '.join(reasons) or 'no reason given'}"])
+                                 notes=[f"stopped for {', '.join(reasons)}"])
         return self._signal_stop(payload, start, running)
 
     def _signal_stop(self, payload: dict[str, Any], start: float, running: float) -> ReplayOutcome | None:
+        """SIGTRAP or SIGABRT (faults go through the catchpoint): the same policy over MI."""
         t0 = time.monotonic()
         sig = str(payload.get("signal-name"))
         frame = payload.get("frame") or {}
         pc = int(frame["addr"], 16) if frame.get("addr") else None
         quick = self._diagnose(quick=True)
-        kind = str((quick.get("handling") or {}).get("kind"))
-        mc = (quick.get("method_context") or {}).get("number")
-        last = self.passed[-1] if self.passed else None
-        second_chance = last is not None and (last.signal, last.pc, last.method_context) == (sig, pc, mc)
-        notes: list[str] = []
-        if kind in PASS_KINDS and sig in PASSABLE and not second_chance and len(self.passed) < self.max_passes:
-            delivered = self._resume(sig, kind, str(frame.get("arch") or ""))
-            folded = quick.get("folded") or ["?"]
-            stop = PassedStop(sig, kind, str(folded[0]), int(mc) if mc else None, pc, delivered,
-                              time.monotonic() - t0)
-            self.passed.append(stop)
+        self._read_notes()
+        arch = "aarch64" if "aarch64" in str(frame.get("arch") or "") else str(quick.get("arch") or "")
+        d = decide(quick, pc=pc, arch=arch, caught_mask=caught_signals(self.inferior),
+                   previous=self.passed[-1] if self.passed else None,
+                   passes_left=len(self.passed) < self.max_passes)
+        if not d.stop and d.passed is not None:
+            self._resume(sig, d.deliver, d.step_over_brk)
+            d.passed.seconds = time.monotonic() - t0
+            self.passed.append(d.passed)
             if self.on_stop is not None:
-                self.on_stop(stop)
+                self.on_stop(d.passed)
             return None
-        if second_chance:
-            notes.append(f"{sig} again at the same pc in the same method context: the replay's handler declined "
-                         "the fault, this second stop is the fatal one")
         diag = self._diagnose(quick=False)
-        return self._outcome("fatal", start, running, diagnosis=diag, notes=notes)
+        return self._outcome("fatal", start, running, diagnosis=diag, notes=[d.note] if d.note else [])
 
-    def _resume(self, sig: str, kind: str, arch: str) -> bool:
-        """Pass the stop's signal on with `signal SIGxxx`. A debug break goes to the replay only if it has a
-        SIGTRAP handler (SigCgt); otherwise it is absorbed, as a debugger user's `continue` does (superpmi's
-        DEBUG_BREAK expects that), stepping over an aarch64 `brk`, which would trap again."""
-        deliver = kind != "debug-break" or _catches(self.inferior, signal.SIGTRAP)
+    def _resume(self, sig: str, deliver: bool, step_over_brk: bool) -> None:
+        """Pass the stop's signal on with `signal SIGxxx`, or absorb it (a debug break the replay has no handler
+        for), stepping over an aarch64 `brk`, which would trap again."""
         if deliver:
             command = "-interpreter-exec console " + mi_quote(f"signal {sig}")
         else:
-            if "aarch64" in arch:
+            if step_over_brk:
                 _check(self.channel, "-interpreter-exec console " + mi_quote("set $pc = $pc + 4"))
             command = "-exec-continue"
         reply = self.channel.request(command)
         if reply.error is not None:
             raise ToolFailure(f"gdb could not resume after {sig}: {reply.error}")
-        return deliver
 
     def _diagnose(self, *, quick: bool) -> dict[str, Any]:
         command = "spmi diagnose --json" + (" --quick" if quick else "")

@@ -5,22 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# Stops the replay survives when their signal is passed on (spmi_dbg.analysis handling kinds).
-PASS_KINDS = ("first-chance", "debug-break")
+from spmi_dbg.analysis.policy import PASS_KINDS, PassedStop
 
-
-@dataclass
-class PassedStop:
-    """A quick note of a stop whose signal was passed on to the replay."""
-
-    signal: str
-    kind: str
-    frame: str
-    method_context: int | None
-    pc: int | None
-    delivered: bool  # the signal was delivered to the replay (a debug break it has no handler for is absorbed)
-    seconds: float  # quick diagnosis + resume with the signal, as seen by the driver
-
+__all__ = ["PASS_KINDS", "PassedStop", "ReplayOutcome"]
 
 @dataclass
 class ReplayOutcome:

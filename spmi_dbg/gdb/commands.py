@@ -35,8 +35,9 @@ _registered = False
 def register() -> None:
     global _registered
     if not _registered:
-        from spmi_dbg.gdb import printers
+        from spmi_dbg.gdb import passing, printers
 
         SpmiCommand()
         printers.register()
+        passing.register()
         _registered = True

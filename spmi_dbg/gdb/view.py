@@ -61,9 +61,15 @@ class GdbFrame:
     def __init__(self, frame: Any, block: Any | None = None) -> None:
         self._f = frame
         self._block = block
+        self._function: tuple[str | None] | None = None
 
     @property
     def function(self) -> str | None:
+        if self._function is None:  # asked several times per frame by the analysis
+            self._function = (self._read_function(),)
+        return self._function[0]
+
+    def _read_function(self) -> str | None:
         if self._block is not None:
             return str(self._block.function.print_name)
         try:
@@ -157,16 +163,25 @@ class GdbThread:
 
 
 class GdbProcess:
+    """One stop's view: made anew at each stop, so what it caches (architecture, SigCgt) is of that stop."""
+
     def __init__(self) -> None:
         self._inferior = gdb.selected_inferior()
+        self._arch: str | None = None
+        self._caught: tuple[int | None] | None = None
 
     @property
     def arch(self) -> str:
-        try:
-            name = gdb.newest_frame().architecture().name()
-        except gdb.error:
-            return "unknown"
-        return "aarch64" if "aarch64" in name else "x86_64" if "x86-64" in name else name
+        if self._arch is None:
+            try:
+                name = self._inferior.architecture().name()
+            except (gdb.error, AttributeError):  # Inferior.architecture is gdb 12+; no process yet
+                try:
+                    name = gdb.newest_frame().architecture().name()
+                except gdb.error:
+                    return "unknown"
+            self._arch = "aarch64" if "aarch64" in name else "x86_64" if "x86-64" in name else name
+        return self._arch
 
     @property
     def pid(self) -> int | None:
@@ -238,7 +253,7 @@ class GdbProcess:
             return None
 
     def argv(self) -> list[str] | None:
-        live = procfs.cmdline(self.pid)
+        live = procfs.cmdline_cached(self.pid)
         if live:
             return live
         filename = gdb.current_progspace().filename
@@ -250,7 +265,9 @@ class GdbProcess:
         return None
 
     def caught_signals(self) -> int | None:
-        return procfs.caught_signals(self.pid)
+        if self._caught is None:
+            self._caught = (procfs.caught_signals(self.pid),)
+        return self._caught[0]
 
     def evaluate(self, expression: str) -> GdbValue | None:
         try:

@@ -1,0 +1,82 @@
+"""The signal policy, written once for every way of running a replay under a debugger (the gdb condition
+function, the in-gdb loop, the lldb worker, the MI driver): given the quick diagnosis of a stop, pass its
+signal on or stop there (debugger-notes.md "Signals", "First and second chance").
+
+- A stop the replay survives (a first-chance fault inside the JIT's protected call; a debug break nobody
+  asked to stop at) is passed on, after a quick note of where it happened.
+- A hardware fault at the same pc, in the same method context, with the same fault address as the stop
+  passed just before is the replay's handler declining the fault (it restored the default action and the
+  instruction ran again): that second stop is the fatal one.
+- A debug break is delivered only to a program that has a SIGTRAP handler (SigCgt); otherwise the debugger
+  absorbs it as a user's `continue` does (superpmi's DEBUG_BREAK expects that), stepping over an aarch64
+  `brk`, which would trap again."""
+
+from __future__ import annotations
+
+import signal as _signal
+from dataclasses import dataclass
+from typing import Any
+
+# Stops the replay survives when their signal is passed on (handling kinds of spmi_dbg.analysis.diagnosis).
+PASS_KINDS = ("first-chance", "debug-break")
+PASSABLE = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGTRAP")
+
+
+@dataclass
+class PassedStop:
+    """A quick note of a stop whose signal was passed on to the replay."""
+
+    signal: str
+    kind: str
+    frame: str
+    method_context: int | None
+    pc: int | None
+    delivered: bool  # the signal was delivered to the replay (a debug break it has no handler for is absorbed)
+    seconds: float  # quick diagnosis + resume with the signal, as seen by whoever passed it
+    address: int | None = None  # the fault address
+
+    def to_json(self) -> dict[str, Any]:
+        return {"signal": self.signal, "kind": self.kind, "frame": self.frame,
+                "method_context": self.method_context, "pc": self.pc, "delivered": self.delivered,
+                "seconds": round(self.seconds, 6), "address": self.address}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PassedStop:
+        return cls(str(data["signal"]), str(data["kind"]), str(data["frame"]), data.get("method_context"),
+                   data.get("pc"), bool(data.get("delivered", True)), float(data.get("seconds", 0.0)),
+                   data.get("address"))
+
+
+@dataclass(frozen=True)
+class Decision:
+    stop: bool  # True: this is the stop that matters (diagnose it in full); False: pass it on
+    deliver: bool = True  # resume with the signal (False: the debugger absorbs a debug break)
+    step_over_brk: bool = False  # aarch64: move the pc past the `brk` before resuming without the signal
+    note: str | None = None  # why this stop is the one, when that is not obvious from its diagnosis
+    passed: PassedStop | None = None  # the note of a stop passed on
+
+
+def _catches(mask: int | None, signo: int) -> bool:
+    return mask is not None and bool(mask & (1 << (signo - 1)))
+
+
+def decide(quick: dict[str, Any], *, pc: int | None, arch: str, caught_mask: int | None, previous: PassedStop | None,
+           passes_left: bool, seconds: float = 0.0) -> Decision:
+    """`quick` is the JSON form of `diagnose(view, full=False)`; `previous` the stop passed just before."""
+    sig = quick.get("signal")
+    kind = str((quick.get("handling") or {}).get("kind"))
+    name = str(sig["name"]) if sig else ""
+    mc = (quick.get("method_context") or {}).get("number")
+    address = sig.get("address") if sig else None
+    if previous is not None and name != "SIGTRAP" and \
+            (previous.signal, previous.pc, previous.method_context, previous.address) == (name, pc, mc, address):
+        return Decision(True, note=f"{name} again at the same pc in the same method context: the replay's handler "
+                                   "declined the fault, this second stop is the fatal one")
+    if kind not in PASS_KINDS or name not in PASSABLE:
+        return Decision(True)
+    if not passes_left:
+        return Decision(True, note="the limit of stops passed on was reached")
+    deliver = kind != "debug-break" or _catches(caught_mask, int(sig["signo"]) if sig else _signal.SIGTRAP)
+    folded = quick.get("folded") or ["?"]
+    note = PassedStop(name, kind, str(folded[0]), int(mc) if mc else None, pc, deliver, seconds, address)
+    return Decision(False, deliver=deliver, step_over_brk=not deliver and arch == "aarch64", passed=note)
