@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Overhead of replaying under the debugger driver when 1 % of the methods raise a first-chance signal
-(issue 5): the driver of record (pygdbmi, spmi_dbg.driver.gdbmi.run_replay: every SIGSEGV in the JIT stops
-gdb, gets the quick note, and is passed on with `signal SIGSEGV`) vs the same replay natively.
+(issue 5): the driver of record (pygdbmi, spmi_dbg.driver.gdbmi.run_replay: every SIGSEGV in the JIT hits
+gdb's conditional catchpoint, whose condition -- the quick check and the signal policy, in gdb's Python --
+notes it and lets gdb pass it on without a stop) vs the same replay natively.
 
 Collections (x64, seed 1, built once and cached under --dir): --methods method contexts with `jit-null` (a
 SIGSEGV inside the JIT that the replay's protected region survives) at every 100th one (100, 200, ...), and
@@ -18,7 +19,7 @@ Prints the ratio faulty-under-driver / faulty-native (goal <= 1.3x), the fixed c
 the per-stop cost: from the wall times ((driver faulty - driver clean) - (native faulty - native clean)) / stops,
 and as the driver times each stop itself (quick note + resume).
 
-Usage: bench/first_chance_overhead.py [--methods 20000] [--size-factors 1,10] [--dir /tmp/spmi-bench] [--repeat 3]
+Usage: bench/first_chance_overhead.py [--methods 60000] [--size-factors 1,10] [--dir /tmp/spmi-bench] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def measure(factor: float, a: argparse.Namespace, replay: str, jit: str) -> bool
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--methods", type=int, default=20000)
+    ap.add_argument("--methods", type=int, default=60000)
     ap.add_argument("--size-factors", default="1,10")
     ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "spmi-bench")
     ap.add_argument("--repeat", type=int, default=3)

@@ -86,6 +86,16 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
         notes.append("no signal information at this stop")
 
     pc = frames[0].pc if frames else None
+    insn: Instruction | None = decode(process, pc) if (full and pc is not None) else None
+    if signal_fact is not None and signal_fact["address"] is None and sig is not None and \
+            sig.signo in (_signal.SIGSEGV, _signal.SIGBUS) and insn is not None and insn.memory_address is not None:
+        # No siginfo (lldb on a core file, a qemu stub): the faulting instruction's memory operand, from the
+        # registers, is where it faulted.
+        signal_fact["address"] = insn.memory_address
+        signal_fact["near_null"] = insn.memory_address < NEAR_NULL_LIMIT
+        signal_fact["source"] += "; fault address computed from the faulting instruction and the registers"
+        notes.append("no fault address in the signal information: computed from the faulting instruction's memory "
+                     f"operand ({insn.text}) and the registers")
     module = _faulting_module(process, frames, cmd.jits if cmd else [], argv[0] if argv else None)
     handling = _handling(process, sig, frames, module)
     if not full:
@@ -101,8 +111,7 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     else:
         notes.append("method context not found in the stack: " + "; ".join(tried))
 
-    nm: NullMap | None = find_null_map(process, frames, sig.address if sig else None)
-    insn: Instruction | None = decode(process, pc) if (full and pc is not None) else None
+    nm: NullMap | None = find_null_map(process, frames, signal_fact["address"] if signal_fact else None)
     assertion = asserts.from_frames(process, frames)
 
     folded_frames = F.fold(frames)

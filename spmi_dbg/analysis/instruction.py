@@ -15,6 +15,7 @@ class Instruction:
     text: str  # "mov edx, dword ptr [rdi]"
     registers: dict[str, int] = field(default_factory=dict)  # registers read, with values
     null_base: str | None = None  # the memory operand's base register when it is (near) zero
+    memory_address: int | None = None  # the memory operand's address, from the registers (base + index*scale + disp)
 
 
 def decode(process: Process, pc: int) -> Instruction | None:
@@ -36,6 +37,7 @@ def decode(process: Process, pc: int) -> Instruction | None:
     regs = process.registers()
     used: dict[str, int] = {}
     base_reg: str | None = None
+    address: int | None = None
     try:
         read, _ = insn.regs_access()
         for r in read:
@@ -45,11 +47,28 @@ def decode(process: Process, pc: int) -> Instruction | None:
         for op in insn.operands:
             if op.type == _mem_type(capstone, process.arch) and op.mem.base:
                 base_reg = insn.reg_name(op.mem.base)
+                address = _operand_address(insn, op, regs)
     except capstone.CsError:
         pass
     null_base = base_reg if base_reg is not None and used.get(base_reg, regs.get(base_reg, 1)) < 0x1000 else None
     text = f"{insn.mnemonic} {insn.op_str}".strip()
-    return Instruction(pc, bytes(insn.bytes).hex(), text, used, null_base)
+    return Instruction(pc, bytes(insn.bytes).hex(), text, used, null_base, address)
+
+
+def _operand_address(insn: object, op: object, regs: dict[str, int]) -> int | None:
+    """base + index * scale + displacement, when the registers are known (x64 rip-relative: not a fault)."""
+    mem = op.mem  # type: ignore[attr-defined]
+    base = insn.reg_name(mem.base)  # type: ignore[attr-defined]
+    if base not in regs:
+        return None
+    value = regs[base] + int(mem.disp)
+    index = getattr(mem, "index", 0)
+    if index:
+        name = insn.reg_name(index)  # type: ignore[attr-defined]
+        if name not in regs:
+            return None
+        value += regs[name] * int(getattr(mem, "scale", 1) or 1)
+    return value & 0xFFFFFFFFFFFFFFFF
 
 
 def _mem_type(capstone: object, arch: str) -> int:

@@ -217,6 +217,11 @@ class LldbProcess:
     def read_memory(self, address: int, size: int) -> bytes | None:
         err = lldb.SBError()
         data = self._process.ReadMemory(address, size, err)
+        if err.Success() and data:
+            return bytes(data)
+        # A core file has no file-backed text pages: the target reads them from the module's object file.
+        err = lldb.SBError()
+        data = self._target.ReadMemory(lldb.SBAddress(address, self._target), size, err)
         return bytes(data) if err.Success() and data else None
 
     def registers(self) -> dict[str, int]:

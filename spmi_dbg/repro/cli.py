@@ -105,7 +105,7 @@ def execute(opts: Any, *, extra_rows: Any = None) -> Any:
     from spmi_dbg.repro.pipeline import run_repro
 
     interactive = sys.stderr.isatty()
-    progress = TerminalProgress(Console(stderr=True)) if interactive else None
+    progress = TerminalProgress(Console(stderr=True), opts.debugger_name) if interactive else None
     try:
         result = run_repro(opts, progress)
     finally:
@@ -166,29 +166,42 @@ def _command_of_core(core: Path, gdb_name: str) -> Any:
 
 
 def _options(args: argparse.Namespace) -> Any:
-    from spmi_dbg.driver.gdbmi import run_replay
     from spmi_dbg.repro.pipeline import ReproOptions
 
     if args.debugger == "lldb":
-        raise UsageError("--debugger lldb is not available in the repro pipeline yet; use --debugger gdb "
-                         "(`spmi-dbg lldb -- ...` runs lldb interactively with the spmi commands)")
-    gdb = shutil.which(args.gdb)
-    if gdb is None:
-        raise UsageError(f"{args.gdb} not found: gdb is needed to replay under a debugger (Debian: apt-get install "
-                         "gdb), or name it with --gdb PATH")
+        from spmi_dbg.driver import lldb_driver
+        from spmi_dbg.driver.lldb_session import LldbUnavailable
+
+        try:
+            lldb_driver.check_available()
+        except LldbUnavailable as e:
+            raise UsageError(f"--debugger lldb: {e}") from None
+        if args.core is not None and not args.command[1:] and not args.mch:
+            raise UsageError("--debugger lldb --core: lldb does not tell the core's command line; give the superpmi "
+                             "command after --: spmi-dbg repro --debugger lldb --core CORE -- superpmi ...")
+        debugger: Any = functools.partial(lldb_driver.run_replay, cwd=os.getcwd())
+        read_core: Any = lldb_driver.diagnose_core
+        tool: dict[str, Any] = {}
+    else:
+        gdb = shutil.which(args.gdb)
+        if gdb is None:
+            raise UsageError(f"{args.gdb} not found: gdb is needed to replay under a debugger (Debian: apt-get "
+                             "install gdb), or name it with --gdb PATH")
+        from spmi_dbg.driver import gdbmi
+
+        debugger = functools.partial(gdbmi.run_replay, gdb=gdb, cwd=os.getcwd())
+        read_core = gdbmi.diagnose_core
+        tool = {"gdb": gdb}
     core_reader = None
     if args.core is not None:
         if not args.core.is_file():
             raise InputError(str(args.core), "core file not found")
-        core_reader = functools.partial(_read_core, gdb=gdb, cwd=os.getcwd())
+        core_reader = functools.partial(_read_core, reader=read_core, cwd=os.getcwd(), tool=tool)
     cmd = _command(args)
-    debugger = functools.partial(run_replay, gdb=gdb, cwd=os.getcwd())
-    return ReproOptions(command=cmd, debugger=debugger, debugger_name="gdb", out=args.out, workers=args.workers,
-                        timeout=args.timeout, verify_runs=args.verify_runs,
+    return ReproOptions(command=cmd, debugger=debugger, debugger_name=args.debugger, out=args.out,
+                        workers=args.workers, timeout=args.timeout, verify_runs=args.verify_runs,
                         core=args.core.resolve() if args.core else None, core_reader=core_reader)
 
 
-def _read_core(core: Path, program: str, *, transcript: Path, gdb: str, cwd: str) -> Any:
-    from spmi_dbg.driver.gdbmi import diagnose_core
-
-    return diagnose_core(core, program, transcript=transcript, gdb=gdb, cwd=cwd)[0]
+def _read_core(core: Path, program: str, *, transcript: Path, reader: Any, cwd: str, tool: dict[str, Any]) -> Any:
+    return reader(core, program, transcript=transcript, cwd=cwd, **tool)[0]

@@ -45,8 +45,9 @@ def methods_done(stdout: Path) -> int | None:
 
 
 class TerminalProgress:
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, debugger: str = "gdb") -> None:
         self.console = console
+        self.debugger = debugger
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _Rate(),
                                  TextColumn("{task.fields[stops]} stops passed"), TextColumn("{task.fields[status]}"),
                                  console=console, transient=False)
@@ -70,7 +71,7 @@ class TerminalProgress:
                     status="")
             self.outputs[partition.index] = stdout
             self.stops.setdefault(partition.index, 0)
-        status = "under gdb" if attempt == 1 else f"retry {attempt - 1} with a fresh debugger"
+        status = f"under {self.debugger}" if attempt == 1 else f"retry {attempt - 1} with a fresh debugger"
         self.progress.update(self.tasks[partition.index], status=status)
 
     def stop_passed(self, partition: Partition, stop: PassedStop) -> None:

@@ -87,7 +87,7 @@ def locate(cmd: ReproCommand, partitions: list[Partition], debugger: DebuggerRun
     cancel = threading.Event()
     lock = threading.Lock()
     runs = [PartitionRun(p, workdir / f"partition-{p.index}.stdout", workdir / f"partition-{p.index}.stderr",
-                         workdir / f"partition-{p.index}.gdb.log") for p in partitions]
+                         workdir / f"partition-{p.index}.debugger.log") for p in partitions]
     result = Located(runs)
 
     def work(run: PartitionRun) -> None:
@@ -132,7 +132,7 @@ def locate_core(cmd: ReproCommand, partitions: list[Partition], core: Path, read
     """Post-mortem: the core file's diagnosis is the fatal stop of one partition holding the whole selection
     (the native bisection, if the core cannot tell the method context, and a minimization run over it)."""
     whole = Partition(1, tuple(n for p in partitions for n in p.numbers))
-    run = PartitionRun(whole, workdir / "core.stdout", workdir / "core.stderr", workdir / "core.gdb.log")
+    run = PartitionRun(whole, workdir / "core.stdout", workdir / "core.stderr", workdir / "core.debugger.log")
     run.stdout.write_bytes(b"")
     run.stderr.write_bytes(b"")
     result = Located([run])

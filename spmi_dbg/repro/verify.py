@@ -86,9 +86,9 @@ def verify(cmd: ReproCommand, repro: Path, expected: Expectation, debugger: Debu
         return result
     for _ in range(ATTEMPTS):
         try:
-            result.debugger = debugger(argv, timeout=timeout, stdout=workdir / f"{label}.gdb.stdout",
-                                       stderr=workdir / f"{label}.gdb.stderr", transcript=workdir / f"{label}.gdb.log",
-                                       cancel=None, on_stop=None)
+            result.debugger = debugger(argv, timeout=timeout, stdout=workdir / f"{label}.debugger.stdout",
+                                       stderr=workdir / f"{label}.debugger.stderr",
+                                       transcript=workdir / f"{label}.debugger.log", cancel=None, on_stop=None)
             break
         except ToolFailure as e:
             result.debugger_failures.append(str(e))

@@ -1,0 +1,302 @@
+"""One replay (or one core file) under lldb, driven through its SB API: `python -m spmi_dbg.driver.lldb_worker`.
+The parent (spmi_dbg.driver.lldb_driver) writes one JSON request to stdin; this process answers with JSON
+lines on stdout: `started` (the replay's pid), `passed` (a stop passed on, as it happens), then `outcome`
+(the same ReplayOutcome the gdb driver gives). lldb, its lldb-server and the analysis live in this process
+only: a crash or hang of lldb costs one partition (the parent retries it), never the pipeline.
+
+The signal policy is spmi_dbg.analysis.policy's, as in gdb: the quick check at each stop, then the signal
+passed on (lldb delivers the stop's signal on Continue unless it is suppressed), a debug break absorbed when
+the replay has no SIGTRAP handler, the fatal stop diagnosed in full. lldb runs in asynchronous mode, so the
+hang timeout is ours: on expiry the replay is stopped (SBProcess.Stop), every thread's stack captured and the
+stop diagnosed."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+from spmi_dbg.analysis.policy import PassedStop, decide
+from spmi_dbg.driver.lldb_session import import_lldb
+
+STOP_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGTRAP")
+KEEP = ("SIGSTOP", "SIGKILL", "SIGINT")  # lldb's own: left as they are
+STACK_FRAMES = 64
+POLL = 1  # seconds (SBListener.WaitForEvent takes whole seconds; it returns as soon as an event comes)
+
+
+class _Out:
+    def __init__(self, stream: IO[str], transcript: IO[str]) -> None:
+        self.stream = stream
+        self.transcript = transcript
+
+    def send(self, record: dict[str, Any]) -> None:
+        self.stream.write(json.dumps(record) + "\n")
+        self.stream.flush()
+
+    def log(self, line: str) -> None:
+        self.transcript.write(line + "\n")
+        self.transcript.flush()
+
+
+class Worker:
+    def __init__(self, request: dict[str, Any], out: _Out) -> None:
+        self.lldb = import_lldb()
+        self.req = request
+        self.out = out
+        self.debugger: Any = None
+        self.target: Any = None
+        self.process: Any = None
+        self.passed: list[PassedStop] = []
+        self.notes: list[str] = []
+        self.delivered: int | None = None  # the signal the last resume delivered to the replay
+
+    # -- set-up ---------------------------------------------------------------------------------------------
+    def _debugger(self) -> None:
+        from spmi_dbg.analysis import preload
+        from spmi_dbg.driver.lldb_session import ensure_server
+
+        preload()
+        ensure_server()
+        self.debugger = self.lldb.SBDebugger.Create(False)
+        self.debugger.SetAsync(True)
+
+    def _target(self, program: str) -> None:
+        from spmi_dbg.lldb.view import warm_up
+
+        err = self.lldb.SBError()
+        self.target = self.debugger.CreateTarget(program, None, None, True, err)
+        if not self.target.IsValid():
+            raise RuntimeError(f"lldb cannot load {program}: {err.GetCString()}")
+        warm_up(self.target)
+
+    def _signals(self) -> None:
+        signals = self.process.GetUnixSignals()
+        for i in range(signals.GetNumSignals()):
+            signo = signals.GetSignalAtIndex(i)
+            name = signals.GetSignalAsCString(signo)
+            if name in STOP_SIGNALS:
+                signals.SetShouldStop(signo, True)
+                signals.SetShouldSuppress(signo, False)  # a Continue delivers it to the replay
+            elif name not in KEEP:  # everything else goes to the replay unseen (gdb's `handle all nostop ...`)
+                signals.SetShouldStop(signo, False)
+                signals.SetShouldNotify(signo, False)
+                signals.SetShouldSuppress(signo, False)
+
+    def _launch(self) -> None:
+        lldb = self.lldb
+        argv = self.req["argv"]
+        info = lldb.SBLaunchInfo(argv[1:])
+        info.AddOpenFileAction(0, "/dev/null", True, False)
+        info.AddOpenFileAction(1, self.req["stdout"], False, True)
+        info.AddOpenFileAction(2, self.req["stderr"], False, True)
+        if self.req.get("cwd"):
+            info.SetWorkingDirectory(self.req["cwd"])
+        info.SetLaunchFlags(info.GetLaunchFlags() | lldb.eLaunchFlagDisableASLR)
+        err = lldb.SBError()
+        self.process = self.target.Launch(info, err)
+        if not err.Success() or not self.process.IsValid():
+            raise RuntimeError(f"lldb could not launch {argv[0]}: {err.GetCString()}")
+        self._signals()
+
+    # -- the run --------------------------------------------------------------------------------------------
+    def replay(self) -> dict[str, Any]:
+        start = time.monotonic()
+        self._debugger()
+        self._target(self.req["argv"][0])
+        self._launch()
+        running = time.monotonic()
+        self.out.send({"event": "started", "pid": int(self.process.GetProcessID()),
+                       "startup_seconds": running - start})
+        self.out.log(f"# launched {' '.join(self.req['argv'])} (pid {self.process.GetProcessID()})")
+        deadline = running + float(self.req["timeout"])
+        listener = self.debugger.GetListener()
+        event = self.lldb.SBEvent()
+        lldb = self.lldb
+
+        def outcome(kind: str, **kw: Any) -> dict[str, Any]:
+            return {"kind": kind, "passed": [p.to_json() for p in self.passed], "seconds": time.monotonic() - start,
+                    "startup_seconds": running - start, "notes": self.notes + kw.pop("notes", []), **kw}
+
+        while True:  # states come as events only (a state read directly would be handled again as its event)
+            now = time.monotonic()
+            if now >= deadline:
+                return self._hang(outcome, float(self.req["timeout"]))
+            if not listener.WaitForEvent(POLL, event) or not lldb.SBProcess.EventIsProcessEvent(event) or \
+                    lldb.SBProcess.GetRestartedFromEvent(event):
+                continue
+            state = lldb.SBProcess.GetStateFromEvent(event)
+            if state == lldb.eStateExited:
+                return self._exited(outcome)
+            if state in (lldb.eStateStopped, lldb.eStateCrashed):
+                verdict = self._stop()
+                if verdict is not None:
+                    return outcome("fatal", diagnosis=verdict[0], notes=verdict[1])
+            elif state in (lldb.eStateDetached, lldb.eStateInvalid):
+                raise RuntimeError(f"lldb lost the replay (state {lldb.SBDebugger.StateAsCString(state)})")
+
+    def _exited(self, outcome: Callable[..., dict[str, Any]]) -> dict[str, Any]:
+        status = int(self.process.GetExitStatus())
+        desc = self.process.GetExitDescription() or ""
+        self.out.log(f"# exited: status {status} {desc!r}")
+        signo = _signal_from(desc) if "signal" in desc.lower() else None
+        # lldb 16 reports death by a signal as an exit status equal to the signal number, without a
+        # description: a status equal to the signal the last resume delivered is that signal killing the
+        # replay (superpmi's own exit codes are 0-3, 254, 255; superpmi-conventions.md 1.2).
+        if signo is None and not desc and self.delivered is not None and status == self.delivered:
+            signo = status
+        if signo is not None:
+            name = _signame(signo)
+            return outcome("signaled", signal=name,
+                           notes=[f"the replay died of {name} after it was passed on"] if self.passed else [])
+        return outcome("exited", exit_status=status)
+
+    def _stop(self) -> tuple[dict[str, Any], list[str]] | None:
+        """A stop: pass it on (None) or diagnose it in full (the diagnosis and why)."""
+        from spmi_dbg.analysis import diagnose
+        from spmi_dbg.lldb.view import LldbProcess
+
+        t0 = time.monotonic()
+        view = LldbProcess(self.target)
+        thread = self.process.GetSelectedThread()
+        if not thread.IsValid() or thread.GetStopReason() != self.lldb.eStopReasonSignal:
+            for i in range(self.process.GetNumThreads()):  # the thread the signal stopped, if not selected
+                t = self.process.GetThreadAtIndex(i)
+                if t.GetStopReason() == self.lldb.eStopReasonSignal:
+                    self.process.SetSelectedThread(t)
+                    thread = t
+                    break
+        if not thread.IsValid() or thread.GetStopReason() != self.lldb.eStopReasonSignal:
+            reason = thread.GetStopDescription(200) if thread.IsValid() else "no thread"
+            return diagnose(view).to_json(), [f"stopped for {reason}"]
+        quick = diagnose(view, full=False)
+        d = decide(quick.policy_facts(), pc=quick.pc, arch=view.arch, caught_mask=view.caught_signals(),
+                   previous=self.passed[-1] if self.passed else None,
+                   passes_left=len(self.passed) < int(self.req.get("max_passes", 1_000_000)))
+        if d.stop or d.passed is None:
+            diag = diagnose(view).to_json()
+            self.out.log(f"# fatal stop: {diag.get('signature')} [{diag.get('bucket')}]"
+                         + (f": {d.note}" if d.note else ""))
+            return diag, [d.note] if d.note else []
+        signo = int(thread.GetStopReasonDataAtIndex(0))
+        self._resume(thread, signo, d.deliver, d.step_over_brk)
+        self.delivered = signo if d.deliver else None
+        d.passed.seconds = time.monotonic() - t0
+        self.passed.append(d.passed)
+        self.out.send({"event": "passed", "stop": d.passed.to_json()})
+        self.out.log(f"# passed on: {d.passed.signal} ({d.passed.kind}) in {d.passed.frame}, method context "
+                     f"{d.passed.method_context}, pc {d.passed.pc:#x}" if d.passed.pc is not None else
+                     f"# passed on: {d.passed.signal} ({d.passed.kind}) in {d.passed.frame}")
+        return None
+
+    def _resume(self, thread: Any, signo: int, deliver: bool, step_over_brk: bool) -> None:
+        """Continue; the stop's signal reaches the replay unless suppressed for this one resume (a debug break
+        the debugger absorbs; on aarch64 the pc steps over `brk`)."""
+        signals = self.process.GetUnixSignals()
+        if not deliver:
+            signals.SetShouldSuppress(signo, True)
+            if step_over_brk:
+                frame = thread.GetFrameAtIndex(0)
+                frame.SetPC(frame.GetPC() + 4)
+        err = self.process.Continue()
+        if not deliver:
+            signals.SetShouldSuppress(signo, False)
+        if err.Fail():
+            raise RuntimeError(f"lldb could not resume the replay: {err.GetCString()}")
+
+    def _hang(self, outcome: Callable[..., dict[str, Any]], timeout: float) -> dict[str, Any]:
+        from spmi_dbg.analysis import diagnose
+        from spmi_dbg.lldb.view import LldbProcess
+
+        lldb = self.lldb
+        self.out.log(f"# --timeout {timeout:g} s: interrupting")
+        self.process.Stop()
+        listener = self.debugger.GetListener()
+        event = lldb.SBEvent()
+        until = time.monotonic() + float(self.req.get("request_timeout", 30))
+        while self.process.GetState() not in (lldb.eStateStopped, lldb.eStateExited, lldb.eStateCrashed):
+            if time.monotonic() > until:
+                raise RuntimeError("lldb did not stop the replay after SBProcess.Stop")
+            listener.WaitForEvent(1, event)
+        if self.process.GetState() == lldb.eStateExited:
+            return outcome("exited", exit_status=int(self.process.GetExitStatus()))
+        view = LldbProcess(self.target)
+        threads = [_stack(t, i) for i, t in enumerate(view.threads())]
+        # the replay's main thread, not whichever lldb selected after the interrupt
+        self.process.SetSelectedThread(self.process.GetThreadAtIndex(0))
+        return outcome("hang", diagnosis=diagnose(LldbProcess(self.target)).to_json(), threads=threads,
+                       notes=[f"no exit and no fatal stop within --timeout {timeout:g} s: interrupted"])
+
+    def core(self) -> dict[str, Any]:
+        from spmi_dbg.analysis import diagnose
+        from spmi_dbg.lldb.view import LldbProcess
+
+        start = time.monotonic()
+        self._debugger()
+        self._target(self.req.get("program") or "")
+        self.process = self.target.LoadCore(self.req["core"])
+        if not self.process.IsValid():
+            raise RuntimeError(f"lldb could not open the core file {self.req['core']}")
+        opened = time.monotonic()
+        diag = diagnose(LldbProcess(self.target)).to_json()
+        return {"kind": "fatal", "diagnosis": diag, "passed": [], "seconds": time.monotonic() - start,
+                "startup_seconds": opened - start,
+                "notes": [f"post-mortem: diagnosed from the core file {self.req['core']}"]}
+
+    def close(self) -> None:
+        if self.process is not None and self.process.IsValid() and self.req.get("mode") != "core":
+            self.process.Kill()
+        if self.debugger is not None:
+            self.lldb.SBDebugger.Destroy(self.debugger)
+
+
+def _stack(thread: Any, index: int) -> dict[str, Any]:
+    from spmi_dbg.analysis.frames import short_name
+
+    frames = [{"level": i, "function": short_name(f.function), "pc": hex(f.pc), "file": f.file, "line": f.line,
+               "module": f.module} for i, f in enumerate(thread.frames(STACK_FRAMES))]
+    return {"id": index + 1, "target_id": f"LWP {thread.tid}", "name": None, "frames": frames}
+
+
+def _signame(signo: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(signo).name
+    except ValueError:
+        return f"signal {signo}"
+
+
+def _signal_from(text: str) -> int | None:
+    import re
+    import signal
+
+    m = re.search(r"(SIG[A-Z]+)", text)
+    if m and hasattr(signal, m.group(1)):
+        return int(getattr(signal, m.group(1)))
+    return None
+
+
+def main() -> int:
+    request = json.loads(sys.stdin.readline())
+    with open(request["transcript"], "a", encoding="utf-8", errors="replace") as transcript:
+        out = _Out(sys.stdout, transcript)
+        worker: Worker | None = None
+        try:
+            worker = Worker(request, out)
+            result = worker.core() if request.get("mode") == "core" else worker.replay()
+            out.send({"event": "outcome", "outcome": result})
+        except Exception as e:  # reported to the parent as a tool failure, never as a result
+            out.log(f"# lldb worker failed: {type(e).__name__}: {e}")
+            out.send({"event": "error", "message": f"{type(e).__name__}: {e}"})
+            return 1
+        finally:
+            if worker is not None:
+                worker.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
