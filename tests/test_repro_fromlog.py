@@ -102,3 +102,41 @@ def test_from_log_bad_logs_are_one_line_errors(cols: Collections, tmp_path: Path
         assert r.returncode == 3, (args, r.stdout, r.stderr)
         lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
         assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (args, r.stderr)
+
+
+def _with_output(log: Path, *lines: str) -> Path:
+    """The fixture log with more output lines of the failing (big.mch) run, after its Invoking: line."""
+    text = log.read_text().splitlines()
+    at = next(i for i, ln in enumerate(text) if "Invoking:" in ln and "big.mch" in ln) + 1
+    text[at:at] = [f"[15:39:20] {ln}" for ln in lines]
+    out = log.with_name("superpmi.5.log")
+    out.write_text("\n".join(text) + "\n")
+    return out
+
+
+def test_from_log_replays_the_named_method_contexts_first(cols: Collections, tmp_path: Path) -> None:
+    log, big = render_fixture(tmp_path, cols)
+    log = _with_output(log, "ERROR: Method 7 of size 52 failed to load and compile correctly by JIT2 (diff.so).",
+                       "ISSUE: <ASSERT> #300 importer.cpp (92) - Assertion failed 'x' in 'M' during 'Import' "
+                       "(IL size 34; hash 0x1; Tier0)")
+    r = repro("--from-log", str(log), "--workers", "2", "--verify-runs", "1", "--out", "b", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "b")
+    assert rep["command"]["from_log"]["hints"] == [7, 300]
+    parts = rep["locate"]["partitions"]
+    assert [(p["partition"], p["compile"], p["status"]) for p in parts] == [(0, "7,300", "fatal")]  # no full replay
+    assert rep["locate"]["method_context"] == 300
+    assert any("were replayed first, alone, and the crash is among them" in n for n in rep["locate"]["notes"])
+    assert (tmp_path / "b" / "repro.mch").read_bytes() == mc_bytes(big, 300)
+
+
+def test_from_log_named_method_contexts_that_do_not_crash(cols: Collections, tmp_path: Path) -> None:
+    log, _ = render_fixture(tmp_path, cols)
+    log = _with_output(log, "ERROR: Method 7 of size 52 failed to load and compile correctly by JIT2 (diff.so).")
+    r = repro("--from-log", str(log), "--workers", "2", "--verify-runs", "1", "--out", "b", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "b")
+    parts = rep["locate"]["partitions"]
+    assert [(p["partition"], p["compile"]) for p in parts] == [(0, "7"), (1, "1-200"), (2, "201-400")]
+    assert parts[0]["status"] == "exited" and rep["locate"]["method_context"] == 300
+    assert any("without a crash: then the whole selection" in n for n in rep["locate"]["notes"])

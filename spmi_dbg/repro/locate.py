@@ -83,7 +83,31 @@ class Located:
 
 
 def locate(cmd: ReproCommand, partitions: list[Partition], debugger: DebuggerRun, *, timeout: float,
-           workdir: Path, progress: LocateProgress | None = None) -> Located:
+           workdir: Path, progress: LocateProgress | None = None, hints: tuple[int, ...] = ()) -> Located:
+    """`hints`: method contexts a superpmi.py log names as failing. Those in the selection are replayed first,
+    alone, as partition 0 (a few records: seconds); only when none of them crashes is the whole selection
+    replayed in partitions."""
+    selected = {n for p in partitions for n in p.numbers}
+    first = tuple(sorted(set(hints) & selected))
+    if not first:
+        return _locate(cmd, partitions, debugger, timeout=timeout, workdir=workdir, progress=progress)
+    hinted = _locate(cmd, [Partition(0, first)], debugger, timeout=timeout, workdir=workdir, progress=progress)
+    spec = compress_ranges(list(first))
+    if hinted.winner is not None:
+        hinted.notes.append(f"the method context(s) the log names as failing (-c {spec}) were replayed first, "
+                            "alone, and the crash is among them")
+        return hinted
+    if hinted.tool_failures:
+        return hinted
+    result = _locate(cmd, partitions, debugger, timeout=timeout, workdir=workdir, progress=progress)
+    result.runs[:0] = hinted.runs
+    result.notes.insert(0, f"the method context(s) the log names as failing (-c {spec}) were replayed first, "
+                           "alone, without a crash: then the whole selection")
+    return result
+
+
+def _locate(cmd: ReproCommand, partitions: list[Partition], debugger: DebuggerRun, *, timeout: float,
+            workdir: Path, progress: LocateProgress | None = None) -> Located:
     cancel = threading.Event()
     lock = threading.Lock()
     runs = [PartitionRun(p, workdir / f"partition-{p.index}.stdout", workdir / f"partition-{p.index}.stderr",

@@ -159,8 +159,9 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
             located = result.located = locate_core(cmd, result.partitions, opts.core, opts.core_reader,
                                                    timeout=opts.timeout, workdir=work)
         else:
+            hints = tuple(int(n) for n in (cmd.log or {}).get("hints") or ())
             located = result.located = locate(cmd, result.partitions, opts.debugger, timeout=opts.timeout,
-                                              workdir=work, progress=progress)
+                                              workdir=work, progress=progress, hints=hints)
         ph.detail = _locate_detail(located)
         if located.winner is None and located.tool_failures:
             raise _PhaseFailed("; ".join(f"partition {r.partition.index}: {' / '.join(r.failures)}"
