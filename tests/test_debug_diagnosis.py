@@ -193,6 +193,8 @@ def test_seed_crash(runs: Runs, debugger: str, build_kind: str) -> None:
     assert d["signature"].startswith("SIGSEGV near-null | CompileResult::repCompileMethod <- NearDiffer::compare")
     assert d["signature"].endswith("| null CompileResult::CompileMethod") and re.fullmatch(r"[0-9a-f]{10}", d["bucket"])
     assert d["instruction"] is not None and d["instruction"]["null_base"] is not None
+    assert [b["id"] for b in d["known_bugs"]] == ["dotnet/runtime#91257"]  # known_bugs.toml
+    assert "91783" in d["known_bugs"][0]["fix"]
     # gdb reads the number at -O2 (mc->index in the inline frame of InvokeNearDiffer it recovers) and at
     # -O0; lldb 16 at -O2 may not (no frame for the inlined InvokeNearDiffer, mc optimized out): then the
     # diagnosis has no method context and says why, never a guess.
@@ -221,6 +223,7 @@ def test_state_dependent_crash(runs: Runs, debugger: str) -> None:
     assert flush and same_file(flush[0]["module"], BASE), frame_names(d)
     assert d["folded"][0] == "Compiler::impFlushLargeFrameCache"  # libc's abort frames are not the culprit
     assert d["signature"].startswith("SIGABRT | Compiler::impFlushLargeFrameCache <- ")
+    assert d["known_bugs"] == []
     # The crashing context alone does not crash: the state came from an earlier one.
     r = runs.run(debugger, "state-alone")
     assert (r.outcome, r.exit_status, r.diagnosis, r.passed) == ("exited", 0, None, [])
@@ -415,6 +418,8 @@ def test_spmi_command_in_gdb(runs: Runs, tmp_path: Path) -> None:
     assert "stack: CompileResult::repCompileMethod <- NearDiffer::compare" in why
     assert re.search(rf"^method context: {SEED_N} \(\S+:\S+, IL size \d+\)", why, re.M), why
     assert "handling: fatal" in why and "faulting module: superpmi (replay host)" in why
+    assert "known bug: dotnet/runtime#91257: SPMI asmdiff errors on Arm64 Linux" in why
+    assert "fix: dotnet/runtime#91783" in why
 
     d = json.loads(o["spmi diagnose --json"])  # one line of valid JSON
     driver = runs.stop("gdb", "seed")

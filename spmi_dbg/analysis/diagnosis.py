@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from spmi_dbg.analysis import asserts
+from spmi_dbg.analysis import asserts, knownbugs
 from spmi_dbg.analysis import frames as F
 from spmi_dbg.analysis.facts import frame_int, member_int
 from spmi_dbg.analysis.instruction import Instruction, decode
@@ -57,6 +57,8 @@ class Diagnosis:
     bucket: str = ""
     notes: list[str] = field(default_factory=list)
     pc: int | None = None  # of frame 0
+    known_bugs: list[dict[str, Any]] = field(default_factory=list)  # known_bugs.toml entries this stop matches
+    near_known_bugs: list[dict[str, Any]] = field(default_factory=list)  # ... or misses by one criterion
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -135,6 +137,9 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
         pc=pc,
     )
     diag.signature, diag.bucket = signature(diag)
+    facts = knownbugs.facts_of({"signal": signal_fact, "null_map": diag.null_map, "assertion": diag.assertion,
+                                "folded": folded, "arch": diag.arch}, argv=argv)
+    diag.known_bugs, diag.near_known_bugs = knownbugs.match(facts), knownbugs.near_misses(facts)
     return diag
 
 

@@ -38,6 +38,13 @@ def render_text(d: Diagnosis) -> str:
         out.append(f"instruction: 0x{i['address']:x}: {i['text']}" + (f"   ({regs})" if regs else ""))
     if d.folded:
         out.append("stack: " + " <- ".join(d.folded[:8]))
+    for b in d.known_bugs:
+        out.append(f"known bug: {b['id']}: {b['title']}")
+        out.append(f"  {b['url']}")
+        if b.get("fix"):
+            out.append(f"  fix: {b['fix']}")
+    for b in d.near_known_bugs:
+        out.append(f"resembles known bug {b['id']} (all but its {b['differs_in']} criterion): {b['url']}")
     out.append(f"signature: {d.signature}")
     out.append(f"bucket: {d.bucket}")
     for n in d.notes:

@@ -1,0 +1,74 @@
+"""The known-bug table (spmi_dbg/analysis/known_bugs.toml): its entries load, and diagnoses match them --
+or miss by one criterion and are not claimed. The in-debugger match on the real seed crash is in
+test_debug_diagnosis.py; the pipeline's (a dropped -p, the replay's output) in test_report.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spmi_dbg.analysis import knownbugs
+
+SEED = {"signal": {"name": "SIGSEGV", "near_null": True}, "arch": "x86_64",
+        "folded": ["CompileResult::repCompileMethod", "NearDiffer::compare", "InvokeNearDiffer", "main"],
+        "null_map": {"owner_type": "CompileResult", "member": "CompileMethod"}, "assertion": None}
+ARGV = ["superpmi", "-a", "-target", "arm64", "base/libclrjit.so", "diff/libclrjit.so", "x.mch"]
+
+
+def ids(found: list[dict[str, object]]) -> list[object]:
+    return [b["id"] for b in found]
+
+
+def test_table_has_the_issues_named() -> None:
+    bugs = {b.id: b for b in knownbugs.table()}
+    assert {"dotnet/runtime#91257", "dotnet/runtime#56506", "dotnet/runtime#86082"} <= set(bugs)
+    assert "91783" in bugs["dotnet/runtime#91257"].fix and "104907" in bugs["dotnet/runtime#56506"].fix
+    assert all(b.url.startswith("https://github.com/dotnet/runtime/") for b in bugs.values())
+
+
+def test_seed_matches() -> None:
+    found = knownbugs.match(knownbugs.facts_of(SEED, argv=ARGV))
+    assert ids(found) == ["dotnet/runtime#91257"]
+    assert found[0]["fix_url"] == "https://github.com/dotnet/runtime/pull/91783"
+    assert found[0]["matched"] == ["frames", "near_null", "null_map", "signal", "target"]
+
+
+@pytest.mark.parametrize(("change", "criterion"), [
+    ({"null_map": {"owner_type": "CompileResult", "member": "AllocMem"}}, "null_map"),  # another map
+    ({"folded": ["CompileResult::repCompileMethod", "JitInstance::CompileMethod", "main"]}, "frames"),
+    ({"signal": {"name": "SIGSEGV", "near_null": False}}, "near_null"),
+])
+def test_near_misses_are_not_claimed(change: dict[str, object], criterion: str) -> None:
+    facts = knownbugs.facts_of(SEED | change, argv=ARGV)
+    assert knownbugs.match(facts) == []
+    near = knownbugs.near_misses(facts)
+    assert [(b["id"], b["differs_in"]) for b in near] == [("dotnet/runtime#91257", criterion)]
+
+
+def test_the_seed_on_x64_is_not_the_seed() -> None:
+    """The same null map on an x64 target: the x64 near differ never reads it, so it is not #91257."""
+    facts = knownbugs.facts_of(SEED, argv=["superpmi", "-a", "-target", "x64", "b.so", "d.so", "x.mch"])
+    assert knownbugs.match(facts) == [] and knownbugs.near_misses(facts)[0]["differs_in"] == "target"
+
+
+def test_parallel_worker_crash() -> None:
+    abort = {"signal": {"name": "SIGABRT", "near_null": False}, "folded": ["Compiler::fgMorph"], "arch": "x86_64"}
+    worker = ["superpmi", "-stride", "2", "4", "-v", "ewmin", "jit.so", "x.mch"]  # a -p child's command line
+    assert ids(knownbugs.match(knownbugs.facts_of(abort, argv=worker))) == ["dotnet/runtime#56506"]
+    assert ids(knownbugs.match(knownbugs.facts_of(abort, argv=["superpmi", "jit.so", "x.mch"]))) == []
+    assert ids(knownbugs.match(knownbugs.facts_of(abort, parallel=True))) == ["dotnet/runtime#56506"]
+
+
+def test_jit_ee_mismatch_from_the_output() -> None:
+    facts = knownbugs.facts_of({"signal": None}, texts=[
+        "ERROR: Exception thrown: SuperPMI assertion 'false' failed (Ended with unexpected sizes 300 != 298)"])
+    assert ids(knownbugs.match(facts)) == ["dotnet/runtime#86082"]
+    assert knownbugs.match(knownbugs.facts_of({"signal": None}, texts=["Ended with expected sizes"])) == []
+
+
+def test_a_bad_table_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "bugs.toml"
+    bad.write_text('[[bug]]\nid = "x"\ntitle = "t"\nurl = "u"\n[bug.match]\nsignl = "SIGSEGV"\n')
+    with pytest.raises(ValueError, match="unknown criteria"):
+        knownbugs.table(bad)
