@@ -16,6 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
     from spmi_dbg.repro import cli as repro_cli
     from spmi_dbg.repro import demo
     from spmi_dbg.sample import commands as sample_commands
+    from spmi_dbg.triage import cli as triage_cli
 
     parser = argparse.ArgumentParser(
         prog="spmi-dbg",
@@ -27,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     sample_commands.add_parsers(sub)
     launch.add_parsers(sub)
     repro_cli.add_parsers(sub)
+    triage_cli.add_parsers(sub)
     demo.add_parsers(sub)
     return parser
 

@@ -30,6 +30,18 @@ def add_parsers(sub: Any) -> None:
                              "[options] [-- SUPERPMI_OPTIONS...]  |  spmi-dbg repro --from-log LOG [options]  |  "
                              "spmi-dbg repro --core CORE [options] [-- SUPERPMI_ARGV...]",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_replay_arguments(p)
+    p.add_argument("--core", metavar="CORE", type=Path,
+                   help="post-mortem: diagnose this core file of the crashed superpmi, then isolate and verify "
+                        "live (the command after --, or the one the core names when it is complete)")
+    p.add_argument("--out", metavar="DIR", type=Path, help="bundle directory (default: spmi-repro-<bucket>)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line")
+    p.set_defaults(func=run)
+    use_exit_3(p, "repro")
+
+
+def add_replay_arguments(p: argparse.ArgumentParser) -> None:
+    """The inputs and debugger options `spmi-dbg repro` and `spmi-dbg triage` share."""
     p.add_argument("--mch", metavar="FILE", help="the collection (instead of a full command after --)")
     p.add_argument("--jit", metavar="SO", help="the JIT (the diff JIT when --base-jit is given)")
     p.add_argument("--base-jit", metavar="SO", help="the base JIT (JIT1) for asm diffs")
@@ -39,10 +51,6 @@ def add_parsers(sub: Any) -> None:
                    help="superpmi -jitoption (both JITs in asm diffs); repeatable")
     p.add_argument("--from-log", metavar="LOG", type=Path,
                    help="take the failing superpmi command from a superpmi.py log (superpmi.N.log)")
-    p.add_argument("--core", metavar="CORE", type=Path,
-                   help="post-mortem: diagnose this core file of the crashed superpmi, then isolate and verify "
-                        "live (the command after --, or the one the core names when it is complete)")
-    p.add_argument("--out", metavar="DIR", type=Path, help="bundle directory (default: spmi-repro-<bucket>)")
     p.add_argument("--debugger", choices=("gdb", "lldb"), default="gdb", help="debugger to replay under (gdb)")
     p.add_argument("--gdb", metavar="PATH", default="gdb", help="the gdb executable (default: gdb on PATH)")
     p.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
@@ -52,15 +60,17 @@ def add_parsers(sub: Any) -> None:
                         "of the repro gets at most 60)")
     p.add_argument("--verify-runs", type=_non_negative_int, default=3, metavar="K",
                    help="native replays of the repro to verify it (default 3; plus one under the debugger)")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line")
-    p.set_defaults(func=run)
+    p.add_argument("--redact", action="store_true",
+                   help="replace the home directory, user name and host name in the written files")
 
+
+def use_exit_3(p: argparse.ArgumentParser, name: str) -> None:
     def error(message: str) -> NoReturn:  # usage errors are exit 3 here: 2 means "no crash"
         p.print_usage(sys.stderr)
-        sys.stderr.write(f"spmi-dbg repro: error: {message}\n")
+        sys.stderr.write(f"spmi-dbg {name}: error: {message}\n")
         raise SystemExit(EXIT_INPUT)
 
-    p.error = error
+    p.error = error  # type: ignore[method-assign]
 
 
 def _positive_int(text: str) -> int:
@@ -86,7 +96,7 @@ def _positive_float(text: str) -> float:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        opts = _options(args)
+        opts = options(args)
     except ToolFailure as e:
         print(f"spmi-dbg repro: error: {e}", file=sys.stderr)
         return EXIT_TOOL
@@ -123,8 +133,9 @@ def _command(args: argparse.Namespace) -> Any:
     rest = list(args.command)
     if rest and rest[0] == "--":
         rest = rest[1:]
+    core = getattr(args, "core", None)
     if args.from_log is not None:
-        if args.core is not None:
+        if core is not None:
             raise UsageError("--from-log and --core cannot be combined")
         if rest or args.mch or args.jit or args.base_jit or args.superpmi or args.target or args.jitoption:
             raise UsageError("--from-log takes the whole command from the log: no command after -- and no "
@@ -138,8 +149,8 @@ def _command(args: argparse.Namespace) -> Any:
     if args.jit or args.base_jit or args.superpmi or args.target or args.jitoption:
         raise UsageError("--jit/--base-jit/--superpmi/--target/--jitoption go with --mch; without --mch give the "
                          "whole command after --")
-    if not rest and args.core is not None:
-        return _command_of_core(args.core, args.gdb)
+    if not rest and core is not None:
+        return _command_of_core(core, args.gdb)
     return command.from_argv(rest)
 
 
@@ -165,7 +176,7 @@ def _command_of_core(core: Path, gdb_name: str) -> Any:
                          f"complete command ({e}); {hint}") from None
 
 
-def _options(args: argparse.Namespace) -> Any:
+def options(args: argparse.Namespace) -> Any:
     from spmi_dbg.repro.pipeline import ReproOptions
 
     if args.debugger == "lldb":
@@ -176,7 +187,7 @@ def _options(args: argparse.Namespace) -> Any:
             lldb_driver.check_available()
         except LldbUnavailable as e:
             raise UsageError(f"--debugger lldb: {e}") from None
-        if args.core is not None and not args.command[1:] and not args.mch:
+        if getattr(args, "core", None) is not None and not args.command[1:] and not args.mch:
             raise UsageError("--debugger lldb --core: lldb does not tell the core's command line; give the superpmi "
                              "command after --: spmi-dbg repro --debugger lldb --core CORE -- superpmi ...")
         debugger: Any = functools.partial(lldb_driver.run_replay, cwd=os.getcwd())
@@ -193,14 +204,15 @@ def _options(args: argparse.Namespace) -> Any:
         read_core = gdbmi.diagnose_core
         tool = {"gdb": gdb}
     core_reader = None
-    if args.core is not None:
-        if not args.core.is_file():
-            raise InputError(str(args.core), "core file not found")
+    core = getattr(args, "core", None)
+    if core is not None:
+        if not core.is_file():
+            raise InputError(str(core), "core file not found")
         core_reader = functools.partial(_read_core, reader=read_core, cwd=os.getcwd(), tool=tool)
     cmd = _command(args)
-    return ReproOptions(command=cmd, debugger=debugger, debugger_name=args.debugger, out=args.out,
+    return ReproOptions(command=cmd, debugger=debugger, debugger_name=args.debugger, out=getattr(args, "out", None),
                         workers=args.workers, timeout=args.timeout, verify_runs=args.verify_runs,
-                        core=args.core.resolve() if args.core else None, core_reader=core_reader)
+                        core=core.resolve() if core else None, core_reader=core_reader, redact=args.redact)
 
 
 def _read_core(core: Path, program: str, *, transcript: Path, reader: Any, cwd: str, tool: dict[str, Any]) -> Any:

@@ -147,7 +147,7 @@ def _locate(cmd: ReproCommand, partitions: list[Partition], debugger: DebuggerRu
     finally:
         pool.shutdown(wait=True)
     if result.winner is not None:
-        _identify(cmd, result, timeout=timeout, workdir=workdir)
+        identify(cmd, result, timeout=timeout, workdir=workdir)
     return result
 
 
@@ -163,7 +163,7 @@ def locate_core(cmd: ReproCommand, partitions: list[Partition], core: Path, read
     run.attempts = 1
     run.outcome = reader(core, cmd.program, transcript=run.transcript)
     result.winner = run
-    _identify(cmd, result, timeout=timeout, workdir=workdir)
+    identify(cmd, result, timeout=timeout, workdir=workdir)
     fact = (run.outcome.diagnosis or {}).get("method_context") or {}
     if fact.get("number") and not fact.get("name"):
         fact["input"] = fact.get("input") or cmd.input
@@ -173,7 +173,7 @@ def locate_core(cmd: ReproCommand, partitions: list[Partition], core: Path, read
     return result
 
 
-def _identify(cmd: ReproCommand, result: Located, *, timeout: float, workdir: Path) -> None:
+def identify(cmd: ReproCommand, result: Located, *, timeout: float, workdir: Path) -> None:
     """The winner's method context: from its diagnosis, else by native bisection of its partition."""
     assert result.winner is not None and result.winner.outcome is not None
     outcome = result.winner.outcome

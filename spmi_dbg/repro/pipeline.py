@@ -44,6 +44,7 @@ class ReproOptions:
     verify_runs: int = 3
     core: Path | None = None  # --core: locate is the post-mortem diagnosis of this core file
     core_reader: CoreReader | None = None
+    redact: bool = False  # --redact: home directory, user name and host name replaced in the bundle's files
 
     @property
     def verify_timeout(self) -> float:
@@ -125,7 +126,10 @@ def _phase(result: ReproResult, name: str, progress: ReproProgress | None) -> It
             progress.phase_finished(record)
 
 
-def run_repro(opts: ReproOptions, progress: ReproProgress | None = None) -> ReproResult:
+def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
+              located: Located | None = None) -> ReproResult:
+    """The whole pipeline; with `located` (a crash already found and identified, e.g. by triage) it starts at
+    isolate. The bundle is written in any case."""
     from spmi_dbg.repro.bundle import out_dir_for, write_bundle
 
     start = time.monotonic()
@@ -133,7 +137,7 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None) -> Repr
     with tempfile.TemporaryDirectory(prefix="spmi-repro-") as tmp:
         work = Path(tmp)
         try:
-            _run_phases(opts, result, work, progress)
+            _run_phases(opts, result, work, progress, located)
         except _PhaseFailed:
             if result.located is None or result.located.winner is None:
                 result.outcome, result.exit_code = "tool-failure", EXIT_TOOL
@@ -151,10 +155,13 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None) -> Repr
     return result
 
 
-def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None) -> None:
+def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None,
+                given: Located | None = None) -> None:
     cmd = opts.command
     with _phase(result, "locate", progress) as ph:
-        if opts.core is not None:
+        if given is not None:
+            located = result.located = given
+        elif opts.core is not None:
             assert opts.core_reader is not None
             located = result.located = locate_core(cmd, result.partitions, opts.core, opts.core_reader,
                                                    timeout=opts.timeout, workdir=work)

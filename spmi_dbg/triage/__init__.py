@@ -1,0 +1,1 @@
+"""`spmi-dbg triage`: crashes over a whole collection, bucketed, one verified repro each."""

@@ -1,0 +1,62 @@
+"""`spmi-dbg triage [options] -- <superpmi argv>`: the repro inputs; exit 0 crashes found and every bucket's
+repro verified, 1 some bucket's repro not verified, 2 no crash, 3 usage or input error, 4 the debugger failed."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from spmi_dbg.errors import SpmiDbgError, ToolFailure
+from spmi_dbg.repro.exits import EXIT_INPUT, EXIT_TOOL
+
+EPILOG = """Replays the whole collection under the debugger, resuming after each crash; one verified repro bundle per
+crash bucket (from its smallest member by IL size), and a summary: OUT/triage.md, OUT/triage.json.
+
+exit status: 0 crashes found and each bucket's repro verified, 1 a bucket's repro not verified, 2 no crash,
+3 usage or input error, 4 the debugger failed.
+
+examples:
+  spmi-dbg triage --out triage -- superpmi -a -target arm64 base/libclrjit.so diff/libclrjit.so libraries.mch
+  spmi-dbg triage --from-log artifacts/spmi/superpmi.4.log --max-crashes 50"""
+
+
+def add_parsers(sub: Any) -> None:
+    from spmi_dbg.repro.cli import _positive_int, add_replay_arguments, use_exit_3
+
+    p = sub.add_parser("triage", help="replay a whole collection past every crash: crash buckets, one verified repro "
+                                      "each", usage="spmi-dbg triage [options] -- SUPERPMI_ARGV...",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_replay_arguments(p)
+    p.add_argument("--max-crashes", type=_positive_int, default=1000, metavar="N",
+                   help="stop after N crashes in all (default 1000)")
+    p.add_argument("--out", metavar="DIR", type=Path, default=Path("spmi-triage"),
+                   help="output directory: triage.md, triage.json, bucket-<bucket>/ (default spmi-triage)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line")
+    p.set_defaults(func=run)
+    use_exit_3(p, "triage")
+
+
+def run(args: argparse.Namespace) -> int:
+    from spmi_dbg.repro.cli import options
+    from spmi_dbg.triage.pipeline import TriageOptions, run_triage
+
+    try:
+        repro = options(args)
+    except ToolFailure as e:
+        print(f"spmi-dbg triage: error: {e}", file=sys.stderr)
+        return EXIT_TOOL
+    except SpmiDbgError as e:
+        print(f"spmi-dbg triage: error: {e}", file=sys.stderr)
+        return EXIT_INPUT
+    from spmi_dbg.triage.display import TerminalTriageProgress, print_summary
+
+    progress = TerminalTriageProgress() if sys.stderr.isatty() else None
+    try:
+        result = run_triage(TriageOptions(repro, args.out, args.max_crashes), progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    print_summary(result)
+    return int(result.exit_code)

@@ -1,0 +1,62 @@
+"""`spmi-dbg triage`: replay the whole selection past every crash (run.py), bucket the crashes (buckets.py),
+build one verified repro bundle per bucket from its smallest member (the repro pipeline from isolate on),
+and write triage.json + triage.md (report.py)."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spmi_dbg.repro.exits import EXIT_NO_CRASH, EXIT_NOT_VERIFIED, EXIT_TOOL, EXIT_VERIFIED
+from spmi_dbg.repro.pipeline import ReproOptions, ReproResult, run_repro
+from spmi_dbg.triage.buckets import Bucket, bucket_crashes
+from spmi_dbg.triage.run import TriageProgress, TriageRun, triage
+
+
+@dataclass
+class TriageOptions:
+    repro: ReproOptions  # command, debugger, workers, timeout, verify runs
+    out: Path
+    max_crashes: int = 1000
+
+
+@dataclass
+class TriageResult:
+    options: TriageOptions
+    run: TriageRun
+    buckets: list[Bucket] = field(default_factory=list)
+    bundles: dict[str, ReproResult] = field(default_factory=dict)  # by bucket key
+    seconds: float = 0.0
+    replay_seconds: float = 0.0
+    exit_code: int = EXIT_NO_CRASH
+    files: list[Path] = field(default_factory=list)
+
+
+def run_triage(opts: TriageOptions, progress: TriageProgress | None = None) -> TriageResult:
+    from spmi_dbg.triage.report import write_triage
+
+    start = time.monotonic()
+    r = opts.repro
+    partitions = r.command.partitions(r.workers)
+    opts.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="spmi-triage-") as tmp:
+        work = Path(tmp)
+        found = triage(r.command, partitions, r.debugger, timeout=r.timeout, workdir=work,
+                       max_crashes=opts.max_crashes, progress=progress)
+        result = TriageResult(opts, found, replay_seconds=time.monotonic() - start)
+        result.buckets = bucket_crashes(found.crashes, r.command.input)
+        for b in result.buckets:
+            bundle_opts = ReproOptions(command=r.command, debugger=r.debugger, debugger_name=r.debugger_name,
+                                       out=opts.out / f"bucket-{b.key}", workers=r.workers, timeout=r.timeout,
+                                       verify_runs=r.verify_runs)
+            result.bundles[b.key] = run_repro(bundle_opts, located=b.smallest.crash.located)
+        if result.buckets:
+            ok = all(x.exit_code == EXIT_VERIFIED for x in result.bundles.values())
+            result.exit_code = EXIT_VERIFIED if ok else EXIT_NOT_VERIFIED
+        elif found.tool_failures:
+            result.exit_code = EXIT_TOOL
+        result.seconds = time.monotonic() - start
+        result.files = write_triage(result, work)
+    return result

@@ -1,0 +1,91 @@
+"""`spmi-dbg triage` end to end with real gdb: a collection with three distinct fatal crash kinds, each
+repeated, plus a first-chance fault and a JIT assert: exactly three buckets, each with a verified repro of its
+smallest member; the partition resumes after each crash instead of replaying from the start."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from .test_repro import BASE, DIFF, REPLAY, SEED_OPTIONS, Collections, cols, mc_bytes
+
+__all__ = ["cols"]
+
+INJECT = [("seed-arm64", 150), ("seed-arm64", 300), ("seed-arm64", 450), ("poison", 100), ("poison-crash", 110),
+          ("poison", 400), ("poison-crash", 410), ("stack-overflow", 200), ("stack-overflow", 500),
+          ("jit-null", 50), ("jit-assert", 60)]
+
+
+def triage(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "spmi_dbg", "triage", *args], capture_output=True, text=True,
+                          cwd=cwd, env=dict(os.environ, COLUMNS="200"), timeout=600)
+
+
+def collection(cols: Collections) -> Path:
+    return cols.get("triage-three", 600, arch="arm64", seed=2, inject=INJECT)
+
+
+def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
+    mch = collection(cols)
+    r = triage("--workers", "2", "--verify-runs", "1", "--out", "t", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch),
+               cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    data: dict[str, Any] = json.loads((tmp_path / "t" / "triage.json").read_text())
+    assert [c["method_context"] for c in data["crashes"]] == [110, 150, 200, 300, 410, 450, 500]
+    by_members = {tuple(b["method_contexts"]): b for b in data["buckets"]}
+    assert set(by_members) == {(150, 300, 450), (110, 410), (200, 500)}  # exactly three buckets
+
+    seed = by_members[(150, 300, 450)]
+    assert seed["signal"] == "SIGSEGV" and seed["null_map"]["member"] == "CompileMethod"
+    assert [k["id"] for k in seed["known_bugs"]] == ["dotnet/runtime#91257"]
+    sizes = {m["method_context"]: m["il_size"] for m in seed["members"]}
+    assert seed["smallest"]["il_size"] == min(sizes.values())
+    abort = by_members[(110, 410)]
+    assert abort["signal"] == "SIGABRT" and abort["known_bugs"] == []
+    overflow = by_members[(200, 500)]
+    assert overflow["signature"].startswith("SIGSEGV | Compiler::fgMorphTree")
+
+    for b in data["buckets"]:  # one verified bundle each, built from the smallest member
+        rep = b["repro"]
+        assert rep["outcome"] == "verified" and rep["rate"] >= 0.5, b
+        bundle = tmp_path / rep["bundle"]
+        assert (bundle / "report.md").is_file() and (bundle / "repro.sh").is_file()
+        assert b["smallest"]["method_context"] == rep["method_contexts"][-1]
+    small = seed["smallest"]["method_context"]
+    assert (tmp_path / seed["repro"]["bundle"] / "repro.mch").read_bytes() == mc_bytes(mch, small)
+    # The state-dependent member is repro'd with the record that poisoned it, found by ddmin in its segment.
+    poisoned = abort["repro"]["method_contexts"]
+    assert poisoned in ([100, 110], [400, 410])
+
+    # Each partition resumed after each of its crashes: segments start right after the crash.
+    specs = sorted(s["compile"] for s in data["segments"])
+    assert specs == sorted(["1-300", "111-300", "151-300", "201-300", "301-600", "411-600", "451-600", "501-600"])
+    # The stops passed on and what superpmi said itself are summarised, without bundles.
+    assert [(g["key"], g["method_contexts"]) for g in data["first_chance"]] == \
+        [("SIGSEGV first-chance in Compiler::gtFoldDivByConst", [50])]
+    asserts = data["reported_by_superpmi"]["asserts"]
+    assert [(g["expr"], g["method_contexts"]) for g in asserts] == [("shiftAmount >= 0", [60])]
+    md = (tmp_path / "t" / "triage.md").read_text()
+    assert "3 crash bucket(s), 7 crash(es)" in md and "dotnet/runtime#91257" in md
+    assert "result: 3 bucket(s), 7 crash(es)" in r.stdout
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == sorted(
+        ["triage.json", "triage.md"] + [f"bucket-{b['bucket']}" for b in data["buckets"]])
+
+
+def test_max_crashes_and_no_crash(cols: Collections, tmp_path: Path) -> None:
+    mch = collection(cols)
+    r = triage("--workers", "1", "--max-crashes", "2", "--verify-runs", "0", "--out", "t", "--", REPLAY,
+               *SEED_OPTIONS, BASE, DIFF, str(mch), cwd=tmp_path)
+    data = json.loads((tmp_path / "t" / "triage.json").read_text())
+    assert [c["method_context"] for c in data["crashes"]] == [110, 150] and data["stopped_at_max_crashes"]
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    clean = cols.get("repro-clean", 300)
+    r = triage("--workers", "2", "--out", "c", "--", REPLAY, BASE, str(clean), cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    data = json.loads((tmp_path / "c" / "triage.json").read_text())
+    assert data["buckets"] == [] and data["crashes"] == []
+    assert "No crash" in (tmp_path / "c" / "triage.md").read_text()
