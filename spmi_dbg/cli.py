@@ -13,6 +13,7 @@ from spmi_dbg.errors import SpmiDbgError
 def build_parser() -> argparse.ArgumentParser:
     from spmi_dbg.driver import launch
     from spmi_dbg.mch import commands as mch_commands
+    from spmi_dbg.report import cli as report_cli
     from spmi_dbg.repro import cli as repro_cli
     from spmi_dbg.repro import demo
     from spmi_dbg.sample import commands as sample_commands
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_parsers(sub)
     repro_cli.add_parsers(sub)
     triage_cli.add_parsers(sub)
+    report_cli.add_parsers(sub)
     demo.add_parsers(sub)
     return parser
 

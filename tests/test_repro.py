@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -27,6 +28,12 @@ def repro(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedPr
     env = dict(os.environ, COLUMNS="200")
     return subprocess.run([sys.executable, "-m", "spmi_dbg", "repro", *args], capture_output=True, text=True,
                           cwd=cwd, env=env, timeout=timeout)
+
+
+def validate(data: dict[str, Any]) -> None:
+    from .test_report import validate as against_schema
+
+    against_schema(data)
 
 
 def report(bundle: Path) -> dict[str, Any]:
@@ -77,6 +84,7 @@ def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path) -> None:
     assert (bundle / "repro.mch").read_bytes() == mc_bytes(mch, 300)
 
     assert rep["outcome"] == "verified" and rep["exit_code"] == 0 and rep["failed_phase"] is None
+    validate(rep)
     assert rep["verification"]["rate"] >= 0.5 and rep["verification"]["accepted"]
     assert rep["verification"]["debugger_run"]["reproduced"] is True
     assert rep["repro"]["method_contexts"] == [300]
@@ -87,7 +95,22 @@ def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path) -> None:
 
     md = (bundle / "report.md").read_text()
     assert md.startswith("# superpmi SIGSEGV in CompileResult::repCompileMethod for method context 300")
-    assert "CompileResult::CompileMethod" in md and "## Reproduce" in md
+    assert "CompileResult::CompileMethod" in md
+    # dotnet/runtime's bug template, filled from facts.
+    sections = ["### Description", "### Reproduction Steps", "### Expected behavior", "### Actual behavior",
+                "### Regression?", "### Known Workarounds", "### Configuration", "### Other information"]
+    assert [ln for ln in md.splitlines() if ln.startswith("### ")] == sections
+    assert "superpmi segfaults in CompileResult::repCompileMethod (called from NearDiffer::compare) for method " \
+           "context 300" in md and "the base JIT's compile result has no CompileMethod map" in md
+    assert "Known upstream: dotnet/runtime#91257" in md and "dotnet/runtime#91783" in md
+    assert "By experiment: neither JIT crashes on its own" in md  # the seed needs the near differ: both JITs
+    assert rep["regression"]["base_jit"]["crashes"] is False and rep["regression"]["diff_jit"]["crashes"] is False
+    conf = rep["issue"]["configuration"]
+    assert conf["target"] == "arm64" and re.fullmatch(r"[0-9a-f]{40}", conf["superpmi"]["build_id"])
+    assert [j["role"] for j in conf["jits"]] == ["base JIT (JIT1)", "diff JIT (JIT2)"]
+    assert all(j["size"] > 0 and j["build_id"] for j in conf["jits"])
+    assert conf["debugger"]["version"].startswith("GNU gdb")
+    assert len(md) < 65536 and "<details><summary>Backtrace" in md
     assert "*stopped" in (bundle / "debugger.log").read_text()
     # The summary panel's facts, in plain text when piped.
     assert "method context: 300" in r.stdout and "verification: 4/4 runs" in r.stdout
@@ -129,7 +152,8 @@ def test_state_dependent_crash_is_minimized_to_two_records(cols: Collections, tm
     assert rep["verification"]["accepted"] and rep["verification"]["rate"] >= 0.5
     assert [p["name"] for p in rep["phases"]] == ["locate", "isolate", "verify", "minimize", "isolate-minimized",
                                                   "verify-minimized"]
-    assert "## Minimization" in (tmp_path / "b" / "report.md").read_text()
+    assert "The crashing record alone does not fail: the repro keeps the earlier record(s) 100" in \
+        (tmp_path / "b" / "report.md").read_text()
 
 
 def test_hang_is_interrupted_and_classified(cols: Collections, tmp_path: Path) -> None:
@@ -138,6 +162,7 @@ def test_hang_is_interrupted_and_classified(cols: Collections, tmp_path: Path) -
               cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
+    validate(rep)
     d = rep["diagnosis"]
     assert d["hang"] is True and d["signature"].startswith("hang | Compiler::optCanonicalizeLoops")
     assert d["method_context"]["number"] == 250
@@ -191,6 +216,7 @@ def test_clean_collection_is_no_crash(cols: Collections, tmp_path: Path) -> None
     assert r.returncode == 2, r.stdout + r.stderr
     assert "result: no crash" in r.stdout
     rep = report(tmp_path / "spmi-repro-no-crash")
+    validate(rep)
     assert rep["outcome"] == "no-crash" and rep["repro"] is None
     assert [p["status"] for p in rep["locate"]["partitions"]] == ["exited", "exited"]
     assert not (tmp_path / "spmi-repro-no-crash" / "repro.mch").exists()
@@ -272,6 +298,7 @@ def test_gdb_killed_mid_run_is_retried_then_a_tool_failure(cols: Collections, tm
     assert r.returncode == 4, r.stdout + r.stderr
     assert (tmp_path / "gdb-starts").read_text().strip() == "2"  # one retry with a fresh gdb
     rep = report(tmp_path / "b")
+    validate(rep)
     assert rep["outcome"] == "tool-failure" and rep["failed_phase"] == "locate"
     part = rep["locate"]["partitions"][0]
     assert part["status"] == "tool-failure" and part["attempts"] == 2
@@ -349,7 +376,7 @@ def test_a_later_phase_failure_still_writes_the_bundle(cols: Collections, tmp_pa
     assert (bundle / "debugger.log").stat().st_size > 0 and (bundle / "replay.stdout").exists()
     md = (bundle / "report.md").read_text()
     if phase == "verify":
-        assert "No space left on device" in rep["failure"] and f"| failed phase | {phase}:" in md
+        assert "No space left on device" in rep["failure"] and f"- failed phase: {phase}:" in md
         assert (bundle / "repro.mch").read_bytes() == mc_bytes(mch, 300)  # isolate's result is kept
         assert (bundle / "repro.sh").exists()
     else:

@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+from .test_report import validate
 from .test_repro import (
     BASE,
     DIFF,
@@ -38,6 +39,7 @@ def lldb(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedPro
 
 def check_seed(bundle: Path, mch: Path) -> dict[str, object]:
     rep = report(bundle)
+    validate(rep)
     assert rep["outcome"] == "verified" and rep["exit_code"] == 0
     d = json.loads((bundle / "diagnosis.json").read_text())
     assert d["debugger"].startswith("lldb 16")

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .test_report import validate
 from .test_repro import BASE, DIFF, REPLAY, SEED_OPTIONS, Collections, cols, mc_bytes
 
 __all__ = ["cols"]
@@ -35,6 +36,7 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
                cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     data: dict[str, Any] = json.loads((tmp_path / "t" / "triage.json").read_text())
+    validate(data, "triage-1.json")
     assert [c["method_context"] for c in data["crashes"]] == [110, 150, 200, 300, 410, 450, 500]
     by_members = {tuple(b["method_contexts"]): b for b in data["buckets"]}
     assert set(by_members) == {(150, 300, 450), (110, 410), (200, 500)}  # exactly three buckets
@@ -54,6 +56,7 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
         assert rep["outcome"] == "verified" and rep["rate"] >= 0.5, b
         bundle = tmp_path / rep["bundle"]
         assert (bundle / "report.md").is_file() and (bundle / "repro.sh").is_file()
+        validate(json.loads((bundle / "report.json").read_text()))
         assert b["smallest"]["method_context"] == rep["method_contexts"][-1]
     small = seed["smallest"]["method_context"]
     assert (tmp_path / seed["repro"]["bundle"] / "repro.mch").read_bytes() == mc_bytes(mch, small)

@@ -1,17 +1,23 @@
 """The repro bundle: repro.mch + repro.mch.mct (written by isolate), repro.sh (the exact command on the repro,
-quoted for sh), diagnosis.json, report.md and report.json (spmi_dbg.repro.report), debugger.log (the MI
+quoted for sh), diagnosis.json, report.md and report.json (spmi_dbg.report), debugger.log (the debugger
 transcripts), replay.stdout/replay.stderr (the replay's own output). Written atomically, also when a phase
-failed: the report then says which one and why."""
+failed: the report then says which one and why. With --redact every file but the collection records has
+the home directory, user name and host name replaced (spmi_dbg.report.redact)."""
 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from spmi_dbg.atomic import atomic_write_bytes, atomic_write_text
 from spmi_dbg.repro.isolate import REPRO_NAME
 from spmi_dbg.repro.locate import PartitionRun
 from spmi_dbg.repro.pipeline import ReproResult
+
+if TYPE_CHECKING:
+    from spmi_dbg.report.redact import Redactor
 
 
 def out_dir_for(result: ReproResult) -> Path:
@@ -25,13 +31,20 @@ def out_dir_for(result: ReproResult) -> Path:
 
 
 def write_bundle(result: ReproResult, work: Path) -> list[Path]:
+    from spmi_dbg.report.data import report_data
+    from spmi_dbg.report.markdown import render_markdown
+    from spmi_dbg.report.redact import Redactor
+
     assert result.out is not None
     out = result.out
     out.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
+    redactor = Redactor.here() if result.options.redact else None
 
     def put(name: str, data: str | bytes) -> None:
         path = out / name
+        if redactor is not None:
+            data = redactor.text(data if isinstance(data, str) else data.decode(errors="replace"))
         if isinstance(data, str):
             atomic_write_text(path, data)
         else:
@@ -40,7 +53,7 @@ def write_bundle(result: ReproResult, work: Path) -> list[Path]:
 
     if result.isolated is not None:
         files += [result.isolated.mch, result.isolated.mct]
-        put("repro.sh", repro_script(result))
+        put("repro.sh", repro_script(result, redactor))
         (out / "repro.sh").chmod(0o755)
     diagnosis = result.located.diagnosis if result.located else None
     if diagnosis is not None:
@@ -49,16 +62,17 @@ def write_bundle(result: ReproResult, work: Path) -> list[Path]:
     put("replay.stdout", stdout)
     put("replay.stderr", stderr)
     put("debugger.log", _debugger_log(result, work))
-    from spmi_dbg.repro.report import report_json, report_markdown
-
     names = [f.name for f in files] + ["report.md", "report.json"]
-    put("report.json", json.dumps(report_json(result, names), indent=2) + "\n")
-    put("report.md", report_markdown(result))
+    data = report_data(result, names, replay_output=(stdout + stderr).decode(errors="replace")[-200_000:])
+    result.report = json.loads(redactor.text(json.dumps(data))) if redactor is not None else data
+    put("report.json", json.dumps(data, indent=2) + "\n")
+    put("report.md", render_markdown(data))
     return files
 
 
 # ------------------------------------------------------------------------------------------------ repro.sh
-def repro_script(result: ReproResult) -> str:
+def repro_script(result: ReproResult, redactor: Redactor | None = None) -> str:
+    """repro.sh; with a redactor, paths under the home directory are written as "$HOME"/... (still runnable)."""
     cmd = result.options.command
     isolated = result.isolated
     assert isolated is not None
@@ -69,8 +83,12 @@ def repro_script(result: ReproResult) -> str:
              f"# Expected: {expected.describe() if expected else 'a failure'}"
              + (f" (bucket {expected.bucket})" if expected and expected.bucket else "") + ".",
              'here=$(dirname -- "$0")',
-             "exec " + cmd.shell_line(f'"$here/{REPRO_NAME}"'), ""]
-    return "\n".join(lines)
+             "exec " + cmd.shell_line(f'"$here/{REPRO_NAME}"', redactor.shell_word if redactor else shlex.quote), ""]
+    text = "\n".join(lines)
+    if redactor is None:
+        return text
+    head, _, tail = text.rpartition("exec ")
+    return redactor.text(head) + "exec " + tail
 
 
 # ------------------------------------------------------------------------------------------------ outputs

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,9 +78,9 @@ class ReproCommand:
             pos += take
         return [p for p in out if p.numbers]
 
-    def shell_line(self, input: str) -> str:
+    def shell_line(self, input: str, quote: Callable[[str], str] = shlex.quote) -> str:
         """The command as one sh line, input given verbatim (e.g. `"$here/repro.mch"`)."""
-        return " ".join(shlex.quote(a) for a in [self.program, *self.options, *self.jits]) + " " + input
+        return " ".join(quote(a) for a in [self.program, *self.options, *self.jits]) + " " + input
 
 
 def from_argv(argv: Sequence[str]) -> ReproCommand:

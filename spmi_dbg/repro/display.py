@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import threading
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.panel import Panel
@@ -123,48 +122,16 @@ class TerminalProgress:
 
 
 def summary_rows(result: ReproResult) -> list[tuple[str, str]]:
-    from spmi_dbg.repro.report import title
+    """The report's own summary (spmi_dbg.report.text), and where the bundle is or why it is not."""
+    from spmi_dbg.report.text import rows
 
-    located = result.located
-    d: dict[str, Any] = (located.diagnosis if located else None) or {}
-    rows = [("result", _result(result))]
-    if result.failure:
-        rows.append(("why", (f"{result.failed_phase}: " if result.failed_phase else "") + result.failure))
-    if located and located.method_context:
-        mc = d.get("method_context") or {}
-        rows.append(("method context", f"{located.method_context}  [{located.method_context_source}]"))
-        if mc.get("name"):
-            rows.append(("name", f"{mc['name']} (IL size {mc.get('il_size')})"))
-    if located and located.winner:
-        rows.append(("what", title(result)))
-        sig = d.get("signal") or {}
-        if d.get("hang"):
-            rows.append(("signal", f"none: a hang, interrupted after {result.options.timeout:g} s"))
-        elif sig:
-            addr = f" at 0x{sig['address']:x}" if sig.get("address") is not None else ""
-            rows.append(("signal", f"{sig['name']}{addr}{' (near null)' if sig.get('near_null') else ''}"))
-        elif located.expectation and located.expectation.signal:
-            rows.append(("signal", located.expectation.signal))
-        nm = d.get("null_map")
-        rows.append(("null map", f"{nm['owner_type']}::{nm['member']} of the {nm['role']}" if nm else "none"))
-        fm = d.get("faulting_module")
-        if fm:
-            rows.append(("faulting module", f"{fm['role']}: {fm['path']}"))
-    if result.isolated is not None:
-        rows.append(("repro", f"{result.isolated.mch} ({len(result.isolated.numbers)} record(s): "
-                              f"{', '.join(map(str, result.isolated.numbers))})"))
-    if result.verification is not None:
-        rows.append(("verification", result.verification.summary()))
-    if located and located.winner is None:
-        rows += [("note", n) for n in located.notes]
-    rows.append(("bundle", result.bundle_error or str(result.out)))
-    return rows
-
-
-def _result(result: ReproResult) -> str:
-    return {"verified": "verified repro", "not-verified": "crash found, repro not verified", "no-crash": "no crash",
-            "input-error": "input error", "tool-failure": "tool failure"}.get(result.outcome, result.outcome) + \
-        f" (exit {result.exit_code}, {result.seconds:.1f} s)"
+    if result.report is None:  # the bundle could not even be put together
+        return [("result", f"{result.outcome} (exit {result.exit_code}, {result.seconds:.1f} s)"),
+                ("bundle", result.bundle_error or str(result.out))]
+    out = rows(result.report)
+    if result.bundle_error:
+        out = [(k, result.bundle_error if k == "bundle" else v) for k, v in out]
+    return out
 
 
 def print_summary(result: ReproResult, console: Console, *, rich_panel: bool,

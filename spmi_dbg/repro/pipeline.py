@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.errors import SpmiDbgError
@@ -23,6 +23,7 @@ from spmi_dbg.repro.exits import EXIT_INPUT, EXIT_NO_CRASH, EXIT_NOT_VERIFIED, E
 from spmi_dbg.repro.isolate import Isolated, isolate
 from spmi_dbg.repro.locate import DebuggerRun, Located, LocateProgress, locate, locate_core
 from spmi_dbg.repro.minimize import Minimization, minimize
+from spmi_dbg.repro.regression import Regression, regression
 from spmi_dbg.repro.verify import Verification, verify
 
 REPLAY_INPUT_FAILURES = {255: "GeneralFailure", 254: "JitFailedToInit"}  # superpmi-conventions.md 1.2
@@ -75,6 +76,7 @@ class ReproResult:
     single: Verification | None = None  # the crashing record alone
     minimization: Minimization | None = None
     verification: Verification | None = None  # of the repro in the bundle
+    regression: Regression | None = None  # the repro with each JIT alone (two JITs only)
     out: Path | None = None
     files: list[Path] = field(default_factory=list)
     outcome: str = "running"  # verified | not-verified | no-crash | input-error | tool-failure
@@ -83,6 +85,7 @@ class ReproResult:
     failure: str | None = None
     failure_traceback: str | None = None
     bundle_error: str | None = None
+    report: dict[str, Any] | None = None  # report.json's data, once the bundle is written
     seconds: float = 0.0
 
     @property
@@ -193,6 +196,7 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
         ph.detail = result.single.summary()
     if result.single.accepted:
         result.outcome, result.exit_code = "verified", EXIT_VERIFIED
+        _regression(opts, result, work, progress)
         return
     winner = located.winner
     assert winner is not None
@@ -211,8 +215,24 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
         ph.detail = result.verification.summary()
     if result.verification.accepted:
         result.outcome, result.exit_code = "verified", EXIT_VERIFIED
+        _regression(opts, result, work, progress)
     else:
         result.outcome, result.exit_code = "not-verified", EXIT_NOT_VERIFIED
+
+
+def _regression(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None) -> None:
+    """Which JIT crashes alone (report: "Regression?"). A failure here is said in the report; the repro stands."""
+    assert result.isolated is not None and result.located is not None and result.located.expectation is not None
+    if len(opts.command.jits) < 2:
+        return
+    try:
+        with _phase(result, "regression", progress) as ph:
+            result.regression = regression(opts.command, result.isolated.mch, result.located.expectation,
+                                           runs=2 if opts.verify_runs >= 2 else 1, timeout=opts.verify_timeout,
+                                           workdir=work)
+            ph.detail = result.regression.conclusion if result.regression else ""
+    except _PhaseFailed:
+        result.failed_phase = result.failure = None  # the repro is verified: only the experiment is missing
 
 
 def _no_crash(result: ReproResult, work: Path) -> None:

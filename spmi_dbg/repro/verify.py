@@ -71,7 +71,7 @@ class Verification:
                                                         "exit_status": d.exit_status, "signal": d.signal,
                                                         "seconds": round(d.seconds, 3)},
                 "debugger_failures": self.debugger_failures, "reproduced": self.reproduced, "runs": self.total,
-                "rate": round(self.rate, 4), "accepted": self.accepted, "notes": self.notes}
+                "rate": round(self.rate, 4), "accepted": self.accepted, "notes": self.notes, "summary": self.summary()}
 
 
 def verify(cmd: ReproCommand, repro: Path, expected: Expectation, debugger: DebuggerRun, *, runs: int,

@@ -3,6 +3,7 @@ summary, as plain `key: value` lines (what a log or CI keeps)."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 
@@ -65,25 +66,7 @@ class TerminalTriageProgress(TriageProgress):
 def print_summary(result: TriageResult) -> None:
     import json
 
+    from spmi_dbg.triage.report import triage_text
+
     data = json.loads((result.options.out / "triage.json").read_text())
-    out = Console(soft_wrap=True, no_color=True, highlight=False)
-    crashes = len(data["crashes"])
-    out.print(f"result: {len(data['buckets'])} bucket(s), {crashes} crash(es) in {data['command']['input']} "
-              f"(exit {data['exit_code']}, {data['seconds']:.1f} s)")
-    for b in data["buckets"]:
-        rep = b["repro"] or {}
-        s = b["smallest"]
-        known = "".join(f"; known bug {k['id']}" for k in b["known_bugs"])
-        out.print(f"bucket {b['bucket']}: {b['title']} x{b['count']} ({', '.join(map(str, b['method_contexts'][:10]))}"
-                  f"{' ...' if b['count'] > 10 else ''}); smallest {s['method_context']} (IL size {s['il_size']}); "
-                  f"repro {rep.get('outcome', '-')}: {rep.get('bundle', '-')}{known}")
-    for g in data["first_chance"]:
-        out.print(f"passed on: {g['key']} x{g['count']}")
-    for kind, groups in data["reported_by_superpmi"].items():
-        for g in groups:
-            out.print(f"reported by superpmi ({kind}): {g['key']} x{g['count']}")
-    if data["stopped_at_max_crashes"]:
-        out.print(f"note: stopped after --max-crashes {data['max_crashes']}")
-    for n in data["notes"]:
-        out.print(f"note: {n}")
-    out.print(f"triage: {result.options.out / 'triage.md'}")
+    sys.stdout.write(triage_text(data) + f"triage: {result.options.out / 'triage.md'}\n")

@@ -143,6 +143,28 @@ def triage_markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def triage_text(data: dict[str, Any]) -> str:
+    """The summary as `key: value` lines."""
+    out = [f"result: {len(data['buckets'])} bucket(s), {len(data['crashes'])} crash(es) in {data['command']['input']} "
+           f"(exit {data['exit_code']}, {data['seconds']:.1f} s)"]
+    for b in data["buckets"]:
+        rep = b["repro"] or {}
+        s = b["smallest"]
+        known = "".join(f"; known bug {k['id']}" for k in b["known_bugs"])
+        more = " ..." if b["count"] > 10 else ""
+        members = ", ".join(map(str, b["method_contexts"][:10]))
+        out.append(f"bucket {b['bucket']}: {b['title']} x{b['count']} ({members}{more}); smallest "
+                   f"{s['method_context']} (IL size {s['il_size']}); repro {rep.get('outcome', '-')}: "
+                   f"{rep.get('bundle', '-')}{known}")
+    out += [f"passed on: {g['key']} x{g['count']}" for g in data["first_chance"]]
+    for kind, groups in data["reported_by_superpmi"].items():
+        out += [f"reported by superpmi ({kind}): {g['key']} x{g['count']}" for g in groups]
+    if data["stopped_at_max_crashes"]:
+        out.append(f"note: stopped after --max-crashes {data['max_crashes']}")
+    out += [f"note: {n}" for n in data["notes"]]
+    return "\n".join(out) + "\n"
+
+
 def _list(numbers: list[int]) -> str:
     return ", ".join(map(str, numbers[:20])) + (" ..." if len(numbers) > 20 else "")
 
@@ -152,8 +174,12 @@ def _cell(text: str) -> str:
 
 
 def write_triage(result: TriageResult, work: Path) -> list[Path]:
+    from spmi_dbg.report.redact import Redactor
+
     out = result.options.out
     data = triage_json(result)
+    if result.options.repro.redact:
+        data = json.loads(Redactor.here().text(json.dumps(data)))
     files = [out / "triage.json", out / "triage.md"]
     atomic_write_text(files[0], json.dumps(data, indent=2) + "\n")
     atomic_write_text(files[1], triage_markdown(data))

@@ -1,0 +1,98 @@
+"""`spmi-dbg report BUNDLE [--format md|json|text] [--redact] [--gh-issue]`: re-render a repro bundle (or a
+triage directory) from its report.json (triage.json) alone; `--gh-issue` prints the `gh issue create` command
+for it without running it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from spmi_dbg.errors import InputError
+
+GH_REPO = "dotnet/runtime"
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("report", help="re-render a repro bundle or a triage directory (Markdown, JSON, text)",
+                       description="Re-render a bundle written by `spmi-dbg repro` (report.json) or a directory "
+                                   "written by `spmi-dbg triage` (triage.json), from its data alone.")
+    p.add_argument("bundle", type=Path, help="the bundle directory (or its report.json / triage.json)")
+    p.add_argument("--format", choices=("md", "json", "text"), default="md", help="output format (default md)")
+    p.add_argument("--redact", action="store_true",
+                   help="replace the home directory, user name and host name in the output")
+    p.add_argument("--gh-issue", action="store_true",
+                   help=f"print the `gh issue create` command for this report ({GH_REPO}); nothing is run")
+    p.set_defaults(func=run)
+
+
+def load(path: Path) -> tuple[str, dict[str, Any], Path]:
+    """("report" | "triage", the data, the directory)."""
+    from spmi_dbg.report.data import SCHEMA_VERSION
+    from spmi_dbg.triage.report import SCHEMA_VERSION as TRIAGE_SCHEMA
+
+    if path.is_dir():
+        candidates = [path / "report.json", path / "triage.json"]
+        found = next((c for c in candidates if c.is_file()), None)
+        if found is None:
+            raise InputError(str(path), "not a bundle: no report.json (spmi-dbg repro) or triage.json "
+                                        "(spmi-dbg triage)")
+        path = found
+    kind = "triage" if path.name == "triage.json" else "report"
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise InputError(str(path), "not found") from None
+    except OSError as e:
+        raise InputError(str(path), f"cannot read: {e.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(str(path), f"line {e.lineno} column {e.colno} (offset {e.pos}): not valid JSON: "
+                                    f"{e.msg}") from None
+    want = TRIAGE_SCHEMA if kind == "triage" else SCHEMA_VERSION
+    if not isinstance(data, dict) or data.get("schema") != want:
+        got = data.get("schema") if isinstance(data, dict) else None
+        raise InputError(str(path), f"schema {got}, expected {want}: written by another spmi-dbg version; "
+                                    f"run spmi-dbg {'triage' if kind == 'triage' else 'repro'} again")
+    return kind, data, path.parent
+
+
+def run(args: argparse.Namespace) -> int:
+    from spmi_dbg.atomic import atomic_write_text
+    from spmi_dbg.report.redact import Redactor
+
+    kind, data, directory = load(args.bundle)
+    redactor = Redactor.here() if args.redact else None
+    if redactor is not None:
+        data = json.loads(redactor.text(json.dumps(data)))
+    if args.gh_issue:
+        title = data["title"] if kind == "report" else _triage_title(data)
+        body = directory / ("report.md" if kind == "report" else "triage.md")
+        if redactor is not None:  # the bundle's own files stay as they are: the redacted body beside them
+            body = body.with_name(body.stem + ".redacted.md")
+            atomic_write_text(body, render(kind, data, "md"))
+        print(shlex.join(["gh", "issue", "create", "--repo", GH_REPO, "--title", title, "--body-file", str(body)]))
+        return 0
+    sys.stdout.write(render(kind, data, args.format))
+    return 0
+
+
+def _triage_title(data: dict[str, Any]) -> str:
+    return f"superpmi: {len(data['buckets'])} crash bucket(s) in {Path(data['command']['input']).name}"
+
+
+def render(kind: str, data: dict[str, Any], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(data, indent=2) + "\n"
+    if kind == "triage":
+        from spmi_dbg.triage.report import triage_markdown, triage_text
+
+        return triage_markdown(data) if fmt == "md" else triage_text(data)
+    from spmi_dbg.report.markdown import render_markdown
+    from spmi_dbg.report.text import render_text
+
+    return render_markdown(data) if fmt == "md" else render_text(data)

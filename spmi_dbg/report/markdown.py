@@ -1,0 +1,143 @@
+"""report.md, rendered from report.json's data alone, in the sections of dotnet/runtime's bug template
+(Description, Reproduction Steps, Expected behavior, Actual behavior, Regression?, Known Workarounds,
+Configuration, Other information). Kept under GitHub's 65,536-character issue body: long parts (frames,
+logs) are cut or referenced as attachments, never pasted whole."""
+
+from __future__ import annotations
+
+from typing import Any
+
+GITHUB_BODY_LIMIT = 65536
+BUDGET = 60000  # leaves room for what the user adds
+MAX_FRAMES = 60
+MAX_NOTES = 40
+
+
+def render_markdown(data: dict[str, Any]) -> str:
+    i = data["issue"]
+    a = i["actual"]
+    out = [f"# {data['title']}", "", "### Description", "", i["description"], ""]
+    out += _reproduction(data)
+    out += ["### Expected behavior", "", i["expected"], ""]
+    out += _actual(data, a)
+    out += ["### Regression?", "", *_regression(i["regression"]), ""]
+    out += ["### Known Workarounds", ""]
+    out += [f"- {w}" for w in i["workarounds"]] or ["None known."]
+    out += ["", "### Configuration", "", *_configuration(i["configuration"]), ""]
+    out += ["### Other information", "", *_other(data, i["other"])]
+    text = "\n".join(out).rstrip() + "\n"
+    if len(text) > BUDGET:  # a pathological case (huge names, notes): cut, and say where the rest is
+        text = text[:BUDGET] + "\n\n(cut to stay under GitHub's issue size limit: see report.json)\n"
+    return text
+
+
+def _reproduction(data: dict[str, Any]) -> list[str]:
+    r = data["issue"]["reproduction"]
+    out = ["### Reproduction Steps", ""]
+    out += [f"{n}. {step}" for n, step in enumerate(r["steps"], 1)]
+    out += ["", "```sh", r["command"], "```", ""]
+    if data["minimization"] and data["minimization"]["method_contexts"]:
+        m = data["minimization"]
+        out += [f"The crashing record alone does not fail: the repro keeps the earlier record(s) "
+                f"{', '.join(map(str, m['method_contexts'][:-1]))} (ddmin over {m['candidates']} earlier records of "
+                f"its partition, {m['tests']} native replays).", ""]
+    return out
+
+
+def _actual(data: dict[str, Any], a: dict[str, Any]) -> list[str]:
+    out = ["### Actual behavior", ""]
+    if not data["locate"] or data["locate"]["winner"] is None:
+        return [*out, data["issue"]["description"], ""]
+    if a["hang"]:
+        out.append(f"superpmi neither exits nor crashes: it was interrupted after {data['locate']['timeout']:g} s "
+                   "(a hang); the stack below is where it was running.")
+    elif a["signal"]:
+        addr = f" at address 0x{a['fault_address']:x}" if a["fault_address"] is not None else ""
+        near = " (near null)" if a["near_null"] else ""
+        out.append(f"`{a['signal']}`{addr}{near}" + (f" — {a['handling']['reason']}" if a.get("handling") else ""))
+    out.append("")
+    facts = []
+    if a["faulting_module"]:
+        fm = a["faulting_module"]
+        facts.append(f"- faulting module: {fm['role']} (`{fm['path']}`)")
+    if a["null_map"]:
+        nm = a["null_map"]
+        packet = f", packet {nm['packet_id']} {nm['packet_name']}" if nm.get("packet_id") is not None else ""
+        facts.append(f"- null map: `{nm['owner_type']}::{nm['member']}` of the {nm['role']}{packet}")
+    if a["instruction"]:
+        ins = a["instruction"]
+        regs = ", ".join(f"{k}=0x{v:x}" for k, v in ins["registers"].items())
+        facts.append(f"- faulting instruction: `0x{ins['address']:x}: {ins['text']}`" + (f" ({regs})" if regs else ""))
+    if a["assertion"]:
+        facts.append(f"- assert: `{a['assertion']['expr']}`")
+    if a["backtrace"]:
+        facts.append("- stack: " + " <- ".join(f"`{f}`" for f in a["backtrace"][:8]))
+    if a["signature"]:
+        facts.append(f"- signature: `{a['signature']}` (bucket `{a['bucket']}`)")
+    out += [*facts, ""]
+    if a["frames"]:
+        out += ["<details><summary>Backtrace of the faulting thread</summary>", "", "```", *a["frames"][:MAX_FRAMES]]
+        if len(a["frames"]) > MAX_FRAMES:
+            out.append("...")
+        out += ["```", "", "</details>", ""]
+    threads = (data["locate"] or {}).get("hang_threads") or []
+    if threads:
+        out += ["<details><summary>All threads at the interrupt</summary>", "", "```"]
+        for t in threads[:16]:
+            out.append(f"thread {t['id']} ({t.get('target_id') or ''})")
+            out += [f"  #{f['level']} {f['function']}" for f in t["frames"][:20]]
+        out += ["```", "", "</details>", ""]
+    return out
+
+
+def _regression(r: dict[str, Any]) -> list[str]:
+    if not r["answered"]:
+        return [f"Unknown: {r['conclusion']}."]
+    out = [f"By experiment: {r['conclusion']}.", ""]
+    for key in ("base_jit", "diff_jit"):
+        j = r[key]
+        out.append(f"- {j['role']} alone (`{j['path']}`): {'; '.join(j['runs'])}")
+    return out
+
+
+def _identity(b: dict[str, Any]) -> str:
+    if not b.get("path"):
+        return f"{b['role']}: (none)"
+    if b.get("error"):
+        return f"{b['role']}: `{b['path']}` ({b['error']})"
+    build = f", build-id {b['build_id']}" if b.get("build_id") else ""
+    return f"{b['role']}: `{b['path']}` ({b['size']:,} bytes, modified {b['mtime']}{build})"
+
+
+def _configuration(c: dict[str, Any]) -> list[str]:
+    dbg = c["debugger"]
+    return [f"- OS: {c['os']} (kernel {c['kernel']}), host architecture {c['host_arch']}",
+            f"- target: {c['target']}",
+            f"- {_identity(c['superpmi'])}",
+            *[f"- {_identity(j)}" for j in c["jits"]],
+            f"- {_identity(c['collection'])}",
+            f"- debugger: {dbg['version'] or dbg['name']}",
+            f"- spmi-dbg {c['spmi_dbg']} (Python {c['python']})"]
+
+
+def _other(data: dict[str, Any], o: dict[str, Any]) -> list[str]:
+    out = []
+    v = o["verification"]
+    if v is not None:
+        out.append(f"- verification: {v['reproduced']}/{v['runs']} runs reproduced ({v['rate']:.0%}, "
+                   f"{'accepted' if v['accepted'] else 'not accepted'}); {data['verification']['expected']['kind']} "
+                   f"expected" + (f", bucket `{data['verification']['expected']['bucket']}`"
+                                  if data["verification"]["expected"]["bucket"] else ""))
+    if data["failed_phase"]:
+        out.append(f"- failed phase: {data['failed_phase']}: {data['failure']}")
+    out += [f"- {h}" for h in o["how_found"]]
+    out += [f"- note: {n}" for n in o["notes"][:MAX_NOTES]]
+    out += ["", "| phase | status | seconds | detail |", "|---|---|---|---|"]
+    out += [f"| {p['name']} | {p['status']} | {p['seconds']:.2f} | {_cell(p['detail'])} |" for p in o["phases"]]
+    out += ["", "Found by spmi-dbg (`spmi-dbg repro`); the bundle also holds `report.json`, `diagnosis.json`, "
+            "`debugger.log` and the replay's own `replay.stdout`/`replay.stderr`."]
+    return out
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")[:2000]

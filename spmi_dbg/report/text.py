@@ -1,0 +1,56 @@
+"""The summary of a report as `key: value` rows (the terminal's panel, a piped run's lines, `spmi-dbg report
+--format text`), from report.json's data alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+RESULTS = {"verified": "verified repro", "not-verified": "crash found, repro not verified", "no-crash": "no crash",
+           "input-error": "input error", "tool-failure": "tool failure"}
+
+
+def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
+    located = data["locate"] or {}
+    d = data["diagnosis"] or {}
+    out = [("result", f"{RESULTS.get(data['outcome'], data['outcome'])} (exit {data['exit_code']}, "
+                      f"{data['seconds']:.1f} s)")]
+    if data["failure"]:
+        out.append(("why", (f"{data['failed_phase']}: " if data["failed_phase"] else "") + data["failure"]))
+    if located.get("method_context"):
+        mc = d.get("method_context") or {}
+        out.append(("method context", f"{located['method_context']}  [{located['method_context_source']}]"))
+        if mc.get("name"):
+            out.append(("name", f"{mc['name']} (IL size {mc.get('il_size')})"))
+    if located.get("winner") is not None:
+        out.append(("what", data["title"]))
+        a = data["issue"]["actual"]
+        if a["hang"]:
+            out.append(("signal", f"none: a hang, interrupted after {located['timeout']:g} s"))
+        elif a["signal"]:
+            addr = f" at 0x{a['fault_address']:x}" if a["fault_address"] is not None else ""
+            out.append(("signal", f"{a['signal']}{addr}{' (near null)' if a['near_null'] else ''}"))
+        nm = a["null_map"]
+        out.append(("null map", f"{nm['owner_type']}::{nm['member']} of the {nm['role']}" if nm else "none"))
+        fm = a["faulting_module"]
+        if fm:
+            out.append(("faulting module", f"{fm['role']}: {fm['path']}"))
+    if data["repro"]:
+        r = data["repro"]
+        out.append(("repro", f"{data['bundle']}/{r['file']} ({r['records']} record(s): "
+                             f"{', '.join(map(str, r['method_contexts']))})"))
+    v = data["verification"]
+    if v is not None:
+        out.append(("verification", v["summary"]))
+    reg = data["issue"]["regression"]
+    if reg["answered"]:
+        out.append(("regression", reg["conclusion"]))
+    for b in data["known_bugs"]:
+        out.append(("known bug", f"{b['id']} {b['url']}" + (f", fix {b['fix_url']}" if b.get("fix_url") else "")))
+    if located.get("winner") is None:
+        out += [("note", n) for n in located.get("notes") or []]
+    out.append(("bundle", data["bundle"]))
+    return out
+
+
+def render_text(data: dict[str, Any]) -> str:
+    return "\n".join(f"{k}: {v}" for k, v in rows(data)) + "\n"
