@@ -131,6 +131,11 @@ def _other(data: dict[str, Any], o: dict[str, Any]) -> list[str]:
     if data["failed_phase"]:
         out.append(f"- failed phase: {data['failed_phase']}: {data['failure']}")
     out += [f"- {h}" for h in o["how_found"]]
+    m = o["minimization"]
+    if m:
+        out.append(f"- minimization: the record alone did not reproduce; ddmin over {m['candidates']} earlier "
+                   f"record(s), {m['tests']} native replays, {m['seconds']:.1f} s: "
+                   + ("; ".join(m["notes"]) or "no notes"))
     out += [f"- note: {n}" for n in o["notes"][:MAX_NOTES]]
     out += ["", "| phase | status | seconds | detail |", "|---|---|---|---|"]
     out += [f"| {p['name']} | {p['status']} | {p['seconds']:.2f} | {_cell(p['detail'])} |" for p in o["phases"]]
