@@ -12,7 +12,7 @@ from pathlib import Path
 from spmi_dbg.analysis.diagnosis import diagnose
 from spmi_dbg.analysis.facts import member_int
 from spmi_dbg.analysis.render import render_text
-from spmi_dbg.analysis.view import Process, Value
+from spmi_dbg.analysis.view import Process, Value, with_stop_signal
 from spmi_dbg.errors import SpmiDbgError
 
 
@@ -41,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("diagnose", help="the full diagnosis")
     d.add_argument("--json", action="store_true", help="as JSON (what the unattended pipeline reads)")
     d.add_argument("--quick", action="store_true", help="skip the collection lookup and disassembly")
+    d.add_argument("--signal", metavar="SIG", help="the stop's signal, for targets that give no siginfo (qemu's "
+                                                   "gdbstub): used only when the debugger cannot read it")
     sub.add_parser("context", help="the method context being replayed: number, name, IL size, input file")
     m = sub.add_parser("maps", help="the maps of a MethodContext/CompileResult: item counts, null ones marked")
     m.add_argument("expr", nargs="?", help="a MethodContext* or CompileResult* expression (default: the current "
@@ -77,7 +79,7 @@ def _dispatch(process: Process, args: argparse.Namespace) -> CommandResult:
     if args.verb == "why":
         return CommandResult(render_text(diagnose(process)))
     if args.verb == "diagnose":
-        d = diagnose(process, full=not args.quick)
+        d = diagnose(with_stop_signal(process, args.signal), full=not args.quick)
         return CommandResult(json.dumps(d.to_json(), indent=None if args.json else 2, sort_keys=True)
                              if args.json else render_text(d))
     if args.verb == "context":

@@ -124,3 +124,35 @@ class Process(Protocol):
     def lookup_type_fields(self, type_name: str) -> list[tuple[str, str]] | None: ...  # (member, type) from debug info
 
     def evaluate(self, expression: str) -> Value | None: ...  # a C++ expression in the selected frame
+
+
+class WithStopSignal:
+    """A view whose stop has no readable siginfo (qemu's gdbstub gives none; debugger-notes.md): the signal as
+    the debugger reported the stop. Everything else is the wrapped view's."""
+
+    def __init__(self, process: Process, signo: int) -> None:
+        self._process = process
+        self._signo = signo
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._process, name)
+
+    def signal(self) -> SignalInfo | None:
+        found = self._process.signal()
+        if found is not None:
+            return found
+        return SignalInfo(self._signo, signal_name(self._signo), None, None,
+                          "the debugger's stop reason (this target gives no siginfo)")
+
+
+def with_stop_signal(process: Process, signal_name_or_number: str | int | None) -> Process:
+    """`process`, or a view of it that knows the stop's signal when the target cannot tell it."""
+    if signal_name_or_number is None:
+        return process
+    text = str(signal_name_or_number)
+    signo = int(text) if text.isdigit() else int(getattr(signal, text.upper(), 0) or getattr(
+        signal, "SIG" + text.upper(), 0))
+    if not signo:
+        return process
+    view: Process = WithStopSignal(process, signo)  # type: ignore[assignment]
+    return view

@@ -22,6 +22,8 @@ import json
 import os
 import re
 import shlex
+import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -33,12 +35,17 @@ from spmi_dbg.analysis.procfs import caught_signals
 from spmi_dbg.driver.loader import gdbinit_line
 from spmi_dbg.driver.mi import MiChannel, Record, mi_quote
 from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.driver.qemu import QemuTarget
+from spmi_dbg.driver.qemu import kill as qemu_kill
+from spmi_dbg.driver.qemu import start as qemu_start
 from spmi_dbg.errors import ToolFailure
+from spmi_dbg.replay import parse_command
 
 FAULTS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE")  # caught by the conditional catchpoint
 STOP_SIGNALS = ("SIGABRT",)  # plus SIGTRAP, stopped on by default
 REQUEST_TIMEOUT = 30.0  # any single MI command
 DIAGNOSE_TIMEOUT = 120.0  # the full diagnosis reads the collection and disassembles
+CONNECT_TIMEOUT = 60.0  # gdb attaching to qemu's gdbstub: reads the guest's libraries from the sysroot
 STACK_FRAMES = 64  # per thread, for a hang
 
 StopCallback = Callable[[PassedStop], None]
@@ -47,23 +54,44 @@ StopCallback = Callable[[PassedStop], None]
 def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
                gdb: str = "gdb", cwd: str | None = None, cancel: threading.Event | None = None,
                on_stop: StopCallback | None = None, max_passes: int = 1_000_000,
-               request_timeout: float = REQUEST_TIMEOUT) -> ReplayOutcome:
+               request_timeout: float = REQUEST_TIMEOUT, qemu: QemuTarget | None = None) -> ReplayOutcome:
     """One fresh gdb on argv until a fatal stop, a hang, the replay's exit, or `cancel`. Every MI request
-    must be answered within `request_timeout` seconds (the full diagnosis gets DIAGNOSE_TIMEOUT)."""
+    must be answered within `request_timeout` seconds (the full diagnosis gets DIAGNOSE_TIMEOUT). With `qemu`,
+    argv is a guest program: it runs under qemu's gdbstub (spmi_dbg.driver.qemu) and gdb attaches to it."""
     start = time.monotonic()
     env = dict(os.environ, SHELL="/bin/sh")  # the redirections below are POSIX sh syntax
     notes = transcript.with_name(transcript.name + ".stops")  # the stops passed inside gdb, one JSON line each
     notes.write_bytes(b"")
+    guest: subprocess.Popen[bytes] | None = None
     with open(transcript, "a", encoding="utf-8", errors="replace") as log:
         channel = MiChannel(gdb, log, cwd=cwd, env=env, request_timeout=request_timeout)
         notes_reader = _Notes(notes)
-        run = _Run(channel, cancel, on_stop, max_passes, notes_reader)
+        run = _Run(channel, cancel, on_stop, max_passes, notes_reader, remote=qemu is not None)
         try:
-            _setup(channel, argv, stdout, stderr, notes, max_passes)
-            return run.until_outcome(start, timeout)
+            _setup(channel, argv, notes, max_passes)
+            if qemu is None:
+                redirect = f"> {shlex.quote(str(stdout))} 2> {shlex.quote(str(stderr))} < /dev/null"
+                _check(channel, "-interpreter-exec console " + mi_quote(f"set args {_args(argv)} {redirect}"))
+                return run.until_outcome(start, timeout, "-exec-run")
+            _check(channel, "-interpreter-exec console " + mi_quote(f"set args {_args(argv)}"))  # what argv() reads
+            _remote_paths(channel, qemu, argv)
+            guest, port = qemu_start(qemu, argv, stdout=stdout, stderr=stderr, cwd=cwd)
+            log.write(f"# {' '.join(qemu.prefix())} -g {port} {' '.join(argv)} (pid {guest.pid})\n")
+            run.inferior = guest.pid
+            reply = channel.request(f"-target-select remote 127.0.0.1:{port}", CONNECT_TIMEOUT)
+            if reply.error is not None:
+                raise ToolFailure(f"gdb could not attach to {qemu.emulator}'s gdbstub on port {port}: {reply.error}")
+            channel.events.clear()  # the *stopped of the attach (the guest waits at its entry point)
+            return run.until_outcome(start, timeout, "-exec-continue")
         finally:
             channel.close(run.inferior)
+            if guest is not None:
+                qemu_kill(guest)
             notes_reader.close()
+
+
+def _args(argv: list[str]) -> str:
+    return " ".join(shlex.quote(a) for a in argv[1:])
 
 
 def _check(channel: MiChannel, command: str) -> str:
@@ -73,23 +101,33 @@ def _check(channel: MiChannel, command: str) -> str:
     return reply.console
 
 
-def _setup(channel: MiChannel, argv: list[str], stdout: Path, stderr: Path, notes: Path, max_passes: int) -> None:
+def _setup(channel: MiChannel, argv: list[str], notes: Path, max_passes: int) -> None:
     # mi-async: gdb keeps reading commands while the replay runs, so -exec-interrupt is heard.
     # The *stopped records need no argument values (the analysis reads frames itself): cheaper stops.
     for command in ("-gdb-set mi-async on", "-gdb-set pagination off", "-gdb-set startup-with-shell on",
                     "-gdb-set print frame-info short-location", "-gdb-set print frame-arguments none",
-                    "-gdb-set print entry-values no"):
+                    "-gdb-set print entry-values no", "-gdb-set confirm off"):
         _check(channel, command)
     _check(channel, "-interpreter-exec console " + mi_quote("handle all nostop noprint pass"))
     _check(channel, "-interpreter-exec console " + mi_quote(f"handle {' '.join(STOP_SIGNALS)} stop print pass"))
     _check(channel, "-interpreter-exec console " + mi_quote(gdbinit_line()))
-    _check(channel, "-interpreter-exec console " + mi_quote(f"catch signal {' '.join(FAULTS)}"))
-    _check(channel, "-interpreter-exec console " + mi_quote(
-        f"condition $bpnum $_spmi_should_stop({json.dumps(str(notes))}, {max_passes})"))
+    for name in FAULTS:  # one catchpoint per signal: the condition is told which (no $_siginfo over qemu)
+        _check(channel, "-interpreter-exec console " + mi_quote(f"catch signal {name}"))
+        _check(channel, "-interpreter-exec console " + mi_quote(
+            f"condition $bpnum $_spmi_should_stop({json.dumps(str(notes))}, {max_passes}, "
+            f"{int(getattr(signal, name))})"))
     _check(channel, "-file-exec-and-symbols " + mi_quote(argv[0]))
-    args = " ".join(shlex.quote(a) for a in argv[1:])
-    redirect = f"> {shlex.quote(str(stdout))} 2> {shlex.quote(str(stderr))} < /dev/null"
-    _check(channel, "-interpreter-exec console " + mi_quote(f"set args {args} {redirect}"))
+
+
+def _remote_paths(channel: MiChannel, qemu: QemuTarget, argv: list[str]) -> None:
+    """The guest's libraries from the sysroot; the JITs (absolute host paths) from their own directories."""
+    dirs = []
+    for p in [*parse_command(argv).jits, argv[0]]:
+        d = os.path.dirname(os.path.abspath(p))
+        if d not in dirs:
+            dirs.append(d)
+    _check(channel, "-interpreter-exec console " + mi_quote(f"set sysroot {qemu.sysroot}"))
+    _check(channel, "-interpreter-exec console " + mi_quote(f"set solib-search-path {':'.join(dirs)}"))
 
 
 class _Notes:
@@ -118,7 +156,7 @@ class _Notes:
 
 class _Run:
     def __init__(self, channel: MiChannel, cancel: threading.Event | None, on_stop: StopCallback | None,
-                 max_passes: int, notes: _Notes | None = None) -> None:
+                 max_passes: int, notes: _Notes | None = None, *, remote: bool = False) -> None:
         self.channel = channel
         self.cancel = cancel
         self.on_stop = on_stop
@@ -127,9 +165,11 @@ class _Run:
         self.inferior: int | None = None
         self.passed: list[PassedStop] = []
         self.stop_notes: list[str] = []  # why the catchpoint stopped, when its diagnosis does not say
+        self.stop_signal: int | None = None  # the signal of the catchpoint's stop
+        self.remote = remote  # a remote target (qemu): MI's pids are the stub's, /proc says nothing of the guest
 
-    def until_outcome(self, start: float, timeout: float) -> ReplayOutcome:
-        reply = self.channel.request("-exec-run")
+    def until_outcome(self, start: float, timeout: float, run: str = "-exec-run") -> ReplayOutcome:
+        reply = self.channel.request(run)
         if reply.error is not None:
             raise ToolFailure(f"gdb could not start the replay: {reply.error}")
         running = time.monotonic()
@@ -158,7 +198,9 @@ class _Run:
                 if self.on_stop is not None:
                     self.on_stop(stop)
             elif "stop" in record:
-                self.stop_notes.append(str(record["stop"]))
+                if record["stop"]:
+                    self.stop_notes.append(str(record["stop"]))
+                self.stop_signal = record.get("signal")
 
     def _outcome(self, kind: str, start: float, running: float, **kw: Any) -> ReplayOutcome:
         self._read_notes()
@@ -170,7 +212,8 @@ class _Run:
         message = event.get("message")
         payload = event.get("payload") or {}
         if message == "thread-group-started":
-            self.inferior = int(payload.get("pid", 0)) or None
+            if not self.remote:  # qemu's stub says pid 1: the process is ours (the qemu we started)
+                self.inferior = int(payload.get("pid", 0)) or None
             return None
         if message != "stopped":
             return None
@@ -186,7 +229,9 @@ class _Run:
             notes = [f"the replay died of {sig} after it was passed on"] if self.passed else []
             return self._outcome("signaled", start, running, signal=sig, notes=notes)
         if not reasons:  # the fault catchpoint (MI gives its stops no reason): its condition said "fatal"
-            return self._outcome("fatal", start, running, diagnosis=self._diagnose(quick=False))
+            self._read_notes()
+            return self._outcome("fatal", start, running, diagnosis=self._diagnose(quick=False,
+                                                                                   signal=self.stop_signal))
         if "signal-received" not in reasons:
             diag = self._diagnose(quick=False)
             return self._outcome("fatal", start, running, diagnosis=diag,
@@ -199,10 +244,10 @@ class _Run:
         sig = str(payload.get("signal-name"))
         frame = payload.get("frame") or {}
         pc = int(frame["addr"], 16) if frame.get("addr") else None
-        quick = self._diagnose(quick=True)
+        quick = self._diagnose(quick=True, signal=sig)
         self._read_notes()
         arch = "aarch64" if "aarch64" in str(frame.get("arch") or "") else str(quick.get("arch") or "")
-        d = decide(quick, pc=pc, arch=arch, caught_mask=caught_signals(self.inferior),
+        d = decide(quick, pc=pc, arch=arch, caught_mask=None if self.remote else caught_signals(self.inferior),
                    previous=self.passed[-1] if self.passed else None,
                    passes_left=len(self.passed) < self.max_passes)
         if not d.stop and d.passed is not None:
@@ -212,7 +257,7 @@ class _Run:
             if self.on_stop is not None:
                 self.on_stop(d.passed)
             return None
-        diag = self._diagnose(quick=False)
+        diag = self._diagnose(quick=False, signal=sig)
         return self._outcome("fatal", start, running, diagnosis=diag, notes=[d.note] if d.note else [])
 
     def _resume(self, sig: str, deliver: bool, step_over_brk: bool) -> None:
@@ -228,8 +273,8 @@ class _Run:
         if reply.error is not None:
             raise ToolFailure(f"gdb could not resume after {sig}: {reply.error}")
 
-    def _diagnose(self, *, quick: bool) -> dict[str, Any]:
-        command = "spmi diagnose --json" + (" --quick" if quick else "")
+    def _diagnose(self, *, quick: bool, signal: str | int | None = None) -> dict[str, Any]:
+        command = "spmi diagnose --json" + (" --quick" if quick else "") + (f" --signal {signal}" if signal else "")
         reply = self.channel.request("-interpreter-exec console " + mi_quote(command),
                                      None if quick else max(DIAGNOSE_TIMEOUT, self.channel.request_timeout))
         if reply.error is not None:
@@ -285,29 +330,63 @@ _CORE_BY = re.compile(r"Core was generated by `(.*)'\.")
 
 
 def diagnose_core(core: Path, program: str | None, *, transcript: Path, gdb: str = "gdb", cwd: str | None = None,
-                  request_timeout: float = REQUEST_TIMEOUT) -> tuple[ReplayOutcome, str | None]:
+                  request_timeout: float = REQUEST_TIMEOUT, qemu: QemuTarget | None = None,
+                  argv: list[str] | None = None) -> tuple[ReplayOutcome, str | None]:
     """Post-mortem: one fresh gdb on `program` (None: gdb finds it from the core) and `core`, the extension's
     full `spmi diagnose --json`. Returns the outcome (kind "fatal") and the command line the core names
-    ("Core was generated by `...`": the kernel keeps only its first 80 characters)."""
+    ("Core was generated by `...`": the kernel keeps only its first 80 characters). With `qemu`, a guest core
+    written by qemu-user: the sysroot and the JITs' directories (from `argv`) are set, and the PIE executable
+    and its libraries relocated when gdb could not (spmi_dbg.gdb.coresyms)."""
     start = time.monotonic()
+    notes = [f"post-mortem: diagnosed from the core file {core}"]
     with open(transcript, "a", encoding="utf-8", errors="replace") as log:
         channel = MiChannel(gdb, log, cwd=cwd, env=dict(os.environ), request_timeout=request_timeout)
         try:
             for command in ("-gdb-set pagination off", "-gdb-set print frame-info short-location",
-                            "-gdb-set print frame-arguments none", "-gdb-set print entry-values no"):
+                            "-gdb-set print frame-arguments none", "-gdb-set print entry-values no",
+                            "-gdb-set confirm off"):
                 _check(channel, command)
             _check(channel, "-interpreter-exec console " + mi_quote(gdbinit_line()))
+            if qemu is not None:
+                _remote_paths(channel, qemu, argv or [program or ""])
             if program is not None:
                 _check(channel, "-file-exec-and-symbols " + mi_quote(program))
             reply = channel.request("-target-select core " + str(core).replace(" ", "\\ "), DIAGNOSE_TIMEOUT)
             if reply.error is not None:
                 raise ToolFailure(f"gdb could not open the core file {core}: {reply.error}")
-            m = _CORE_BY.search(reply.console + reply.log)
+            said = reply.console + reply.log
+            m = _CORE_BY.search(said)
+            sig = re.search(r"Program terminated with signal (SIG[A-Z0-9]+)", said)
+            if qemu is not None and program is not None:
+                notes += _relocate(channel, program, qemu, argv or [program])
             opened = time.monotonic()
-            diag = _Run(channel, None, None, 0)._diagnose(quick=False)
+            diag = _Run(channel, None, None, 0)._diagnose(quick=False, signal=sig.group(1) if sig else None)
             outcome = ReplayOutcome("fatal", diagnosis=diag, seconds=time.monotonic() - start,
-                                    startup_seconds=opened - start,
-                                    notes=[f"post-mortem: diagnosed from the core file {core}"])
+                                    startup_seconds=opened - start, notes=notes)
             return outcome, (m.group(1) if m else None)
         finally:
             channel.close(None)
+
+
+def _relocate(channel: MiChannel, program: str, qemu: QemuTarget, argv: list[str]) -> list[str]:
+    """A guest core of a PIE program that gdb left unrelocated: displacement = AT_ENTRY - e_entry."""
+    from spmi_dbg.report.identity import elf_entry
+
+    auxv = _check(channel, "-interpreter-exec console " + mi_quote("info auxv"))
+    m = re.search(r"AT_ENTRY\s.*?(0x[0-9a-f]+)\s*$", auxv, re.M)
+    entry = elf_entry(program)
+    if m is None or entry is None:
+        return []
+    at_entry = int(m.group(1), 16)
+    where = _check(channel, "-interpreter-exec console " + mi_quote(f"info symbol {at_entry:#x}"))
+    if at_entry == entry or "No symbol matches" not in where:
+        return []  # not PIE, or gdb relocated it itself
+    disp = at_entry - entry
+    _check(channel, "-interpreter-exec console " + mi_quote(f"symbol-file -o {disp:#x} {program}"))
+    dirs = sorted({os.path.dirname(os.path.abspath(p)) for p in [*parse_command(argv).jits, program]})
+    added = _check(channel, "-interpreter-exec console " + mi_quote(
+        f"python print(len(__import__('spmi_dbg.gdb.coresyms', fromlist=['x']).load_solibs({qemu.sysroot!r}, "
+        f"{dirs!r})))"))
+    count = added.strip().splitlines()[-1] if added.strip() else "0"
+    return [f"the guest core's PIE executable was relocated by {disp:#x} (AT_ENTRY - e_entry: qemu-user dumps no "
+            f"text pages, so gdb could not) and {count} shared libraries added from the dynamic linker's list"]

@@ -48,7 +48,8 @@ def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, t
 
 
 def diagnose_core(core: Path, program: str | None, *, transcript: Path, cwd: str | None = None,
-                  request_timeout: float = REQUEST_TIMEOUT) -> tuple[ReplayOutcome, str | None]:
+                  request_timeout: float = REQUEST_TIMEOUT, argv: list[str] | None = None) \
+        -> tuple[ReplayOutcome, str | None]:
     """Post-mortem in lldb: the full diagnosis of the core file (lldb does not tell the command line)."""
     request = {"mode": "core", "core": str(core), "program": program, "request_timeout": request_timeout,
                "transcript": str(transcript)}

@@ -1,5 +1,6 @@
-"""`$_spmi_should_stop(NOTES, MAX_PASSES)`: the signal policy (spmi_dbg.analysis.policy) as the condition of a
-gdb `catch signal SIGSEGV SIGBUS SIGILL SIGFPE` catchpoint. gdb evaluates it at every such signal before
+"""`$_spmi_should_stop(NOTES, MAX_PASSES, SIGNO)`: the signal policy (spmi_dbg.analysis.policy) as the condition
+of a gdb `catch signal SIGxxx` catchpoint (one per fault signal, SIGNO its number: a remote target such as
+qemu's gdbstub gives no $_siginfo to read it from). gdb evaluates it at every such signal before
 anything else happens: false (0) lets gdb pass the signal on to the replay at once (`handle ... nostop
 noprint pass`: the replay's own handler runs), without a stop, a frame print or an MI round trip; true (1)
 makes the catchpoint stop, and that is the fatal stop. Each stop passed on is noted as one JSON line in the
@@ -20,6 +21,7 @@ import gdb
 
 from spmi_dbg.analysis.diagnosis import diagnose
 from spmi_dbg.analysis.policy import PassedStop, decide
+from spmi_dbg.analysis.view import with_stop_signal
 from spmi_dbg.gdb.view import GdbProcess
 
 FUNCTION = "_spmi_should_stop"
@@ -53,21 +55,22 @@ class ShouldStop(gdb.Function):  # type: ignore[misc]
     def __init__(self) -> None:
         super().__init__(FUNCTION)
 
-    def invoke(self, notes: Any, max_passes: Any) -> int:
+    def invoke(self, notes: Any, max_passes: Any, signo: Any = None) -> int:
         t0 = time.perf_counter()
         out = _state.open(notes.string())
+        stop_signal = int(signo) if signo is not None else None
         try:
-            process = GdbProcess()
+            process = with_stop_signal(GdbProcess(), stop_signal)
             quick = diagnose(process, full=False)
             d = decide(quick.policy_facts(), pc=quick.pc, arch=process.arch,
                        caught_mask=process.caught_signals(), previous=_state.previous,
                        passes_left=_state.passes < int(max_passes))
         except Exception as e:  # a bug of ours or a gdb error: stop, the driver diagnoses in full
-            _write(out, {"stop": f"the quick check failed ({type(e).__name__}: {e}); stopped to be safe"})
+            _write(out, {"stop": f"the quick check failed ({type(e).__name__}: {e}); stopped to be safe",
+                         "signal": stop_signal})
             return 1
         if d.stop or d.passed is None or not d.deliver:  # a fault is always delivered when passed
-            if d.note:
-                _write(out, {"stop": d.note})
+            _write(out, {"stop": d.note, "signal": stop_signal})
             return 1
         d.passed.seconds = time.perf_counter() - t0
         _state.previous = d.passed

@@ -185,7 +185,15 @@ class GdbProcess:
 
     @property
     def pid(self) -> int | None:
+        """The process's pid on this machine, for /proc: None for a core file or a remote target (qemu's gdbstub
+        calls its guest process 1)."""
+        if not self._native():
+            return None
         return int(self._inferior.pid) or None
+
+    def _native(self) -> bool:
+        connection = getattr(self._inferior, "connection", None)  # gdb 11+
+        return connection is None or connection.type == "native"
 
     @property
     def debugger(self) -> str:

@@ -38,7 +38,8 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
         "seconds": round(result.seconds, 3),
         "command": {"program": cmd.program, "jits": list(cmd.jits), "input": cmd.input, "options": list(cmd.options),
                     "selection": None if cmd.selection is None else _spec(cmd.selection),
-                    "method_contexts": cmd.count, "notes": list(cmd.notes), "from_log": cmd.log},
+                    "method_contexts": cmd.count, "notes": list(cmd.notes), "from_log": cmd.log,
+                    "emulator": list(cmd.emulator)},
         "debugger": result.options.debugger_name,
         "phases": [dataclasses.asdict(p) | {"seconds": round(p.seconds, 3)} for p in result.phases],
         "locate": None if located is None else {
@@ -224,6 +225,8 @@ def _configuration(data: dict[str, Any], result: ReproResult, cmd: dict[str, Any
         "jits": [identity.binary(j, roles[i] if i < len(roles) else "JIT") for i, j in enumerate(jits)],
         "collection": identity.binary(cmd["input"], "collection"),
         "debugger": {"name": name, "version": identity.debugger_version(name)},
+        "emulator": None if not cmd["emulator"] else {"command": " ".join(cmd["emulator"]),
+                                                      "version": identity.debugger_version(cmd["emulator"][0])},
         "spmi_dbg": __version__}
 
 

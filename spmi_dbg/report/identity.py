@@ -50,6 +50,19 @@ def elf_build_id(path: str) -> tuple[str | None, str | None]:
         return None, None
 
 
+def elf_entry(path: str) -> int | None:
+    """e_entry of an ELF file (None if it is not ELF)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(32)
+    except OSError:
+        return None
+    if len(head) < 32 or head[:4] != b"\x7fELF":
+        return None
+    end = "<" if head[5] == 1 else ">"
+    return int(struct.unpack_from(end + ("Q" if head[4] == 2 else "I"), head, 24)[0])
+
+
 def _build_id_in(notes: bytes, end: str) -> str | None:
     pos = 0
     while pos + 12 <= len(notes):
@@ -90,7 +103,8 @@ def os_name() -> str:
 
 @functools.cache
 def debugger_version(name: str) -> str | None:
-    """The first line of `gdb --version` / `lldb-16 --version` (`lldb` when there is no lldb-16)."""
+    """The first line of `gdb --version` / `lldb-16 --version` (`lldb` when there is no lldb-16), or of any
+    other tool's `--version` (gdb-multiarch, qemu-aarch64)."""
     for exe in {"gdb": ("gdb",), "lldb": ("lldb-16", "lldb")}.get(name, (name,)):
         try:
             r = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20)

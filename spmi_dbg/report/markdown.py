@@ -117,6 +117,7 @@ def _configuration(c: dict[str, Any]) -> list[str]:
             *[f"- {_identity(j)}" for j in c["jits"]],
             f"- {_identity(c['collection'])}",
             f"- debugger: {dbg['version'] or dbg['name']}",
+            *([f"- emulator: `{c['emulator']['command']}` ({c['emulator']['version']})"] if c.get("emulator") else []),
             f"- spmi-dbg {c['spmi_dbg']} (Python {c['python']})"]
 
 

@@ -4,6 +4,7 @@ not verified, 2 no crash, 3 usage or input error, 4 the debugger itself failed).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import os
 import shutil
@@ -52,7 +53,12 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from-log", metavar="LOG", type=Path,
                    help="take the failing superpmi command from a superpmi.py log (superpmi.N.log)")
     p.add_argument("--debugger", choices=("gdb", "lldb"), default="gdb", help="debugger to replay under (gdb)")
-    p.add_argument("--gdb", metavar="PATH", default="gdb", help="the gdb executable (default: gdb on PATH)")
+    p.add_argument("--gdb", metavar="PATH", help="the gdb executable (default: gdb on PATH; gdb-multiarch with --qemu)")
+    p.add_argument("--qemu", choices=("aarch64",), metavar="ARCH",
+                   help="the superpmi command is an ARCH Linux program: run it under qemu-ARCH (qemu-user) and debug "
+                        "it with gdb-multiarch through qemu's gdbstub")
+    p.add_argument("--sysroot", metavar="DIR", help="the guest's libraries for --qemu (default /usr/aarch64-linux-gnu, "
+                                                    "Debian's cross libraries)")
     p.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
                    help="partitions replayed in parallel, one debugger each (default: CPU count)")
     p.add_argument("--timeout", type=_positive_float, default=1800.0, metavar="S",
@@ -150,7 +156,7 @@ def _command(args: argparse.Namespace) -> Any:
         raise UsageError("--jit/--base-jit/--superpmi/--target/--jitoption go with --mch; without --mch give the "
                          "whole command after --")
     if not rest and core is not None:
-        return _command_of_core(core, args.gdb)
+        return _command_of_core(core, args.gdb or "gdb")
     return command.from_argv(rest)
 
 
@@ -179,7 +185,10 @@ def _command_of_core(core: Path, gdb_name: str) -> Any:
 def options(args: argparse.Namespace) -> Any:
     from spmi_dbg.repro.pipeline import ReproOptions
 
+    qemu = _qemu(args)
     if args.debugger == "lldb":
+        if qemu is not None:
+            raise UsageError("--qemu debugs through qemu's gdbstub with gdb-multiarch: use it with --debugger gdb")
         from spmi_dbg.driver import lldb_driver
         from spmi_dbg.driver.lldb_session import LldbUnavailable
 
@@ -194,15 +203,17 @@ def options(args: argparse.Namespace) -> Any:
         read_core: Any = lldb_driver.diagnose_core
         tool: dict[str, Any] = {}
     else:
-        gdb = shutil.which(args.gdb)
+        name = args.gdb or ("gdb-multiarch" if qemu is not None else "gdb")
+        gdb = shutil.which(name)
         if gdb is None:
-            raise UsageError(f"{args.gdb} not found: gdb is needed to replay under a debugger (Debian: apt-get "
-                             "install gdb), or name it with --gdb PATH")
+            package = "gdb-multiarch" if qemu is not None else "gdb"
+            raise UsageError(f"{name} not found: {package} is needed to replay under a debugger (Debian: apt-get "
+                             f"install {package}), or name it with --gdb PATH")
         from spmi_dbg.driver import gdbmi
 
-        debugger = functools.partial(gdbmi.run_replay, gdb=gdb, cwd=os.getcwd())
+        debugger = functools.partial(gdbmi.run_replay, gdb=gdb, cwd=os.getcwd(), qemu=qemu)
         read_core = gdbmi.diagnose_core
-        tool = {"gdb": gdb}
+        tool = {"gdb": gdb, "qemu": qemu}
     core_reader = None
     core = getattr(args, "core", None)
     if core is not None:
@@ -210,10 +221,30 @@ def options(args: argparse.Namespace) -> Any:
             raise InputError(str(core), "core file not found")
         core_reader = functools.partial(_read_core, reader=read_core, cwd=os.getcwd(), tool=tool)
     cmd = _command(args)
-    return ReproOptions(command=cmd, debugger=debugger, debugger_name=args.debugger, out=getattr(args, "out", None),
+    if qemu is not None:
+        cmd = dataclasses.replace(cmd, emulator=tuple(qemu.prefix()))
+    return ReproOptions(command=cmd, debugger=debugger, out=getattr(args, "out", None),
+                        debugger_name="gdb-multiarch" if qemu is not None else args.debugger,
                         workers=args.workers, timeout=args.timeout, verify_runs=args.verify_runs,
                         core=core.resolve() if core else None, core_reader=core_reader, redact=args.redact)
 
 
-def _read_core(core: Path, program: str, *, transcript: Path, reader: Any, cwd: str, tool: dict[str, Any]) -> Any:
-    return reader(core, program, transcript=transcript, cwd=cwd, **tool)[0]
+def _qemu(args: argparse.Namespace) -> Any:
+    if not getattr(args, "qemu", None):
+        if getattr(args, "sysroot", None):
+            raise UsageError("--sysroot goes with --qemu")
+        return None
+    from spmi_dbg.driver.qemu import DEFAULT_SYSROOTS, QemuTarget
+
+    target = QemuTarget(args.qemu, args.sysroot or DEFAULT_SYSROOTS[args.qemu])
+    if shutil.which(target.emulator) is None:
+        raise UsageError(f"{target.emulator} not found: --qemu needs qemu-user (Debian: apt-get install qemu-user)")
+    if not Path(target.sysroot, "lib").is_dir():
+        raise UsageError(f"--sysroot {target.sysroot}: no lib/ directory there (Debian's cross libraries: apt-get "
+                         f"install libc6-{'arm64' if target.arch == 'aarch64' else target.arch}-cross)")
+    return target
+
+
+def _read_core(core: Path, program: str, *, transcript: Path, argv: list[str], reader: Any, cwd: str,
+               tool: dict[str, Any]) -> Any:
+    return reader(core, program, transcript=transcript, cwd=cwd, argv=argv, **tool)[0]

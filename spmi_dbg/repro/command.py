@@ -53,6 +53,7 @@ class ReproCommand:
     selection: tuple[int, ...] | None = None  # the user's -c list, if any
     notes: tuple[str, ...] = field(default_factory=tuple)
     log: dict[str, Any] | None = None  # --from-log: where in the superpmi.py log the command came from
+    emulator: tuple[str, ...] = ()  # --qemu: what runs the (guest) program here, e.g. qemu-aarch64 -L SYSROOT
 
     def argv(self, compile_list: str | None = None, input: str | os.PathLike[str] | None = None) -> list[str]:
         """The command line, on `input` (default: the collection), restricted to `-c compile_list`."""
@@ -60,6 +61,10 @@ class ReproCommand:
         if compile_list:
             out += ["-c", compile_list]
         return [*out, *self.jits, str(input) if input is not None else self.input]
+
+    def native_argv(self, compile_list: str | None = None, input: str | os.PathLike[str] | None = None) -> list[str]:
+        """argv() as it runs on this machine without a debugger (under the emulator, for --qemu)."""
+        return [*self.emulator, *self.argv(compile_list, input)]
 
     def numbers(self) -> list[int]:
         return list(self.selection) if self.selection is not None else list(range(1, self.count + 1))
@@ -80,7 +85,7 @@ class ReproCommand:
 
     def shell_line(self, input: str, quote: Callable[[str], str] = shlex.quote) -> str:
         """The command as one sh line, input given verbatim (e.g. `"$here/repro.mch"`)."""
-        return " ".join(quote(a) for a in [self.program, *self.options, *self.jits]) + " " + input
+        return " ".join(quote(a) for a in [*self.emulator, self.program, *self.options, *self.jits]) + " " + input
 
 
 def from_argv(argv: Sequence[str]) -> ReproCommand:

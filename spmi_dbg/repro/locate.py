@@ -161,7 +161,7 @@ def locate_core(cmd: ReproCommand, partitions: list[Partition], core: Path, read
     run.stderr.write_bytes(b"")
     result = Located([run])
     run.attempts = 1
-    run.outcome = reader(core, cmd.program, transcript=run.transcript)
+    run.outcome = reader(core, cmd.program, transcript=run.transcript, argv=cmd.argv())
     result.winner = run
     identify(cmd, result, timeout=timeout, workdir=workdir)
     fact = (run.outcome.diagnosis or {}).get("method_context") or {}
@@ -221,7 +221,7 @@ def bisect(cmd: ReproCommand, partition: Partition, expected: Expectation, *, ti
     runs: list[NativeRun] = []
 
     def fails(k: int) -> bool:
-        run = run_native(cmd.argv(compress_ranges(numbers[:k])), timeout=timeout,
+        run = run_native(cmd.native_argv(compress_ranges(numbers[:k])), timeout=timeout,
                          stdout=workdir / "bisect.stdout", stderr=workdir / "bisect.stderr")
         runs.append(run)
         return run.matches(expected)

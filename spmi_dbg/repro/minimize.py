@@ -82,7 +82,7 @@ def minimize(cmd: ReproCommand, partition: Partition, crash: int, expected: Expe
         key = tuple(subset)
         if key not in cache:
             result.tests += 1
-            run = run_native(cmd.argv(compress_ranges([*subset, crash])), timeout=timeout,
+            run = run_native(cmd.native_argv(compress_ranges([*subset, crash])), timeout=timeout,
                              stdout=workdir / "minimize.stdout", stderr=workdir / "minimize.stderr")
             cache[key] = run.matches(expected)
         return cache[key]

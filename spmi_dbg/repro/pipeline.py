@@ -31,7 +31,7 @@ VERIFY_TIMEOUT_CAP = 60.0  # a repro is one or a few method contexts: a hang sho
 
 
 class CoreReader(Protocol):
-    def __call__(self, core: Path, program: str, *, transcript: Path) -> ReplayOutcome: ...
+    def __call__(self, core: Path, program: str, *, transcript: Path, argv: list[str]) -> ReplayOutcome: ...
 
 
 @dataclass

@@ -84,7 +84,7 @@ def regression(cmd: ReproCommand, repro: Path, expected: Expectation, *, runs: i
         return None
     out = Regression(expected, JitAlone("base JIT", cmd.jits[0]), JitAlone("diff JIT", cmd.jits[1]))
     for alone, jit2 in ((out.base, False), (out.diff, True)):
-        argv = [cmd.program, *single_jit_options(cmd.options, jit2=jit2), alone.path, str(repro)]
+        argv = [*cmd.emulator, cmd.program, *single_jit_options(cmd.options, jit2=jit2), alone.path, str(repro)]
         for _ in range(max(1, runs)):
             alone.runs.append(run_native(argv, timeout=timeout, stdout=workdir / "regression.stdout",
                                          stderr=workdir / "regression.stderr"))

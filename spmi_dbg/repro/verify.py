@@ -79,7 +79,8 @@ def verify(cmd: ReproCommand, repro: Path, expected: Expectation, debugger: Debu
     result = Verification(expected)
     argv = cmd.argv(None, input=repro)
     for _ in range(runs):
-        result.native.append(run_native(argv, timeout=timeout, stdout=workdir / f"{label}.stdout",
+        result.native.append(run_native(cmd.native_argv(None, input=repro), timeout=timeout,
+                                        stdout=workdir / f"{label}.stdout",
                                         stderr=workdir / f"{label}.stderr"))
     if runs and not any(r.matches(expected) for r in result.native):
         result.notes.append(f"no native run reproduced {expected.describe()}: the debugger run was skipped")

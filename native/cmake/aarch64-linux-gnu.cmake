@@ -1,0 +1,12 @@
+# Cross-compiling the native core (libspmimch, spmi-replay, the sample JITs) for Linux Arm64 on an x64 Debian
+# machine with Debian's g++-aarch64-linux-gnu (scripts/build-aarch64.sh uses this file). The result runs under
+# qemu-aarch64 -L /usr/aarch64-linux-gnu, or on an Arm64 machine.
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_SYSTEM_PROCESSOR aarch64)
+set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
+set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
+set(CMAKE_FIND_ROOT_PATH /usr/aarch64-linux-gnu)
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu)
