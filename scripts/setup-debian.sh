@@ -4,10 +4,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# --test: also the test extras; --arm64 (implied by --test): the cross compiler, qemu-user and gdb-multiarch,
+# and the native core built for Linux Arm64 (scripts/build-aarch64.sh), for spmi-dbg repro --qemu aarch64.
 extras=""
-[ "${1:-}" = "--test" ] && extras="[test]"
+arm64=""
+for arg in "$@"; do
+  case "$arg" in
+    --test) extras="[test]"; arm64=1 ;;
+    --arm64) arm64=1 ;;
+    *) echo "usage: $0 [--test] [--arm64]" >&2; exit 2 ;;
+  esac
+done
 
 packages=(python3 python3-venv python3-dev cmake g++ make gdb lldb-16 python3-lldb-16 liblldb-16-dev)
+[ -n "$arm64" ] && packages+=(g++-aarch64-linux-gnu qemu-user gdb-multiarch)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -23,3 +33,5 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".${extras}"
+[ -n "$arm64" ] && ./scripts/build-aarch64.sh
+exit 0

@@ -52,3 +52,14 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
 @pytest.fixture
 def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     return run_cli
+
+
+ROOT = Path(__file__).resolve().parent.parent
+AARCH64 = ROOT / "build" / "aarch64" / "install" / "spmi_dbg" / "_native"
+
+
+def aarch64_native(relative: str) -> str:
+    """The Linux Arm64 build of a native artifact (scripts/build-aarch64.sh, run by setup-debian.sh --test)."""
+    p = AARCH64 / relative
+    assert p.is_file(), f"{p} is not built: run scripts/build-aarch64.sh (setup-debian.sh --test runs it)"
+    return str(p)

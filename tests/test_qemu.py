@@ -1,0 +1,132 @@
+"""Linux Arm64 processes debugged from this x64 machine (issue 7): the native core cross-built for aarch64
+(scripts/build-aarch64.sh), run under qemu-aarch64's gdbstub and driven by gdb-multiarch through the same
+driver and the same in-debugger analysis. No $_siginfo over the stub: the fault address comes from the
+faulting instruction and the registers, and the report says so."""
+
+from __future__ import annotations
+
+import json
+import resource
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+from .conftest import aarch64_native
+from .test_report import validate
+from .test_repro import BASE, DIFF, REPLAY, SEED_OPTIONS, Collections, cols, mc_bytes, report, repro, seed_collection
+
+__all__ = ["cols"]
+
+Q_REPLAY = aarch64_native("bin/spmi-replay")
+Q_BASE = aarch64_native("jit/libsamplejit_base.so")
+Q_DIFF = aarch64_native("jit/libsamplejit_diff.so")
+SYSROOT = "/usr/aarch64-linux-gnu"
+
+
+def tools() -> None:
+    for tool in ("qemu-aarch64", "gdb-multiarch"):
+        assert shutil.which(tool), f"{tool} is required (setup-debian.sh --test installs it)"
+
+
+def test_the_arm64_build_is_arm64() -> None:
+    from spmi_dbg.report.identity import elf_build_id
+
+    for path in (Q_REPLAY, Q_BASE, Q_DIFF):
+        assert elf_build_id(path)[1] == "aarch64", path
+
+
+def test_seed_crash_under_qemu(cols: Collections, tmp_path: Path) -> None:
+    tools()
+    mch = seed_collection(cols)
+    r = repro("--qemu", "aarch64", "--workers", "2", "--verify-runs", "2", "--out", "q", "--", Q_REPLAY, *SEED_OPTIONS,
+              "-p", Q_BASE, Q_DIFF, str(mch), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "q")
+    validate(rep)
+    d = rep["diagnosis"]
+    assert d["arch"] == "aarch64" and d["debugger"].startswith("gdb")
+    assert d["method_context"]["number"] == 300
+    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == ("CompileResult", "CompileMethod")
+    assert d["null_map"]["role"].startswith("base compile result")
+    assert d["signal"]["name"] == "SIGSEGV" and d["signal"]["address"] == 0x14 and d["signal"]["near_null"]
+    assert "computed from the faulting instruction and the registers" in d["signal"]["source"]
+    assert d["instruction"]["text"].startswith("ldr")  # an Arm64 load through the null map pointer
+    # The .mch is the same file on both architectures: the repro is record 300's bytes.
+    assert (tmp_path / "q" / "repro.mch").read_bytes() == mc_bytes(mch, 300)
+    assert rep["command"]["emulator"] == ["qemu-aarch64", "-L", SYSROOT]
+    assert rep["issue"]["configuration"]["emulator"]["version"].startswith("qemu-aarch64 version")
+    assert "computed from the faulting instruction" in (tmp_path / "q" / "report.md").read_text()
+    # repro.sh runs the Arm64 replay under qemu, from anywhere.
+    run = subprocess.run([str(tmp_path / "q" / "repro.sh")], capture_output=True, cwd="/", timeout=60)
+    assert run.returncode == -signal.SIGSEGV
+    # The same crash, the same bucket as the x64 build under gdb.
+    x64 = repro("--workers", "2", "--verify-runs", "0", "--out", "x", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF,
+                str(mch), cwd=tmp_path)
+    assert x64.returncode == 0, x64.stdout
+    assert report(tmp_path / "x")["diagnosis"]["bucket"] == d["bucket"]
+
+
+def test_debug_breaks_and_first_chance_faults_under_qemu(cols: Collections, tmp_path: Path) -> None:
+    """-boe makes superpmi `brk` after a failed compile (unconditionally; -boa breaks only when TracerPid says a
+    debugger is attached, which a qemu guest never sees): SIGTRAP through the stub. The guest has no SIGTRAP
+    handler (and /proc cannot tell for a guest): the break is absorbed, the pc stepped over `brk`, which would
+    trap again forever otherwise."""
+    tools()
+    mch = cols.get("qemu-mixed", 400, arch="arm64", seed=2,
+                   inject=[("jit-null", 50), ("jit-assert", 120), ("seed-arm64", 300)])
+    r = repro("--qemu", "aarch64", "--workers", "1", "--verify-runs", "1", "--out", "q", "--", Q_REPLAY, "-boe",
+              *SEED_OPTIONS, Q_BASE, Q_DIFF, str(mch), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "q")
+    assert rep["locate"]["method_context"] == 300
+    passed = {(s["method_context"], s["signal"], s["kind"], s["delivered"]) for s in rep["locate"]["stops_passed"]}
+    assert (50, "SIGSEGV", "first-chance", True) in passed
+    traps = {p for p in passed if p[1] == "SIGTRAP"}
+    assert traps and all(p[2:] == ("debug-break", False) for p in traps), passed  # absorbed, never delivered
+    assert {p[0] for p in traps} <= {50, 120}  # after each failed compile
+    err = (tmp_path / "q" / "replay.stderr").read_text() + (tmp_path / "q" / "replay.stdout").read_text()
+    assert "ERROR: Unexpected exception c0000005 was thrown." in err
+    assert "ERROR: Method 120 of size" in err  # the replay went on past each break
+
+
+def _core_limit() -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def test_arm64_core_file(cols: Collections, tmp_path: Path) -> None:
+    """A guest core written by qemu-user, diagnosed here: the PIE executable and its libraries relocated."""
+    tools()
+    mch = seed_collection(cols)
+    argv = [Q_REPLAY, *SEED_OPTIONS, Q_BASE, Q_DIFF, str(mch)]
+    run = subprocess.run(["qemu-aarch64", "-L", SYSROOT, *argv], cwd=tmp_path, preexec_fn=_core_limit,
+                         capture_output=True, timeout=60)
+    assert run.returncode == -signal.SIGSEGV
+    for host_core in tmp_path.glob("core*"):  # qemu's own (host) core, if the kernel wrote one
+        host_core.unlink()
+    cores = list(tmp_path.glob("qemu_spmi-replay_*.core"))
+    assert len(cores) == 1, list(tmp_path.iterdir())
+    r = repro("--qemu", "aarch64", "--core", str(cores[0]), "--verify-runs", "1", "--out", "c", "--", *argv,
+              cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "c")
+    d = rep["diagnosis"]
+    assert d["method_context"]["number"] == 300 and d["null_map"]["member"] == "CompileMethod"
+    assert d["folded"][:2] == ["CompileResult::repCompileMethod", "NearDiffer::compare"]
+    notes = rep["locate"]["partitions"][0]["notes"]
+    assert any("PIE executable was relocated by 0x" in n for n in notes), notes
+    assert (tmp_path / "c" / "repro.mch").read_bytes() == mc_bytes(mch, 300)
+    assert json.loads((tmp_path / "c" / "diagnosis.json").read_text())["arch"] == "aarch64"
+
+
+def test_qemu_bad_inputs(cols: Collections, tmp_path: Path) -> None:
+    mch = cols.get("repro-clean", 300)
+    cases = {("--qemu", "aarch64", "--sysroot", str(tmp_path), "--", Q_REPLAY, Q_BASE, str(mch)): "no lib/ directory",
+             ("--qemu", "aarch64", "--debugger", "lldb", "--", Q_REPLAY, Q_BASE, str(mch)):
+                 "use it with --debugger gdb",
+             ("--sysroot", SYSROOT, "--", REPLAY, BASE, str(mch)): "--sysroot goes with --qemu"}
+    for args, text in cases.items():
+        r = repro(*args, cwd=tmp_path)
+        assert r.returncode == 3, (args, r.stdout, r.stderr)
+        lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
+        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (args, r.stderr)
