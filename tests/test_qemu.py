@@ -67,6 +67,21 @@ def test_seed_crash_under_qemu(cols: Collections, tmp_path: Path) -> None:
     assert report(tmp_path / "x")["diagnosis"]["bucket"] == d["bucket"]
 
 
+def test_seed_crash_under_qemu_with_lldb(cols: Collections, tmp_path: Path) -> None:
+    """lldb 16 as the alternative: gdb-remote to the same stub, the same analysis in the worker."""
+    tools()
+    mch = seed_collection(cols)
+    r = repro("--qemu", "aarch64", "--debugger", "lldb", "--workers", "2", "--verify-runs", "1", "--out", "l", "--",
+              Q_REPLAY, *SEED_OPTIONS, Q_BASE, Q_DIFF, str(mch), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "l")
+    d = rep["diagnosis"]
+    assert d["debugger"].startswith("lldb 16") and d["arch"] == "aarch64"
+    assert rep["locate"]["method_context"] == 300 and d["null_map"]["member"] == "CompileMethod"
+    assert d["method_context"]["name"] and d["signal"]["near_null"]
+    assert (tmp_path / "l" / "repro.mch").read_bytes() == mc_bytes(mch, 300)
+
+
 def test_debug_breaks_and_first_chance_faults_under_qemu(cols: Collections, tmp_path: Path) -> None:
     """-boe makes superpmi `brk` after a failed compile (unconditionally; -boa breaks only when TracerPid says a
     debugger is attached, which a qemu guest never sees): SIGTRAP through the stub. The guest has no SIGTRAP
@@ -122,8 +137,8 @@ def test_arm64_core_file(cols: Collections, tmp_path: Path) -> None:
 def test_qemu_bad_inputs(cols: Collections, tmp_path: Path) -> None:
     mch = cols.get("repro-clean", 300)
     cases = {("--qemu", "aarch64", "--sysroot", str(tmp_path), "--", Q_REPLAY, Q_BASE, str(mch)): "no lib/ directory",
-             ("--qemu", "aarch64", "--debugger", "lldb", "--", Q_REPLAY, Q_BASE, str(mch)):
-                 "use it with --debugger gdb",
+             ("--qemu", "aarch64", "--debugger", "lldb", "--core", str(mch), "--", Q_REPLAY, Q_BASE, str(mch)):
+                 "guest core files are read with gdb-multiarch",
              ("--sysroot", SYSROOT, "--", REPLAY, BASE, str(mch)): "--sysroot goes with --qemu"}
     for args, text in cases.items():
         r = repro(*args, cwd=tmp_path)

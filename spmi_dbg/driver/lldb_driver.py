@@ -23,7 +23,11 @@ from typing import Any
 
 from spmi_dbg.analysis.policy import PassedStop
 from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.driver.qemu import QemuTarget
+from spmi_dbg.driver.qemu import kill as qemu_kill
+from spmi_dbg.driver.qemu import start as qemu_start
 from spmi_dbg.errors import ToolFailure
+from spmi_dbg.replay import parse_command
 
 REQUEST_TIMEOUT = 30.0
 DIAGNOSE_TIMEOUT = 120.0  # the full diagnosis after the fatal stop or the interrupt of a hang
@@ -40,11 +44,23 @@ def check_available() -> None:
 def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
                cwd: str | None = None, cancel: threading.Event | None = None,
                on_stop: Callable[[PassedStop], None] | None = None, max_passes: int = 1_000_000,
-               request_timeout: float = REQUEST_TIMEOUT) -> ReplayOutcome:
-    request = {"mode": "replay", "argv": argv, "timeout": timeout, "stdout": str(stdout), "stderr": str(stderr),
-               "cwd": cwd, "max_passes": max_passes, "request_timeout": request_timeout,
-               "transcript": str(transcript)}
-    return _Worker(request, transcript, cwd).run(timeout + DIAGNOSE_TIMEOUT + request_timeout, cancel, on_stop)
+               request_timeout: float = REQUEST_TIMEOUT, qemu: QemuTarget | None = None) -> ReplayOutcome:
+    """With `qemu`, argv is a guest program: it runs under qemu's gdbstub, and lldb attaches with gdb-remote."""
+    request: dict[str, Any] = {"mode": "replay", "argv": argv, "timeout": timeout, "stdout": str(stdout),
+                               "stderr": str(stderr), "cwd": cwd, "max_passes": max_passes,
+                               "request_timeout": request_timeout, "transcript": str(transcript)}
+    worker = _Worker(request, transcript, cwd)
+    guest = None
+    if qemu is not None:
+        guest, port = qemu_start(qemu, argv, stdout=stdout, stderr=stderr, cwd=cwd)
+        dirs = sorted({os.path.dirname(os.path.abspath(p)) for p in [*parse_command(argv).jits, argv[0]]})
+        request["qemu"] = {"port": port, "sysroot": qemu.sysroot, "dirs": dirs}
+        worker.inferior = guest.pid
+    try:
+        return worker.run(timeout + DIAGNOSE_TIMEOUT + request_timeout, cancel, on_stop)
+    finally:
+        if guest is not None:
+            qemu_kill(guest)
 
 
 def diagnose_core(core: Path, program: str | None, *, transcript: Path, cwd: str | None = None,

@@ -102,14 +102,49 @@ class Worker:
         self._signals()
 
     # -- the run --------------------------------------------------------------------------------------------
+    def _connect(self, qemu: dict[str, Any]) -> None:
+        """The guest waiting under qemu's gdbstub (spmi_dbg.driver.qemu started it): gdb-remote, the guest's
+        libraries from the sysroot, the JITs from their directories; resumed from its entry point."""
+        lldb = self.lldb
+        launch = self.target.GetLaunchInfo()  # what the view's argv() reads: /proc knows nothing of the guest
+        launch.SetArguments(self.req["argv"][1:], False)
+        self.target.SetLaunchInfo(launch)
+        ret = lldb.SBCommandReturnObject()
+        interp = self.debugger.GetCommandInterpreter()
+        interp.HandleCommand(f"platform select remote-linux --sysroot {qemu['sysroot']}", ret)
+        interp.HandleCommand("settings set target.exec-search-paths " + " ".join(qemu["dirs"]), ret)
+        err = lldb.SBError()
+        self.process = self.target.ConnectRemote(self.debugger.GetListener(), f"connect://127.0.0.1:{qemu['port']}",
+                                                 "gdb-remote", err)
+        if not err.Success() or not self.process.IsValid():
+            raise RuntimeError(f"lldb could not attach to qemu's gdbstub on port {qemu['port']}: {err.GetCString()}")
+        self._wait_stopped(float(self.req.get("request_timeout", 30)))
+        self._signals()
+        self.process.Continue()
+
+    def _wait_stopped(self, seconds: float) -> None:
+        listener = self.debugger.GetListener()
+        event = self.lldb.SBEvent()
+        until = time.monotonic() + seconds
+        while self.process.GetState() != self.lldb.eStateStopped:
+            if time.monotonic() > until:
+                raise RuntimeError("the guest did not stop at its entry point after the attach")
+            listener.WaitForEvent(1, event)
+        while listener.PeekAtNextEvent(event):  # the attach's own stop: not one of the replay's
+            listener.GetNextEvent(event)
+
     def replay(self) -> dict[str, Any]:
         start = time.monotonic()
         self._debugger()
         self._target(self.req["argv"][0])
-        self._launch()
+        if self.req.get("qemu"):
+            self._connect(self.req["qemu"])
+        else:
+            self._launch()
         running = time.monotonic()
-        self.out.send({"event": "started", "pid": int(self.process.GetProcessID()),
-                       "startup_seconds": running - start})
+        if not self.req.get("qemu"):  # under qemu the parent owns the process (the stub says pid 1)
+            self.out.send({"event": "started", "pid": int(self.process.GetProcessID()),
+                           "startup_seconds": running - start})
         self.out.log(f"# launched {' '.join(self.req['argv'])} (pid {self.process.GetProcessID()})")
         deadline = running + float(self.req["timeout"])
         listener = self.debugger.GetListener()

@@ -152,8 +152,19 @@ class LldbProcess:
 
     @property
     def pid(self) -> int | None:
+        """The process's pid on this machine, for /proc: None for a core file, or when the pid is not this
+        target's program here (a remote stub's: qemu's gdbstub calls its guest process 1)."""
         pid = self._process.GetProcessID()
-        return int(pid) if pid else None
+        if not pid:
+            return None
+        exe = self._target.GetExecutable()
+        try:
+            here = os.path.realpath(f"/proc/{pid}/exe")
+        except OSError:
+            return None
+        if exe.IsValid() and here != os.path.realpath(exe.fullpath or ""):
+            return None
+        return int(pid)
 
     @property
     def debugger(self) -> str:

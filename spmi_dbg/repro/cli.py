@@ -187,8 +187,8 @@ def options(args: argparse.Namespace) -> Any:
 
     qemu = _qemu(args)
     if args.debugger == "lldb":
-        if qemu is not None:
-            raise UsageError("--qemu debugs through qemu's gdbstub with gdb-multiarch: use it with --debugger gdb")
+        if qemu is not None and getattr(args, "core", None) is not None:
+            raise UsageError("--qemu --core: guest core files are read with gdb-multiarch: use --debugger gdb")
         from spmi_dbg.driver import lldb_driver
         from spmi_dbg.driver.lldb_session import LldbUnavailable
 
@@ -199,7 +199,7 @@ def options(args: argparse.Namespace) -> Any:
         if getattr(args, "core", None) is not None and not args.command[1:] and not args.mch:
             raise UsageError("--debugger lldb --core: lldb does not tell the core's command line; give the superpmi "
                              "command after --: spmi-dbg repro --debugger lldb --core CORE -- superpmi ...")
-        debugger: Any = functools.partial(lldb_driver.run_replay, cwd=os.getcwd())
+        debugger: Any = functools.partial(lldb_driver.run_replay, cwd=os.getcwd(), qemu=qemu)
         read_core: Any = lldb_driver.diagnose_core
         tool: dict[str, Any] = {}
     else:
@@ -224,7 +224,7 @@ def options(args: argparse.Namespace) -> Any:
     if qemu is not None:
         cmd = dataclasses.replace(cmd, emulator=tuple(qemu.prefix()))
     return ReproOptions(command=cmd, debugger=debugger, out=getattr(args, "out", None),
-                        debugger_name="gdb-multiarch" if qemu is not None else args.debugger,
+                        debugger_name="gdb-multiarch" if qemu is not None and args.debugger == "gdb" else args.debugger,
                         workers=args.workers, timeout=args.timeout, verify_runs=args.verify_runs,
                         core=core.resolve() if core else None, core_reader=core_reader, redact=args.redact)
 
