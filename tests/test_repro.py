@@ -41,6 +41,15 @@ def report(bundle: Path) -> dict[str, Any]:
     return data
 
 
+def assert_seed_diagnosis(d: dict[str, Any], number: int = 300) -> None:
+    """The seed crash as every driver must tell it: the method context, SIGSEGV near null, the base JIT's
+    compile result without a CompileMethod map."""
+    assert d["method_context"]["number"] == number and d["method_context"]["name"]
+    assert d["signal"]["name"] == "SIGSEGV" and d["signal"]["near_null"]
+    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == ("CompileResult", "CompileMethod")
+    assert d["null_map"]["role"].startswith("base compile result")
+
+
 def seed_collection(cols: Collections) -> Path:
     return cols.get("repro-seed", 400, arch="arm64", seed=2, inject=[("seed-arm64", 300)])
 

@@ -11,7 +11,19 @@ import signal
 import subprocess
 from pathlib import Path
 
-from .test_repro import BASE, DIFF, REPLAY, SEED_OPTIONS, Collections, cols, mc_bytes, report, repro, seed_collection
+from .test_repro import (
+    BASE,
+    DIFF,
+    REPLAY,
+    SEED_OPTIONS,
+    Collections,
+    assert_seed_diagnosis,
+    cols,
+    mc_bytes,
+    report,
+    repro,
+    seed_collection,
+)
 
 __all__ = ["cols"]
 
@@ -39,10 +51,7 @@ def check_seed_bundle(bundle: Path, mch: Path) -> dict[str, object]:
     rep = report(bundle)
     assert rep["outcome"] == "verified" and rep["exit_code"] == 0
     d = json.loads((bundle / "diagnosis.json").read_text())
-    assert d["method_context"]["number"] == 300 and d["method_context"]["name"]
-    assert d["signal"]["name"] == "SIGSEGV" and d["signal"]["near_null"]
-    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == ("CompileResult", "CompileMethod")
-    assert d["null_map"]["role"].startswith("base compile result")
+    assert_seed_diagnosis(d)
     assert (bundle / "repro.mch").read_bytes() == mc_bytes(mch, 300)
     assert rep["verification"]["accepted"] and rep["verification"]["debugger_run"]["reproduced"]
     assert rep["locate"]["partitions"][0]["status"] == "fatal"

@@ -20,6 +20,7 @@ from .test_repro import (
     REPLAY,
     SEED_OPTIONS,
     Collections,
+    assert_seed_diagnosis,
     cols,
     mc_bytes,
     no_replays_left,
@@ -43,10 +44,7 @@ def check_seed(bundle: Path, mch: Path) -> dict[str, object]:
     assert rep["outcome"] == "verified" and rep["exit_code"] == 0
     d = json.loads((bundle / "diagnosis.json").read_text())
     assert d["debugger"].startswith("lldb 16")
-    assert d["method_context"]["number"] == 300 and d["method_context"]["name"]
-    assert d["signal"]["name"] == "SIGSEGV" and d["signal"]["near_null"]
-    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == ("CompileResult", "CompileMethod")
-    assert d["null_map"]["role"].startswith("base compile result")
+    assert_seed_diagnosis(d)
     assert (bundle / "repro.mch").read_bytes() == mc_bytes(mch, 300)
     assert rep["verification"]["accepted"] and rep["verification"]["debugger_run"]["reproduced"]
     return rep

@@ -9,6 +9,7 @@ import functools
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -100,16 +101,20 @@ def _positive_float(text: str) -> float:
     return v
 
 
-def run(args: argparse.Namespace) -> int:
+def one_line_errors(name: str, body: Callable[[], int]) -> int:
+    """`body`, with our errors as one line on stderr: 4 for the debugger failing, 3 for usage and input."""
     try:
-        opts = options(args)
+        return body()
     except ToolFailure as e:
-        print(f"spmi-dbg repro: error: {e}", file=sys.stderr)
+        print(f"spmi-dbg {name}: error: {e}", file=sys.stderr)
         return EXIT_TOOL
     except SpmiDbgError as e:
-        print(f"spmi-dbg repro: error: {e}", file=sys.stderr)
+        print(f"spmi-dbg {name}: error: {e}", file=sys.stderr)
         return EXIT_INPUT
-    return int(execute(opts).exit_code)
+
+
+def run(args: argparse.Namespace) -> int:
+    return one_line_errors("repro", lambda: int(execute(options(args)).exit_code))
 
 
 def execute(opts: Any, *, extra_rows: Any = None) -> Any:

@@ -12,14 +12,12 @@ import argparse
 import functools
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from spmi_dbg import paths
-from spmi_dbg.errors import SpmiDbgError, ToolFailure, UsageError
-from spmi_dbg.repro.exits import EXIT_INPUT, EXIT_TOOL
+from spmi_dbg.errors import UsageError
 
 DEFAULT_METHODS = 200_000
 DEFAULT_AT = 150_000
@@ -61,14 +59,9 @@ def _positive_int(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     at = args.at if args.at is not None else min(DEFAULT_AT, max(1, args.methods * 3 // 4))
-    try:
-        return _run(args, at)
-    except ToolFailure as e:
-        print(f"spmi-dbg demo: error: {e}", file=sys.stderr)
-        return EXIT_TOOL
-    except SpmiDbgError as e:
-        print(f"spmi-dbg demo: error: {e}", file=sys.stderr)
-        return EXIT_INPUT
+    from spmi_dbg.repro.cli import one_line_errors
+
+    return one_line_errors("demo", lambda: _run(args, at))
 
 
 def _native(relative: str) -> str:

@@ -8,9 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg.errors import SpmiDbgError, ToolFailure
-from spmi_dbg.repro.exits import EXIT_INPUT, EXIT_TOOL
-
 EPILOG = """Replays the whole collection under the debugger, resuming after each crash; one verified repro bundle per
 crash bucket (from its smallest member by IL size), and a summary: OUT/triage.md, OUT/triage.json.
 
@@ -39,19 +36,17 @@ def add_parsers(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from spmi_dbg.repro.cli import one_line_errors
+
+    return one_line_errors("triage", lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
     from spmi_dbg.repro.cli import options
+    from spmi_dbg.triage.display import TerminalTriageProgress, print_summary
     from spmi_dbg.triage.pipeline import TriageOptions, run_triage
 
-    try:
-        repro = options(args)
-    except ToolFailure as e:
-        print(f"spmi-dbg triage: error: {e}", file=sys.stderr)
-        return EXIT_TOOL
-    except SpmiDbgError as e:
-        print(f"spmi-dbg triage: error: {e}", file=sys.stderr)
-        return EXIT_INPUT
-    from spmi_dbg.triage.display import TerminalTriageProgress, print_summary
-
+    repro = options(args)
     progress = TerminalTriageProgress() if sys.stderr.isatty() else None
     try:
         result = run_triage(TriageOptions(repro, args.out, args.max_crashes), progress)
