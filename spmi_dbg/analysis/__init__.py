@@ -17,6 +17,9 @@ def preload() -> None:
             importlib.import_module(name)
         except ImportError:
             pass
+    from spmi_dbg.analysis import knownbugs
+
+    knownbugs.table()  # parsed once, not at the first crash
     try:  # capstone sets up each architecture's tables at its first disassembly
         import capstone
 

@@ -26,6 +26,7 @@ NEAR_NULL_LIMIT = 0x10000
 HARDWARE_SIGNALS = {_signal.SIGSEGV, _signal.SIGBUS, _signal.SIGILL, _signal.SIGFPE}
 SIGNATURE_FRAMES = 4
 QUICK_FRAMES = 64  # the quick check at first-chance stops looks no deeper (JitInstance::CompileMethod is near)
+OVERFLOW_FRAMES = 256  # read at a stack overflow
 
 
 @dataclass
@@ -75,7 +76,14 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     notes: list[str] = []
     sig = process.signal()
     thread = process.selected_thread()
-    frames = thread.frames(None if full else QUICK_FRAMES) if thread is not None else []
+    overflow = full and sig is not None and _stack_overflow(process, sig)
+    # A stack overflow's ~20,000 frames would take seconds to read: its innermost frames show the recursion, and
+    # the JIT's Compiler::compMethodSuperPMIIndex there gives the method context (else: native bisection).
+    limit = OVERFLOW_FRAMES if overflow else (None if full else QUICK_FRAMES)
+    frames = thread.frames(limit) if thread is not None else []
+    if overflow and len(frames) >= OVERFLOW_FRAMES:
+        notes.append(f"stack overflow: only the innermost {OVERFLOW_FRAMES} frames were read (the recursion); the "
+                     "outer ones, down to main, were not")
     argv = process.argv()
     cmd = parse_command(argv) if argv else None
 
