@@ -145,3 +145,20 @@ def test_qemu_bad_inputs(cols: Collections, tmp_path: Path) -> None:
         assert r.returncode == 3, (args, r.stdout, r.stderr)
         lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
         assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (args, r.stderr)
+
+
+def test_triage_under_qemu_gives_the_x64_buckets(cols: Collections, tmp_path: Path) -> None:
+    """Three crash kinds (one a stack overflow, whose fault address under qemu comes from the instruction): the
+    Arm64 process under qemu and the x64 one bucket them identically."""
+    from .test_triage import collection, triage
+
+    tools()
+    mch = collection(cols)
+    buckets = {}
+    for name, argv in (("arm64", ["--qemu", "aarch64", "--", Q_REPLAY, *SEED_OPTIONS, Q_BASE, Q_DIFF, str(mch)]),
+                       ("x64", ["--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)])):
+        r = triage("--workers", "2", "--verify-runs", "0", "--out", name, *argv, cwd=tmp_path)
+        assert r.returncode == 0, r.stdout + r.stderr
+        data = json.loads((tmp_path / name / "triage.json").read_text())
+        buckets[name] = {b["bucket"]: b["method_contexts"] for b in data["buckets"]}
+    assert buckets["arm64"] == buckets["x64"] and len(buckets["x64"]) == 3

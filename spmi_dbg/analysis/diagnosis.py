@@ -3,6 +3,7 @@ pipeline use. Debugger-neutral: it reads only the view in `view.py`. Every fact 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import os
@@ -76,6 +77,18 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     notes: list[str] = []
     sig = process.signal()
     thread = process.selected_thread()
+    insn: Instruction | None = None
+    if full and thread is not None:
+        top = thread.frames(1)
+        insn = decode(process, top[0].pc) if top else None
+        if sig is not None and sig.address is None and sig.signo in (_signal.SIGSEGV, _signal.SIGBUS) and \
+                insn is not None and insn.memory_address is not None:
+            # No siginfo (lldb on a core file, a qemu stub): the faulting instruction's memory operand, from the
+            # registers, is where it faulted.
+            sig = dataclasses.replace(sig, address=insn.memory_address, source=sig.source + "; fault address "
+                                      "computed from the faulting instruction and the registers")
+            notes.append("no fault address in the signal information: computed from the faulting instruction's "
+                         f"memory operand ({insn.text}) and the registers")
     overflow = full and sig is not None and _stack_overflow(process, sig)
     # A stack overflow's ~20,000 frames would take seconds to read: its innermost frames show the recursion, and
     # the JIT's Compiler::compMethodSuperPMIIndex there gives the method context (else: native bisection).
@@ -96,16 +109,6 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
         notes.append("no signal information at this stop")
 
     pc = frames[0].pc if frames else None
-    insn: Instruction | None = decode(process, pc) if (full and pc is not None) else None
-    if signal_fact is not None and signal_fact["address"] is None and sig is not None and \
-            sig.signo in (_signal.SIGSEGV, _signal.SIGBUS) and insn is not None and insn.memory_address is not None:
-        # No siginfo (lldb on a core file, a qemu stub): the faulting instruction's memory operand, from the
-        # registers, is where it faulted.
-        signal_fact["address"] = insn.memory_address
-        signal_fact["near_null"] = insn.memory_address < NEAR_NULL_LIMIT
-        signal_fact["source"] += "; fault address computed from the faulting instruction and the registers"
-        notes.append("no fault address in the signal information: computed from the faulting instruction's memory "
-                     f"operand ({insn.text}) and the registers")
     module = _faulting_module(process, frames, cmd.jits if cmd else [], argv[0] if argv else None)
     handling = _handling(process, sig, frames, module)
     if not full:
