@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -55,20 +56,30 @@ def collections(directory: Path, methods: int, factor: float) -> tuple[Path, Pat
     return clean, faulty, len(faults)
 
 
-def time_native(argv: list[str]) -> float:
+def cpu() -> float:
+    """CPU seconds of this process and of its reaped descendants (gdb reaps the replay): less sensitive than
+    wall time to the other tenants of a shared machine."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def time_native(argv: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds)."""
+    c0 = cpu()
     r = run_native(argv, timeout=900)
     assert r.signal is None and not r.timed_out, r.to_json()
-    return r.seconds
+    return r.seconds, cpu() - c0
 
 
-def time_driver(argv: list[str], tmp: Path) -> tuple[float, float, list[float]]:
-    """(wall seconds, debugger start-up seconds, per-stop seconds as the driver times them)."""
-    start = time.monotonic()
+def time_driver(argv: list[str], tmp: Path) -> tuple[float, float, float, list[float]]:
+    """(wall seconds, CPU seconds (driver + gdb + replay), debugger start-up seconds, per-stop seconds as the
+    driver times them)."""
+    start, c0 = time.monotonic(), cpu()
     o = run_replay(argv, timeout=900, stdout=tmp / "out", stderr=tmp / "err", transcript=tmp / "mi.log")
-    elapsed = time.monotonic() - start
+    elapsed, used = time.monotonic() - start, cpu() - c0
     (tmp / "mi.log").unlink()
     assert o.kind == "exited", o
-    return elapsed, o.startup_seconds, [p.seconds for p in o.passed]
+    return elapsed, used, o.startup_seconds, [p.seconds for p in o.passed]
 
 
 def time_repro(argv: list[str], tmp: Path) -> float:
@@ -100,9 +111,12 @@ def measure(factor: float, a: argparse.Namespace, replay: str, jit: str) -> bool
         for _ in range(a.repeat):
             for name, mch in (("clean", clean), ("faulty", faulty)):
                 argv = [replay, jit, str(mch)]
-                keep(f"native-{name}", time_native(argv))
-                s, up, per = time_driver(argv, tmp)
+                w, c = time_native(argv)
+                keep(f"native-{name}", w)
+                keep(f"native-cpu-{name}", c)
+                s, c, up, per = time_driver(argv, tmp)
                 keep(f"driver-{name}", s)
+                keep(f"driver-cpu-{name}", c)
                 startup.append(up)
                 if name == "faulty":
                     own, stops = per, len(per)
@@ -130,6 +144,11 @@ def measure(factor: float, a: argparse.Namespace, replay: str, jit: str) -> bool
     ratio = dr / nf
     print(f"  faulty under the driver / native = {ratio:.2f}x  (goal <= 1.3x: {'met' if ratio <= 1.3 else 'NOT met'}); "
           f"without the debugger start: {(dr - statistics.median(startup)) / nf:.2f}x")
+    cn, cd = best["native-cpu-faulty"], best["driver-cpu-faulty"]
+    per_cpu = ((cd - best["driver-cpu-clean"]) - (cn - best["native-cpu-clean"])) / max(stops, 1)
+    print(f"  in CPU time (driver + gdb + replay vs the replay): faulty {cd:.2f} s vs {cn:.2f} s = {cd / cn:.2f}x; "
+          f"clean {best['driver-cpu-clean']:.2f} s vs {best['native-cpu-clean']:.2f} s (fixed cost); "
+          f"{per_cpu * 1000:.2f} ms CPU per stop")
     return ratio <= 1.3
 
 
