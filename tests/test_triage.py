@@ -92,3 +92,16 @@ def test_max_crashes_and_no_crash(cols: Collections, tmp_path: Path) -> None:
     data = json.loads((tmp_path / "c" / "triage.json").read_text())
     assert data["buckets"] == [] and data["crashes"] == []
     assert "No crash" in (tmp_path / "c" / "triage.md").read_text()
+
+
+def test_triage_bad_inputs_are_one_line_errors(cols: Collections, tmp_path: Path) -> None:
+    mch = cols.get("repro-clean", 300)
+    cases = {("--", REPLAY, BASE, str(tmp_path / "none.mch")): "none.mch: collection not found",
+             ("--max-crashes", "0", "--", REPLAY, BASE, str(mch)): "--max-crashes: must be at least 1",
+             ("--", REPLAY, str(tmp_path / "nojit.so"), str(mch)): "JIT not found"}
+    for args, text in cases.items():
+        r = triage(*args, cwd=tmp_path)
+        assert r.returncode == 3, (args, r.stdout, r.stderr)
+        lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
+        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (args, r.stderr)
+    assert not (tmp_path / "spmi-triage").exists()
