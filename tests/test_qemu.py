@@ -139,7 +139,9 @@ def test_qemu_bad_inputs(cols: Collections, tmp_path: Path) -> None:
     cases = {("--qemu", "aarch64", "--sysroot", str(tmp_path), "--", Q_REPLAY, Q_BASE, str(mch)): "no lib/ directory",
              ("--qemu", "aarch64", "--debugger", "lldb", "--core", str(mch), "--", Q_REPLAY, Q_BASE, str(mch)):
                  "guest core files are read with gdb-multiarch",
-             ("--sysroot", SYSROOT, "--", REPLAY, BASE, str(mch)): "--sysroot goes with --qemu"}
+             ("--sysroot", SYSROOT, "--", REPLAY, BASE, str(mch)): "--sysroot goes with --qemu",
+             ("--qemu", "aarch64", "--", REPLAY, BASE, str(mch)): "spmi-replay is built for x86_64",
+             ("--", Q_REPLAY, Q_BASE, str(mch)): "built for aarch64, and this machine is x86_64 (add --qemu aarch64)"}
     for args, text in cases.items():
         r = repro(*args, cwd=tmp_path)
         assert r.returncode == 3, (args, r.stdout, r.stderr)

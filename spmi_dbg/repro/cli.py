@@ -226,12 +226,30 @@ def options(args: argparse.Namespace) -> Any:
             raise InputError(str(core), "core file not found")
         core_reader = functools.partial(_read_core, reader=read_core, cwd=os.getcwd(), tool=tool)
     cmd = _command(args)
+    _check_machine(cmd.program, qemu)
     if qemu is not None:
         cmd = dataclasses.replace(cmd, emulator=tuple(qemu.prefix()))
     return ReproOptions(command=cmd, debugger=debugger, out=getattr(args, "out", None),
                         debugger_name="gdb-multiarch" if qemu is not None and args.debugger == "gdb" else args.debugger,
                         workers=args.workers, timeout=args.timeout, verify_runs=args.verify_runs,
                         core=core.resolve() if core else None, core_reader=core_reader, redact=args.redact)
+
+
+def _check_machine(program: str, qemu: Any) -> None:
+    """The program must run here: this machine's architecture, or the one --qemu emulates."""
+    import platform
+
+    from spmi_dbg.report.identity import elf_build_id
+
+    machine = elf_build_id(program)[1]
+    host = platform.machine()
+    if machine is None:
+        return
+    if qemu is not None and machine != qemu.arch:
+        raise UsageError(f"--qemu {qemu.arch}: {program} is built for {machine}")
+    if qemu is None and machine != host:
+        hint = " (add --qemu aarch64)" if machine == "aarch64" else ""
+        raise UsageError(f"{program} is built for {machine}, and this machine is {host}{hint}")
 
 
 def _qemu(args: argparse.Namespace) -> Any:
