@@ -164,3 +164,18 @@ def test_triage_under_qemu_gives_the_x64_buckets(cols: Collections, tmp_path: Pa
         data = json.loads((tmp_path / name / "triage.json").read_text())
         buckets[name] = {b["bucket"]: b["method_contexts"] for b in data["buckets"]}
     assert buckets["arm64"] == buckets["x64"] and len(buckets["x64"]) == 3
+
+
+def test_hang_under_qemu(cols: Collections, tmp_path: Path) -> None:
+    """qemu-user's stub hears gdb's interrupt only at a syscall or a signal: the driver sends the guest SIGINT
+    through qemu instead, and the hang is diagnosed like on x64."""
+    tools()
+    mch = cols.get("repro-hang", 400, inject=[("hang", 250)])
+    r = repro("--qemu", "aarch64", "--workers", "2", "--timeout", "3", "--verify-runs", "1", "--out", "h", "--",
+              Q_REPLAY, Q_BASE, str(mch), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "h")
+    assert rep["diagnosis"]["hang"] is True and rep["locate"]["method_context"] == 250
+    assert rep["diagnosis"]["signature"].startswith("hang | Compiler::optCanonicalizeLoops")
+    assert rep["verification"]["debugger_run"]["reproduced"]
+    assert subprocess.run(["pgrep", "-f", str(mch)], capture_output=True).returncode == 1  # no qemu left behind

@@ -289,9 +289,14 @@ class _Run:
         raise ToolFailure(f"`{command}` gave no JSON: {reply.console[-300:]!r}")
 
     def _hang(self, start: float, running: float, timeout: float) -> ReplayOutcome:
-        reply = self.channel.request("-exec-interrupt")
-        if reply.error is not None:
-            raise ToolFailure(f"gdb could not interrupt the replay: {reply.error}")
+        if self.remote and self.inferior:
+            # qemu-user's gdbstub reads gdb's interrupt only when the guest makes a syscall or gets a signal (a
+            # spinning JIT does neither): a SIGINT to qemu goes to the guest, and the stub reports that stop.
+            os.kill(self.inferior, signal.SIGINT)
+        else:
+            reply = self.channel.request("-exec-interrupt")
+            if reply.error is not None:
+                raise ToolFailure(f"gdb could not interrupt the replay: {reply.error}")
         wait_until = time.monotonic() + self.channel.request_timeout
         while True:
             left = wait_until - time.monotonic()

@@ -54,7 +54,7 @@ def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, t
     if qemu is not None:
         guest, port = qemu_start(qemu, argv, stdout=stdout, stderr=stderr, cwd=cwd)
         dirs = sorted({os.path.dirname(os.path.abspath(p)) for p in [*parse_command(argv).jits, argv[0]]})
-        request["qemu"] = {"port": port, "sysroot": qemu.sysroot, "dirs": dirs}
+        request["qemu"] = {"port": port, "sysroot": qemu.sysroot, "dirs": dirs, "pid": guest.pid}
         worker.inferior = guest.pid
     try:
         return worker.run(timeout + DIAGNOSE_TIMEOUT + request_timeout, cancel, on_stop)

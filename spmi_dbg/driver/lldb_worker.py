@@ -13,6 +13,8 @@ stop diagnosed."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -247,7 +249,11 @@ class Worker:
 
         lldb = self.lldb
         self.out.log(f"# --timeout {timeout:g} s: interrupting")
-        self.process.Stop()
+        qemu = self.req.get("qemu")
+        if qemu:  # qemu-user's stub hears an interrupt only at a syscall or a signal: SIGINT goes to the guest
+            os.kill(int(qemu["pid"]), signal.SIGINT)
+        else:
+            self.process.Stop()
         listener = self.debugger.GetListener()
         event = lldb.SBEvent()
         until = time.monotonic() + float(self.req.get("request_timeout", 30))
