@@ -23,7 +23,8 @@ examples:
   spmi-dbg repro --from-log superpmi.4.log
   spmi-dbg repro --core core.12345 -- superpmi -a -target arm64 base/libclrjit.so diff/libclrjit.so libraries.mch
   spmi-dbg repro -- superpmi -a -target arm64 base/libclrjit.so diff/libclrjit.so libraries.mch
-  spmi-dbg repro --mch libraries.mch --base-jit base/libclrjit.so --jit diff/libclrjit.so -- -a -target arm64"""
+  spmi-dbg repro --mch libraries.mch --base-jit base/libclrjit.so --jit diff/libclrjit.so -- -a -target arm64
+  spmi-dbg repro --qemu aarch64 -- arm64/superpmi -a arm64/base/libclrjit.so arm64/diff/libclrjit.so libraries.mch"""
 
 
 def add_parsers(sub: Any) -> None:
