@@ -33,20 +33,16 @@ class StopsResult:
     detail: str = ""
 
 
-# Runs inside gdb after `run`. PASS and STOP_FIRST are set by the caller. A debug break is resumed
-# without delivering SIGTRAP unless the program has a SIGTRAP handler (debugger-notes.md: pass SIGTRAP
-# with `signal SIGTRAP` only to a program that handles it; superpmi's DEBUG_BREAK expects the debugger to
-# absorb it, and on aarch64 the pc must step over `brk`).
+# Runs inside gdb after `run`. STOP_FIRST, MAX_PASSES and TIMEOUT are set by the caller. Each stop gets the
+# quick check and spmi_dbg.analysis.policy's decision, as in the drivers.
 _GDB_LOOP = r'''
 import gdb, json, time
 
-def _catches(proc, signo):
-    mask = proc.caught_signals()
-    return mask is not None and bool(mask & (1 << (signo - 1)))
-
 from spmi_dbg.gdb.view import GdbProcess
 from spmi_dbg.analysis import diagnose
+from spmi_dbg.analysis.policy import decide
 passed = []
+previous = None
 result = None
 deadline = time.monotonic() + TIMEOUT
 while result is None:
@@ -57,18 +53,18 @@ while result is None:
         result = {"outcome": "signaled" if sig is not None else "exited", "passed": passed,
                   "exit_status": None if code is None else int(code), "signal": None if sig is None else int(sig)}
         break
-    quick = diagnose(GdbProcess(), full=False)
-    kind = quick.handling["kind"]
-    if not STOP_FIRST and kind in PASS and quick.signal is not None and len(passed) < MAX_PASSES \
-            and time.monotonic() < deadline:
-        proc = GdbProcess()
-        deliver = kind != "debug-break" or _catches(proc, quick.signal["signo"])
-        passed.append({"signal": quick.signal["name"], "kind": kind, "frame": (quick.folded or ["?"])[0],
-                       "method_context": (quick.method_context or {}).get("number"), "delivered": deliver})
-        if deliver:
-            gdb.execute("signal " + quick.signal["name"], to_string=True)
+    proc = GdbProcess()
+    quick = diagnose(proc, full=False)
+    d = decide(quick.policy_facts(), pc=quick.pc, arch=proc.arch, caught_mask=proc.caught_signals(),
+               previous=previous, passes_left=len(passed) < MAX_PASSES and time.monotonic() < deadline)
+    if not STOP_FIRST and not d.stop and d.passed is not None:
+        previous = d.passed
+        passed.append({"signal": d.passed.signal, "kind": d.passed.kind, "frame": d.passed.frame,
+                       "method_context": d.passed.method_context, "delivered": d.deliver})
+        if d.deliver:
+            gdb.execute("signal " + d.passed.signal, to_string=True)
         else:  # resume past the break without the signal, as a debugger user does
-            if proc.arch == "aarch64":
+            if d.step_over_brk:
                 gdb.execute("set $pc = $pc + 4", to_string=True)  # brk is re-executed otherwise
             gdb.execute("continue", to_string=True)
         continue
@@ -76,16 +72,13 @@ while result is None:
 print(MARK + json.dumps(result))
 '''
 
-PASS_KINDS = ("first-chance", "debug-break")
-
-
 def run_gdb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.0, max_passes: int = 10000,
             cwd: str | None = None, gdb: str = "gdb") -> StopsResult:
     """One fresh gdb on argv; returns the diagnosis of the first stop the replay would not survive
     (or of the very first stop with stop_first=True)."""
     with tempfile.TemporaryDirectory(prefix="spmi-dbg-gdb-") as tmp:
         script = Path(tmp) / "loop.py"
-        script.write_text(f"MARK = {MARK!r}\nPASS = {PASS_KINDS!r}\nSTOP_FIRST = {stop_first!r}\n"
+        script.write_text(f"MARK = {MARK!r}\nSTOP_FIRST = {stop_first!r}\n"
                           f"MAX_PASSES = {max_passes}\nTIMEOUT = {timeout!r}\n" + _GDB_LOOP)
         out_file, err_file = Path(tmp) / "stdout", Path(tmp) / "stderr"
         args = " ".join(shlex.quote(a) for a in argv[1:])  # `run ARGS` replaces --args, so they go here
@@ -114,6 +107,7 @@ def run_lldb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.
              cwd: str | None = None) -> StopsResult:
     """The same over lldb's SB API, in this process (one fresh SBDebugger per call)."""
     from spmi_dbg.analysis import diagnose, preload
+    from spmi_dbg.analysis.policy import PassedStop, decide
     from spmi_dbg.driver.lldb_session import LldbSession
 
     preload()
@@ -122,6 +116,7 @@ def run_lldb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.
         from spmi_dbg.lldb.view import LldbProcess  # importable once LldbSession found the lldb module
 
         passed: list[dict[str, Any]] = []
+        previous: PassedStop | None = None
         deadline = time.monotonic() + timeout
         try:
             while True:
@@ -132,17 +127,13 @@ def run_lldb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.
                     return StopsResult("signaled", passed=passed, signal=st.signo)
                 view = LldbProcess(session.target)
                 quick = diagnose(view, full=False)
-                kind = quick.handling["kind"]
-                if not stop_first and kind in PASS_KINDS and quick.signal is not None and \
-                        len(passed) < max_passes and time.monotonic() < deadline:
-                    signo = int(quick.signal["signo"])
-                    mask = view.caught_signals()
-                    deliver = kind != "debug-break" or (mask is not None and bool(mask & (1 << (signo - 1))))
-                    passed.append({"signal": quick.signal["name"], "kind": kind,
-                                   "frame": (quick.folded or ["?"])[0],
-                                   "method_context": (quick.method_context or {}).get("number"),
-                                   "delivered": deliver})
-                    session.resume(deliver=deliver, step_over_brk=not deliver and view.arch == "aarch64")
+                d = decide(quick.policy_facts(), pc=quick.pc, arch=view.arch, caught_mask=view.caught_signals(),
+                           previous=previous, passes_left=len(passed) < max_passes and time.monotonic() < deadline)
+                if not stop_first and not d.stop and d.passed is not None:
+                    previous = d.passed
+                    passed.append({"signal": d.passed.signal, "kind": d.passed.kind, "frame": d.passed.frame,
+                                   "method_context": d.passed.method_context, "delivered": d.deliver})
+                    session.resume(deliver=d.deliver, step_over_brk=d.step_over_brk)
                     continue
                 return StopsResult("stop", diagnose(view).to_json(), passed)
         finally:
