@@ -35,11 +35,10 @@ from spmi_dbg.analysis.procfs import caught_signals
 from spmi_dbg.driver.loader import gdbinit_line
 from spmi_dbg.driver.mi import MiChannel, Record, mi_quote
 from spmi_dbg.driver.outcome import ReplayOutcome
-from spmi_dbg.driver.qemu import QemuTarget
+from spmi_dbg.driver.qemu import QemuTarget, library_dirs
 from spmi_dbg.driver.qemu import kill as qemu_kill
 from spmi_dbg.driver.qemu import start as qemu_start
 from spmi_dbg.errors import ToolFailure
-from spmi_dbg.replay import parse_command
 
 FAULTS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE")  # caught by the conditional catchpoint
 STOP_SIGNALS = ("SIGABRT",)  # plus SIGTRAP, stopped on by default
@@ -121,11 +120,7 @@ def _setup(channel: MiChannel, argv: list[str], notes: Path, max_passes: int) ->
 
 def _remote_paths(channel: MiChannel, qemu: QemuTarget, argv: list[str]) -> None:
     """The guest's libraries from the sysroot; the JITs (absolute host paths) from their own directories."""
-    dirs = []
-    for p in [*parse_command(argv).jits, argv[0]]:
-        d = os.path.dirname(os.path.abspath(p))
-        if d not in dirs:
-            dirs.append(d)
+    dirs = library_dirs(argv)
     _check(channel, "-interpreter-exec console " + mi_quote(f"set sysroot {qemu.sysroot}"))
     _check(channel, "-interpreter-exec console " + mi_quote(f"set solib-search-path {':'.join(dirs)}"))
 
@@ -388,7 +383,7 @@ def _relocate(channel: MiChannel, program: str, qemu: QemuTarget, argv: list[str
         return []  # not PIE, or gdb relocated it itself
     disp = at_entry - entry
     _check(channel, "-interpreter-exec console " + mi_quote(f"symbol-file -o {disp:#x} {program}"))
-    dirs = sorted({os.path.dirname(os.path.abspath(p)) for p in [*parse_command(argv).jits, program]})
+    dirs = library_dirs([program, *argv[1:]])
     added = _check(channel, "-interpreter-exec console " + mi_quote(
         f"python print(len(__import__('spmi_dbg.gdb.coresyms', fromlist=['x']).load_solibs({qemu.sysroot!r}, "
         f"{dirs!r})))"))

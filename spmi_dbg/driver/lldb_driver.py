@@ -23,11 +23,10 @@ from typing import Any
 
 from spmi_dbg.analysis.policy import PassedStop
 from spmi_dbg.driver.outcome import ReplayOutcome
-from spmi_dbg.driver.qemu import QemuTarget
+from spmi_dbg.driver.qemu import QemuTarget, library_dirs
 from spmi_dbg.driver.qemu import kill as qemu_kill
 from spmi_dbg.driver.qemu import start as qemu_start
 from spmi_dbg.errors import ToolFailure
-from spmi_dbg.replay import parse_command
 
 REQUEST_TIMEOUT = 30.0
 DIAGNOSE_TIMEOUT = 120.0  # the full diagnosis after the fatal stop or the interrupt of a hang
@@ -53,8 +52,7 @@ def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, t
     guest = None
     if qemu is not None:
         guest, port = qemu_start(qemu, argv, stdout=stdout, stderr=stderr, cwd=cwd)
-        dirs = sorted({os.path.dirname(os.path.abspath(p)) for p in [*parse_command(argv).jits, argv[0]]})
-        request["qemu"] = {"port": port, "sysroot": qemu.sysroot, "dirs": dirs, "pid": guest.pid}
+        request["qemu"] = {"port": port, "sysroot": qemu.sysroot, "dirs": library_dirs(argv), "pid": guest.pid}
         worker.inferior = guest.pid
     try:
         return worker.run(timeout + DIAGNOSE_TIMEOUT + request_timeout, cancel, on_stop)

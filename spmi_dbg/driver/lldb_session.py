@@ -75,17 +75,7 @@ class LldbSession:
         if not self.target.IsValid():
             raise SpmiDbgError(f"lldb cannot load {argv[0]}")
         self._index_anchors()
-        info = lldb.SBLaunchInfo(argv[1:])
-        info.AddOpenFileAction(0, "/dev/null", True, False)
-        info.AddOpenFileAction(1, str(stdout), False, True)
-        info.AddOpenFileAction(2, str(stderr), False, True)
-        if cwd:
-            info.SetWorkingDirectory(cwd)
-        info.SetLaunchFlags(info.GetLaunchFlags() | lldb.eLaunchFlagDisableASLR)
-        err = lldb.SBError()
-        self.process: Any = self.target.Launch(info, err)
-        if not err.Success() or not self.process.IsValid():
-            raise SpmiDbgError(f"lldb could not launch {argv[0]}: {err.GetCString()}")
+        self.process: Any = launch(lldb, self.target, argv, str(stdout), str(stderr), cwd)
         signals = self.process.GetUnixSignals()
         # SIGTRAP reaches the program (superpmi's -boa/-boe debug breaks) when we resume after a stop.
         signals.SetShouldSuppress(5, False)
@@ -100,16 +90,10 @@ class LldbSession:
         lldb = self.lldb
         st = self.process.GetState()
         if st == lldb.eStateExited:
-            status = self.process.GetExitStatus()
-            desc = self.process.GetExitDescription() or ""
-            if "signal" in desc.lower():
-                return LldbStop("crashed", _signal_from(desc), None)
-            # lldb 16 reports death by a signal as an exit status equal to the signal number, with no
-            # description (the gdb-remote 'X' packet's kind is lost): a status equal to the signal the last
-            # resume delivered is that signal killing the process (the replay's own exit codes are 0-3, 255).
-            if not desc and self._delivered is not None and status == self._delivered:
-                return LldbStop("crashed", status, None)
-            return LldbStop("exited", None, status)
+            signo = death_signal(self.process, self._delivered)
+            if signo is not None:
+                return LldbStop("crashed", signo, None)
+            return LldbStop("exited", None, int(self.process.GetExitStatus()))
         thread = self.process.GetSelectedThread()
         if thread.IsValid() and thread.GetStopReason() == lldb.eStopReasonSignal:
             return LldbStop("stopped", int(thread.GetStopReasonDataAtIndex(0)), None)
@@ -122,20 +106,58 @@ class LldbSession:
         signo = int(thread.GetStopReasonDataAtIndex(0)) \
             if thread.IsValid() and thread.GetStopReason() == self.lldb.eStopReasonSignal else None
         self._delivered = signo if deliver else None
-        signals = self.process.GetUnixSignals()
-        if signo is not None and not deliver:
-            signals.SetShouldSuppress(signo, True)
-            if step_over_brk:
-                frame = thread.GetFrameAtIndex(0)
-                frame.SetPC(frame.GetPC() + 4)
-        self.process.Continue()
-        if signo is not None and not deliver:
-            signals.SetShouldSuppress(signo, False)
+        resume(self.process, thread, signo, deliver=deliver, step_over_brk=step_over_brk)
 
     def kill(self) -> None:
         if self.process.IsValid():
             self.process.Kill()
         self.lldb.SBDebugger.Destroy(self.debugger)
+
+
+def launch(lldb: Any, target: Any, argv: list[str], stdout: str, stderr: str, cwd: str | None) -> Any:
+    """Launch argv[0]'s target with stdin from /dev/null and stdout/stderr to files, ASLR off (as gdb)."""
+    info = lldb.SBLaunchInfo(argv[1:])
+    info.AddOpenFileAction(0, "/dev/null", True, False)
+    info.AddOpenFileAction(1, stdout, False, True)
+    info.AddOpenFileAction(2, stderr, False, True)
+    if cwd:
+        info.SetWorkingDirectory(cwd)
+    info.SetLaunchFlags(info.GetLaunchFlags() | lldb.eLaunchFlagDisableASLR)
+    err = lldb.SBError()
+    process = target.Launch(info, err)
+    if not err.Success() or not process.IsValid():
+        raise SpmiDbgError(f"lldb could not launch {argv[0]}: {err.GetCString()}")
+    return process
+
+
+def death_signal(process: Any, delivered: int | None) -> int | None:
+    """The signal an exited process died of, or None for a normal exit. lldb 16 reports death by a signal as
+    an exit status equal to the signal number, with no description (the gdb-remote 'X' packet's kind is
+    lost): a status equal to the signal the last resume delivered is that signal killing the process
+    (superpmi's own exit codes are 0-3, 254, 255; superpmi-conventions.md 1.2)."""
+    status = int(process.GetExitStatus())
+    desc = process.GetExitDescription() or ""
+    if "signal" in desc.lower():
+        return _signal_from(desc)
+    if not desc and delivered is not None and status == delivered:
+        return status
+    return None
+
+
+def resume(process: Any, thread: Any, signo: int | None, *, deliver: bool, step_over_brk: bool) -> Any:
+    """Continue. With deliver, the signal the thread stopped with reaches the program; without, it is
+    suppressed for this one resume (a debug break the debugger absorbs; on aarch64 the pc steps over brk,
+    which would trap again). Returns Continue's SBError."""
+    signals = process.GetUnixSignals()
+    if signo is not None and not deliver:
+        signals.SetShouldSuppress(signo, True)
+        if step_over_brk:
+            frame = thread.GetFrameAtIndex(0)
+            frame.SetPC(frame.GetPC() + 4)
+    err = process.Continue()
+    if signo is not None and not deliver:
+        signals.SetShouldSuppress(signo, False)
+    return err
 
 
 def _signal_from(text: str) -> int | None:

@@ -21,7 +21,9 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from spmi_dbg.analysis.policy import PassedStop, decide
-from spmi_dbg.driver.lldb_session import import_lldb
+from spmi_dbg.analysis.view import signal_name
+from spmi_dbg.driver.lldb_session import death_signal, import_lldb, launch, resume
+from spmi_dbg.errors import SpmiDbgError
 
 STOP_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGTRAP")
 KEEP = ("SIGSTOP", "SIGKILL", "SIGINT")  # lldb's own: left as they are
@@ -88,19 +90,8 @@ class Worker:
                 signals.SetShouldSuppress(signo, False)
 
     def _launch(self) -> None:
-        lldb = self.lldb
-        argv = self.req["argv"]
-        info = lldb.SBLaunchInfo(argv[1:])
-        info.AddOpenFileAction(0, "/dev/null", True, False)
-        info.AddOpenFileAction(1, self.req["stdout"], False, True)
-        info.AddOpenFileAction(2, self.req["stderr"], False, True)
-        if self.req.get("cwd"):
-            info.SetWorkingDirectory(self.req["cwd"])
-        info.SetLaunchFlags(info.GetLaunchFlags() | lldb.eLaunchFlagDisableASLR)
-        err = lldb.SBError()
-        self.process = self.target.Launch(info, err)
-        if not err.Success() or not self.process.IsValid():
-            raise RuntimeError(f"lldb could not launch {argv[0]}: {err.GetCString()}")
+        self.process = launch(self.lldb, self.target, self.req["argv"], self.req["stdout"], self.req["stderr"],
+                              self.req.get("cwd"))
         self._signals()
 
     # -- the run --------------------------------------------------------------------------------------------
@@ -176,16 +167,10 @@ class Worker:
 
     def _exited(self, outcome: Callable[..., dict[str, Any]]) -> dict[str, Any]:
         status = int(self.process.GetExitStatus())
-        desc = self.process.GetExitDescription() or ""
-        self.out.log(f"# exited: status {status} {desc!r}")
-        signo = _signal_from(desc) if "signal" in desc.lower() else None
-        # lldb 16 reports death by a signal as an exit status equal to the signal number, without a
-        # description: a status equal to the signal the last resume delivered is that signal killing the
-        # replay (superpmi's own exit codes are 0-3, 254, 255; superpmi-conventions.md 1.2).
-        if signo is None and not desc and self.delivered is not None and status == self.delivered:
-            signo = status
+        self.out.log(f"# exited: status {status} {self.process.GetExitDescription() or ''!r}")
+        signo = death_signal(self.process, self.delivered)
         if signo is not None:
-            name = _signame(signo)
+            name = signal_name(signo)
             return outcome("signaled", signal=name,
                            notes=[f"the replay died of {name} after it was passed on"] if self.passed else [])
         return outcome("exited", exit_status=status)
@@ -229,17 +214,7 @@ class Worker:
         return None
 
     def _resume(self, thread: Any, signo: int, deliver: bool, step_over_brk: bool) -> None:
-        """Continue; the stop's signal reaches the replay unless suppressed for this one resume (a debug break
-        the debugger absorbs; on aarch64 the pc steps over `brk`)."""
-        signals = self.process.GetUnixSignals()
-        if not deliver:
-            signals.SetShouldSuppress(signo, True)
-            if step_over_brk:
-                frame = thread.GetFrameAtIndex(0)
-                frame.SetPC(frame.GetPC() + 4)
-        err = self.process.Continue()
-        if not deliver:
-            signals.SetShouldSuppress(signo, False)
+        err = resume(self.process, thread, signo, deliver=deliver, step_over_brk=step_over_brk)
         if err.Fail():
             raise RuntimeError(f"lldb could not resume the replay: {err.GetCString()}")
 
@@ -301,25 +276,6 @@ def _stack(thread: Any, index: int) -> dict[str, Any]:
     return {"id": index + 1, "target_id": f"LWP {thread.tid}", "name": None, "frames": frames}
 
 
-def _signame(signo: int) -> str:
-    import signal
-
-    try:
-        return signal.Signals(signo).name
-    except ValueError:
-        return f"signal {signo}"
-
-
-def _signal_from(text: str) -> int | None:
-    import re
-    import signal
-
-    m = re.search(r"(SIG[A-Z]+)", text)
-    if m and hasattr(signal, m.group(1)):
-        return int(getattr(signal, m.group(1)))
-    return None
-
-
 def main() -> int:
     request = json.loads(sys.stdin.readline())
     with open(request["transcript"], "a", encoding="utf-8", errors="replace") as transcript:
@@ -330,8 +286,9 @@ def main() -> int:
             result = worker.core() if request.get("mode") == "core" else worker.replay()
             out.send({"event": "outcome", "outcome": result})
         except Exception as e:  # reported to the parent as a tool failure, never as a result
-            out.log(f"# lldb worker failed: {type(e).__name__}: {e}")
-            out.send({"event": "error", "message": f"{type(e).__name__}: {e}"})
+            said = str(e) if isinstance(e, (RuntimeError, SpmiDbgError)) else f"{type(e).__name__}: {e}"
+            out.log(f"# lldb worker failed: {said}")
+            out.send({"event": "error", "message": said})
             return 1
         finally:
             if worker is not None:

@@ -41,6 +41,19 @@ class QemuTarget:
         return [self.emulator, "-L", self.sysroot]
 
 
+def library_dirs(argv: list[str]) -> list[str]:
+    """Where the debugger finds the guest's own shared objects: the JITs' (absolute host paths) and the
+    program's directories; the system libraries come from the sysroot."""
+    from spmi_dbg.replay import parse_command
+
+    out: list[str] = []
+    for p in [*parse_command(argv).jits, argv[0]]:
+        d = os.path.dirname(os.path.abspath(p))
+        if d not in out:
+            out.append(d)
+    return out
+
+
 def free_port() -> int:
     with _lock:
         for _ in range(100):
