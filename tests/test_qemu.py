@@ -30,7 +30,7 @@ def tools() -> None:
 
 
 def test_the_arm64_build_is_arm64() -> None:
-    from spmi_dbg.report.identity import elf_build_id
+    from spmi_dbg.elf import elf_build_id
 
     for path in (Q_REPLAY, Q_BASE, Q_DIFF):
         assert elf_build_id(path)[1] == "aarch64", path

@@ -12,7 +12,7 @@ def preload() -> None:
     import importlib
 
     for name in ("capstone", "capstone.x86", "capstone.arm64", "spmi_dbg.mch.collection", "spmi_dbg.analysis.disasm",
-                 "spmi_dbg.analysis.spmi_command"):
+                 "spmi_dbg.commands.spmi"):
         try:
             importlib.import_module(name)
         except ImportError:

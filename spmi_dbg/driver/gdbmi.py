@@ -370,7 +370,7 @@ def diagnose_core(core: Path, program: str | None, *, transcript: Path, gdb: str
 
 def _relocate(channel: MiChannel, program: str, qemu: QemuTarget, argv: list[str]) -> list[str]:
     """A guest core of a PIE program that gdb left unrelocated: displacement = AT_ENTRY - e_entry."""
-    from spmi_dbg.report.identity import elf_entry
+    from spmi_dbg.elf import elf_entry
 
     auxv = _check(channel, "-interpreter-exec console " + mi_quote("info auxv"))
     m = re.search(r"AT_ENTRY\s.*?(0x[0-9a-f]+)\s*$", auxv, re.M)

@@ -1,10 +1,10 @@
-"""The `spmi` command for gdb: parses nothing itself, runs spmi_dbg.analysis.spmi_command over GdbProcess."""
+"""The `spmi` command for gdb: parses nothing itself, runs spmi_dbg.commands.spmi over GdbProcess."""
 
 from __future__ import annotations
 
 import gdb
 
-from spmi_dbg.analysis.spmi_command import HELP, run
+from spmi_dbg.commands.spmi import HELP, run
 from spmi_dbg.gdb.view import GdbProcess
 
 

@@ -1,10 +1,10 @@
-"""The `spmi` command for lldb: runs spmi_dbg.analysis.spmi_command over LldbProcess."""
+"""The `spmi` command for lldb: runs spmi_dbg.commands.spmi over LldbProcess."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from spmi_dbg.analysis.spmi_command import HELP, run
+from spmi_dbg.commands.spmi import HELP, run
 from spmi_dbg.lldb.view import LldbProcess
 
 

@@ -11,7 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.errors import InputError
+from spmi_dbg.report.markdown import render_markdown
+from spmi_dbg.report.redact import Redactor
+from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION, TRIAGE_SCHEMA_VERSION
+from spmi_dbg.report.text import render_text
+from spmi_dbg.report.triage import triage_markdown, triage_text
 
 GH_REPO = "dotnet/runtime"
 
@@ -31,9 +37,6 @@ def add_parsers(sub: Any) -> None:
 
 def load(path: Path) -> tuple[str, dict[str, Any], Path]:
     """("report" | "triage", the data, the directory)."""
-    from spmi_dbg.report.data import SCHEMA_VERSION
-    from spmi_dbg.triage.report import SCHEMA_VERSION as TRIAGE_SCHEMA
-
     if path.is_dir():
         candidates = [path / "report.json", path / "triage.json"]
         found = next((c for c in candidates if c.is_file()), None)
@@ -53,7 +56,7 @@ def load(path: Path) -> tuple[str, dict[str, Any], Path]:
     except json.JSONDecodeError as e:
         raise InputError(str(path), f"line {e.lineno} column {e.colno} (offset {e.pos}): not valid JSON: "
                                     f"{e.msg}") from None
-    want = TRIAGE_SCHEMA if kind == "triage" else SCHEMA_VERSION
+    want = TRIAGE_SCHEMA_VERSION if kind == "triage" else REPORT_SCHEMA_VERSION
     if not isinstance(data, dict) or data.get("schema") != want:
         got = data.get("schema") if isinstance(data, dict) else None
         raise InputError(str(path), f"schema {got}, expected {want}: written by another spmi-dbg version; "
@@ -62,9 +65,6 @@ def load(path: Path) -> tuple[str, dict[str, Any], Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spmi_dbg.atomic import atomic_write_text
-    from spmi_dbg.report.redact import Redactor
-
     kind, data, directory = load(args.bundle)
     redactor = Redactor.here() if args.redact else None
     if redactor is not None:
@@ -89,10 +89,5 @@ def render(kind: str, data: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(data, indent=2) + "\n"
     if kind == "triage":
-        from spmi_dbg.triage.report import triage_markdown, triage_text
-
         return triage_markdown(data) if fmt == "md" else triage_text(data)
-    from spmi_dbg.report.markdown import render_markdown
-    from spmi_dbg.report.text import render_text
-
     return render_markdown(data) if fmt == "md" else render_text(data)

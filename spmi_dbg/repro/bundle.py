@@ -1,23 +1,23 @@
 """The repro bundle: repro.mch + repro.mch.mct (written by isolate), repro.sh (the exact command on the repro,
-quoted for sh), diagnosis.json, report.md and report.json (spmi_dbg.report), debugger.log (the debugger
-transcripts), replay.stdout/replay.stderr (the replay's own output). Written atomically, also when a phase
-failed: the report then says which one and why. With --redact every file but the collection records has
-the home directory, user name and host name replaced (spmi_dbg.report.redact)."""
+quoted for sh), diagnosis.json, report.json (repro.report_data) and report.md (rendered from it by
+spmi_dbg.report), debugger.log (the debugger transcripts), replay.stdout/replay.stderr (the replay's own
+output). Written atomically, also when a phase failed: the report then says which one and why. With --redact
+every file but the collection records has the home directory, user name and host name replaced
+(spmi_dbg.report.redact)."""
 
 from __future__ import annotations
 
 import json
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from spmi_dbg.atomic import atomic_write_bytes, atomic_write_text
+from spmi_dbg.report.markdown import render_markdown
+from spmi_dbg.report.redact import Redactor
 from spmi_dbg.repro.isolate import REPRO_NAME
 from spmi_dbg.repro.locate import PartitionRun
 from spmi_dbg.repro.pipeline import ReproResult
-
-if TYPE_CHECKING:
-    from spmi_dbg.report.redact import Redactor
+from spmi_dbg.repro.report_data import report_data
 
 
 def out_dir_for(result: ReproResult) -> Path:
@@ -31,10 +31,6 @@ def out_dir_for(result: ReproResult) -> Path:
 
 
 def write_bundle(result: ReproResult, work: Path) -> list[Path]:
-    from spmi_dbg.report.data import report_data
-    from spmi_dbg.report.markdown import render_markdown
-    from spmi_dbg.report.redact import Redactor
-
     assert result.out is not None
     out = result.out
     out.mkdir(parents=True, exist_ok=True)

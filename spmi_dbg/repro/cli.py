@@ -240,7 +240,7 @@ def _check_machine(program: str, qemu: Any) -> None:
     """The program must run here: this machine's architecture, or the one --qemu emulates."""
     import platform
 
-    from spmi_dbg.report.identity import elf_build_id
+    from spmi_dbg.elf import elf_build_id
 
     machine = elf_build_id(program)[1]
     host = platform.machine()

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg import paths
+from spmi_dbg.elf import is_elf
 from spmi_dbg.errors import InputError, UsageError
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mclist import compress_ranges, parse_mclist
@@ -162,11 +163,10 @@ def _resolve_program(program: str) -> str:
     if not os.access(found, os.X_OK):
         raise InputError(found, "superpmi program is not executable")
     try:
-        with open(found, "rb") as f:
-            magic = f.read(4)
+        elf = is_elf(found)
     except OSError as e:
         raise InputError(found, f"cannot read the superpmi program: {e.strerror}") from None
-    if magic != b"\x7fELF":
+    if not elf:
         raise InputError(found, "superpmi program is not an ELF executable (a debugger cannot run a script: give "
                                 "the real program)")
     return str(Path(found).resolve())

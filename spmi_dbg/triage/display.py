@@ -66,7 +66,7 @@ class TerminalTriageProgress(TriageProgress):
 def print_summary(result: TriageResult) -> None:
     import json
 
-    from spmi_dbg.triage.report import triage_text
+    from spmi_dbg.report.triage import triage_text
 
     data = json.loads((result.options.out / "triage.json").read_text())
     sys.stdout.write(triage_text(data) + f"triage: {result.options.out / 'triage.md'}\n")

@@ -35,7 +35,7 @@ class TriageResult:
 
 
 def run_triage(opts: TriageOptions, progress: TriageProgress | None = None) -> TriageResult:
-    from spmi_dbg.triage.report import write_triage
+    from spmi_dbg.triage.triage_data import write_triage
 
     start = time.monotonic()
     r = opts.repro

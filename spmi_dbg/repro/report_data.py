@@ -1,5 +1,6 @@
-"""report.json: everything a repro run found, as data (versioned schema: schema/report-1.json). report.md and
-the text summary are rendered from this data alone (markdown.py, text.py), so `spmi-dbg report BUNDLE`
+"""report.json: everything a repro run found, as data (versioned schema: spmi_dbg/report/schema/report-N.json).
+This is repro's own serializer; report.md and the text summary are rendered from this data alone
+(spmi_dbg.report.markdown, spmi_dbg.report.text), so `spmi-dbg report BUNDLE`
 re-renders a bundle without the run. The `issue` section holds the facts of dotnet/runtime's bug template:
 description, reproduction steps, expected and actual behaviour, regression (by experiment), known
 workarounds, configuration, other information (how each fact was obtained)."""
@@ -13,11 +14,11 @@ from typing import Any
 
 from spmi_dbg import __version__
 from spmi_dbg.analysis import knownbugs
-from spmi_dbg.report import identity
+from spmi_dbg.mch.mclist import compress_ranges
+from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION
+from spmi_dbg.repro import identity
 from spmi_dbg.repro.pipeline import ReproResult
 
-SCHEMA_VERSION = 2
-SCHEMA = f"report-{SCHEMA_VERSION}.json"
 _VERBS = {"SIGSEGV": "segfaults", "SIGABRT": "aborts", "SIGBUS": "dies of SIGBUS (bus error)",
           "SIGILL": "dies of SIGILL (illegal instruction)", "SIGFPE": "dies of SIGFPE (arithmetic exception)",
           "SIGTRAP": "dies of an unhandled debug break (SIGTRAP)"}
@@ -28,7 +29,7 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
     located = result.located
     d = located.diagnosis if located else None
     data: dict[str, Any] = {
-        "schema": SCHEMA_VERSION,
+        "schema": REPORT_SCHEMA_VERSION,
         "tool": f"spmi-dbg {__version__}",
         "outcome": result.outcome,
         "exit_code": result.exit_code,
@@ -70,8 +71,6 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
 
 
 def _spec(numbers: tuple[int, ...]) -> str:
-    from spmi_dbg.mch.mclist import compress_ranges
-
     return compress_ranges(list(numbers))
 
 

@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 from spmi_dbg.analysis.diagnosis import Diagnosis
-from spmi_dbg.analysis.render import render_text
 from spmi_dbg.atomic import atomic_write_text
+from spmi_dbg.commands.why import render_text
+from spmi_dbg.mch.collection import Collection
 
 
 def render_markdown(d: Diagnosis) -> str:
@@ -39,8 +40,6 @@ def write_bundle(d: Diagnosis, out: Path) -> list[Path]:
         written.append(out / name)
     mc = d.method_context
     if mc is not None and mc.get("input"):
-        from spmi_dbg.mch.collection import Collection
-
         with Collection.open(mc["input"]) as col:
             toc = col.extract([int(mc["number"])], out / "repro.mch")
         written += [out / "repro.mch", toc]

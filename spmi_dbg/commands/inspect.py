@@ -1,0 +1,112 @@
+"""`spmi maps` and `spmi disasm`: a MethodContext's or CompileResult's maps with their item counts (null ones
+marked), and a compile result's code disassembled for the architecture the JIT generated it for."""
+
+from __future__ import annotations
+
+from spmi_dbg.analysis.disasm import DisasmError, code_of
+from spmi_dbg.analysis.facts import member_int
+from spmi_dbg.analysis.mcnumber import find_method_context
+from spmi_dbg.analysis.view import Process, Value
+from spmi_dbg.commands.result import CommandResult
+from spmi_dbg.errors import SpmiDbgError
+from spmi_dbg.mch.collection import Collection
+from spmi_dbg.replay import parse_command
+
+
+def _is_map(type_name: str) -> bool:
+    return "LightWeightMap<" in type_name and type_name.rstrip().endswith("*")
+
+
+def describe_maps(owner: Value, label: str) -> list[str]:
+    """One line per map member of a MethodContext/CompileResult: name, item count, or null."""
+    if owner.as_int() == 0:
+        return [f"{label}: null pointer"]
+    out = [f"{label} ({owner.type_name.rstrip(' *')}):"]
+    for name, v in owner.fields():
+        if not _is_map(v.type_name):
+            continue
+        ptr = v.as_int()
+        if ptr is None:
+            out.append(f"  {name:<40} (not readable)")
+        elif ptr == 0:
+            out.append(f"  {name:<40} null (never recorded)")
+        else:
+            n = member_int(v, "numItems")
+            buf = member_int(v, "bufferLength")
+            out.append(f"  {name:<40} {n if n is not None else '?'} item(s), {buf if buf is not None else '?'} "
+                       "buffer bytes")
+    return out
+
+
+def maps(process: Process, expr: str | None) -> CommandResult:
+    if expr:
+        v = process.evaluate(expr)
+        if v is None:
+            return CommandResult("", f"spmi maps: cannot evaluate '{expr}'")
+        if not any(t in v.type_name for t in ("MethodContext", "CompileResult")):
+            return CommandResult("", f"spmi maps: '{expr}' is a {v.type_name}, expected a MethodContext* or "
+                                     "CompileResult*")
+        return CommandResult("\n".join(describe_maps(v, expr)))
+    thread = process.selected_thread()
+    for f in thread.frames() if thread is not None else []:
+        for var in ("mc", "MethodToCompile", "this"):
+            v = f.variable(var)
+            if v is not None and v.type_name.replace(" ", "") == "MethodContext*" and v.as_int():
+                lines = describe_maps(v, var)
+                for sub in ("cr", "originalCR"):
+                    crv = v.field(sub)
+                    if crv is not None and crv.as_int() is not None:
+                        lines += describe_maps(crv, f"{var}->{sub}")
+                return CommandResult("\n".join(lines))
+    return CommandResult("", "spmi maps: no MethodContext in the stack; give an expression")
+
+
+def _lookup(process: Process, expr: str) -> Value | None:
+    """A plain name is looked up in the frames of the stack (cr1/cr2 live in NearDiffer::compare), else the
+    expression is evaluated in the selected frame."""
+    if expr.isidentifier():
+        thread = process.selected_thread()
+        for f in thread.frames(200) if thread is not None else []:
+            v = f.variable(expr)
+            if v is not None and not v.optimized_out:
+                return v
+    return process.evaluate(expr)
+
+
+def target_arch(process: Process) -> str:
+    """The architecture the JIT generated code for: superpmi's -target, else the recorded
+    GetExpectedTargetArchitecture of the current method context, else the process's own."""
+    cmd = parse_command(process.argv() or [])
+    opts = [o.lower() for o in cmd.options]
+    if "-target" in opts and opts.index("-target") + 1 < len(opts):
+        t = opts[opts.index("-target") + 1]
+        return "aarch64" if t in ("arm64", "aarch64") else "x86_64"
+    thread = process.selected_thread()
+    found, _ = find_method_context(thread.frames() if thread is not None else [])
+    if found is not None and cmd.input:
+        try:
+            with Collection.open(cmd.input) as col:
+                arch = col.method_context(found.number).target_arch_name
+            if arch in ("arm64", "x64"):
+                return "aarch64" if arch == "arm64" else "x86_64"
+        except SpmiDbgError:
+            pass
+    return process.arch
+
+
+def disasm(process: Process, expr: str) -> CommandResult:
+    v = _lookup(process, expr)
+    if v is None:
+        return CommandResult("", f"spmi disasm: cannot find or evaluate '{expr}'")
+    if "CompileResult" not in v.type_name:
+        return CommandResult("", f"spmi disasm: '{expr}' is a {v.type_name}, expected a CompileResult*")
+    if v.as_int() == 0:
+        return CommandResult("", f"spmi disasm: '{expr}' is a null pointer")
+    arch = target_arch(process)
+    try:
+        listing = code_of(process, v, arch)
+    except DisasmError as e:
+        return CommandResult("", f"spmi disasm: {expr}: {e}")
+    native = "unknown (no CompileMethod map)" if listing.native_size is None else str(listing.native_size)
+    head = f"{expr}: {arch} code, hotCodeSize {listing.hot_code_size}, nativeSizeOfCode {native}"
+    return CommandResult("\n".join([head, *listing.lines]))

@@ -1,0 +1,13 @@
+"""The versions of the data formats report/ renders: report.json (`schema/report-N.json`, written by
+spmi_dbg.repro.report_data) and triage.json (`schema/triage-N.json`, written by spmi_dbg.triage.triage_data).
+A renderer refuses data of another version rather than guess at its shape."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPORT_SCHEMA_VERSION = 2
+TRIAGE_SCHEMA_VERSION = 1
+SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
+REPORT_SCHEMA = f"report-{REPORT_SCHEMA_VERSION}.json"
+TRIAGE_SCHEMA = f"triage-{TRIAGE_SCHEMA_VERSION}.json"

@@ -1,0 +1,93 @@
+"""triage.json: what a triage run found, as data (schema spmi_dbg/report/schema/triage-N.json): the crashes, the
+buckets with their members, smallest member and repro bundle, the first-chance stops passed on, what superpmi
+reported itself. triage.md is rendered from this data alone (spmi_dbg.report.triage)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from spmi_dbg import __version__
+from spmi_dbg.atomic import atomic_write_text
+from spmi_dbg.report.redact import Redactor
+from spmi_dbg.report.schema import TRIAGE_SCHEMA_VERSION
+from spmi_dbg.report.triage import triage_markdown
+from spmi_dbg.repro.pipeline import REPLAY_INPUT_FAILURES
+from spmi_dbg.triage.buckets import Bucket, first_chance, reported_by_superpmi
+from spmi_dbg.triage.pipeline import TriageResult
+
+
+def triage_json(result: TriageResult) -> dict[str, Any]:
+    r = result.options.repro
+    cmd = r.command
+    run = result.run
+    inputs = sorted({run_.outcome.exit_status for run_ in run.segments
+                     if run_.outcome is not None and run_.outcome.exit_status in REPLAY_INPUT_FAILURES} - {None})
+    return {
+        "schema": TRIAGE_SCHEMA_VERSION,
+        "tool": f"spmi-dbg {__version__}",
+        "exit_code": result.exit_code,
+        "seconds": round(result.seconds, 3),
+        "replay_seconds": round(result.replay_seconds, 3),
+        "command": {"program": cmd.program, "jits": list(cmd.jits), "input": cmd.input, "options": list(cmd.options),
+                    "argv": cmd.argv(), "method_contexts": cmd.count, "notes": list(cmd.notes)},
+        "debugger": r.debugger_name,
+        "workers": r.workers,
+        "max_crashes": result.options.max_crashes,
+        "stopped_at_max_crashes": run.stopped_early,
+        "crashes": [{"method_context": c.number, "bucket": c.bucket, "partition": c.run.partition.index,
+                     "segment": c.run.partition.spec, "kind": c.located.expectation.kind if c.located.expectation
+                     else "crash", "method_context_source": c.located.method_context_source}
+                    for c in run.crashes],
+        "buckets": [_bucket(b, result) for b in result.buckets],
+        "segments": [s.to_json() for s in run.segments],
+        "first_chance": [g.to_json() for g in first_chance(run.passed)],
+        "reported_by_superpmi": {k: [g.to_json() for g in v] for k, v in reported_by_superpmi(run.segments).items()},
+        "replay_input_errors": [{"exit_status": s, "name": REPLAY_INPUT_FAILURES[s]} for s in inputs if s is not None],
+        "tool_failures": [{"partition": t.partition.index, "segment": t.partition.spec, "failures": t.failures}
+                          for t in run.tool_failures],
+        "notes": run.notes,
+    }
+
+
+def _bucket(b: Bucket, result: TriageResult) -> dict[str, Any]:
+    d = b.diagnosis
+    repro = result.bundles.get(b.key)
+    small = b.smallest
+    return {
+        "bucket": b.key, "kind": b.kind, "signal": b.signal, "signature": d.get("signature"),
+        "title": _title(b), "count": len(b.members),
+        "method_contexts": [m.number for m in b.members],
+        "members": [{"method_context": m.number, "name": m.name, "il_size": m.il_size} for m in b.members],
+        "smallest": {"method_context": small.number, "name": small.name, "il_size": small.il_size},
+        "null_map": d.get("null_map"), "faulting_module": d.get("faulting_module"),
+        "known_bugs": d.get("known_bugs") or [],
+        "repro": None if repro is None else {
+            "bundle": str(repro.out), "outcome": repro.outcome, "exit_code": repro.exit_code,
+            "method_contexts": repro.method_contexts,
+            "rate": None if repro.verification is None else round(repro.verification.rate, 4),
+            "summary": None if repro.verification is None else repro.verification.summary()},
+    }
+
+
+def _title(b: Bucket) -> str:
+    d = b.diagnosis
+    frames = [f for f in d.get("signature_frames") or d.get("folded") or [] if f and f != "??"]
+    top = f" in {frames[0]}" if frames else ""
+    if b.kind == "hang":
+        return f"superpmi hangs{top}"
+    nm = d.get("null_map")
+    null = f" (null {nm['owner_type']}::{nm['member']} of the {nm['role']})" if nm else ""
+    return f"superpmi {b.signal or 'crash'}{top}{null}"
+
+
+def write_triage(result: TriageResult, work: Path) -> list[Path]:
+    out = result.options.out
+    data = triage_json(result)
+    if result.options.repro.redact:
+        data = json.loads(Redactor.here().text(json.dumps(data)))
+    files = [out / "triage.json", out / "triage.md"]
+    atomic_write_text(files[0], json.dumps(data, indent=2) + "\n")
+    atomic_write_text(files[1], triage_markdown(data))
+    return files
