@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from spmi_dbg import __version__
+from spmi_dbg import __version__, exits
 from spmi_dbg.errors import SpmiDbgError
 
 
@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return e.exit_code
     except KeyboardInterrupt:
         print("spmi-dbg: interrupted", file=sys.stderr)
-        return 130
+        return exits.INTERRUPTED
     except BrokenPipeError:
         # `spmi-dbg mch list big.mch | head`: the reader went away; not an error.
         sys.stderr.close()

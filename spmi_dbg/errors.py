@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+from spmi_dbg import exits
+
 
 class SpmiDbgError(Exception):
     """An error with a one-line, user-facing message. The CLI prints `str(err)` and exits non-zero."""
 
-    exit_code = 1
+    exit_code = exits.BAD_INPUT
 
 
 class UsageError(SpmiDbgError):
-    exit_code = 2
+    exit_code = exits.USAGE
 
 
 class ToolFailure(SpmiDbgError):
     """One of the tool's own helpers failed (a debugger died, stopped answering, or its extension failed):
     never to be mistaken for a result about the program being debugged."""
 
-    exit_code = 4
+    exit_code = exits.TOOL_FAILURE
 
 
 class InputError(SpmiDbgError):

@@ -1,5 +1,5 @@
 """The diagnosis under REAL gdb and lldb (no mocks): every crash class of the replay core (native/README.md),
-run by spmi_dbg.driver.stops (one fresh debugger per run) against the installed spmi-replay (-O2 -g, like
+run by tests.harness.stops (one fresh debugger per run) against the installed spmi-replay (-O2 -g, like
 real superpmi) and, for the seed crash, spmi-replay-O0; the two debuggers must agree. Then the `spmi` command,
 the pretty printers/summaries and the init lines inside each debugger.
 
@@ -24,9 +24,9 @@ import pytest
 
 from spmi_dbg import paths
 from spmi_dbg.driver.loader import gdbinit_line, lldbinit_lines
-from spmi_dbg.driver.stops import StopsResult, run_gdb, run_lldb
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.sample.build import build
+from tests.harness.stops import StopsResult, run_gdb, run_lldb
 
 from .conftest import native, run_cli
 

@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import signal as _signal
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any
+
+from spmi_dbg.analysis.diagnosis import diagnose
+from spmi_dbg.analysis.view import Process
 
 # Stops the replay survives when their signal is passed on (handling kinds of spmi_dbg.analysis.diagnosis).
 PASS_KINDS = ("first-chance", "debug-break")
@@ -47,6 +51,15 @@ class PassedStop:
                    data.get("address"))
 
 
+class Verdict(IntEnum):
+    """A decision as one number (what gdb's `$_spmi_should_stop` returns to a catchpoint or the MI driver)."""
+
+    PASS = 0  # resume with the signal
+    STOP = 1  # the stop that matters: diagnose it in full
+    ABSORB = 2  # resume without the signal (a debug break nobody handles)
+    ABSORB_STEP_OVER_BRK = 3  # the same, past an aarch64 `brk` first
+
+
 @dataclass(frozen=True)
 class Decision:
     stop: bool  # True: this is the stop that matters (diagnose it in full); False: pass it on
@@ -54,6 +67,14 @@ class Decision:
     step_over_brk: bool = False  # aarch64: move the pc past the `brk` before resuming without the signal
     note: str | None = None  # why this stop is the one, when that is not obvious from its diagnosis
     passed: PassedStop | None = None  # the note of a stop passed on
+
+    @property
+    def verdict(self) -> Verdict:
+        if self.stop or self.passed is None:
+            return Verdict.STOP
+        if self.deliver:
+            return Verdict.PASS
+        return Verdict.ABSORB_STEP_OVER_BRK if self.step_over_brk else Verdict.ABSORB
 
 
 def _catches(mask: int | None, signo: int) -> bool:
@@ -80,3 +101,12 @@ def decide(quick: dict[str, Any], *, pc: int | None, arch: str, caught_mask: int
     folded = quick.get("folded") or ["?"]
     note = PassedStop(name, kind, str(folded[0]), int(mc) if mc else None, pc, deliver, seconds, address)
     return Decision(False, deliver=deliver, step_over_brk=not deliver and arch == "aarch64", passed=note)
+
+
+def check_stop(process: Process, *, previous: PassedStop | None, passes_left: bool) -> Decision:
+    """The quick diagnosis of the current stop, then the decision: what every loop that runs a replay under a
+    debugger calls at each stop (gdb's `$_spmi_should_stop`, which the MI driver also asks; the lldb worker; the
+    test and bench harnesses). The caller resumes as told, or diagnoses the stop in full."""
+    quick = diagnose(process, full=False)
+    return decide(quick.policy_facts(), pc=quick.pc, arch=process.arch, caught_mask=process.caught_signals(),
+                  previous=previous, passes_left=passes_left)

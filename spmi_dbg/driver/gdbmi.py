@@ -6,8 +6,9 @@
   the JIT's protected call) is noted in a file and passed on by gdb itself, with no stop and no MI round trip;
   the first fault it does not survive -- or the second chance of a fault whose handler declined it -- stops,
   and gets the full `spmi diagnose --json`.
-- SIGTRAP (gdb's default stop) and SIGABRT stop: the quick check over MI (`spmi diagnose --json --quick`) and
-  the same policy; a debug break nobody asked to stop at is resumed with `signal SIGTRAP` when the replay has a
+- SIGTRAP (gdb's default stop) and SIGABRT stop: the driver asks the same function over MI
+  (`-data-evaluate-expression $_spmi_should_stop(...)`), so the quick check and the policy run once, inside gdb;
+  a debug break nobody asked to stop at is resumed with `signal SIGTRAP` when the replay has a
   SIGTRAP handler (never a plain continue, which would swallow it), else absorbed as a debugger user's
   `continue` does (pc stepped over an aarch64 `brk`), since delivering it would kill the replay. Every other
   signal goes to the replay unseen. The replay's stdout/stderr go to files (the startup shell's redirections).
@@ -30,8 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg.analysis.policy import PassedStop, decide
-from spmi_dbg.analysis.procfs import caught_signals
+from spmi_dbg.analysis.policy import PassedStop, Verdict
 from spmi_dbg.driver.loader import gdbinit_line
 from spmi_dbg.driver.mi import MiChannel, Record, mi_quote
 from spmi_dbg.driver.outcome import ReplayOutcome
@@ -234,26 +234,24 @@ class _Run:
         return self._signal_stop(payload, start, running)
 
     def _signal_stop(self, payload: dict[str, Any], start: float, running: float) -> ReplayOutcome | None:
-        """SIGTRAP or SIGABRT (faults go through the catchpoint): the same policy over MI."""
-        t0 = time.monotonic()
+        """SIGTRAP or SIGABRT (faults go through the catchpoint): the same policy, asked of the same function inside
+        gdb (`$_spmi_should_stop`, which notes a stop passed on in the notes file as the catchpoint does)."""
         sig = str(payload.get("signal-name"))
-        frame = payload.get("frame") or {}
-        pc = int(frame["addr"], 16) if frame.get("addr") else None
-        quick = self._diagnose(quick=True, signal=sig)
+        signo = int(getattr(signal, sig, 0)) or None
+        expression = (f"$_spmi_should_stop({json.dumps(str(self.notes.path))}, {self.max_passes}, "
+                      f"{signo if signo is not None else 0}, 1)") if self.notes is not None else None
+        reply = self.channel.request("-data-evaluate-expression " + mi_quote(expression)) \
+            if expression is not None else None
+        if reply is not None and reply.error is not None:
+            raise ToolFailure(f"gdb could not evaluate `{expression}`: {reply.error}")
+        verdict = Verdict(int(str((reply.payload or {}).get("value", "1")).split()[0])) if reply is not None \
+            else Verdict.STOP
         self._read_notes()
-        arch = "aarch64" if "aarch64" in str(frame.get("arch") or "") else str(quick.get("arch") or "")
-        d = decide(quick, pc=pc, arch=arch, caught_mask=None if self.remote else caught_signals(self.inferior),
-                   previous=self.passed[-1] if self.passed else None,
-                   passes_left=len(self.passed) < self.max_passes)
-        if not d.stop and d.passed is not None:
-            self._resume(sig, d.deliver, d.step_over_brk)
-            d.passed.seconds = time.monotonic() - t0
-            self.passed.append(d.passed)
-            if self.on_stop is not None:
-                self.on_stop(d.passed)
+        if verdict != Verdict.STOP:
+            self._resume(sig, verdict == Verdict.PASS, verdict == Verdict.ABSORB_STEP_OVER_BRK)
             return None
         diag = self._diagnose(quick=False, signal=sig)
-        return self._outcome("fatal", start, running, diagnosis=diag, notes=[d.note] if d.note else [])
+        return self._outcome("fatal", start, running, diagnosis=diag)
 
     def _resume(self, sig: str, deliver: bool, step_over_brk: bool) -> None:
         """Pass the stop's signal on with `signal SIGxxx`, or absorb it (a debug break the replay has no handler

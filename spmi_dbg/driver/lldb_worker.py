@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from spmi_dbg.analysis.policy import PassedStop, decide
+from spmi_dbg.analysis.policy import PassedStop, check_stop
 from spmi_dbg.analysis.view import signal_name
 from spmi_dbg.driver.lldb_session import death_signal, import_lldb, launch, resume
 from spmi_dbg.errors import SpmiDbgError
@@ -193,10 +193,8 @@ class Worker:
         if not thread.IsValid() or thread.GetStopReason() != self.lldb.eStopReasonSignal:
             reason = thread.GetStopDescription(200) if thread.IsValid() else "no thread"
             return diagnose(view).to_json(), [f"stopped for {reason}"]
-        quick = diagnose(view, full=False)
-        d = decide(quick.policy_facts(), pc=quick.pc, arch=view.arch, caught_mask=view.caught_signals(),
-                   previous=self.passed[-1] if self.passed else None,
-                   passes_left=len(self.passed) < int(self.req.get("max_passes", 1_000_000)))
+        d = check_stop(view, previous=self.passed[-1] if self.passed else None,
+                       passes_left=len(self.passed) < int(self.req.get("max_passes", 1_000_000)))
         if d.stop or d.passed is None:
             diag = diagnose(view).to_json()
             self.out.log(f"# fatal stop: {diag.get('signature')} [{diag.get('bucket')}]"

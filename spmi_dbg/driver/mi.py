@@ -1,7 +1,7 @@
-"""A gdb/MI channel over pygdbmi's IoManager (debugger-notes.md, "pygdbmi"): every command carries a token
-and waits for its own `^done/^running/^error` (pygdbmi returns partial answers silently), no 0.2 s settle
-waits (records are read as they come, 1 ms of silence ends a read), a timeout on every request, and a
-transcript of all traffic. Async records (`*stopped`, `=thread-group-exited`...) are queued for the caller.
+"""A gdb/MI channel (debugger-notes.md, "pygdbmi"): records are read from gdb's pipe as they come and parsed with
+pygdbmi's public parser (`pygdbmi.gdbmiparser`: no 0.2 s settle waits, no private API); every command carries
+a token and waits for its own `^done/^running/^error`, with a timeout on every request, and a transcript of
+all traffic. Async records (`*stopped`, `=thread-group-exited`...) are queued for the caller.
 
 gdb dying or not answering in time raises ToolFailure: the caller must never read it as a result."""
 
@@ -10,13 +10,13 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import time
 from typing import IO, Any
 
 from pygdbmi import gdbmiparser
-from pygdbmi.IoManager import IoManager, _buffer_incomplete_responses
 
 from spmi_dbg.errors import ToolFailure
 
@@ -30,21 +30,36 @@ def mi_quote(text: str) -> str:
     return f'"{escaped}"'
 
 
-class _IoManager(IoManager):
-    """pygdbmi's reader without its per-record `pformat` (computed for a debug log even when logging is off:
-    about a third of the cost of a stop passed on)."""
+class _MiReader:
+    """gdb's MI output, read without blocking: whole lines parsed into records, a partial line kept for later."""
 
-    def _get_responses_list(self, raw_output: bytes, stream: str) -> list[Record]:
-        new, self._incomplete_output[stream] = _buffer_incomplete_responses(
-            raw_output, self._incomplete_output.get(stream))
-        if not new:
-            return []
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._partial = b""
+
+    def read(self, timeout: float) -> list[Record]:
+        """The records gdb has written within `timeout` seconds (returns as soon as it has written any);
+        EOFError when gdb closed its end."""
+        data = b""
+        wait = max(timeout, 0.0)
+        while True:
+            ready, _, _ = select.select([self.fd], [], [], wait)
+            if not ready:
+                break
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                if not data:
+                    raise EOFError
+                break
+            data += chunk
+            wait = 0.0  # take what is there already, then return
+        lines = (self._partial + data).split(b"\n")
+        self._partial = lines.pop()
         out: list[Record] = []
-        for line in new.decode(errors="replace").split("\n"):
-            if line and not gdbmiparser.response_is_finished(line):
-                parsed = gdbmiparser.parse_response(line)
-                parsed["stream"] = stream
-                out.append(parsed)
+        for raw in lines:
+            line = raw.decode(errors="replace").rstrip("\r")
+            if line and not gdbmiparser.response_is_finished(line):  # `(gdb)` prompts end a batch: skipped
+                out.append(gdbmiparser.parse_response(line))
         return out
 
 
@@ -79,9 +94,8 @@ class MiChannel:
         except OSError as e:
             raise ToolFailure(f"cannot start {gdb}: {e.strerror}") from None
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        # Records are consumed as they arrive (1 us of "additional output" wait, not pygdbmi's 0.2 s settle): the
-        # caller loops until its own token's result.
-        self.io = _IoManager(self.proc.stdin, self.proc.stdout, None, time_to_check_for_additional_output_sec=1e-6)
+        # Records are consumed as they arrive (no settle wait): the caller loops until its own token's result.
+        self.reader = _MiReader(self.proc.stdout.fileno())
         self.events: collections.deque[Record] = collections.deque()  # async records not yet consumed
         self._token = 0
         self._log(f"# {' '.join(argv)} (pid {self.proc.pid})")
@@ -113,15 +127,17 @@ class MiChannel:
         if not self.alive():
             # Drain what it wrote before dying, then report.
             try:
-                rest = self.io.get_gdb_response(0, raise_error_on_timeout=False)
-            except (OSError, ValueError):
+                rest = self.reader.read(0)
+            except (OSError, ValueError, EOFError):
                 rest = []
             if not rest:
                 raise self._dead(doing)
             records = rest
         else:
             try:
-                records = self.io.get_gdb_response(timeout, raise_error_on_timeout=False)
+                records = self.reader.read(timeout)
+            except EOFError:
+                raise self._dead(doing) from None
             except (OSError, ValueError) as e:
                 raise ToolFailure(f"reading from gdb (pid {self.proc.pid}) failed: {e}") from None
         for r in records:
@@ -133,7 +149,13 @@ class MiChannel:
         line = f"{self._token}{command}"
         self._log("> " + line)
         try:
-            self.io.write(line, timeout_sec=5, read_response=False)
+            assert self.proc.stdin is not None
+            data = (line + "\n").encode()
+            while data:
+                _, writable, _ = select.select([], [self.proc.stdin], [], 5.0)
+                if not writable:
+                    raise OSError("gdb's input pipe stayed full for 5 s")
+                data = data[os.write(self.proc.stdin.fileno(), data):]
         except (OSError, ValueError):
             raise self._dead(f"being sent {command.split(' ', 1)[0]}") from None
         return self._token

@@ -1,12 +1,15 @@
-"""`$_spmi_should_stop(NOTES, MAX_PASSES, SIGNO)`: the signal policy (spmi_dbg.analysis.policy) as the condition
-of a gdb `catch signal SIGxxx` catchpoint (one per fault signal, SIGNO its number: a remote target such as
-qemu's gdbstub gives no $_siginfo to read it from). gdb evaluates it at every such signal before
-anything else happens: false (0) lets gdb pass the signal on to the replay at once (`handle ... nostop
-noprint pass`: the replay's own handler runs), without a stop, a frame print or an MI round trip; true (1)
-makes the catchpoint stop, and that is the fatal stop. Each stop passed on is noted as one JSON line in the
-file NOTES (read by the driver as it goes); a stop that is not passed gets a line saying why, when the reason
-is not in its diagnosis (a second chance, the pass limit). Any error of ours also stops (the safe side):
-its line names it.
+"""`$_spmi_should_stop(NOTES, MAX_PASSES, SIGNO[, ABSORB])`: the signal policy
+(spmi_dbg.analysis.policy.check_stop) as the condition of a gdb `catch signal SIGxxx` catchpoint (one per fault
+signal, SIGNO its number: a remote target such as qemu's gdbstub gives no $_siginfo to read it from). gdb
+evaluates it at every such signal before anything else happens: false (0) lets gdb pass the signal on to the
+replay at once (`handle ... nostop noprint pass`: the replay's own handler runs), without a stop, a frame print
+or an MI round trip; true (1) makes the catchpoint stop, and that is the fatal stop. The MI driver asks the same
+function at the stops gdb makes itself (SIGTRAP, SIGABRT) with ABSORB=1: then a debug break the replay has no
+handler for answers 2 (resume without the signal) or 3 (the same, past an aarch64 `brk`): policy.Verdict.
+
+Each stop passed on is noted as one JSON line in the file NOTES (read by the driver as it goes); a stop that
+is not passed gets a line saying why, when the reason is not in its diagnosis (a second chance, the pass
+limit). Any error of ours also stops (the safe side): its line names it.
 
 This is what makes a passed first-chance fault cost about what the quick check costs (debugger-notes.md:
 a stop passed through MI costs 3-4 ms, through gdb's own stop machinery ~1 ms)."""
@@ -19,8 +22,7 @@ from typing import IO, Any
 
 import gdb
 
-from spmi_dbg.analysis.diagnosis import diagnose
-from spmi_dbg.analysis.policy import PassedStop, decide
+from spmi_dbg.analysis.policy import PassedStop, Verdict, check_stop
 from spmi_dbg.analysis.view import with_stop_signal
 from spmi_dbg.gdb.view import GdbProcess
 
@@ -55,28 +57,27 @@ class ShouldStop(gdb.Function):  # type: ignore[misc]
     def __init__(self) -> None:
         super().__init__(FUNCTION)
 
-    def invoke(self, notes: Any, max_passes: Any, signo: Any = None) -> int:
+    def invoke(self, notes: Any, max_passes: Any, signo: Any = None, absorb: Any = 0) -> int:
         t0 = time.perf_counter()
         out = _state.open(notes.string())
         stop_signal = int(signo) if signo is not None else None
         try:
             process = with_stop_signal(GdbProcess(), stop_signal)
-            quick = diagnose(process, full=False)
-            d = decide(quick.policy_facts(), pc=quick.pc, arch=process.arch,
-                       caught_mask=process.caught_signals(), previous=_state.previous,
-                       passes_left=_state.passes < int(max_passes))
+            d = check_stop(process, previous=_state.previous, passes_left=_state.passes < int(max_passes))
         except Exception as e:  # a bug of ours or a gdb error: stop, the driver diagnoses in full
             _write(out, {"stop": f"the quick check failed ({type(e).__name__}: {e}); stopped to be safe",
                          "signal": stop_signal})
-            return 1
-        if d.stop or d.passed is None or not d.deliver:  # a fault is always delivered when passed
+            return int(Verdict.STOP)
+        verdict = d.verdict
+        if verdict == Verdict.STOP or (verdict != Verdict.PASS and not int(absorb)):  # a catchpoint only delivers
             _write(out, {"stop": d.note, "signal": stop_signal})
-            return 1
+            return int(Verdict.STOP)
+        assert d.passed is not None
         d.passed.seconds = time.perf_counter() - t0
         _state.previous = d.passed
         _state.passes += 1
         _write(out, {"passed": d.passed.to_json()})
-        return 0
+        return int(verdict)
 
 
 _registered = False

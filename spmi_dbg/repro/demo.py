@@ -9,7 +9,6 @@ and prints the repro summary with a few lines of context. Exit status as `spmi-d
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import shutil
 import time
@@ -18,6 +17,7 @@ from typing import Any
 
 from spmi_dbg import paths
 from spmi_dbg.errors import UsageError
+from spmi_dbg.repro.arguments import pipeline_errors
 
 DEFAULT_METHODS = 200_000
 DEFAULT_AT = 150_000
@@ -59,9 +59,7 @@ def _positive_int(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     at = args.at if args.at is not None else min(DEFAULT_AT, max(1, args.methods * 3 // 4))
-    from spmi_dbg.repro.cli import one_line_errors
-
-    return one_line_errors("demo", lambda: _run(args, at))
+    return pipeline_errors("demo", lambda: _run(args, at))
 
 
 def _native(relative: str) -> str:
@@ -72,7 +70,7 @@ def _native(relative: str) -> str:
 
 
 def _run(args: argparse.Namespace, at: int) -> int:
-    from spmi_dbg.driver.gdbmi import run_replay
+    from spmi_dbg.driver.select import GdbDriver
     from spmi_dbg.repro import command
     from spmi_dbg.repro.cli import execute
     from spmi_dbg.repro.pipeline import ReproOptions, ReproResult
@@ -94,8 +92,7 @@ def _run(args: argparse.Namespace, at: int) -> int:
     print(f"running spmi-dbg repro --workers {args.workers} -- {shown}", flush=True)
     start = time.monotonic()
     cmd = command.from_argv([replay, *OPTIONS, "-p", base, diff, str(mch)])
-    opts = ReproOptions(command=cmd, debugger=functools.partial(run_replay, gdb=gdb, cwd=os.getcwd()),
-                        debugger_name="gdb", out=out / BUNDLE, workers=args.workers)
+    opts = ReproOptions(command=cmd, debugger=GdbDriver(gdb, os.getcwd()), out=out / BUNDLE, workers=args.workers)
 
     def context(result: ReproResult) -> list[tuple[str, str]]:
         repro_s = time.monotonic() - start

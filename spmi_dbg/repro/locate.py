@@ -6,12 +6,12 @@ optimized out), the partition is bisected natively with `-c` prefixes, and the r
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from spmi_dbg.driver.base import Driver
 from spmi_dbg.driver.outcome import PassedStop, ReplayOutcome
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.mch.mclist import compress_ranges
@@ -21,11 +21,6 @@ from spmi_dbg.repro.native import NativeRun, run_native
 
 ATTEMPTS = 2  # a fresh debugger once more after a tool failure
 WINNING = ("fatal", "hang", "signaled")
-
-
-class DebuggerRun(Protocol):
-    def __call__(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
-                 cancel: threading.Event | None, on_stop: Callable[[PassedStop], None] | None) -> ReplayOutcome: ...
 
 
 class LocateProgress(Protocol):
@@ -82,7 +77,7 @@ class Located:
         return [r for r in self.runs if r.outcome is None and r.failures]
 
 
-def locate(cmd: ReproCommand, partitions: list[Partition], debugger: DebuggerRun, *, timeout: float,
+def locate(cmd: ReproCommand, partitions: list[Partition], debugger: Driver, *, timeout: float,
            workdir: Path, progress: LocateProgress | None = None, hints: tuple[int, ...] = ()) -> Located:
     """`hints`: method contexts a superpmi.py log names as failing. Those in the selection are replayed first,
     alone, as partition 0 (a few records: seconds); only when none of them crashes is the whole selection
@@ -106,7 +101,7 @@ def locate(cmd: ReproCommand, partitions: list[Partition], debugger: DebuggerRun
     return result
 
 
-def _locate(cmd: ReproCommand, partitions: list[Partition], debugger: DebuggerRun, *, timeout: float,
+def _locate(cmd: ReproCommand, partitions: list[Partition], debugger: Driver, *, timeout: float,
             workdir: Path, progress: LocateProgress | None = None) -> Located:
     cancel = threading.Event()
     lock = threading.Lock()
@@ -121,7 +116,7 @@ def _locate(cmd: ReproCommand, partitions: list[Partition], debugger: DebuggerRu
             if progress is not None:
                 progress.partition_started(p, run.attempts, run.stdout)
             try:
-                outcome = debugger(cmd.argv(p.spec), timeout=timeout, stdout=run.stdout, stderr=run.stderr,
+                outcome = debugger.run_replay(cmd.argv(p.spec), timeout=timeout, stdout=run.stdout, stderr=run.stderr,
                                    transcript=run.transcript, cancel=cancel,
                                    on_stop=(lambda s: progress.stop_passed(p, s)) if progress else None)
             except ToolFailure as e:
@@ -151,7 +146,7 @@ def _locate(cmd: ReproCommand, partitions: list[Partition], debugger: DebuggerRu
     return result
 
 
-def locate_core(cmd: ReproCommand, partitions: list[Partition], core: Path, reader: Any, *, timeout: float,
+def locate_core(cmd: ReproCommand, partitions: list[Partition], core: Path, debugger: Driver, *, timeout: float,
                 workdir: Path) -> Located:
     """Post-mortem: the core file's diagnosis is the fatal stop of one partition holding the whole selection
     (the native bisection, if the core cannot tell the method context, and a minimization run over it)."""
@@ -161,7 +156,7 @@ def locate_core(cmd: ReproCommand, partitions: list[Partition], core: Path, read
     run.stderr.write_bytes(b"")
     result = Located([run])
     run.attempts = 1
-    run.outcome = reader(core, cmd.program, transcript=run.transcript, argv=cmd.argv())
+    run.outcome = debugger.read_core(core, cmd.program, transcript=run.transcript, argv=cmd.argv())
     result.winner = run
     identify(cmd, result, timeout=timeout, workdir=workdir)
     fact = (run.outcome.diagnosis or {}).get("method_context") or {}

@@ -14,14 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg import exits
+from spmi_dbg.driver.base import Driver
 from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.repro.command import Partition, ReproCommand
-
-# Exit statuses of `spmi-dbg repro`.
-from spmi_dbg.repro.exits import EXIT_INPUT, EXIT_NO_CRASH, EXIT_NOT_VERIFIED, EXIT_TOOL, EXIT_VERIFIED
 from spmi_dbg.repro.isolate import Isolated, isolate
-from spmi_dbg.repro.locate import DebuggerRun, Located, LocateProgress, locate, locate_core
+from spmi_dbg.repro.locate import Located, LocateProgress, locate, locate_core
 from spmi_dbg.repro.minimize import Minimization, minimize
 from spmi_dbg.repro.regression import Regression, regression
 from spmi_dbg.repro.verify import Verification, verify
@@ -30,22 +28,20 @@ REPLAY_INPUT_FAILURES = {255: "GeneralFailure", 254: "JitFailedToInit"}  # super
 VERIFY_TIMEOUT_CAP = 60.0  # a repro is one or a few method contexts: a hang shows well within this
 
 
-class CoreReader(Protocol):
-    def __call__(self, core: Path, program: str, *, transcript: Path, argv: list[str]) -> ReplayOutcome: ...
-
-
 @dataclass
 class ReproOptions:
     command: ReproCommand
-    debugger: DebuggerRun
-    debugger_name: str = "gdb"
+    debugger: Driver
     out: Path | None = None
     workers: int = 1
     timeout: float = 1800.0
     verify_runs: int = 3
-    core: Path | None = None  # --core: locate is the post-mortem diagnosis of this core file
-    core_reader: CoreReader | None = None
+    core: Path | None = None  # --core: locate is the post-mortem diagnosis of this core file (read by `debugger`)
     redact: bool = False  # --redact: home directory, user name and host name replaced in the bundle's files
+
+    @property
+    def debugger_name(self) -> str:
+        return self.debugger.name
 
     @property
     def verify_timeout(self) -> float:
@@ -80,7 +76,7 @@ class ReproResult:
     out: Path | None = None
     files: list[Path] = field(default_factory=list)
     outcome: str = "running"  # verified | not-verified | no-crash | input-error | tool-failure
-    exit_code: int = EXIT_NOT_VERIFIED
+    exit_code: int = exits.NOT_VERIFIED
     failed_phase: str | None = None
     failure: str | None = None
     failure_traceback: str | None = None
@@ -143,9 +139,9 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
             _run_phases(opts, result, work, progress, located)
         except _PhaseFailed:
             if result.located is None or result.located.winner is None:
-                result.outcome, result.exit_code = "tool-failure", EXIT_TOOL
+                result.outcome, result.exit_code = "tool-failure", exits.TOOL_FAILURE
             else:
-                result.outcome, result.exit_code = "not-verified", EXIT_NOT_VERIFIED
+                result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
         if result.out is None:
             result.out = opts.out or out_dir_for(result)
         result.seconds = time.monotonic() - start
@@ -153,8 +149,8 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
             result.files = write_bundle(result, work)
         except (SpmiDbgError, OSError) as e:  # the report cannot tell this one: the summary does
             result.bundle_error = f"the bundle could not be written to {result.out}: {e}"
-            if result.exit_code == EXIT_VERIFIED:
-                result.exit_code = EXIT_NOT_VERIFIED
+            if result.exit_code == exits.VERIFIED:
+                result.exit_code = exits.NOT_VERIFIED
     return result
 
 
@@ -165,8 +161,7 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
         if given is not None:
             located = result.located = given
         elif opts.core is not None:
-            assert opts.core_reader is not None
-            located = result.located = locate_core(cmd, result.partitions, opts.core, opts.core_reader,
+            located = result.located = locate_core(cmd, result.partitions, opts.core, opts.debugger,
                                                    timeout=opts.timeout, workdir=work)
         else:
             hints = tuple(int(n) for n in (cmd.log or {}).get("hints") or ())
@@ -195,7 +190,7 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
                                                      runs=opts.verify_runs, timeout=opts.verify_timeout, workdir=work)
         ph.detail = result.single.summary()
     if result.single.accepted:
-        result.outcome, result.exit_code = "verified", EXIT_VERIFIED
+        result.outcome, result.exit_code = "verified", exits.VERIFIED
         _regression(opts, result, work, progress)
         return
     winner = located.winner
@@ -214,10 +209,10 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
                                      timeout=opts.verify_timeout, workdir=work, label="verify-minimized")
         ph.detail = result.verification.summary()
     if result.verification.accepted:
-        result.outcome, result.exit_code = "verified", EXIT_VERIFIED
+        result.outcome, result.exit_code = "verified", exits.VERIFIED
         _regression(opts, result, work, progress)
     else:
-        result.outcome, result.exit_code = "not-verified", EXIT_NOT_VERIFIED
+        result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
 
 
 def _regression(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None) -> None:
@@ -242,11 +237,11 @@ def _no_crash(result: ReproResult, work: Path) -> None:
         status = run.outcome.exit_status if run.outcome else None
         if status in REPLAY_INPUT_FAILURES:
             first = next((line for line in _lines(run.stderr) if line.startswith("ERROR: ")), "")
-            result.outcome, result.exit_code = "input-error", EXIT_INPUT
+            result.outcome, result.exit_code = "input-error", exits.PIPELINE_INPUT
             result.failure = (f"the replay failed with exit status {status} ({REPLAY_INPUT_FAILURES[status]})"
                               + (f": {first[7:]}" if first else ""))
             return
-    result.outcome, result.exit_code = "no-crash", EXIT_NO_CRASH
+    result.outcome, result.exit_code = "no-crash", exits.NO_CRASH
     if len(result.partitions) > 1:
         result.located.notes.append("each partition replays from a fresh process: a crash that needs state left "
                                     "by records of an earlier partition shows only with --workers 1")

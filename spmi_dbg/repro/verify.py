@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg.driver.base import Driver
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.expect import Expectation, bucket_of
-from spmi_dbg.repro.locate import ATTEMPTS, DebuggerRun
+from spmi_dbg.repro.locate import ATTEMPTS
 from spmi_dbg.repro.native import NativeRun, run_native
 
 ACCEPT_RATE = 0.5
@@ -74,7 +75,7 @@ class Verification:
                 "rate": round(self.rate, 4), "accepted": self.accepted, "notes": self.notes, "summary": self.summary()}
 
 
-def verify(cmd: ReproCommand, repro: Path, expected: Expectation, debugger: DebuggerRun, *, runs: int,
+def verify(cmd: ReproCommand, repro: Path, expected: Expectation, debugger: Driver, *, runs: int,
            timeout: float, workdir: Path, label: str = "verify") -> Verification:
     result = Verification(expected)
     argv = cmd.argv(None, input=repro)
@@ -87,7 +88,7 @@ def verify(cmd: ReproCommand, repro: Path, expected: Expectation, debugger: Debu
         return result
     for _ in range(ATTEMPTS):
         try:
-            result.debugger = debugger(argv, timeout=timeout, stdout=workdir / f"{label}.debugger.stdout",
+            result.debugger = debugger.run_replay(argv, timeout=timeout, stdout=workdir / f"{label}.debugger.stdout",
                                        stderr=workdir / f"{label}.debugger.stderr",
                                        transcript=workdir / f"{label}.debugger.log", cancel=None, on_stop=None)
             break

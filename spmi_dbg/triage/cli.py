@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg.repro.arguments import add_replay_arguments, pipeline_errors, pipeline_usage_errors, positive_int
+
 EPILOG = """Replays the whole collection under the debugger, resuming after each crash; one verified repro bundle per
 crash bucket (from its smallest member by IL size), and a summary: OUT/triage.md, OUT/triage.json.
 
@@ -20,29 +22,25 @@ examples:
 
 
 def add_parsers(sub: Any) -> None:
-    from spmi_dbg.repro.cli import _positive_int, add_replay_arguments, use_exit_3
-
     p = sub.add_parser("triage", help="replay a whole collection past every crash: crash buckets, one verified repro "
                                       "each", usage="spmi-dbg triage [options] -- SUPERPMI_ARGV...",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_replay_arguments(p)
-    p.add_argument("--max-crashes", type=_positive_int, default=1000, metavar="N",
+    p.add_argument("--max-crashes", type=positive_int, default=1000, metavar="N",
                    help="stop after N crashes in all (default 1000)")
     p.add_argument("--out", metavar="DIR", type=Path, default=Path("spmi-triage"),
                    help="output directory: triage.md, triage.json, bucket-<bucket>/ (default spmi-triage)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line")
     p.set_defaults(func=run)
-    use_exit_3(p, "triage")
+    pipeline_usage_errors(p, "triage")
 
 
 def run(args: argparse.Namespace) -> int:
-    from spmi_dbg.repro.cli import one_line_errors
-
-    return one_line_errors("triage", lambda: _run(args))
+    return pipeline_errors("triage", lambda: _run(args))
 
 
 def _run(args: argparse.Namespace) -> int:
-    from spmi_dbg.repro.cli import options
+    from spmi_dbg.repro.options import options
     from spmi_dbg.triage.display import TerminalTriageProgress, print_summary
     from spmi_dbg.triage.pipeline import TriageOptions, run_triage
 

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spmi_dbg.repro.exits import EXIT_NO_CRASH, EXIT_NOT_VERIFIED, EXIT_TOOL, EXIT_VERIFIED
+from spmi_dbg import exits
 from spmi_dbg.repro.pipeline import ReproOptions, ReproResult, run_repro
 from spmi_dbg.triage.buckets import Bucket, bucket_crashes
 from spmi_dbg.triage.run import TriageProgress, TriageRun, triage
@@ -30,7 +30,7 @@ class TriageResult:
     bundles: dict[str, ReproResult] = field(default_factory=dict)  # by bucket key
     seconds: float = 0.0
     replay_seconds: float = 0.0
-    exit_code: int = EXIT_NO_CRASH
+    exit_code: int = exits.NO_CRASH
     files: list[Path] = field(default_factory=list)
 
 
@@ -48,15 +48,15 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None) -> T
         result = TriageResult(opts, found, replay_seconds=time.monotonic() - start)
         result.buckets = bucket_crashes(found.crashes, r.command.input)
         for b in result.buckets:
-            bundle_opts = ReproOptions(command=r.command, debugger=r.debugger, debugger_name=r.debugger_name,
+            bundle_opts = ReproOptions(command=r.command, debugger=r.debugger,
                                        out=opts.out / f"bucket-{b.key}", workers=r.workers, timeout=r.timeout,
                                        verify_runs=r.verify_runs)
             result.bundles[b.key] = run_repro(bundle_opts, located=b.smallest.crash.located)
         if result.buckets:
-            ok = all(x.exit_code == EXIT_VERIFIED for x in result.bundles.values())
-            result.exit_code = EXIT_VERIFIED if ok else EXIT_NOT_VERIFIED
+            ok = all(x.exit_code == exits.VERIFIED for x in result.bundles.values())
+            result.exit_code = exits.VERIFIED if ok else exits.NOT_VERIFIED
         elif found.tool_failures:
-            result.exit_code = EXIT_TOOL
+            result.exit_code = exits.TOOL_FAILURE
         result.seconds = time.monotonic() - start
         result.files = write_triage(result, work)
     return result

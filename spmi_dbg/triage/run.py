@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spmi_dbg.analysis.policy import PassedStop
+from spmi_dbg.driver.base import Driver
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.repro.command import Partition, ReproCommand
-from spmi_dbg.repro.locate import ATTEMPTS, WINNING, DebuggerRun, Located, PartitionRun, identify
+from spmi_dbg.repro.locate import ATTEMPTS, WINNING, Located, PartitionRun, identify
 
 
 @dataclass
@@ -68,7 +69,7 @@ class TriageProgress:
     def segment_finished(self, partition: Partition, run: PartitionRun) -> None: ...
 
 
-def triage(cmd: ReproCommand, partitions: list[Partition], debugger: DebuggerRun, *, timeout: float, workdir: Path,
+def triage(cmd: ReproCommand, partitions: list[Partition], debugger: Driver, *, timeout: float, workdir: Path,
            max_crashes: int, progress: TriageProgress | None = None) -> TriageRun:
     result = TriageRun()
     lock = threading.Lock()
@@ -82,7 +83,7 @@ def triage(cmd: ReproCommand, partitions: list[Partition], debugger: DebuggerRun
             run.attempts += 1
             show.segment_started(segment, run.attempts, run.stdout)
             try:
-                run.outcome = debugger(cmd.argv(segment.spec), timeout=timeout, stdout=run.stdout,
+                run.outcome = debugger.run_replay(cmd.argv(segment.spec), timeout=timeout, stdout=run.stdout,
                                        stderr=run.stderr, transcript=run.transcript, cancel=cancel, on_stop=on_stop)
                 break
             except ToolFailure as e:

@@ -1,5 +1,6 @@
-"""Running a replay under a debugger to the stop that matters, with superpmi's signal semantics
-(debugger-notes.md "Signals", "First and second chance"): a stop the replay survives (a first-chance fault
+"""A test and bench harness (not the product's driver: that is spmi_dbg.driver): a replay under a debugger to
+the stop that matters, with superpmi's signal semantics (docs/debugger-notes.md "Signals", "First and second
+chance"): a stop the replay survives (a first-chance fault
 inside the JIT's protected call, a debug break nobody asked to stop at) is noted and its signal passed on
 — never swallowed; the first stop it does not survive is diagnosed in full.
 
@@ -33,14 +34,14 @@ class StopsResult:
     detail: str = ""
 
 
-# Runs inside gdb after `run`. STOP_FIRST, MAX_PASSES and TIMEOUT are set by the caller. Each stop gets the
-# quick check and spmi_dbg.analysis.policy's decision, as in the drivers.
+# Runs inside gdb after `run`. STOP_FIRST, MAX_PASSES and TIMEOUT are set by the caller. Each stop gets
+# spmi_dbg.analysis.policy.check_stop (the quick check, then the decision), as in the drivers.
 _GDB_LOOP = r'''
 import gdb, json, time
 
 from spmi_dbg.gdb.view import GdbProcess
 from spmi_dbg.analysis import diagnose
-from spmi_dbg.analysis.policy import decide
+from spmi_dbg.analysis.policy import check_stop
 passed = []
 previous = None
 result = None
@@ -53,10 +54,8 @@ while result is None:
         result = {"outcome": "signaled" if sig is not None else "exited", "passed": passed,
                   "exit_status": None if code is None else int(code), "signal": None if sig is None else int(sig)}
         break
-    proc = GdbProcess()
-    quick = diagnose(proc, full=False)
-    d = decide(quick.policy_facts(), pc=quick.pc, arch=proc.arch, caught_mask=proc.caught_signals(),
-               previous=previous, passes_left=len(passed) < MAX_PASSES and time.monotonic() < deadline)
+    d = check_stop(GdbProcess(), previous=previous,
+                   passes_left=len(passed) < MAX_PASSES and time.monotonic() < deadline)
     if not STOP_FIRST and not d.stop and d.passed is not None:
         previous = d.passed
         passed.append({"signal": d.passed.signal, "kind": d.passed.kind, "frame": d.passed.frame,
@@ -107,7 +106,7 @@ def run_lldb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.
              cwd: str | None = None) -> StopsResult:
     """The same over lldb's SB API, in this process (one fresh SBDebugger per call)."""
     from spmi_dbg.analysis import diagnose, preload
-    from spmi_dbg.analysis.policy import PassedStop, decide
+    from spmi_dbg.analysis.policy import PassedStop, check_stop
     from spmi_dbg.driver.lldb_session import LldbSession
 
     preload()
@@ -126,9 +125,8 @@ def run_lldb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.
                 if st.state == "crashed":
                     return StopsResult("signaled", passed=passed, signal=st.signo)
                 view = LldbProcess(session.target)
-                quick = diagnose(view, full=False)
-                d = decide(quick.policy_facts(), pc=quick.pc, arch=view.arch, caught_mask=view.caught_signals(),
-                           previous=previous, passes_left=len(passed) < max_passes and time.monotonic() < deadline)
+                d = check_stop(view, previous=previous,
+                               passes_left=len(passed) < max_passes and time.monotonic() < deadline)
                 if not stop_first and not d.stop and d.passed is not None:
                     previous = d.passed
                     passed.append({"signal": d.passed.signal, "kind": d.passed.kind, "frame": d.passed.frame,

@@ -1,0 +1,33 @@
+"""The one interface every debugger driver offers the pipeline (repro, triage, demo): replay a superpmi
+command under the debugger to its fatal stop, hang or exit, and read a core file post-mortem. Both return a
+ReplayOutcome of the same shape whichever debugger drove it. spmi_dbg.driver.select builds one."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from spmi_dbg.analysis.policy import PassedStop
+from spmi_dbg.driver.outcome import ReplayOutcome
+
+StopCallback = Callable[[PassedStop], None]
+
+
+class Driver(Protocol):
+    @property
+    def name(self) -> str:
+        """What the reports call the debugger: gdb, gdb-multiarch, lldb."""
+        ...
+
+    def run_replay(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
+                   cancel: threading.Event | None = None, on_stop: StopCallback | None = None) -> ReplayOutcome:
+        """One fresh debugger on argv until a fatal stop, a hang (`timeout` seconds), the replay's exit, or
+        `cancel`; every stop passed on is told to `on_stop`. The replay's output goes to `stdout`/`stderr`, the
+        debugger's transcript to `transcript`. A debugger that dies or stops answering raises ToolFailure."""
+        ...
+
+    def read_core(self, core: Path, program: str, *, transcript: Path, argv: list[str]) -> ReplayOutcome:
+        """Post-mortem: the full diagnosis of `core`, a core file of `program` run as `argv` (kind "fatal")."""
+        ...

@@ -1,0 +1,86 @@
+"""The command line `spmi-dbg repro`, `spmi-dbg triage` and `spmi-dbg demo` share: the replay's inputs and the
+debugger's options, argument types, and the pipelines' exit statuses for usage errors and our own errors
+(spmi_dbg.exits: 3 usage or input, 4 the debugger failed; 2 means "no crash" there)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn
+
+from spmi_dbg import exits
+from spmi_dbg.errors import SpmiDbgError, ToolFailure
+
+
+def add_replay_arguments(p: argparse.ArgumentParser) -> None:
+    """The inputs and debugger options `spmi-dbg repro` and `spmi-dbg triage` share."""
+    p.add_argument("--mch", metavar="FILE", help="the collection (instead of a full command after --)")
+    p.add_argument("--jit", metavar="SO", help="the JIT (the diff JIT when --base-jit is given)")
+    p.add_argument("--base-jit", metavar="SO", help="the base JIT (JIT1) for asm diffs")
+    p.add_argument("--superpmi", metavar="PROG", help="superpmi to run (default: the bundled spmi-replay)")
+    p.add_argument("--target", metavar="ARCH", help="superpmi -target")
+    p.add_argument("--jitoption", metavar="K=V", action="append", default=[],
+                   help="superpmi -jitoption (both JITs in asm diffs); repeatable")
+    p.add_argument("--from-log", metavar="LOG", type=Path,
+                   help="take the failing superpmi command from a superpmi.py log (superpmi.N.log)")
+    p.add_argument("--debugger", choices=("gdb", "lldb"), default="gdb", help="debugger to replay under (gdb)")
+    p.add_argument("--gdb", metavar="PATH", help="the gdb executable (default: gdb on PATH; gdb-multiarch with --qemu)")
+    p.add_argument("--qemu", choices=("aarch64",), metavar="ARCH",
+                   help="the superpmi command is an ARCH Linux program: run it under qemu-ARCH (qemu-user) and debug "
+                        "it with gdb-multiarch through qemu's gdbstub")
+    p.add_argument("--sysroot", metavar="DIR", help="the guest's libraries for --qemu (default /usr/aarch64-linux-gnu, "
+                                                    "Debian's cross libraries)")
+    p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1, metavar="N",
+                   help="partitions replayed in parallel, one debugger each (default: CPU count)")
+    p.add_argument("--timeout", type=positive_float, default=1800.0, metavar="S",
+                   help="seconds a partition may take before it is a hang (default 1800; a verification run "
+                        "of the repro gets at most 60)")
+    p.add_argument("--verify-runs", type=non_negative_int, default=3, metavar="K",
+                   help="native replays of the repro to verify it (default 3; plus one under the debugger)")
+    p.add_argument("--redact", action="store_true",
+                   help="replace the home directory, user name and host name in the written files")
+
+
+def pipeline_usage_errors(p: argparse.ArgumentParser, name: str) -> None:
+    def error(message: str) -> NoReturn:  # usage errors are exit 3 here: 2 means "no crash"
+        p.print_usage(sys.stderr)
+        sys.stderr.write(f"spmi-dbg {name}: error: {message}\n")
+        raise SystemExit(exits.PIPELINE_INPUT)
+
+    p.error = error  # type: ignore[method-assign]
+
+
+def positive_int(text: str) -> int:
+    v = int(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return v
+
+
+def non_negative_int(text: str) -> int:
+    v = int(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return v
+
+
+def positive_float(text: str) -> float:
+    v = float(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return v
+
+
+def pipeline_errors(name: str, body: Callable[[], int]) -> int:
+    """`body`, with our errors as one line on stderr: 4 for the debugger failing, 3 for usage and input."""
+    try:
+        return body()
+    except ToolFailure as e:
+        print(f"spmi-dbg {name}: error: {e}", file=sys.stderr)
+        return exits.TOOL_FAILURE
+    except SpmiDbgError as e:
+        print(f"spmi-dbg {name}: error: {e}", file=sys.stderr)
+        return exits.PIPELINE_INPUT
