@@ -66,14 +66,14 @@ class Sections:
 
 def diagnose_by_sections(process: Any, full: bool) -> dict[str, float]:
     """diagnose(process, full=...) step by step (spmi_dbg/analysis/diagnosis.py), each step timed in ms."""
-    from dataclasses import asdict
-
     from spmi_dbg.analysis import asserts
     from spmi_dbg.analysis import diagnosis as D
     from spmi_dbg.analysis import frames as F
+    from spmi_dbg.analysis.facts import Diagnosis, FrameInfo, MethodContextFact
     from spmi_dbg.analysis.instruction import decode
     from spmi_dbg.analysis.mcnumber import find_method_context
     from spmi_dbg.analysis.nullmap import find_null_map
+    from spmi_dbg.analysis.signature import signature
     from spmi_dbg.replay import parse_command
 
     t = Sections()
@@ -94,8 +94,7 @@ def diagnose_by_sections(process: Any, full: bool) -> dict[str, float]:
     found, _ = find_method_context(frames)
     t("method context (stack)")
     if full and found is not None and cmd is not None and cmd.input:
-        fact: dict[str, Any] = {"number": found.number}
-        D._add_collection_facts(fact, cmd.input, [])
+        D._add_collection_facts(MethodContextFact(found.number, found.source), cmd.input, [])
         t("method context (collection: name, IL size)")
     nm = find_null_map(process, frames, sig.address if sig else None)
     t("null map")
@@ -103,15 +102,13 @@ def diagnose_by_sections(process: Any, full: bool) -> dict[str, float]:
     t("instruction (capstone)")
     assertion = asserts.from_frames(process, frames)
     t("assert text")
-    infos = [D.FrameInfo(i, F.short_name(f.function), f.file, f.line, f.module, f.inlined)
+    infos = [FrameInfo(i, F.short_name(f.function), f.file, f.line, f.module, f.inlined)
              for i, f in enumerate(frames)]
     t("frame list (file, line, module)")
     folded = F.fold(frames)
-    d = D.Diagnosis(D.SCHEMA_VERSION, process.debugger, process.arch, None, handling, module, None,
-                    asdict(nm) if nm else None, asdict(insn) if insn else None,
-                    asdict(assertion) if assertion else None, infos, [f.name for f in folded],
-                    [f.name for f in folded if not f.inlined])
-    d.signature, d.bucket = D.signature(d)
+    d = Diagnosis(D.SCHEMA_VERSION, process.debugger, process.arch, None, handling, module, None, nm, insn,
+                  assertion, infos, [f.name for f in folded], [f.name for f in folded if not f.inlined])
+    d.signature, d.bucket = signature(d)
     t("fold + signature")
     if full:  # the quick check's result is not serialised by the loops (only a few fields are kept)
         json.dumps(d.to_json())

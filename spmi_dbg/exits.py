@@ -1,8 +1,9 @@
 """Every exit status of `spmi-dbg`, defined once (the README's "Exit status" table is this module's).
 
 Two families, because a pipeline's 1 and 2 are results, not errors:
-- the tools (`mch`, `sample`, `report`, `gdb`, `lldb`, `gdbinit`, `lldbinit`): 0 done; 1 a bad input (a corrupt
-  or unreadable file, named in one line) or a check that found problems (`mch verify`); 2 a usage error.
+- the tools (`mch`, `sample`, `report`, `gdbinit`, `lldbinit`): 0 done; 1 a bad input (a corrupt or unreadable
+  file, named in one line) or a check that found problems (`mch verify`); 2 a usage error. `gdb` and `lldb`
+  exec the debugger: its status, or 2 for a usage error before it starts.
 - the pipelines (`repro`, `triage`, `demo`): 0 a verified repro (triage: every bucket's); 1 a crash found but
   its repro not verified; 2 no crash; 3 a usage or input error; 4 the debugger itself failed (it died or
   stopped answering, also after one retry with a fresh one).
@@ -23,16 +24,3 @@ PIPELINE_INPUT = 3  # usage or input error: 2 already means "no crash" there
 TOOL_FAILURE = 4
 
 INTERRUPTED = 130
-
-PIPELINES = ("repro", "triage", "demo")
-
-TABLE: dict[str, dict[int, str]] = {
-    "mch, sample, report, gdb, lldb, gdbinit, lldbinit": {
-        OK: "done", BAD_INPUT: "bad input (one line naming the file, record and offset), or `mch verify` found "
-                               "problems", USAGE: "usage error", INTERRUPTED: "interrupted"},
-    "repro, triage, demo": {
-        VERIFIED: "verified repro (triage: every bucket's repro verified)",
-        NOT_VERIFIED: "crash found, repro not verified", NO_CRASH: "no crash",
-        PIPELINE_INPUT: "usage or input error", TOOL_FAILURE: "the debugger failed (died or stopped answering, twice)",
-        INTERRUPTED: "interrupted"},
-}

@@ -50,26 +50,26 @@ def seed_stop(optimized: bool) -> RProcess:
 
 def test_seed_crash_debug_build() -> None:
     d = diagnose(seed_stop(optimized=False))
-    assert d.signal is not None and d.signal["near_null"]
-    assert d.handling["kind"] == "fatal"
-    assert d.method_context is not None and d.method_context["number"] == 150000
-    assert "mc->index in NearDiffer::compare" in d.method_context["source"]
+    assert d.signal is not None and d.signal.near_null
+    assert d.handling.kind == "fatal"
+    assert d.method_context is not None and d.method_context.number == 150000
+    assert "mc->index in NearDiffer::compare" in d.method_context.source
     nm = d.null_map
     assert nm is not None
-    assert (nm["owner_type"], nm["member"], nm["packet_id"], nm["packet_name"]) == \
+    assert (nm.owner_type, nm.member, nm.packet_id, nm.packet_name) == \
         ("CompileResult", "CompileMethod", 118, "PacketCR_CompileMethod")
-    assert nm["role"] == "base compile result (cr1)" and "this == cr1" in nm["source"]
-    assert "base JIT's compile result has no CompileMethod map" in nm["explanation"]
-    assert d.instruction is not None and d.instruction["text"] == "mov edx, dword ptr [rdi]"
-    assert d.instruction["registers"] == {"rdi": 0} and d.instruction["null_base"] == "rdi"
+    assert nm.role == "base compile result (cr1)" and "this == cr1" in nm.source
+    assert "base JIT's compile result has no CompileMethod map" in nm.explanation
+    assert d.instruction is not None and d.instruction.text == "mov edx, dword ptr [rdi]"
+    assert d.instruction.registers == {"rdi": 0} and d.instruction.null_base == "rdi"
     assert d.folded[:3] == ["CompileResult::repCompileMethod", "NearDiffer::compare", "InvokeNearDiffer"]
 
 
 def test_seed_crash_optimized_build_same_answer_same_signature() -> None:
     a, b = diagnose(seed_stop(False)), diagnose(seed_stop(True))
-    assert b.null_map is not None and b.null_map["member"] == "CompileMethod"
-    assert b.null_map["role"] == "base compile result (cr1)"
-    assert "cr1->CompileMethod is null" in b.null_map["source"]
+    assert b.null_map is not None and b.null_map.member == "CompileMethod"
+    assert b.null_map.role == "base compile result (cr1)"
+    assert "cr1->CompileMethod is null" in b.null_map.source
     assert a.signature == b.signature and a.bucket == b.bucket
     assert a.signature.startswith("SIGSEGV near-null | CompileResult::repCompileMethod <- NearDiffer::compare")
 
@@ -88,10 +88,10 @@ def test_first_chance_fault_in_the_jit() -> None:
     p = RProcess(stack, SignalInfo(signal.SIGSEGV, "SIGSEGV", 1, 0x10, "$_siginfo"),
                  command=["/opt/spmi/superpmi", jit, "/x/c.mch"], sigcgt=1 << (signal.SIGSEGV - 1))
     d = diagnose(p, full=False)
-    assert d.handling["kind"] == "first-chance"
-    assert d.faulting_module is not None and d.faulting_module["role"] == "base JIT (JIT1)"
-    assert d.method_context is not None and d.method_context["number"] == 42
-    assert "compMethodSuperPMIIndex" in d.method_context["source"]
+    assert d.handling.kind == "first-chance"
+    assert d.faulting_module is not None and d.faulting_module.role == "base JIT (JIT1)"
+    assert d.method_context is not None and d.method_context.number == 42
+    assert "compMethodSuperPMIIndex" in d.method_context.source
     assert d.null_map is None
 
 
@@ -100,7 +100,7 @@ def test_no_handler_means_fatal() -> None:
     p.stack = [RFrame("Compiler::x", module="/j/libclrjit.so"), RFrame("JitInstance::CompileMethod")]
     p.command = ["/opt/spmi/superpmi", "/j/libclrjit.so", "/x/c.mch"]
     p.sigcgt = 0
-    assert diagnose(p, full=False).handling["kind"] == "fatal"
+    assert diagnose(p, full=False).handling.kind == "fatal"
 
 
 def test_names_and_folding() -> None:

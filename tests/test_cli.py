@@ -101,3 +101,15 @@ def test_module_entry_point_and_help() -> None:
     assert r.returncode == 0 and "mch" in r.stdout
     r = run_cli("mch", "extract", "in.mch")
     assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_the_readme_exit_status_table_is_the_exits_module() -> None:
+    """Exit statuses are defined once (spmi_dbg/exits.py) and listed once, in the README's table."""
+    from spmi_dbg import exits
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    table = readme[readme.index("## Exit status"):readme.index("## Architecture")]
+    rows = {int(line.split("|")[1]) for line in table.splitlines() if line.startswith("| ") and
+            line.split("|")[1].strip().isdigit()}
+    codes = {v for k, v in vars(exits).items() if k.isupper() and isinstance(v, int)}
+    assert rows == codes

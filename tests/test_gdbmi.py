@@ -53,7 +53,7 @@ def test_first_chance_faults_then_the_fatal_stop(cols: Collections, tmp_path: Pa
     assert [(p.signal, p.kind, p.method_context, p.delivered) for p in o.passed] == \
         [("SIGSEGV", "first-chance", 20, True)] * 2
     assert seen == o.passed
-    d = o.diagnosis or {}
+    d = o.diagnosis.to_json() if o.diagnosis else {}
     assert d["null_map"]["member"] == "CompileMethod" and d["method_context"]["name"]
     assert (tmp_path / "err").read_text().count("Unexpected exception c0000005") == 2
     assert 0 < o.startup_seconds < o.seconds
@@ -76,7 +76,7 @@ def test_hang_is_interrupted_with_stacks(cols: Collections, tmp_path: Path) -> N
     # Interrupted somewhere in the loop: in optCanonicalizeLoops or a function inlined into it.
     names = [f["function"] for f in o.threads[0]["frames"]]
     assert "Compiler::optCanonicalizeLoops" in names[:2]
-    assert (o.diagnosis or {})["signature_frames"][0] == "Compiler::optCanonicalizeLoops"
+    assert o.diagnosis is not None and o.diagnosis.signature_frames[0] == "Compiler::optCanonicalizeLoops"
     assert any(f["function"] == "JitInstance::CompileMethod" for f in o.threads[0]["frames"])
 
 

@@ -9,15 +9,30 @@ from pathlib import Path
 import pytest
 
 from spmi_dbg.analysis import knownbugs
+from spmi_dbg.analysis.facts import Diagnosis, KnownBugMatch, NearKnownBug
 
-SEED = {"signal": {"name": "SIGSEGV", "near_null": True}, "arch": "x86_64",
+SEED: dict[str, object] = {"signal": {"name": "SIGSEGV", "near_null": True}, "arch": "x86_64",
         "folded": ["CompileResult::repCompileMethod", "NearDiffer::compare", "InvokeNearDiffer", "main"],
         "null_map": {"owner_type": "CompileResult", "member": "CompileMethod"}, "assertion": None}
 ARGV = ["superpmi", "-a", "-target", "arm64", "base/libclrjit.so", "diff/libclrjit.so", "x.mch"]
 
 
-def ids(found: list[dict[str, object]]) -> list[object]:
-    return [b["id"] for b in found]
+def diagnosis(data: dict[str, object]) -> Diagnosis:
+    """A diagnosis holding just these facts (in their JSON form), as the known-bug matcher reads it."""
+    full: dict[str, object] = {"handling": {"kind": "fatal", "reason": ""}, "arch": "x86_64"} | data
+    sig = full.get("signal")
+    if isinstance(sig, dict):
+        full["signal"] = {"signo": 11 if sig["name"] == "SIGSEGV" else 6, "code": None, "address": None,
+                          "source": ""} | sig
+    nm = full.get("null_map")
+    if isinstance(nm, dict):
+        full["null_map"] = {"map_type": "", "packet_id": None, "packet_name": None, "role": "", "explanation": "",
+                            "source": ""} | nm
+    return Diagnosis.from_json(full)
+
+
+def ids(found: list[KnownBugMatch]) -> list[str]:
+    return [b.id for b in found]
 
 
 def test_table_has_the_issues_named() -> None:
@@ -28,10 +43,10 @@ def test_table_has_the_issues_named() -> None:
 
 
 def test_seed_matches() -> None:
-    found = knownbugs.match(knownbugs.facts_of(SEED, argv=ARGV))
+    found = knownbugs.match(knownbugs.facts_of(diagnosis(SEED), argv=ARGV))
     assert ids(found) == ["dotnet/runtime#91257"]
-    assert found[0]["fix_url"] == "https://github.com/dotnet/runtime/pull/91783"
-    assert found[0]["matched"] == ["frames", "near_null", "null_map", "signal", "target"]
+    assert found[0].fix_url == "https://github.com/dotnet/runtime/pull/91783"
+    assert found[0].matched == ["frames", "near_null", "null_map", "signal", "target"]
 
 
 @pytest.mark.parametrize(("change", "criterion"), [
@@ -40,20 +55,21 @@ def test_seed_matches() -> None:
     ({"signal": {"name": "SIGSEGV", "near_null": False}}, "near_null"),
 ])
 def test_near_misses_are_not_claimed(change: dict[str, object], criterion: str) -> None:
-    facts = knownbugs.facts_of(SEED | change, argv=ARGV)
+    facts = knownbugs.facts_of(diagnosis(SEED | change), argv=ARGV)
     assert knownbugs.match(facts) == []
-    near = knownbugs.near_misses(facts)
-    assert [(b["id"], b["differs_in"]) for b in near] == [("dotnet/runtime#91257", criterion)]
+    near: list[NearKnownBug] = knownbugs.near_misses(facts)
+    assert [(b.id, b.differs_in) for b in near] == [("dotnet/runtime#91257", criterion)]
 
 
 def test_the_seed_on_x64_is_not_the_seed() -> None:
     """The same null map on an x64 target: the x64 near differ never reads it, so it is not #91257."""
-    facts = knownbugs.facts_of(SEED, argv=["superpmi", "-a", "-target", "x64", "b.so", "d.so", "x.mch"])
-    assert knownbugs.match(facts) == [] and knownbugs.near_misses(facts)[0]["differs_in"] == "target"
+    facts = knownbugs.facts_of(diagnosis(SEED), argv=["superpmi", "-a", "-target", "x64", "b.so", "d.so", "x.mch"])
+    assert knownbugs.match(facts) == [] and knownbugs.near_misses(facts)[0].differs_in == "target"
 
 
 def test_parallel_worker_crash() -> None:
-    abort = {"signal": {"name": "SIGABRT", "near_null": False}, "folded": ["Compiler::fgMorph"], "arch": "x86_64"}
+    abort = diagnosis({"signal": {"name": "SIGABRT", "near_null": False}, "folded": ["Compiler::fgMorph"],
+                       "arch": "x86_64"})
     worker = ["superpmi", "-stride", "2", "4", "-v", "ewmin", "jit.so", "x.mch"]  # a -p child's command line
     assert ids(knownbugs.match(knownbugs.facts_of(abort, argv=worker))) == ["dotnet/runtime#56506"]
     assert ids(knownbugs.match(knownbugs.facts_of(abort, argv=["superpmi", "jit.so", "x.mch"]))) == []
@@ -61,10 +77,10 @@ def test_parallel_worker_crash() -> None:
 
 
 def test_jit_ee_mismatch_from_the_output() -> None:
-    facts = knownbugs.facts_of({"signal": None}, texts=[
+    facts = knownbugs.facts_of(None, texts=[
         "ERROR: Exception thrown: SuperPMI assertion 'false' failed (Ended with unexpected sizes 300 != 298)"])
     assert ids(knownbugs.match(facts)) == ["dotnet/runtime#86082"]
-    assert knownbugs.match(knownbugs.facts_of({"signal": None}, texts=["Ended with expected sizes"])) == []
+    assert knownbugs.match(knownbugs.facts_of(None, texts=["Ended with expected sizes"])) == []
 
 
 def test_a_bad_table_is_refused(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "spmi_dbg"
 # (errors.py) or a sub-package (mch/); `sample` sits beside mch, above it.
 LAYERS: list[tuple[str, ...]] = [
     ("__init__",),  # the version
-    ("errors", "paths", "atomic", "elf", "replay"),  # base: no package imports
+    ("exits",),  # exit statuses, defined once
+    ("errors", "paths", "atomic", "elf", "replay"),  # base: no package imports beyond exits
     ("mch",),
     ("sample",),
     ("analysis",),
@@ -154,3 +155,4 @@ def test_import_forms_are_resolved(tmp_path: Path, text: str, target: str) -> No
     where = tmp_path / "probe.py"
     where.write_text(text)
     assert [i.target for i in imports_of(where, "spmi_dbg.analysis.probe")] == [target]
+

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from spmi_dbg.analysis.facts import Diagnosis, Handling, HandlingKind, SignalFact
+from spmi_dbg.analysis.signature import hang_signature
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.errors import InputError, UsageError
 from spmi_dbg.repro import command
-from spmi_dbg.repro.expect import Expectation, expectation_of, hang_signature
+from spmi_dbg.repro.expect import Expectation, expectation_of
 from spmi_dbg.repro.minimize import ddmin
 from spmi_dbg.repro.native import NativeRun
 
@@ -93,6 +95,12 @@ def _native(rc: int | None, sig: str | None, timed_out: bool = False) -> NativeR
     return NativeRun([], rc, sig, timed_out, 0.1)
 
 
+def _diagnosis(bucket: str, signal: str | None = None, frames: list[str] | None = None) -> Diagnosis:
+    return Diagnosis(1, "gdb", "x86_64", None if signal is None else SignalFact(signal, 11, None, None, False, ""),
+                     Handling(HandlingKind.FATAL, ""), None, None, None, None, None,
+                     signature_frames=frames or [], bucket=bucket)
+
+
 def test_what_counts_as_a_reproduction() -> None:
     crash = Expectation("crash", "SIGSEGV", "abc")
     assert _native(-11, "SIGSEGV").matches(crash)
@@ -101,18 +109,19 @@ def test_what_counts_as_a_reproduction() -> None:
     hang = Expectation("hang", None, "h")
     assert _native(None, None, True).matches(hang) and not _native(-11, "SIGSEGV").matches(hang)
 
-    fatal = ReplayOutcome("fatal", diagnosis={"bucket": "abc", "signal": {"name": "SIGSEGV"}})
+    fatal = ReplayOutcome("fatal", diagnosis=_diagnosis("abc", "SIGSEGV"))
     assert crash.matches_outcome(fatal) and expectation_of(fatal) == crash
-    assert not crash.matches_outcome(ReplayOutcome("fatal", diagnosis={"bucket": "xyz"}))
+    assert not crash.matches_outcome(ReplayOutcome("fatal", diagnosis=_diagnosis("xyz")))
     assert not crash.matches_outcome(ReplayOutcome("exited", exit_status=0))
     died = ReplayOutcome("signaled", signal="SIGSEGV")
     assert expectation_of(died) == Expectation("crash", "SIGSEGV", None)
     assert Expectation("crash", "SIGSEGV", None).matches_outcome(died)
     assert Expectation("crash", "SIGSEGV", None).matches_outcome(fatal)
 
-    hung = ReplayOutcome("hang", diagnosis={"signature_frames": ["Compiler::optCanonicalizeLoops", "main"],
-                                            "bucket": "of-the-SIGINT"})
-    sig, bucket = hang_signature(hung.diagnosis or {})
+    hung = ReplayOutcome("hang", diagnosis=_diagnosis("of-the-SIGINT",
+                                                      frames=["Compiler::optCanonicalizeLoops", "main"]))
+    assert hung.diagnosis is not None
+    sig, bucket = hang_signature(hung.diagnosis)
     assert sig == "hang | Compiler::optCanonicalizeLoops <- main"
     assert expectation_of(hung) == Expectation("hang", None, bucket) and Expectation("hang", None, bucket) \
         .matches_outcome(hung)

@@ -8,8 +8,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spmi_dbg.analysis.facts import frame_int, read_c_string
 from spmi_dbg.analysis.frames import find
+from spmi_dbg.analysis.values import frame_int, read_c_string
 from spmi_dbg.analysis.view import Frame, Process
 
 ISSUE_ASSERT = re.compile(

@@ -5,70 +5,38 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import os
 import re
 import signal as _signal
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from spmi_dbg.analysis import asserts, knownbugs
 from spmi_dbg.analysis import frames as F
-from spmi_dbg.analysis.facts import frame_int, member_int
+from spmi_dbg.analysis.facts import (
+    Diagnosis,
+    FrameInfo,
+    Handling,
+    HandlingKind,
+    MethodContextFact,
+    ModuleFact,
+    ModuleRole,
+    SignalFact,
+)
 from spmi_dbg.analysis.instruction import Instruction, decode
 from spmi_dbg.analysis.mcnumber import MethodContextNumber, find_method_context
-from spmi_dbg.analysis.nullmap import NullMap, find_null_map
+from spmi_dbg.analysis.nullmap import find_null_map
+from spmi_dbg.analysis.signature import signature
+from spmi_dbg.analysis.values import frame_int, member_int
 from spmi_dbg.analysis.view import Frame, Process, SignalInfo
 from spmi_dbg.replay import parse_command
+
+__all__ = ["Diagnosis", "diagnose"]
 
 SCHEMA_VERSION = 1
 NEAR_NULL_LIMIT = 0x10000
 HARDWARE_SIGNALS = {_signal.SIGSEGV, _signal.SIGBUS, _signal.SIGILL, _signal.SIGFPE}
-SIGNATURE_FRAMES = 4
 QUICK_FRAMES = 64  # the quick check at first-chance stops looks no deeper (JitInstance::CompileMethod is near)
 OVERFLOW_FRAMES = 256  # read at a stack overflow
-
-
-@dataclass
-class FrameInfo:
-    index: int
-    function: str
-    file: str | None
-    line: int | None
-    module: str | None
-    inlined: bool
-
-
-@dataclass
-class Diagnosis:
-    schema: int
-    debugger: str
-    arch: str
-    signal: dict[str, Any] | None
-    handling: dict[str, str]  # kind: first-chance | fatal | debug-break | unknown ; reason
-    faulting_module: dict[str, Any] | None
-    method_context: dict[str, Any] | None
-    null_map: dict[str, Any] | None
-    instruction: dict[str, Any] | None
-    assertion: dict[str, Any] | None
-    frames: list[FrameInfo] = field(default_factory=list)
-    folded: list[str] = field(default_factory=list)
-    signature_frames: list[str] = field(default_factory=list)  # folded, concrete (not inlined) frames
-    signature: str = ""
-    bucket: str = ""
-    notes: list[str] = field(default_factory=list)
-    pc: int | None = None  # of frame 0
-    known_bugs: list[dict[str, Any]] = field(default_factory=list)  # known_bugs.toml entries this stop matches
-    near_known_bugs: list[dict[str, Any]] = field(default_factory=list)  # ... or misses by one criterion
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def policy_facts(self) -> dict[str, Any]:
-        """What spmi_dbg.analysis.policy.decide reads, without the cost of to_json (at every passed stop)."""
-        return {"signal": self.signal, "handling": self.handling, "method_context": self.method_context,
-                "folded": self.folded}
 
 
 def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
@@ -100,11 +68,10 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     argv = process.argv()
     cmd = parse_command(argv) if argv else None
 
-    signal_fact: dict[str, Any] | None = None
+    signal_fact: SignalFact | None = None
     if sig is not None:
         near = sig.address is not None and sig.address < NEAR_NULL_LIMIT and sig.signo in HARDWARE_SIGNALS
-        signal_fact = {"name": sig.name, "signo": sig.signo, "code": sig.code, "address": sig.address,
-                       "near_null": near, "source": sig.source}
+        signal_fact = SignalFact(sig.name, sig.signo, sig.code, sig.address, near, sig.source)
     else:
         notes.append("no signal information at this stop")
 
@@ -114,17 +81,16 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     if not full:
         return _quick(process, signal_fact, handling, module, frames, notes, pc)
 
-    mc_fact: dict[str, Any] | None = None
+    mc_fact: MethodContextFact | None = None
     found, tried = find_method_context(frames)
     if found is not None:
-        mc_fact = {"number": found.number, "source": found.source, "name": None, "il_size": None,
-                   "input": cmd.input if cmd else None}
-        if full and cmd is not None and cmd.input:
+        mc_fact = MethodContextFact(found.number, found.source, input=cmd.input if cmd else None)
+        if cmd is not None and cmd.input:
             _add_collection_facts(mc_fact, cmd.input, notes)
     else:
         notes.append("method context not found in the stack: " + "; ".join(tried))
 
-    nm: NullMap | None = find_null_map(process, frames, signal_fact["address"] if signal_fact else None)
+    nm = find_null_map(process, frames, signal_fact.address if signal_fact else None)
     assertion = asserts.from_frames(process, frames)
 
     folded_frames = F.fold(frames)
@@ -137,9 +103,9 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
         handling=handling,
         faulting_module=module,
         method_context=mc_fact,
-        null_map=asdict(nm) if nm is not None else None,
-        instruction=asdict(insn) if insn is not None else None,
-        assertion=asdict(assertion) if assertion is not None else None,
+        null_map=nm,
+        instruction=insn,
+        assertion=assertion,
         frames=[FrameInfo(i, F.short_name(f.function), f.file, f.line, f.module, f.inlined)
                 for i, f in enumerate(frames)],
         folded=folded,
@@ -148,22 +114,20 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
         pc=pc,
     )
     diag.signature, diag.bucket = signature(diag)
-    facts = knownbugs.facts_of({"signal": signal_fact, "null_map": diag.null_map, "assertion": diag.assertion,
-                                "folded": folded, "arch": diag.arch}, argv=argv)
+    facts = knownbugs.facts_of(diag, argv=argv)
     diag.known_bugs, diag.near_known_bugs = knownbugs.match(facts), knownbugs.near_misses(facts)
     return diag
 
 
-def _quick(process: Process, signal_fact: dict[str, Any] | None, handling: dict[str, str],
-           module: dict[str, Any] | None, frames: Sequence[Frame], notes: list[str], pc: int | None) -> Diagnosis:
+def _quick(process: Process, signal_fact: SignalFact | None, handling: Handling, module: ModuleFact | None,
+           frames: Sequence[Frame], notes: list[str], pc: int | None) -> Diagnosis:
     """The per-stop check: what is needed to decide whether to pass the stop on, and where it happened
     (the first folded frame and, when JitInstance::CompileMethod is on the stack, its mcIndex)."""
-    mc_fact: dict[str, Any] | None = None
+    mc_fact: MethodContextFact | None = None
     hit = F.find(frames, "JitInstance::CompileMethod")
     n = frame_int(hit[1], "mcIndex") if hit is not None else None
     if hit is not None and n:
-        mc_fact = {"number": n, "source": f"mcIndex argument of JitInstance::CompileMethod (frame {hit[0]})",
-                   "name": None, "il_size": None, "input": None}
+        mc_fact = MethodContextFact(n, f"mcIndex argument of JitInstance::CompileMethod (frame {hit[0]})")
     else:  # optimized out (lldb cannot use entry values): the JIT's own field, then the complete search
         jit = next(((i, f) for i, f in enumerate(frames[:hit[0] if hit else 16])
                     if F.class_of(f.function) == "Compiler"), None)
@@ -171,8 +135,7 @@ def _quick(process: Process, signal_fact: dict[str, Any] | None, handling: dict[
         found = MethodContextNumber(n, f"Compiler::compMethodSuperPMIIndex (frame {jit[0]})") \
             if jit is not None and n and n > 0 else find_method_context(frames)[0]
         if found is not None:
-            mc_fact = {"number": found.number, "source": found.source, "name": None, "il_size": None,
-                       "input": None}
+            mc_fact = MethodContextFact(found.number, found.source)
     first = F.first_folded(frames)
     d = Diagnosis(schema=SCHEMA_VERSION, debugger=process.debugger, arch=process.arch, signal=signal_fact,
                   handling=handling, faulting_module=module, method_context=mc_fact, null_map=None,
@@ -182,7 +145,7 @@ def _quick(process: Process, signal_fact: dict[str, Any] | None, handling: dict[
 
 
 def _faulting_module(process: Process, frames: Sequence[Frame], jits: list[str], program: str | None) \
-        -> dict[str, Any] | None:
+        -> ModuleFact | None:
     if not frames:
         return None
     pc = frames[0].pc
@@ -192,8 +155,8 @@ def _faulting_module(process: Process, frames: Sequence[Frame], jits: list[str],
         mod = next((m for m in process.modules() if m.contains(pc)), None)
         path, source = (mod.path, "loaded module range containing the pc") if mod else (None, "")
     if path is None:
-        return {"path": None, "role": "unknown", "source": "no module contains the pc"}
-    return {"path": path, "role": _role(path, jits, program), "source": source}
+        return ModuleFact(None, ModuleRole.UNKNOWN, "no module contains the pc")
+    return ModuleFact(path, _role(path, jits, program), source)
 
 
 @functools.lru_cache(maxsize=256)
@@ -204,18 +167,18 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.basename(a) == os.path.basename(b)
 
 
-def _role(path: str, jits: list[str], program: str | None) -> str:
+def _role(path: str, jits: list[str], program: str | None) -> ModuleRole:
     for i, jit in enumerate(jits[:2]):
         if _same_file(path, jit):
-            return "base JIT (JIT1)" if i == 0 else "diff JIT (JIT2)"
+            return ModuleRole.BASE_JIT if i == 0 else ModuleRole.DIFF_JIT
     if program and _same_file(path, program):
-        return "superpmi (replay host)"
+        return ModuleRole.SUPERPMI
     name = path.rsplit("/", 1)[-1]
     if re.match(r"lib(c|pthread|m|dl|stdc\+\+|gcc_s)[.-]", name) or name.startswith("ld-linux"):
-        return "system library"
+        return ModuleRole.SYSTEM
     if "jit" in name.lower():
-        return "JIT (not on the command line)"
-    return "other"
+        return ModuleRole.OTHER_JIT
+    return ModuleRole.OTHER
 
 
 def _stack_overflow(process: Process, sig: SignalInfo) -> bool:
@@ -226,38 +189,37 @@ def _stack_overflow(process: Process, sig: SignalInfo) -> bool:
     return sp is not None and sp - 65536 <= sig.address <= sp + 4096
 
 
-def _handling(process: Process, sig: SignalInfo | None, frames: Sequence[Frame], module: dict[str, Any] | None) \
-        -> dict[str, str]:
+def _handling(process: Process, sig: SignalInfo | None, frames: Sequence[Frame], module: ModuleFact | None) \
+        -> Handling:
     """Would superpmi survive this signal? A hardware fault while the JIT runs (JitInstance::CompileMethod on
     the stack, the fault in the JIT or in a host callback made by it) is converted into a failed compile by
     the PAL (superpmi-conventions.md section 2): first chance. Anywhere else it kills the process."""
     if sig is None:
-        return {"kind": "unknown", "reason": "no signal"}
+        return Handling(HandlingKind.UNKNOWN, "no signal")
     signo = sig.signo
     if signo == _signal.SIGTRAP:
-        return {"kind": "debug-break",
-                "reason": "a debug break (superpmi's -boa/-boe/-box DEBUG_BREAK, or a JIT assert): it asks the "
-                          "attached debugger to stop; resuming past it continues the replay"}
+        return Handling(HandlingKind.DEBUG_BREAK,
+                        "a debug break (superpmi's -boa/-boe/-box DEBUG_BREAK, or a JIT assert): it asks the "
+                        "attached debugger to stop; resuming past it continues the replay")
     if signo == _signal.SIGABRT:
-        return {"kind": "fatal", "reason": "abort() is not converted into an exception by superpmi"}
+        return Handling(HandlingKind.FATAL, "abort() is not converted into an exception by superpmi")
     if signo not in HARDWARE_SIGNALS:
-        return {"kind": "unknown", "reason": f"signal {signo} is not a fault superpmi handles"}
+        return Handling(HandlingKind.UNKNOWN, f"signal {signo} is not a fault superpmi handles")
     if _stack_overflow(process, sig):
-        return {"kind": "fatal", "reason": "stack overflow (the fault is at the stack pointer's guard page): "
-                                           "the signal handler cannot run on the exhausted stack"}
+        return Handling(HandlingKind.FATAL, "stack overflow (the fault is at the stack pointer's guard page): the "
+                                            "signal handler cannot run on the exhausted stack")
     caught = process.caught_signals()
     if caught is not None and not caught & (1 << (signo - 1)):
-        return {"kind": "fatal", "reason": "the process has no handler for this signal (SigCgt)"}
+        return Handling(HandlingKind.FATAL, "the process has no handler for this signal (SigCgt)")
     hit = F.find(frames, "JitInstance::CompileMethod")
-    in_jit = module is not None and "JIT" in str(module.get("role"))
+    in_jit = module is not None and module.role.is_jit
     if hit is not None:
         i, _ = hit
         jit_on_stack = in_jit or any(_is_jit_frame(fr) for fr in frames[:i])
         if jit_on_stack:
-            return {"kind": "first-chance",
-                    "reason": f"fault while the JIT runs (JitInstance::CompileMethod at frame {i}): superpmi "
-                              "turns it into a failed compile"}
-    return {"kind": "fatal", "reason": "fault outside the JIT's protected call: superpmi does not survive it"}
+            return Handling(HandlingKind.FIRST_CHANCE, f"fault while the JIT runs (JitInstance::CompileMethod at frame "
+                                                       f"{i}): superpmi turns it into a failed compile")
+    return Handling(HandlingKind.FATAL, "fault outside the JIT's protected call: superpmi does not survive it")
 
 
 def _is_jit_frame(frame: Frame) -> bool:
@@ -266,36 +228,14 @@ def _is_jit_frame(frame: Frame) -> bool:
         ("Compiler::", "CodeGen::", "CILJit::", "emitter::"))
 
 
-def _add_collection_facts(fact: dict[str, Any], path: str, notes: list[str]) -> None:
+def _add_collection_facts(fact: MethodContextFact, path: str, notes: list[str]) -> None:
     from spmi_dbg.errors import SpmiDbgError
-    from spmi_dbg.mch.collection import Collection
+    from spmi_dbg.mch.collection import Collection  # not at import: the quick check at a passed stop needs none
 
     try:
         with Collection.open(path) as col:
-            mc = col.method_context(int(fact["number"]))
-        fact["name"] = mc.name
-        fact["il_size"] = mc.il_size
+            mc = col.method_context(fact.number)
+        fact.name = mc.name
+        fact.il_size = mc.il_size
     except (SpmiDbgError, OSError, ValueError) as e:
         notes.append(f"method context details not read from {path}: {e}")
-
-
-def _normalise(text: str) -> str:
-    text = re.sub(r"0x[0-9a-fA-F]+", "0x?", text)
-    return re.sub(r"\d+", "N", text)
-
-
-def signature(d: Diagnosis) -> tuple[str, str]:
-    """Signal + near-null flag + top folded frames + null map + assert text; addresses, paths, numbers out.
-    Only concrete (not inlined) frames count: gdb and lldb do not show the same inline frames of callers
-    (lldb 16 drops some), so this is what both debuggers agree on. The same code built with different
-    inlining (-O0 vs -O2) therefore gets different buckets."""
-    parts = []
-    if d.signal is not None:
-        parts.append(d.signal["name"] + (" near-null" if d.signal["near_null"] else ""))
-    parts.append(" <- ".join(d.signature_frames[:SIGNATURE_FRAMES]) or "no frames")
-    if d.null_map is not None:
-        parts.append(f"null {d.null_map['owner_type']}::{d.null_map['member']}")
-    if d.assertion is not None:
-        parts.append("assert " + _normalise(str(d.assertion["expr"])))
-    sig = " | ".join(parts)
-    return sig, hashlib.sha1(sig.encode()).hexdigest()[:10]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from spmi_dbg.analysis.facts import member_int
+from spmi_dbg.analysis.values import member_int
 from spmi_dbg.analysis.view import Process, Value
 
 

@@ -1,42 +1,204 @@
-"""Reading typed values through the view without ever raising: every read says how it was obtained."""
+"""The facts a diagnosis is made of, typed, each with its JSON form (to_json / from_json). Every fact says how it
+was obtained (`source`). The JSON keys are report.json's `diagnosis` object (spmi_dbg/report/schema/report-2.json)
+and what `spmi diagnose --json` prints; the drivers read a diagnosis back with Diagnosis.from_json."""
 
 from __future__ import annotations
 
-from spmi_dbg.analysis.view import Frame, Process, Value
+import dataclasses
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from spmi_dbg.analysis.asserts import AssertInfo
+from spmi_dbg.analysis.instruction import Instruction
+from spmi_dbg.analysis.nullmap import NullMap
 
 
-def frame_int(frame: Frame, name: str) -> int | None:
-    v = frame.variable(name)
-    if v is None or v.optimized_out:
-        return None
-    return v.as_int()
+class HandlingKind(StrEnum):
+    """Would superpmi survive the stop if its signal were passed on?"""
+
+    FIRST_CHANCE = "first-chance"  # a fault while the JIT runs: superpmi turns it into a failed compile
+    FATAL = "fatal"
+    DEBUG_BREAK = "debug-break"  # a DEBUG_BREAK (-boa/-boe, a JIT assert) asking the attached debugger to stop
+    UNKNOWN = "unknown"
 
 
-def member_int(value: Value | None, *path: str) -> int | None:
-    """value->a->b ... as an int; None when any step is unavailable or a pointer on the way is null."""
-    cur = value
-    for name in path:
-        if cur is None or cur.optimized_out:
-            return None
-        if "*" in cur.type_name and cur.as_int() == 0:
-            return None
-        cur = cur.field(name)
-    if cur is None or cur.optimized_out:
-        return None
-    return cur.as_int()
+class ModuleRole(StrEnum):
+    """Whose code faulted, by the binaries on superpmi's command line."""
+
+    BASE_JIT = "base JIT (JIT1)"
+    DIFF_JIT = "diff JIT (JIT2)"
+    SUPERPMI = "superpmi (replay host)"
+    SYSTEM = "system library"
+    OTHER_JIT = "JIT (not on the command line)"
+    OTHER = "other"
+    UNKNOWN = "unknown"
+
+    @property
+    def is_jit(self) -> bool:
+        return self in (ModuleRole.BASE_JIT, ModuleRole.DIFF_JIT, ModuleRole.OTHER_JIT)
 
 
-def read_c_string(process: Process, address: int | None, limit: int = 4096) -> str | None:
-    if not address:
-        return None
-    out = bytearray()
-    while len(out) < limit:
-        chunk = process.read_memory(address + len(out), 256)
-        if not chunk:
-            break
-        end = chunk.find(b"\0")
-        if end >= 0:
-            out += chunk[:end]
-            return out.decode("utf-8", "replace")
-        out += chunk
-    return out.decode("utf-8", "replace") if out else None
+def _plain(value: Any) -> Any:
+    """asdict's values as JSON types (an enum as its string)."""
+    if isinstance(value, StrEnum):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def to_json(fact: Any) -> Any:
+    """A fact dataclass (or None) as JSON-ready data."""
+    return None if fact is None else _plain(dataclasses.asdict(fact))
+
+
+@dataclass
+class SignalFact:
+    name: str  # SIGSEGV
+    signo: int
+    code: int | None
+    address: int | None  # the fault address, where the signal has one
+    near_null: bool
+    source: str
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> SignalFact:
+        return cls(str(d["name"]), int(d["signo"]), d.get("code"), d.get("address"), bool(d.get("near_null")),
+                   str(d.get("source") or ""))
+
+
+@dataclass
+class Handling:
+    kind: HandlingKind
+    reason: str
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Handling:
+        return cls(HandlingKind(d["kind"]), str(d.get("reason") or ""))
+
+
+@dataclass
+class ModuleFact:
+    path: str | None
+    role: ModuleRole
+    source: str
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> ModuleFact:
+        return cls(d.get("path"), ModuleRole(d["role"]), str(d.get("source") or ""))
+
+
+@dataclass
+class MethodContextFact:
+    number: int  # 1-based, as superpmi counts
+    source: str
+    name: str | None = None  # from the collection record
+    il_size: int | None = None
+    input: str | None = None  # the collection superpmi was replaying
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> MethodContextFact:
+        return cls(int(d["number"]), str(d.get("source") or ""), d.get("name"), d.get("il_size"), d.get("input"))
+
+
+@dataclass
+class FrameInfo:
+    index: int
+    function: str
+    file: str | None
+    line: int | None
+    module: str | None
+    inlined: bool
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> FrameInfo:
+        return cls(int(d["index"]), str(d["function"]), d.get("file"), d.get("line"), d.get("module"),
+                   bool(d.get("inlined")))
+
+
+@dataclass
+class KnownBugMatch:
+    """An entry of known_bugs.toml whose every criterion this stop meets."""
+
+    id: str
+    title: str
+    url: str
+    fix: str
+    fix_url: str
+    cause: str
+    matched: list[str]
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> KnownBugMatch:
+        return cls(str(d["id"]), str(d["title"]), str(d["url"]), str(d.get("fix") or ""),
+                   str(d.get("fix_url") or ""), str(d.get("cause") or ""), list(d.get("matched") or []))
+
+
+@dataclass
+class NearKnownBug:
+    """An entry missed by exactly one criterion: said, never claimed as the cause."""
+
+    id: str
+    title: str
+    url: str
+    differs_in: str
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> NearKnownBug:
+        return cls(str(d["id"]), str(d["title"]), str(d["url"]), str(d["differs_in"]))
+
+
+@dataclass
+class Diagnosis:
+    """Everything `spmi why` says about a stop, and what the pipeline reads (`spmi diagnose --json`)."""
+
+    schema: int
+    debugger: str
+    arch: str
+    signal: SignalFact | None
+    handling: Handling
+    faulting_module: ModuleFact | None
+    method_context: MethodContextFact | None
+    null_map: NullMap | None
+    instruction: Instruction | None
+    assertion: AssertInfo | None
+    frames: list[FrameInfo] = field(default_factory=list)
+    folded: list[str] = field(default_factory=list)
+    signature_frames: list[str] = field(default_factory=list)  # folded, concrete (not inlined) frames
+    signature: str = ""
+    bucket: str = ""
+    notes: list[str] = field(default_factory=list)
+    pc: int | None = None  # of frame 0
+    known_bugs: list[KnownBugMatch] = field(default_factory=list)  # known_bugs.toml entries this stop matches
+    near_known_bugs: list[NearKnownBug] = field(default_factory=list)  # ... or misses by one criterion
+    hang: bool = False  # the stop is our interrupt of a hang (spmi_dbg.analysis.signature.mark_hang)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = _plain(dataclasses.asdict(self))
+        return data
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Diagnosis:
+        def opt(key: str, make: Any) -> Any:
+            value = d.get(key)
+            return None if value is None else make(value)
+
+        return cls(
+            schema=int(d.get("schema", 0)), debugger=str(d.get("debugger") or ""), arch=str(d.get("arch") or ""),
+            signal=opt("signal", SignalFact.from_json),
+            handling=Handling.from_json(d.get("handling") or {"kind": "unknown"}),
+            faulting_module=opt("faulting_module", ModuleFact.from_json),
+            method_context=opt("method_context", MethodContextFact.from_json),
+            null_map=opt("null_map", lambda v: NullMap(**v)),
+            instruction=opt("instruction", Instruction.from_json),
+            assertion=opt("assertion", lambda v: AssertInfo(**v)),
+            frames=[FrameInfo.from_json(f) for f in d.get("frames") or []],
+            folded=list(d.get("folded") or []), signature_frames=list(d.get("signature_frames") or []),
+            signature=str(d.get("signature") or ""), bucket=str(d.get("bucket") or ""),
+            notes=list(d.get("notes") or []), pc=d.get("pc"),
+            known_bugs=[KnownBugMatch.from_json(b) for b in d.get("known_bugs") or []],
+            near_known_bugs=[NearKnownBug.from_json(b) for b in d.get("near_known_bugs") or []],
+            hang=bool(d.get("hang")))

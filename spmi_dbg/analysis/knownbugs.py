@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg.analysis.facts import Diagnosis, KnownBugMatch, NearKnownBug
+
 TABLE = Path(__file__).with_name("known_bugs.toml")
 CRITERIA = ("signal", "near_null", "frames", "null_map", "target", "parallel", "text")
 
@@ -53,21 +55,21 @@ def table(path: Path = TABLE) -> tuple[KnownBug, ...]:
     return tuple(out)
 
 
-def facts_of(diagnosis: dict[str, Any], *, argv: list[str] | None = None, parallel: bool = False,
+def facts_of(diagnosis: Diagnosis | None, *, argv: list[str] | None = None, parallel: bool = False,
              texts: list[str] | None = None) -> Facts:
-    """Facts from a diagnosis (JSON form); `argv` the replay's command line (a `-stride` worker or a `-p` run
-    is parallel), `texts` more text to search (superpmi.py log lines, the replay's output)."""
-    sig = diagnosis.get("signal") or {}
-    nm = diagnosis.get("null_map")
-    a = diagnosis.get("assertion")
-    out = Facts(signal=sig.get("name"), near_null=bool(sig.get("near_null")),
-                frames=list(diagnosis.get("folded") or []),
-                null_map=f"{nm['owner_type']}::{nm['member']}" if nm else None,
-                target=_target(argv, diagnosis.get("arch")), parallel=parallel, texts=list(texts or []))
+    """Facts from a diagnosis (None: the pipeline found a crash it could not diagnose); `argv` the replay's
+    command line (a `-stride` worker or a `-p` run is parallel), `texts` more text to search (superpmi.py log
+    lines, the replay's output)."""
+    d = diagnosis
+    sig, nm = (d.signal, d.null_map) if d is not None else (None, None)
+    out = Facts(signal=sig.name if sig else None, near_null=bool(sig and sig.near_null),
+                frames=list(d.folded) if d is not None else [],
+                null_map=f"{nm.owner_type}::{nm.member}" if nm else None,
+                target=_target(argv, d.arch if d is not None else None), parallel=parallel, texts=list(texts or []))
     if argv is not None and any(x.lower() in ("-p", "-parallel", "-stride") for x in argv[1:]):
         out.parallel = True
-    if a:
-        out.texts.append(str(a.get("expr") or ""))
+    if d is not None and d.assertion is not None:
+        out.texts.append(str(d.assertion.expr or ""))
     return out
 
 
@@ -100,21 +102,17 @@ def _holds(bug: KnownBug, f: Facts) -> list[str]:
     return failed
 
 
-def match(f: Facts) -> list[dict[str, Any]]:
-    """The known bugs these facts match, as JSON-ready dicts (id, title, url, fix, fix_url, cause, matched)."""
-    out = []
-    for bug in table():
-        if bug.match and not _holds(bug, f):
-            out.append({"id": bug.id, "title": bug.title, "url": bug.url, "fix": bug.fix, "fix_url": bug.fix_url,
-                        "cause": bug.cause, "matched": sorted(bug.match)})
-    return out
+def match(f: Facts) -> list[KnownBugMatch]:
+    """The known bugs these facts match."""
+    return [KnownBugMatch(bug.id, bug.title, bug.url, bug.fix, bug.fix_url, bug.cause, sorted(bug.match))
+            for bug in table() if bug.match and not _holds(bug, f)]
 
 
-def near_misses(f: Facts) -> list[dict[str, Any]]:
+def near_misses(f: Facts) -> list[NearKnownBug]:
     """Known bugs of more than one criterion that miss by exactly one (said, never claimed as the cause)."""
     out = []
     for bug in table():
         failed = _holds(bug, f)
         if len(bug.match) > 1 and len(failed) == 1:
-            out.append({"id": bug.id, "title": bug.title, "url": bug.url, "differs_in": failed[0]})
+            out.append(NearKnownBug(bug.id, bug.title, bug.url, failed[0]))
     return out

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spmi_dbg.analysis.facts import frame_int, member_int
 from spmi_dbg.analysis.frames import class_of, find, short_name
+from spmi_dbg.analysis.values import frame_int, member_int
 from spmi_dbg.analysis.view import Frame
 
 

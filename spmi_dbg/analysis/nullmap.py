@@ -11,8 +11,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spmi_dbg.analysis.facts import frame_int, member_int
 from spmi_dbg.analysis.frames import LWM_FUNCTION, class_of, find, is_lwm, short_name
+from spmi_dbg.analysis.values import frame_int, member_int
 from spmi_dbg.analysis.view import Frame, Process
 from spmi_dbg.mch import packets as P
 

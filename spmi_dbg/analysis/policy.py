@@ -19,10 +19,11 @@ from enum import IntEnum
 from typing import Any
 
 from spmi_dbg.analysis.diagnosis import diagnose
+from spmi_dbg.analysis.facts import Diagnosis, HandlingKind
 from spmi_dbg.analysis.view import Process
 
-# Stops the replay survives when their signal is passed on (handling kinds of spmi_dbg.analysis.diagnosis).
-PASS_KINDS = ("first-chance", "debug-break")
+# Stops the replay survives when their signal is passed on.
+PASS_KINDS = (HandlingKind.FIRST_CHANCE, HandlingKind.DEBUG_BREAK)
 PASSABLE = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGTRAP")
 
 
@@ -81,14 +82,14 @@ def _catches(mask: int | None, signo: int) -> bool:
     return mask is not None and bool(mask & (1 << (signo - 1)))
 
 
-def decide(quick: dict[str, Any], *, pc: int | None, arch: str, caught_mask: int | None, previous: PassedStop | None,
+def decide(quick: Diagnosis, *, pc: int | None, arch: str, caught_mask: int | None, previous: PassedStop | None,
            passes_left: bool, seconds: float = 0.0) -> Decision:
-    """`quick` is the JSON form of `diagnose(view, full=False)`; `previous` the stop passed just before."""
-    sig = quick.get("signal")
-    kind = str((quick.get("handling") or {}).get("kind"))
-    name = str(sig["name"]) if sig else ""
-    mc = (quick.get("method_context") or {}).get("number")
-    address = sig.get("address") if sig else None
+    """`quick` is `diagnose(view, full=False)`; `previous` the stop passed just before."""
+    sig = quick.signal
+    kind = quick.handling.kind
+    name = sig.name if sig else ""
+    mc = quick.method_context.number if quick.method_context else None
+    address = sig.address if sig else None
     if previous is not None and name != "SIGTRAP" and \
             (previous.signal, previous.pc, previous.method_context, previous.address) == (name, pc, mc, address):
         return Decision(True, note=f"{name} again at the same pc in the same method context: the replay's handler "
@@ -97,9 +98,9 @@ def decide(quick: dict[str, Any], *, pc: int | None, arch: str, caught_mask: int
         return Decision(True)
     if not passes_left:
         return Decision(True, note="the limit of stops passed on was reached")
-    deliver = kind != "debug-break" or _catches(caught_mask, int(sig["signo"]) if sig else _signal.SIGTRAP)
-    folded = quick.get("folded") or ["?"]
-    note = PassedStop(name, kind, str(folded[0]), int(mc) if mc else None, pc, deliver, seconds, address)
+    deliver = kind != HandlingKind.DEBUG_BREAK or _catches(caught_mask, sig.signo if sig else _signal.SIGTRAP)
+    folded = quick.folded or ["?"]
+    note = PassedStop(name, str(kind), str(folded[0]), mc or None, pc, deliver, seconds, address)
     return Decision(False, deliver=deliver, step_over_brk=not deliver and arch == "aarch64", passed=note)
 
 
@@ -108,5 +109,5 @@ def check_stop(process: Process, *, previous: PassedStop | None, passes_left: bo
     debugger calls at each stop (gdb's `$_spmi_should_stop`, which the MI driver also asks; the lldb worker; the
     test and bench harnesses). The caller resumes as told, or diagnoses the stop in full."""
     quick = diagnose(process, full=False)
-    return decide(quick.policy_facts(), pc=quick.pc, arch=process.arch, caught_mask=process.caught_signals(),
+    return decide(quick, pc=quick.pc, arch=process.arch, caught_mask=process.caught_signals(),
                   previous=previous, passes_left=passes_left)

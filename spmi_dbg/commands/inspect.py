@@ -4,8 +4,8 @@ marked), and a compile result's code disassembled for the architecture the JIT g
 from __future__ import annotations
 
 from spmi_dbg.analysis.disasm import DisasmError, code_of
-from spmi_dbg.analysis.facts import member_int
 from spmi_dbg.analysis.mcnumber import find_method_context
+from spmi_dbg.analysis.values import member_int
 from spmi_dbg.analysis.view import Process, Value
 from spmi_dbg.commands.result import CommandResult
 from spmi_dbg.errors import SpmiDbgError

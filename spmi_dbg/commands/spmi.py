@@ -85,10 +85,10 @@ def _dispatch(process: Process, args: argparse.Namespace) -> CommandResult:
         if mc is None:
             return CommandResult("", "spmi context: no method context found in the stack: " + "; ".join(d.notes))
         return CommandResult("\n".join([
-            f"method context {mc['number']}  [{mc['source']}]",
-            f"name     {mc.get('name') or '(no name recorded)'}",
-            f"IL size  {mc.get('il_size') if mc.get('il_size') is not None else '(unknown)'}",
-            f"input    {mc.get('input') or '(unknown)'}",
+            f"method context {mc.number}  [{mc.source}]",
+            f"name     {mc.name or '(no name recorded)'}",
+            f"IL size  {mc.il_size if mc.il_size is not None else '(unknown)'}",
+            f"input    {mc.input or '(unknown)'}",
         ]))
     if args.verb == "repro":
         return _repro(process, args.out)
@@ -109,10 +109,10 @@ def _repro(process: Process, out: str | None) -> CommandResult:
     mc = d.method_context
     if mc is None:
         return CommandResult("", "spmi repro: no method context found in the stack")
-    if not mc.get("input"):
+    if not mc.input:
         return CommandResult("", "spmi repro: the input collection is not known (no command line)")
-    number = int(mc["number"])
+    number = mc.number
     dest = Path(out or f"repro-{number}.mch")
-    with Collection.open(mc["input"]) as col:
+    with Collection.open(mc.input) as col:
         toc = col.extract([number], dest)
-    return CommandResult(f"wrote method context {number} of {mc['input']} to {dest} (index {toc})")
+    return CommandResult(f"wrote method context {number} of {mc.input} to {dest} (index {toc})")

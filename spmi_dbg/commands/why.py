@@ -2,51 +2,50 @@
 
 from __future__ import annotations
 
-from spmi_dbg.analysis.diagnosis import Diagnosis
+from spmi_dbg.analysis.facts import Diagnosis
 
 
 def render_text(d: Diagnosis) -> str:
     out: list[str] = []
     s = d.signal
     if s is not None:
-        addr = f" at address 0x{s['address']:x}" if s.get("address") is not None else ""
-        near = " (near null)" if s.get("near_null") else ""
-        out.append(f"{s['name']}{addr}{near}  [{s['source']}]")
-    out.append(f"handling: {d.handling['kind']}: {d.handling['reason']}")
+        addr = f" at address 0x{s.address:x}" if s.address is not None else ""
+        near = " (near null)" if s.near_null else ""
+        out.append(f"{s.name}{addr}{near}  [{s.source}]")
+    out.append(f"handling: {d.handling.kind}: {d.handling.reason}")
     if d.faulting_module:
-        out.append(f"faulting module: {d.faulting_module['role']}: {d.faulting_module['path']}")
+        out.append(f"faulting module: {d.faulting_module.role}: {d.faulting_module.path}")
     mc = d.method_context
     if mc is not None:
-        extra = ", ".join(x for x in (mc.get("name") and f"{mc['name']}",
-                                       mc.get("il_size") is not None and f"IL size {mc['il_size']}") if x)
-        out.append(f"method context: {mc['number']}{' (' + extra + ')' if extra else ''}  [{mc['source']}]")
+        extra = ", ".join(x for x in (mc.name, f"IL size {mc.il_size}" if mc.il_size is not None else None) if x)
+        out.append(f"method context: {mc.number}{' (' + extra + ')' if extra else ''}  [{mc.source}]")
     else:
         out.append("method context: not found in the stack")
     nm = d.null_map
     if nm is not None:
-        packet = f", packet {nm['packet_id']} {nm['packet_name']}" if nm.get("packet_id") is not None else ""
-        out.append(f"null map: {nm['owner_type']}::{nm['member']} of the {nm['role']}{packet}")
-        out.append(f"  {nm['explanation']}")
-        out.append(f"  [{nm['source']}]")
+        packet = f", packet {nm.packet_id} {nm.packet_name}" if nm.packet_id is not None else ""
+        out.append(f"null map: {nm.owner_type}::{nm.member} of the {nm.role}{packet}")
+        out.append(f"  {nm.explanation}")
+        out.append(f"  [{nm.source}]")
     a = d.assertion
     if a is not None:
-        where = f" ({a['file']}:{a['line']})" if a.get("file") else ""
-        out.append(f"assert: {a['expr']}{where}")
+        where = f" ({a.file}:{a.line})" if a.file else ""
+        out.append(f"assert: {a.expr}{where}")
     i = d.instruction
     if i is not None:
-        regs = ", ".join(f"{k}=0x{v:x}" for k, v in i["registers"].items())
-        out.append(f"instruction: 0x{i['address']:x}: {i['text']}" + (f"   ({regs})" if regs else ""))
+        regs = ", ".join(f"{k}=0x{v:x}" for k, v in i.registers.items())
+        out.append(f"instruction: 0x{i.address:x}: {i.text}" + (f"   ({regs})" if regs else ""))
     if d.folded:
         out.append("stack: " + " <- ".join(d.folded[:8]))
     for b in d.known_bugs:
-        out.append(f"known bug: {b['id']}: {b['title']}")
-        out.append(f"  {b['url']}")
-        if b.get("fix"):
-            out.append(f"  fix: {b['fix']}")
-    for b in d.near_known_bugs:
-        out.append(f"resembles known bug {b['id']} (all but its {b['differs_in']} criterion): {b['url']}")
+        out.append(f"known bug: {b.id}: {b.title}")
+        out.append(f"  {b.url}")
+        if b.fix:
+            out.append(f"  fix: {b.fix}")
+    for n in d.near_known_bugs:
+        out.append(f"resembles known bug {n.id} (all but its {n.differs_in} criterion): {n.url}")
     out.append(f"signature: {d.signature}")
     out.append(f"bucket: {d.bucket}")
-    for n in d.notes:
-        out.append(f"note: {n}")
+    for note in d.notes:
+        out.append(f"note: {note}")
     return "\n".join(out)

@@ -31,13 +31,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.analysis.policy import PassedStop, Verdict
 from spmi_dbg.driver.loader import gdbinit_line
 from spmi_dbg.driver.mi import MiChannel, Record, mi_quote
-from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.driver.outcome import OutcomeKind, ReplayOutcome
 from spmi_dbg.driver.qemu import QemuTarget, library_dirs
 from spmi_dbg.driver.qemu import kill as qemu_kill
 from spmi_dbg.driver.qemu import start as qemu_start
+from spmi_dbg.elf import elf_entry
 from spmi_dbg.errors import ToolFailure
 
 FAULTS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE")  # caught by the conditional catchpoint
@@ -197,7 +199,7 @@ class _Run:
                     self.stop_notes.append(str(record["stop"]))
                 self.stop_signal = record.get("signal")
 
-    def _outcome(self, kind: str, start: float, running: float, **kw: Any) -> ReplayOutcome:
+    def _outcome(self, kind: OutcomeKind, start: float, running: float, **kw: Any) -> ReplayOutcome:
         self._read_notes()
         kw["notes"] = self.stop_notes + list(kw.get("notes") or [])
         return ReplayOutcome(kind, passed=self.passed, seconds=time.monotonic() - start,
@@ -266,7 +268,7 @@ class _Run:
         if reply.error is not None:
             raise ToolFailure(f"gdb could not resume after {sig}: {reply.error}")
 
-    def _diagnose(self, *, quick: bool, signal: str | int | None = None) -> dict[str, Any]:
+    def _diagnose(self, *, quick: bool, signal: str | int | None = None) -> Diagnosis:
         command = "spmi diagnose --json" + (" --quick" if quick else "") + (f" --signal {signal}" if signal else "")
         reply = self.channel.request("-interpreter-exec console " + mi_quote(command),
                                      None if quick else max(DIAGNOSE_TIMEOUT, self.channel.request_timeout))
@@ -275,9 +277,8 @@ class _Run:
         for line in reversed(reply.console.splitlines()):
             if line.startswith("{"):
                 try:
-                    data: dict[str, Any] = json.loads(line)
-                    return data
-                except json.JSONDecodeError:
+                    return Diagnosis.from_json(json.loads(line))
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError):
                     break
         raise ToolFailure(f"`{command}` gave no JSON: {reply.console[-300:]!r}")
 
@@ -368,8 +369,6 @@ def diagnose_core(core: Path, program: str | None, *, transcript: Path, gdb: str
 
 def _relocate(channel: MiChannel, program: str, qemu: QemuTarget, argv: list[str]) -> list[str]:
     """A guest core of a PIE program that gdb left unrelocated: displacement = AT_ENTRY - e_entry."""
-    from spmi_dbg.elf import elf_entry
-
     auxv = _check(channel, "-interpreter-exec console " + mi_quote("info auxv"))
     m = re.search(r"AT_ENTRY\s.*?(0x[0-9a-f]+)\s*$", auxv, re.M)
     entry = elf_entry(program)

@@ -153,8 +153,7 @@ class _Worker:
 
 
 def _outcome(data: dict[str, Any]) -> ReplayOutcome:
-    return ReplayOutcome(str(data["kind"]), diagnosis=data.get("diagnosis"),
-                         passed=[PassedStop.from_json(p) for p in data.get("passed") or []],
-                         exit_status=data.get("exit_status"), signal=data.get("signal"),
-                         threads=data.get("threads") or [], seconds=float(data.get("seconds") or 0.0),
-                         startup_seconds=float(data.get("startup_seconds") or 0.0), notes=list(data.get("notes") or []))
+    try:
+        return ReplayOutcome.from_json(data)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ToolFailure(f"the lldb worker's outcome could not be read ({type(e).__name__}: {e})") from None

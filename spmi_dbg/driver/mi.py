@@ -136,7 +136,9 @@ class MiChannel:
         else:
             try:
                 records = self.reader.read(timeout)
-            except EOFError:
+            except EOFError:  # gdb closed its output: it is exiting; its status says how
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(timeout=5)
                 raise self._dead(doing) from None
             except (OSError, ValueError) as e:
                 raise ToolFailure(f"reading from gdb (pid {self.proc.pid}) failed: {e}") from None

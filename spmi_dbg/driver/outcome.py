@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
+from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.analysis.policy import PASS_KINDS, PassedStop
 
-__all__ = ["PASS_KINDS", "PassedStop", "ReplayOutcome"]
+__all__ = ["PASS_KINDS", "OutcomeKind", "PassedStop", "ReplayOutcome"]
+
+# fatal: a stop the replay does not survive, diagnosed in full | hang: --timeout expired, interrupted, diagnosed
+# | exited: ran to the end | signaled: died of a signal the debugger had passed on (no diagnosis) | cancelled:
+# another partition won first
+OutcomeKind = Literal["fatal", "hang", "exited", "signaled", "cancelled"]
+OUTCOME_KINDS: tuple[OutcomeKind, ...] = ("fatal", "hang", "exited", "signaled", "cancelled")
+
 
 @dataclass
 class ReplayOutcome:
-    # fatal: a stop the replay does not survive, diagnosed in full | hang: --timeout expired, interrupted,
-    # diagnosed | exited: ran to the end | signaled: died of a signal the debugger had passed on (no diagnosis)
-    # | cancelled: another partition won first
-    kind: str
-    diagnosis: dict[str, Any] | None = None
+    kind: OutcomeKind
+    diagnosis: Diagnosis | None = None
     passed: list[PassedStop] = field(default_factory=list)
     exit_status: int | None = None
     signal: str | None = None
@@ -26,9 +31,22 @@ class ReplayOutcome:
 
     @property
     def method_context(self) -> int | None:
-        mc = (self.diagnosis or {}).get("method_context") or {}
-        n = mc.get("number")
-        return int(n) if n else None
+        mc = self.diagnosis.method_context if self.diagnosis is not None else None
+        return mc.number if mc is not None and mc.number else None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"kind": self.kind, "diagnosis": None if self.diagnosis is None else self.diagnosis.to_json(),
+                "passed": [p.to_json() for p in self.passed], "exit_status": self.exit_status,
+                "signal": self.signal, "threads": self.threads, "seconds": self.seconds,
+                "startup_seconds": self.startup_seconds, "notes": self.notes}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ReplayOutcome:
+        kind = str(data["kind"])
+        if kind not in OUTCOME_KINDS:
+            raise ValueError(f"unknown outcome kind {kind!r}")
+        d = data.get("diagnosis")
+        return cls(kind, None if d is None else Diagnosis.from_json(d),
+                   [PassedStop.from_json(p) for p in data.get("passed") or []], data.get("exit_status"),
+                   data.get("signal"), list(data.get("threads") or []), float(data.get("seconds") or 0.0),
+                   float(data.get("startup_seconds") or 0.0), list(data.get("notes") or []))

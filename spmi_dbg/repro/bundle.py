@@ -53,7 +53,7 @@ def write_bundle(result: ReproResult, work: Path) -> list[Path]:
         (out / "repro.sh").chmod(0o755)
     diagnosis = result.located.diagnosis if result.located else None
     if diagnosis is not None:
-        put("diagnosis.json", json.dumps(diagnosis, indent=2, sort_keys=True) + "\n")
+        put("diagnosis.json", json.dumps(diagnosis.to_json(), indent=2, sort_keys=True) + "\n")
     stdout, stderr = _replay_output(result)
     put("replay.stdout", stdout)
     put("replay.stderr", stderr)

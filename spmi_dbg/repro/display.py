@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from spmi_dbg.driver.outcome import PassedStop
+from spmi_dbg.report.text import rows
 from spmi_dbg.repro.command import Partition
 from spmi_dbg.repro.locate import PartitionRun
 from spmi_dbg.repro.pipeline import PhaseRecord, ReproResult
@@ -123,8 +124,6 @@ class TerminalProgress:
 
 def summary_rows(result: ReproResult) -> list[tuple[str, str]]:
     """The report's own summary (spmi_dbg.report.text), and where the bundle is or why it is not."""
-    from spmi_dbg.report.text import rows
-
     if result.report is None:  # the bundle could not even be put together
         return [("result", f"{result.outcome} (exit {result.exit_code}, {result.seconds:.1f} s)"),
                 ("bundle", result.bundle_error or str(result.out))]

@@ -1,22 +1,22 @@
 """What counts as "the same failure" when a repro is re-run: derived from the run that found it.
 
-A crash is matched natively by its signal and under a debugger by its bucket (analysis' signature). A hang's
-stop is our own SIGINT, so its signature is rebuilt without the signal: "hang | <concrete frames>"."""
+A crash is matched natively by its signal and under a debugger by its bucket (spmi_dbg.analysis.signature,
+which also rebuilds a hang's: its stop is our own SIGINT)."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal
 
+from spmi_dbg.analysis import signature
 from spmi_dbg.driver.outcome import ReplayOutcome
 
-HANG_FRAMES = 4
+ExpectationKind = Literal["crash", "hang"]
 
 
 @dataclass(frozen=True)
 class Expectation:
-    kind: str  # "crash" | "hang"
+    kind: ExpectationKind
     signal: str | None
     bucket: str | None
 
@@ -24,6 +24,11 @@ class Expectation:
         if self.kind == "hang":
             return "a hang"
         return f"death by {self.signal}" if self.signal else "a crash"
+
+    @property
+    def bucket_key(self) -> str:
+        """The bucket, or `<kind>-<signal>` when the run that found it had no diagnosis."""
+        return signature.bucket_key(self.bucket, self.kind, self.signal)
 
     def matches_outcome(self, outcome: ReplayOutcome) -> bool:
         """A run under the debugger reproduces when it ends the same way with the same bucket."""
@@ -38,29 +43,14 @@ class Expectation:
         return signal_of(outcome) == self.signal
 
 
-def hang_signature(diagnosis: dict[str, Any]) -> tuple[str, str]:
-    frames = diagnosis.get("signature_frames") or diagnosis.get("folded") or []
-    sig = "hang | " + (" <- ".join(frames[:HANG_FRAMES]) or "no frames")
-    return sig, hashlib.sha1(sig.encode()).hexdigest()[:10]
-
-
-def mark_hang(diagnosis: dict[str, Any]) -> None:
-    """The interrupt's SIGINT is ours, not the replay's: a hang's signature and bucket say hang instead."""
-    diagnosis["hang"] = True
-    diagnosis["signature"], diagnosis["bucket"] = hang_signature(diagnosis)
-
-
 def signal_of(outcome: ReplayOutcome) -> str | None:
-    sig = (outcome.diagnosis or {}).get("signal") or {}
-    return str(sig["name"]) if sig.get("name") else outcome.signal
+    sig = outcome.diagnosis.signal if outcome.diagnosis is not None else None
+    return sig.name if sig is not None else outcome.signal
 
 
 def bucket_of(outcome: ReplayOutcome) -> str | None:
-    d = outcome.diagnosis or {}
-    if outcome.kind == "hang":
-        return hang_signature(d)[1]
-    b = d.get("bucket")
-    return str(b) if b else None
+    """The bucket of a run under the debugger (None: it ended with nothing to diagnose)."""
+    return signature.bucket_of(outcome.diagnosis, hang=outcome.kind == "hang")
 
 
 def expectation_of(outcome: ReplayOutcome) -> Expectation:

@@ -11,12 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from spmi_dbg.analysis.facts import Diagnosis, MethodContextFact
+from spmi_dbg.analysis.signature import mark_hang
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.driver.outcome import PassedStop, ReplayOutcome
-from spmi_dbg.errors import ToolFailure
+from spmi_dbg.errors import SpmiDbgError, ToolFailure
+from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mclist import compress_ranges
 from spmi_dbg.repro.command import Partition, ReproCommand
-from spmi_dbg.repro.expect import Expectation, expectation_of, mark_hang
+from spmi_dbg.repro.expect import Expectation, expectation_of
 from spmi_dbg.repro.native import NativeRun, run_native
 
 ATTEMPTS = 2  # a fresh debugger once more after a tool failure
@@ -69,7 +72,7 @@ class Located:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def diagnosis(self) -> dict[str, Any] | None:
+    def diagnosis(self) -> Diagnosis | None:
         return self.winner.outcome.diagnosis if self.winner and self.winner.outcome else None
 
     @property
@@ -159,9 +162,9 @@ def locate_core(cmd: ReproCommand, partitions: list[Partition], core: Path, debu
     run.outcome = debugger.read_core(core, cmd.program, transcript=run.transcript, argv=cmd.argv())
     result.winner = run
     identify(cmd, result, timeout=timeout, workdir=workdir)
-    fact = (run.outcome.diagnosis or {}).get("method_context") or {}
-    if fact.get("number") and not fact.get("name"):
-        fact["input"] = fact.get("input") or cmd.input
+    fact = run.outcome.diagnosis.method_context if run.outcome.diagnosis is not None else None
+    if fact is not None and fact.number and not fact.name:
+        fact.input = fact.input or cmd.input
         _add_names(fact, cmd.input)
     result.notes.append(f"post-mortem: the fatal stop is the core file {core}; the method context was read "
                         "from it, then the repro is replayed live")
@@ -175,10 +178,10 @@ def identify(cmd: ReproCommand, result: Located, *, timeout: float, workdir: Pat
     if outcome.kind == "hang" and outcome.diagnosis is not None:
         mark_hang(outcome.diagnosis)
     result.expectation = expectation_of(outcome)
-    mc = (outcome.diagnosis or {}).get("method_context") or {}
-    if mc.get("number"):
-        result.method_context = int(mc["number"])
-        result.method_context_source = str(mc.get("source") or "the debugger")
+    mc = outcome.diagnosis.method_context if outcome.diagnosis is not None else None
+    if mc is not None and mc.number:
+        result.method_context = mc.number
+        result.method_context_source = mc.source or "the debugger"
         return
     why = "the diagnosis has no method context number" if outcome.diagnosis else \
         "the replay died with no stop to diagnose"
@@ -192,19 +195,15 @@ def identify(cmd: ReproCommand, result: Located, *, timeout: float, workdir: Pat
     result.method_context_source = (f"native bisection with -c ranges over partition {result.winner.partition.index} "
                                     f"({len(runs)} runs), because {why}")
     if outcome.diagnosis is not None:
-        outcome.diagnosis["method_context"] = {"number": found, "source": result.method_context_source,
-                                               "name": None, "il_size": None, "input": cmd.input}
-        _add_names(outcome.diagnosis["method_context"], cmd.input)
+        outcome.diagnosis.method_context = MethodContextFact(found, result.method_context_source, input=cmd.input)
+        _add_names(outcome.diagnosis.method_context, cmd.input)
 
 
-def _add_names(fact: dict[str, Any], path: str) -> None:
-    from spmi_dbg.errors import SpmiDbgError
-    from spmi_dbg.mch.collection import Collection
-
+def _add_names(fact: MethodContextFact, path: str) -> None:
     try:
         with Collection.open(path) as col:
-            info = col.method_context(int(fact["number"]))
-        fact["name"], fact["il_size"] = info.name, info.il_size
+            info = col.method_context(fact.number)
+        fact.name, fact.il_size = info.name, info.il_size
     except (SpmiDbgError, OSError):
         pass
 

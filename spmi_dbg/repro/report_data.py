@@ -14,6 +14,7 @@ from typing import Any
 
 from spmi_dbg import __version__
 from spmi_dbg.analysis import knownbugs
+from spmi_dbg.analysis.facts import Diagnosis, to_json
 from spmi_dbg.mch.mclist import compress_ranges
 from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION
 from spmi_dbg.repro import identity
@@ -54,7 +55,7 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
             "stops_passed": [s.to_json() | {"partition": r.partition.index}
                              for r in located.runs if r.outcome for s in r.outcome.passed][:1000],
             "hang_threads": located.winner.outcome.threads if located.winner and located.winner.outcome else []},
-        "diagnosis": d,
+        "diagnosis": d.to_json() if d is not None else None,
         "repro": result.isolated.to_json() if result.isolated else None,
         "repro_command": None if result.isolated is None else cmd.shell_line(result.isolated.mch.name),
         "verification_single_record": result.single.to_json() if result.single else None,
@@ -74,7 +75,7 @@ def _spec(numbers: tuple[int, ...]) -> str:
     return compress_ranges(list(numbers))
 
 
-def _known_bugs(result: ReproResult, d: dict[str, Any] | None, output: str) -> list[dict[str, Any]]:
+def _known_bugs(result: ReproResult, d: Diagnosis | None, output: str) -> list[dict[str, Any]]:
     """The diagnosis' own matches, and those only the pipeline can see: a `-p` it dropped (the crash was in a
     worker), superpmi.py's log lines, the replay's output."""
     if d is None and result.located is None:
@@ -82,11 +83,11 @@ def _known_bugs(result: ReproResult, d: dict[str, Any] | None, output: str) -> l
     cmd = result.options.command
     parallel = any("dropped `-p`" in n for n in cmd.notes)
     texts = [output, *list((cmd.log or {}).get("failures") or [])]
-    facts = knownbugs.facts_of(d or {}, argv=cmd.argv(), parallel=parallel, texts=texts)
-    found = {b["id"]: b for b in (d or {}).get("known_bugs") or []}
+    facts = knownbugs.facts_of(d, argv=cmd.argv(), parallel=parallel, texts=texts)
+    found = {b.id: b for b in d.known_bugs} if d is not None else {}
     for b in knownbugs.match(facts):
-        found.setdefault(b["id"], b)
-    return list(found.values())
+        found.setdefault(b.id, b)
+    return [to_json(b) for b in found.values()]
 
 
 def title(data: dict[str, Any]) -> str:

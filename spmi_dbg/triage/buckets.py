@@ -11,7 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.analysis.policy import PassedStop
+from spmi_dbg.errors import SpmiDbgError
+from spmi_dbg.mch.collection import Collection
 from spmi_dbg.repro.locate import PartitionRun
 from spmi_dbg.triage.run import Crash
 
@@ -40,8 +43,8 @@ class Bucket:
         return self.members[0].crash
 
     @property
-    def diagnosis(self) -> dict[str, Any]:
-        return self.smallest.crash.located.diagnosis or {}
+    def diagnosis(self) -> Diagnosis | None:
+        return self.smallest.crash.located.diagnosis
 
     @property
     def smallest(self) -> Member:
@@ -69,9 +72,6 @@ def bucket_crashes(crashes: list[Crash], collection: str) -> list[Bucket]:
 
 
 def _names(collection: str, numbers: list[int]) -> dict[int, tuple[str | None, int | None]]:
-    from spmi_dbg.errors import SpmiDbgError
-    from spmi_dbg.mch.collection import Collection
-
     out: dict[int, tuple[str | None, int | None]] = {}
     try:
         with Collection.open(collection) as col:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn
 
 from spmi_dbg.analysis.policy import PassedStop
+from spmi_dbg.report.triage import triage_text
 from spmi_dbg.repro.command import Partition
 from spmi_dbg.repro.locate import PartitionRun
 from spmi_dbg.triage.pipeline import TriageResult
@@ -66,7 +67,6 @@ class TerminalTriageProgress(TriageProgress):
 def print_summary(result: TriageResult) -> None:
     import json
 
-    from spmi_dbg.report.triage import triage_text
 
     data = json.loads((result.options.out / "triage.json").read_text())
     sys.stdout.write(triage_text(data) + f"triage: {result.options.out / 'triage.md'}\n")

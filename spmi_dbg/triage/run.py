@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spmi_dbg.analysis.policy import PassedStop
+from spmi_dbg.analysis.signature import bucket_key
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.repro.command import Partition, ReproCommand
@@ -38,9 +39,7 @@ class Crash:
     @property
     def bucket(self) -> str:
         e = self.located.expectation
-        if e is not None and e.bucket:
-            return e.bucket
-        return f"{e.kind if e else 'crash'}-{(e.signal if e else None) or 'unknown'}"
+        return e.bucket_key if e is not None else bucket_key(None, "crash", None)
 
 
 @dataclass

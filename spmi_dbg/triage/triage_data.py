@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg import __version__
+from spmi_dbg.analysis.facts import to_json
 from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.report.schema import TRIAGE_SCHEMA_VERSION
@@ -56,13 +57,14 @@ def _bucket(b: Bucket, result: TriageResult) -> dict[str, Any]:
     repro = result.bundles.get(b.key)
     small = b.smallest
     return {
-        "bucket": b.key, "kind": b.kind, "signal": b.signal, "signature": d.get("signature"),
+        "bucket": b.key, "kind": b.kind, "signal": b.signal, "signature": d.signature if d is not None else None,
         "title": _title(b), "count": len(b.members),
         "method_contexts": [m.number for m in b.members],
         "members": [{"method_context": m.number, "name": m.name, "il_size": m.il_size} for m in b.members],
         "smallest": {"method_context": small.number, "name": small.name, "il_size": small.il_size},
-        "null_map": d.get("null_map"), "faulting_module": d.get("faulting_module"),
-        "known_bugs": d.get("known_bugs") or [],
+        "null_map": to_json(d.null_map) if d is not None else None,
+        "faulting_module": to_json(d.faulting_module) if d is not None else None,
+        "known_bugs": [to_json(k) for k in d.known_bugs] if d is not None else [],
         "repro": None if repro is None else {
             "bundle": str(repro.out), "outcome": repro.outcome, "exit_code": repro.exit_code,
             "method_contexts": repro.method_contexts,
@@ -73,12 +75,12 @@ def _bucket(b: Bucket, result: TriageResult) -> dict[str, Any]:
 
 def _title(b: Bucket) -> str:
     d = b.diagnosis
-    frames = [f for f in d.get("signature_frames") or d.get("folded") or [] if f and f != "??"]
+    frames = [f for f in ((d.signature_frames or d.folded) if d is not None else []) if f and f != "??"]
     top = f" in {frames[0]}" if frames else ""
     if b.kind == "hang":
         return f"superpmi hangs{top}"
-    nm = d.get("null_map")
-    null = f" (null {nm['owner_type']}::{nm['member']} of the {nm['role']})" if nm else ""
+    nm = d.null_map if d is not None else None
+    null = f" (null {nm.owner_type}::{nm.member} of the {nm.role})" if nm else ""
     return f"superpmi {b.signal or 'crash'}{top}{null}"
 
 
