@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from spmi_dbg import exits
 from spmi_dbg.driver.base import Driver
@@ -25,6 +25,10 @@ from spmi_dbg.repro.regression import Regression, regression
 from spmi_dbg.repro.verify import Verification, verify
 
 REPLAY_INPUT_FAILURES = {255: "GeneralFailure", 254: "JitFailedToInit"}  # superpmi-conventions.md 1.2
+PhaseName = Literal["locate", "isolate", "verify", "minimize", "isolate-minimized", "verify-minimized",
+                    "regression"]
+PhaseStatus = Literal["running", "ok", "failed"]
+Outcome = Literal["running", "verified", "not-verified", "no-crash", "input-error", "tool-failure"]
 VERIFY_TIMEOUT_CAP = 60.0  # a repro is one or a few method contexts: a hang shows well within this
 
 
@@ -50,8 +54,8 @@ class ReproOptions:
 
 @dataclass
 class PhaseRecord:
-    name: str
-    status: str = "running"  # ok | failed
+    name: PhaseName
+    status: PhaseStatus = "running"
     seconds: float = 0.0
     detail: str = ""
 
@@ -75,7 +79,7 @@ class ReproResult:
     regression: Regression | None = None  # the repro with each JIT alone (two JITs only)
     out: Path | None = None
     files: list[Path] = field(default_factory=list)
-    outcome: str = "running"  # verified | not-verified | no-crash | input-error | tool-failure
+    outcome: Outcome = "running"
     exit_code: int = exits.NOT_VERIFIED
     failed_phase: str | None = None
     failure: str | None = None
@@ -97,7 +101,7 @@ class _PhaseFailed(Exception):
 
 
 @contextlib.contextmanager
-def _phase(result: ReproResult, name: str, progress: ReproProgress | None) -> Iterator[PhaseRecord]:
+def _phase(result: ReproResult, name: PhaseName, progress: ReproProgress | None) -> Iterator[PhaseRecord]:
     record = PhaseRecord(name)
     result.phases.append(record)
     if progress is not None:
