@@ -1,4 +1,4 @@
-"""How superpmi-compatible command lines look (superpmi-conventions.md section 1): which arguments are the
+"""How superpmi-compatible command lines look (docs/superpmi-conventions.md section 1): which arguments are the
 JITs and the input, classified as superpmi classifies them (by extension)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 JIT_SUFFIXES = (".so", ".dylib", ".dll")
 INPUT_SUFFIXES = (".mc", ".mch", ".mct")
 
-# Options followed by values (superpmi-conventions.md section 1); `-jitoption [force] k=v` handled apart.
+# Options followed by values (docs/superpmi-conventions.md section 1); `-jitoption [force] k=v` handled apart.
 _VALUE_OPTIONS = {"-c", "-compile", "-m", "-matchhash", "-e", "-emitmethodstats", "-v", "-verbosity", "-w",
                   "-writelogfile", "-r", "-reproname", "-f", "-failingmclist", "-details", "-failurelimit",
                   "-repeatcount", "-streaming", "-target", "-basemetricssummary", "-diffmetricssummary",

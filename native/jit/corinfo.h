@@ -7,7 +7,7 @@
 // the JIT's real ones; the member lists are only what the sample JIT needs. Both sides are C++ built by the
 // same compiler, so abstract classes cross the shared-library boundary as in the real product.
 //
-// Which recorded packet answers which call (mch-format.md 5.3; the replay core implements these):
+// Which recorded packet answers which call (docs/mch-format.md 5.3; the replay core implements these):
 //   compileMethod's CORINFO_METHOD_INFO  <- 143 CompileMethod (Agnostic_CompileMethod, IL in the buffer)
 //   getExpectedTargetArchitecture        <- 183 (IMAGE_FILE_MACHINE_*)
 //   getJitFlags                          <- 154 (DD {blob offset, size}; blob = CORJIT_FLAGS below)

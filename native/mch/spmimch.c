@@ -1,6 +1,6 @@
 /*
  * libspmimch: SuperPMI collection (.mch/.mc) and index (.mct) access. API and exact message texts:
- * spmimch.h. Formats: shared/docs/mch-format.md sections 1-4 and 6.
+ * spmimch.h. Formats: docs/mch-format.md sections 1-4 and 6.
  *
  * Every length read from the file is checked against the bytes that remain before it is used, in
  * 64-bit arithmetic; multi-byte fields are read with memcpy (no unaligned loads).

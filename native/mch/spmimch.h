@@ -1,7 +1,7 @@
 /*
  * libspmimch: SuperPMI collection (.mch/.mc) and index (.mct) access.
  *
- * Formats: ../../shared/docs/mch-format.md (sections 1-4 and 6). A collection is a
+ * Formats: docs/mch-format.md (sections 1-4 and 6). A collection is a
  * concatenation of method-context records:
  *   'm' 'c' u32 totalLen  <totalLen bytes of packets>  '4' '2'
  * and a packet is
@@ -174,7 +174,7 @@ SPMIMCH_API int spmimch_check_record(spmimch_file* f, uint64_t offset, uint32_t 
 /*
  * Item sizes (key + value for keyed maps, value for dense maps) that packets with a fixed layout must
  * have. Writes up to 2 sizes into sizes[] and returns how many (0 = no fixed layout known).
- * `dense` is 1 if the map has the DWM1 tag. The table (mch-format.md 5.2-5.4):
+ * `dense` is 1 if the map has the DWM1 tag. The table (docs/mch-format.md 5.2-5.4):
  *   keyed 143 CompileMethod     4+216 or 4+212 (METHOD_INFO before regionKind)
  *   keyed 118 CR CompileMethod  4+16
  *   keyed 115 CR AllocMem       4+56 or 4+52

@@ -1,5 +1,5 @@
 // Fixed-layout ("agnostic") key and value structs of the recorded maps (superpmi-shared/agnostic.h),
-// packed and little-endian as in the files (mch-format.md 5.3-5.4). Only the ones this core reads.
+// packed and little-endian as in the files (docs/mch-format.md 5.3-5.4). Only the ones this core reads.
 #ifndef _Agnostic
 #define _Agnostic
 

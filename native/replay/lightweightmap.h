@@ -1,6 +1,6 @@
 // LightWeightMap<K,V> and DenseLightWeightMap<V> (superpmi-shared/lightweightmap.h): the recorded maps.
 // Keys are kept sorted with memcmp over their raw bytes and found by binary search with the same memcmp
-// (mch-format.md 3). Serialised form: [LWM1] numItems [bufferLength keys items buffer]; dense maps
+// (docs/mch-format.md 3). Serialised form: [LWM1] numItems [bufferLength keys items buffer]; dense maps
 // DWM1 numItems [bufferLength items buffer], or an old untagged keyed map with keys 0..n-1 (section 4).
 #ifndef _LightWeightMap
 #define _LightWeightMap

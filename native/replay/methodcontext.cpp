@@ -40,7 +40,7 @@ bool MethodContext::Initialize(int mcIndex, const unsigned char* buff, DWORD siz
     return true;
 }
 
-// Ids of packets superpmi knows (mch-format.md 5.1, up to 244; 93 was never assigned). Packets this core
+// Ids of packets superpmi knows (docs/mch-format.md 5.1, up to 244; 93 was never assigned). Packets this core
 // has no map for are checked for map structure and skipped.
 bool MethodContext::IsKnownPacket(unsigned packetId)
 {

@@ -11,7 +11,7 @@
 #include "compileresult.h"
 #include "lightweightmap.h"
 
-// Packet ids (enum mcPackets, mch-format.md 5.1) of the maps this core reads.
+// Packet ids (enum mcPackets, docs/mch-format.md 5.1) of the maps this core reads.
 enum mcPackets
 {
     Packet_PrintMethodName               = 6,

@@ -1,7 +1,7 @@
 // superpmi/parallelsuperpmi.cpp: -p. The parent re-runs its own executable once per worker with
 // `-stride <i+1> <N>`, per-worker temp files named ParallelSuperPMI-...-<R>-<i>, and `-v ewmin`; then it
 // merges exit codes, re-logs the workers' output, adds up their summaries and concatenates their lists and
-// CSVs (superpmi-conventions.md 1.3).
+// CSVs (docs/superpmi-conventions.md 1.3).
 #include <algorithm>
 #include <climits>
 #include <csignal>

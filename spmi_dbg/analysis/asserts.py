@@ -1,6 +1,6 @@
 """JIT assert text: `MyICJI::doAssert(szFile, iLine, szExpr)` arguments at the stop, or superpmi's
 `ISSUE: <ASSERT> #N file (line) - Assertion failed 'expr' in 'method' during 'phase' (IL size N; hash 0x..; Tier)`
-line (superpmi-conventions.md 1.1)."""
+line (docs/superpmi-conventions.md 1.1)."""
 
 from __future__ import annotations
 

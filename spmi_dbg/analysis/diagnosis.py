@@ -193,7 +193,7 @@ def _handling(process: Process, sig: SignalInfo | None, frames: Sequence[Frame],
         -> Handling:
     """Would superpmi survive this signal? A hardware fault while the JIT runs (JitInstance::CompileMethod on
     the stack, the fault in the JIT or in a host callback made by it) is converted into a failed compile by
-    the PAL (superpmi-conventions.md section 2): first chance. Anywhere else it kills the process."""
+    the PAL (docs/superpmi-conventions.md section 2): first chance. Anywhere else it kills the process."""
     if sig is None:
         return Handling(HandlingKind.UNKNOWN, "no signal")
     signo = sig.signo

@@ -1,6 +1,6 @@
 """The code of a live CompileResult (its AllocMem map's hot code, as recAllocMemCapture stored it), read
 through debug info and disassembled with capstone; on Arm64 the literal pool after nativeSizeOfCode is
-shown as data (mch-format.md 5.4 and 9)."""
+shown as data (docs/mch-format.md 5.4 and 9)."""
 
 from __future__ import annotations
 

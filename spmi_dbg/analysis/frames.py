@@ -1,4 +1,4 @@
-"""Frame names: normalisation, folding (DESIGN.md "Decisions"), and lookups by SuperPMI symbol."""
+"""Frame names: normalisation, folding (docs/architecture.md "Decisions"), and lookups by SuperPMI symbol."""
 
 from __future__ import annotations
 

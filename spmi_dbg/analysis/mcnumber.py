@@ -1,4 +1,4 @@
-"""Which method context was being replayed, and how we know (superpmi-conventions.md section 2,
+"""Which method context was being replayed, and how we know (docs/superpmi-conventions.md section 2,
 "Debugger anchors"): JitInstance::CompileMethod's `mcIndex`, `mc->index`, the reader's `curMCIndex`,
 the JIT's `compMethodSuperPMIIndex`, in that order; optimized-out values are skipped."""
 

@@ -1,4 +1,4 @@
-"""The null map: a LightWeightMap/DenseLightWeightMap method running with `this == 0` (mch-format.md 9:
+"""The null map: a LightWeightMap/DenseLightWeightMap method running with `this == 0` (docs/mch-format.md 9:
 every MethodContext and CompileResult map is optional; a null pointer means "never recorded").
 
 Finds the owner (MethodContext or CompileResult), the member that is null and has the map's type, the

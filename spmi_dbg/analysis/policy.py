@@ -1,6 +1,6 @@
 """The signal policy, written once for every way of running a replay under a debugger (the gdb condition
 function, the in-gdb loop, the lldb worker, the MI driver): given the quick diagnosis of a stop, pass its
-signal on or stop there (debugger-notes.md "Signals", "First and second chance").
+signal on or stop there (docs/debugger-notes.md "Signals", "First and second chance").
 
 - A stop the replay survives (a first-chance fault inside the JIT's protected call; a debug break nobody
   asked to stop at) is passed on, after a quick note of where it happened.
@@ -32,7 +32,7 @@ class PassedStop:
     """A quick note of a stop whose signal was passed on to the replay."""
 
     signal: str
-    kind: str
+    kind: HandlingKind  # first-chance or debug-break: the kinds the replay survives
     frame: str
     method_context: int | None
     pc: int | None
@@ -41,13 +41,13 @@ class PassedStop:
     address: int | None = None  # the fault address
 
     def to_json(self) -> dict[str, Any]:
-        return {"signal": self.signal, "kind": self.kind, "frame": self.frame,
+        return {"signal": self.signal, "kind": str(self.kind), "frame": self.frame,
                 "method_context": self.method_context, "pc": self.pc, "delivered": self.delivered,
                 "seconds": round(self.seconds, 6), "address": self.address}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PassedStop:
-        return cls(str(data["signal"]), str(data["kind"]), str(data["frame"]), data.get("method_context"),
+        return cls(str(data["signal"]), HandlingKind(data["kind"]), str(data["frame"]), data.get("method_context"),
                    data.get("pc"), bool(data.get("delivered", True)), float(data.get("seconds", 0.0)),
                    data.get("address"))
 
@@ -100,7 +100,7 @@ def decide(quick: Diagnosis, *, pc: int | None, arch: str, caught_mask: int | No
         return Decision(True, note="the limit of stops passed on was reached")
     deliver = kind != HandlingKind.DEBUG_BREAK or _catches(caught_mask, sig.signo if sig else _signal.SIGTRAP)
     folded = quick.folded or ["?"]
-    note = PassedStop(name, str(kind), str(folded[0]), mc or None, pc, deliver, seconds, address)
+    note = PassedStop(name, kind, str(folded[0]), mc or None, pc, deliver, seconds, address)
     return Decision(False, deliver=deliver, step_over_brk=not deliver and arch == "aarch64", passed=note)
 
 

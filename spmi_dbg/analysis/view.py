@@ -127,7 +127,7 @@ class Process(Protocol):
 
 
 class WithStopSignal:
-    """A view whose stop has no readable siginfo (qemu's gdbstub gives none; debugger-notes.md): the signal as
+    """A view whose stop has no readable siginfo (qemu's gdbstub gives none; docs/debugger-notes.md): the signal as
     the debugger reported the stop. Everything else is the wrapped view's."""
 
     def __init__(self, process: Process, signo: int) -> None:

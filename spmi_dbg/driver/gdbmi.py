@@ -1,4 +1,4 @@
-"""Runs a replay under gdb through pygdbmi, to the stop that matters (issue 5, debugger-notes.md).
+"""Runs a replay under gdb through pygdbmi, to the stop that matters (issue 5, docs/debugger-notes.md).
 
 - Hardware faults (SIGSEGV/SIGBUS/SIGILL/SIGFPE) are caught by a `catch signal` catchpoint whose condition is
   the extension's `$_spmi_should_stop(...)` (spmi_dbg.gdb.passing): inside gdb, at the fault, the quick check

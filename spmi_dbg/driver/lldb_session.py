@@ -1,4 +1,4 @@
-"""lldb from outside, through its SB API in this process (debugger-notes.md): the module path from
+"""lldb from outside, through its SB API in this process (docs/debugger-notes.md): the module path from
 `lldb-16 -P`, lldb-server from LLVM 16's bin directory. The analysis runs in-process on LldbProcess."""
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def death_signal(process: Any, delivered: int | None) -> int | None:
     """The signal an exited process died of, or None for a normal exit. lldb 16 reports death by a signal as
     an exit status equal to the signal number, with no description (the gdb-remote 'X' packet's kind is
     lost): a status equal to the signal the last resume delivered is that signal killing the process
-    (superpmi's own exit codes are 0-3, 254, 255; superpmi-conventions.md 1.2)."""
+    (superpmi's own exit codes are 0-3, 254, 255; docs/superpmi-conventions.md 1.2)."""
     status = int(process.GetExitStatus())
     desc = process.GetExitDescription() or ""
     if "signal" in desc.lower():

@@ -1,4 +1,4 @@
-"""How a debugger's embedded Python finds this package (debugger-notes.md "Making gdb and lldb see our
+"""How a debugger's embedded Python finds this package (docs/debugger-notes.md "Making gdb and lldb see our
 package"): the interpreter's own site-packages is put FIRST on sys.path (appending would let Debian's
 _cffi_backend and pygments shadow ours) and processed with site.addsitedir, so that the .pth hooks of an
 editable install run too. Paths are derived from the running installation, not assumed."""

@@ -1,4 +1,4 @@
-"""A gdb/MI channel (debugger-notes.md, "pygdbmi"): records are read from gdb's pipe as they come and parsed with
+"""A gdb/MI channel (docs/debugger-notes.md, "pygdbmi"): records are read from gdb's pipe as they come and parsed with
 pygdbmi's public parser (`pygdbmi.gdbmiparser`: no 0.2 s settle waits, no private API); every command carries
 a token and waits for its own `^done/^running/^error`, with a timeout on every request, and a transcript of
 all traffic. Async records (`*stopped`, `=thread-group-exited`...) are queued for the caller.

@@ -1,4 +1,4 @@
-"""Arm64 (or any qemu-user guest) replays debugged from this machine (debugger-notes.md "Cross-arch"): each
+"""Arm64 (or any qemu-user guest) replays debugged from this machine (docs/debugger-notes.md "Cross-arch"): each
 partition runs as `qemu-aarch64 -L <sysroot> -g PORT <superpmi argv>`, which waits for a debugger on PORT,
 and gdb-multiarch attaches with `target remote` (sysroot set, the JITs' directories on solib-search-path).
 

@@ -11,7 +11,7 @@ Each stop passed on is noted as one JSON line in the file NOTES (read by the dri
 is not passed gets a line saying why, when the reason is not in its diagnosis (a second chance, the pass
 limit). Any error of ours also stops (the safe side): its line names it.
 
-This is what makes a passed first-chance fault cost about what the quick check costs (debugger-notes.md:
+This is what makes a passed first-chance fault cost about what the quick check costs (docs/debugger-notes.md:
 a stop passed through MI costs 3-4 ms, through gdb's own stop machinery ~1 ms)."""
 
 from __future__ import annotations

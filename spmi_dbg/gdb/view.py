@@ -115,7 +115,7 @@ class GdbFrame:
 
 
 def _hidden_inline_frames(frame: Any) -> list[GdbFrame]:
-    """Inline frames gdb hides because their block starts exactly at the stop pc (debugger-notes.md): the
+    """Inline frames gdb hides because their block starts exactly at the stop pc (docs/debugger-notes.md): the
     chain of inlined function blocks around the pc, innermost first, down to the function frame 0 shows."""
     try:
         block = gdb.block_for_pc(frame.pc())

@@ -289,7 +289,7 @@ class LldbProcess:
         return LldbValue(v) if v.IsValid() and not v.GetError().Fail() else None
 
 
-# superpmi's debugger anchors (superpmi-conventions.md section 2). lldb parses debug info and sets up its
+# superpmi's debugger anchors (docs/superpmi-conventions.md section 2). lldb parses debug info and sets up its
 # value machinery lazily; doing it for these before the crash makes the first diagnosis ~20 ms cheaper.
 ANCHOR_FUNCTIONS = ("JitInstance::CompileMethod", "NearDiffer::compare", "CompileResult::repCompileMethod",
                     "MethodContext::repCompileMethod", "main")

@@ -1,4 +1,4 @@
-"""SuperPMI collections: records, packets, .mct indexes and -c lists (see mch-format.md)."""
+"""SuperPMI collections: records, packets, .mct indexes and -c lists (see docs/mch-format.md)."""
 
 from spmi_dbg.mch.collection import Collection, RecordRef
 from spmi_dbg.mch.context import MethodContextInfo, Packet

@@ -1,7 +1,7 @@
 """Writers for real-format records: maps, packets, records, and the agnostic structs we decode.
 
 Used to build sample collections and test inputs. Keyed maps are sorted with memcmp over the raw key
-bytes (not numerically), as LightWeightMap does, or replay lookups would miss (mch-format.md 3).
+bytes (not numerically), as LightWeightMap does, or replay lookups would miss (docs/mch-format.md 3).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Agnostic struct layouts the product decodes (mch-format.md 5.4; all packed, little-endian)."""
+"""Agnostic struct layouts the product decodes (docs/mch-format.md 5.4; all packed, little-endian)."""
 
 from __future__ import annotations
 

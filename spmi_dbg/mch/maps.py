@@ -1,4 +1,4 @@
-"""Decoding of serialised `LightWeightMap<K,V>` and `DenseLightWeightMap<V>` packets (mch-format.md 3-4)."""
+"""Decoding of serialised `LightWeightMap<K,V>` and `DenseLightWeightMap<V>` packets (docs/mch-format.md 3-4)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from spmi_dbg.mch import packets as P
 
 NO_BLOB = 0xFFFFFFFF
 
-# Key sizes of keyed maps the tool decodes (mch-format.md 5.2-5.3). A keyed map's value size is
+# Key sizes of keyed maps the tool decodes (docs/mch-format.md 5.2-5.3). A keyed map's value size is
 # item size - key size, so only the key size is needed to split items.
 KEY_SIZES: dict[int, int] = {
     P.CompileMethod: 4,

@@ -1,4 +1,4 @@
-"""superpmi's `-c` method context lists (MCList::processArgAsMCL, superpmi-conventions.md section 1).
+"""superpmi's `-c` method context lists (MCList::processArgAsMCL, docs/superpmi-conventions.md section 1).
 
 An argument made only of digits, `-` and `,` is a list of numbers and ranges (`20`, `20,25,30`, `10-99`,
 `5,10-99,101`); anything else must be a file ending in `.mcl` holding one number per line (the first

@@ -1,4 +1,4 @@
-""".mct table of contents (mch-format.md section 6): read, validate, look up, write.
+""".mct table of contents (docs/mch-format.md section 6): read, validate, look up, write.
 
 Layout: "INDX", u32 count, count x 48-byte entries {i64 Offset; i32 Number; char Hash[33]; 3 pad}, "INDX".
 Numbers strictly increase; superpmi binary-searches them for `-c`. The hash field is opaque to us: it is

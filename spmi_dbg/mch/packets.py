@@ -1,6 +1,6 @@
 """Packet id -> name table (`enum mcPackets`, methodcontext.h).
 
-Transcribed from shared/docs/mch-format.md section 5.1 (2026 `main`, with notes on older meanings).
+Transcribed from docs/mch-format.md section 5.1 (2026 `main`, with notes on older meanings).
 Ids >= 113 named `PacketCR_*` belong to the compile result; the rest to the method context.
 Slots 6, 10, 149, 197 and 198 have been re-used over time; the note says so.
 """

@@ -39,7 +39,7 @@ SCAN_STOPPED = -1
 
 _U32 = struct.Struct("<I")
 
-# Fixed item sizes (key + value for keyed maps, value for dense maps); mch-format.md 5.2-5.4.
+# Fixed item sizes (key + value for keyed maps, value for dense maps); docs/mch-format.md 5.2-5.4.
 _KEYED_SIZES: dict[int, tuple[int, ...]] = {
     143: (4 + 216, 4 + 212),  # CompileMethod (METHOD_INFO 208, or 204 before regionKind)
     118: (4 + 16,),  # PacketCR_CompileMethod

@@ -1,4 +1,4 @@
-"""The superpmi command being reproduced (superpmi-conventions.md 1, 1.3): program, JITs (JIT1 = base,
+"""The superpmi command being reproduced (docs/superpmi-conventions.md 1, 1.3): program, JITs (JIT1 = base,
 JIT2 = diff), input collection and options, from `-- <argv>` or from --mch/--jit/--base-jit/--superpmi/
 --target/--jitoption. `-p/-parallel [N]` is dropped (a crash in a -p worker is invisible to a debugger on the
 parent, and superpmi refuses `-c` with `-p`); a `-c` list becomes the selection that is partitioned."""

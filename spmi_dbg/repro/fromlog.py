@@ -1,5 +1,5 @@
 """`spmi-dbg repro --from-log superpmi.N.log`: the failing superpmi command recovered from a superpmi.py log
-(superpmi-conventions.md 3.1).
+(docs/superpmi-conventions.md 3.1).
 
 Lines may carry superpmi.py's `[HH:MM:SS] ` prefix (older versions wrote none). `Running (SuperPMI replay|asm
 diffs) of <mch>` starts a run; the next `Invoking: <argv>` whose program is superpmi (superpmi.exe, or the

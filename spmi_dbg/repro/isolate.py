@@ -1,5 +1,5 @@
 """Isolate: copy the method context(s) byte-exact to `repro.mch` and write its index `repro.mch.mct`
-(DESIGN.md: a record copied byte-for-byte is a valid `.mc`; packets are never re-encoded)."""
+(docs/architecture.md: a record copied byte-for-byte is a valid `.mc`; packets are never re-encoded)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Native replays (no debugger) and what a reproduction must look like (superpmi-conventions.md 1.2): a replay
+"""Native replays (no debugger) and what a reproduction must look like (docs/superpmi-conventions.md 1.2): a replay
 killed by a signal shows as a negative return code; a hang is a run that outlives its timeout. Core dumps are
 disabled in the child (core_pattern may drop `core` files in the working directory)."""
 

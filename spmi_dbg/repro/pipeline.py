@@ -1,4 +1,4 @@
-"""The phases of `spmi-dbg repro`, in order (DESIGN.md, "Data flow of spmi-dbg repro"):
+"""The phases of `spmi-dbg repro`, in order (docs/architecture.md, "Data flow of spmi-dbg repro"):
 locate (+ capture: the winning stop's full diagnosis) -> isolate -> verify -> [minimize -> isolate -> verify]
 -> bundle. Whatever phase fails, the bundle still gets what the earlier ones produced, and the report says
 which phase failed and why."""
@@ -24,7 +24,7 @@ from spmi_dbg.repro.minimize import Minimization, minimize
 from spmi_dbg.repro.regression import Regression, regression
 from spmi_dbg.repro.verify import Verification, verify
 
-REPLAY_INPUT_FAILURES = {255: "GeneralFailure", 254: "JitFailedToInit"}  # superpmi-conventions.md 1.2
+REPLAY_INPUT_FAILURES = {255: "GeneralFailure", 254: "JitFailedToInit"}  # docs/superpmi-conventions.md 1.2
 PhaseName = Literal["locate", "isolate", "verify", "minimize", "isolate-minimized", "verify-minimized",
                     "regression"]
 PhaseStatus = Literal["running", "ok", "failed"]

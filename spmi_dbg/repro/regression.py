@@ -1,7 +1,7 @@
 """Regression?, answered by experiment: when the command has a base and a diff JIT, the repro is replayed
 natively with each JIT alone (a plain replay: `-a` dropped; the JIT's own options kept, the diff JIT's
 `-jit2option`s given as `-jitoption`s since it is then JIT1), and the report states which of them crash.
-superpmi-conventions.md 1: `-jitoption` configures JIT1, `-jit2option` JIT2; `-a` (applyDiff) needs two JITs."""
+docs/superpmi-conventions.md 1: `-jitoption` configures JIT1, `-jit2option` JIT2; `-a` (applyDiff) needs two JITs."""
 
 from __future__ import annotations
 

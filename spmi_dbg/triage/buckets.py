@@ -1,7 +1,7 @@
 """Triage, the grouping: crashes by bucket (analysis' signature), each with its members and the smallest one by
 IL size (the one to repro first, as superpmi.py's assertion summary also orders them, dotnet/runtime#95978);
 the first-chance stops passed on, by signal and frame; and what superpmi reported itself in its output
-(superpmi-conventions.md 1.1): JIT asserts by their text, missing data by its message, failed compiles."""
+(docs/superpmi-conventions.md 1.1): JIT asserts by their text, missing data by its message, failed compiles."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 // The protected region: this core's analogue of the PAL turning a hardware fault inside PAL_TRY into an
-// exception (superpmi-conventions.md 2). One SIGSEGV/SIGBUS/SIGILL/SIGFPE handler is installed for the
+// exception (docs/superpmi-conventions.md 2). One SIGSEGV/SIGBUS/SIGILL/SIGFPE handler is installed for the
 // whole process. While a region is active (the JIT call, and the JIT's own runWithErrorTrap regions inside
 // it) a fault is turned into a siglongjmp back to the region with the Windows exception code the PAL
 // would use (SIGSEGV -> c0000005). Outside every region the handler declines: it restores the default
