@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cost of one stop passed on (a first-chance fault in the JIT, noted with the quick diagnosis, its signal
 delivered): the driver of record (pygdbmi, spmi_dbg.driver.gdbmi) vs the in-gdb Python loop
-(tests.harness.stops.run_gdb), on the same replay.
+(tests.harness.stops.run_gdb_loop), on the same replay.
 
 Two x64 sample collections that differ only in their injections (same seed and size): one clean, one where
 1 % of the methods carry `jit-null` (a SIGSEGV inside the JIT that the replay survives). Each is replayed
@@ -26,7 +26,7 @@ from spmi_dbg import paths
 from spmi_dbg.driver.gdbmi import run_replay
 from spmi_dbg.repro.native import run_native
 from spmi_dbg.sample.build import build
-from tests.harness.stops import run_gdb
+from tests.harness.stops import run_gdb_loop
 
 
 def collections(methods: int, out: Path) -> tuple[Path, Path, int]:
@@ -46,7 +46,7 @@ def time_native(argv: list[str]) -> float:
 
 def time_stops(argv: list[str]) -> tuple[float, int]:
     start = time.monotonic()
-    r = run_gdb(argv, timeout=600)
+    r = run_gdb_loop(argv, timeout=600)
     assert r.outcome == "exited", (r.outcome, r.detail)
     return time.monotonic() - start, len(r.passed)
 

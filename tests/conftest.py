@@ -1,39 +1,20 @@
+"""Every fixture of the suite (test modules use them by name, never import them or each other). Plain helpers and
+constants are in tests/support/."""
+
 from __future__ import annotations
 
-import os
+import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from spmi_dbg.mch.collection import write_index_file
-from spmi_dbg.sample.synth import synthetic_collection
+from .support.common import ALL_KINDS_AT, ROOT, Collections, build_collection, run_cli, sample_jits, samplejit_host
 
-BACKENDS = ["native", "python"]
-
-
-def native(relative: str) -> str:
-    """An installed native artifact (a `spmi_dbg.paths` name); its absence fails the test, never skips it."""
-    from spmi_dbg import paths
-
-    p = paths.native_file(relative)
-    assert p is not None, f"{relative} is not built: run pip install -e . first"
-    return str(p)
-
-
-def build_collection(path: Path, count: int = 50, seed: int = 7, index: bool = True, **kwargs: object) -> list[bytes]:
-    records = list(synthetic_collection(count, seed, **kwargs))
-    path.write_bytes(b"".join(records))
-    if index:
-        entries = []
-        pos = 0
-        for i, r in enumerate(records, 1):
-            entries.append((pos, i, f"{i:032X}".encode() + b"\0"))
-            pos += len(r)
-        write_index_file(path.with_name(path.name + ".mct"), entries)
-    return records
+if TYPE_CHECKING:  # importing it looks up the native artifacts, which only some tests need: in the fixture
+    from .support.diagnosis import Runs
 
 
 @pytest.fixture
@@ -43,23 +24,69 @@ def sample(tmp_path: Path) -> tuple[Path, list[bytes]]:
     return p, build_collection(p, with_compile_result=True)
 
 
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, COLUMNS="200")
-    return subprocess.run([sys.executable, "-m", "spmi_dbg", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=120)
-
-
 @pytest.fixture
 def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     return run_cli
 
 
-ROOT = Path(__file__).resolve().parent.parent
-AARCH64 = ROOT / "build" / "aarch64" / "install" / "spmi_dbg" / "_native"
+@pytest.fixture(scope="session")
+def cols(tmp_path_factory: pytest.TempPathFactory) -> Collections:
+    """The sample collections, each built once per test session (by name) and shared by every module."""
+    return Collections(tmp_path_factory.mktemp("replay-collections"))
 
 
-def aarch64_native(relative: str) -> str:
-    """The Linux Arm64 build of a native artifact (scripts/build-aarch64.sh, run by setup-debian.sh --test)."""
-    p = AARCH64 / relative
-    assert p.is_file(), f"{p} is not built: run scripts/build-aarch64.sh (setup-debian.sh --test runs it)"
-    return str(p)
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    """tests/test_debug_diagnosis.py's collections and real-debugger runs, each run once for the module."""
+    from .support.diagnosis import Runs
+
+    return Runs(tmp_path_factory.mktemp("debug-diagnosis"))
+
+
+@pytest.fixture(scope="module")
+def seed_bundle(cols: Collections, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A verified repro bundle of the seed crash (found in a -p run) and the command's output."""
+    from .support.common import seed_collection
+    from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+    from .support.pipeline import repro
+
+    tmp = tmp_path_factory.mktemp("report")
+    mch = seed_collection(cols)
+    r = repro("--workers", "2", "--verify-runs", "2", "--out", "b", "--", REPLAY, *SEED_OPTIONS, "-p", BASE, DIFF,
+              str(mch), cwd=tmp)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return tmp / "b", r.stdout
+
+
+@pytest.fixture(scope="module")
+def injected_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The same Arm64 collection twice: plain, and with every injection kind at ALL_KINDS_AT."""
+    from spmi_dbg.sample.build import build
+
+    d = tmp_path_factory.mktemp("inj")
+    plain, inj = d / "plain.mch", d / "inj.mch"
+    build(plain, methods=220, seed=3, arch="arm64")
+    build(inj, methods=220, seed=3, arch="arm64", injections=[(k, n) for k, n in ALL_KINDS_AT.items()])
+    return plain, inj
+
+
+@pytest.fixture(scope="session")
+def mchcheck_asan(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """native/'s mchcheck built with -DSPMI_SANITIZE=ON (AddressSanitizer + UndefinedBehaviorSanitizer)."""
+    build = tmp_path_factory.mktemp("asan-build")
+    cmake = shutil.which("cmake")
+    assert cmake, "cmake is needed to build the sanitizer harness (.ci/run installs it)"
+    subprocess.run([cmake, "-S", str(ROOT / "native"), "-B", str(build), "-DSPMI_SANITIZE=ON",
+                    "-DSPMI_PYTHON_BINDINGS=OFF", "-DCMAKE_BUILD_TYPE=Debug"], check=True, capture_output=True)
+    subprocess.run([cmake, "--build", str(build), "--target", "mchcheck", "-j2"], check=True, capture_output=True)
+    exe = next(build.rglob("mchcheck"))
+    return exe
+
+
+@pytest.fixture
+def samplejit_built() -> None:
+    """tests/test_sample_jit.py uses it on every test (pytestmark). Never skipped: `pip install -e .` builds both
+    (CI runs exactly that)."""
+    assert samplejit_host() is not None, \
+        "samplejit-test was not built (build/*/jit/samplejit-test or $SAMPLEJIT_TEST)"
+    assert None not in sample_jits().values(), "the sample JITs are not installed with the package"

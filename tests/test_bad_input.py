@@ -14,7 +14,7 @@ from spmi_dbg.mch import encode as E
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mct import ENTRY, build_toc_bytes
 
-from .conftest import BACKENDS, build_collection, run_cli
+from .support.common import BACKENDS, build_collection, run_cli
 
 Corrupt = Callable[[bytearray, list[int]], None]  # (file bytes, record offsets) -> mutate in place
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .conftest import build_collection, run_cli
+from .support.common import build_collection, run_cli
 
 
 def test_info_text_and_json(sample: tuple[Path, list[bytes]]) -> None:

@@ -16,7 +16,7 @@ from spmi_dbg.mch.native import load
 from spmi_dbg.mch.pyscan import Stats
 from spmi_dbg.paths import native_file
 
-from .conftest import BACKENDS
+from .support.common import BACKENDS, build_collection
 
 
 def test_native_library_is_installed() -> None:
@@ -138,8 +138,6 @@ def test_extract_is_byte_exact_and_indexed(sample: tuple[Path, list[bytes]], tmp
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_extract_without_source_index_leaves_hashes_unknown(tmp_path: Path, backend: str) -> None:
-    from .conftest import build_collection
-
     path = tmp_path / "plain.mch"
     records = build_collection(path, count=10, index=False)
     with Collection.open(path, backend=backend) as col:

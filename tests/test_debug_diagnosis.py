@@ -1,160 +1,46 @@
 """The diagnosis under REAL gdb and lldb (no mocks): every crash class of the replay core (native/README.md),
-run by tests.harness.stops (one fresh debugger per run) against the installed spmi-replay (-O2 -g, like
-real superpmi) and, for the seed crash, spmi-replay-O0; the two debuggers must agree. Then the `spmi` command,
-the pretty printers/summaries and the init lines inside each debugger.
+run through the product's own drivers (spmi_dbg.driver.select's GdbDriver / LldbDriver, by tests.harness.stops;
+one fresh debugger per run) against the installed spmi-replay (-O2 -g, like real superpmi) and, for the seed
+crash, spmi-replay-O0; the two debuggers must agree. Then the `spmi` command, the pretty printers/summaries and
+the init lines inside each debugger.
 
-Each debugger run takes ~0.1-1 s; runs are cached per module so that the per-debugger tests and the
-gdb-vs-lldb comparison share them. A missing debugger is a failure with a clear message, never a skip."""
+Each debugger run takes ~0.1-1 s; runs are cached per module (the `runs` fixture, tests/support/diagnosis.py) so
+that the per-debugger tests and the gdb-vs-lldb comparison share them. A missing debugger is a failure with a
+clear message, never a skip."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import resource
-import shutil
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from spmi_dbg import paths
 from spmi_dbg.driver.loader import gdbinit_line, lldbinit_lines
 from spmi_dbg.mch.collection import Collection
-from spmi_dbg.sample.build import build
-from tests.harness.stops import StopsResult, run_gdb, run_lldb
 
-from .conftest import native, run_cli
-
-DEBUGGERS = ["gdb", "lldb"]
-LLDB_SERVER = "/usr/lib/llvm-16/bin/lldb-server"
-INSTALL_HINT = ".ci/run installs gdb and lldb-16 (scripts/setup-debian.sh --test)"
-
-# Where the triggers are (method context numbers) in the module's collections.
-SEED_N = 150  # of 200, arm64
-POISON_N, POISON_CRASH_N = 60, 140  # of 200
-ASSERT_N = 70  # of 200
-JIT_NULL_N = 90  # of 200
-STACK_OVERFLOW_N = 5  # of 10
-
-
-REPLAY = native(paths.REPLAY)
-REPLAY_O0 = native(paths.REPLAY_O0)
-BASE = native(paths.BASE_JIT)
-DIFF = native(paths.DIFF_JIT)
+from .support.common import DEBUGGERS, run_cli
+from .support.diagnosis import (
+    ASSERT_N,
+    JIT_NULL_N,
+    LLDB_SERVER,
+    POISON_CRASH_N,
+    SEED_N,
+    STACK_OVERFLOW_N,
+    Runs,
+    gdb_path,
+    lldb_path,
+    require,
+)
+from .support.natives import BASE, DIFF, REPLAY, REPLAY_O0
 
 CM_MAP = "LightWeightMap<unsigned int, Agnostic_CompileMethodResults>"
 SEED_NULL_MAP = {"owner_type": "CompileResult", "member": "CompileMethod", "map_type": CM_MAP, "packet_id": 118,
                  "packet_name": "PacketCR_CompileMethod", "role": "base compile result (cr1)"}
-
-
-# ------------------------------------------------------------------------------------------ debuggers
-
-def gdb_path() -> str:
-    path = shutil.which("gdb")
-    if path is None:
-        pytest.fail(f"gdb is not installed: these tests need a real gdb ({INSTALL_HINT})")
-    return path
-
-
-def lldb_path() -> str:
-    path = shutil.which("lldb-16") or shutil.which("lldb")
-    if path is None:
-        pytest.fail(f"lldb-16 is not installed: these tests need a real lldb ({INSTALL_HINT})")
-    return path
-
-
-def require(debugger: str) -> None:
-    if debugger == "gdb":
-        gdb_path()
-        return
-    lldb_path()
-    from spmi_dbg.driver.lldb_session import LldbUnavailable, import_lldb
-
-    try:
-        import_lldb()
-    except LldbUnavailable as e:
-        pytest.fail(f"lldb's Python module is not usable: {e} ({INSTALL_HINT})")
-    if not os.path.exists(LLDB_SERVER):
-        pytest.fail(f"{LLDB_SERVER} is missing: lldb cannot launch a process ({INSTALL_HINT})")
-
-
-@contextlib.contextmanager
-def stack_limit(size: int) -> Iterator[None]:
-    """A smaller stack for the debugged replay (inherited through gdb / lldb-server): the stack overflow
-    happens after ~1,300 JIT frames instead of ~21,000, which the full diagnosis walks (seconds at 8 MB)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
-    resource.setrlimit(resource.RLIMIT_STACK, (size, hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_STACK, (soft, hard))
-
-
-# ------------------------------------------------------------------------------------------ collections + runs
-
-class Runs:
-    """The module's collections (built once, small) and the debugger runs (each one fresh debugger, cached)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._cols: dict[str, Path] = {}
-        self._runs: dict[tuple[str, str], StopsResult] = {}
-
-    def col(self, name: str) -> Path:
-        specs: dict[str, dict[str, Any]] = {
-            "seed": dict(methods=200, seed=2, arch="arm64", injections=[("seed-arm64", SEED_N)]),
-            "state": dict(methods=200, seed=1, injections=[("poison", POISON_N), ("poison-crash", POISON_CRASH_N)]),
-            "assert": dict(methods=200, seed=1, injections=[("jit-assert", ASSERT_N)]),
-            "null": dict(methods=200, seed=1, injections=[("jit-null", JIT_NULL_N)]),
-            "stackov": dict(methods=10, seed=1, injections=[("stack-overflow", STACK_OVERFLOW_N)]),
-        }
-        if name not in self._cols:
-            out = self.root / f"{name}.mch"
-            build(out, **specs[name])
-            self._cols[name] = out
-        return self._cols[name]
-
-    def cases(self) -> dict[str, tuple[list[str], bool]]:
-        seed_args = ["-a", "-target", "arm64", "-bug", "91257", BASE, DIFF]
-        return {
-            "seed": ([REPLAY, *seed_args, str(self.col("seed"))], False),
-            "seed-O0": ([REPLAY_O0, *seed_args, str(self.col("seed"))], False),
-            "seed-no-bug": ([REPLAY, "-a", "-target", "arm64", BASE, DIFF, str(self.col("seed"))], False),
-            "state": ([REPLAY, BASE, str(self.col("state"))], False),
-            "state-alone": ([REPLAY, "-c", str(POISON_CRASH_N), BASE, str(self.col("state"))], False),
-            "assert-first": ([REPLAY, "-boa", BASE, str(self.col("assert"))], True),
-            "assert-run": ([REPLAY, "-boa", BASE, str(self.col("assert"))], False),
-            "null-first": ([REPLAY, BASE, str(self.col("null"))], True),
-            "null-run": ([REPLAY, BASE, str(self.col("null"))], False),
-            "stackov": ([REPLAY, BASE, str(self.col("stackov"))], False),
-        }
-
-    def run(self, debugger: str, case: str) -> StopsResult:
-        key = (debugger, case)
-        if key not in self._runs:
-            require(debugger)
-            argv, stop_first = self.cases()[case]
-            with stack_limit(1 << 20) if case == "stackov" else contextlib.nullcontext():
-                r = run_gdb(argv, stop_first=stop_first, timeout=60) if debugger == "gdb" else \
-                    run_lldb(argv, stop_first=stop_first, timeout=60)
-            assert r.outcome not in ("error", "timeout"), f"{debugger} {case}: {r.outcome}: {r.detail}"
-            self._runs[key] = r
-        return self._runs[key]
-
-    def stop(self, debugger: str, case: str) -> dict[str, Any]:
-        r = self.run(debugger, case)
-        assert r.outcome == "stop" and r.diagnosis is not None, (debugger, case, r)
-        return r.diagnosis
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    return Runs(tmp_path_factory.mktemp("debug-diagnosis"))
 
 
 def frame_names(d: dict[str, Any]) -> list[str]:
@@ -408,12 +294,26 @@ def seed_argv(runs: Runs, replay: str = REPLAY) -> list[str]:
     return [replay, "-a", "-target", "arm64", "-bug", "91257", BASE, DIFF, str(runs.col("seed"))]
 
 
-def test_spmi_command_in_gdb(runs: Runs, tmp_path: Path) -> None:
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_spmi_command(runs: Runs, tmp_path: Path, debugger: str) -> None:
+    """gdb at -O2, as real superpmi is built; lldb at -O0, where lldb 16 reads the method context (see
+    test_seed_crash and test_spmi_command_in_lldb_at_O2_says_what_it_cannot_read for -O2)."""
+    require(debugger)
     out = tmp_path / "repro.mch"
-    cmds = ["spmi why", "spmi diagnose --json", "spmi context", "spmi maps", f"spmi repro {out}",
-            "frame function NearDiffer::compare", "spmi maps cr1", "print *cr1", "print *cr2->AllocMem",
-            "print *cr1->CompileMethod", "spmi bogus", "spmi maps 1+", "spmi maps cr1->AllocMem", "spmi"]
-    o = gdb_session(seed_argv(runs), cmds)
+    cmds = ["spmi why", "spmi diagnose --json", "spmi context", "spmi maps", f"spmi repro {out}"]
+    # Then each debugger's own commands to select NearDiffer::compare and print values (gdb's pretty printers,
+    # lldb's summaries) and the user errors: lldb stops a batch at the first command that fails, so it gets only
+    # one failing command, last.
+    if debugger == "gdb":
+        case = "seed"
+        cmds += ["frame function NearDiffer::compare", "spmi maps cr1", "print *cr1", "print *cr2->AllocMem",
+                 "print *cr1->CompileMethod", "spmi bogus", "spmi maps 1+", "spmi maps cr1->AllocMem", "spmi"]
+        o = gdb_session(seed_argv(runs), cmds)
+    else:
+        case = "seed-O0"
+        cmds += ["frame select 3", "spmi maps cr1", "frame variable *cr1", "frame variable *cr2->AllocMem",
+                 "frame variable cr1->CompileMethod", "spmi", "spmi bogus"]
+        o = lldb_session(seed_argv(runs, REPLAY_O0), cmds)
 
     why = o["spmi why"]
     assert "null map: CompileResult::CompileMethod of the base compile result (cr1), packet 118 " \
@@ -425,18 +325,24 @@ def test_spmi_command_in_gdb(runs: Runs, tmp_path: Path) -> None:
     assert "fix: dotnet/runtime#91783" in why
 
     d = json.loads(o["spmi diagnose --json"])  # one line of valid JSON
-    driver = runs.stop("gdb", "seed")
+    driver = runs.stop(debugger, case)
     for k in ("bucket", "signature", "null_map", "method_context", "handling"):
         assert d[k] == driver[k], k
+    assert d["bucket"] == runs.stop("lldb" if debugger == "gdb" else "gdb", case)["bucket"]
 
     ctx = o["spmi context"].splitlines()
     assert ctx[0].startswith(f"method context {SEED_N}  [")
-    assert ctx[1] == f"name     {driver['method_context']['name']}"
-    assert ctx[2] == f"IL size  {driver['method_context']['il_size']}"
-    assert ctx[3] == f"input    {runs.col('seed')}"
+    assert ctx[1:] == [f"name     {driver['method_context']['name']}",
+                       f"IL size  {driver['method_context']['il_size']}", f"input    {runs.col('seed')}"]
+    if debugger == "lldb":  # at -O0 the MethodContext is a plain variable of NearDiffer::compare
+        assert ctx[0] == f"method context {SEED_N}  [mc->index in NearDiffer::compare (frame 3)]"
 
-    # Default maps: the context's compile results (mc->cr is the diff JIT's, cr2: no CompileMethod either).
+    # Default maps: the MethodContext of NearDiffer::compare, with item counts, and the context's compile results
+    # (mc->cr is the diff JIT's, cr2: no CompileMethod either).
     maps = o["spmi maps"]
+    mc_maps = section(maps, "mc (MethodContext):")
+    assert re.fullmatch(r"1 item\(s\), \d+ buffer bytes", map_line(mc_maps, "CompileMethod"))
+    assert map_line(mc_maps, "GetClassName") == "null (never recorded)"
     assert map_line(section(maps, "mc->cr (CompileResult):"), "CompileMethod") == "null (never recorded)"
     assert re.fullmatch(r"1 item\(s\), \d+ buffer bytes", map_line(section(maps, "mc->cr (CompileResult):"),
                                                                      "AllocMem"))
@@ -450,72 +356,32 @@ def test_spmi_command_in_gdb(runs: Runs, tmp_path: Path) -> None:
                                      f"(index {out}.mct)"
     assert_repro(out, runs.col("seed"))
 
-    # Pretty printers: the null map of cr1, null-safe.
-    assert re.search(r"= CompileResult = \{AllocGCInfo = 1 item\(s\), AllocMem = 1 item\(s\), "
-                     r"CompileMethod = null \(never recorded\), RecordRelocation = null \(never recorded\)\}",
-                     o["print *cr1"]), o["print *cr1"]
-    assert re.search(r"= LightWeightMap<unsigned int, Agnostic_AllocMemDetails> with 1 item\(s\), \d+ buffer "
-                     r"bytes", o["print *cr2->AllocMem"]), o["print *cr2->AllocMem"]
-    assert o["print *cr1->CompileMethod"] == "Cannot access memory at address 0x0"
-
-    # User errors: one line, no traceback (checked for the whole session by gdb_session).
-    assert o["spmi bogus"].startswith("spmi: argument VERB: invalid choice: 'bogus'")
+    # User errors: one line, no traceback (checked for the whole session by gdb_session / lldb_session); lldb
+    # prefixes a command's error with "error: ".
+    prefix = "" if debugger == "gdb" else "error: "
+    assert o["spmi bogus"].startswith(prefix + "spmi: argument VERB: invalid choice: 'bogus'")
     assert len(o["spmi bogus"].splitlines()) == 1
-    assert o["spmi maps 1+"] == "spmi maps: cannot evaluate '1+'"
-    assert o["spmi maps cr1->AllocMem"].startswith("spmi maps: 'cr1->AllocMem' is a LightWeightMap<")
-    assert o["spmi"].startswith("usage: spmi ")  # no verb: the help
 
-
-def test_spmi_command_in_lldb(runs: Runs, tmp_path: Path) -> None:
-    """At -O0, where lldb 16 reads the method context (see test_seed_crash for -O2)."""
-    require("lldb")
-    out = tmp_path / "repro.mch"
-    cmds = ["spmi why", "spmi diagnose --json", "spmi context", "spmi maps", f"spmi repro {out}",
-            "frame select 3", "spmi maps cr1", "frame variable *cr1", "frame variable *cr2->AllocMem",
-            "frame variable cr1->CompileMethod", "spmi", "spmi bogus"]
-    o = lldb_session(seed_argv(runs, REPLAY_O0), cmds)
-
-    why = o["spmi why"]
-    assert "null map: CompileResult::CompileMethod of the base compile result (cr1), packet 118 " \
-           "PacketCR_CompileMethod" in why
-    assert re.search(rf"^method context: {SEED_N} \(\S+:\S+, IL size \d+\)", why, re.M), why
-
-    d = json.loads(o["spmi diagnose --json"])
-    driver = runs.stop("lldb", "seed-O0")
-    for k in ("bucket", "signature", "null_map", "method_context", "handling"):
-        assert d[k] == driver[k], k
-    assert d["bucket"] == runs.stop("gdb", "seed-O0")["bucket"]
-
-    ctx = o["spmi context"].splitlines()
-    assert ctx[0] == f"method context {SEED_N}  [mc->index in NearDiffer::compare (frame 3)]"
-    assert ctx[1:] == [f"name     {driver['method_context']['name']}",
-                       f"IL size  {driver['method_context']['il_size']}", f"input    {runs.col('seed')}"]
-
-    # Default maps at -O0: the MethodContext of NearDiffer::compare, with item counts, and its compile results.
-    maps = o["spmi maps"]
-    mc_maps = section(maps, "mc (MethodContext):")
-    assert re.fullmatch(r"1 item\(s\), \d+ buffer bytes", map_line(mc_maps, "CompileMethod"))
-    assert map_line(mc_maps, "GetClassName") == "null (never recorded)"
-    assert map_line(section(maps, "mc->cr (CompileResult):"), "CompileMethod") == "null (never recorded)"
-    cr1 = o["spmi maps cr1"]
-    assert map_line(cr1, "CompileMethod") == "null (never recorded)"
-    assert map_line(cr1, "AllocMem").startswith("1 item(s)")
-
-    assert o[f"spmi repro {out}"] == f"wrote method context {SEED_N} of {runs.col('seed')} to {out} " \
-                                     f"(index {out}.mct)"
-    assert_repro(out, runs.col("seed"))
-
-    # Summaries: on the object, not on pointers (a pointer keeps its address).
-    assert "NearDiffer::compare(this=0x" in o["frame select 3"] and "cr1=0x" in o["frame select 3"]
-    assert o["frame variable *cr1"] == "(CompileResult) *cr1 = CompileResult: maps AllocGCInfo, AllocMem; " \
-                                       "null (never recorded): CompileMethod, RecordRelocation"
-    assert re.fullmatch(r"\(LightWeightMap<unsigned int, Agnostic_AllocMemDetails>\) \*cr2->AllocMem = "
-                        r"1 item\(s\), \d+ buffer bytes", o["frame variable *cr2->AllocMem"])
-    assert o["frame variable cr1->CompileMethod"].endswith("cr1->CompileMethod = nullptr")
-
-    assert "usage: spmi " in o["spmi"]
-    assert o["spmi bogus"].startswith("error: spmi: argument VERB: invalid choice: 'bogus'")
-    assert len(o["spmi bogus"].splitlines()) == 1
+    if debugger == "gdb":
+        # Pretty printers: the null map of cr1, null-safe.
+        assert re.search(r"= CompileResult = \{AllocGCInfo = 1 item\(s\), AllocMem = 1 item\(s\), "
+                         r"CompileMethod = null \(never recorded\), RecordRelocation = null \(never recorded\)\}",
+                         o["print *cr1"]), o["print *cr1"]
+        assert re.search(r"= LightWeightMap<unsigned int, Agnostic_AllocMemDetails> with 1 item\(s\), \d+ buffer "
+                         r"bytes", o["print *cr2->AllocMem"]), o["print *cr2->AllocMem"]
+        assert o["print *cr1->CompileMethod"] == "Cannot access memory at address 0x0"
+        assert o["spmi maps 1+"] == "spmi maps: cannot evaluate '1+'"
+        assert o["spmi maps cr1->AllocMem"].startswith("spmi maps: 'cr1->AllocMem' is a LightWeightMap<")
+        assert o["spmi"].startswith("usage: spmi ")  # no verb: the help
+    else:
+        # Summaries: on the object, not on pointers (a pointer keeps its address).
+        assert "NearDiffer::compare(this=0x" in o["frame select 3"] and "cr1=0x" in o["frame select 3"]
+        assert o["frame variable *cr1"] == "(CompileResult) *cr1 = CompileResult: maps AllocGCInfo, AllocMem; " \
+                                           "null (never recorded): CompileMethod, RecordRelocation"
+        assert re.fullmatch(r"\(LightWeightMap<unsigned int, Agnostic_AllocMemDetails>\) \*cr2->AllocMem = "
+                            r"1 item\(s\), \d+ buffer bytes", o["frame variable *cr2->AllocMem"])
+        assert o["frame variable cr1->CompileMethod"].endswith("cr1->CompileMethod = nullptr")
+        assert "usage: spmi " in o["spmi"]  # no verb: the help
 
 
 def test_spmi_command_in_lldb_at_O2_says_what_it_cannot_read(runs: Runs) -> None:
@@ -553,23 +419,18 @@ def test_spmi_without_a_process_is_a_one_line_error(debugger: str) -> None:
 
 # ------------------------------------------------------------------------------------------ init lines
 
-def test_gdbinit_line_loads_the_spmi_command(runs: Runs, tmp_path: Path) -> None:
-    r = run_cli("gdbinit")
-    assert r.returncode == 0 and len(r.stdout.splitlines()) == 1
-    init = tmp_path / "gdbinit"
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_init_lines_load_the_spmi_command(runs: Runs, tmp_path: Path, debugger: str) -> None:
+    require(debugger)
+    r = run_cli(f"{debugger}init")
+    # gdb's is one `python` line; lldb's are two: a `script` line, then `command script import` (lldb runs
+    # __lldb_init_module only through it).
+    assert r.returncode == 0 and r.stdout.splitlines() == ([gdbinit_line()] if debugger == "gdb" else lldbinit_lines())
+    init = tmp_path / f"{debugger}init"
     init.write_text(r.stdout)
-    # A gdb that reads no init file of its own, sourcing exactly what the user would add.
-    o = gdb_session(seed_argv(runs), ["help spmi", "spmi diagnose --json"], init=[f"source {init}"])
+    # A debugger that reads no init file of its own, sourcing exactly what the user would add.
+    cmds = ["help spmi", "spmi diagnose --json"]
+    o = gdb_session(seed_argv(runs), cmds, init=[f"source {init}"]) if debugger == "gdb" else \
+        lldb_session(seed_argv(runs), cmds, init=[f"command source {init}"])
     assert "SuperPMI-aware crash diagnosis" in o["help spmi"]
-    assert json.loads(o["spmi diagnose --json"])["bucket"] == runs.stop("gdb", "seed")["bucket"]
-
-
-def test_lldbinit_lines_load_the_spmi_command(runs: Runs, tmp_path: Path) -> None:
-    require("lldb")
-    r = run_cli("lldbinit")
-    assert r.returncode == 0 and r.stdout.splitlines() == lldbinit_lines()
-    init = tmp_path / "lldbinit"
-    init.write_text(r.stdout)
-    o = lldb_session(seed_argv(runs), ["help spmi", "spmi diagnose --json"], init=[f"command source {init}"])
-    assert "SuperPMI-aware crash diagnosis" in o["help spmi"]
-    assert json.loads(o["spmi diagnose --json"])["bucket"] == runs.stop("lldb", "seed")["bucket"]
+    assert json.loads(o["spmi diagnose --json"])["bucket"] == runs.stop(debugger, "seed")["bucket"]

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .test_replay import mc_bytes
+from .support.common import mc_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "seed-arm64-asmdiffs"

@@ -15,11 +15,8 @@ from spmi_dbg.driver.mi import mi_quote
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.errors import ToolFailure
 
-from .test_replay import BASE, DIFF, REPLAY, Collections, cols
-
-__all__ = ["cols"]
-
-SEED_OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]
+from .support.common import Collections
+from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 
 
 def run(tmp_path: Path, *args: str, timeout: float = 60, **kw: object) -> ReplayOutcome:

@@ -8,82 +8,17 @@ import re
 import signal
 import struct
 import subprocess
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from spmi_dbg import paths
 from spmi_dbg.mch import encode as E
 from spmi_dbg.mch import packets as P
 from spmi_dbg.mch.collection import Collection
-from spmi_dbg.sample.build import build, load_corpus
 
-from .conftest import build_collection, native
-
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "examples" / "corpus"
-
-LOADED = re.compile(r"^Loaded (\d+)  Jitted (\d+)  FailedCompile (\d+) Excluded (\d+) Missing (\d+)( Diffs (\d+))?$",
-                    re.M)
-
-
-REPLAY = native(paths.REPLAY)
-BASE = native(paths.BASE_JIT)
-DIFF = native(paths.DIFF_JIT)
-
-
-def replay(*args: str, timeout: float = 120, cwd: Path | None = None,
-           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([REPLAY, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                          env=env if env is not None else os.environ.copy())
-
-
-def summary(out: str) -> tuple[int, ...]:
-    m = LOADED.findall(out)
-    assert len(m) == 1, out
-    return tuple(int(x) for x in m[0] if x and not x.startswith(" "))
-
-
-class Collections:
-    """Sample collections, built once per test session."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._cache: dict[str, Path] = {}
-
-    def get(self, name: str, methods: int, *, arch: str = "x64", seed: int = 1,
-            inject: Sequence[tuple[str, int]] = (), corpus: Sequence[str] = (),
-            config: Sequence[tuple[str, int, int]] = ()) -> Path:
-        if name not in self._cache:
-            out = self.root / f"{name}.mch"
-            methods_list = [m for a in load_corpus([CORPUS / c for c in corpus]) for m in a.methods]
-            build(out, methods=methods, seed=seed, arch=arch, injections=inject, corpus=methods_list, config=config)
-            self._cache[name] = out
-        return self._cache[name]
-
-    # The collections the tests share.
-    def clean(self) -> Path:
-        return self.get("clean", 1200)
-
-    def mixed(self) -> Path:
-        return self.get("mixed", 120, inject=[("jit-null", 10), ("jit-assert", 20), ("missing", 30),
-                                               ("ee-exception", 40), ("diff-assert", 50)])
-
-    def seed_arm64(self) -> Path:
-        return self.get("seed", 1200, arch="arm64", seed=2, inject=[("seed-arm64", 700)])
-
-
-@pytest.fixture(scope="session")
-def cols(tmp_path_factory: pytest.TempPathFactory) -> Collections:
-    return Collections(tmp_path_factory.mktemp("replay-collections"))
-
-
-def mc_bytes(path: Path, number: int) -> bytes:
-    with Collection.open(path) as col:
-        rec = col.locate(number)
-    return path.read_bytes()[rec.offset:rec.offset + rec.size]
-
+from .support.common import Collections, build_collection, mc_bytes
+from .support.natives import BASE, DIFF
+from .support.replay import LOADED, replay, summary
 
 # ------------------------------------------------------------------------------------------ command line
 

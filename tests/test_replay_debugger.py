@@ -7,9 +7,8 @@ import re
 import shutil
 import subprocess
 
-from .test_replay import BASE, DIFF, REPLAY, Collections, cols
-
-__all__ = ["cols"]
+from .support.common import Collections
+from .support.natives import BASE, DIFF, REPLAY
 
 GDB = shutil.which("gdb")
 

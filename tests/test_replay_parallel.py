@@ -8,9 +8,9 @@ import os
 import re
 from pathlib import Path
 
-from .test_replay import BASE, DIFF, REPLAY, Collections, cols, replay, summary
-
-__all__ = ["cols"]  # the session fixture, re-exported for this module
+from .support.common import Collections
+from .support.natives import BASE, DIFF, REPLAY
+from .support.replay import replay, summary
 
 
 def env_with_tmp(tmp: Path) -> dict[str, str]:

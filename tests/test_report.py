@@ -12,37 +12,18 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import jsonschema
 import pytest
 
-from .test_repro import BASE, DIFF, REPLAY, SEED_OPTIONS, Collections, cols, mc_bytes, report, repro, seed_collection
-
-__all__ = ["cols", "validate"]
-
-SCHEMAS = Path(__file__).resolve().parent.parent / "spmi_dbg" / "report" / "schema"
-
-
-def validate(data: dict[str, Any], name: str = "report-2.json") -> None:
-    schema = json.loads((SCHEMAS / name).read_text())
-    jsonschema.Draft202012Validator.check_schema(schema)
-    jsonschema.validate(data, schema, cls=jsonschema.Draft202012Validator)
+from .support.common import Collections, mc_bytes, seed_collection
+from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.pipeline import report, validate
 
 
 def spmi_report(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "spmi_dbg", "report", *args], capture_output=True, text=True,
                           cwd=cwd, env=env, timeout=60)
-
-
-@pytest.fixture(scope="module")
-def seed_bundle(cols: Collections, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    tmp = tmp_path_factory.mktemp("report")
-    mch = seed_collection(cols)
-    r = repro("--workers", "2", "--verify-runs", "2", "--out", "b", "--", REPLAY, *SEED_OPTIONS, "-p", BASE, DIFF,
-              str(mch), cwd=tmp)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return tmp / "b", r.stdout
 
 
 def test_report_json_follows_its_schema(seed_bundle: tuple[Path, str]) -> None:

@@ -1,81 +1,35 @@
-"""`spmi-dbg repro` end to end: the real command line, real gdb (through pygdbmi), the replay core as real
-processes, on sample collections with injected crash classes (native/README.md)."""
+"""`spmi-dbg repro` end to end: the real command line, real gdb (through pygdbmi) -- and, for the tests
+parametrized by debugger, real lldb 16 (`--debugger lldb`) --, the replay core as real processes, on sample
+collections with injected crash classes (native/README.md)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
-import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from .test_replay import BASE, DIFF, REPLAY, Collections, cols, mc_bytes
-
-__all__ = ["cols"]
-
-SEED_OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]
-
-
-def repro(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    assert shutil.which("gdb") is not None, "gdb is required (.ci/run installs it)"
-    env = dict(os.environ, COLUMNS="200")
-    return subprocess.run([sys.executable, "-m", "spmi_dbg", "repro", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=timeout)
-
-
-def validate(data: dict[str, Any]) -> None:
-    from .test_report import validate as against_schema
-
-    against_schema(data)
-
-
-def report(bundle: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((bundle / "report.json").read_text())
-    return data
-
-
-def assert_seed_diagnosis(d: dict[str, Any], number: int = 300) -> None:
-    """The seed crash as every driver must tell it: the method context, SIGSEGV near null, the base JIT's
-    compile result without a CompileMethod map."""
-    assert d["method_context"]["number"] == number and d["method_context"]["name"]
-    assert d["signal"]["name"] == "SIGSEGV" and d["signal"]["near_null"]
-    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == ("CompileResult", "CompileMethod")
-    assert d["null_map"]["role"].startswith("base compile result")
-
-
-def seed_collection(cols: Collections) -> Path:
-    return cols.get("repro-seed", 400, arch="arm64", seed=2, inject=[("seed-arm64", 300)])
-
-
-def no_replays_left(path: Path) -> bool:
-    """No spmi-replay process still has this collection on its command line."""
-    needle = str(path).encode()
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    cmdline = f.read()
-            except OSError:
-                continue
-            if needle in cmdline and b"spmi-replay" in cmdline:
-                return False
-    return True
-
+from .support.common import DEBUGGERS, Collections, mc_bytes, seed_collection
+from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.pipeline import assert_seed_diagnosis, no_replays_left, report, repro, validate
 
 # ------------------------------------------------------------------------------------------ the seed crash
 
-def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path) -> None:
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path, debugger: str) -> None:
     mch = seed_collection(cols)
     start = time.monotonic()
     # The user's command as superpmi.py ran it: in parallel (-p), where the crash of a worker is invisible.
-    r = repro("--workers", "2", "--", REPLAY, *SEED_OPTIONS, "-p", BASE, DIFF, str(mch), cwd=tmp_path)
+    r = repro("--workers", "2", "--", REPLAY, *SEED_OPTIONS, "-p", BASE, DIFF, str(mch), cwd=tmp_path,
+              debugger=debugger)
     elapsed = time.monotonic() - start
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(next(tmp_path.glob("spmi-repro-*")))
@@ -86,10 +40,7 @@ def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path) -> None:
         assert (bundle / name).is_file(), name
 
     d = json.loads((bundle / "diagnosis.json").read_text())
-    assert d["method_context"]["number"] == 300
-    assert d["signal"]["name"] == "SIGSEGV" and d["signal"]["near_null"]
-    assert d["null_map"]["owner_type"] == "CompileResult" and d["null_map"]["member"] == "CompileMethod"
-    assert d["null_map"]["role"].startswith("base compile result")
+    assert_seed_diagnosis(d)
     assert (bundle / "repro.mch").read_bytes() == mc_bytes(mch, 300)
 
     assert rep["outcome"] == "verified" and rep["exit_code"] == 0 and rep["failed_phase"] is None
@@ -100,7 +51,6 @@ def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path) -> None:
     assert [p["compile"] for p in rep["locate"]["partitions"]] == ["1-200", "201-400"]
     assert rep["locate"]["winner"] == 2 and rep["command"]["options"] == SEED_OPTIONS
     assert any("dropped `-p`" in n for n in rep["command"]["notes"])
-    assert "InvokeNearDiffer" in rep["locate"]["method_context_source"]
 
     md = (bundle / "report.md").read_text()
     assert md.startswith("# superpmi SIGSEGV in CompileResult::repCompileMethod for method context 300")
@@ -118,9 +68,19 @@ def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path) -> None:
     assert conf["target"] == "arm64" and re.fullmatch(r"[0-9a-f]{40}", conf["superpmi"]["build_id"])
     assert [j["role"] for j in conf["jits"]] == ["base JIT (JIT1)", "diff JIT (JIT2)"]
     assert all(j["size"] > 0 and j["build_id"] for j in conf["jits"])
-    assert conf["debugger"]["version"].startswith("GNU gdb")
     assert len(md) < 65536 and "<details><summary>Backtrace" in md
-    assert "*stopped" in (bundle / "debugger.log").read_text()
+    log = (bundle / "debugger.log").read_text()
+    if debugger == "gdb":
+        assert d["debugger"].startswith("gdb ") and conf["debugger"]["version"].startswith("GNU gdb")
+        assert "*stopped" in log  # the MI transcript
+        # gdb reads the number at -O2: mc->index in the inline frame of InvokeNearDiffer it recovers.
+        assert "InvokeNearDiffer" in rep["locate"]["method_context_source"]
+    else:
+        assert d["debugger"].startswith("lldb 16") and conf["debugger"]["version"].startswith("lldb")
+        assert "# fatal stop: SIGSEGV near-null" in log  # the lldb worker's log
+        # lldb 16 at -O2 has no frame for the inlined InvokeNearDiffer (and cannot read entry values): the number
+        # comes from the native bisection.
+        assert rep["locate"]["method_context_source"].startswith("native bisection")
     # The summary panel's facts, in plain text when piped.
     assert "method context: 300" in r.stdout and "verification: 4/4 runs" in r.stdout
     assert f"bundle: {bundle.name}" in r.stdout
@@ -130,7 +90,7 @@ def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path) -> None:
     assert os.access(script, os.X_OK)
     run = subprocess.run([str(script)], capture_output=True, cwd="/", timeout=60)
     assert run.returncode == -signal.SIGSEGV
-    print(f"seed repro end to end: {elapsed:.2f} s")
+    print(f"seed repro end to end under {debugger}: {elapsed:.2f} s")
 
 
 def test_friendly_options_form(cols: Collections, tmp_path: Path) -> None:
@@ -146,12 +106,13 @@ def test_friendly_options_form(cols: Collections, tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------------------ other crash classes
 
-def test_state_dependent_crash_is_minimized_to_two_records(cols: Collections, tmp_path: Path) -> None:
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_state_dependent_crash_is_minimized_to_two_records(cols: Collections, tmp_path: Path, debugger: str) -> None:
     mch = cols.get("repro-poison", 400, inject=[("poison", 100), ("poison-crash", 200)])
-    r = repro("--workers", "2", "--out", "b", "--", REPLAY, BASE, str(mch), cwd=tmp_path)
+    r = repro("--workers", "2", "--out", "b", "--", REPLAY, BASE, str(mch), cwd=tmp_path, debugger=debugger)
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
-    assert rep["diagnosis"]["method_context"]["number"] == 200
+    assert rep["diagnosis"]["method_context"]["number"] == 200 and rep["locate"]["method_context"] == 200
     assert rep["diagnosis"]["signal"]["name"] == "SIGABRT"
     single = rep["verification_single_record"]
     assert single["reproduced"] == 0 and not single["accepted"]  # the record alone does not crash
@@ -165,19 +126,21 @@ def test_state_dependent_crash_is_minimized_to_two_records(cols: Collections, tm
         (tmp_path / "b" / "report.md").read_text()
 
 
-def test_hang_is_interrupted_and_classified(cols: Collections, tmp_path: Path) -> None:
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_hang_is_interrupted_and_classified(cols: Collections, tmp_path: Path, debugger: str) -> None:
     mch = cols.get("repro-hang", 400, inject=[("hang", 250)])
     r = repro("--workers", "2", "--timeout", "2", "--verify-runs", "1", "--out", "b", "--", REPLAY, BASE, str(mch),
-              cwd=tmp_path)
+              cwd=tmp_path, debugger=debugger)
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     validate(rep)
     d = rep["diagnosis"]
     assert d["hang"] is True and d["signature"].startswith("hang | Compiler::optCanonicalizeLoops")
-    assert d["method_context"]["number"] == 250
+    assert d["method_context"]["number"] == 250 and rep["locate"]["method_context"] == 250
     statuses = {p["partition"]: p["status"] for p in rep["locate"]["partitions"]}
     assert statuses == {1: "exited", 2: "hang"}
     threads = rep["locate"]["hang_threads"]
+    # The interrupt lands in the loop, or in BasicBlock::isJumpOnly inlined into it.
     assert threads and "Compiler::optCanonicalizeLoops" in [f["function"] for f in threads[0]["frames"][:2]]
     assert rep["verification"]["expected"]["kind"] == "hang"
     assert rep["verification"]["native_runs"][0]["timed_out"] and rep["verification"]["debugger_run"]["reproduced"]
@@ -299,13 +262,60 @@ wait $pid
     return script
 
 
-def test_gdb_killed_mid_run_is_retried_then_a_tool_failure(cols: Collections, tmp_path: Path) -> None:
+def _lldb_workers() -> list[int]:
+    out = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if b"spmi_dbg.driver.lldb_worker" in f.read():
+                        out.append(int(pid))
+            except OSError:
+                continue
+    return out
+
+
+@contextlib.contextmanager
+def _lldb_worker_killer() -> Iterator[list[int]]:
+    """SIGKILL each lldb worker that appears 1.5 s after it appears; yields the pids killed."""
+    killed: list[int] = []
+    done = threading.Event()
+
+    def killer() -> None:
+        seen: dict[int, float] = {}
+        while not done.is_set():
+            now = time.monotonic()
+            for pid in _lldb_workers():
+                seen.setdefault(pid, now)
+                if pid not in killed and now - seen[pid] > 1.5:
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+            time.sleep(0.05)
+
+    t = threading.Thread(target=killer)
+    t.start()
+    try:
+        yield killed
+    finally:
+        done.set()
+        t.join()
+
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_debugger_killed_mid_run_is_retried_then_a_tool_failure(cols: Collections, tmp_path: Path,
+                                                                 debugger: str) -> None:
     mch = cols.get("repro-hang", 400, inject=[("hang", 250)])
-    gdb = _gdb_killer(tmp_path, times=99)
-    r = repro("--gdb", str(gdb), "--workers", "1", "--timeout", "60", "--out", "b", "--", REPLAY, BASE, str(mch),
-              cwd=tmp_path)
+    argv = ["--workers", "1", "--timeout", "60", "--out", "b", "--", REPLAY, BASE, str(mch)]
+    # How the debugger is killed differs: gdb is a program named with --gdb (a wrapper that kills it), the lldb
+    # worker a Python process of spmi-dbg's own (killed from here, found by its command line).
+    if debugger == "gdb":
+        r = repro("--gdb", str(_gdb_killer(tmp_path, times=99)), *argv, cwd=tmp_path)
+    else:
+        with _lldb_worker_killer() as killed:
+            r = repro(*argv, cwd=tmp_path, debugger="lldb")
     assert r.returncode == 4, r.stdout + r.stderr
-    assert (tmp_path / "gdb-starts").read_text().strip() == "2"  # one retry with a fresh gdb
+    # One retry with a fresh debugger: the wrapper counts gdb's starts, the killer the workers it killed.
+    assert ((tmp_path / "gdb-starts").read_text().strip() == "2") if debugger == "gdb" else len(killed) == 2
     rep = report(tmp_path / "b")
     validate(rep)
     assert rep["outcome"] == "tool-failure" and rep["failed_phase"] == "locate"
@@ -313,7 +323,7 @@ def test_gdb_killed_mid_run_is_retried_then_a_tool_failure(cols: Collections, tm
     assert part["status"] == "tool-failure" and part["attempts"] == 2
     assert len(part["failures"]) == 2 and all("killed by SIGKILL" in f for f in part["failures"])
     assert "result: tool failure" in r.stdout
-    assert no_replays_left(mch)  # the replay the dead gdb left behind was killed
+    assert no_replays_left(mch)  # the replay the dead debugger left behind was killed
 
 
 def test_gdb_killed_once_is_retried(cols: Collections, tmp_path: Path) -> None:

@@ -1,50 +1,21 @@
-"""`spmi-dbg repro --core`: post-mortem on a real core file of the seed crash (real gdb, real processes), then
-isolate and verify live."""
+"""`spmi-dbg repro --core`: post-mortem on a real core file of the seed crash (real gdb, or lldb 16 with
+--debugger lldb; real processes), then isolate and verify live."""
 
 from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
-import signal
-import subprocess
 from pathlib import Path
 
-from .test_repro import (
-    BASE,
-    DIFF,
-    REPLAY,
-    SEED_OPTIONS,
-    Collections,
-    assert_seed_diagnosis,
-    cols,
-    mc_bytes,
-    report,
-    repro,
-    seed_collection,
-)
+import pytest
 
-__all__ = ["cols"]
+from .support.common import DEBUGGERS, Collections, mc_bytes, seed_collection
+from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.pipeline import assert_seed_diagnosis, make_core, report, repro, validate
 
 
-def _core_limit() -> None:
-    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-
-
-def make_core(argv: list[str], cwd: Path) -> Path:
-    """Run the crashing replay with core dumps on; the kernel writes `core` (or core.PID) into cwd."""
-    pattern = Path("/proc/sys/kernel/core_pattern").read_text().strip()
-    assert pattern.startswith("core") and "/" not in pattern, \
-        f"core_pattern is {pattern!r}: this test needs core files written to the working directory"
-    r = subprocess.run(argv, cwd=cwd, preexec_fn=_core_limit, capture_output=True, timeout=60)
-    assert r.returncode == -signal.SIGSEGV, r.stderr
-    cores = sorted(cwd.glob("core*"))
-    assert len(cores) == 1, f"no core file written in {cwd} (core_pattern {pattern!r})"
-    return cores[0]
-
-
-def check_seed_bundle(bundle: Path, mch: Path) -> dict[str, object]:
+def check_seed_bundle(bundle: Path, mch: Path, debugger: str = "gdb") -> dict[str, object]:
     for name in ("repro.mch", "repro.mch.mct", "repro.sh", "diagnosis.json", "report.md", "report.json",
                  "debugger.log"):
         assert (bundle / name).is_file(), name
@@ -56,22 +27,33 @@ def check_seed_bundle(bundle: Path, mch: Path) -> dict[str, object]:
     assert rep["verification"]["accepted"] and rep["verification"]["debugger_run"]["reproduced"]
     assert rep["locate"]["partitions"][0]["status"] == "fatal"
     assert any(n.startswith("post-mortem: the fatal stop is the core file") for n in rep["locate"]["notes"])
-    assert "-target-select core" in (bundle / "debugger.log").read_text()
+    log = (bundle / "debugger.log").read_text()
+    if debugger == "gdb":
+        assert d["debugger"].startswith("gdb ") and "-target-select core" in log  # the MI transcript
+    else:
+        assert d["debugger"].startswith("lldb 16") and "# lldb worker: core" in log  # the worker's log
     return rep
 
 
-def test_core_with_the_command(cols: Collections, tmp_path: Path) -> None:
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_core_with_the_command(cols: Collections, tmp_path: Path, debugger: str) -> None:
     mch = seed_collection(cols)
     argv = [REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)]
     core = make_core(argv, tmp_path)
-    r = repro("--core", str(core), "--verify-runs", "1", "--out", "b", "--", *argv, cwd=tmp_path)
+    r = repro("--core", str(core), "--verify-runs", "1", "--out", "b", "--", *argv, cwd=tmp_path, debugger=debugger)
     assert r.returncode == 0, r.stdout + r.stderr
-    check_seed_bundle(tmp_path / "b", mch)
+    rep = check_seed_bundle(tmp_path / "b", mch, debugger)
+    validate(rep)
     assert "method context: 300" in r.stdout
-    # The same diagnosis as the live run under gdb finds (same bucket).
-    live = repro("--workers", "2", "--verify-runs", "0", "--out", "live", "--", *argv, cwd=tmp_path)
+    # The same diagnosis as the live run under the same debugger finds (same bucket).
+    live = repro("--workers", "2", "--verify-runs", "0", "--out", "live", "--", *argv, cwd=tmp_path,
+                 debugger=debugger)
     assert live.returncode == 0, live.stdout + live.stderr
     assert report(tmp_path / "live")["diagnosis"]["bucket"] == report(tmp_path / "b")["diagnosis"]["bucket"]
+    # Without the command: lldb cannot read it from a core at all, gdb reads only its first 80 characters (this
+    # one is longer): both say what to do.
+    r = repro("--core", str(core), cwd=tmp_path, debugger=debugger)
+    assert r.returncode == 3 and "give the superpmi command after --" in r.stderr, r.stderr
 
 
 def test_core_names_its_own_short_command(cols: Collections, tmp_path: Path) -> None:

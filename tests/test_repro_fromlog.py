@@ -1,37 +1,17 @@
 """`spmi-dbg repro --from-log`: the failing command recovered from a superpmi.py log (superpmi-conventions.md
-3.1), then the whole pipeline with real gdb on the sample seed crash."""
+3.1), then the whole pipeline with real gdb (and lldb 16) on the sample seed crash."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
+
+import pytest
 
 from spmi_dbg.repro.fromlog import parse_log
 
-from .test_repro import BASE, DIFF, REPLAY, Collections, cols, mc_bytes, report, repro, seed_collection
-
-__all__ = ["cols"]
-
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "superpmi.4.log.in"
-
-
-def render_fixture(tmp_path: Path, cols: Collections) -> tuple[Path, Path]:
-    """The fixture log with real paths: the bundled binaries as Core_Root/JITs, sample collections."""
-    col_dir = tmp_path / "collections"
-    col_dir.mkdir()
-    big = col_dir / "big.mch"
-    shutil.copyfile(seed_collection(cols), big)
-    shutil.copyfile(cols.get("fromlog-clean", 300), col_dir / "clean.mch")
-    values = {"{SPMI}": str(tmp_path / "spmi"), "{SRC}": "/home/user/runtime", "{JITS}": str(Path(BASE).parent),
-              "{COLS}": str(col_dir), "{CORE_ROOT}": str(Path(REPLAY).parent),
-              "{TMP}": str(tmp_path / "tmpq3v_spmi")}  # superpmi.py's temp dir: gone since
-    text = FIXTURE.read_text()
-    for k, v in values.items():
-        text = text.replace(k, v)
-    assert Path(BASE).parent == Path(DIFF).parent and "{" not in text
-    log = tmp_path / "superpmi.4.log"
-    log.write_text(text)
-    return log, big
+from .support.common import DEBUGGERS, Collections, mc_bytes
+from .support.natives import BASE, DIFF, REPLAY
+from .support.pipeline import render_fixture, report, repro
 
 
 def test_parse_log_picks_the_failing_run_and_its_hints() -> None:
@@ -59,14 +39,16 @@ def test_parse_log_picks_the_failing_run_and_its_hints() -> None:
     assert runs[1].hints == [9] and runs[1].severity == 2  # the run that died is the one reproduced
 
 
-def test_from_log_finds_the_seed_crash(cols: Collections, tmp_path: Path) -> None:
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_from_log_finds_the_seed_crash(cols: Collections, tmp_path: Path, debugger: str) -> None:
     log, big = render_fixture(tmp_path, cols)
-    r = repro("--from-log", str(log), "--workers", "2", "--verify-runs", "1", "--out", "b", cwd=tmp_path)
+    r = repro("--from-log", str(log), "--workers", "2", "--verify-runs", "1", "--out", "b", cwd=tmp_path,
+              debugger=debugger)
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     assert rep["outcome"] == "verified"
     d = rep["diagnosis"]
-    assert d["method_context"]["number"] == 300
+    assert d["method_context"]["number"] == 300 and rep["locate"]["method_context"] == 300
     assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == ("CompileResult", "CompileMethod")
     assert d["null_map"]["role"].startswith("base compile result")
     assert (tmp_path / "b" / "repro.mch").read_bytes() == mc_bytes(big, 300)

@@ -17,9 +17,8 @@ from spmi_dbg.repro.expect import Expectation, expectation_of
 from spmi_dbg.repro.minimize import ddmin
 from spmi_dbg.repro.native import NativeRun
 
-from .test_replay import BASE, DIFF, REPLAY, Collections, cols
-
-__all__ = ["cols"]
+from .support.common import Collections
+from .support.natives import BASE, DIFF, REPLAY
 
 
 def test_command_drops_parallel_and_partitions_contiguously(cols: Collections) -> None:

@@ -23,7 +23,7 @@ from spmi_dbg.sample.builder import CLR_EXCEPTION, Method, RecordBuilder
 from spmi_dbg.sample.gen import Generator
 from spmi_dbg.sample.inject import KINDS, injected, parse_inject
 
-from .conftest import run_cli
+from .support.common import ALL_KINDS_AT, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "examples" / "corpus"
@@ -324,18 +324,6 @@ def test_generator_statistics() -> None:
 
 
 # ------------------------------------------------------------------------------------------ injection
-
-ALL_KINDS_AT = {kind: 10 + 17 * i for i, kind in enumerate(KINDS)}
-
-
-@pytest.fixture(scope="module")
-def injected_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    d = tmp_path_factory.mktemp("inj")
-    plain, inj = d / "plain.mch", d / "inj.mch"
-    build(plain, methods=220, seed=3, arch="arm64")
-    build(inj, methods=220, seed=3, arch="arm64", injections=[(k, n) for k, n in ALL_KINDS_AT.items()])
-    return plain, inj
-
 
 def records(path: Path) -> Iterator[bytes]:
     with Collection.open(path) as col:

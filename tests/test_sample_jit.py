@@ -8,39 +8,23 @@ retType = T & 3), so call tokens are rewritten into that encoding first.
 
 from __future__ import annotations
 
-import os
 import struct
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from spmi_dbg import paths
 from spmi_dbg.sample import il as IL
 from spmi_dbg.sample.builder import Method
 from spmi_dbg.sample.gen import Generator
 from spmi_dbg.sample.inject import injected
 
-ROOT = Path(__file__).resolve().parent.parent
+from .support.common import sample_jits, samplejit_host
 
+HOST = samplejit_host()
+JITS = sample_jits()
 
-def _host() -> Path | None:
-    env = os.environ.get("SAMPLEJIT_TEST")
-    if env:
-        return Path(env) if Path(env).is_file() else None
-    found = sorted(ROOT.glob("build/*/jit/samplejit-test"))
-    return found[-1] if found else None
-
-
-HOST = _host()
-JITS = {"base": paths.native_file(paths.BASE_JIT), "diff": paths.native_file(paths.DIFF_JIT)}
-
-
-@pytest.fixture(autouse=True)
-def _require_built() -> None:
-    # Never skipped: `pip install -e .` builds both (CI runs exactly that).
-    assert HOST is not None, "samplejit-test was not built (build/*/jit/samplejit-test or $SAMPLEJIT_TEST)"
-    assert None not in JITS.values(), "the sample JITs are not installed with the package"
+pytestmark = pytest.mark.usefixtures("samplejit_built")  # the host and the JITs are built (conftest.py)
 
 
 def host_line(m: Method) -> str:

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import subprocess
 from pathlib import Path
-
-import pytest
 
 from spmi_dbg.mch.mct import build_toc_bytes
 from spmi_dbg.sample.synth import synthetic_collection
@@ -17,18 +14,6 @@ from spmi_dbg.sample.synth import synthetic_collection
 from .mutations import mutate
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(scope="session")
-def mchcheck_asan(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    build = tmp_path_factory.mktemp("asan-build")
-    cmake = shutil.which("cmake")
-    assert cmake, "cmake is needed to build the sanitizer harness (.ci/run installs it)"
-    subprocess.run([cmake, "-S", str(ROOT / "native"), "-B", str(build), "-DSPMI_SANITIZE=ON",
-                    "-DSPMI_PYTHON_BINDINGS=OFF", "-DCMAKE_BUILD_TYPE=Debug"], check=True, capture_output=True)
-    subprocess.run([cmake, "--build", str(build), "--target", "mchcheck", "-j2"], check=True, capture_output=True)
-    exe = next(build.rglob("mchcheck"))
-    return exe
 
 
 def _corpus(dest: Path, count: int) -> list[Path]:

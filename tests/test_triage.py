@@ -5,33 +5,16 @@ smallest member; the partition resumes after each crash instead of replaying fro
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from .test_report import validate
-from .test_repro import BASE, DIFF, REPLAY, SEED_OPTIONS, Collections, cols, mc_bytes
-
-__all__ = ["cols"]
-
-INJECT = [("seed-arm64", 150), ("seed-arm64", 300), ("seed-arm64", 450), ("poison", 100), ("poison-crash", 110),
-          ("poison", 400), ("poison-crash", 410), ("stack-overflow", 200), ("stack-overflow", 500),
-          ("jit-null", 50), ("jit-assert", 60)]
-
-
-def triage(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "spmi_dbg", "triage", *args], capture_output=True, text=True,
-                          cwd=cwd, env=dict(os.environ, COLUMNS="200"), timeout=600)
-
-
-def collection(cols: Collections) -> Path:
-    return cols.get("triage-three", 600, arch="arm64", seed=2, inject=INJECT)
+from .support.common import Collections, mc_bytes
+from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.pipeline import triage, triage_collection, validate
 
 
 def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
-    mch = collection(cols)
+    mch = triage_collection(cols)
     r = triage("--workers", "2", "--verify-runs", "1", "--out", "t", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch),
                cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -80,7 +63,7 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
 
 
 def test_max_crashes_and_no_crash(cols: Collections, tmp_path: Path) -> None:
-    mch = collection(cols)
+    mch = triage_collection(cols)
     r = triage("--workers", "1", "--max-crashes", "2", "--verify-runs", "0", "--out", "t", "--", REPLAY,
                *SEED_OPTIONS, BASE, DIFF, str(mch), cwd=tmp_path)
     data = json.loads((tmp_path / "t" / "triage.json").read_text())

@@ -1,17 +1,20 @@
-"""A test and bench harness (not the product's driver: that is spmi_dbg.driver): a replay under a debugger to
-the stop that matters, with superpmi's signal semantics (docs/debugger-notes.md "Signals", "First and second
-chance"): a stop the replay survives (a first-chance fault
-inside the JIT's protected call, a debug break nobody asked to stop at) is noted and its signal passed on
-— never swallowed; the first stop it does not survive is diagnosed in full.
+"""A test and bench harness over the product's drivers (spmi_dbg.driver): a replay under a debugger to the stop
+that matters, with superpmi's signal semantics (docs/debugger-notes.md "Signals", "First and second chance"): a
+stop the replay survives (a first-chance fault inside the JIT's protected call, a debug break nobody asked to
+stop at) is noted and its signal passed on -- never swallowed; the first stop it does not survive is diagnosed
+in full.
 
-`GDB_SCRIPT` runs inside gdb's Python (0.5 ms per stop, no MI round trips); `run_lldb` drives lldb through
-the SB API in this process. Both print/return the same JSON made by spmi_dbg.analysis."""
+`run_gdb` and `run_lldb` run the product's own drivers (spmi_dbg.driver.select.GdbDriver / LldbDriver, or with
+`stop_first` / `max_passes` their run_replay functions) and give their ReplayOutcome as a StopsResult of JSON
+data. `run_gdb_loop` is the in-gdb Python loop (0.5 ms per stop, no MI round trips) that bench/stop_cost.py
+measures against the MI driver: the same policy (spmi_dbg.analysis.policy.check_stop) and the same JSON."""
 
 from __future__ import annotations
 
 import json
 import os
 import shlex
+import signal
 import subprocess
 import tempfile
 import time
@@ -19,7 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg.driver import gdbmi, lldb_driver
 from spmi_dbg.driver.loader import python_bootstrap
+from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.driver.select import GdbDriver, LldbDriver
+from spmi_dbg.errors import ToolFailure
 
 MARK = "SPMI-DBG-RESULT "
 
@@ -32,10 +39,80 @@ class StopsResult:
     exit_status: int | None = None
     signal: int | None = None
     detail: str = ""
+    kind: str = ""  # the driver's ReplayOutcome.kind (a "stop" is "fatal" or "hang"); "" from run_gdb_loop
+    replay: ReplayOutcome | None = None  # the driver's typed outcome, as it returned it
 
 
-# Runs inside gdb after `run`. STOP_FIRST, MAX_PASSES and TIMEOUT are set by the caller. Each stop gets
-# spmi_dbg.analysis.policy.check_stop (the quick check, then the decision), as in the drivers.
+def passed_note(signal_name: str, kind: str, frame: str, method_context: int | None, delivered: bool) \
+        -> dict[str, Any]:
+    """What the tests compare of a stop passed on (pc, fault address and timing vary from run to run)."""
+    return {"signal": signal_name, "kind": kind, "frame": frame, "method_context": method_context,
+            "delivered": delivered}
+
+
+def from_outcome(o: ReplayOutcome) -> StopsResult:
+    """A driver's ReplayOutcome as a StopsResult: "fatal" and "hang" are the stop that matters."""
+    passed = [passed_note(p.signal, str(p.kind), p.frame, p.method_context, p.delivered) for p in o.passed]
+    detail = f"{o.seconds:.2f} s" + "".join(f"; {n}" for n in o.notes)
+    if o.kind in ("fatal", "hang"):
+        return StopsResult("stop", None if o.diagnosis is None else o.diagnosis.to_json(), passed, detail=detail,
+                           kind=o.kind, replay=o)
+    if o.kind == "exited":
+        return StopsResult("exited", passed=passed, exit_status=o.exit_status, detail=detail, kind=o.kind, replay=o)
+    if o.kind == "signaled":
+        signo = int(signal.Signals[o.signal]) if o.signal is not None and o.signal in signal.Signals.__members__ \
+            else None
+        return StopsResult("signaled", passed=passed, signal=signo, detail=detail, kind=o.kind, replay=o)
+    return StopsResult("error", passed=passed, detail=f"unexpected outcome {o.kind}: {detail}", kind=o.kind, replay=o)
+
+
+def _tail(path: Path, size: int = 2000) -> str:
+    try:
+        return path.read_text(errors="replace")[-size:]
+    except OSError:
+        return ""
+
+
+def run_gdb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.0, max_passes: int | None = None,
+            cwd: str | None = None, gdb: str = "gdb") -> StopsResult:
+    """One fresh gdb on argv through the product's MI driver; the diagnosis of the first stop the replay would
+    not survive (or of the very first stop with stop_first=True: the driver's max_passes=0)."""
+    if stop_first:
+        max_passes = 0
+    with tempfile.TemporaryDirectory(prefix="spmi-dbg-gdb-") as tmp:
+        out, err, transcript = Path(tmp) / "stdout", Path(tmp) / "stderr", Path(tmp) / "gdb.log"
+        try:
+            if max_passes is None:
+                o = GdbDriver(gdb, cwd).run_replay(argv, timeout=timeout, stdout=out, stderr=err,
+                                                   transcript=transcript)
+            else:
+                o = gdbmi.run_replay(argv, timeout=timeout, stdout=out, stderr=err, transcript=transcript, gdb=gdb,
+                                     cwd=cwd, max_passes=max_passes)
+        except ToolFailure as e:
+            return StopsResult("error", detail=f"{e}\n{_tail(transcript)}")
+        return from_outcome(o)
+
+
+def run_lldb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.0, max_passes: int | None = None,
+             cwd: str | None = None) -> StopsResult:
+    """The same through the product's lldb driver (a fresh worker process, with its own SBDebugger, per call)."""
+    if stop_first:
+        max_passes = 0
+    with tempfile.TemporaryDirectory(prefix="spmi-dbg-lldb-") as tmp:
+        out, err, transcript = Path(tmp) / "stdout", Path(tmp) / "stderr", Path(tmp) / "lldb.log"
+        try:
+            if max_passes is None:
+                o = LldbDriver(cwd).run_replay(argv, timeout=timeout, stdout=out, stderr=err, transcript=transcript)
+            else:
+                o = lldb_driver.run_replay(argv, timeout=timeout, stdout=out, stderr=err, transcript=transcript,
+                                           cwd=cwd, max_passes=max_passes)
+        except ToolFailure as e:
+            return StopsResult("error", detail=f"{e}\n{_tail(transcript)}")
+        return from_outcome(o)
+
+
+# run_gdb_loop's script: runs inside gdb after `run`. STOP_FIRST, MAX_PASSES and TIMEOUT are set by the caller.
+# Each stop gets spmi_dbg.analysis.policy.check_stop (the quick check, then the decision), as in the drivers.
 _GDB_LOOP = r'''
 import gdb, json, time
 
@@ -71,10 +148,11 @@ while result is None:
 print(MARK + json.dumps(result))
 '''
 
-def run_gdb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.0, max_passes: int = 10000,
-            cwd: str | None = None, gdb: str = "gdb") -> StopsResult:
-    """One fresh gdb on argv; returns the diagnosis of the first stop the replay would not survive
-    (or of the very first stop with stop_first=True)."""
+def run_gdb_loop(argv: list[str], *, stop_first: bool = False, timeout: float = 120.0, max_passes: int = 10000,
+                 cwd: str | None = None, gdb: str = "gdb") -> StopsResult:
+    """One fresh gdb on argv running the in-gdb loop (`_GDB_LOOP`, not the product's MI driver): the diagnosis
+    of the first stop the replay would not survive (or of the very first stop with stop_first=True). What
+    bench/stop_cost.py measures against the MI driver."""
     with tempfile.TemporaryDirectory(prefix="spmi-dbg-gdb-") as tmp:
         script = Path(tmp) / "loop.py"
         script.write_text(f"MARK = {MARK!r}\nSTOP_FIRST = {stop_first!r}\n"
@@ -100,39 +178,3 @@ def run_gdb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.0
                                    data.get("exit_status"), data.get("signal"),
                                    detail=f"{time.monotonic() - start:.2f} s")
         return StopsResult("error", detail=(r.stdout + r.stderr)[-2000:])
-
-
-def run_lldb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.0, max_passes: int = 10000,
-             cwd: str | None = None) -> StopsResult:
-    """The same over lldb's SB API, in this process (one fresh SBDebugger per call)."""
-    from spmi_dbg.analysis import diagnose, preload
-    from spmi_dbg.analysis.policy import PassedStop, check_stop
-    from spmi_dbg.driver.lldb_session import LldbSession
-
-    preload()
-    with tempfile.TemporaryDirectory(prefix="spmi-dbg-lldb-") as tmp:
-        session = LldbSession(argv, Path(tmp) / "stdout", Path(tmp) / "stderr", cwd=cwd)
-        from spmi_dbg.lldb.view import LldbProcess  # importable once LldbSession found the lldb module
-
-        passed: list[dict[str, Any]] = []
-        previous: PassedStop | None = None
-        deadline = time.monotonic() + timeout
-        try:
-            while True:
-                st = session.state()
-                if st.state == "exited":
-                    return StopsResult("exited", passed=passed, exit_status=st.exit_status)
-                if st.state == "crashed":
-                    return StopsResult("signaled", passed=passed, signal=st.signo)
-                view = LldbProcess(session.target)
-                d = check_stop(view, previous=previous,
-                               passes_left=len(passed) < max_passes and time.monotonic() < deadline)
-                if not stop_first and not d.stop and d.passed is not None:
-                    previous = d.passed
-                    passed.append({"signal": d.passed.signal, "kind": d.passed.kind, "frame": d.passed.frame,
-                                   "method_context": d.passed.method_context, "delivered": d.deliver})
-                    session.resume(deliver=d.deliver, step_over_brk=d.step_over_brk)
-                    continue
-                return StopsResult("stop", diagnose(view).to_json(), passed)
-        finally:
-            session.kill()

@@ -1,0 +1,117 @@
+"""`spmi-dbg repro` and `spmi-dbg triage` as the user runs them (real command line, real debugger, real
+processes), and what their bundles are checked with."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from .common import ROOT, Collections, seed_collection
+from .natives import BASE, DIFF, REPLAY
+
+SCHEMAS = ROOT / "spmi_dbg" / "report" / "schema"
+FIXTURE = ROOT / "tests" / "fixtures" / "superpmi.4.log.in"
+
+TRIAGE_INJECT = [("seed-arm64", 150), ("seed-arm64", 300), ("seed-arm64", 450), ("poison", 100),
+                 ("poison-crash", 110), ("poison", 400), ("poison-crash", 410), ("stack-overflow", 200),
+                 ("stack-overflow", 500), ("jit-null", 50), ("jit-assert", 60)]
+
+
+def repro(*args: str, cwd: Path, timeout: float = 240, debugger: str = "gdb") -> subprocess.CompletedProcess[str]:
+    """`spmi-dbg repro ARGS`; with debugger="lldb", `spmi-dbg repro --debugger lldb ARGS` (gdb is the default
+    and is not named)."""
+    assert shutil.which("gdb") is not None, "gdb is required (.ci/run installs it)"
+    env = dict(os.environ, COLUMNS="200")
+    chosen = () if debugger == "gdb" else ("--debugger", debugger)
+    return subprocess.run([sys.executable, "-m", "spmi_dbg", "repro", *chosen, *args], capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=timeout)
+
+
+def triage(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "spmi_dbg", "triage", *args], capture_output=True, text=True,
+                          cwd=cwd, env=dict(os.environ, COLUMNS="200"), timeout=600)
+
+
+def triage_collection(cols: Collections) -> Path:
+    """Three distinct fatal crash kinds, each repeated, plus a first-chance fault and a JIT assert."""
+    return cols.get("triage-three", 600, arch="arm64", seed=2, inject=TRIAGE_INJECT)
+
+
+def validate(data: dict[str, Any], name: str = "report-2.json") -> None:
+    """`data` against a shipped JSON schema (report.json by default)."""
+    schema = json.loads((SCHEMAS / name).read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(data, schema, cls=jsonschema.Draft202012Validator)
+
+
+def report(bundle: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((bundle / "report.json").read_text())
+    return data
+
+
+def assert_seed_diagnosis(d: dict[str, Any], number: int = 300) -> None:
+    """The seed crash as every driver must tell it: the method context, SIGSEGV near null, the base JIT's
+    compile result without a CompileMethod map."""
+    assert d["method_context"]["number"] == number and d["method_context"]["name"]
+    assert d["signal"]["name"] == "SIGSEGV" and d["signal"]["near_null"]
+    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == ("CompileResult", "CompileMethod")
+    assert d["null_map"]["role"].startswith("base compile result")
+
+
+def no_replays_left(path: Path) -> bool:
+    """No spmi-replay process still has this collection on its command line."""
+    needle = str(path).encode()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmdline = f.read()
+            except OSError:
+                continue
+            if needle in cmdline and b"spmi-replay" in cmdline:
+                return False
+    return True
+
+
+def _core_limit() -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def make_core(argv: list[str], cwd: Path) -> Path:
+    """Run the crashing replay with core dumps on; the kernel writes `core` (or core.PID) into cwd."""
+    pattern = Path("/proc/sys/kernel/core_pattern").read_text().strip()
+    assert pattern.startswith("core") and "/" not in pattern, \
+        f"core_pattern is {pattern!r}: this test needs core files written to the working directory"
+    r = subprocess.run(argv, cwd=cwd, preexec_fn=_core_limit, capture_output=True, timeout=60)
+    assert r.returncode == -signal.SIGSEGV, r.stderr
+    cores = sorted(cwd.glob("core*"))
+    assert len(cores) == 1, f"no core file written in {cwd} (core_pattern {pattern!r})"
+    return cores[0]
+
+
+def render_fixture(tmp_path: Path, cols: Collections) -> tuple[Path, Path]:
+    """The fixture log with real paths: the bundled binaries as Core_Root/JITs, sample collections."""
+    col_dir = tmp_path / "collections"
+    col_dir.mkdir()
+    big = col_dir / "big.mch"
+    shutil.copyfile(seed_collection(cols), big)
+    shutil.copyfile(cols.get("fromlog-clean", 300), col_dir / "clean.mch")
+    values = {"{SPMI}": str(tmp_path / "spmi"), "{SRC}": "/home/user/runtime", "{JITS}": str(Path(BASE).parent),
+              "{COLS}": str(col_dir), "{CORE_ROOT}": str(Path(REPLAY).parent),
+              "{TMP}": str(tmp_path / "tmpq3v_spmi")}  # superpmi.py's temp dir: gone since
+    text = FIXTURE.read_text()
+    for k, v in values.items():
+        text = text.replace(k, v)
+    assert Path(BASE).parent == Path(DIFF).parent and "{" not in text
+    log = tmp_path / "superpmi.4.log"
+    log.write_text(text)
+    return log, big
