@@ -64,13 +64,12 @@ def test_seed_crash_under_qemu(cols: Collections, tmp_path: Path, debugger: str)
     # repro.sh runs the Arm64 replay under qemu, from anywhere.
     run = subprocess.run([str(tmp_path / "q" / "repro.sh")], capture_output=True, cwd="/", timeout=60)
     assert run.returncode == -signal.SIGSEGV
-    # The same crash, the same bucket as the x64 build under gdb. Not under lldb: lldb 16 over qemu's stub unwinds
-    # one unnamed frame ("??") past main, which is part of its signature, so its bucket differs.
-    if debugger == "gdb":
-        x64 = repro("--workers", "2", "--verify-runs", "0", "--out", "x", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF,
-                    str(mch), cwd=tmp_path)
-        assert x64.returncode == 0, x64.stdout
-        assert report(tmp_path / "x")["diagnosis"]["bucket"] == d["bucket"]
+    # The same crash, the same bucket as the x64 build under gdb, with either debugger (lldb 16 over qemu's stub
+    # unwinds one unnamed frame past main: the signature stops at main).
+    x64 = repro("--workers", "2", "--verify-runs", "0", "--out", "x", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF,
+                str(mch), cwd=tmp_path)
+    assert x64.returncode == 0, x64.stdout
+    assert report(tmp_path / "x")["diagnosis"]["bucket"] == d["bucket"]
 
 
 def test_debug_breaks_and_first_chance_faults_under_qemu(cols: Collections, tmp_path: Path) -> None:

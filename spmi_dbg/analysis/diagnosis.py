@@ -109,7 +109,7 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
         frames=[FrameInfo(i, F.short_name(f.function), f.file, f.line, f.module, f.inlined)
                 for i, f in enumerate(frames)],
         folded=folded,
-        signature_frames=[f.name for f in folded_frames if not f.inlined],
+        signature_frames=F.up_to_main([f.name for f in folded_frames if not f.inlined]),
         notes=notes,
         pc=pc,
     )

@@ -78,6 +78,12 @@ def fold(frames: Sequence[Frame]) -> list[FoldedFrame]:
     return out
 
 
+def up_to_main(names: list[str]) -> list[str]:
+    """The frames up to and including `main`: what lies beyond it is the C runtime's start-up, which debuggers
+    unwind differently (lldb 16 over qemu's stub shows an unnamed frame there), so it never identifies a crash."""
+    return names[:names.index("main") + 1] if "main" in names else names
+
+
 def first_folded(frames: Sequence[Frame]) -> str | None:
     """The first frame `fold` would keep (the per-stop note of where a passed signal happened)."""
     for f in frames:
