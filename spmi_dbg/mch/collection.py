@@ -11,7 +11,7 @@ import mmap
 import os
 import stat
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -356,7 +356,7 @@ class Collection:
         return decode_method_context(number, ref.offset, self._backend.read(ref.offset, ref.size))
 
     # ------------------------------------------------------------------ writing
-    def extract(self, numbers: Sequence[int], out: str | os.PathLike[str], *, write_index: bool = True) -> Path:
+    def extract(self, numbers: Iterable[int], out: str | os.PathLike[str], *, write_index: bool = True) -> Path:
         """Copy the listed records byte-for-byte, in order, to `out` (and its .mct). Returns the .mct path.
         Hashes in the new .mct come from this collection's .mct when it has one, else stay unknown."""
         out_path = Path(out)

@@ -7,7 +7,7 @@ import json
 import sys
 import time
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -133,9 +133,10 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------- list
-def _selected(col: Collection, compile_arg: str | None) -> list[int]:
+def _selected(col: Collection, compile_arg: str | None) -> Iterable[int]:
+    """The numbers to show, walked lazily: a list past the collection's end fails at its first missing number."""
     if compile_arg is None:
-        return list(range(1, len(col) + 1))
+        return range(1, len(col) + 1)
     return parse_mclist(compile_arg)
 
 
@@ -170,7 +171,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
     numbers = parse_mclist(args.compile)
     with Collection.open(args.input) as col:
         toc = col.extract(numbers, args.output)
-    print(f"wrote {len(numbers)} method context(s) to {args.output} (index {toc})")
+    print(f"wrote {numbers.count()} method context(s) to {args.output} (index {toc})")
     return 0
 
 

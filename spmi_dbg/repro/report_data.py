@@ -15,7 +15,6 @@ from typing import Any
 from spmi_dbg import __version__
 from spmi_dbg.analysis import knownbugs
 from spmi_dbg.analysis.facts import Diagnosis, to_json
-from spmi_dbg.mch.mclist import compress_ranges
 from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION
 from spmi_dbg.repro import identity
 from spmi_dbg.repro.pipeline import ReproResult
@@ -39,7 +38,7 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
         "failure_traceback": result.failure_traceback,
         "seconds": round(result.seconds, 3),
         "command": {"program": cmd.program, "jits": list(cmd.jits), "input": cmd.input, "options": list(cmd.options),
-                    "selection": None if cmd.selection is None else _spec(cmd.selection),
+                    "selection": None if cmd.selection is None else cmd.selection.spec(),
                     "method_contexts": cmd.count, "notes": list(cmd.notes), "from_log": cmd.log,
                     "emulator": list(cmd.emulator)},
         "debugger": result.options.debugger_name,
@@ -70,9 +69,6 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
     data["issue"] = issue(data, result)
     return data
 
-
-def _spec(numbers: tuple[int, ...]) -> str:
-    return compress_ranges(list(numbers))
 
 
 def _known_bugs(result: ReproResult, d: Diagnosis | None, output: str) -> list[dict[str, Any]]:
