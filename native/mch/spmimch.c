@@ -16,6 +16,7 @@
 #define _GNU_SOURCE /* madvise, mkstemp, fchmod, sched_getaffinity */
 #include "spmimch.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -791,19 +792,43 @@ static void out_fail(out* o, int e, spmimch_error* err)
     set_error(err, SPMIMCH_E_IO, 0, 0, "cannot write %s: %s", o->path, strerror(e));
 }
 
-/* Create "<dir>/.<basename>.XXXXXX" next to path. */
+/* This host's name as spmi_dbg/tempfiles.py writes it in temporary names: every character but [A-Za-z0-9.]
+ * becomes '_' (dashes separate the name's fields). */
+static void host_tag(char* buf, size_t size)
+{
+    if (gethostname(buf, size) != 0 || buf[0] == '\0')
+        snprintf(buf, size, "host");
+    buf[size - 1] = '\0';
+    for (char* c = buf; *c; c++)
+        if (!isalnum((unsigned char)*c) && *c != '.')
+            *c = '_';
+}
+
+/* Create "<dir>/.<basename>.spmi-tmp-<host>-<pid>-XXXXXX" next to path: named after this run, so that a later
+ * run can tell a dead run's leftover (a SIGKILL mid-write) and remove it (spmi_dbg/tempfiles.py). */
 static int out_begin(out* o, const char* path, spmimch_error* err)
 {
     const char* slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0, len = strlen(path);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* never rename over a device, a FIFO, a directory */
+        o->path = path;
+        o->fd = -1;
+        o->tmp = NULL;
+        set_error(err, SPMIMCH_E_IO, 0, 0, "cannot write %s: not a regular file", path);
+        return -1;
+    }
+    char host[256];
+    host_tag(host, sizeof host);
+    size_t cap = len + strlen(host) + 64;
     o->path = path;
     o->fd = -1;
-    o->tmp = malloc(len + 9);
+    o->tmp = malloc(cap);
     if (!o->tmp) {
         out_fail(o, ENOMEM, err);
         return -1;
     }
-    snprintf(o->tmp, len + 9, "%.*s.%s.XXXXXX", (int)dirlen, path, path + dirlen);
+    snprintf(o->tmp, cap, "%.*s.%s.spmi-tmp-%s-%ld-XXXXXX", (int)dirlen, path, path + dirlen, host, (long)getpid());
     o->fd = mkstemp(o->tmp);
     if (o->fd < 0) {
         int e = errno;

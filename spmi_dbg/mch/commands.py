@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+from spmi_dbg.atomic import check_output
 from spmi_dbg.errors import InputError
 from spmi_dbg.mch import packets as P
 from spmi_dbg.mch.collection import Collection, write_index_file
@@ -178,6 +179,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
 def cmd_index(args: argparse.Namespace) -> int:
     with Collection.open(args.collection) as col:
         out = Path(args.output) if args.output else toc_path_for(col.path)
+        # Its own index is what `mch index` replaces; the collection itself, or a device, never.
+        check_output(out, inputs=[col.path], what="index")
         with progress_bar("indexing", col.size > LONG_SCAN) as prog:
             col.scan(progress=prog)
         old = col.toc

@@ -8,9 +8,10 @@ from __future__ import annotations
 import getpass
 import os
 import re
-import shlex
 import socket
 from dataclasses import dataclass
+
+from spmi_dbg import shell
 
 # A user or host name is replaced where it stands as a word of its own (in a path, "pytest-of-jdoe", a
 # sentence), not inside another word ("root" in "groot").
@@ -45,8 +46,8 @@ class Redactor:
         """One sh word: a path under the home directory stays runnable ("$HOME"/rest)."""
         if self.home and (word == self.home or word.startswith(self.home + "/")):
             rest = word[len(self.home):]
-            return '"$HOME"' + (shlex.quote(rest) if rest else "")
-        return self.text(shlex.quote(word))
+            return '"$HOME"' + (shell.quote(rest) if rest else "")
+        return self.text(shell.quote(word))
 
     def left_in(self, text: str) -> list[str]:
         """What of this machine's identity is still in `text` (for tests and a last check)."""

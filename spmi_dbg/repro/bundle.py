@@ -8,9 +8,9 @@ every file but the collection records has the home directory, user name and host
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 
+from spmi_dbg import shell
 from spmi_dbg.atomic import atomic_write_bytes, atomic_write_text
 from spmi_dbg.report.markdown import render_markdown
 from spmi_dbg.report.redact import Redactor
@@ -68,23 +68,23 @@ def write_bundle(result: ReproResult, work: Path) -> list[Path]:
 
 # ------------------------------------------------------------------------------------------------ repro.sh
 def repro_script(result: ReproResult, redactor: Redactor | None = None) -> str:
-    """repro.sh; with a redactor, paths under the home directory are written as "$HOME"/... (still runnable)."""
+    """repro.sh; with a redactor, paths under the home directory are written as "$HOME"/... (still runnable).
+    Paths go into the comments through shell.comment (one line, shown, never run) and into the command through
+    shell.quote (or the redactor's quoting), nowhere else."""
     cmd = result.options.command
     isolated = result.isolated
     assert isolated is not None
     numbers = ", ".join(map(str, isolated.numbers))
     expected = result.located.expectation if result.located else None
-    lines = ["#!/bin/sh",
-             f"# spmi-dbg repro: method context(s) {numbers} of {cmd.input}, copied byte-for-byte into {REPRO_NAME}.",
-             f"# Expected: {expected.describe() if expected else 'a failure'}"
-             + (f" (bucket {expected.bucket})" if expected and expected.bucket else "") + ".",
-             'here=$(dirname -- "$0")',
-             "exec " + cmd.shell_line(f'"$here/{REPRO_NAME}"', redactor.shell_word if redactor else shlex.quote), ""]
-    text = "\n".join(lines)
-    if redactor is None:
-        return text
-    head, _, tail = text.rpartition("exec ")
-    return redactor.text(head) + "exec " + tail
+    comments = [f"spmi-dbg repro: method context(s) {numbers} of {cmd.input}, copied byte-for-byte into "
+                f"{REPRO_NAME}.",
+                f"Expected: {expected.describe() if expected else 'a failure'}"
+                + (f" (bucket {expected.bucket})" if expected and expected.bucket else "") + "."]
+    if redactor is not None:
+        comments = [redactor.text(c) for c in comments]
+    command = cmd.shell_line(f'"$here/{REPRO_NAME}"', redactor.shell_word if redactor else shell.quote)
+    return "\n".join(["#!/bin/sh", *(f"# {shell.comment(c)}" for c in comments), 'here=$(dirname -- "$0")',
+                      f"exec {command}", ""])
 
 
 # ------------------------------------------------------------------------------------------------ outputs

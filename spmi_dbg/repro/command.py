@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg import paths
+from spmi_dbg import paths, shell
 from spmi_dbg.elf import is_elf
 from spmi_dbg.errors import InputError, UsageError
 from spmi_dbg.mch.collection import Collection
@@ -84,7 +84,7 @@ class ReproCommand:
             pos += take
         return [p for p in out if p.numbers]
 
-    def shell_line(self, input: str, quote: Callable[[str], str] = shlex.quote) -> str:
+    def shell_line(self, input: str, quote: Callable[[str], str] = shell.quote) -> str:
         """The command as one sh line, input given verbatim (e.g. `"$here/repro.mch"`)."""
         return " ".join(quote(a) for a in [*self.emulator, self.program, *self.options, *self.jits]) + " " + input
 

@@ -8,11 +8,10 @@ workarounds, configuration, other information (how each fact was obtained)."""
 from __future__ import annotations
 
 import dataclasses
-import shlex
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg import __version__
+from spmi_dbg import __version__, shell
 from spmi_dbg.analysis import knownbugs
 from spmi_dbg.analysis.facts import Diagnosis, to_json
 from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION
@@ -164,8 +163,8 @@ def description(data: dict[str, Any]) -> str:
 def _reproduction(data: dict[str, Any]) -> dict[str, Any]:
     rep = data["repro"]
     if rep is None:
-        return {"attachment": None, "command": shlex.join(_argv(data)), "steps": [
-            f"Run `{shlex.join(_argv(data))}` (no single-method repro was produced: see Other information)."]}
+        return {"attachment": None, "command": shell.join(_argv(data)), "steps": [
+            f"Run `{shell.join(_argv(data))}` (no single-method repro was produced: see Other information)."]}
     numbers = ", ".join(map(str, rep["method_contexts"]))
     return {"attachment": "repro.mch", "command": data["repro_command"], "steps": [
         f"Download the attached `repro.mch` (method context(s) {numbers} of `{Path(data['command']['input']).name}`, "
