@@ -6,7 +6,6 @@ which phase failed and why."""
 from __future__ import annotations
 
 import contextlib
-import tempfile
 import time
 import traceback
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from spmi_dbg.repro.locate import Located, LocateProgress, locate, locate_core
 from spmi_dbg.repro.minimize import Minimization, minimize
 from spmi_dbg.repro.regression import Regression, regression
 from spmi_dbg.repro.verify import Verification, verify
+from spmi_dbg.tempfiles import temp_dir
 
 REPLAY_INPUT_FAILURES = {255: "GeneralFailure", 254: "JitFailedToInit"}  # docs/superpmi-conventions.md 1.2
 PhaseName = Literal["locate", "isolate", "verify", "minimize", "isolate-minimized", "verify-minimized",
@@ -137,7 +137,7 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
 
     start = time.monotonic()
     result = ReproResult(opts, opts.command.partitions(opts.workers))
-    with tempfile.TemporaryDirectory(prefix="spmi-repro-") as tmp:
+    with temp_dir("repro") as tmp:
         work = Path(tmp)
         try:
             _run_phases(opts, result, work, progress, located)
