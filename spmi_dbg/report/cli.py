@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     kind, data, directory = load(args.bundle)
     redactor = Redactor.here() if args.redact else None
     if redactor is not None:
-        data = json.loads(redactor.text(json.dumps(data)))
+        data = redactor.data(data)
     if args.gh_issue:
         title = data["title"] if kind == "report" else _triage_title(data)
         body = directory / ("report.md" if kind == "report" else "triage.md")
