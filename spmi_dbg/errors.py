@@ -42,7 +42,7 @@ def format_location(path: str, record: int = 0, offset: int | None = None) -> st
         parts.append(f"record {record}")
     if offset is not None:
         parts.append(f"offset {offset}")
-    return f"{path}: " + (" at ".join(parts) + ": " if parts else "")
+    return f"{printable(path, limit=1 << 12)}: " + (" at ".join(parts) + ": " if parts else "")
 
 
 def printable(text: str, limit: int = 200) -> str:

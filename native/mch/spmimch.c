@@ -947,6 +947,7 @@ spmimch_toc* spmimch_toc_open(const char* path, uint64_t mch_size, spmimch_error
     uint32_t count = rd32(d + 4);
     uint64_t need = 8 + (uint64_t)count * SPMIMCH_TOC_ENTRY_SIZE + 4, end = need - 4;
     int32_t prev = 0;
+    int64_t prev_off = 0;
     if (memcmp(d, "INDX", 4) != 0) {
         set_error(err, SPMIMCH_E_TOC, 0, 0, "missing the starting sentinel/length: expected 'INDX', found %02x %02x %02x %02x",
                   (unsigned)d[0], (unsigned)d[1], (unsigned)d[2], (unsigned)d[3]);
@@ -973,13 +974,25 @@ spmimch_toc* spmimch_toc_open(const char* path, uint64_t mch_size, spmimch_error
         if (check_number(SPMIMCH_E_TOC, i, num, prev, err) != 0)
             goto fail;
         uint64_t limit = mch_size >= 8 ? mch_size - 8 : 0;
-        if (off < 0 || mch_size < 8 || (uint64_t)off > limit) {
+        if (off < 0) {
+            set_error(err, SPMIMCH_E_TOC, (uint32_t)num, 8 + (uint64_t)i * SPMIMCH_TOC_ENTRY_SIZE,
+                      "entry %u: negative offset: expected 0 to %llu, found %lld", i, (ull)limit, (long long)off);
+            goto fail;
+        }
+        if (i > 0 && off <= prev_off) {
+            set_error(err, SPMIMCH_E_TOC, (uint32_t)num, 8 + (uint64_t)i * SPMIMCH_TOC_ENTRY_SIZE,
+                      "entry %u: offsets out of order: expected more than %lld (entry %u's), found %lld", i,
+                      (long long)prev_off, i - 1, (long long)off);
+            goto fail;
+        }
+        if (mch_size < 8 || (uint64_t)off > limit) {
             set_error(err, SPMIMCH_E_TOC, (uint32_t)num, 8 + (uint64_t)i * SPMIMCH_TOC_ENTRY_SIZE,
                       "entry %u: offset past the end of the collection: expected at most %llu, found %lld", i, (ull)limit,
                       (long long)off);
             goto fail;
         }
         prev = num;
+        prev_off = off;
     }
     spmimch_toc* t = calloc(1, sizeof *t);
     if (!t) {

@@ -351,6 +351,15 @@ class Collection:
             raise self._input_error(problem)
         return split_packets(self._backend.read(ref.offset, ref.size), ref.offset)
 
+    def _checked(self, number: int) -> RecordRef:
+        """Where method context `number` is, with its packets' framing checked (a record is copied only whole:
+        a bad canary inside it is an InputError, not a corrupt copy)."""
+        ref = self.locate(number)
+        problem = self._backend.check_record(ref.offset, number, SCAN_PACKETS)
+        if isinstance(problem, Problem):
+            raise self._input_error(problem)
+        return ref
+
     def method_context(self, number: int) -> MethodContextInfo:
         ref = self.locate(number)
         problem = self._backend.check_record(ref.offset, number, SCAN_PACKETS)
@@ -374,7 +383,7 @@ class Collection:
         check_output(out_path, inputs=inputs, what="collection")
         if write_index:
             check_output(toc_out, inputs=inputs, what="collection's index")
-        refs = [self.locate(n) for n in numbers]
+        refs = [self._checked(n) for n in numbers]
         self._backend.write_records([(r.offset, r.size) for r in refs], out_path)
         if write_index:
             entries: list[tuple[int, int, bytes | None]] = []

@@ -15,7 +15,7 @@ from typing import Any
 
 from spmi_dbg import paths, shell
 from spmi_dbg.elf import is_elf
-from spmi_dbg.errors import InputError, UsageError
+from spmi_dbg.errors import InputError, UsageError, printable
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mclist import MCList, compress_ranges, parse_mclist
 from spmi_dbg.replay import parse_command
@@ -174,6 +174,10 @@ def _resolve_program(program: str) -> str:
 
 def _checked(program: str, jits: Sequence[str], mch: str, options: list[str], selection: MCList | None,
              notes: list[str]) -> ReproCommand:
+    for path in (program, *jits, mch):
+        if "\n" in path or "\r" in path:  # gdb takes the program and its arguments on one command line
+            raise UsageError(f"{printable(path)}: a path holding a line break cannot be given to a debugger; "
+                             "rename it, or give a symbolic link to it")
     prog = _resolve_program(program)
     abs_jits = []
     for j in jits:
