@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from spmi_dbg import __version__, exits
@@ -35,14 +37,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is: every `finally` runs (debuggers killed, temporary files removed)."""
+
+
+def _terminate(signo: int, frame: object) -> None:
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         return int(args.func(args))
     except SpmiDbgError as e:
         print(f"spmi-dbg: error: {e}", file=sys.stderr)
         return e.exit_code
+    except Terminated:
+        print("spmi-dbg: terminated", file=sys.stderr)
+        return exits.TERMINATED
     except KeyboardInterrupt:
         print("spmi-dbg: interrupted", file=sys.stderr)
         return exits.INTERRUPTED

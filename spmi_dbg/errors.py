@@ -42,4 +42,11 @@ def format_location(path: str, record: int = 0, offset: int | None = None) -> st
         parts.append(f"record {record}")
     if offset is not None:
         parts.append(f"offset {offset}")
-    return f"{path}: " + (" at ".join(parts) + ": " if parts else "")
+    return f"{printable(path, limit=1 << 12)}: " + (" at ".join(parts) + ": " if parts else "")
+
+
+def printable(text: str, limit: int = 200) -> str:
+    """`text` safe to show on one terminal line: control characters (escape sequences, newlines) and other
+    unprintable characters escaped as in Python literals, backslashes doubled; cut at `limit` characters."""
+    out = "".join(c if c.isprintable() and c != "\\" else c.encode("unicode_escape").decode("ascii") for c in text)
+    return out if len(out) <= limit else out[:limit] + "..."

@@ -7,7 +7,7 @@ Two families, because a pipeline's 1 and 2 are results, not errors:
 - the pipelines (`repro`, `triage`, `demo`): 0 a verified repro (triage: every bucket's); 1 a crash found but
   its repro not verified; 2 no crash; 3 a usage or input error; 4 the debugger itself failed (it died or
   stopped answering, also after one retry with a fresh one).
-Both: 130 interrupted (Ctrl-C)."""
+Both: 130 interrupted (Ctrl-C), 143 terminated (SIGTERM); either way the run cleans up after itself."""
 
 from __future__ import annotations
 
@@ -23,4 +23,5 @@ NO_CRASH = 2
 PIPELINE_INPUT = 3  # usage or input error: 2 already means "no crash" there
 TOOL_FAILURE = 4
 
-INTERRUPTED = 130
+INTERRUPTED = 130  # SIGINT (Ctrl-C)
+TERMINATED = 143  # SIGTERM, handled as SIGINT is

@@ -17,7 +17,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "spmi_dbg"
 LAYERS: list[tuple[str, ...]] = [
     ("__init__",),  # the version
     ("exits",),  # exit statuses, defined once
-    ("errors", "paths", "atomic", "elf", "replay"),  # base: no package imports beyond exits
+    ("errors",),  # one-line errors (and printable text for them)
+    ("paths", "tempfiles", "elf", "replay", "shell"),  # base: native binaries, run-named temp files, ELF, command
+    # lines, sh quoting
+    ("atomic",),  # outputs: checked before work, written to a temp file and renamed
     ("mch",),
     ("sample",),
     ("analysis",),

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE /* madvise, mkstemp, fchmod, sched_getaffinity */
 #include "spmimch.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -791,19 +792,43 @@ static void out_fail(out* o, int e, spmimch_error* err)
     set_error(err, SPMIMCH_E_IO, 0, 0, "cannot write %s: %s", o->path, strerror(e));
 }
 
-/* Create "<dir>/.<basename>.XXXXXX" next to path. */
+/* This host's name as spmi_dbg/tempfiles.py writes it in temporary names: every character but [A-Za-z0-9.]
+ * becomes '_' (dashes separate the name's fields). */
+static void host_tag(char* buf, size_t size)
+{
+    if (gethostname(buf, size) != 0 || buf[0] == '\0')
+        snprintf(buf, size, "host");
+    buf[size - 1] = '\0';
+    for (char* c = buf; *c; c++)
+        if (!isalnum((unsigned char)*c) && *c != '.')
+            *c = '_';
+}
+
+/* Create "<dir>/.<basename>.spmi-tmp-<host>-<pid>-XXXXXX" next to path: named after this run, so that a later
+ * run can tell a dead run's leftover (a SIGKILL mid-write) and remove it (spmi_dbg/tempfiles.py). */
 static int out_begin(out* o, const char* path, spmimch_error* err)
 {
     const char* slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0, len = strlen(path);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* never rename over a device, a FIFO, a directory */
+        o->path = path;
+        o->fd = -1;
+        o->tmp = NULL;
+        set_error(err, SPMIMCH_E_IO, 0, 0, "cannot write %s: not a regular file", path);
+        return -1;
+    }
+    char host[256];
+    host_tag(host, sizeof host);
+    size_t cap = len + strlen(host) + 64;
     o->path = path;
     o->fd = -1;
-    o->tmp = malloc(len + 9);
+    o->tmp = malloc(cap);
     if (!o->tmp) {
         out_fail(o, ENOMEM, err);
         return -1;
     }
-    snprintf(o->tmp, len + 9, "%.*s.%s.XXXXXX", (int)dirlen, path, path + dirlen);
+    snprintf(o->tmp, cap, "%.*s.%s.spmi-tmp-%s-%ld-XXXXXX", (int)dirlen, path, path + dirlen, host, (long)getpid());
     o->fd = mkstemp(o->tmp);
     if (o->fd < 0) {
         int e = errno;
@@ -922,6 +947,7 @@ spmimch_toc* spmimch_toc_open(const char* path, uint64_t mch_size, spmimch_error
     uint32_t count = rd32(d + 4);
     uint64_t need = 8 + (uint64_t)count * SPMIMCH_TOC_ENTRY_SIZE + 4, end = need - 4;
     int32_t prev = 0;
+    int64_t prev_off = 0;
     if (memcmp(d, "INDX", 4) != 0) {
         set_error(err, SPMIMCH_E_TOC, 0, 0, "missing the starting sentinel/length: expected 'INDX', found %02x %02x %02x %02x",
                   (unsigned)d[0], (unsigned)d[1], (unsigned)d[2], (unsigned)d[3]);
@@ -948,13 +974,25 @@ spmimch_toc* spmimch_toc_open(const char* path, uint64_t mch_size, spmimch_error
         if (check_number(SPMIMCH_E_TOC, i, num, prev, err) != 0)
             goto fail;
         uint64_t limit = mch_size >= 8 ? mch_size - 8 : 0;
-        if (off < 0 || mch_size < 8 || (uint64_t)off > limit) {
+        if (off < 0) {
+            set_error(err, SPMIMCH_E_TOC, (uint32_t)num, 8 + (uint64_t)i * SPMIMCH_TOC_ENTRY_SIZE,
+                      "entry %u: negative offset: expected 0 to %llu, found %lld", i, (ull)limit, (long long)off);
+            goto fail;
+        }
+        if (i > 0 && off <= prev_off) {
+            set_error(err, SPMIMCH_E_TOC, (uint32_t)num, 8 + (uint64_t)i * SPMIMCH_TOC_ENTRY_SIZE,
+                      "entry %u: offsets out of order: expected more than %lld (entry %u's), found %lld", i,
+                      (long long)prev_off, i - 1, (long long)off);
+            goto fail;
+        }
+        if (mch_size < 8 || (uint64_t)off > limit) {
             set_error(err, SPMIMCH_E_TOC, (uint32_t)num, 8 + (uint64_t)i * SPMIMCH_TOC_ENTRY_SIZE,
                       "entry %u: offset past the end of the collection: expected at most %llu, found %lld", i, (ull)limit,
                       (long long)off);
             goto fail;
         }
         prev = num;
+        prev_off = off;
     }
     spmimch_toc* t = calloc(1, sizeof *t);
     if (!t) {

@@ -226,6 +226,9 @@ typedef struct spmimch_toc spmimch_toc;
  * Per entry, in order (entry %u is the 0-based index i; offset = the entry's start 8+48i):
  *   "entry %u: expected a method context number >= 1, found %d"     (record 0)
  *   "not sorted: expected numbers to increase, found %d after %d"     (at the later entry)
+ *   "entry %u: negative offset: expected 0 to %llu, found %lld"
+ *   "entry %u: offsets out of order: expected more than %lld (entry %u's), found %lld" (records are in file
+ *          order: a later method context lies further on; swapped entries would name the wrong record)
  *   "entry %u: offset past the end of the collection: expected at most %llu, found %lld"
  *          (expected = mch_size - 8, or 0 when mch_size < 8, in which case every entry fails)
  */

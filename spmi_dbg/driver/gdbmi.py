@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import signal
 import subprocess
 import threading
@@ -31,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg import shell
 from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.analysis.policy import PassedStop, Verdict
 from spmi_dbg.driver.loader import gdbinit_line
@@ -71,7 +71,7 @@ def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, t
         try:
             _setup(channel, argv, notes, max_passes)
             if qemu is None:
-                redirect = f"> {shlex.quote(str(stdout))} 2> {shlex.quote(str(stderr))} < /dev/null"
+                redirect = f"> {shell.quote(str(stdout))} 2> {shell.quote(str(stderr))} < /dev/null"
                 _check(channel, "-interpreter-exec console " + mi_quote(f"set args {_args(argv)} {redirect}"))
                 return run.until_outcome(start, timeout, "-exec-run")
             _check(channel, "-interpreter-exec console " + mi_quote(f"set args {_args(argv)}"))  # what argv() reads
@@ -92,7 +92,7 @@ def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, t
 
 
 def _args(argv: list[str]) -> str:
-    return " ".join(shlex.quote(a) for a in argv[1:])
+    return shell.join(argv[1:])
 
 
 def _check(channel: MiChannel, command: str) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from spmi_dbg.driver.lldb_session import LldbUnavailable
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.driver.qemu import DEFAULT_SYSROOTS, QemuTarget
 from spmi_dbg.errors import UsageError
+from spmi_dbg.tempfiles import temp_dir
 
 DEBUGGERS = ("gdb", "lldb")
 
@@ -100,5 +100,5 @@ def command_of_core(core: Path, gdb_name: str | None = None) -> str | None:
     gdb = shutil.which(wanted)
     if gdb is None:
         raise UsageError(f"{wanted} not found: gdb is needed to read the core file (Debian: apt-get install gdb)")
-    with tempfile.TemporaryDirectory(prefix="spmi-core-") as tmp:
+    with temp_dir("core") as tmp:
         return gdbmi.diagnose_core(core, None, transcript=Path(tmp) / "gdb.log", gdb=gdb, cwd=os.getcwd())[1]

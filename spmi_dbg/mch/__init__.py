@@ -2,7 +2,7 @@
 
 from spmi_dbg.mch.collection import Collection, RecordRef
 from spmi_dbg.mch.context import MethodContextInfo, Packet
-from spmi_dbg.mch.mclist import parse_mclist
+from spmi_dbg.mch.mclist import MCList, parse_mclist
 from spmi_dbg.mch.mct import Toc, TocEntry
 
-__all__ = ["Collection", "MethodContextInfo", "Packet", "RecordRef", "Toc", "TocEntry", "parse_mclist"]
+__all__ = ["Collection", "MCList", "MethodContextInfo", "Packet", "RecordRef", "Toc", "TocEntry", "parse_mclist"]

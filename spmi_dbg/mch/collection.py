@@ -11,12 +11,13 @@ import mmap
 import os
 import stat
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
+from spmi_dbg.atomic import atomic_open, check_output, prepare_destination
 from spmi_dbg.errors import InputError
 from spmi_dbg.mch import pyscan
 from spmi_dbg.mch.context import MethodContextInfo, Packet, decode_method_context, split_packets
@@ -123,6 +124,10 @@ class _NativeBackend:
         offs = ffi.new("uint64_t[]", [r[0] for r in ranges] or [0])
         sizes = ffi.new("uint64_t[]", [r[1] for r in ranges] or [0])
         err = ffi.new("spmimch_error*")
+        try:
+            prepare_destination(out)
+        except OSError as e:
+            raise InputError(str(out), f"cannot write {out}: {e.strerror}", code=pyscan.E_IO) from None
         if self.nat.lib.spmimch_write_records(self.handle, offs, sizes, len(ranges), os.fsencode(out), err):
             raise InputError(str(out), ffi.string(err.message).decode(), code=int(err.code))
 
@@ -180,8 +185,6 @@ class _PyBackend:
         return pyscan.check_record(self._map, offset, number, flags)
 
     def write_records(self, ranges: Sequence[tuple[int, int]], out: Path) -> None:
-        from spmi_dbg.atomic import atomic_open
-
         for off, size in ranges:
             if off + size > self.size:
                 raise InputError(str(out), f"record range {off}+{size} is past the end of file: "
@@ -348,6 +351,15 @@ class Collection:
             raise self._input_error(problem)
         return split_packets(self._backend.read(ref.offset, ref.size), ref.offset)
 
+    def _checked(self, number: int) -> RecordRef:
+        """Where method context `number` is, with its packets' framing checked (a record is copied only whole:
+        a bad canary inside it is an InputError, not a corrupt copy)."""
+        ref = self.locate(number)
+        problem = self._backend.check_record(ref.offset, number, SCAN_PACKETS)
+        if isinstance(problem, Problem):
+            raise self._input_error(problem)
+        return ref
+
     def method_context(self, number: int) -> MethodContextInfo:
         ref = self.locate(number)
         problem = self._backend.check_record(ref.offset, number, SCAN_PACKETS)
@@ -356,15 +368,23 @@ class Collection:
         return decode_method_context(number, ref.offset, self._backend.read(ref.offset, ref.size))
 
     # ------------------------------------------------------------------ writing
-    def extract(self, numbers: Sequence[int], out: str | os.PathLike[str], *, write_index: bool = True) -> Path:
+    def inputs(self) -> list[Path]:
+        """The files this collection is read from: the collection and every index superpmi would pair with it
+        (an output must be none of them)."""
+        return [self.path, toc_path_for(self.path), self.path.with_suffix(".mct"),
+                *([self.toc.path] if self.toc is not None else [])]
+
+    def extract(self, numbers: Iterable[int], out: str | os.PathLike[str], *, write_index: bool = True) -> Path:
         """Copy the listed records byte-for-byte, in order, to `out` (and its .mct). Returns the .mct path.
         Hashes in the new .mct come from this collection's .mct when it has one, else stay unknown."""
         out_path = Path(out)
-        if out_path.resolve() == self.path.resolve():
-            raise InputError(str(out_path), "refusing to overwrite the input collection")
-        refs = [self.locate(n) for n in numbers]
-        self._backend.write_records([(r.offset, r.size) for r in refs], out_path)
         toc_out = toc_path_for(out_path)
+        inputs = self.inputs()
+        check_output(out_path, inputs=inputs, what="collection")
+        if write_index:
+            check_output(toc_out, inputs=inputs, what="collection's index")
+        refs = [self._checked(n) for n in numbers]
+        self._backend.write_records([(r.offset, r.size) for r in refs], out_path)
         if write_index:
             entries: list[tuple[int, int, bytes | None]] = []
             pos = 0
@@ -390,5 +410,9 @@ def write_index_file(path: Path, entries: Sequence[tuple[int, int, bytes | None]
     nums = ffi.new("int32_t[]", [e[1] for e in entries] or [0])
     hashes = ffi.new("char[]", b"".join((e[2] or b"\0" * 33)[:33].ljust(33, b"\0") for e in entries) or b"\0")
     err = ffi.new("spmimch_error*")
+    try:
+        prepare_destination(Path(path))
+    except OSError as e:
+        raise InputError(str(path), f"cannot write {path}: {e.strerror}", code=pyscan.E_IO) from None
     if nat.lib.spmimch_toc_write(os.fsencode(path), n, offs, nums, hashes, err):
         raise InputError(str(path), ffi.string(err.message).decode(), code=int(err.code))

@@ -7,11 +7,12 @@ import json
 import sys
 import time
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+from spmi_dbg.atomic import check_output
 from spmi_dbg.errors import InputError
 from spmi_dbg.mch import packets as P
 from spmi_dbg.mch.collection import Collection, write_index_file
@@ -133,9 +134,10 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------- list
-def _selected(col: Collection, compile_arg: str | None) -> list[int]:
+def _selected(col: Collection, compile_arg: str | None) -> Iterable[int]:
+    """The numbers to show, walked lazily: a list past the collection's end fails at its first missing number."""
     if compile_arg is None:
-        return list(range(1, len(col) + 1))
+        return range(1, len(col) + 1)
     return parse_mclist(compile_arg)
 
 
@@ -170,13 +172,15 @@ def cmd_extract(args: argparse.Namespace) -> int:
     numbers = parse_mclist(args.compile)
     with Collection.open(args.input) as col:
         toc = col.extract(numbers, args.output)
-    print(f"wrote {len(numbers)} method context(s) to {args.output} (index {toc})")
+    print(f"wrote {numbers.count()} method context(s) to {args.output} (index {toc})")
     return 0
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     with Collection.open(args.collection) as col:
         out = Path(args.output) if args.output else toc_path_for(col.path)
+        # Its own index is what `mch index` replaces; the collection itself, or a device, never.
+        check_output(out, inputs=[col.path], what="index")
         with progress_bar("indexing", col.size > LONG_SCAN) as prog:
             col.scan(progress=prog)
         old = col.toc

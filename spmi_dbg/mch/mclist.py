@@ -4,6 +4,9 @@ An argument made only of digits, `-` and `,` is a list of numbers and ranges (`2
 `5,10-99,101`); anything else must be a file ending in `.mcl` holding one number per line (the first
 number on each line; superpmi writes `%d\\r\\n`). Lists start at 1 and strictly increase.
 The error texts are superpmi's.
+
+A list is kept as its ranges, never as a list of numbers: `-c 1-99999999999999999999` costs two integers, and
+whoever walks it stops at the end of the collection (`within`), so memory is bounded by the collection.
 """
 
 from __future__ import annotations
@@ -11,12 +14,15 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from pathlib import Path
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
-from spmi_dbg.errors import UsageError
+from spmi_dbg.errors import UsageError, printable
 
 _RANGE_CHARS = re.compile(r"[0-9,\-]*")
-_LEADING_NUMBER = re.compile(r"\s*(\d+)")
+_LEADING_NUMBER = re.compile(rb"\s*(\d+)")
+MAX_MCL_BYTES = 256 << 20  # a .mcl of every method context of the largest collections is ~40 MB
 
 
 class MCListError(UsageError):
@@ -24,10 +30,70 @@ class MCListError(UsageError):
 
 
 def _invalid(arg: str) -> MCListError:
-    return MCListError(f"Arg '{arg}' is invalid, needed method context list.")
+    return MCListError(f"Arg '{printable(arg)}' is invalid, needed method context list.")
 
 
-def parse_mclist(arg: str) -> list[int]:
+@dataclass(frozen=True)
+class MCList:
+    """A strictly increasing list of 1-based method context numbers, as inclusive ranges."""
+
+    ranges: tuple[tuple[int, int], ...]
+
+    def __iter__(self) -> Iterator[int]:
+        for lo, hi in self.ranges:
+            yield from range(lo, hi + 1)
+
+    def __contains__(self, number: object) -> bool:
+        return isinstance(number, int) and any(lo <= number <= hi for lo, hi in self.ranges)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MCList):
+            return self.ranges == other.ranges
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return MCList.of(other) == self if _increasing(other) else False
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.ranges)
+
+    @property
+    def first(self) -> int:
+        return self.ranges[0][0]
+
+    @property
+    def last(self) -> int:
+        return self.ranges[-1][1]
+
+    def count(self) -> int:
+        """How many numbers the list names (arithmetic: nothing is materialised)."""
+        return sum(hi - lo + 1 for lo, hi in self.ranges)
+
+    def within(self, count: int) -> MCList:
+        """The numbers that exist in a collection of `count` method contexts (superpmi stops at its end)."""
+        return MCList(tuple((lo, min(hi, count)) for lo, hi in self.ranges if lo <= count))
+
+    def spec(self) -> str:
+        """The shortest `-c` argument for it (`1-3,7,9-12`)."""
+        return ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in self.ranges)
+
+    @classmethod
+    def of(cls, numbers: Sequence[int] | Iterator[int]) -> MCList:
+        """The list of these numbers (sorted, increasing), merged into ranges."""
+        ranges: list[tuple[int, int]] = []
+        for n in numbers:
+            if ranges and n == ranges[-1][1] + 1:
+                ranges[-1] = (ranges[-1][0], n)
+            else:
+                ranges.append((n, n))
+        return cls(tuple(ranges))
+
+
+def _increasing(numbers: Sequence[object]) -> bool:
+    ints = [n for n in numbers if isinstance(n, int)]
+    return len(ints) == len(numbers) and all(a < b for a, b in itertools.pairwise(ints))
+
+
+def parse_mclist(arg: str) -> MCList:
     """Parse a `-c` argument into a strictly increasing list of 1-based method context numbers."""
     if _RANGE_CHARS.fullmatch(arg):
         numbers = _parse_ranges(arg)
@@ -35,14 +101,35 @@ def parse_mclist(arg: str) -> list[int]:
         numbers = read_mcl(arg)
     else:
         raise _invalid(arg)
-    if not numbers:
+    if not numbers.ranges:
         raise _invalid(arg)
-    check_sorted(numbers)
     return numbers
 
 
-def _parse_ranges(arg: str) -> list[int]:
-    out: list[int] = []
+class _Builder:
+    """Ranges appended in order, checked as superpmi checks the numbers (start at 1, strictly increase)."""
+
+    def __init__(self) -> None:
+        self.ranges: list[tuple[int, int]] = []
+
+    def add(self, lo: int, hi: int) -> None:
+        if not self.ranges and lo < 1:
+            raise MCListError("MCL list needs to start from 1!")
+        if self.ranges:
+            prev = self.ranges[-1][1]
+            if prev >= lo:
+                raise MCListError(f"MCL list must be increasing.. found {prev} -> {lo}")
+            if prev + 1 == lo:
+                self.ranges[-1] = (self.ranges[-1][0], hi)
+                return
+        self.ranges.append((lo, hi))
+
+    def done(self) -> MCList:
+        return MCList(tuple(self.ranges))
+
+
+def _parse_ranges(arg: str) -> MCList:
+    out = _Builder()
     for token in arg.split(","):
         if not token:
             continue
@@ -53,49 +140,58 @@ def _parse_ranges(arg: str) -> list[int]:
             a, b = int(lo), int(hi)
             if a >= b:
                 raise _invalid(arg)
-            out.extend(range(a, b + 1))
+            out.add(a, b)
         else:
-            out.append(int(lo))
-    return out
+            out.add(int(lo), int(lo))
+    return out.done()
 
 
-def check_sorted(numbers: list[int]) -> None:
-    if numbers and numbers[0] < 1:
-        raise MCListError("MCL list needs to start from 1!")
-    for prev, cur in itertools.pairwise(numbers):
-        if prev >= cur:
-            raise MCListError(f"MCL list must be increasing.. found {prev} -> {cur}")
+def check_sorted(numbers: Sequence[int]) -> None:
+    out = _Builder()
+    for n in numbers:
+        out.add(n, n)
 
 
-def read_mcl(path: str | os.PathLike[str]) -> list[int]:
+def read_mcl(path: str | os.PathLike[str]) -> MCList:
+    """A `.mcl` file: a regular file of at most MAX_MCL_BYTES (a FIFO, a device or a huge sparse file is refused
+    before anything is read); bad content is shown escaped."""
+    shown = printable(str(path))
     try:
-        text = Path(path).read_bytes().decode("ascii", "replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO with no writer must not hang the open
     except OSError as e:
-        raise MCListError(f"{path}: cannot read method context list: {e.strerror}") from None
-    out: list[int] = []
-    for line in text.splitlines():
+        raise MCListError(f"{shown}: cannot read method context list: {e.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise MCListError(f"{shown}: cannot read method context list: not a regular file")
+        if st.st_size > MAX_MCL_BYTES:
+            raise MCListError(f"{shown}: cannot read method context list: {st.st_size} bytes, expected at most "
+                              f"{MAX_MCL_BYTES} (one number per line)")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(MAX_MCL_BYTES + 1)
+    except OSError as e:
+        raise MCListError(f"{shown}: cannot read method context list: {e.strerror}") from None
+    finally:
+        os.close(fd)
+    out = _Builder()
+    for line in data.splitlines():
         if not line.strip():
             continue
         m = _LEADING_NUMBER.match(line)
         if m is None:
-            raise MCListError(f"{path}: expected a method context number on each line, found '{line.strip()}'")
-        out.append(int(m.group(1)))
-    return out
+            raise MCListError(f"{shown}: expected a method context number on each line, found "
+                              f"'{printable(line.strip().decode('utf-8', 'replace'))}'")
+        n = int(m.group(1))
+        out.add(n, n)
+    return out.done()
 
 
-def format_mcl(numbers: list[int]) -> bytes:
+def format_mcl(numbers: Sequence[int] | MCList) -> bytes:
     """The bytes superpmi writes for a `-f` list: one `%d\\r\\n` per number."""
     return b"".join(b"%d\r\n" % n for n in numbers)
 
 
-def compress_ranges(numbers: list[int]) -> str:
+def compress_ranges(numbers: Sequence[int]) -> str:
     """The shortest `-c` argument for a sorted list (`1-3,7,9-12`)."""
-    parts: list[str] = []
-    i = 0
-    while i < len(numbers):
-        j = i
-        while j + 1 < len(numbers) and numbers[j + 1] == numbers[j] + 1:
-            j += 1
-        parts.append(str(numbers[i]) if i == j else f"{numbers[i]}-{numbers[j]}")
-        i = j + 1
-    return ",".join(parts)
+    return MCList.of(numbers).spec()
+

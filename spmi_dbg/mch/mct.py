@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from spmi_dbg.atomic import atomic_write_bytes
 from spmi_dbg.errors import InputError
 from spmi_dbg.mch import pyscan
 from spmi_dbg.mch.native import Native, load
@@ -189,7 +190,7 @@ def _open_toc_py(p: Path, mch_size: int) -> Toc:
         raise fail("missing the ending sentinel: expected 'INDX', found "
                    + " ".join(f"{b:02x}" for b in data[need - 4:need]), offset=need - 4)
     entries: list[TocEntry] = []
-    prev = 0
+    prev = prev_off = 0
     for i in range(count):
         pos = 8 + 48 * i
         off, num, h = ENTRY.unpack_from(data, pos)
@@ -197,11 +198,16 @@ def _open_toc_py(p: Path, mch_size: int) -> Toc:
             raise fail(f"entry {i}: expected a method context number >= 1, found {num}", offset=pos)
         if i and num <= prev:
             raise fail(f"not sorted: expected numbers to increase, found {num} after {prev}", pos, num)
-        if off < 0 or off + 8 > mch_size:
+        if off < 0:
+            raise fail(f"entry {i}: negative offset: expected 0 to {max(mch_size - 8, 0)}, found {off}", pos, num)
+        if i and off <= prev_off:  # records are in file order: a later number lies further on
+            raise fail(f"entry {i}: offsets out of order: expected more than {prev_off} (entry {i - 1}'s), found "
+                       f"{off}", pos, num)
+        if off + 8 > mch_size:
             raise fail(f"entry {i}: offset past the end of the collection: expected at most "
                        f"{max(mch_size - 8, 0)}, found {off}", pos, num)
         entries.append(TocEntry(off, num, h))
-        prev = num
+        prev, prev_off = num, off
     return Toc(p, count, None, entries)
 
 
@@ -219,6 +225,4 @@ def build_toc_bytes(entries: Sequence[tuple[int, int, bytes | None]]) -> bytes:
 
 
 def write_toc(path: str | os.PathLike[str], entries: Sequence[tuple[int, int, bytes | None]]) -> None:
-    from spmi_dbg.atomic import atomic_write_bytes
-
     atomic_write_bytes(path, build_toc_bytes(entries))

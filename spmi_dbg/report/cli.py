@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg import shell
 from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.errors import InputError
 from spmi_dbg.report.markdown import render_markdown
@@ -68,14 +68,14 @@ def run(args: argparse.Namespace) -> int:
     kind, data, directory = load(args.bundle)
     redactor = Redactor.here() if args.redact else None
     if redactor is not None:
-        data = json.loads(redactor.text(json.dumps(data)))
+        data = redactor.data(data)
     if args.gh_issue:
         title = data["title"] if kind == "report" else _triage_title(data)
         body = directory / ("report.md" if kind == "report" else "triage.md")
         if redactor is not None:  # the bundle's own files stay as they are: the redacted body beside them
             body = body.with_name(body.stem + ".redacted.md")
             atomic_write_text(body, render(kind, data, "md"))
-        print(shlex.join(["gh", "issue", "create", "--repo", GH_REPO, "--title", title, "--body-file", str(body)]))
+        print(shell.join(["gh", "issue", "create", "--repo", GH_REPO, "--title", title, "--body-file", str(body)]))
         return 0
     sys.stdout.write(render(kind, data, args.format))
     return 0

@@ -4,9 +4,10 @@ members, smallest member and repro bundle, the first-chance stops passed on, wha
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Any
+
+from spmi_dbg import shell
 
 
 def triage_markdown(data: dict[str, Any]) -> str:
@@ -15,7 +16,7 @@ def triage_markdown(data: dict[str, Any]) -> str:
     crashes = len(data["crashes"])
     lines = [f"# spmi-dbg triage: {len(buckets)} crash bucket(s), {crashes} crash(es) in "
              f"{Path(cmd['input']).name}", "",
-             f"`{shlex.join(cmd['argv'])}`", "",
+             f"`{shell.join(cmd['argv'])}`", "",
              f"{cmd['method_contexts']} method contexts replayed in {data['workers']} partition(s) under "
              f"{data['debugger']}, resumed after each crash; {data['seconds']:.1f} s in all "
              f"({data['replay_seconds']:.1f} s of replay)."

@@ -7,15 +7,18 @@ every file but the collection records has the home directory, user name and host
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import shlex
+import os
+import shutil
 from pathlib import Path
 
-from spmi_dbg.atomic import atomic_write_bytes, atomic_write_text
+from spmi_dbg import shell
 from spmi_dbg.report.markdown import render_markdown
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.repro.isolate import REPRO_NAME
 from spmi_dbg.repro.locate import PartitionRun
+from spmi_dbg.repro.outdir import publish, stage
 from spmi_dbg.repro.pipeline import ReproResult
 from spmi_dbg.repro.report_data import report_data
 
@@ -31,60 +34,81 @@ def out_dir_for(result: ReproResult) -> Path:
 
 
 def write_bundle(result: ReproResult, work: Path) -> list[Path]:
+    """Build the bundle in a temporary sibling of `result.out` and rename it into place when complete (an
+    earlier run's bundle there is replaced whole). With --redact, values are redacted before they are
+    serialised (report.json, diagnosis.json) and texts in every form they take there (the logs)."""
     assert result.out is not None
     out = result.out
-    out.mkdir(parents=True, exist_ok=True)
-    files: list[Path] = []
+    staged = stage(out)
+    try:
+        names = _write_files(result, work, staged)
+        publish(staged, out)
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    if result.isolated is not None:  # the repro now lives in the bundle
+        result.isolated = dataclasses.replace(result.isolated, mch=out / result.isolated.mch.name,
+                                              mct=out / result.isolated.mct.name)
+    return [out / name for name in names]
+
+
+def _write_files(result: ReproResult, work: Path, staged: Path) -> list[str]:
+    names: list[str] = []
     redactor = Redactor.here() if result.options.redact else None
 
-    def put(name: str, data: str | bytes) -> None:
-        path = out / name
+    def put(name: str, data: str | bytes, mode: int = 0o644) -> None:
         if redactor is not None:
             data = redactor.text(data if isinstance(data, str) else data.decode(errors="replace"))
-        if isinstance(data, str):
-            atomic_write_text(path, data)
-        else:
-            atomic_write_bytes(path, data)
-        files.append(path)
+        (staged / name).write_bytes(data.encode() if isinstance(data, str) else data)
+        (staged / name).chmod(mode)
+        names.append(name)
 
     if result.isolated is not None:
-        files += [result.isolated.mch, result.isolated.mct]
-        put("repro.sh", repro_script(result, redactor))
-        (out / "repro.sh").chmod(0o755)
+        for src in (result.isolated.mch, result.isolated.mct):  # byte-for-byte: never redacted
+            shutil.copyfile(src, staged / src.name)
+            names.append(src.name)
+        put("repro.sh", repro_script(result, redactor), 0o755)
     diagnosis = result.located.diagnosis if result.located else None
     if diagnosis is not None:
-        put("diagnosis.json", json.dumps(diagnosis.to_json(), indent=2, sort_keys=True) + "\n")
+        d = diagnosis.to_json()
+        put("diagnosis.json", json.dumps(redactor.data(d) if redactor is not None else d, indent=2,
+                                         sort_keys=True) + "\n")
     stdout, stderr = _replay_output(result)
     put("replay.stdout", stdout)
     put("replay.stderr", stderr)
     put("debugger.log", _debugger_log(result, work))
-    names = [f.name for f in files] + ["report.md", "report.json"]
-    data = report_data(result, names, replay_output=(stdout + stderr).decode(errors="replace")[-200_000:])
-    result.report = json.loads(redactor.text(json.dumps(data))) if redactor is not None else data
+    data = report_data(result, [*names, "report.md", "report.json"],
+                       replay_output=(stdout + stderr).decode(errors="replace")[-200_000:])
+    if redactor is not None:
+        data = redactor.data(data)
+    result.report = data
     put("report.json", json.dumps(data, indent=2) + "\n")
     put("report.md", render_markdown(data))
-    return files
+    for name in names:  # on disk before the rename makes the bundle visible
+        with open(staged / name, "rb") as f:
+            os.fsync(f.fileno())
+    return names
 
 
 # ------------------------------------------------------------------------------------------------ repro.sh
 def repro_script(result: ReproResult, redactor: Redactor | None = None) -> str:
-    """repro.sh; with a redactor, paths under the home directory are written as "$HOME"/... (still runnable)."""
+    """repro.sh; with a redactor, paths under the home directory are written as "$HOME"/... (still runnable).
+    Paths go into the comments through shell.comment (one line, shown, never run) and into the command through
+    shell.quote (or the redactor's quoting), nowhere else."""
     cmd = result.options.command
     isolated = result.isolated
     assert isolated is not None
     numbers = ", ".join(map(str, isolated.numbers))
     expected = result.located.expectation if result.located else None
-    lines = ["#!/bin/sh",
-             f"# spmi-dbg repro: method context(s) {numbers} of {cmd.input}, copied byte-for-byte into {REPRO_NAME}.",
-             f"# Expected: {expected.describe() if expected else 'a failure'}"
-             + (f" (bucket {expected.bucket})" if expected and expected.bucket else "") + ".",
-             'here=$(dirname -- "$0")',
-             "exec " + cmd.shell_line(f'"$here/{REPRO_NAME}"', redactor.shell_word if redactor else shlex.quote), ""]
-    text = "\n".join(lines)
-    if redactor is None:
-        return text
-    head, _, tail = text.rpartition("exec ")
-    return redactor.text(head) + "exec " + tail
+    comments = [f"spmi-dbg repro: method context(s) {numbers} of {cmd.input}, copied byte-for-byte into "
+                f"{REPRO_NAME}.",
+                f"Expected: {expected.describe() if expected else 'a failure'}"
+                + (f" (bucket {expected.bucket})" if expected and expected.bucket else "") + "."]
+    if redactor is not None:
+        comments = [redactor.text(c) for c in comments]
+    command = cmd.shell_line(f'"$here/{REPRO_NAME}"', redactor.shell_word if redactor else shell.quote)
+    return "\n".join(["#!/bin/sh", *(f"# {shell.comment(c)}" for c in comments), 'here=$(dirname -- "$0")',
+                      f"exec {command}", ""])
 
 
 # ------------------------------------------------------------------------------------------------ outputs

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg import paths
+from spmi_dbg import paths, shell
 from spmi_dbg.elf import is_elf
-from spmi_dbg.errors import InputError, UsageError
+from spmi_dbg.errors import InputError, UsageError, printable
 from spmi_dbg.mch.collection import Collection
-from spmi_dbg.mch.mclist import compress_ranges, parse_mclist
+from spmi_dbg.mch.mclist import MCList, compress_ranges, parse_mclist
 from spmi_dbg.replay import parse_command
 
 _PARALLEL = ("-p", "-parallel")
@@ -51,7 +51,7 @@ class ReproCommand:
     input: str  # absolute path of the collection
     options: tuple[str, ...]  # superpmi options, without -p/-c/-stride
     count: int  # method contexts in the collection
-    selection: tuple[int, ...] | None = None  # the user's -c list, if any
+    selection: MCList | None = None  # the user's -c list, if any (within the collection)
     notes: tuple[str, ...] = field(default_factory=tuple)
     log: dict[str, Any] | None = None  # --from-log: where in the superpmi.py log the command came from
     emulator: tuple[str, ...] = ()  # --qemu: what runs the (guest) program here, e.g. qemu-aarch64 -L SYSROOT
@@ -84,7 +84,7 @@ class ReproCommand:
             pos += take
         return [p for p in out if p.numbers]
 
-    def shell_line(self, input: str, quote: Callable[[str], str] = shlex.quote) -> str:
+    def shell_line(self, input: str, quote: Callable[[str], str] = shell.quote) -> str:
         """The command as one sh line, input given verbatim (e.g. `"$here/repro.mch"`)."""
         return " ".join(quote(a) for a in [*self.emulator, self.program, *self.options, *self.jits]) + " " + input
 
@@ -131,9 +131,9 @@ def _bundled_replay() -> str:
     return str(found)
 
 
-def _clean_options(options: Sequence[str]) -> tuple[list[str], list[int] | None, list[str]]:
+def _clean_options(options: Sequence[str]) -> tuple[list[str], MCList | None, list[str]]:
     out: list[str] = []
-    selection: list[int] | None = None
+    selection: MCList | None = None
     notes: list[str] = []
     i = 0
     while i < len(options):
@@ -172,8 +172,12 @@ def _resolve_program(program: str) -> str:
     return str(Path(found).resolve())
 
 
-def _checked(program: str, jits: Sequence[str], mch: str, options: list[str], selection: list[int] | None,
+def _checked(program: str, jits: Sequence[str], mch: str, options: list[str], selection: MCList | None,
              notes: list[str]) -> ReproCommand:
+    for path in (program, *jits, mch):
+        if "\n" in path or "\r" in path:  # gdb takes the program and its arguments on one command line
+            raise UsageError(f"{printable(path)}: a path holding a line break cannot be given to a debugger; "
+                             "rename it, or give a symbolic link to it")
     prog = _resolve_program(program)
     abs_jits = []
     for j in jits:
@@ -195,7 +199,7 @@ def _checked(program: str, jits: Sequence[str], mch: str, options: list[str], se
         raise InputError(mch, f"cannot read the collection: {e.strerror}") from None
     if count == 0:
         raise InputError(mch, "the collection holds no method contexts")
-    if selection is not None and selection[-1] > count:
-        raise InputError(mch, f"-c asks for method context {selection[-1]}; the collection has {count}")
+    if selection is not None and selection.last > count:
+        raise InputError(mch, f"-c asks for method context {selection.last}; the collection has {count}")
     return ReproCommand(prog, tuple(abs_jits), str(src.resolve()), tuple(options), count,
-                        tuple(selection) if selection is not None else None, tuple(notes))
+                        selection, tuple(notes))

@@ -17,6 +17,7 @@ from spmi_dbg.errors import InputError, SpmiDbgError, UsageError
 from spmi_dbg.repro import command
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.fromlog import command_from_log
+from spmi_dbg.repro.outdir import check_out_dir
 from spmi_dbg.repro.pipeline import ReproOptions
 
 
@@ -56,7 +57,8 @@ def _command_of_core(core: Path, gdb_name: str | None) -> ReproCommand:
                          f"complete command ({e}); {hint}") from None
 
 
-def options(args: argparse.Namespace) -> ReproOptions:
+def options(args: argparse.Namespace, *, bundle_out: bool = True) -> ReproOptions:
+    """`bundle_out`: args.out is a repro bundle directory (checked here); triage checks its own."""
     qemu = select.qemu_target(args.qemu, args.sysroot) if getattr(args, "qemu", None) else None
     if qemu is None and getattr(args, "sysroot", None):
         raise UsageError("--sysroot goes with --qemu")
@@ -64,17 +66,23 @@ def options(args: argparse.Namespace) -> ReproOptions:
     if args.debugger == "lldb" and core is not None:
         if qemu is not None:
             raise UsageError("--qemu --core: guest core files are read with gdb-multiarch: use --debugger gdb")
-    debugger = select.pick(args.debugger, gdb=args.gdb, qemu=qemu, cwd=os.getcwd())
     if args.debugger == "lldb" and core is not None and not args.command[1:] and not args.mch:
         raise UsageError("--debugger lldb --core: lldb does not tell the core's command line; give the superpmi "
                          "command after --: spmi-dbg repro --debugger lldb --core CORE -- superpmi ...")
     if core is not None and not core.is_file():
         raise InputError(str(core), "core file not found")
+    out = getattr(args, "out", None)
+    if out is not None and bundle_out:  # before any replay: a bad --out is said at once, not after the whole run
+        check_out_dir(out)
+    elif not os.access(".", os.W_OK | os.X_OK):
+        raise InputError(os.getcwd(), "the current directory is not writable, and the bundle goes there by "
+                                      "default: give --out DIR")
     cmd = _command(args)
     _check_machine(cmd.program, qemu)
     if qemu is not None:
         cmd = dataclasses.replace(cmd, emulator=tuple(qemu.prefix()))
-    return ReproOptions(command=cmd, debugger=debugger, out=getattr(args, "out", None), workers=args.workers,
+    debugger = select.pick(args.debugger, gdb=args.gdb, qemu=qemu, cwd=os.getcwd())
+    return ReproOptions(command=cmd, debugger=debugger, out=out, workers=args.workers,
                         timeout=args.timeout, verify_runs=args.verify_runs, core=core.resolve() if core else None,
                         redact=args.redact)
 

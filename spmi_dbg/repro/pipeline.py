@@ -6,7 +6,6 @@ which phase failed and why."""
 from __future__ import annotations
 
 import contextlib
-import tempfile
 import time
 import traceback
 from collections.abc import Iterator
@@ -16,19 +15,21 @@ from typing import Any, Literal, Protocol
 
 from spmi_dbg import exits
 from spmi_dbg.driver.base import Driver
-from spmi_dbg.errors import SpmiDbgError
+from spmi_dbg.errors import SpmiDbgError, printable
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.isolate import Isolated, isolate
 from spmi_dbg.repro.locate import Located, LocateProgress, locate, locate_core
 from spmi_dbg.repro.minimize import Minimization, minimize
+from spmi_dbg.repro.outdir import check_out_dir, locked
 from spmi_dbg.repro.regression import Regression, regression
 from spmi_dbg.repro.verify import Verification, verify
+from spmi_dbg.tempfiles import temp_dir
 
 REPLAY_INPUT_FAILURES = {255: "GeneralFailure", 254: "JitFailedToInit"}  # docs/superpmi-conventions.md 1.2
 PhaseName = Literal["locate", "isolate", "verify", "minimize", "isolate-minimized", "verify-minimized",
                     "regression"]
 PhaseStatus = Literal["running", "ok", "failed"]
-Outcome = Literal["running", "verified", "not-verified", "no-crash", "input-error", "tool-failure"]
+Outcome = Literal["running", "verified", "not-verified", "no-crash", "input-error", "tool-failure", "bundle-error"]
 VERIFY_TIMEOUT_CAP = 60.0  # a repro is one or a few method contexts: a hang shows well within this
 
 
@@ -137,8 +138,11 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
 
     start = time.monotonic()
     result = ReproResult(opts, opts.command.partitions(opts.workers))
-    with tempfile.TemporaryDirectory(prefix="spmi-repro-") as tmp:
+    with temp_dir("repro") as tmp, contextlib.ExitStack() as held:
         work = Path(tmp)
+        if opts.out is not None:  # before any replay: one run per bundle directory (InputError if taken)
+            check_out_dir(opts.out)
+            held.enter_context(locked(opts.out))
         try:
             _run_phases(opts, result, work, progress, located)
         except _PhaseFailed:
@@ -150,11 +154,16 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
             result.out = opts.out or out_dir_for(result)
         result.seconds = time.monotonic() - start
         try:
+            if opts.out is None:  # the default name is known only now
+                check_out_dir(result.out, option="the bundle directory")
+                held.enter_context(locked(result.out))
             result.files = write_bundle(result, work)
         except (SpmiDbgError, OSError) as e:  # the report cannot tell this one: the summary does
-            result.bundle_error = f"the bundle could not be written to {result.out}: {e}"
-            if result.exit_code == exits.VERIFIED:
-                result.exit_code = exits.NOT_VERIFIED
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            result.bundle_error = f"the bundle could not be written to {printable(str(result.out))}: {reason}"
+            result.report = None
+            if result.exit_code == exits.VERIFIED:  # nothing is claimed verified that the user does not have
+                result.outcome, result.exit_code = "bundle-error", exits.NOT_VERIFIED
     return result
 
 
@@ -187,8 +196,8 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
         mc = located.method_context
         if mc is None:
             raise _PhaseFailed("no method context number: " + "; ".join(located.notes))
-        result.isolated = isolate(cmd.input, [mc], out)
-        ph.detail = f"method context {mc} -> {result.isolated.mch}"
+        result.isolated = isolate(cmd.input, [mc], work / "bundle")
+        ph.detail = f"method context {mc} -> {out / result.isolated.mch.name}"
     with _phase(result, "verify", progress) as ph:
         result.single = result.verification = verify(cmd, result.isolated.mch, expected, opts.debugger,
                                                      runs=opts.verify_runs, timeout=opts.verify_timeout, workdir=work)
@@ -206,8 +215,8 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
             raise _PhaseFailed("the crashing record alone does not reproduce, and no set of earlier records "
                                f"does: {ph.detail}")
     with _phase(result, "isolate-minimized", progress) as ph:
-        result.isolated = isolate(cmd.input, m.numbers, out)
-        ph.detail = f"method contexts {', '.join(map(str, m.numbers))} -> {result.isolated.mch}"
+        result.isolated = isolate(cmd.input, m.numbers, work / "bundle")
+        ph.detail = f"method contexts {', '.join(map(str, m.numbers))} -> {out / result.isolated.mch.name}"
     with _phase(result, "verify-minimized", progress) as ph:
         result.verification = verify(cmd, result.isolated.mch, expected, opts.debugger, runs=opts.verify_runs,
                                      timeout=opts.verify_timeout, workdir=work, label="verify-minimized")

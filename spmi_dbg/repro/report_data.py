@@ -8,14 +8,12 @@ workarounds, configuration, other information (how each fact was obtained)."""
 from __future__ import annotations
 
 import dataclasses
-import shlex
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg import __version__
+from spmi_dbg import __version__, shell
 from spmi_dbg.analysis import knownbugs
 from spmi_dbg.analysis.facts import Diagnosis, to_json
-from spmi_dbg.mch.mclist import compress_ranges
 from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION
 from spmi_dbg.repro import identity
 from spmi_dbg.repro.pipeline import ReproResult
@@ -39,7 +37,7 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
         "failure_traceback": result.failure_traceback,
         "seconds": round(result.seconds, 3),
         "command": {"program": cmd.program, "jits": list(cmd.jits), "input": cmd.input, "options": list(cmd.options),
-                    "selection": None if cmd.selection is None else _spec(cmd.selection),
+                    "selection": None if cmd.selection is None else cmd.selection.spec(),
                     "method_contexts": cmd.count, "notes": list(cmd.notes), "from_log": cmd.log,
                     "emulator": list(cmd.emulator)},
         "debugger": result.options.debugger_name,
@@ -70,9 +68,6 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
     data["issue"] = issue(data, result)
     return data
 
-
-def _spec(numbers: tuple[int, ...]) -> str:
-    return compress_ranges(list(numbers))
 
 
 def _known_bugs(result: ReproResult, d: Diagnosis | None, output: str) -> list[dict[str, Any]]:
@@ -168,8 +163,8 @@ def description(data: dict[str, Any]) -> str:
 def _reproduction(data: dict[str, Any]) -> dict[str, Any]:
     rep = data["repro"]
     if rep is None:
-        return {"attachment": None, "command": shlex.join(_argv(data)), "steps": [
-            f"Run `{shlex.join(_argv(data))}` (no single-method repro was produced: see Other information)."]}
+        return {"attachment": None, "command": shell.join(_argv(data)), "steps": [
+            f"Run `{shell.join(_argv(data))}` (no single-method repro was produced: see Other information)."]}
     numbers = ", ".join(map(str, rep["method_contexts"]))
     return {"attachment": "repro.mch", "command": data["repro_command"], "steps": [
         f"Download the attached `repro.mch` (method context(s) {numbers} of `{Path(data['command']['input']).name}`, "

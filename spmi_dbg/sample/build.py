@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spmi_dbg.atomic import atomic_open
+from spmi_dbg.atomic import atomic_open, check_output
 from spmi_dbg.errors import InputError, UsageError
 from spmi_dbg.mch.collection import write_index_file
 from spmi_dbg.mch.mct import toc_path_for
@@ -119,7 +119,8 @@ def plan(methods: int, injections: Sequence[tuple[str, int]], corpus: Sequence[M
 
 def write_collection(out: str | os.PathLike[str], records: Iterable[bytes]) -> tuple[Path, int, int]:
     """Write records to `out` (atomically) and its `.mct`; returns (toc path, count, bytes)."""
-    out_path = Path(out)
+    out_path = check_output(out, what="collection")
+    check_output(toc_path_for(out_path), what="collection's index")
     entries: list[tuple[int, int, bytes | None]] = []
     pos = 0
     n = 0

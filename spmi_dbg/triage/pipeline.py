@@ -4,13 +4,14 @@ and write triage.json + triage.md (report.py)."""
 
 from __future__ import annotations
 
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from spmi_dbg import exits
+from spmi_dbg.repro.outdir import TRIAGE_FILES, check_out_dir, locked
 from spmi_dbg.repro.pipeline import ReproOptions, ReproResult, run_repro
+from spmi_dbg.tempfiles import temp_dir
 from spmi_dbg.triage.buckets import Bucket, bucket_crashes
 from spmi_dbg.triage.run import TriageProgress, TriageRun, triage
 
@@ -40,8 +41,9 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None) -> T
     start = time.monotonic()
     r = opts.repro
     partitions = r.command.partitions(r.workers)
-    opts.out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="spmi-triage-") as tmp:
+    check_out_dir(opts.out, ours=TRIAGE_FILES, subdirs="bucket-")  # before any replay
+    with temp_dir("triage") as tmp, locked(opts.out):
+        opts.out.mkdir(parents=True, exist_ok=True)
         work = Path(tmp)
         found = triage(r.command, partitions, r.debugger, timeout=r.timeout, workdir=work,
                        max_crashes=opts.max_crashes, progress=progress)

@@ -88,7 +88,7 @@ def write_triage(result: TriageResult, work: Path) -> list[Path]:
     out = result.options.out
     data = triage_json(result)
     if result.options.repro.redact:
-        data = json.loads(Redactor.here().text(json.dumps(data)))
+        data = Redactor.here().data(data)
     files = [out / "triage.json", out / "triage.md"]
     atomic_write_text(files[0], json.dumps(data, indent=2) + "\n")
     atomic_write_text(files[1], triage_markdown(data))
