@@ -4,12 +4,13 @@ the method context's record as repro.mch (+ .mct), byte-exact. Files are written
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from spmi_dbg.analysis.facts import Diagnosis
-from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.commands.why import render_text
 from spmi_dbg.mch.collection import Collection
+from spmi_dbg.outdir import check_out_dir, locked, publish, stage
 
 
 def render_markdown(d: Diagnosis) -> str:
@@ -31,16 +32,28 @@ def render_markdown(d: Diagnosis) -> str:
     return "\n".join(lines)
 
 
+REPORT_FILES = frozenset({"diagnosis.json", "why.txt", "report.md", "repro.mch", "repro.mch.mct"})
+
+
 def write_bundle(d: Diagnosis, out: Path) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, text in (("diagnosis.json", json.dumps(d.to_json(), indent=2, sort_keys=True) + "\n"),
-                       ("why.txt", render_text(d) + "\n"), ("report.md", render_markdown(d))):
-        atomic_write_text(out / name, text)
-        written.append(out / name)
-    mc = d.method_context
-    if mc is not None and mc.input:
-        with Collection.open(mc.input) as col:
-            toc = col.extract([mc.number], out / "repro.mch")
-        written += [out / "repro.mch", toc]
-    return written
+    """The bundle, checked, locked, built beside `out` and renamed into place whole (spmi_dbg.outdir): an
+    existing `out` must hold only an earlier report of this kind."""
+    check_out_dir(out, ours=REPORT_FILES, option="the report directory")
+    with locked(out):
+        staged = stage(out)
+        try:
+            names = []
+            for name, text in (("diagnosis.json", json.dumps(d.to_json(), indent=2, sort_keys=True) + "\n"),
+                               ("why.txt", render_text(d) + "\n"), ("report.md", render_markdown(d))):
+                (staged / name).write_text(text)
+                names.append(name)
+            mc = d.method_context
+            if mc is not None and mc.input:
+                with Collection.open(mc.input) as col:
+                    toc = col.extract([mc.number], staged / "repro.mch")
+                names += ["repro.mch", toc.name]
+            publish(staged, out)
+        except BaseException:
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
+    return [out / name for name in names]

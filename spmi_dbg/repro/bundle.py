@@ -14,13 +14,17 @@ import shutil
 from pathlib import Path
 
 from spmi_dbg import shell
+from spmi_dbg.outdir import publish, stage
 from spmi_dbg.report.markdown import render_markdown
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.repro.isolate import REPRO_NAME
 from spmi_dbg.repro.locate import PartitionRun
-from spmi_dbg.repro.outdir import publish, stage
 from spmi_dbg.repro.pipeline import ReproResult
 from spmi_dbg.repro.report_data import report_data
+
+# Every file `spmi-dbg repro` writes into a bundle (nothing else may be in a directory it replaces).
+BUNDLE_FILES = frozenset({"repro.mch", "repro.mch.mct", "repro.sh", "diagnosis.json", "report.md", "report.json",
+                          "debugger.log", "replay.stdout", "replay.stderr"})
 
 
 def out_dir_for(result: ReproResult) -> Path:

@@ -14,10 +14,11 @@ from spmi_dbg.driver import select
 from spmi_dbg.driver.qemu import QemuTarget
 from spmi_dbg.elf import elf_build_id
 from spmi_dbg.errors import InputError, SpmiDbgError, UsageError
+from spmi_dbg.outdir import check_out_dir
 from spmi_dbg.repro import command
+from spmi_dbg.repro.bundle import BUNDLE_FILES
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.fromlog import command_from_log
-from spmi_dbg.repro.outdir import check_out_dir
 from spmi_dbg.repro.pipeline import ReproOptions
 
 
@@ -73,7 +74,7 @@ def options(args: argparse.Namespace, *, bundle_out: bool = True) -> ReproOption
         raise InputError(str(core), "core file not found")
     out = getattr(args, "out", None)
     if out is not None and bundle_out:  # before any replay: a bad --out is said at once, not after the whole run
-        check_out_dir(out)
+        check_out_dir(out, ours=BUNDLE_FILES)
     elif not os.access(".", os.W_OK | os.X_OK):
         raise InputError(os.getcwd(), "the current directory is not writable, and the bundle goes there by "
                                       "default: give --out DIR")

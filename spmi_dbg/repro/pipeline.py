@@ -16,11 +16,11 @@ from typing import Any, Literal, Protocol
 from spmi_dbg import exits
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.errors import SpmiDbgError, printable
+from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.isolate import Isolated, isolate
 from spmi_dbg.repro.locate import Located, LocateProgress, locate, locate_core
 from spmi_dbg.repro.minimize import Minimization, minimize
-from spmi_dbg.repro.outdir import check_out_dir, locked
 from spmi_dbg.repro.regression import Regression, regression
 from spmi_dbg.repro.verify import Verification, verify
 from spmi_dbg.tempfiles import temp_dir
@@ -134,14 +134,14 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
               located: Located | None = None) -> ReproResult:
     """The whole pipeline; with `located` (a crash already found and identified, e.g. by triage) it starts at
     isolate. The bundle is written in any case."""
-    from spmi_dbg.repro.bundle import out_dir_for, write_bundle
+    from spmi_dbg.repro.bundle import BUNDLE_FILES, out_dir_for, write_bundle
 
     start = time.monotonic()
     result = ReproResult(opts, opts.command.partitions(opts.workers))
     with temp_dir("repro") as tmp, contextlib.ExitStack() as held:
         work = Path(tmp)
         if opts.out is not None:  # before any replay: one run per bundle directory (InputError if taken)
-            check_out_dir(opts.out)
+            check_out_dir(opts.out, ours=BUNDLE_FILES)
             held.enter_context(locked(opts.out))
         try:
             _run_phases(opts, result, work, progress, located)
@@ -155,7 +155,7 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
         result.seconds = time.monotonic() - start
         try:
             if opts.out is None:  # the default name is known only now
-                check_out_dir(result.out, option="the bundle directory")
+                check_out_dir(result.out, ours=BUNDLE_FILES, option="the bundle directory")
                 held.enter_context(locked(result.out))
             result.files = write_bundle(result, work)
         except (SpmiDbgError, OSError) as e:  # the report cannot tell this one: the summary does

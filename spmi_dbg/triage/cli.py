@@ -40,10 +40,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from spmi_dbg.outdir import check_out_dir
     from spmi_dbg.repro.options import options
-    from spmi_dbg.repro.outdir import TRIAGE_FILES, check_out_dir
     from spmi_dbg.triage.display import TerminalTriageProgress, print_summary
     from spmi_dbg.triage.pipeline import TriageOptions, run_triage
+    from spmi_dbg.triage.triage_data import TRIAGE_FILES
 
     repro = options(args, bundle_out=False)
     check_out_dir(args.out, ours=TRIAGE_FILES, subdirs="bucket-", option="--out")  # before any replay

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spmi_dbg import exits
-from spmi_dbg.repro.outdir import TRIAGE_FILES, check_out_dir, locked
+from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.pipeline import ReproOptions, ReproResult, run_repro
 from spmi_dbg.tempfiles import temp_dir
 from spmi_dbg.triage.buckets import Bucket, bucket_crashes
@@ -36,7 +36,7 @@ class TriageResult:
 
 
 def run_triage(opts: TriageOptions, progress: TriageProgress | None = None) -> TriageResult:
-    from spmi_dbg.triage.triage_data import write_triage
+    from spmi_dbg.triage.triage_data import TRIAGE_FILES, write_triage
 
     start = time.monotonic()
     r = opts.repro

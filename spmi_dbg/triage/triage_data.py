@@ -18,6 +18,8 @@ from spmi_dbg.repro.pipeline import REPLAY_INPUT_FAILURES
 from spmi_dbg.triage.buckets import Bucket, first_chance, reported_by_superpmi
 from spmi_dbg.triage.pipeline import TriageResult
 
+TRIAGE_FILES = frozenset({"triage.json", "triage.md"})  # and bucket-*/ (repro bundles)
+
 
 def triage_json(result: TriageResult) -> dict[str, Any]:
     r = result.options.repro

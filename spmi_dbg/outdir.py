@@ -1,7 +1,8 @@
-"""Where a bundle goes (`--out`), made safe: checked before any replay (it must be a directory this run may
-write, holding nothing but an earlier bundle), written by one run at a time (a lock beside it), and built in a
-temporary sibling that is renamed into place only when complete, so an interrupted run, a full disk or a
-second run never leaves a half bundle that looks whole."""
+"""Where an output directory goes (a repro bundle, a triage, an in-debugger report), made safe: checked before
+any work (it must be a directory this run may write, holding nothing but what spmi-dbg wrote there before),
+written by one run at a time (a lock beside it), and built in a temporary sibling that is renamed into place only
+when complete, so an interrupted run, a full disk or a second run never leaves a half output that looks
+whole."""
 
 from __future__ import annotations
 
@@ -17,11 +18,6 @@ from pathlib import Path
 from spmi_dbg.errors import InputError, printable
 from spmi_dbg.tempfiles import sweep, temp_file_prefix
 
-# Every file `spmi-dbg repro` writes into a bundle (and nothing else may be in a directory it replaces).
-BUNDLE_FILES = frozenset({"repro.mch", "repro.mch.mct", "repro.sh", "diagnosis.json", "report.md", "report.json",
-                          "debugger.log", "replay.stdout", "replay.stderr"})
-TRIAGE_FILES = frozenset({"triage.json", "triage.md"})
-
 
 def _foreign(directory: Path, ours: Iterable[str], subdirs: str | None = None) -> list[str]:
     allowed = set(ours)
@@ -35,10 +31,10 @@ def _foreign(directory: Path, ours: Iterable[str], subdirs: str | None = None) -
     return out
 
 
-def check_out_dir(out: Path, *, ours: Iterable[str] = BUNDLE_FILES, subdirs: str | None = None,
-                  option: str = "--out") -> None:
+def check_out_dir(out: Path, *, ours: Iterable[str], subdirs: str | None = None, option: str = "--out") -> None:
     """Before any replay: `out` is a new name in a writable directory, or a directory this run may write that
-    holds only what spmi-dbg writes there (an earlier run's output, replaced when this run's is complete)."""
+    holds only what spmi-dbg writes there (`ours`, and `subdirs*` directories: an earlier run's output, replaced
+    when this run's is complete)."""
     shown = printable(str(out))
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise InputError(shown, f"{option} must name a directory; this is "
