@@ -193,8 +193,10 @@ SPMIMCH_API int spmimch_expected_item_sizes(uint8_t packet_id, int dense, uint32
 
 /*
  * Write the given records (byte ranges of this file; e.g. from the record table or from
- * spmimch_check_record) back to back into out_path, atomically (temp file in the same directory,
- * fsync, rename; mode 0644). Adjacent ranges are written with one write. Ranges are validated against
+ * spmimch_check_record) back to back into out_path, atomically (a temp file in the same directory named
+ * ".<name>.spmi-tmp-<host>-<pid>-XXXXXX", so a later run can tell a killed run's leftover; fsync, rename;
+ * mode 0644). A destination that exists and is not a regular file (a device, a FIFO, a directory) is refused:
+ * E_IO "cannot write <out_path>: not a regular file". Adjacent ranges are written with one write. Ranges are validated against
  * the file size first:
  *   E_RANGE "record range %llu+%llu is past the end of file: expected at most %llu"
  *           (record 0, offset = the range's offset)
@@ -242,7 +244,8 @@ SPMIMCH_API int spmimch_toc_entry(const spmimch_toc* t, uint32_t i, int64_t* off
 SPMIMCH_API int64_t spmimch_toc_find(const spmimch_toc* t, int32_t number);
 
 /*
- * Write a .mct atomically. hashes is n x 33 bytes (copied as is) or NULL for all-zero hash fields.
+ * Write a .mct atomically (as spmimch_write_records: a run-named temp file, renamed; never over a device).
+ * hashes is n x 33 bytes (copied as is) or NULL for all-zero hash fields.
  * Numbers must be >= 1 and strictly increasing (E_ARG "entry %u: expected a method context number >= 1,
  * found %d" / "not sorted: ..." with record and offset as for spmimch_toc_open otherwise).
  * Padding bytes are written as zero.
