@@ -119,17 +119,23 @@ class FrameInfo:
                    bool(d.get("inlined")))
 
 
-@dataclass
-class KnownBugMatch:
-    """An entry of known_bugs.toml whose every criterion this stop meets."""
+@dataclass(frozen=True)
+class KnownBugInfo:
+    """What known_bugs.toml says of an upstream bug: its issue, the fix and the cause."""
 
-    id: str
+    id: str  # dotnet/runtime#91257
     title: str
     url: str
     fix: str
     fix_url: str
     cause: str
-    matched: list[str]
+
+
+@dataclass(frozen=True)
+class KnownBugMatch(KnownBugInfo):
+    """An entry of known_bugs.toml whose every criterion this stop meets."""
+
+    matched: list[str] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> KnownBugMatch:

@@ -11,20 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg.analysis.facts import Diagnosis, KnownBugMatch, NearKnownBug
+from spmi_dbg.analysis.facts import Diagnosis, KnownBugInfo, KnownBugMatch, NearKnownBug
 
 TABLE = Path(__file__).with_name("known_bugs.toml")
 CRITERIA = ("signal", "near_null", "frames", "null_map", "target", "parallel", "text")
 
 
 @dataclass(frozen=True)
-class KnownBug:
-    id: str
-    title: str
-    url: str
-    fix: str
-    fix_url: str
-    cause: str
+class KnownBug(KnownBugInfo):
+    """An entry of the table with its match criteria."""
+
     match: dict[str, Any] = field(default_factory=dict)
 
 

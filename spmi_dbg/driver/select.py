@@ -26,6 +26,7 @@ class GdbDriver:
     gdb: str  # the executable: gdb, or gdb-multiarch for a qemu guest
     cwd: str | None = None
     qemu: QemuTarget | None = None
+    max_passes: int = 1_000_000  # stops passed on before one is taken as the stop (0: the very first)
 
     @property
     def name(self) -> str:
@@ -34,7 +35,8 @@ class GdbDriver:
     def run_replay(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
                    cancel: threading.Event | None = None, on_stop: StopCallback | None = None) -> ReplayOutcome:
         return gdbmi.run_replay(argv, timeout=timeout, stdout=stdout, stderr=stderr, transcript=transcript,
-                                gdb=self.gdb, cwd=self.cwd, cancel=cancel, on_stop=on_stop, qemu=self.qemu)
+                                gdb=self.gdb, cwd=self.cwd, cancel=cancel, on_stop=on_stop, qemu=self.qemu,
+                                max_passes=self.max_passes)
 
     def read_core(self, core: Path, program: str, *, transcript: Path, argv: list[str]) -> ReplayOutcome:
         return gdbmi.diagnose_core(core, program, transcript=transcript, gdb=self.gdb, cwd=self.cwd,
@@ -45,6 +47,7 @@ class GdbDriver:
 class LldbDriver:
     cwd: str | None = None
     qemu: QemuTarget | None = None
+    max_passes: int = 1_000_000
 
     @property
     def name(self) -> str:
@@ -53,7 +56,8 @@ class LldbDriver:
     def run_replay(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
                    cancel: threading.Event | None = None, on_stop: StopCallback | None = None) -> ReplayOutcome:
         return lldb_driver.run_replay(argv, timeout=timeout, stdout=stdout, stderr=stderr, transcript=transcript,
-                                      cwd=self.cwd, cancel=cancel, on_stop=on_stop, qemu=self.qemu)
+                                      cwd=self.cwd, cancel=cancel, on_stop=on_stop, qemu=self.qemu,
+                                      max_passes=self.max_passes)
 
     def read_core(self, core: Path, program: str, *, transcript: Path, argv: list[str]) -> ReplayOutcome:
         return lldb_driver.diagnose_core(core, program, transcript=transcript, cwd=self.cwd, argv=argv)[0]

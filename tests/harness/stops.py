@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg.driver import gdbmi, lldb_driver
+from spmi_dbg.driver.base import Driver
 from spmi_dbg.driver.loader import python_bootstrap
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.driver.select import GdbDriver, LldbDriver
@@ -73,42 +73,29 @@ def _tail(path: Path, size: int = 2000) -> str:
         return ""
 
 
+def _run(driver: Driver, argv: list[str], timeout: float) -> StopsResult:
+    with tempfile.TemporaryDirectory(prefix="spmi-dbg-harness-") as tmp:
+        out, err, transcript = Path(tmp) / "stdout", Path(tmp) / "stderr", Path(tmp) / "debugger.log"
+        try:
+            o = driver.run_replay(argv, timeout=timeout, stdout=out, stderr=err, transcript=transcript)
+        except ToolFailure as e:
+            return StopsResult("error", detail=f"{e}\n{_tail(transcript)}")
+        return from_outcome(o)
+
+
 def run_gdb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.0, max_passes: int | None = None,
             cwd: str | None = None, gdb: str = "gdb") -> StopsResult:
     """One fresh gdb on argv through the product's MI driver; the diagnosis of the first stop the replay would
     not survive (or of the very first stop with stop_first=True: the driver's max_passes=0)."""
-    if stop_first:
-        max_passes = 0
-    with tempfile.TemporaryDirectory(prefix="spmi-dbg-gdb-") as tmp:
-        out, err, transcript = Path(tmp) / "stdout", Path(tmp) / "stderr", Path(tmp) / "gdb.log"
-        try:
-            if max_passes is None:
-                o = GdbDriver(gdb, cwd).run_replay(argv, timeout=timeout, stdout=out, stderr=err,
-                                                   transcript=transcript)
-            else:
-                o = gdbmi.run_replay(argv, timeout=timeout, stdout=out, stderr=err, transcript=transcript, gdb=gdb,
-                                     cwd=cwd, max_passes=max_passes)
-        except ToolFailure as e:
-            return StopsResult("error", detail=f"{e}\n{_tail(transcript)}")
-        return from_outcome(o)
+    passes = 0 if stop_first else max_passes if max_passes is not None else GdbDriver.max_passes
+    return _run(GdbDriver(gdb, cwd, max_passes=passes), argv, timeout)
 
 
 def run_lldb(argv: list[str], *, stop_first: bool = False, timeout: float = 120.0, max_passes: int | None = None,
              cwd: str | None = None) -> StopsResult:
     """The same through the product's lldb driver (a fresh worker process, with its own SBDebugger, per call)."""
-    if stop_first:
-        max_passes = 0
-    with tempfile.TemporaryDirectory(prefix="spmi-dbg-lldb-") as tmp:
-        out, err, transcript = Path(tmp) / "stdout", Path(tmp) / "stderr", Path(tmp) / "lldb.log"
-        try:
-            if max_passes is None:
-                o = LldbDriver(cwd).run_replay(argv, timeout=timeout, stdout=out, stderr=err, transcript=transcript)
-            else:
-                o = lldb_driver.run_replay(argv, timeout=timeout, stdout=out, stderr=err, transcript=transcript,
-                                           cwd=cwd, max_passes=max_passes)
-        except ToolFailure as e:
-            return StopsResult("error", detail=f"{e}\n{_tail(transcript)}")
-        return from_outcome(o)
+    passes = 0 if stop_first else max_passes if max_passes is not None else LldbDriver.max_passes
+    return _run(LldbDriver(cwd, max_passes=passes), argv, timeout)
 
 
 # run_gdb_loop's script: runs inside gdb after `run`. STOP_FIRST, MAX_PASSES and TIMEOUT are set by the caller.
