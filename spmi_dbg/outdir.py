@@ -85,7 +85,21 @@ def stage(out: Path) -> Path:
     """A fresh temporary sibling of `out` to build the new content in (same file system: renamed into place)."""
     parent = out.parent if str(out.parent) else Path(".")
     sweep(parent, ".")
-    return Path(tempfile.mkdtemp(prefix=temp_file_prefix(out), dir=parent))
+    staged = Path(tempfile.mkdtemp(prefix=temp_file_prefix(out), dir=parent))
+    os.chmod(staged, 0o777 & ~_umask())  # as mkdir would have made it (mkdtemp's is private to this user)
+    return staged
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it (os.umask sets it, racing other threads)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
 
 
 def publish(staged: Path, out: Path) -> None:

@@ -557,3 +557,15 @@ def test_fuzz_repro_arguments(tmp_path: Path, seed: int, pieces: list[str], inde
     assert "Traceback" not in err and len([x for x in err.splitlines() if x.startswith("spmi-dbg")]) == 1, err
     assert _snapshot(root) == before
     assert leftovers(root) == [] and pwned(root) == []
+
+
+def test_a_published_directory_has_mkdirs_permissions(tmp_path: Path) -> None:
+    from spmi_dbg.outdir import publish, stage
+
+    out = tmp_path / "bundle"
+    staged = stage(out)
+    (staged / "report.md").write_text("x")
+    publish(staged, out)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o777 & ~umask and leftovers(tmp_path) == []
