@@ -55,8 +55,7 @@ static void formatAssert(Compiler* comp, const char* why, char* msg, size_t size
         hash = (hash ^ comp->info.compCode[i]) * 16777619u;
     }
     snprintf(msg, size, "Assertion failed '%s' in '%s' during '%s' (IL size %u; hash 0x%08x; %s)", why, method,
-             comp->compPhaseName ? comp->compPhaseName : "Pre-import", comp->info.compILCodeSize, hash,
-             comp->opts.MinOpts() ? "MinOpts" : "FullOpts");
+             comp->compPhaseDisplayName(), comp->info.compILCodeSize, hash, comp->opts.MinOpts() ? "MinOpts" : "FullOpts");
 }
 
 void assertAbort(const char* why, const char* file, unsigned line) {
@@ -121,9 +120,30 @@ ArenaAllocator::~ArenaAllocator() {
 // ------------------------------------------------------------------------------------ Compiler
 LargeFrameLayout* Compiler::s_lastLargeFrame = nullptr;
 
+#if !SAMPLEJIT_ALT_SHAPE
+// Exported with default visibility only in name: the version script keeps it out of .dynsym; it is in the
+// debug info and the symbol table, as the real JIT's table is.
+const char* PhaseNames[] = {
+#define CompPhaseNameMacro(enumName, stringName) stringName,
+#include "compphases.h"
+};
+#endif
+
+const char* Compiler::compPhaseDisplayName() const {
+#if SAMPLEJIT_ALT_SHAPE
+    static const char* const names[] = {"Setup", "Profile", "Instrument",
+#define CompPhaseNameMacro(enumName, stringName) stringName,
+#include "compphases.h"
+    };
+    return names[mostRecentlyActivePhase];
+#else
+    return PhaseNames[mostRecentlyActivePhase];
+#endif
+}
+
 Compiler::Compiler(ICorJitHost* host, ICorJitInfo* compHnd, CORINFO_METHOD_INFO* methodInfo)
-    : compMethodSuperPMIIndex(-1), info(), opts(), verbose(false), compPhaseName(nullptr), compArena(host),
-      m_host(host) {
+    : compMethodSuperPMIIndex(-1), info(), opts(), verbose(false), mostRecentlyActivePhase(PHASE_PRE_IMPORT),
+      compArena(host), m_host(host) {
     info.compCompHnd = compHnd;
     info.compMethodInfo = methodInfo;
     info.compCode = methodInfo->ILCode;
@@ -348,6 +368,29 @@ const char* Compiler::eeGetMethodName(char* buf, size_t size) {
     return buf;
 }
 
+// info.compFullName ("Class:Method"), compMethodName and compClassName, as the JIT knows them while it compiles.
+// A name the collection did not record leaves them "<unknown method>": naming is never why a compile fails.
+void Compiler::compSetMethodNames() {
+    char name[512] = "<unknown method>";
+    try {
+        info.compCompHnd->printMethodName(info.compMethodInfo->ftn, name, sizeof(name));
+    } catch (...) {
+        snprintf(name, sizeof(name), "<unknown method>");
+    }
+    size_t len = strlen(name);
+    char* full = getAllocator<char>(len + 1);
+    memcpy(full, name, len + 1);
+    const char* colon = strrchr(full, ':');
+    char* cls = getAllocator<char>(colon != nullptr ? size_t(colon - full) + 1 : 1);
+    if (colon != nullptr) {
+        memcpy(cls, full, size_t(colon - full));
+    }
+    cls[colon != nullptr ? colon - full : 0] = '\0';
+    info.compFullName = full;
+    info.compMethodName = colon != nullptr ? colon + 1 : full;
+    info.compClassName = cls;
+}
+
 static constexpr uint32_t MAX_IL_CODE_SIZE = 1u << 20;
 static constexpr unsigned MAX_LCL_COUNT = 0xFFFF;
 
@@ -374,15 +417,16 @@ CorJitResult Compiler::compCompile(uint8_t** nativeEntry, uint32_t* nativeSizeOf
         BADCODE("too many arguments or locals");
     }
 
-    compPhaseName = "Pre-import";
+    compSetMethodNames();
+    mostRecentlyActivePhase = PHASE_PRE_IMPORT;
     fgFindBasicBlocks();
-    compPhaseName = "Importation";
+    mostRecentlyActivePhase = PHASE_IMPORTATION;
     impImport();
-    compPhaseName = "Morph - Global";
+    mostRecentlyActivePhase = PHASE_MORPH_GLOBAL;
     fgMorph();
-    compPhaseName = "Optimize loops";
+    mostRecentlyActivePhase = PHASE_FIND_LOOPS;
     optCanonicalizeLoops();
-    compPhaseName = "Generate code";
+    mostRecentlyActivePhase = PHASE_GENERATE_CODE;
     lvaAssignFrameOffsets();
     if (verbose) {
         printf("%u blocks, %u loops, %u spill temps\n", fgBBcount, optLoopCount, lvaSpillTempCount);
@@ -394,6 +438,7 @@ CorJitResult Compiler::compCompile(uint8_t** nativeEntry, uint32_t* nativeSizeOf
         fatal(CORJIT_IMPLLIMITATION);
     }
 
+    mostRecentlyActivePhase = PHASE_EMIT_CODE;
     AllocMemArgs args = {};
     args.hotCodeSize = codeGen->genHotCodeSize();
     info.compCompHnd->allocMem(&args);

@@ -15,6 +15,9 @@
 #ifndef SAMPLEJIT_DIFF
 #define SAMPLEJIT_DIFF 0
 #endif
+#ifndef SAMPLEJIT_ALT_SHAPE
+#define SAMPLEJIT_ALT_SHAPE 0
+#endif
 
 #define JIT_NOINLINE __attribute__((noinline))
 
@@ -209,6 +212,24 @@ CodeGen* getCodeGeneratorXArch(Compiler* comp);
 CodeGen* getCodeGeneratorArm64(Compiler* comp);
 
 // ---------------------------------------------------------------------------------------------------
+// The phases (compphases.h), as the real JIT declares them: `enum Phases` and the display names in
+// `PhaseNames[]`, indexed by the enumerator. SAMPLEJIT_ALT_SHAPE (libsamplejit_alt.so) is a JIT shaped
+// differently for the tool's tests: other phase numbers (enumerators before the real ones), other members
+// around the ones the tool reads, and no PhaseNames table (as a JIT whose table is not in its symbols).
+enum Phases {
+#if SAMPLEJIT_ALT_SHAPE
+    PHASE_ALT_SETUP,
+    PHASE_ALT_PROFILE,
+    PHASE_ALT_INSTRUMENT,
+#endif
+#define CompPhaseNameMacro(enumName, stringName) enumName,
+#include "compphases.h"
+    PHASE_NUMBER_OF
+};
+#if !SAMPLEJIT_ALT_SHAPE
+extern const char* PhaseNames[];
+#endif
+
 class Compiler {
 public:
     Compiler(ICorJitHost* host, ICorJitInfo* compHnd, CORINFO_METHOD_INFO* methodInfo);
@@ -218,10 +239,21 @@ public:
 
     CorJitResult compCompile(uint8_t** nativeEntry, uint32_t* nativeSizeOfCode);
 
+#if SAMPLEJIT_ALT_SHAPE
+    void* compAltState[5];  // other members before the ones the tool reads
+    Phases compAltPreviousPhase;
+#endif
     // The method context number under SuperPMI (-1 otherwise): the real JIT's field of this name.
     int compMethodSuperPMIIndex;
 
     struct Info {
+#if SAMPLEJIT_ALT_SHAPE
+        uint64_t compAltFlags[3];
+        const char* compMethodName;
+        unsigned compAltCount;
+        const char* compFullName;
+        const char* compClassName;
+#endif
         ICorJitInfo* compCompHnd;
         CORINFO_METHOD_INFO* compMethodInfo;
         const uint8_t* compCode;
@@ -230,6 +262,12 @@ public:
         unsigned compLocalsCount;
         CorInfoType compRetType;
         uint32_t compTargetArch;
+#if !SAMPLEJIT_ALT_SHAPE
+        // The method being compiled, as the real JIT names these members: "Class:Method", "Method", "Class".
+        const char* compFullName;
+        const char* compMethodName;
+        const char* compClassName;
+#endif
     } info;
 
     struct Options {
@@ -238,7 +276,8 @@ public:
         bool MinOpts() const { return compMinOpts; }
     } opts;
     bool verbose;
-    const char* compPhaseName;  // the phase running now, named as the real JIT's phases (for assert messages)
+    Phases mostRecentlyActivePhase;  // the phase running now (the real JIT's member of this name)
+    const char* compPhaseDisplayName() const;
 
     ArenaAllocator compArena;
     template <class T>
@@ -283,6 +322,7 @@ public:
     void lvaAllocLargeFrame();
 
     const char* eeGetMethodName(char* buf, size_t size);
+    void compSetMethodNames();
 
 private:
     ICorJitHost* m_host;
