@@ -13,6 +13,8 @@ class RValue:
     value: int | None = None
     members: dict[str, RValue] = field(default_factory=dict)
     optimized_out: bool = False
+    elements: list[RValue] = field(default_factory=list)
+    enumerators: dict[int, str] = field(default_factory=dict)  # an enum type's: value -> name
 
     def as_int(self) -> int | None:
         return None if self.optimized_out else self.value
@@ -22,6 +24,12 @@ class RValue:
 
     def fields(self) -> list[tuple[str, RValue]]:
         return list(self.members.items())
+
+    def element(self, index: int) -> RValue | None:
+        return self.elements[index] if 0 <= index < len(self.elements) else None
+
+    def enumerator(self) -> str | None:
+        return None if self.optimized_out or self.value is None else self.enumerators.get(self.value)
 
 
 @dataclass
@@ -33,9 +41,13 @@ class RFrame:
     module: str | None = "/opt/spmi/superpmi"
     inlined: bool = False
     variables: dict[str, RValue] = field(default_factory=dict)
+    globals: dict[str, RValue] = field(default_factory=dict)  # as the frame's module sees them
 
     def variable(self, name: str) -> RValue | None:
         return self.variables.get(name)
+
+    def global_variable(self, name: str) -> RValue | None:
+        return self.globals.get(name)
 
 
 @dataclass

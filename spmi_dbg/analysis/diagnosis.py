@@ -23,6 +23,7 @@ from spmi_dbg.analysis.facts import (
     SignalFact,
 )
 from spmi_dbg.analysis.instruction import Instruction, decode
+from spmi_dbg.analysis.jitstate import jit_state
 from spmi_dbg.analysis.mcnumber import MethodContextNumber, find_method_context
 from spmi_dbg.analysis.nullmap import find_null_map
 from spmi_dbg.analysis.signature import signature
@@ -92,6 +93,9 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
 
     nm = find_null_map(process, frames, signal_fact.address if signal_fact else None)
     assertion = asserts.from_frames(process, frames)
+    jit, jit_notes = jit_state(process, frames)
+    if jit is None and ((module is not None and module.role.is_jit) or any(_is_jit_frame(f) for f in frames[:8])):
+        notes.extend(jit_notes)  # a stop inside a JIT whose state could not be read: say what was tried
 
     folded_frames = F.fold(frames)
     folded = [f.name for f in folded_frames]
@@ -112,6 +116,7 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
         signature_frames=F.up_to_main([f.name for f in folded_frames if not f.inlined]),
         notes=notes,
         pc=pc,
+        jit=jit,
     )
     diag.signature, diag.bucket = signature(diag)
     facts = knownbugs.facts_of(diag, argv=argv)

@@ -1,5 +1,5 @@
 """The facts a diagnosis is made of, typed, each with its JSON form (to_json / from_json). Every fact says how it
-was obtained (`source`). The JSON keys are report.json's `diagnosis` object (spmi_dbg/report/schema/report-2.json)
+was obtained (`source`). The JSON keys are report.json's `diagnosis` object (spmi_dbg/report/schema/report-3.json)
 and what `spmi diagnose --json` prints; the drivers read a diagnosis back with Diagnosis.from_json."""
 
 from __future__ import annotations
@@ -119,6 +119,42 @@ class FrameInfo:
                    bool(d.get("inlined")))
 
 
+@dataclass
+class JitFact:
+    """What the JIT was doing (spmi_dbg.analysis.jitstate): each field is absent when the JIT does not have it
+    or debug information cannot give it, and `tried` says what was looked for."""
+
+    frame: int  # the frame whose Compiler was read
+    function: str
+    module: str | None
+    source: str  # how the Compiler was found
+    method: str | None = None  # the method being compiled
+    method_source: str | None = None  # Compiler::info.compFullName | Compiler::info.compMethodName
+    phase: str | None = None  # the enumerator, e.g. PHASE_MORPH_GLOBAL
+    phase_value: int | None = None
+    phase_name: str | None = None  # its display name from PhaseNames[], e.g. "Morph - Global"
+    method_context: int | None = None  # Compiler::compMethodSuperPMIIndex
+    il_size: int | None = None
+    opt_level: str | None = None
+    tried: list[str] = field(default_factory=list)
+
+    @property
+    def phase_shown(self) -> str | None:
+        """The phase as a person reads it: the display name, else the enumerator, else the number."""
+        if self.phase_name:
+            return self.phase_name
+        if self.phase:
+            return self.phase
+        return None if self.phase_value is None else f"phase {self.phase_value}"
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> JitFact:
+        return cls(int(d["frame"]), str(d["function"]), d.get("module"), str(d.get("source") or ""),
+                   d.get("method"), d.get("method_source"), d.get("phase"), d.get("phase_value"),
+                   d.get("phase_name"), d.get("method_context"), d.get("il_size"), d.get("opt_level"),
+                   list(d.get("tried") or []))
+
+
 @dataclass(frozen=True)
 class KnownBugInfo:
     """What known_bugs.toml says of an upstream bug: its issue, the fix and the cause."""
@@ -181,6 +217,7 @@ class Diagnosis:
     known_bugs: list[KnownBugMatch] = field(default_factory=list)  # known_bugs.toml entries this stop matches
     near_known_bugs: list[NearKnownBug] = field(default_factory=list)  # ... or misses by one criterion
     hang: bool = False  # the stop is our interrupt of a hang (spmi_dbg.analysis.signature.mark_hang)
+    jit: JitFact | None = None  # what the JIT was doing, at a stop inside a JIT
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = _plain(dataclasses.asdict(self))
@@ -207,4 +244,4 @@ class Diagnosis:
             notes=list(d.get("notes") or []), pc=d.get("pc"),
             known_bugs=[KnownBugMatch.from_json(b) for b in d.get("known_bugs") or []],
             near_known_bugs=[NearKnownBug.from_json(b) for b in d.get("near_known_bugs") or []],
-            hang=bool(d.get("hang")))
+            hang=bool(d.get("hang")), jit=opt("jit", JitFact.from_json))

@@ -30,6 +30,10 @@ class Value(Protocol):
 
     def fields(self) -> Sequence[tuple[str, Value]]: ...  # all members (of the pointee for pointers)
 
+    def element(self, index: int) -> Value | None: ...  # element of an array, or pointer[index]
+
+    def enumerator(self) -> str | None: ...  # the enumerator's name, for a value of an enum type
+
 
 class Frame(Protocol):
     @property
@@ -51,6 +55,8 @@ class Frame(Protocol):
     def inlined(self) -> bool: ...
 
     def variable(self, name: str) -> Value | None: ...  # argument or local visible in this frame
+
+    def global_variable(self, name: str) -> Value | None: ...  # a global as this frame's module sees it
 
 
 def signal_name(signo: int) -> str:

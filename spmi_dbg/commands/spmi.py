@@ -10,11 +10,12 @@ import shlex
 from pathlib import Path
 
 from spmi_dbg.analysis.diagnosis import diagnose
+from spmi_dbg.analysis.jitstate import jit_state
 from spmi_dbg.analysis.view import Process, with_stop_signal
 from spmi_dbg.commands.bundle import write_bundle
 from spmi_dbg.commands.inspect import disasm, maps
 from spmi_dbg.commands.result import CommandResult
-from spmi_dbg.commands.why import render_text
+from spmi_dbg.commands.why import render_jit, render_text
 from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.mch.collection import Collection
 
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--signal", metavar="SIG", help="the stop's signal, for targets that give no siginfo (qemu's "
                                                    "gdbstub): used only when the debugger cannot read it")
     sub.add_parser("context", help="the method context being replayed: number, name, IL size, input file")
+    sub.add_parser("jit", help="what the JIT was doing: the method being compiled, the phase, IL size, options")
     m = sub.add_parser("maps", help="the maps of a MethodContext/CompileResult: item counts, null ones marked")
     m.add_argument("expr", nargs="?", help="a MethodContext* or CompileResult* expression (default: the current "
                                            "method context and its compile results)")
@@ -90,6 +92,12 @@ def _dispatch(process: Process, args: argparse.Namespace) -> CommandResult:
             f"IL size  {mc.il_size if mc.il_size is not None else '(unknown)'}",
             f"input    {mc.input or '(unknown)'}",
         ]))
+    if args.verb == "jit":
+        thread = process.selected_thread()
+        jit, notes = jit_state(process, thread.frames() if thread is not None else [])
+        if jit is None:
+            return CommandResult("", "spmi jit: " + "; ".join(notes))
+        return CommandResult(render_jit(jit))
     if args.verb == "repro":
         return _repro(process, args.out)
     if args.verb == "maps":

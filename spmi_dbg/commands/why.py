@@ -2,7 +2,35 @@
 
 from __future__ import annotations
 
-from spmi_dbg.analysis.facts import Diagnosis
+from spmi_dbg.analysis.facts import Diagnosis, JitFact
+
+
+def jit_line(j: JitFact) -> str:
+    """`compiling X (IL size N) during <phase> [PHASE_X], method context M, MinOpts`: what is known of it."""
+    parts = [f"compiling {j.method}" if j.method else "compiling an unnamed method"]
+    if j.il_size is not None:
+        parts[0] += f" (IL size {j.il_size})"
+    phase = j.phase_shown
+    if phase:
+        parts[0] += f" during {phase}" + (f" [{j.phase}]" if j.phase and j.phase_name else "")
+    if j.method_context is not None:
+        parts.append(f"method context {j.method_context}")
+    if j.opt_level:
+        parts.append(j.opt_level)
+    return ", ".join(parts)
+
+
+def render_jit(j: JitFact) -> str:
+    """`spmi jit`: every field, and what could not be read."""
+    rows = [("method", j.method and f"{j.method}  [{j.method_source}]"), ("phase", j.phase_name),
+            ("enumerator", None if j.phase is None and j.phase_value is None else
+             f"{j.phase or '?'} ({j.phase_value})"),
+            ("method context", None if j.method_context is None else str(j.method_context)),
+            ("IL size", None if j.il_size is None else str(j.il_size)), ("optimization", j.opt_level),
+            ("Compiler", j.source), ("JIT", j.module)]
+    out = [f"{k:<15}{v}" for k, v in rows if v]
+    out += [f"not read: {t}" for t in j.tried]
+    return "\n".join(out)
 
 
 def render_text(d: Diagnosis) -> str:
@@ -21,6 +49,8 @@ def render_text(d: Diagnosis) -> str:
         out.append(f"method context: {mc.number}{' (' + extra + ')' if extra else ''}  [{mc.source}]")
     else:
         out.append("method context: not found in the stack")
+    if d.jit is not None:
+        out.append(f"JIT: {jit_line(d.jit)}  [{d.jit.source}]")
     nm = d.null_map
     if nm is not None:
         packet = f", packet {nm.packet_id} {nm.packet_name}" if nm.packet_id is not None else ""

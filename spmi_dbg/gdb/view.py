@@ -54,6 +54,22 @@ class GdbValue:
         except (gdb.error, gdb.MemoryError):
             return []
 
+    def element(self, index: int) -> GdbValue | None:
+        try:
+            return GdbValue(self._v[index])
+        except (gdb.error, gdb.MemoryError, TypeError):
+            return None
+
+    def enumerator(self) -> str | None:
+        try:
+            t = self._v.type.strip_typedefs()
+            if t.code != gdb.TYPE_CODE_ENUM or self._v.is_optimized_out:
+                return None
+            n = int(self._v)
+            return next((str(f.name) for f in t.fields() if f.enumval == n), None)
+        except (gdb.error, gdb.MemoryError, TypeError, ValueError):
+            return None
+
 
 class GdbFrame:
     """A gdb frame, or an inline frame gdb hides at the stop pc (`block`, read through the real frame)."""
@@ -103,6 +119,16 @@ class GdbFrame:
     @property
     def inlined(self) -> bool:
         return self._block is not None or self._f.type() == gdb.INLINE_FRAME
+
+    def global_variable(self, name: str) -> GdbValue | None:
+        try:
+            block = self._block if self._block is not None else self._f.block()
+            sym = gdb.lookup_symbol(name, block)[0]  # the frame's own compilation unit and objfile first
+            if sym is None or not sym.is_variable:
+                return None
+            return GdbValue(sym.value(self._f))
+        except (gdb.error, RuntimeError, ValueError):
+            return None
 
     def variable(self, name: str) -> GdbValue | None:
         try:

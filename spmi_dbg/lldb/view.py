@@ -53,6 +53,28 @@ class LldbValue:
         child = self._struct().GetChildMemberWithName(name)
         return LldbValue(child) if child.IsValid() else None
 
+    def element(self, index: int) -> LldbValue | None:
+        t = self._v.GetType().GetCanonicalType()
+        if t.IsArrayType():
+            child = self._v.GetChildAtIndex(index, lldb.eNoDynamicValues, True)
+        elif t.IsPointerType():
+            child = self._v.GetValueForExpressionPath(f"[{index}]")
+        else:
+            return None
+        return LldbValue(child) if child.IsValid() and not child.GetError().Fail() else None
+
+    def enumerator(self) -> str | None:
+        t = self._v.GetType().GetCanonicalType()
+        if not t.IsValid() or t.GetTypeClass() != lldb.eTypeClassEnumeration or self.optimized_out:
+            return None
+        n = self._v.GetValueAsSigned()
+        members = t.GetEnumMembers()
+        for i in range(members.GetSize()):
+            m = members.GetTypeEnumMemberAtIndex(i)
+            if m.GetValueAsSigned() == n:
+                return str(m.GetName())
+        return None
+
     def fields(self) -> list[tuple[str, LldbValue]]:
         s = self._struct()
         t = s.GetType().GetCanonicalType()
@@ -98,6 +120,15 @@ class LldbFrame:
     @property
     def inlined(self) -> bool:
         return bool(self._f.IsInlined())
+
+    def global_variable(self, name: str) -> LldbValue | None:
+        v = self._f.FindValue(name, lldb.eValueTypeVariableGlobal)
+        if not v.IsValid():  # defined in another compilation unit of the frame's module
+            module = self._f.GetModule()
+            target = self._f.GetThread().GetProcess().GetTarget()
+            found = module.FindGlobalVariables(target, name, 1) if module.IsValid() else None
+            v = found.GetValueAtIndex(0) if found is not None and found.GetSize() else v
+        return LldbValue(v) if v.IsValid() and not v.GetError().Fail() else None
 
     def variable(self, name: str) -> LldbValue | None:
         v = self._f.FindVariable(name)

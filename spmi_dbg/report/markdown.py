@@ -44,6 +44,19 @@ def _reproduction(data: dict[str, Any]) -> list[str]:
     return out
 
 
+def jit_text(j: dict[str, Any]) -> str:
+    """`compiling `X` (IL size N) during Morph - Global (PHASE_MORPH_GLOBAL), MinOpts`, from report.json's jit."""
+    text = f"compiling `{j['method']}`" if j.get("method") else "compiling a method it could not name"
+    if j.get("il_size") is not None:
+        text += f" (IL size {j['il_size']})"
+    phase = j.get("phase_name") or j.get("phase")
+    if phase:
+        text += f" during {phase}" + (f" ({j['phase']})" if j.get("phase") and j.get("phase_name") else "")
+    if j.get("opt_level"):
+        text += f", {j['opt_level']}"
+    return text
+
+
 def _actual(data: dict[str, Any], a: dict[str, Any]) -> list[str]:
     out = ["### Actual behavior", ""]
     if not data["locate"] or data["locate"]["winner"] is None:
@@ -60,6 +73,8 @@ def _actual(data: dict[str, Any], a: dict[str, Any]) -> list[str]:
     if a["faulting_module"]:
         fm = a["faulting_module"]
         facts.append(f"- faulting module: {fm['role']} (`{fm['path']}`)")
+    if a.get("jit"):
+        facts.append(f"- the JIT was {jit_text(a['jit'])} (`{a['jit']['function']}`)")
     if a["null_map"]:
         nm = a["null_map"]
         packet = f", packet {nm['packet_id']} {nm['packet_name']}" if nm.get("packet_id") is not None else ""

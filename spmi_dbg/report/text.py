@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from spmi_dbg.report.markdown import jit_text
+
 RESULTS = {"verified": "verified repro", "not-verified": "crash found, repro not verified", "no-crash": "no crash",
            "input-error": "input error", "tool-failure": "tool failure"}
 
@@ -29,6 +31,8 @@ def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         elif a["signal"]:
             addr = f" at 0x{a['fault_address']:x}" if a["fault_address"] is not None else ""
             out.append(("signal", f"{a['signal']}{addr}{' (near null)' if a['near_null'] else ''}"))
+        if a.get("jit"):
+            out.append(("JIT", jit_text(a["jit"]).replace("`", "")))
         nm = a["null_map"]
         out.append(("null map", f"{nm['owner_type']}::{nm['member']} of the {nm['role']}" if nm else "none"))
         fm = a["faulting_module"]

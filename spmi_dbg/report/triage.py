@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg import shell
+from spmi_dbg.report.markdown import jit_text
 
 
 def triage_markdown(data: dict[str, Any]) -> str:
@@ -23,8 +24,8 @@ def triage_markdown(data: dict[str, Any]) -> str:
              + (f" Stopped after --max-crashes {data['max_crashes']}." if data["stopped_at_max_crashes"] else ""),
              ""]
     if buckets:
-        lines += ["| bucket | what | count | method contexts | smallest (IL size) | repro | known bug |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += ["| bucket | what | JIT phase | count | method contexts | smallest (IL size) | repro | known bug |",
+                  "|---|---|---|---|---|---|---|---|"]
         for b in buckets:
             mcs = ", ".join(map(str, b["method_contexts"][:12])) + (" ..." if b["count"] > 12 else "")
             s = b["smallest"]
@@ -33,14 +34,19 @@ def triage_markdown(data: dict[str, Any]) -> str:
             verdict = {"verified": "verified", "not-verified": "NOT verified"}.get(outcome, outcome)
             bundle = f"[{Path(rep['bundle']).name}]({Path(rep['bundle']).name}/report.md)" if rep.get("bundle") else ""
             known = ", ".join(f"[{k['id']}]({k['url']})" for k in b["known_bugs"]) or "-"
-            lines.append(f"| `{b['bucket']}` | {_cell(b['title'])} | {b['count']} | {mcs} | {s['method_context']} "
-                         f"({s['il_size'] if s['il_size'] is not None else '?'}) | {verdict} {bundle} | {known} |")
+            jit = b.get("jit") or {}
+            phase = _cell(str(jit.get("phase_name") or jit.get("phase") or "-"))
+            lines.append(f"| `{b['bucket']}` | {_cell(b['title'])} | {phase} | {b['count']} | {mcs} | "
+                         f"{s['method_context']} ({s['il_size'] if s['il_size'] is not None else '?'}) | {verdict} "
+                         f"{bundle} | {known} |")
         lines.append("")
         for b in buckets:
             lines += [f"## `{b['bucket']}`: {b['title']}", "", f"- signature: `{b['signature']}`",
                       f"- method contexts ({b['count']}): {', '.join(map(str, b['method_contexts']))}",
                       f"- smallest by IL size: {b['smallest']['method_context']} "
                       f"(`{b['smallest']['name'] or '?'}`, IL size {b['smallest']['il_size']})"]
+            if b.get("jit"):
+                lines.append(f"- the JIT was {jit_text(b['jit'])} (smallest member)")
             if b["repro"]:
                 lines.append(f"- repro: `{b['repro']['bundle']}`: {b['repro']['summary'] or b['repro']['outcome']}")
             for k in b["known_bugs"]:

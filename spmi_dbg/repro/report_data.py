@@ -138,6 +138,10 @@ def description(data: dict[str, Any]) -> str:
     else:
         sig = (d.get("signal") or {}).get("name") or expected.get("signal") or "a signal"
         text = f"superpmi {_VERBS.get(sig, f'dies of {sig}')}{where} for {who}"
+    jit = d.get("jit") or {}
+    if jit.get("method") or _phase(jit):
+        text += " while " + (f"compiling `{jit['method']}`" if jit.get("method") else "the JIT was compiling it")
+        text += f" during {_phase(jit)}" if _phase(jit) else ""
     nm = d.get("null_map")
     if nm:
         why = str(nm.get("explanation") or "").split(" (packet", 1)[0]
@@ -158,6 +162,11 @@ def description(data: dict[str, Any]) -> str:
     for b in data["known_bugs"]:
         text += f" Known upstream: {b['id']}, {b['title']}."
     return text
+
+
+def _phase(jit: dict[str, Any]) -> str | None:
+    """The JIT's phase as a person reads it: the display name, else the enumerator."""
+    return jit.get("phase_name") or jit.get("phase") or None
 
 
 def _reproduction(data: dict[str, Any]) -> dict[str, Any]:
@@ -190,6 +199,7 @@ def _actual(d: dict[str, Any], located: dict[str, Any]) -> dict[str, Any]:
             "fault_address": sig.get("address"), "near_null": sig.get("near_null"),
             "signal_source": sig.get("source"), "hang": bool(d.get("hang")),
             "handling": d.get("handling"), "instruction": d.get("instruction"), "null_map": d.get("null_map"),
+            "jit": d.get("jit"),
             "faulting_module": d.get("faulting_module"), "assertion": d.get("assertion"),
             "backtrace": list(d.get("folded") or []),
             "frames": [f"#{f['index']} {f['function']}" + (f" at {f['file']}:{f['line']}" if f.get("file") else "")
@@ -237,6 +247,11 @@ def _other(data: dict[str, Any]) -> dict[str, Any]:
         how.append(f"null map: {d['null_map'].get('source')}")
     if d.get("faulting_module"):
         how.append(f"faulting module: {d['faulting_module'].get('source')}")
+    if d.get("jit"):
+        j = d["jit"]
+        how.append(f"JIT state: the Compiler of {j['source']}" + (f"; method from {j['method_source']}"
+                                                                    if j.get("method_source") else "")
+                   + "".join(f"; {t}" for t in j.get("tried") or []))
     v = data["verification"]
     m = data["minimization"]
     return {"verification": None if v is None else {"rate": v["rate"], "runs": v["runs"],

@@ -65,6 +65,7 @@ def _bucket(b: Bucket, result: TriageResult) -> dict[str, Any]:
         "members": [{"method_context": m.number, "name": m.name, "il_size": m.il_size} for m in b.members],
         "smallest": {"method_context": small.number, "name": small.name, "il_size": small.il_size},
         "null_map": to_json(d.null_map) if d is not None else None,
+        "jit": to_json(d.jit) if d is not None else None,
         "faulting_module": to_json(d.faulting_module) if d is not None else None,
         "known_bugs": [to_json(k) for k in d.known_bugs] if d is not None else [],
         "repro": None if repro is None else {
