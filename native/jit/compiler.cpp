@@ -129,6 +129,12 @@ const char* PhaseNames[] = {
 };
 #endif
 
+// Out of line, as the real JIT's Phase::PrePhase sets it: the store is made before the phase's code runs, never
+// moved past it (the optimizer may not sink it into or beyond a loop of the phase).
+JIT_NOINLINE void Compiler::compBeginPhase(Phases phase) {
+    mostRecentlyActivePhase = phase;
+}
+
 const char* Compiler::compPhaseDisplayName() const {
 #if SAMPLEJIT_ALT_SHAPE
     static const char* const names[] = {"Setup", "Profile", "Instrument",
@@ -418,15 +424,15 @@ CorJitResult Compiler::compCompile(uint8_t** nativeEntry, uint32_t* nativeSizeOf
     }
 
     compSetMethodNames();
-    mostRecentlyActivePhase = PHASE_PRE_IMPORT;
+    compBeginPhase(PHASE_PRE_IMPORT);
     fgFindBasicBlocks();
-    mostRecentlyActivePhase = PHASE_IMPORTATION;
+    compBeginPhase(PHASE_IMPORTATION);
     impImport();
-    mostRecentlyActivePhase = PHASE_MORPH_GLOBAL;
+    compBeginPhase(PHASE_MORPH_GLOBAL);
     fgMorph();
-    mostRecentlyActivePhase = PHASE_FIND_LOOPS;
+    compBeginPhase(PHASE_FIND_LOOPS);
     optCanonicalizeLoops();
-    mostRecentlyActivePhase = PHASE_GENERATE_CODE;
+    compBeginPhase(PHASE_GENERATE_CODE);
     lvaAssignFrameOffsets();
     if (verbose) {
         printf("%u blocks, %u loops, %u spill temps\n", fgBBcount, optLoopCount, lvaSpillTempCount);
@@ -438,7 +444,7 @@ CorJitResult Compiler::compCompile(uint8_t** nativeEntry, uint32_t* nativeSizeOf
         fatal(CORJIT_IMPLLIMITATION);
     }
 
-    mostRecentlyActivePhase = PHASE_EMIT_CODE;
+    compBeginPhase(PHASE_EMIT_CODE);
     AllocMemArgs args = {};
     args.hotCodeSize = codeGen->genHotCodeSize();
     info.compCompHnd->allocMem(&args);

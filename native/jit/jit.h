@@ -277,6 +277,7 @@ public:
     } opts;
     bool verbose;
     Phases mostRecentlyActivePhase;  // the phase running now (the real JIT's member of this name)
+    JIT_NOINLINE void compBeginPhase(Phases phase);
     const char* compPhaseDisplayName() const;
 
     ArenaAllocator compArena;

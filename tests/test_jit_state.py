@@ -1,0 +1,213 @@
+"""What the JIT was doing at a stop inside it (spmi_dbg.analysis.jitstate): read from the JIT's `Compiler` by the
+real JIT's member names, in gdb and lldb, on the sample JIT and on libsamplejit_alt.so (the same JIT shaped
+differently: other members around these, other phase numbers, no PhaseNames table), at a first-chance fault, a
+debug break of an assert and a hang; shown by `spmi why`, `spmi jit`, diagnose --json, report.md and triage.
+A field the JIT does not have is absent and said, never guessed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spmi_dbg.analysis import diagnose
+from spmi_dbg.analysis.facts import Diagnosis, JitFact
+from spmi_dbg.analysis.jitstate import jit_state
+from spmi_dbg.commands.why import jit_line, render_text
+from spmi_dbg.driver.loader import gdbinit_line
+from spmi_dbg.mch.collection import Collection
+from spmi_dbg.sample.build import build
+
+from .harness.stops import StopsResult, run_gdb, run_lldb
+from .recorded_view import RFrame, RProcess, RValue
+from .support.common import DEBUGGERS, Collections, native
+from .support.diagnosis import gdb_path, require
+from .support.natives import BASE, REPLAY
+from .support.pipeline import report, repro
+
+ALT = native("jit/libsamplejit_alt.so")
+JIT_NULL_N, ASSERT_N, HANG_N = 20, 40, 30
+
+
+# ------------------------------------------------------------------------------------------ recorded views
+PHASES = {0: "PHASE_PRE_IMPORT", 1: "PHASE_IMPORTATION", 2: "PHASE_MORPH_GLOBAL"}
+
+
+def _cstr(memory: dict[int, bytes], address: int, text: str) -> RValue:
+    memory[address] = text.encode() + b"\0"
+    return RValue("const char *", address)
+
+
+def _compiler(memory: dict[int, bytes], *, phase: int = 2, full_name: str | None = "Ns.C:M",
+              with_members: bool = True) -> RValue:
+    info = {"compILCodeSize": RValue("unsigned int", 77)}
+    if full_name is not None:
+        info["compFullName"] = _cstr(memory, 0x9000, full_name)
+    info["compMethodName"] = _cstr(memory, 0x9100, "M")
+    members = {"info": RValue("Compiler::Info", None, info),
+               "compMethodSuperPMIIndex": RValue("int", 123),
+               "opts": RValue("Compiler::Options", None, {"compMinOpts": RValue("bool", 1)})}
+    if with_members:
+        members["mostRecentlyActivePhase"] = RValue("Phases", phase, enumerators=PHASES)
+    return RValue("Compiler *", 0x5000, members)
+
+
+def _process(frames: list[RFrame], memory: dict[int, bytes]) -> RProcess:
+    return RProcess(frames, None, memory=memory, command=["/opt/spmi/superpmi", "/j/libclrjit.so", "/x/c.mch"])
+
+
+def _phase_table(memory: dict[int, bytes]) -> RValue:
+    return RValue("const char *[3]", None, elements=[_cstr(memory, 0xA000 + 0x100 * i, name) for i, name in
+                                                     enumerate(("Pre-import", "Importation", "Morph - Global"))])
+
+
+def test_a_compiler_member_function_tells_everything() -> None:
+    memory: dict[int, bytes] = {}
+    frames = [RFrame("Compiler::fgMorphTree(GenTree*)", module="/j/libclrjit.so",
+                     variables={"this": _compiler(memory)}, globals={"PhaseNames": _phase_table(memory)}),
+              RFrame("JitInstance::CompileMethod(MethodContext*, int, bool)")]
+    jit, notes = jit_state(_process(frames, memory), frames)
+    assert notes == [] and jit is not None
+    assert (jit.method, jit.method_source) == ("Ns.C:M", "Compiler::info.compFullName")
+    assert (jit.phase, jit.phase_value, jit.phase_name) == ("PHASE_MORPH_GLOBAL", 2, "Morph - Global")
+    assert (jit.method_context, jit.il_size, jit.opt_level) == (123, 77, "MinOpts")
+    assert jit.source == "this of Compiler::fgMorphTree (frame 0)" and jit.tried == []
+    assert jit_line(jit) == "compiling Ns.C:M (IL size 77) during Morph - Global [PHASE_MORPH_GLOBAL], method " \
+                            "context 123, MinOpts"
+    assert JitFact.from_json(json.loads(json.dumps(jit.__dict__))) == jit
+
+
+def test_a_jit_object_with_a_compiler_member_and_a_jit_without_names() -> None:
+    """A CodeGen frame reaches the Compiler through this->compiler; without compFullName, compMethodName; without
+    a PhaseNames table, the enumerator alone, and `tried` says what was missing."""
+    memory: dict[int, bytes] = {}
+    comp = _compiler(memory, phase=1, full_name=None)
+    codegen = RValue("CodeGen *", 0x6000, {"compiler": comp})
+    frames = [RFrame("emitter::emitIns(instruction)", variables={"this": RValue("emitter *", 0x7000, {})}),
+              RFrame("CodeGen::genCodeForTreeNode(GenTree*)", variables={"this": codegen})]
+    jit, _ = jit_state(_process(frames, memory), frames)
+    assert jit is not None and jit.frame == 1 and jit.source == "this->compiler (Compiler*) of " \
+                                                                 "CodeGen::genCodeForTreeNode (frame 1)"
+    assert (jit.method, jit.method_source) == ("M", "Compiler::info.compMethodName")
+    assert (jit.phase, jit.phase_name) == ("PHASE_IMPORTATION", None)
+    assert jit.tried == ["phase display name: no PhaseNames table in the JIT's symbols"]
+    assert jit.phase_shown == "PHASE_IMPORTATION"
+
+
+def test_a_release_jit_says_what_it_could_not_read() -> None:
+    memory: dict[int, bytes] = {}
+    bare = RValue("Compiler *", 0x5000, {})
+    frames = [RFrame("Compiler::impImport()", variables={"this": bare})]
+    jit, _ = jit_state(_process(frames, memory), frames)
+    assert jit is not None and jit.method is None and jit.phase is None and jit.il_size is None
+    assert len(jit.tried) == 5 and all("not readable" in t for t in jit.tried)
+    frames = [RFrame("??", module="/j/libclrjit.so")]
+    none, notes = jit_state(_process(frames, memory), frames)
+    assert none is None and notes[0].startswith("JIT state: no Compiler in the stack")
+
+
+def test_the_diagnosis_carries_the_jit_object() -> None:
+    memory: dict[int, bytes] = {}
+    frames = [RFrame("Compiler::fgMorphTree(GenTree*)", module="/j/libclrjit.so",
+                     variables={"this": _compiler(memory)}, globals={"PhaseNames": _phase_table(memory)})]
+    p = _process(frames, memory)
+    d = diagnose(p)
+    assert d.jit is not None and d.jit.phase == "PHASE_MORPH_GLOBAL"
+    again = Diagnosis.from_json(json.loads(json.dumps(d.to_json())))
+    assert again.jit == d.jit
+    assert "JIT: compiling Ns.C:M (IL size 77) during Morph - Global" in render_text(d)
+
+
+# ------------------------------------------------------------------------------------------ real debuggers
+@pytest.fixture(scope="module")
+def jit_collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("jit-state") / "jit.mch"
+    build(path, methods=60, seed=4, injections=[("jit-null", JIT_NULL_N), ("jit-assert", ASSERT_N)])
+    return path
+
+
+@pytest.fixture(scope="module")
+def hang_collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("jit-hang") / "hang.mch"
+    build(path, methods=60, seed=5, injections=[("hang", HANG_N)])
+    return path
+
+
+def _run(debugger: str, argv: list[str], **kw: Any) -> StopsResult:
+    require(debugger)
+    return (run_gdb if debugger == "gdb" else run_lldb)(argv, **kw)
+
+
+def _name(col: Path, number: int) -> str:
+    with Collection.open(col) as c:
+        name = c.method_context(number).name
+    assert name
+    return name
+
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+@pytest.mark.parametrize("jit", ["sample", "alt"])
+def test_first_chance_fault_in_the_jit(jit_collection: Path, debugger: str, jit: str) -> None:
+    """The first stop (a SIGSEGV the replay survives) inside the JIT, on both JIT shapes: the same facts; the
+    phase's number differs (the alt JIT numbers its phases after three others) and only the sample JIT has a
+    PhaseNames table."""
+    r = _run(debugger, [REPLAY, BASE if jit == "sample" else ALT, str(jit_collection)], stop_first=True)
+    d = r.diagnosis
+    assert r.outcome == "stop" and d is not None, r
+    j = d["jit"]
+    assert j is not None, d["notes"]
+    assert j["method"] == _name(jit_collection, JIT_NULL_N).rsplit(":", 1)[1]
+    assert j["method_source"] == "Compiler::info.compFullName"
+    assert j["phase"] == "PHASE_IMPORTATION" and j["method_context"] == JIT_NULL_N and j["il_size"] > 0
+    assert j["function"].startswith("Compiler::") and j["source"].startswith("this of Compiler::")
+    if jit == "sample":
+        assert (j["phase_value"], j["phase_name"], j["tried"]) == (1, "Importation", [])
+    else:
+        assert (j["phase_value"], j["phase_name"]) == (4, None)
+        assert j["tried"] == ["phase display name: no PhaseNames table in the JIT's symbols"]
+
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_assert_debug_break_shows_the_phase_of_the_assert(jit_collection: Path, debugger: str) -> None:
+    r = _run(debugger, [REPLAY, "-boa", "-c", str(ASSERT_N), BASE, str(jit_collection)], stop_first=True)
+    d = r.diagnosis
+    assert d is not None and d["signal"]["name"] == "SIGTRAP"
+    assert d["assertion"]["phase"] == d["jit"]["phase_name"] == "Importation"
+    assert d["jit"]["method_context"] == ASSERT_N
+
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_a_hang_in_the_jit_names_its_phase(hang_collection: Path, debugger: str) -> None:
+    r = _run(debugger, [REPLAY, BASE, str(hang_collection)], timeout=2)
+    d = r.diagnosis
+    assert r.kind == "hang" and d is not None
+    assert d["jit"]["phase"] == "PHASE_FIND_LOOPS" and d["jit"]["phase_name"] == "Find loops"
+    assert d["jit"]["method_context"] == HANG_N
+
+
+def test_spmi_jit_in_gdb(jit_collection: Path) -> None:
+    gdb = gdb_path()
+    r = subprocess.run([gdb, "-q", "-nx", "-batch", "-iex", "set auto-load off", "-ex", gdbinit_line(),
+                        "-ex", "run", "-ex", "spmi jit", "-ex", "kill", "--args", REPLAY, BASE, str(jit_collection)],
+                       capture_output=True, text=True, timeout=120)
+    assert "phase          Importation" in r.stdout, r.stdout + r.stderr
+    assert "enumerator     PHASE_IMPORTATION (1)" in r.stdout and f"method context {JIT_NULL_N}" in r.stdout
+
+
+def test_the_report_names_the_method_and_the_phase(cols: Collections, tmp_path: Path) -> None:
+    """A hang inside the JIT through `spmi-dbg repro`: report.md's Description and Actual behavior, and the
+    summary, say what the JIT was compiling and in which phase."""
+    mch = cols.get("jit-state-hang", 60, seed=5, inject=[("hang", HANG_N)])
+    r = repro("--workers", "1", "--timeout", "2", "--verify-runs", "1", "--out", "h", "--", REPLAY, BASE, str(mch),
+              cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = report(tmp_path / "h")
+    assert data["schema"] == 3 and data["diagnosis"]["jit"]["phase_name"] == "Find loops"
+    method = data["diagnosis"]["jit"]["method"]
+    assert f"while compiling `{method}` during Find loops" in data["issue"]["description"]
+    md = (tmp_path / "h" / "report.md").read_text()
+    assert f"the JIT was compiling `{method}`" in md and "during Find loops (PHASE_FIND_LOOPS)" in md
+    assert "JIT: compiling" in r.stdout
