@@ -1,75 +1,110 @@
-"""ELF facts read straight from the file (no debugger, no pyelftools): the GNU build-id (NT_GNU_BUILD_ID, what
-`file` and `readelf -n` print), the machine, the entry point, and whether a file is ELF at all. The bottom
-layer: anything may import it."""
+"""ELF facts read from the file through pyelftools (no debugger): the GNU build-id (NT_GNU_BUILD_ID, what `file` and
+`readelf -n` print), the machine, the entry point, the gnu_debuglink (the separate `.dbg` file official builds
+split their debug information into), whether the file carries DWARF itself, and the dynamic symbols (`.dynsym`,
+which even a stripped library keeps: the nearest one names a frame that has no other name). Read once per file
+version (path, size, mtime). The bottom layer: anything may import it."""
 
 from __future__ import annotations
 
-import struct
+import bisect
+import functools
+import os
+from dataclasses import dataclass
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import NoteSection, SymbolTableSection
 
 ELF_MAGIC = b"\x7fELF"
-NT_GNU_BUILD_ID = 3
-ELF_MACHINES = {0x3E: "x86_64", 0xB7: "aarch64", 0x03: "x86", 0x28: "arm"}
+MACHINES = {"EM_X86_64": "x86_64", "EM_AARCH64": "aarch64", "EM_386": "x86", "EM_ARM": "arm"}
 
 
-def elf_build_id(path: str) -> tuple[str | None, str | None]:
-    """(build-id hex, machine) of an ELF file, from its PT_NOTE segments; (None, None) if it is not ELF."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(64)
-            if len(head) < 52 or head[:4] != ELF_MAGIC:
-                return None, None
-            is64, end = head[4] == 2, "<" if head[5] == 1 else ">"
-            machine = ELF_MACHINES.get(struct.unpack_from(end + "H", head, 18)[0])
-            if is64:
-                phoff, = struct.unpack_from(end + "Q", head, 32)
-                phentsize, phnum = struct.unpack_from(end + "HH", head, 54)
-            else:
-                phoff, = struct.unpack_from(end + "I", head, 28)
-                phentsize, phnum = struct.unpack_from(end + "HH", head, 42)
-            for i in range(min(phnum, 256)):
-                f.seek(phoff + i * phentsize)
-                ph = f.read(phentsize)
-                if len(ph) < phentsize or struct.unpack_from(end + "I", ph, 0)[0] != 4:  # PT_NOTE
-                    continue
-                if is64:
-                    offset, size = struct.unpack_from(end + "Q", ph, 8)[0], struct.unpack_from(end + "Q", ph, 32)[0]
-                else:
-                    offset, size = struct.unpack_from(end + "I", ph, 4)[0], struct.unpack_from(end + "I", ph, 16)[0]
-                f.seek(offset)
-                found = _build_id_in(f.read(min(size, 1 << 16)), end)
-                if found:
-                    return found, machine
-            return None, machine
-    except OSError:
-        return None, None
-
-
-def elf_entry(path: str) -> int | None:
-    """e_entry of an ELF file (None if it is not ELF)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(32)
-    except OSError:
-        return None
-    if len(head) < 32 or head[:4] != ELF_MAGIC:
-        return None
-    end = "<" if head[5] == 1 else ">"
-    return int(struct.unpack_from(end + ("Q" if head[4] == 2 else "I"), head, 24)[0])
-
-
-def _build_id_in(notes: bytes, end: str) -> str | None:
-    pos = 0
-    while pos + 12 <= len(notes):
-        namesz, descsz, kind = struct.unpack_from(end + "III", notes, pos)
-        name_at = pos + 12
-        desc_at = name_at + ((namesz + 3) & ~3)
-        if kind == NT_GNU_BUILD_ID and notes[name_at:name_at + namesz].rstrip(b"\0") == b"GNU":
-            return notes[desc_at:desc_at + descsz].hex()
-        pos = desc_at + ((descsz + 3) & ~3)
-    return None
+@dataclass(frozen=True)
+class ElfFacts:
+    machine: str | None
+    entry: int
+    build_id: str | None
+    debuglink: str | None  # the name in .gnu_debuglink
+    debuglink_crc: int | None
+    has_debug_info: bool  # a .debug_info section of its own
+    text_address: int | None  # sh_addr of .text
+    dynamic_symbols: tuple[tuple[int, int, str], ...]  # (value, size, name) of defined functions, by value
 
 
 def is_elf(path: str) -> bool:
     """Whether the file starts with the ELF magic (raises OSError when it cannot be read)."""
     with open(path, "rb") as f:
         return f.read(4) == ELF_MAGIC
+
+
+def read(path: str) -> ElfFacts | None:
+    """The facts of an ELF file; None when it is not ELF or cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _read(os.path.realpath(path), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _read(path: str, size: int, mtime: int) -> ElfFacts | None:
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) != ELF_MAGIC:
+                return None
+            f.seek(0)
+            elf = ELFFile(f)
+            build_id = None
+            for section in elf.iter_sections():
+                if isinstance(section, NoteSection):
+                    for note in section.iter_notes():
+                        if note["n_type"] == "NT_GNU_BUILD_ID":
+                            build_id = str(note["n_desc"])
+            link = elf.get_section_by_name(".gnu_debuglink")
+            name, crc = None, None
+            if link is not None:
+                data = link.data()
+                end = data.find(b"\0")
+                name = data[:end].decode("utf-8", "replace") if end > 0 else None
+                crc_at = (end + 4) & ~3
+                crc = int.from_bytes(data[crc_at:crc_at + 4], "little") if len(data) >= crc_at + 4 else None
+            symbols: list[tuple[int, int, str]] = []
+            dynsym = elf.get_section_by_name(".dynsym")
+            if isinstance(dynsym, SymbolTableSection):
+                for sym in dynsym.iter_symbols():
+                    if sym["st_info"]["type"] == "STT_FUNC" and sym["st_shndx"] != "SHN_UNDEF" and sym.name:
+                        symbols.append((int(sym["st_value"]), int(sym["st_size"]), str(sym.name)))
+            text = elf.get_section_by_name(".text")
+            return ElfFacts(MACHINES.get(str(elf["e_machine"])), int(elf["e_entry"]), build_id, name, crc,
+                            elf.get_section_by_name(".debug_info") is not None,
+                            int(text["sh_addr"]) if text is not None else None, tuple(sorted(symbols)))
+    except (OSError, ELFError, ValueError, KeyError, AssertionError):
+        return None
+
+
+def elf_build_id(path: str) -> tuple[str | None, str | None]:
+    """(build-id hex, machine) of an ELF file; (None, None) if it is not ELF."""
+    facts = read(path)
+    return (facts.build_id, facts.machine) if facts is not None else (None, None)
+
+
+def elf_entry(path: str) -> int | None:
+    """e_entry of an ELF file (None if it is not ELF)."""
+    facts = read(path)
+    return facts.entry if facts is not None else None
+
+
+def nearest_dynamic_symbol(path: str, offset: int) -> tuple[str, int] | None:
+    """The `.dynsym` function at or before `offset` (an address relative to the file's load base) and the
+    distance from it; None when there is none before it, or `offset` lies past its end."""
+    facts = read(path)
+    if facts is None or not facts.dynamic_symbols:
+        return None
+    values = [s[0] for s in facts.dynamic_symbols]
+    i = bisect.bisect_right(values, offset) - 1
+    if i < 0:
+        return None
+    value, size, name = facts.dynamic_symbols[i]
+    if size and offset >= value + size:
+        return None
+    return name, offset - value

@@ -110,6 +110,9 @@ void CommandLine::DumpHelp(const char* program)
     printf("\n");
     printf(" -bug 91257\n");
     printf("     Not a superpmi option: restore the near differ before dotnet/runtime#91783 (reproduces #91257).\n");
+    printf(" -bug 56506\n");
+    printf("     Not a superpmi option: a hardware fault in the JIT is not turned into a failed compile, as on\n");
+    printf("     Linux, where the PAL's hardware exception holder is empty (the process dies: #56506).\n");
     printf("\n");
     printf("Inputs are case sensitive.\n");
     printf("\n");
@@ -355,13 +358,13 @@ bool CommandLine::Parse(int argc, char* argv[], /* OUT */ Options* o)
             else if (strcmp(s, "bug") == 0)
             {
                 NEXT_ARG();
-                if (strcmp(argv[i], "91257") != 0)
+                if (strcmp(argv[i], "91257") != 0 && strcmp(argv[i], "56506") != 0)
                 {
-                    LogError("-bug: only 91257 (dotnet/runtime#91257) can be reproduced, not '%s'.", argv[i]);
+                    LogError("-bug: only 91257 or 56506 (dotnet/runtime issues) can be reproduced, not '%s'.", argv[i]);
                     DumpHelp(argv[0]);
                     return false;
                 }
-                o->bug = 91257;
+                o->bug = atoi(argv[i]);
             }
             else
             {

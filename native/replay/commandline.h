@@ -42,7 +42,8 @@ public:
         char* targetArchitecture = nullptr;
         char* compileList        = nullptr;
         JitOptionList jitOptions, forceJitOptions, jit2Options, forceJit2Options;
-        // The one option real superpmi does not have: `-bug 91257` restores the pre-#91783 near differ.
+        // The one option real superpmi does not have: `-bug 91257` restores the pre-#91783 near differ;
+        // `-bug 56506` makes hardware faults in the JIT kill the process, as superpmi on Linux does.
         int   bug                = 0;
     };
 

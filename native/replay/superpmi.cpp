@@ -88,6 +88,8 @@ int main(int argc, char* argv[])
     CommandLine::Options o;
     if (!CommandLine::Parse(argc, argv, &o))
         return (int)SpmiResult::GeneralFailure;
+    if (o.bug == 56506)
+        PAL_DisableHardwareExceptions();
 
     if (o.parallel)
         return doParallelSuperPMI(o);

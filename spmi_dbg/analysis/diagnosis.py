@@ -62,7 +62,7 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     # A stack overflow's ~20,000 frames would take seconds to read: its innermost frames show the recursion, and
     # the JIT's Compiler::compMethodSuperPMIIndex there gives the method context (else: native bisection).
     limit = OVERFLOW_FRAMES if overflow else (None if full else QUICK_FRAMES)
-    frames = thread.frames(limit) if thread is not None else []
+    frames = F.name_unnamed(thread.frames(limit), process.modules) if thread is not None else []
     if overflow and len(frames) >= OVERFLOW_FRAMES:
         notes.append(f"stack overflow: only the innermost {OVERFLOW_FRAMES} frames were read (the recursion); the "
                      "outer ones, down to main, were not")
@@ -110,8 +110,8 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
         null_map=nm,
         instruction=insn,
         assertion=assertion,
-        frames=[FrameInfo(i, F.short_name(f.function), f.file, f.line, f.module, f.inlined)
-                for i, f in enumerate(frames)],
+        frames=[FrameInfo(i, f.name if isinstance(f, F.NamedFrame) else F.short_name(f.function), f.file, f.line,
+                          f.module, f.inlined) for i, f in enumerate(frames)],
         folded=folded,
         signature_frames=F.up_to_main([f.name for f in folded_frames if not f.inlined]),
         notes=notes,
@@ -197,25 +197,28 @@ def _stack_overflow(process: Process, sig: SignalInfo) -> bool:
 def _handling(process: Process, sig: SignalInfo | None, frames: Sequence[Frame], module: ModuleFact | None) \
         -> Handling:
     """Would superpmi survive this signal? A hardware fault while the JIT runs (JitInstance::CompileMethod on
-    the stack, the fault in the JIT or in a host callback made by it) is converted into a failed compile by
-    the PAL (docs/superpmi-conventions.md section 2): first chance. Anywhere else it kills the process."""
+    the stack, the fault in the JIT or in a host callback made by it) may be converted into a failed compile
+    (docs/superpmi-conventions.md section 2): first chance. Anywhere else it kills the process. Without
+    symbols the stack cannot tell: a fault in a process with a handler for it (SigCgt) is passed on, and if
+    the handler declines it the same fault comes back, and that second stop is the fatal one (policy.py).
+    `rule` says which of these decided."""
     if sig is None:
-        return Handling(HandlingKind.UNKNOWN, "no signal")
+        return Handling(HandlingKind.UNKNOWN, "no signal", "no signal")
     signo = sig.signo
     if signo == _signal.SIGTRAP:
         return Handling(HandlingKind.DEBUG_BREAK,
                         "a debug break (superpmi's -boa/-boe/-box DEBUG_BREAK, or a JIT assert): it asks the "
-                        "attached debugger to stop; resuming past it continues the replay")
+                        "attached debugger to stop; resuming past it continues the replay", "debug break")
     if signo == _signal.SIGABRT:
-        return Handling(HandlingKind.FATAL, "abort() is not converted into an exception by superpmi")
+        return Handling(HandlingKind.FATAL, "abort() is not converted into an exception by superpmi", "abort")
     if signo not in HARDWARE_SIGNALS:
-        return Handling(HandlingKind.UNKNOWN, f"signal {signo} is not a fault superpmi handles")
+        return Handling(HandlingKind.UNKNOWN, f"signal {signo} is not a fault superpmi handles", "not a fault")
     if _stack_overflow(process, sig):
         return Handling(HandlingKind.FATAL, "stack overflow (the fault is at the stack pointer's guard page): the "
-                                            "signal handler cannot run on the exhausted stack")
+                                            "signal handler cannot run on the exhausted stack", "stack overflow")
     caught = process.caught_signals()
     if caught is not None and not caught & (1 << (signo - 1)):
-        return Handling(HandlingKind.FATAL, "the process has no handler for this signal (SigCgt)")
+        return Handling(HandlingKind.FATAL, "the process has no handler for this signal (SigCgt)", "no handler")
     hit = F.find(frames, "JitInstance::CompileMethod")
     in_jit = module is not None and module.role.is_jit
     if hit is not None:
@@ -223,8 +226,25 @@ def _handling(process: Process, sig: SignalInfo | None, frames: Sequence[Frame],
         jit_on_stack = in_jit or any(_is_jit_frame(fr) for fr in frames[:i])
         if jit_on_stack:
             return Handling(HandlingKind.FIRST_CHANCE, f"fault while the JIT runs (JitInstance::CompileMethod at frame "
-                                                       f"{i}): superpmi turns it into a failed compile")
-    return Handling(HandlingKind.FATAL, "fault outside the JIT's protected call: superpmi does not survive it")
+                                                       f"{i}): superpmi may turn it into a failed compile",
+                            "symbols: in the JIT's protected call")
+    if caught is not None and not _superpmi_symbols(frames):
+        return Handling(HandlingKind.FIRST_CHANCE, "the process has a handler for this signal (SigCgt) and its stack "
+                                                   "has no symbols to tell whether the fault is in the JIT's protected "
+                                                   "call: passed on; if the handler declines it, it comes back",
+                        "no symbols: a handler is installed")
+    return Handling(HandlingKind.FATAL, "fault outside the JIT's protected call: superpmi does not survive it",
+                    "symbols: outside the JIT's protected call")
+
+
+# Names of superpmi's own code: a stack that shows one has the symbols to tell where a fault is.
+_SUPERPMI_NAMES = ("JitInstance::", "MethodContext::", "CompileResult::", "NearDiffer::", "MethodContextReader::",
+                   "MyICJI::", "LightWeightMap<", "DenseLightWeightMap<", "InvokeNearDiffer")
+
+
+def _superpmi_symbols(frames: Sequence[Frame]) -> bool:
+    names = [F.short_name(f.function) for f in frames]
+    return "main" in names or any(n.startswith(_SUPERPMI_NAMES) for n in names)
 
 
 def _is_jit_frame(frame: Frame) -> bool:

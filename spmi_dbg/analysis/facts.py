@@ -74,10 +74,11 @@ class SignalFact:
 class Handling:
     kind: HandlingKind
     reason: str
+    rule: str = ""  # which rule decided: "symbols: in the JIT's protected call", "second chance", ...
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Handling:
-        return cls(HandlingKind(d["kind"]), str(d.get("reason") or ""))
+        return cls(HandlingKind(d["kind"]), str(d.get("reason") or ""), str(d.get("rule") or ""))
 
 
 @dataclass

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from spmi_dbg.analysis.view import Frame
+from spmi_dbg.analysis.view import Frame, Module, Value
+from spmi_dbg.elf import nearest_dynamic_symbol
 
 # Frames that are never the culprit: libc, the dynamic loader, signal trampolines.
 _IGNORED_MODULES = re.compile(r"/(libc|libpthread|ld-linux[^/]*|libstdc\+\+|libgcc_s)[.-][^/]*$")
@@ -115,3 +117,65 @@ def class_of(function: str | None) -> str | None:
         elif ch == ":" and name[i + 1] == ":" and depth == 0:
             cut = i
     return name[:cut] if cut > 0 else None
+
+
+@dataclass(frozen=True)
+class NamedFrame:
+    """A frame that has no symbol, named `module+0xoffset` (and the nearest `.dynsym` function, where the module
+    has one): stable across runs and load addresses, so signatures and buckets can use it."""
+
+    frame: Frame
+    name: str
+
+    @property
+    def function(self) -> str:
+        return self.name
+
+    @property
+    def pc(self) -> int:
+        return self.frame.pc
+
+    @property
+    def file(self) -> str | None:
+        return self.frame.file
+
+    @property
+    def line(self) -> int | None:
+        return self.frame.line
+
+    @property
+    def module(self) -> str | None:
+        return self.frame.module
+
+    @property
+    def inlined(self) -> bool:
+        return self.frame.inlined
+
+    def variable(self, name: str) -> Value | None:
+        return self.frame.variable(name)
+
+    def global_variable(self, name: str) -> Value | None:
+        return self.frame.global_variable(name)
+
+
+def unnamed(frame: Frame) -> bool:
+    return short_name(frame.function) == "??"
+
+
+def name_unnamed(frames: Sequence[Frame], modules: Callable[[], list[Module]]) -> list[Frame]:
+    """`frames` with every frame that has no symbol named by its module and offset (`modules` is called once,
+    and only when some frame needs it)."""
+    if not any(unnamed(f) for f in frames):
+        return list(frames)
+    mods = modules()
+    out: list[Frame] = []
+    for f in frames:
+        mod = next((m for m in mods if m.contains(f.pc)), None) if unnamed(f) else None
+        if mod is None or mod.base is None:
+            out.append(f)
+            continue
+        offset = f.pc - mod.base
+        near = nearest_dynamic_symbol(mod.path, offset)
+        name = f"{os.path.basename(mod.path)}+{offset:#x}" + (f" ({near[0]}+{near[1]:#x})" if near else "")
+        out.append(NamedFrame(f, name))
+    return out

@@ -19,7 +19,7 @@ from enum import IntEnum
 from typing import Any
 
 from spmi_dbg.analysis.diagnosis import diagnose
-from spmi_dbg.analysis.facts import Diagnosis, HandlingKind
+from spmi_dbg.analysis.facts import Diagnosis, Handling, HandlingKind
 from spmi_dbg.analysis.view import Process
 
 # Stops the replay survives when their signal is passed on.
@@ -68,6 +68,7 @@ class Decision:
     step_over_brk: bool = False  # aarch64: move the pc past the `brk` before resuming without the signal
     note: str | None = None  # why this stop is the one, when that is not obvious from its diagnosis
     passed: PassedStop | None = None  # the note of a stop passed on
+    second_chance: bool = False  # the stop is a fault's second chance: fatal, whatever its quick diagnosis said
 
     @property
     def verdict(self) -> Verdict:
@@ -92,7 +93,8 @@ def decide(quick: Diagnosis, *, pc: int | None, arch: str, caught_mask: int | No
     address = sig.address if sig else None
     if previous is not None and name != "SIGTRAP" and \
             (previous.signal, previous.pc, previous.method_context, previous.address) == (name, pc, mc, address):
-        return Decision(True, note=f"{name} again at the same pc in the same method context: the replay's handler "
+        return Decision(True, second_chance=True,
+                        note=f"{name} again at the same pc in the same method context: the replay's handler "
                                    "declined the fault, this second stop is the fatal one")
     if kind not in PASS_KINDS or name not in PASSABLE:
         return Decision(True)
@@ -111,3 +113,13 @@ def check_stop(process: Process, *, previous: PassedStop | None, passes_left: bo
     quick = diagnose(process, full=False)
     return decide(quick, pc=quick.pc, arch=process.arch, caught_mask=process.caught_signals(),
                   previous=previous, passes_left=passes_left)
+
+
+SECOND_CHANCE = "second chance"
+
+
+def mark_second_chance(d: Diagnosis, note: str | None) -> None:
+    """The full diagnosis of a second-chance stop: the fault came back after the replay's handler declined it,
+    so it is fatal, whatever the stack suggested at its first chance."""
+    d.handling = Handling(HandlingKind.FATAL, note or "the same fault again after the replay's handler declined it",
+                          SECOND_CHANCE)

@@ -85,8 +85,9 @@ class SignalInfo:
 @dataclass(frozen=True)
 class Module:
     path: str
-    start: int
+    start: int  # the loaded range the debugger reports for it (its text, or all its sections)
     end: int
+    base: int | None = None  # the load bias: a run-time address minus the file's own (ELF) address
 
     def contains(self, address: int) -> bool:
         return self.start <= address < self.end

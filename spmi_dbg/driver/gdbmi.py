@@ -32,7 +32,7 @@ from typing import Any
 
 from spmi_dbg import shell
 from spmi_dbg.analysis.facts import Diagnosis
-from spmi_dbg.analysis.policy import PassedStop, Verdict
+from spmi_dbg.analysis.policy import PassedStop, Verdict, mark_second_chance
 from spmi_dbg.driver.loader import gdbinit_line
 from spmi_dbg.driver.mi import MiChannel, Record, mi_quote
 from spmi_dbg.driver.outcome import OutcomeKind, ReplayOutcome
@@ -163,6 +163,7 @@ class _Run:
         self.passed: list[PassedStop] = []
         self.stop_notes: list[str] = []  # why the catchpoint stopped, when its diagnosis does not say
         self.stop_signal: int | None = None  # the signal of the catchpoint's stop
+        self.second_chance: str | None = None  # the note, when the stop is a fault's second chance
         self.remote = remote  # a remote target (qemu): MI's pids are the stub's, /proc says nothing of the guest
 
     def until_outcome(self, start: float, timeout: float, run: str = "-exec-run") -> ReplayOutcome:
@@ -198,9 +199,12 @@ class _Run:
                 if record["stop"]:
                     self.stop_notes.append(str(record["stop"]))
                 self.stop_signal = record.get("signal")
+                self.second_chance = str(record["stop"] or "") if record.get("second_chance") else None
 
     def _outcome(self, kind: OutcomeKind, start: float, running: float, **kw: Any) -> ReplayOutcome:
         self._read_notes()
+        if kind == "fatal" and self.second_chance is not None and kw.get("diagnosis") is not None:
+            mark_second_chance(kw["diagnosis"], self.second_chance)
         kw["notes"] = self.stop_notes + list(kw.get("notes") or [])
         return ReplayOutcome(kind, passed=self.passed, seconds=time.monotonic() - start,
                              startup_seconds=running - start, **kw)

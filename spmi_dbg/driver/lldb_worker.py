@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from spmi_dbg.analysis.policy import PassedStop, check_stop
+from spmi_dbg.analysis.policy import PassedStop, check_stop, mark_second_chance
 from spmi_dbg.analysis.view import signal_name
 from spmi_dbg.driver.lldb_session import death_signal, import_lldb, launch, resume
 from spmi_dbg.errors import SpmiDbgError
@@ -196,7 +196,10 @@ class Worker:
         d = check_stop(view, previous=self.passed[-1] if self.passed else None,
                        passes_left=len(self.passed) < int(self.req.get("max_passes", 1_000_000)))
         if d.stop or d.passed is None:
-            diag = diagnose(view).to_json()
+            full = diagnose(view)
+            if d.second_chance:
+                mark_second_chance(full, d.note)
+            diag = full.to_json()
             self.out.log(f"# fatal stop: {diag.get('signature')} [{diag.get('bucket')}]"
                          + (f": {d.note}" if d.note else ""))
             return diag, [d.note] if d.note else []

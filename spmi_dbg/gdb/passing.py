@@ -70,7 +70,7 @@ class ShouldStop(gdb.Function):  # type: ignore[misc]
             return int(Verdict.STOP)
         verdict = d.verdict
         if verdict == Verdict.STOP or (verdict != Verdict.PASS and not int(absorb)):  # a catchpoint only delivers
-            _write(out, {"stop": d.note, "signal": stop_signal})
+            _write(out, {"stop": d.note, "signal": stop_signal, "second_chance": d.second_chance})
             return int(Verdict.STOP)
         assert d.passed is not None
         d.passed.seconds = time.perf_counter() - t0

@@ -7,6 +7,7 @@ from typing import Any
 
 import gdb
 
+from spmi_dbg import elf
 from spmi_dbg.analysis import procfs
 from spmi_dbg.analysis.view import Module, SignalInfo, resolve_path, signal_name
 
@@ -140,6 +141,25 @@ class GdbFrame:
             return None
 
 
+def _program_module() -> Module | None:
+    """The executable itself (not in `info sharedlibrary`): its .text range and load bias from `info files`
+    (the run-time entry point minus the ELF's), which also holds for a core file and a remote target."""
+    path = gdb.current_progspace().filename
+    if not path:
+        return None
+    try:
+        text = gdb.execute("info files", to_string=True)
+    except gdb.error:
+        return None
+    entry = re.search(r"Entry point: (0x[0-9a-f]+)", text)
+    section = re.search(r"^\s*(0x[0-9a-f]+) - (0x[0-9a-f]+) is \.text$", text, re.M)
+    if section is None:
+        return None
+    facts = elf.read(path)
+    base = int(entry.group(1), 16) - facts.entry if entry is not None and facts is not None else None
+    return Module(resolve_path(path), int(section.group(1), 16), int(section.group(2), 16), base)
+
+
 def _hidden_inline_frames(frame: Any) -> list[GdbFrame]:
     """Inline frames gdb hides because their block starts exactly at the stop pc (docs/debugger-notes.md): the
     chain of inlined function blocks around the pc, innermost first, down to the function frame 0 shows."""
@@ -250,12 +270,18 @@ class GdbProcess:
 
     def modules(self) -> list[Module]:
         out: list[Module] = []
+        program = _program_module()
+        if program is not None:
+            out.append(program)
         try:
             text = gdb.execute("info sharedlibrary", to_string=True)
         except gdb.error:
             return out
         for m in re.finditer(r"^(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+\S+\s+(?:\(\*\)\s+)?(/\S+)$", text, re.M):
-            out.append(Module(m.group(3), int(m.group(1), 16), int(m.group(2), 16)))
+            path, start = m.group(3), int(m.group(1), 16)
+            facts = elf.read(path)  # gdb's From is where .text was loaded: the bias is that minus its ELF address
+            base = start - facts.text_address if facts is not None and facts.text_address is not None else None
+            out.append(Module(path, start, int(m.group(2), 16), base))
         return out
 
     def read_memory(self, address: int, size: int) -> bytes | None:

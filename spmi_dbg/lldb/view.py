@@ -253,7 +253,9 @@ class LldbProcess:
                 lo = start if lo is None else min(lo, start)
                 hi = start + sec.GetByteSize() if hi is None else max(hi, start + sec.GetByteSize())
             if lo is not None and hi is not None:
-                out.append(Module(os.path.realpath(str(mod.GetFileSpec())), lo, hi))
+                header = mod.GetObjectFileHeaderAddress().GetLoadAddress(self._target)  # where the ELF header is
+                base = None if header == lldb.LLDB_INVALID_ADDRESS else int(header)
+                out.append(Module(os.path.realpath(str(mod.GetFileSpec())), lo, hi, base))
         return out
 
     def read_memory(self, address: int, size: int) -> bytes | None:

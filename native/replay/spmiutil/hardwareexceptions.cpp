@@ -5,6 +5,12 @@
 #include "errorhandling.h"
 
 static thread_local PalTryFrame* t_currentFrame = nullptr;
+static bool s_regionsEnabled = true;
+
+void PAL_DisableHardwareExceptions()
+{
+    s_regionsEnabled = false;
+}
 
 static DWORD ExceptionCodeFromSignal(int sig, const siginfo_t* info)
 {
@@ -64,7 +70,8 @@ void PAL_EnterTry(PalTryFrame* frame)
 #ifndef SPMI_NO_PROTECTED_REGIONS
     frame->previous      = t_currentFrame;
     frame->exceptionCode = 0;
-    t_currentFrame       = frame;
+    if (s_regionsEnabled)
+        t_currentFrame = frame;
 #else
     (void)frame;
 #endif

@@ -21,6 +21,9 @@ struct PalTryFrame
 };
 
 void PAL_InitializeHardwareExceptions();
+// `-bug 56506`: no region catches a fault (the handler stays installed and declines every one), as superpmi
+// on Linux, where PAL_TRY enables no hardware-exception catching (docs/superpmi-conventions.md 2).
+void PAL_DisableHardwareExceptions();
 void PAL_EnterTry(PalTryFrame* frame);  // after PAL_SETJMP(*frame) returned 0
 void PAL_LeaveTry(PalTryFrame* frame);  // on every normal or C++-exception exit of the region
 
