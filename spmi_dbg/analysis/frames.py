@@ -159,7 +159,9 @@ class NamedFrame:
 
 
 def unnamed(frame: Frame) -> bool:
-    return short_name(frame.function) == "??"
+    """No symbol: gdb says "??" (or nothing); lldb 16 makes one up per run ("___lldb_unnamed_symbol96")."""
+    name = short_name(frame.function)
+    return name == "??" or name.startswith("___lldb_unnamed_symbol")
 
 
 def name_unnamed(frames: Sequence[Frame], modules: Callable[[], list[Module]]) -> list[Frame]:
