@@ -1,0 +1,136 @@
+"""Builds we did not make: the replay core and the sample JITs with full symbols, split like official builds
+(`objcopy --only-keep-debug`, then `--strip-debug --add-gnu-debuglink`, the `.dbg` beside the binary) and fully
+stripped (`strip --strip-all`), each through `spmi-dbg repro` with two JIT faults the replay survives before the
+fatal one: the fatal record is bundled byte-exact. A stripped build's frames are `module+0xoffset`, the first-chance
+faults are passed on by the SigCgt rule and the fatal stop is their second chance; gdb and lldb agree. A hardware
+fault in the JIT that kills the process (`-bug 56506`, as superpmi on Linux) gets a report naming the method the
+JIT was compiling and its phase."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from spmi_dbg.elf import read as read_elf
+from spmi_dbg.mch.collection import Collection
+
+from .support.common import DEBUGGERS, Collections
+from .support.diagnosis import require
+from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.pipeline import report, repro
+
+FAULTS_AT, FATAL_AT = (10, 20), 30
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    assert path is not None, f"{name} is missing (binutils: scripts/setup-debian.sh installs it with g++)"
+    return path
+
+
+def _build(kind: str, where: Path) -> dict[str, Path]:
+    """spmi-replay and both JITs, copied into `where` and stripped or split as `kind` says."""
+    where.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name, src in (("spmi-replay", REPLAY), ("libsamplejit_base.so", BASE), ("libsamplejit_diff.so", DIFF)):
+        dest = where / name
+        shutil.copy2(src, dest)
+        if kind == "stripped":
+            subprocess.run([_tool("strip"), "--strip-all", str(dest)], check=True)
+        elif kind == "split":
+            dbg = where / f"{name}.dbg"
+            subprocess.run([_tool("objcopy"), "--only-keep-debug", str(dest), str(dbg)], check=True)
+            subprocess.run([_tool("objcopy"), "--strip-debug", f"--add-gnu-debuglink={dbg}", str(dest)],
+                           check=True, cwd=where)
+        out[name] = dest
+    return out
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Path]]:
+    root = tmp_path_factory.mktemp("builds")
+    return {kind: _build(kind, root / kind) for kind in ("symbols", "split", "stripped")}
+
+
+def _collection(cols: Collections) -> Path:
+    return cols.get("stripped-seed", 60, arch="arm64", seed=2,
+                    inject=[*(("jit-null", n) for n in FAULTS_AT), ("seed-arm64", FATAL_AT)])
+
+
+def test_the_builds_are_what_they_say(builds: dict[str, dict[str, Path]]) -> None:
+    for kind, files in builds.items():
+        for path in files.values():
+            facts = read_elf(str(path))
+            assert facts is not None and facts.build_id
+            assert facts.has_debug_info == (kind == "symbols"), (kind, path)
+            assert (facts.debuglink is not None) == (kind == "split"), (kind, path)
+
+
+@pytest.mark.parametrize(("kind", "debugger"), [("symbols", "gdb"), ("split", "gdb"), ("split", "lldb"),
+                                                ("stripped", "gdb"), ("stripped", "lldb")])
+def test_the_fatal_record_is_bundled_past_first_chance_faults(builds: dict[str, dict[str, Path]],
+                                                                cols: Collections, tmp_path: Path, kind: str,
+                                                                debugger: str) -> None:
+    require(debugger)
+    b = builds[kind]
+    mch = _collection(cols)
+    r = repro("--workers", "1", "--verify-runs", "1", "--out", "b", "--", str(b["spmi-replay"]), *SEED_OPTIONS,
+              str(b["libsamplejit_base.so"]), str(b["libsamplejit_diff.so"]), str(mch), cwd=tmp_path,
+              debugger=debugger)
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = report(tmp_path / "b")
+    assert data["locate"]["method_context"] == FATAL_AT
+    with Collection.open(mch) as col:
+        assert (tmp_path / "b" / "repro.mch").read_bytes() == col.record(FATAL_AT)
+    passed = data["locate"]["stops_passed"]
+    # each JIT's fault at each of FAULTS_AT; stripped, also the fatal fault's own first chance (the stack cannot
+    # tell it is outside the JIT's protected call: its second chance is the fatal stop)
+    assert {s["signal"] for s in passed} == {"SIGSEGV"}
+    assert len(passed) == 2 * len(FAULTS_AT) + (1 if kind == "stripped" else 0)
+    d = data["diagnosis"]
+    if kind == "stripped":
+        assert d["handling"]["rule"] == "second chance"
+        assert all(p["kind"] == "first-chance" for p in passed)
+        assert all(f.startswith("spmi-replay+0x") for f in d["signature_frames"]), d["signature_frames"]
+        assert all(p["frame"].startswith("libsamplejit_") and "+0x" in p["frame"] for p in passed[:-1])
+        assert passed[-1]["frame"] == d["signature_frames"][0]  # the fatal fault's first chance
+        assert "native bisection" in data["locate"]["method_context_source"]
+    else:  # the symbols, in the binary or in its .dbg beside it
+        assert d["folded"][:2] == ["CompileResult::repCompileMethod", "NearDiffer::compare"], d["folded"]
+        assert d["null_map"]["member"] == "CompileMethod"
+
+
+def test_gdb_and_lldb_bucket_a_stripped_build_alike(builds: dict[str, dict[str, Path]], cols: Collections,
+                                                    tmp_path: Path) -> None:
+    b = builds["stripped"]
+    buckets = set()
+    for debugger in DEBUGGERS:
+        require(debugger)
+        r = repro("--workers", "1", "--verify-runs", "0", "--out", debugger, "--", str(b["spmi-replay"]),
+                  *SEED_OPTIONS, str(b["libsamplejit_base.so"]), str(b["libsamplejit_diff.so"]),
+                  str(_collection(cols)), cwd=tmp_path, debugger=debugger)
+        assert r.returncode in (0, 1), r.stdout + r.stderr
+        buckets.add(report(tmp_path / debugger)["diagnosis"]["bucket"])
+    assert len(buckets) == 1
+
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_a_fatal_fault_in_the_jit_names_the_method_and_the_phase(cols: Collections, tmp_path: Path,
+                                                                debugger: str) -> None:
+    """`-bug 56506`: the replay core converts no hardware fault in the JIT (superpmi on Linux). The first stop is
+    passed on (the JIT's protected call is on the stack), the handler declines, the second chance is fatal."""
+    require(debugger)
+    mch = cols.get("stripped-jit-fault", 40, seed=3, inject=[("jit-null", 25)])
+    r = repro("--workers", "1", "--verify-runs", "1", "--out", "j", "--", REPLAY, "-bug", "56506", BASE, str(mch),
+              cwd=tmp_path, debugger=debugger)
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = report(tmp_path / "j")
+    d = data["diagnosis"]
+    assert d["handling"]["rule"] == "second chance" and d["faulting_module"]["role"] == "base JIT (JIT1)"
+    jit = d["jit"]
+    assert jit["phase_name"] == "Importation" and jit["method_context"] == 25 and jit["method"]
+    assert f"while compiling `{jit['method']}` during Importation" in data["issue"]["description"]
+    assert "during Importation (PHASE_IMPORTATION)" in (tmp_path / "j" / "report.md").read_text()
