@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("errors",),  # one-line errors (and printable text for them)
     ("paths", "tempfiles", "elf", "replay", "shell"),  # base: native binaries, run-named temp files, ELF, command
     # lines, sh quoting
-    ("atomic", "outdir"),  # outputs: checked before work, written to a temp file (directory) and renamed
+    ("atomic", "outdir", "debugfiles"),  # outputs checked, written aside and renamed; separate debug files
     ("mch",),
     ("sample",),
     ("analysis",),

@@ -134,3 +134,69 @@ def test_a_fatal_fault_in_the_jit_names_the_method_and_the_phase(cols: Collectio
     assert jit["phase_name"] == "Importation" and jit["method_context"] == 25 and jit["method"]
     assert f"while compiling `{jit['method']}` during Importation" in data["issue"]["description"]
     assert "during Importation (PHASE_IMPORTATION)" in (tmp_path / "j" / "report.md").read_text()
+
+
+# ------------------------------------------------------------------------------------------ --debug-dir
+@pytest.fixture(scope="module")
+def split_elsewhere(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The split build with its .dbg files moved away from the binaries: into a flat directory, and into a
+    .build-id tree (as symbol servers lay them out); `wrong/` holds the diff JIT's .dbg named as the base's."""
+    root = tmp_path_factory.mktemp("debug-dirs")
+    files = _build("split", root / "bin")
+    flat, tree, wrong = root / "flat", root / "tree", root / "wrong"
+    for d in (flat, tree, wrong):
+        d.mkdir()
+    for path in files.values():
+        dbg = path.with_name(path.name + ".dbg")
+        build_id = read_elf(str(dbg)).build_id  # type: ignore[union-attr]
+        assert build_id
+        (tree / ".build-id" / build_id[:2]).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(dbg, tree / ".build-id" / build_id[:2] / f"{build_id[2:]}.debug")
+        shutil.move(dbg, flat / dbg.name)
+    shutil.copyfile(flat / "libsamplejit_diff.so.dbg", wrong / "libsamplejit_base.so.dbg")
+    return {**files, "flat": flat, "tree": tree, "wrong": wrong}
+
+
+@pytest.mark.parametrize(("layout", "debugger"), [("flat", "gdb"), ("tree", "gdb"), ("flat", "lldb"),
+                                                  ("tree", "lldb")])
+def test_debug_dir_finds_the_symbols(split_elsewhere: dict[str, Path], cols: Collections, tmp_path: Path,
+                                     layout: str, debugger: str) -> None:
+    require(debugger)
+    b = split_elsewhere
+    r = repro("--workers", "1", "--verify-runs", "0", "--debug-dir", str(b[layout]), "--out", "b", "--",
+              str(b["spmi-replay"]), *SEED_OPTIONS, str(b["libsamplejit_base.so"]), str(b["libsamplejit_diff.so"]),
+              str(_collection(cols)), cwd=tmp_path, debugger=debugger)
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    data = report(tmp_path / "b")
+    assert data["diagnosis"]["null_map"]["member"] == "CompileMethod"  # from the DWARF in the .dbg files
+    conf = data["issue"]["configuration"]
+    for binary in (conf["superpmi"], *conf["jits"]):
+        sym = binary["symbols"]
+        assert sym["found"] and sym["how"] == ("gnu_debuglink" if layout == "flat" else "build-id"), sym
+        assert sym["where"].startswith(str(b[layout]))
+    assert "symbols from `" in (tmp_path / "b" / "report.md").read_text()
+
+
+def test_a_debug_file_of_another_build_is_not_used(split_elsewhere: dict[str, Path], cols: Collections,
+                                                   tmp_path: Path) -> None:
+    b = split_elsewhere
+    r = repro("--workers", "1", "--verify-runs", "0", "--debug-dir", str(b["wrong"]), "--out", "b", "--",
+              str(b["spmi-replay"]), *SEED_OPTIONS, str(b["libsamplejit_base.so"]), str(b["libsamplejit_diff.so"]),
+              str(_collection(cols)), cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    base = report(tmp_path / "b")["issue"]["configuration"]["jits"][0]["symbols"]
+    assert not base["found"] and "not used, the build-id differs" in base["note"]
+    assert str(b["wrong"] / "libsamplejit_base.so.dbg") in base["note"]
+
+
+@pytest.mark.parametrize("args", [["repro", "--debug-dir", "/no/such/dir", "--", REPLAY, BASE, "x.mch"],
+                                  ["triage", "--debug-dir", "/no/such/dir", "--", REPLAY, BASE, "x.mch"],
+                                  ["gdb", "--debug-dir", "/no/such/dir", "--", REPLAY],
+                                  ["lldb", "--debug-dir", "/no/such/dir", "--", REPLAY]])
+def test_a_missing_debug_dir_is_one_line(tmp_path: Path, args: list[str]) -> None:
+    from .support.common import run_cli
+
+    r = run_cli(*args, cwd=tmp_path)
+    assert r.returncode == (3 if args[0] in ("repro", "triage") else 2), r.stderr
+    assert r.stderr.strip().endswith("--debug-dir /no/such/dir: does not exist") and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

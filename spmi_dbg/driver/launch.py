@@ -7,6 +7,8 @@ import os
 import shutil
 from typing import Any
 
+from spmi_dbg import shell
+from spmi_dbg.debugfiles import check_debug_dirs, debugger_dirs
 from spmi_dbg.driver.loader import gdbinit_line, lldbinit_lines
 from spmi_dbg.errors import UsageError
 
@@ -22,6 +24,9 @@ def add_parsers(sub: Any) -> None:
     for name in ("gdb", "lldb"):
         p = sub.add_parser(name, help=f"start {name} on a superpmi command with the spmi commands loaded",
                            usage=f"spmi-dbg {name} -- PROGRAM [ARGS...]")
+        p.add_argument("--debug-dir", metavar="DIR", action="append", default=[],
+                       help="where separate debug files are (.dbg by gnu_debuglink, a .build-id/ tree, or a flat "
+                            "directory of .dbg files); repeatable")
         p.add_argument("command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line")
         p.set_defaults(func=run_gdb if name == "gdb" else run_lldb)
 
@@ -58,7 +63,9 @@ def find_lldb() -> str:
 def run_gdb(args: argparse.Namespace) -> int:
     cmd = _command(args)
     gdb = find_gdb()
-    os.execv(gdb, [gdb, "-q", "-iex", "set auto-load off", "-ex", gdbinit_line(), "--args", *cmd])
+    dirs = debugger_dirs(check_debug_dirs(args.debug_dir))
+    first = ["-iex", "set debug-file-directory " + ":".join(dirs)] if dirs else []
+    os.execv(gdb, [gdb, "-q", "-iex", "set auto-load off", *first, "-ex", gdbinit_line(), "--args", *cmd])
 
 
 def run_lldb(args: argparse.Namespace) -> int:
@@ -67,6 +74,9 @@ def run_lldb(args: argparse.Namespace) -> int:
     if os.path.exists(LLDB_SERVER):
         os.environ.setdefault("LLDB_DEBUGSERVER_PATH", LLDB_SERVER)
     argv = [lldb]
+    dirs = debugger_dirs(check_debug_dirs(args.debug_dir))
+    if dirs:
+        argv += ["-O", "settings set target.debug-file-search-paths " + " ".join(shell.quote(d) for d in dirs)]
     for line in lldbinit_lines():
         argv += ["-O", line]
     os.execv(lldb, [*argv, "--", *cmd])

@@ -43,11 +43,13 @@ def check_available() -> None:
 def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
                cwd: str | None = None, cancel: threading.Event | None = None,
                on_stop: Callable[[PassedStop], None] | None = None, max_passes: int = 1_000_000,
-               request_timeout: float = REQUEST_TIMEOUT, qemu: QemuTarget | None = None) -> ReplayOutcome:
+               request_timeout: float = REQUEST_TIMEOUT, qemu: QemuTarget | None = None,
+               debug_dirs: tuple[str, ...] = ()) -> ReplayOutcome:
     """With `qemu`, argv is a guest program: it runs under qemu's gdbstub, and lldb attaches with gdb-remote."""
     request: dict[str, Any] = {"mode": "replay", "argv": argv, "timeout": timeout, "stdout": str(stdout),
                                "stderr": str(stderr), "cwd": cwd, "max_passes": max_passes,
-                               "request_timeout": request_timeout, "transcript": str(transcript)}
+                               "request_timeout": request_timeout, "transcript": str(transcript),
+                               "debug_dirs": list(debug_dirs)}
     worker = _Worker(request, transcript, cwd)
     guest = None
     if qemu is not None:
@@ -62,11 +64,11 @@ def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, t
 
 
 def diagnose_core(core: Path, program: str | None, *, transcript: Path, cwd: str | None = None,
-                  request_timeout: float = REQUEST_TIMEOUT, argv: list[str] | None = None) \
-        -> tuple[ReplayOutcome, str | None]:
+                  request_timeout: float = REQUEST_TIMEOUT, argv: list[str] | None = None,
+                  debug_dirs: tuple[str, ...] = ()) -> tuple[ReplayOutcome, str | None]:
     """Post-mortem in lldb: the full diagnosis of the core file (lldb does not tell the command line)."""
     request = {"mode": "core", "core": str(core), "program": program, "request_timeout": request_timeout,
-               "transcript": str(transcript)}
+               "transcript": str(transcript), "debug_dirs": list(debug_dirs)}
     return _Worker(request, transcript, cwd).run(DIAGNOSE_TIMEOUT + request_timeout, None, None), None
 
 

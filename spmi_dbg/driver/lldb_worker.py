@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
+from spmi_dbg import shell
 from spmi_dbg.analysis.policy import PassedStop, check_stop, mark_second_chance
 from spmi_dbg.analysis.view import signal_name
 from spmi_dbg.driver.lldb_session import death_signal, import_lldb, launch, resume
@@ -66,6 +67,10 @@ class Worker:
         ensure_server()
         self.debugger = self.lldb.SBDebugger.Create(False)
         self.debugger.SetAsync(True)
+        dirs = self.req.get("debug_dirs") or []
+        if dirs:  # separate debug files, by gnu_debuglink and by build-id (before the target loads its modules)
+            self.debugger.HandleCommand("settings set target.debug-file-search-paths "
+                                        + " ".join(shell.quote(d) for d in dirs))
 
     def _target(self, program: str) -> None:
         from spmi_dbg.lldb.view import warm_up

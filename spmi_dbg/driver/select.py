@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from spmi_dbg.debugfiles import debugger_dirs
 from spmi_dbg.driver import gdbmi, lldb_driver
 from spmi_dbg.driver.base import Driver, StopCallback
 from spmi_dbg.driver.lldb_session import LldbUnavailable
@@ -27,6 +28,7 @@ class GdbDriver:
     cwd: str | None = None
     qemu: QemuTarget | None = None
     max_passes: int = 1_000_000  # stops passed on before one is taken as the stop (0: the very first)
+    debug_dirs: tuple[str, ...] = ()  # where separate debug files are (debugfiles.debugger_dirs)
 
     @property
     def name(self) -> str:
@@ -36,11 +38,11 @@ class GdbDriver:
                    cancel: threading.Event | None = None, on_stop: StopCallback | None = None) -> ReplayOutcome:
         return gdbmi.run_replay(argv, timeout=timeout, stdout=stdout, stderr=stderr, transcript=transcript,
                                 gdb=self.gdb, cwd=self.cwd, cancel=cancel, on_stop=on_stop, qemu=self.qemu,
-                                max_passes=self.max_passes)
+                                max_passes=self.max_passes, debug_dirs=self.debug_dirs)
 
     def read_core(self, core: Path, program: str, *, transcript: Path, argv: list[str]) -> ReplayOutcome:
         return gdbmi.diagnose_core(core, program, transcript=transcript, gdb=self.gdb, cwd=self.cwd,
-                                   qemu=self.qemu, argv=argv)[0]
+                                   qemu=self.qemu, argv=argv, debug_dirs=self.debug_dirs)[0]
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class LldbDriver:
     cwd: str | None = None
     qemu: QemuTarget | None = None
     max_passes: int = 1_000_000
+    debug_dirs: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -57,10 +60,11 @@ class LldbDriver:
                    cancel: threading.Event | None = None, on_stop: StopCallback | None = None) -> ReplayOutcome:
         return lldb_driver.run_replay(argv, timeout=timeout, stdout=stdout, stderr=stderr, transcript=transcript,
                                       cwd=self.cwd, cancel=cancel, on_stop=on_stop, qemu=self.qemu,
-                                      max_passes=self.max_passes)
+                                      max_passes=self.max_passes, debug_dirs=self.debug_dirs)
 
     def read_core(self, core: Path, program: str, *, transcript: Path, argv: list[str]) -> ReplayOutcome:
-        return lldb_driver.diagnose_core(core, program, transcript=transcript, cwd=self.cwd, argv=argv)[0]
+        return lldb_driver.diagnose_core(core, program, transcript=transcript, cwd=self.cwd, argv=argv,
+                                         debug_dirs=self.debug_dirs)[0]
 
 
 def qemu_target(arch: str, sysroot: str | None) -> QemuTarget:
@@ -74,17 +78,20 @@ def qemu_target(arch: str, sysroot: str | None) -> QemuTarget:
     return target
 
 
-def pick(debugger: str, *, gdb: str | None = None, qemu: QemuTarget | None = None, cwd: str | None = None) -> Driver:
-    """The driver for `--debugger NAME` (`--gdb PATH` names gdb's executable; `qemu` a guest to attach to)."""
+def pick(debugger: str, *, gdb: str | None = None, qemu: QemuTarget | None = None, cwd: str | None = None,
+         debug_dirs: tuple[str, ...] = ()) -> Driver:
+    """The driver for `--debugger NAME` (`--gdb PATH` names gdb's executable; `qemu` a guest to attach to;
+    `debug_dirs` the checked `--debug-dir`s)."""
+    dirs = debugger_dirs(debug_dirs)
     if debugger == "lldb":
         try:
             lldb_driver.check_available()
         except LldbUnavailable as e:
             raise UsageError(f"--debugger lldb: {e}") from None
-        return LldbDriver(cwd, qemu)
+        return LldbDriver(cwd, qemu, debug_dirs=dirs)
     if debugger != "gdb":
         raise UsageError(f"--debugger {debugger}: expected one of {', '.join(DEBUGGERS)}")
-    return GdbDriver(find_gdb(gdb, qemu), cwd, qemu)
+    return GdbDriver(find_gdb(gdb, qemu), cwd, qemu, debug_dirs=dirs)
 
 
 def find_gdb(name: str | None, qemu: QemuTarget | None = None) -> str:

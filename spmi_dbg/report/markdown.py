@@ -121,7 +121,14 @@ def _identity(b: dict[str, Any]) -> str:
     if b.get("error"):
         return f"{b['role']}: `{b['path']}` ({b['error']})"
     build = f", build-id {b['build_id']}" if b.get("build_id") else ""
-    return f"{b['role']}: `{b['path']}` ({b['size']:,} bytes, modified {b['mtime']}{build})"
+    symbols = b.get("symbols")
+    if symbols:
+        where = symbols.get("where")
+        sym = ("; symbols " + (where if where == "in the binary" else f"from `{where}` ({symbols.get('how')})")
+               if symbols.get("found") else f"; no symbols: {symbols.get('note')}")
+    else:
+        sym = ""
+    return f"{b['role']}: `{b['path']}` ({b['size']:,} bytes, modified {b['mtime']}{build}{sym})"
 
 
 def _configuration(c: dict[str, Any]) -> list[str]:

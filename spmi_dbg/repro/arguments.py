@@ -40,6 +40,9 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
                         "of the repro gets at most 60)")
     p.add_argument("--verify-runs", type=non_negative_int, default=3, metavar="K",
                    help="native replays of the repro to verify it (default 3; plus one under the debugger)")
+    p.add_argument("--debug-dir", metavar="DIR", action="append", default=[],
+                   help="where separate debug files are (the <file>.dbg a stripped build names in its gnu_debuglink, "
+                        "a .build-id/ tree, or a flat directory of .dbg files); repeatable")
     p.add_argument("--redact", action="store_true",
                    help="replace the home directory, user name and host name in the written files")
 

@@ -12,10 +12,12 @@ import re
 import subprocess
 from typing import Any
 
+from spmi_dbg.debugfiles import find_symbols
 from spmi_dbg.elf import elf_build_id
 
 
-def binary(path: str | None, role: str) -> dict[str, Any]:
+def binary(path: str | None, role: str, debug_dirs: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """Path, size, mtime, build-id and machine; with `debug_dirs` (a program), also where its symbols are."""
     if not path:
         return {"role": role, "path": None}
     out: dict[str, Any] = {"role": role, "path": path}
@@ -24,9 +26,12 @@ def binary(path: str | None, role: str) -> dict[str, Any]:
     except OSError as e:
         return out | {"error": e.strerror}
     build_id, machine = elf_build_id(path)
-    return out | {"size": st.st_size,
-                  "mtime": datetime.datetime.fromtimestamp(st.st_mtime, datetime.UTC).isoformat(timespec="seconds"),
-                  "build_id": build_id, "machine": machine}
+    out |= {"size": st.st_size,
+            "mtime": datetime.datetime.fromtimestamp(st.st_mtime, datetime.UTC).isoformat(timespec="seconds"),
+            "build_id": build_id, "machine": machine}
+    if debug_dirs is not None:
+        out["symbols"] = find_symbols(path, debug_dirs)
+    return out
 
 
 @functools.cache

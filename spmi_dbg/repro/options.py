@@ -10,6 +10,7 @@ import os
 import platform
 from pathlib import Path
 
+from spmi_dbg.debugfiles import check_debug_dirs
 from spmi_dbg.driver import select
 from spmi_dbg.driver.qemu import QemuTarget
 from spmi_dbg.elf import elf_build_id
@@ -72,6 +73,7 @@ def options(args: argparse.Namespace, *, bundle_out: bool = True) -> ReproOption
                          "command after --: spmi-dbg repro --debugger lldb --core CORE -- superpmi ...")
     if core is not None and not core.is_file():
         raise InputError(str(core), "core file not found")
+    debug_dirs = check_debug_dirs(args.debug_dir)
     out = getattr(args, "out", None)
     if out is not None and bundle_out:  # before any replay: a bad --out is said at once, not after the whole run
         check_out_dir(out, ours=BUNDLE_FILES)
@@ -82,10 +84,10 @@ def options(args: argparse.Namespace, *, bundle_out: bool = True) -> ReproOption
     _check_machine(cmd.program, qemu)
     if qemu is not None:
         cmd = dataclasses.replace(cmd, emulator=tuple(qemu.prefix()))
-    debugger = select.pick(args.debugger, gdb=args.gdb, qemu=qemu, cwd=os.getcwd())
+    debugger = select.pick(args.debugger, gdb=args.gdb, qemu=qemu, cwd=os.getcwd(), debug_dirs=debug_dirs)
     return ReproOptions(command=cmd, debugger=debugger, out=out, workers=args.workers,
                         timeout=args.timeout, verify_runs=args.verify_runs, core=core.resolve() if core else None,
-                        redact=args.redact)
+                        redact=args.redact, debug_dirs=debug_dirs)
 
 
 def _check_machine(program: str, qemu: QemuTarget | None) -> None:

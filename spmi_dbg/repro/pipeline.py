@@ -43,6 +43,7 @@ class ReproOptions:
     verify_runs: int = 3
     core: Path | None = None  # --core: locate is the post-mortem diagnosis of this core file (read by `debugger`)
     redact: bool = False  # --redact: home directory, user name and host name replaced in the bundle's files
+    debug_dirs: tuple[str, ...] = ()  # --debug-dir: where separate debug files are
 
     @property
     def debugger_name(self) -> str:

@@ -226,8 +226,9 @@ def _configuration(data: dict[str, Any], result: ReproResult, cmd: dict[str, Any
     name = result.options.debugger_name
     return identity.machine() | {
         "target": target or recorded or "the host's (no -target)",
-        "superpmi": identity.binary(cmd["program"], "superpmi"),
-        "jits": [identity.binary(j, roles[i] if i < len(roles) else "JIT") for i, j in enumerate(jits)],
+        "superpmi": identity.binary(cmd["program"], "superpmi", result.options.debug_dirs),
+        "jits": [identity.binary(j, roles[i] if i < len(roles) else "JIT", result.options.debug_dirs)
+                 for i, j in enumerate(jits)],
         "collection": identity.binary(cmd["input"], "collection"),
         "debugger": {"name": name, "version": identity.debugger_version(name)},
         "emulator": None if not cmd["emulator"] else {"command": " ".join(cmd["emulator"]),

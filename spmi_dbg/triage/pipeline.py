@@ -52,7 +52,7 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None) -> T
         for b in result.buckets:
             bundle_opts = ReproOptions(command=r.command, debugger=r.debugger,
                                        out=opts.out / f"bucket-{b.key}", workers=r.workers, timeout=r.timeout,
-                                       verify_runs=r.verify_runs)
+                                       verify_runs=r.verify_runs, redact=r.redact, debug_dirs=r.debug_dirs)
             result.bundles[b.key] = run_repro(bundle_opts, located=b.smallest.crash.located)
         if result.buckets:
             ok = all(x.exit_code == exits.VERIFIED for x in result.bundles.values())
