@@ -80,7 +80,7 @@ def diagnose_by_sections(process: Any, full: bool) -> dict[str, float]:
     sig = process.signal()
     t("signal info")
     thread = process.selected_thread()
-    overflow = full and sig is not None and D._stack_overflow(process, sig)
+    overflow = full and sig is not None and D.stack_overflow(process, sig)
     limit = D.OVERFLOW_FRAMES if overflow else (None if full else D.QUICK_FRAMES)
     frames = thread.frames(limit) if thread is not None else []
     t("unwind (frame list)")

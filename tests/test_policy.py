@@ -159,10 +159,12 @@ JIT = "/opt/jits/libclrjit.so"
 COMMAND = ["/opt/spmi/superpmi", "-boa", JIT, "/x/c.mch"]
 
 
-def jit_fault(sigcgt: int | None = SEGV_CAUGHT) -> RProcess:
-    """A null dereference in the JIT, inside JitInstance::CompileMethod (method context 42)."""
+def jit_fault(sigcgt: int | None = SEGV_CAUGHT, this: bool = True) -> RProcess:
+    """A null dereference in the JIT, inside JitInstance::CompileMethod (method context 42); frame 0 runs on the
+    JIT's Compiler (its compMethodSuperPMIIndex is 42 too) unless `this` is False."""
+    compiler = {"this": RValue("Compiler *", 0x5000, {"compMethodSuperPMIIndex": RValue("int", 42)})} if this else {}
     stack = [
-        RFrame("Compiler::gtFoldDivByConst(GenTreeOp*)", pc=0x7F0000401000, module=JIT),
+        RFrame("Compiler::gtFoldDivByConst(GenTreeOp*)", pc=0x7F0000401000, module=JIT, variables=compiler),
         RFrame("CILJit::compileMethod(ICorJitInfo*, CORINFO_METHOD_INFO*, unsigned int, unsigned char**, "
                "unsigned int*)", pc=0x7F0000402000, module=JIT),
         RFrame("JitInstance::CompileMethod(MethodContext*, int, bool)", variables={"mcIndex": RValue("int", 42)}),
@@ -212,6 +214,18 @@ def test_check_stop_is_decide_on_the_quick_diagnosis(stop: RProcess, verdict: Ve
         d = check_stop(stop, previous=None, passes_left=passes_left)
         assert d == by_decide(stop, None, passes_left)
         assert d.verdict == (verdict if passes_left else Verdict.STOP)
+
+
+def test_a_fault_in_a_jit_is_passed_without_unwinding() -> None:
+    """The fast path: frame 0 alone (in the JIT, the process handles SIGSEGV); the method context comes from frame
+    0's Compiler when it runs on one, and is left out when it does not (never read deeper)."""
+    p = jit_fault(this=False)
+    d = check_stop(p, previous=None, passes_left=True)
+    assert d.verdict == Verdict.PASS and d.passed is not None
+    assert (d.passed.frame, d.passed.method_context, d.passed.pc) == ("Compiler::gtFoldDivByConst", None,
+                                                                       0x7F0000401000)
+    second = check_stop(p, previous=d.passed, passes_left=True)  # the same pc and address: the full way, fatal
+    assert second.stop and second.second_chance
 
 
 def test_check_stop_notes_where_it_passed_and_takes_the_second_chance() -> None:

@@ -58,7 +58,7 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
                                       "computed from the faulting instruction and the registers")
             notes.append("no fault address in the signal information: computed from the faulting instruction's "
                          f"memory operand ({insn.text}) and the registers")
-    overflow = full and sig is not None and _stack_overflow(process, sig)
+    overflow = full and sig is not None and stack_overflow(process, sig)
     # A stack overflow's ~20,000 frames would take seconds to read: its innermost frames show the recursion, and
     # the JIT's Compiler::compMethodSuperPMIIndex there gives the method context (else: native bisection).
     limit = OVERFLOW_FRAMES if overflow else (None if full else QUICK_FRAMES)
@@ -186,7 +186,7 @@ def _role(path: str, jits: list[str], program: str | None) -> ModuleRole:
     return ModuleRole.OTHER
 
 
-def _stack_overflow(process: Process, sig: SignalInfo) -> bool:
+def stack_overflow(process: Process, sig: SignalInfo) -> bool:
     """A fault just below the stack pointer: the guard page was hit (a null dereference is never there)."""
     if sig.signo != _signal.SIGSEGV or sig.address is None or sig.address < NEAR_NULL_LIMIT:
         return False
@@ -213,7 +213,7 @@ def _handling(process: Process, sig: SignalInfo | None, frames: Sequence[Frame],
         return Handling(HandlingKind.FATAL, "abort() is not converted into an exception by superpmi", "abort")
     if signo not in HARDWARE_SIGNALS:
         return Handling(HandlingKind.UNKNOWN, f"signal {signo} is not a fault superpmi handles", "not a fault")
-    if _stack_overflow(process, sig):
+    if stack_overflow(process, sig):
         return Handling(HandlingKind.FATAL, "stack overflow (the fault is at the stack pointer's guard page): the "
                                             "signal handler cannot run on the exhausted stack", "stack overflow")
     caught = process.caught_signals()

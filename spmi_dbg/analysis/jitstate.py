@@ -28,11 +28,13 @@ SEARCH_FRAMES = 64  # the JIT's frames are the innermost ones; JitInstance::Comp
 def _is_compiler(v: Value | None) -> bool:
     if v is None or v.optimized_out:
         return False
-    name = v.type_name.replace(" ", "").replace("const", "")
+    name = v.type_name
+    for word in ("class ", "struct ", "const", " "):  # gdb/MI says "class Compiler * const"
+        name = name.replace(word, "")
     return name in ("Compiler*", "Compiler&") or name.endswith("::Compiler*")
 
 
-def _compiler_in(frame: Frame, index: int) -> tuple[Value, str] | None:
+def compiler_in(frame: Frame, index: int) -> tuple[Value, str] | None:
     name = F.short_name(frame.function)
     this = frame.variable("this")
     if F.class_of(frame.function) == "Compiler" and _is_compiler(this):
@@ -56,7 +58,7 @@ def find_compiler(frames: Sequence[Frame]) -> tuple[int, Value, str] | None:
     """The innermost frame's Compiler: (frame index, the Compiler* value, how it was found)."""
     hit = F.find(frames, "JitInstance::CompileMethod")
     for i, frame in enumerate(frames[:hit[0] if hit is not None else SEARCH_FRAMES]):
-        found = _compiler_in(frame, i)
+        found = compiler_in(frame, i)
         if found is not None and found[0].as_int():
             return i, found[0], found[1]
     return None

@@ -13,18 +13,25 @@ signal on or stop there (docs/debugger-notes.md "Signals", "First and second cha
 
 from __future__ import annotations
 
+import os
 import signal as _signal
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from spmi_dbg.analysis.diagnosis import diagnose
+from spmi_dbg.analysis import frames as F
+from spmi_dbg.analysis.diagnosis import diagnose, stack_overflow
 from spmi_dbg.analysis.facts import Diagnosis, Handling, HandlingKind
+from spmi_dbg.analysis.jitstate import compiler_in
+from spmi_dbg.analysis.values import member_int
 from spmi_dbg.analysis.view import Process
+from spmi_dbg.replay import parse_command
 
 # Stops the replay survives when their signal is passed on.
 PASS_KINDS = (HandlingKind.FIRST_CHANCE, HandlingKind.DEBUG_BREAK)
 PASSABLE = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGTRAP")
+FAULT_SIGNALS = (_signal.SIGSEGV, _signal.SIGBUS, _signal.SIGILL, _signal.SIGFPE)
+FAST_FRAMES = 4  # the fast path reads frame 0 and what is inlined at its pc
 
 
 @dataclass
@@ -91,8 +98,8 @@ def decide(quick: Diagnosis, *, pc: int | None, arch: str, caught_mask: int | No
     name = sig.name if sig else ""
     mc = quick.method_context.number if quick.method_context else None
     address = sig.address if sig else None
-    if previous is not None and name != "SIGTRAP" and \
-            (previous.signal, previous.pc, previous.method_context, previous.address) == (name, pc, mc, address):
+    if previous is not None and name != "SIGTRAP" and (previous.signal, previous.pc, previous.address) == \
+            (name, pc, address) and (previous.method_context is None or mc is None or previous.method_context == mc):
         return Decision(True, second_chance=True,
                         note=f"{name} again at the same pc in the same method context: the replay's handler "
                                    "declined the fault, this second stop is the fatal one")
@@ -110,6 +117,9 @@ def check_stop(process: Process, *, previous: PassedStop | None, passes_left: bo
     """The quick diagnosis of the current stop, then the decision: what every loop that runs a replay under a
     debugger calls at each stop (gdb's `$_spmi_should_stop`, which the MI driver also asks; the lldb worker; the
     test and bench harnesses). The caller resumes as told, or diagnoses the stop in full."""
+    fast = _fault_in_a_jit(process, previous, passes_left)
+    if fast is not None:
+        return fast
     quick = diagnose(process, full=False)
     return decide(quick, pc=quick.pc, arch=process.arch, caught_mask=process.caught_signals(),
                   previous=previous, passes_left=passes_left)
@@ -123,3 +133,47 @@ def mark_second_chance(d: Diagnosis, note: str | None) -> None:
     so it is fatal, whatever the stack suggested at its first chance."""
     d.handling = Handling(HandlingKind.FATAL, note or "the same fault again after the replay's handler declined it",
                           SECOND_CHANCE)
+
+
+def _in_a_jit(module: str | None, argv: list[str] | None) -> bool:
+    if not module:
+        return False
+    if "jit" in os.path.basename(module).lower():
+        return True
+    jits = parse_command(argv).jits if argv else []
+    return any(os.path.basename(j) == os.path.basename(module) for j in jits)
+
+
+def _fault_in_a_jit(process: Process, previous: PassedStop | None, passes_left: bool) -> Decision | None:
+    """The fast path: a hardware fault whose pc lies in a JIT, in a process with a handler for it (SigCgt), is
+    passed on without unwinding: the JIT's protected call may survive it, and if it does not, the handler
+    declines and the same fault comes back (its second chance goes the full way). The note names frame 0 and,
+    when frame 0 runs on the JIT's Compiler, its compMethodSuperPMIIndex."""
+    sig = process.signal()
+    if sig is None or sig.signo not in FAULT_SIGNALS or not passes_left or not _catches(process.caught_signals(),
+                                                                                      sig.signo):
+        return None
+    if stack_overflow(process, sig):  # the handler cannot run on the exhausted stack: the full way, fatal
+        return None
+    thread = process.selected_thread()
+    top = thread.frames(1) if thread is not None else []
+    if top and top[0].inlined:  # frame 0 is a function inlined at the pc: its physical frame holds the Compiler
+        top = thread.frames(FAST_FRAMES) if thread is not None else []
+    if not top or not _in_a_jit(top[0].module, process.argv()):
+        return None
+    frame = top[0]
+    mc = None
+    for i, f in enumerate(top):  # frame 0 and the functions inlined at its pc: one physical frame, no unwinding
+        found = compiler_in(f, i)
+        mc = member_int(found[0], "compMethodSuperPMIIndex") if found is not None else None
+        if mc is not None or not f.inlined:
+            break
+    mc = mc if mc is not None and mc > 0 else None
+    if previous is not None and (previous.signal, previous.pc, previous.address) == (sig.name, frame.pc, sig.address) \
+            and (mc is None or previous.method_context in (None, mc)):
+        return None  # perhaps the same fault again: the full quick check decides (a second chance)
+    if F.unnamed(frame):
+        frame = F.name_unnamed([frame], process.modules)[0]
+    note = PassedStop(sig.name, HandlingKind.FIRST_CHANCE, F.short_name(frame.function), mc, frame.pc, True, 0.0,
+                      sig.address)
+    return Decision(False, passed=note)

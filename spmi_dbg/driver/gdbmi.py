@@ -115,7 +115,7 @@ def _setup(channel: MiChannel, argv: list[str], notes: Path, max_passes: int, de
     # The *stopped records need no argument values (the analysis reads frames itself): cheaper stops.
     for command in ("-gdb-set mi-async on", "-gdb-set pagination off", "-gdb-set startup-with-shell on",
                     "-gdb-set print frame-info short-location", "-gdb-set print frame-arguments none",
-                    "-gdb-set print entry-values no", "-gdb-set confirm off"):
+                    "-gdb-set confirm off"):
         _check(channel, command)
     _check(channel, "-interpreter-exec console " + mi_quote("handle all nostop noprint pass"))
     _check(channel, "-interpreter-exec console " + mi_quote(f"handle {' '.join(STOP_SIGNALS)} stop print pass"))
