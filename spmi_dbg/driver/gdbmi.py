@@ -24,6 +24,7 @@ import os
 import re
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -103,6 +104,19 @@ def _check(channel: MiChannel, command: str) -> str:
     return reply.console
 
 
+def index_cache_dir() -> str:
+    """Where gdb keeps the symbol indexes it builds (one per build-id, checked by gdb): a directory of this user's
+    under the temp directory, so every later gdb of this tool (each partition, each triage segment, the next run)
+    reads the replay's and the JITs' symbols from the index instead of the DWARF."""
+    return os.path.join(tempfile.gettempdir(), f"spmi-dbg-gdb-index-{os.getuid()}")
+
+
+def _index_cache(channel: MiChannel) -> None:
+    """A gdb without the index cache (older than 13) simply does without it."""
+    channel.request("-interpreter-exec console " + mi_quote(f"set index-cache directory {index_cache_dir()}"))
+    channel.request("-interpreter-exec console " + mi_quote("set index-cache enabled on"))
+
+
 def _debug_dirs(channel: MiChannel, debug_dirs: tuple[str, ...]) -> None:
     """Where gdb looks for separate debug files (by gnu_debuglink, and by build-id under .build-id/)."""
     if debug_dirs:
@@ -125,6 +139,7 @@ def _setup(channel: MiChannel, argv: list[str], notes: Path, max_passes: int, de
         _check(channel, "-interpreter-exec console " + mi_quote(
             f"condition $bpnum $_spmi_should_stop({json.dumps(str(notes))}, {max_passes}, "
             f"{int(getattr(signal, name))})"))
+    _index_cache(channel)
     _debug_dirs(channel, debug_dirs)
     _check(channel, "-file-exec-and-symbols " + mi_quote(argv[0]))
 
@@ -361,6 +376,7 @@ def diagnose_core(core: Path, program: str | None, *, transcript: Path, gdb: str
             _check(channel, "-interpreter-exec console " + mi_quote(gdbinit_line()))
             if qemu is not None:
                 _remote_paths(channel, qemu, argv or [program or ""])
+            _index_cache(channel)
             _debug_dirs(channel, debug_dirs)
             if program is not None:
                 _check(channel, "-file-exec-and-symbols " + mi_quote(program))
