@@ -23,10 +23,10 @@ from spmi_dbg.sample.build import build
 
 from .harness.stops import StopsResult, run_gdb, run_lldb
 from .recorded_view import RFrame, RProcess, RValue
-from .support.common import DEBUGGERS, Collections, native
+from .support.common import DEBUGGERS, Collections, aarch64_native, native
 from .support.diagnosis import gdb_path, require
 from .support.natives import BASE, REPLAY
-from .support.pipeline import report, repro
+from .support.pipeline import make_core, report, repro
 
 ALT = native("jit/libsamplejit_alt.so")
 JIT_NULL_N, ASSERT_N, HANG_N = 20, 40, 30
@@ -211,3 +211,33 @@ def test_the_report_names_the_method_and_the_phase(cols: Collections, tmp_path: 
     md = (tmp_path / "h" / "report.md").read_text()
     assert f"the JIT was compiling `{method}`" in md and "during Find loops (PHASE_FIND_LOOPS)" in md
     assert "JIT: compiling" in r.stdout
+
+
+# ------------------------------------------------------------------------------------------ core file, qemu
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_the_jit_state_from_a_core_file(cols: Collections, tmp_path: Path, debugger: str) -> None:
+    """Post-mortem: superpmi killed by a hardware fault in the JIT (`-bug 56506`, as on Linux); the core file's
+    diagnosis names the method and the phase."""
+    require(debugger)
+    mch = cols.get("jit-state-core", 40, seed=3, inject=[("jit-null", 25)])
+    argv = [REPLAY, "-bug", "56506", BASE, str(mch)]
+    core = make_core(argv, tmp_path)
+    r = repro("--core", str(core), "--verify-runs", "1", "--out", "c", "--", *argv, cwd=tmp_path, debugger=debugger)
+    assert r.returncode == 0, r.stdout + r.stderr
+    jit = report(tmp_path / "c")["diagnosis"]["jit"]
+    assert jit is not None and (jit["phase"], jit["method_context"]) == ("PHASE_IMPORTATION", 25) and jit["method"]
+
+
+def test_the_jit_state_under_qemu(cols: Collections, tmp_path: Path) -> None:
+    """An Arm64 superpmi under qemu-user, the fault in the Arm64 JIT: the same JIT state, read through qemu's
+    gdbstub by gdb-multiarch."""
+    mch = cols.get("jit-state-qemu", 40, seed=3, inject=[("jit-null", 25)])
+    r = repro("--qemu", "aarch64", "--workers", "1", "--verify-runs", "1", "--out", "q", "--",
+              aarch64_native("bin/spmi-replay"), "-bug", "56506", aarch64_native("jit/libsamplejit_base.so"),
+              str(mch), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = report(tmp_path / "q")
+    jit = data["diagnosis"]["jit"]
+    assert data["diagnosis"]["arch"] == "aarch64" and data["diagnosis"]["handling"]["rule"] == "second chance"
+    assert (jit["phase_name"], jit["method_context"]) == ("Importation", 25) and jit["method"]
+    assert "during Importation" in (tmp_path / "q" / "report.md").read_text()
