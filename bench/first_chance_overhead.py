@@ -16,7 +16,8 @@ For each size, in one run (best wall time of --repeat runs each, default 3, inte
   - the faulty and the clean collection under run_replay (one gdb, one process, like native);
   - `spmi-dbg repro --workers 1` end to end on the faulty collection (exit 2: no crash) for reference.
 Prints the ratio faulty-under-driver / faulty-native (goal <= 1.3x at method size x10), the fixed cost
-(debugger start), and the per-stop cost (goal: the driver's own time per passed stop <= 0.4 ms median): from the wall times ((driver faulty - driver clean) - (native faulty - native clean)) / stops,
+(debugger start), and the per-stop cost (goal: the driver's own time per passed stop <= 0.4 ms median): from
+the wall times ((driver faulty - driver clean) - (native faulty - native clean)) / stops,
 and as the driver times each stop itself (quick note + resume).
 
 Usage: bench/first_chance_overhead.py [--methods 60000] [--size-factors 1,10] [--dir /tmp/spmi-bench] [--repeat 3]
