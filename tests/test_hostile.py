@@ -569,3 +569,24 @@ def test_a_published_directory_has_mkdirs_permissions(tmp_path: Path) -> None:
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(out.stat().st_mode) == 0o777 & ~umask and leftovers(tmp_path) == []
+
+
+def test_spmi_report_in_gdb_writes_its_directory_whole(cols: Collections, tmp_path: Path) -> None:
+    """`spmi report DIR` inside the debugger: the same output-directory rules (written whole, an earlier report
+    replaced, a directory holding other files refused with one line)."""
+    from spmi_dbg.driver.loader import gdbinit_line
+
+    gdb = shutil.which("gdb")
+    assert gdb is not None
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "mine.txt").write_text("x")
+    r = subprocess.run([gdb, "-q", "-nx", "-batch", "-iex", "set auto-load off", "-ex", gdbinit_line(), "-ex", "run",
+                        "-ex", "spmi report r", "-ex", "spmi report r", "-ex", "spmi report foreign", "-ex", "kill",
+                        "--args", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(seed_collection(cols))],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert r.stdout.count("wrote r: ") == 2, r.stdout + r.stderr
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["diagnosis.json", "report.md", "repro.mch",
+                                                                  "repro.mch.mct", "why.txt"]
+    assert "holds files spmi-dbg did not write (mine.txt)" in r.stderr and (foreign / "mine.txt").exists()
+    assert leftovers(tmp_path) == []
