@@ -376,6 +376,30 @@ def test_jit_config_lookup_order(cols: Collections) -> None:
                 "JitDisasmSummary=1") == "MinOpts"
 
 
+def test_stress_assert_and_jit_stdout_file(cols: Collections, tmp_path: Path) -> None:
+    mch = str(cols.get("stress", 60, inject=[("stress-assert", 33)]))
+    assert replay(BASE, mch).returncode == 0
+    stress = ("-jitoption", "JitStress=2", "-jitoption", "JitStressModeNames=STRESS_FOLD")
+    r = replay(*stress, BASE, mch)
+    assert r.returncode == 1, r.stderr
+    issues = [ln for ln in r.stdout.splitlines() if ln.startswith("ISSUE: <ASSERT>")]
+    assert len(issues) == 1 and issues[0].startswith("ISSUE: <ASSERT> #33 "), r.stdout
+    assert "magic[divisor] != 0" in issues[0]
+    assert "ERROR: Method 33 of size " in r.stderr
+    # The same settings from the environment; an allow list without the mode turns it off.
+    assert replay(BASE, mch, env=dict(os.environ, DOTNET_JitStress="2",
+                                      DOTNET_JitStressModeNames="STRESS_FOLD")).returncode == 1
+    assert replay(*stress, "-jitoption", "JitStressModeNamesAllow=STRESS_MAKE_CSE", BASE, mch).returncode == 0
+
+    # JitStdOutFile takes the JIT's own output (appended); superpmi's lines stay on stdout.
+    out = tmp_path / "jit out.txt"
+    out.write_text("earlier\n")
+    r = replay("-c", "1-3", "-jitoption", "JitDisasmSummary=1", "-jitoption", f"JitStdOutFile={out}", BASE, mch)
+    assert r.returncode == 0 and "JIT compiled" not in r.stdout and summary(r.stdout)[:3] == (3, 3, 0), r.stdout
+    text = out.read_text().splitlines()
+    assert text[0] == "earlier" and len([ln for ln in text if ln.startswith("JIT compiled ")]) == 3, text
+
+
 # ------------------------------------------------------------------------------------------ damaged maps
 
 def packets_of(record: bytes) -> list[tuple[int, bytes]]:

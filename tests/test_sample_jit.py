@@ -88,3 +88,36 @@ def test_harmless_alone_on_the_base_jit(tmp_path: Path, kind: str) -> None:
     gen = Generator(9)
     r = run_host(tmp_path, [injected(gen, kind, 51).method], "base", "arm64", "-quiet", timeout=60)
     assert r.returncode == 0 and "(CORJIT_OK)" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize(("config", "fires"), [
+    ([], False),
+    (["JitStress=2"], False),
+    (["JitStressModeNames=STRESS_FOLD"], False),
+    (["JitStress=1", "JitStressModeNames=STRESS_FOLD"], False),
+    (["JitStress=2", "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD"], True),
+    (["JitStress=2", "JitStressModeNames=STRESS_FOLD", "JitStressModeNamesAllow=STRESS_FOLD"], True),
+    (["JitStress=2", "JitStressModeNames=STRESS_FOLD", "JitStressModeNamesAllow=STRESS_MAKE_CSE"], False),
+    (["JitStress=2", "JitStressModeNames=STRESS_FOLDX"], False),
+])
+def test_stress_assert_needs_the_stress_settings(tmp_path: Path, config: list[str], fires: bool) -> None:
+    gen = Generator(9)
+    extra = [a for c in config for a in ("-config", c)]
+    r = run_host(tmp_path, [injected(gen, "stress-assert", 52).method], "base", "x64", "-quiet", "-catch",
+                 "-assert-throw", *extra, timeout=60)
+    out = r.stdout + r.stderr
+    assert ("magic[divisor] != 0" in out) == fires, out
+    if not fires:
+        assert r.returncode == 0 and "(CORJIT_OK)" in r.stdout, out
+
+
+def test_stress_fold_keeps_other_divisors_compiling(tmp_path: Path) -> None:
+    """Under the stress mode the random methods (whose `rem` literals are never 6) still compile."""
+    gen = Generator(5)
+    methods = [gen.method(n).method for n in range(1, 301)]
+    assert sum(b"\x5d" in m.il for m in methods) > 30
+    r = run_host(tmp_path, methods, "base", "x64", "-config", "JitStress=2", "-config",
+                 "JitStressModeNames=STRESS_FOLD")
+    lines = results(r)
+    assert r.returncode == 0 and len(lines) == len(methods), r.stderr
+    assert all("(CORJIT_OK)" in ln for ln in lines)

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 #include <new>
+#include <tuple>
 
 #include "jit.h"
 
@@ -16,6 +17,18 @@
 #endif
 
 static ICorJitHost* g_jitHost = nullptr;
+
+FILE* jitstdout() {
+    static FILE* out = [] {
+        const char* name = g_jitHost != nullptr ? g_jitHost->getStringConfigValue("JitStdOutFile") : nullptr;
+        FILE* f = name != nullptr ? fopen(name, "a") : nullptr;
+        if (name != nullptr) {
+            g_jitHost->freeStringConfigValue(name);
+        }
+        return f != nullptr ? f : stdout;
+    }();
+    return out;
+}
 
 // The Compiler of the compile running on this thread (assertAbort reports through it).
 static thread_local Compiler* t_compiler = nullptr;
@@ -37,7 +50,7 @@ void fatal(CorJitResult result) { throw JitException{result}; }
 void badCode(const char* why) {
     Compiler* comp = JitTls::GetCompiler();
     if (comp != nullptr && comp->verbose) {
-        printf("BADCODE: %s\n", why);
+        fprintf(jitstdout(), "BADCODE: %s\n", why);
     }
     fatal(CORJIT_BADCODE);
 }
@@ -133,6 +146,19 @@ const char* PhaseNames[] = {
 // moved past it (the optimizer may not sink it into or beyond a loop of the phase).
 JIT_NOINLINE void Compiler::compBeginPhase(Phases phase) {
     mostRecentlyActivePhase = phase;
+}
+
+// A stress mode is on when JitStress is set and the mode is named in JitStressModeNames (and, when
+// JitStressModeNamesAllow is set, named there too): the sample JIT stresses only named modes.
+bool Compiler::compStressCompile(const char* mode) const {
+    if (compStressLevel == 0) {
+        return false;
+    }
+    std::string word = " " + std::string(mode) + " ";
+    if (compStressModeNames.find(word) == std::string::npos) {
+        return false;
+    }
+    return !compStressAllowSet || compStressModeNamesAllow.find(word) != std::string::npos;
 }
 
 const char* Compiler::compPhaseDisplayName() const {
@@ -249,6 +275,19 @@ GenTree* Compiler::gtFoldDivByConst(GenTree* dividend, int64_t divisor) {
     return gtNewOperNode(GT_DIV, dividend, gtNewIconNode(divisor));
 }
 
+// Remainder by a small IL constant (1..8), folded only under stress (JitStress=2 with STRESS_FOLD named): the
+// stress-only assert of the sample JIT, for tools that narrow stress settings. Powers of two become a mask;
+// the others keep their GT_MOD after the magic-number lookup.
+GenTree* Compiler::gtFoldModByConst(GenTree* dividend, int64_t divisor) {
+    // BUG (stress-assert): the table has no entry for 6, and `ldc.i4.6; rem` is valid IL.
+    static const uint32_t magic[9] = {0, 1, 1, 0x55555556u, 1, 0x66666667u, 0, 0x92492493u, 1};
+    assert(divisor > 0 && divisor <= 8 && magic[divisor] != 0);
+    if ((divisor & (divisor - 1)) == 0) {
+        return gtNewOperNode(GT_AND, dividend, gtNewIconNode(divisor - 1));
+    }
+    return gtNewOperNode(GT_MOD, dividend, gtNewIconNode(divisor));
+}
+
 // ------------------------------------------------------------------------------------ morph
 // Post-order walk of every statement: commutative operators get their constant operand second (the
 // code generators have immediate forms for it). Recursive, like the real fgMorphTree.
@@ -285,7 +324,7 @@ GenTree* Compiler::fgMorphTree(GenTree* tree) {
             break;
     }
     if (verbose) {
-        printf("fgMorphTree %s\n", dumpText);
+        fprintf(jitstdout(), "fgMorphTree %s\n", dumpText);
     }
     return tree;
 }
@@ -350,7 +389,7 @@ void Compiler::lvaAssignFrameOffsets() {
     lvaLargeFrame->lfLclCount = count;
     lvaLargeFrame->lfFrameSize = 8 * lvaCount();
     if (verbose) {
-        printf("Large frame: %u locals, %u bytes\n", lvaLargeFrame->lfLclCount, lvaLargeFrame->lfFrameSize);
+        fprintf(jitstdout(), "Large frame: %u locals, %u bytes\n", lvaLargeFrame->lfLclCount, lvaLargeFrame->lfFrameSize);
     }
 }
 
@@ -406,6 +445,19 @@ CorJitResult Compiler::compCompile(uint8_t** nativeEntry, uint32_t* nativeSizeOf
         verbose = m_host->getIntConfigValue("JitDump", 0) != 0;
         opts.compDisasmSummary = m_host->getIntConfigValue("JitDisasmSummary", 0) != 0;
         opts.compMinOpts = m_host->getIntConfigValue("JitMinOpts", 0) != 0;
+        compStressLevel = m_host->getIntConfigValue("JitStress", 0);
+        for (auto [name, dest, set] : {std::tuple{"JitStressModeNames", &compStressModeNames, (bool*)nullptr},
+                                       std::tuple{"JitStressModeNamesAllow", &compStressModeNamesAllow,
+                                                  &compStressAllowSet}}) {
+            const char* value = m_host->getStringConfigValue(name);
+            if (value != nullptr) {
+                *dest = " " + std::string(value) + " ";
+                if (set != nullptr) {
+                    *set = true;
+                }
+                m_host->freeStringConfigValue(value);
+            }
+        }
     }
     CORJIT_FLAGS jitFlags = {};
     info.compCompHnd->getJitFlags(&jitFlags, sizeof(jitFlags));
@@ -435,7 +487,7 @@ CorJitResult Compiler::compCompile(uint8_t** nativeEntry, uint32_t* nativeSizeOf
     compBeginPhase(PHASE_GENERATE_CODE);
     lvaAssignFrameOffsets();
     if (verbose) {
-        printf("%u blocks, %u loops, %u spill temps\n", fgBBcount, optLoopCount, lvaSpillTempCount);
+        fprintf(jitstdout(), "%u blocks, %u loops, %u spill temps\n", fgBBcount, optLoopCount, lvaSpillTempCount);
     }
 
     std::unique_ptr<CodeGen> codeGen(info.compTargetArch == IMAGE_FILE_MACHINE_ARM64 ? getCodeGeneratorArm64(this)
@@ -458,9 +510,9 @@ CorJitResult Compiler::compCompile(uint8_t** nativeEntry, uint32_t* nativeSizeOf
 
     if (opts.compDisasmSummary) {
         char name[256];
-        printf("JIT compiled %s [%s, IL size=%u, code size=%u]\n", eeGetMethodName(name, sizeof(name)),
+        fprintf(jitstdout(), "JIT compiled %s [%s, IL size=%u, code size=%u]\n", eeGetMethodName(name, sizeof(name)),
                opts.MinOpts() ? "MinOpts" : "FullOpts", info.compILCodeSize, *nativeSizeOfCode);
-        fflush(stdout);
+        fflush(jitstdout());
     }
     return CORJIT_OK;
 }

@@ -124,6 +124,9 @@ protected:
 class ICorJitHost {
 public:
     virtual int getIntConfigValue(const char* name, int defaultValue) = 0;
+    // A string setting (JitStressModeNames, JitStdOutFile), or nullptr; give it back with freeStringConfigValue.
+    virtual const char* getStringConfigValue(const char* name) = 0;
+    virtual void freeStringConfigValue(const char* value) = 0;
     virtual void* allocateMemory(size_t size) = 0;
     virtual void freeMemory(void* block) = 0;
 

@@ -427,6 +427,9 @@ void Compiler::impImportBlock(BasicBlock* block) {
                     result = gtFoldDivByConst(op1, op2->gtIconVal);
                 } else if (opcode == CEE_SHL && prevOpcode >= CEE_LDC_I4_M1 && prevOpcode <= CEE_LDC_I4_8) {
                     result = impShiftByConst(op1, (int)op2->gtIconVal);
+                } else if (opcode == CEE_REM && prevOpcode > CEE_LDC_I4_0 && prevOpcode <= CEE_LDC_I4_8 &&
+                           compStressLevel == 2 && compStressCompile("STRESS_FOLD")) {
+                    result = gtFoldModByConst(op1, op2->gtIconVal);
                 }
 #if SAMPLEJIT_DIFF
                 else if (opcode == CEE_MUL && !opts.MinOpts() &&

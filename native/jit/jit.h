@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "corinfo.h"
@@ -209,6 +211,8 @@ protected:
 };
 
 CodeGen* getCodeGeneratorXArch(Compiler* comp);
+// Where the JIT's own output goes: the file named by JitStdOutFile (opened once, appended to), else stdout.
+FILE* jitstdout();
 CodeGen* getCodeGeneratorArm64(Compiler* comp);
 
 // ---------------------------------------------------------------------------------------------------
@@ -276,6 +280,15 @@ public:
         bool MinOpts() const { return compMinOpts; }
     } opts;
     bool verbose;
+    // JIT stress (the real JIT's settings): JitStress is the level; JitStressModeNames names the modes to stress
+    // (space-separated, STRESS_*), JitStressModeNamesAllow restricts them. compStressCompile says whether a mode
+    // is on for this compile.
+    int compStressLevel = 0;
+    std::string compStressModeNames;
+    std::string compStressModeNamesAllow;
+    bool compStressAllowSet = false;
+    bool compStressCompile(const char* mode) const;
+    JIT_NOINLINE GenTree* gtFoldModByConst(GenTree* dividend, int64_t divisor);
     Phases mostRecentlyActivePhase;  // the phase running now (the real JIT's member of this name)
     JIT_NOINLINE void compBeginPhase(Phases phase);
     const char* compPhaseDisplayName() const;

@@ -22,7 +22,7 @@ static const char* const USAGE =
     "  -args N -locals N      method signature (defaults 2, 0); -ret void|int|long (default long)\n"
     "  -maxstack N            CORINFO_METHOD_INFO.maxStack (default 8)\n"
     "  -minopts               getJitFlags reports CORJIT_FLAG_MIN_OPT\n"
-    "  -config NAME=VALUE     getIntConfigValue answer (repeatable)\n"
+    "  -config NAME=VALUE     getIntConfigValue / getStringConfigValue answer (repeatable)\n"
     "  -assert-break          doAssert returns 1 (the JIT breaks into the debugger: SIGTRAP)\n"
     "  -assert-throw          doAssert throws a C++ exception, as superpmi's does (default: returns 0)\n"
     "  -catch                 report a fatal signal (number, fault address) on an alternate stack\n"
@@ -40,6 +40,7 @@ struct Options {
     uint32_t target = IMAGE_FILE_MACHINE_AMD64;
     bool minOpts = false, assertBreak = false, assertThrow = false, quiet = false;
     std::map<std::string, int> config;
+    std::map<std::string, std::string> strings;
 } g_opts;
 
 class TestHost : public ICorJitHost {
@@ -52,6 +53,11 @@ public:
         }
         return strcmp(name, "SuperPMIMethodContextNumber") == 0 ? methodIndex : defaultValue;
     }
+    const char* getStringConfigValue(const char* name) override {
+        auto it = g_opts.strings.find(name);
+        return it != g_opts.strings.end() ? strdup(it->second.c_str()) : nullptr;
+    }
+    void freeStringConfigValue(const char* value) override { free(const_cast<char*>(value)); }
     void* allocateMemory(size_t size) override { return malloc(size); }
     void freeMemory(void* block) override { free(block); }
 };
@@ -280,6 +286,7 @@ int main(int argc, char** argv) {
             size_t eq = kv.find('=');
             if (eq == std::string::npos) { fprintf(stderr, "bad -config\n"); return 2; }
             g_opts.config[kv.substr(0, eq)] = atoi(kv.c_str() + eq + 1);
+            g_opts.strings[kv.substr(0, eq)] = kv.substr(eq + 1);
         } else if (a == "-f") { file = argv[i + 1 < argc ? ++i : i]; }
         else if (a == "-h" || a == "--help") { fputs(USAGE, stdout); return 0; }
         else if (jitPath == nullptr) jitPath = argv[i];

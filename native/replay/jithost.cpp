@@ -48,6 +48,27 @@ int JitHost::getIntConfigValue(const char* name, int defaultValue)
     return defaultValue;
 }
 
+// The same order as for integers, without a recorded value: -jitoption force, -jitoption, the environment.
+const char* JitHost::getStringConfigValue(const char* name)
+{
+    const char* value = jitInstance.getForceOption(name);
+    if (value == nullptr)
+        value = jitInstance.getOption(name);
+    for (const char* prefix : {"DOTNET_", "COMPlus_"})
+    {
+        if (value != nullptr)
+            break;
+        std::string var = std::string(prefix) + name;
+        value           = getenv(var.c_str());
+    }
+    return value != nullptr ? strdup(value) : nullptr;
+}
+
+void JitHost::freeStringConfigValue(const char* value)
+{
+    free(const_cast<char*>(value));
+}
+
 void* JitHost::allocateMemory(size_t size)
 {
     return malloc(size);

@@ -13,6 +13,8 @@ public:
     virtual ~JitHost() = default;
 
     int getIntConfigValue(const char* name, int defaultValue) override;
+    const char* getStringConfigValue(const char* name) override;
+    void freeStringConfigValue(const char* value) override;
     void* allocateMemory(size_t size) override;
     void freeMemory(void* block) override;
 

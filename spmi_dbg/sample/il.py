@@ -230,14 +230,16 @@ def check_stack(il: bytes, *, nargs: int, nlocals: int, returns_value: bool = Tr
 
 # ---------------------------------------------------------------------------------------------- triggers
 
-BUG_KINDS = ("jit-null", "jit-assert", "poison", "poison-crash", "hang", "stack-overflow", "diff-assert")
+BUG_KINDS = ("jit-null", "jit-assert", "poison", "poison-crash", "hang", "stack-overflow", "diff-assert",
+             "stress-assert")
 
 
 def find_triggers(il: bytes, *, nlocals: int = 0, max_stack: int | None = None) -> dict[str, list[int]]:
     """The documented JIT bug triggers present in a method, by kind -> IL offsets (native/README.md table):
     jit-null `ldc.i4.0; div`, jit-assert `ldc.i4.m1; shl`, poison (>= 9 locals; offset -1), poison-crash
     `dup; dup; dup`, hang (a branch to itself), stack-overflow (stack deeper than 20000), diff-assert
-    `ldc.i4.0; mul`. Also `pow2-mul` (`ldc.i4.s 2^k; mul`, k = 1..6: an asm diff, not a bug)."""
+    `ldc.i4.0; mul`, stress-assert `ldc.i4.6; rem` (only under JitStress=2 with STRESS_FOLD).
+    Also `pow2-mul` (`ldc.i4.s 2^k; mul`, k = 1..6: an asm diff, not a bug)."""
     found: dict[str, list[int]] = {}
 
     def add(kind: str, off: int) -> None:
@@ -258,6 +260,8 @@ def find_triggers(il: bytes, *, nlocals: int = 0, max_stack: int | None = None) 
                 add("jit-assert", prev.offset)
             elif pn == "ldc.i4.0" and name == "mul":
                 add("diff-assert", prev.offset)
+            elif pn == "ldc.i4.6" and name == "rem":
+                add("stress-assert", prev.offset)
             elif (pn == "ldc.i4.s" and name == "mul" and prev.operand is not None
                   and prev.operand in (2, 4, 8, 16, 32, 64)):
                 add("pow2-mul", prev.offset)

@@ -13,6 +13,7 @@ so the rest of the collection is byte-identical with and without the injection.
 | hang | `ldarg.0 brtrue.s +2; br.s -2` (a branch to itself, reachable) |
 | stack-overflow | `ldarg.0` x 30000, `add` x 29999, `ret` (~60 KB of IL) |
 | diff-assert | `ldarg.0 ldc.i4.0 mul` |
+| stress-assert | `ldarg.0 ldc.i4.6 rem` (asserts only under JitStress=2 with STRESS_FOLD named) |
 | missing | a call whose token has no ResolveToken record (and no GetMethodSig) |
 | ee-exception | a call whose ResolveToken record carries exceptionCode 0xE0434352 |
 | seed-arm64 | = ee-exception (meant for an Arm64 collection: dotnet/runtime#91257 with `-bug 91257`) |
@@ -31,7 +32,7 @@ from spmi_dbg.sample.gen import MODULES, Generated, Generator
 from spmi_dbg.sample.il import TYPE_VOID
 
 KINDS = ("jit-null", "jit-assert", "poison", "poison-crash", "hang", "stack-overflow", "diff-assert", "missing",
-         "ee-exception", "seed-arm64", "corrupt")
+         "ee-exception", "seed-arm64", "corrupt", "stress-assert")
 STACK_OVERFLOW_DEPTH = 30000
 
 
@@ -58,6 +59,8 @@ def injected(gen: Generator, kind: str, number: int) -> Generated:
         trigger = b"\x02\x15\x62" + _sink(p.nlocals, rng)
     elif kind == "diff-assert":
         trigger = b"\x02\x16\x5a" + _sink(p.nlocals, rng)
+    elif kind == "stress-assert":
+        trigger = b"\x02\x1c\x5d" + _sink(p.nlocals, rng)  # ldarg.0 ldc.i4.6 rem
     elif kind == "poison-crash":
         trigger = b"\x02\x25\x25\x25\x58\x58\x58" + _sink(p.nlocals, rng)
         p.depth = max(p.depth, 4)
