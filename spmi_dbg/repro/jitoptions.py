@@ -1,0 +1,152 @@
+"""Option minimization: which of a command's `-jitoption` / `-jit2option` settings a failure needs.
+
+Delta debugging (minimize.ddmin) first over the settings (each `-jit[2]option [force] key=value` is one item; every
+other superpmi option stays), then over the elements of each list-valued setting that survived
+(`JitStressModeNames=A B C`, `JitStressModeNamesAllow=...`: space-separated, as the JIT reads them), always
+keeping the same failure. Stress-only asserts are narrowed by hand today, "one by one (or binary search)"
+(dotnet/runtime#100123): this does it with a replay per test."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from spmi_dbg.repro.minimize import ddmin
+
+_SETTING_FLAGS = ("-jitoption", "-jit2option")
+# Settings whose value is a space-separated list the JIT reads element by element.
+LIST_VALUED = ("JitStressModeNames", "JitStressModeNamesAllow")
+
+
+@dataclass(frozen=True)
+class JitSetting:
+    flag: str  # -jitoption or -jit2option, as given
+    force: bool
+    key: str
+    value: str
+
+    @property
+    def argv(self) -> list[str]:
+        return [self.flag, *(["force"] if self.force else []), f"{self.key}={self.value}"]
+
+    @property
+    def text(self) -> str:
+        """As a reader writes it: `JitStress=2`, `JitStressModeNames=A B` (JIT2: / force: noted)."""
+        where = "JIT2 " if self.flag.lower() == "-jit2option" else ""
+        return f"{where}{'force ' if self.force else ''}{self.key}={self.value}"
+
+    def elements(self) -> list[str]:
+        return self.value.split() if self.key in LIST_VALUED else [self.value]
+
+    def with_elements(self, elements: Sequence[str]) -> JitSetting:
+        return JitSetting(self.flag, self.force, self.key, " ".join(elements))
+
+
+@dataclass(frozen=True)
+class SplitOptions:
+    """superpmi options apart from their JIT settings, which keep their order."""
+
+    fixed: tuple[str, ...]
+    settings: tuple[JitSetting, ...]
+
+    def options(self, settings: Sequence[JitSetting]) -> tuple[str, ...]:
+        return (*self.fixed, *(a for s in settings for a in s.argv))
+
+
+def split_options(options: Sequence[str]) -> SplitOptions:
+    """`options` as ReproCommand.options holds them (replay.parse_command's grouping: flag, [force], key=value)."""
+    fixed: list[str] = []
+    settings: list[JitSetting] = []
+    i = 0
+    while i < len(options):
+        a = options[i]
+        if a.lower() in _SETTING_FLAGS and i + 1 < len(options):
+            force = options[i + 1].lower() == "force"
+            j = i + 2 if force else i + 1
+            if j < len(options) and "=" in options[j]:
+                key, _, value = options[j].partition("=")
+                settings.append(JitSetting(a, force, key, value))
+                i = j + 1
+                continue
+        fixed.append(a)
+        i += 1
+    return SplitOptions(tuple(fixed), tuple(settings))
+
+
+@dataclass
+class OptionMinimization:
+    given: list[JitSetting]
+    needed: list[JitSetting] = field(default_factory=list)
+    tests: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def dropped(self) -> list[str]:
+        """What the failure does not need: whole settings, and list elements of the kept ones."""
+        out: list[str] = []
+        kept = {(s.flag, s.force, s.key): s for s in self.needed}
+        for s in self.given:
+            k = kept.get((s.flag, s.force, s.key))
+            if k is None:
+                out.append(s.text)
+            else:
+                out += [f"{s.key} element {e}" for e in s.elements() if e not in k.elements()]
+        return out
+
+    def summary(self) -> str:
+        if not self.given:
+            return "no JIT settings given"
+        needed = " ".join(s.text for s in self.needed) or "none of the given JIT settings"
+        dropped = "; ".join(self.dropped)
+        return f"fails with {needed}" + (f"; not needed: {dropped}" if dropped else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"given": [s.text for s in self.given], "needed": [s.text for s in self.needed],
+                "dropped": self.dropped, "tests": self.tests, "seconds": round(self.seconds, 3),
+                "summary": self.summary(), "notes": self.notes}
+
+
+def minimize_settings(settings: Sequence[JitSetting], fails: Callable[[list[JitSetting]], bool]) -> OptionMinimization:
+    """The settings (and list elements) the failure needs. `fails(settings)` runs the repro with exactly those
+    settings; it must hold for all of them (checked first: when it does not, nothing is dropped)."""
+    start = time.monotonic()
+    result = OptionMinimization(list(settings))
+    cache: dict[tuple[JitSetting, ...], bool] = {}
+
+    def test(candidate: list[JitSetting]) -> bool:
+        key = tuple(candidate)
+        if key not in cache:
+            result.tests += 1
+            cache[key] = fails(candidate)
+        return cache[key]
+
+    given = list(settings)
+    if not given:
+        result.seconds = time.monotonic() - start
+        return result
+    if not test(given):
+        result.needed = given
+        result.notes.append("the failure did not reproduce with all the given settings: none dropped")
+        result.seconds = time.monotonic() - start
+        return result
+    kept = [given[i] for i in ddmin(range(len(given)), lambda idx: test([given[i] for i in idx]))]
+    for pos, s in enumerate(kept):
+        elements = s.elements()
+        if s.key not in LIST_VALUED or len(elements) < 2:
+            continue
+
+        def with_subset(idx: list[int], pos: int = pos, s: JitSetting = s, elements: list[str] = elements) -> bool:
+            if not idx:  # an empty list is not the same setting as none: ddmin of the settings decided that
+                return False
+            trial = list(kept)
+            trial[pos] = s.with_elements([elements[i] for i in idx])
+            return test(trial)
+
+        kept[pos] = s.with_elements([elements[i] for i in ddmin(range(len(elements)), with_subset)])
+    result.needed = kept
+    result.notes.append(f"kept {len(kept)} of {len(given)} JIT setting(s) in {result.tests} replays")
+    result.seconds = time.monotonic() - start
+    return result

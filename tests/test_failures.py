@@ -1,0 +1,147 @@
+"""superpmi's own failure lines as targets (spmi_dbg.failures) and the minimization of a command's JIT settings
+(spmi_dbg.repro.jitoptions), on the replay core's real output and with real native replays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spmi_dbg.errors import UsageError
+from spmi_dbg.failures.output import parse_failures
+from spmi_dbg.failures.target import FailureTarget, first_match, no_such_failure, parse_target
+from spmi_dbg.repro.failure_run import reproduces, run_for_failures
+from spmi_dbg.repro.jitoptions import JitSetting, minimize_settings, split_options
+
+from .support.common import Collections
+from .support.natives import BASE, DIFF, REPLAY
+
+ASSERT_LINE = ("ISSUE: <ASSERT> #7 /src/jit/lower.cpp (1234) - Assertion failed 'op1 != nullptr' in "
+               "'Foo:Bar(int):this' during 'Lowering nodeinfo' (IL size 40; hash 0x12345678; Tier0)")
+
+
+def test_parse_pairs_exception_lines_with_their_failed_compiles() -> None:
+    stdout = [ASSERT_LINE, "MISSING: Method context 9 failed to replay: SuperPMI assertion failed (missing key "
+              "\"key\" in map ResolveToken): token 60040a1"]
+    stderr = [
+        "ERROR: Unexpected exception c0000005 was thrown.",
+        "ERROR: Unexpected exception c0000005 was thrown.",
+        "ERROR: Method 3 of size 10 failed to load and compile correctly by JIT1 (/j/base.so).",
+        "ERROR: Method 3 of size 10 failed to load and compile correctly by JIT2 (/j/diff.so).",
+        "ERROR: Exception thrown: DebugBreak or AV Exception 123",
+        "ERROR: Method 7 of size 40 failed to load and compile correctly (/j/base.so).",
+        "ERROR: main method 8 of size 12 failed to load and compile correctly.",
+        "ERROR: Exception thrown: Null pointer in the near differ",
+        "ERROR: Method 11 of size 5 failed to load and compile correctly (/j/base.so).",
+    ]
+    got = [(f.kind, f.method_context, f.jit, f.message) for f in parse_failures(stdout, stderr)]
+    assert got == [
+        ("error", 3, "JIT1", "Unexpected exception c0000005"),
+        ("error", 3, "JIT2", "Unexpected exception c0000005"),
+        ("assert", 7, None, "op1 != nullptr"),  # its DebugBreakorAV failure is the assert's, not an error
+        ("error", 8, "main", "Null pointer in the near differ"),
+        ("missing", 9, None, "SuperPMI assertion failed (missing key \"key\" in map ResolveToken): token 60040a1"),
+        ("error", 11, None, "(no exception line)"),
+    ]
+    a = parse_failures([ASSERT_LINE], [])[0]
+    assert (a.file, a.source_line, a.method, a.phase) == ("/src/jit/lower.cpp", 1234, "Foo:Bar(int):this",
+                                                          "Lowering nodeinfo")
+    assert a.key == "assert: op1 != nullptr (/src/jit/lower.cpp:1234)"
+    m1 = parse_failures(["MISSING: Method context 1 failed to replay: missing key in map ResolveToken: token 60040a1"],
+                        [])[0]
+    m2 = parse_failures(["MISSING: Method context 2 failed to replay: missing key in map ResolveToken: token 60040b7"],
+                        [])[0]
+    assert m1.key == m2.key and "60040a1" in m1.message
+
+
+def test_targets() -> None:
+    assert parse_target("crash") == FailureTarget("crash", None)
+    assert parse_target("assert:op1 != nullptr") == FailureTarget("assert", "op1 != nullptr")
+    assert parse_target("any:a:b") == FailureTarget("any", "a:b")
+    for bad in ("asserts", "", "crash:x", "error:", "ASSERT"):
+        with pytest.raises(UsageError, match="--failure"):
+            parse_target(bad)
+    failures = parse_failures([ASSERT_LINE], ["ERROR: Exception thrown: boom",
+                                              "ERROR: Method 2 of size 5 failed to load and compile correctly (j)."])
+    assert first_match(failures, parse_target("any")) == failures[0] and failures[0].method_context == 2
+    assert first_match(failures, parse_target("assert")) == failures[1]
+    assert first_match(failures, parse_target("assert:lower.cpp")) == failures[1]
+    assert first_match(failures, parse_target("error:boom")) == failures[0]
+    assert first_match(failures, parse_target("missing")) is None
+    line = no_such_failure(parse_target("assert:nothing like it"), failures)
+    assert line.startswith("no such failure: a JIT assert containing 'nothing like it'; seen: ")
+    assert "error: boom (method context 2)" in line and "\n" not in line
+    assert no_such_failure(parse_target("missing"), []).endswith("superpmi reported no failures")
+
+
+def test_the_replay_cores_failures_parse(cols: Collections, tmp_path: Path) -> None:
+    mch = cols.get("failures", 60, inject=[("jit-null", 10), ("jit-assert", 20), ("missing", 30),
+                                           ("ee-exception", 40), ("diff-assert", 50), ("stress-assert", 33)])
+    run, failures = run_for_failures([REPLAY, "-a", BASE, DIFF, str(mch)], timeout=120, workdir=tmp_path, name="all")
+    assert run.returncode == 1
+    seen = {(f.kind, f.method_context, f.jit) for f in failures}
+    assert seen == {("error", 10, "JIT1"), ("error", 10, "JIT2"), ("assert", 20, None), ("missing", 30, None),
+                    ("assert", 50, None)}, failures
+    assert all(f.message == "Unexpected exception c0000005" for f in failures if f.kind == "error")
+    diff_assert = next(f for f in failures if f.method_context == 50)
+    assert diff_assert.message == "multiplier != 0" and diff_assert.file is not None
+    assert diff_assert.file.endswith("importer.cpp") and diff_assert.phase == "Importation"
+    assert reproduces(failures, diff_assert.key, 50) and not reproduces(failures, diff_assert.key, 20)
+
+
+def test_settings_split_and_rebuild() -> None:
+    opts = ("-a", "-jitoption", "JitStress=2", "-v", "q", "-jit2option", "force", "JitStressModeNames=A B",
+            "-jitoption", "JitStdOutFile=/tmp/x y=z")
+    split = split_options(opts)
+    assert split.fixed == ("-a", "-v", "q")
+    assert split.settings == (JitSetting("-jitoption", False, "JitStress", "2"),
+                              JitSetting("-jit2option", True, "JitStressModeNames", "A B"),
+                              JitSetting("-jitoption", False, "JitStdOutFile", "/tmp/x y=z"))
+    assert split.options(split.settings) == opts[:1] + opts[3:5] + opts[1:3] + opts[5:]
+
+
+def test_minimize_settings_keeps_what_the_failure_needs() -> None:
+    given = [JitSetting("-jitoption", False, "JitNoInline", "1"),
+             JitSetting("-jitoption", False, "JitStress", "2"),
+             JitSetting("-jitoption", False, "JitStressModeNames", "STRESS_A STRESS_B STRESS_FOLD STRESS_C"),
+             JitSetting("-jitoption", False, "JitMinOpts", "0"),
+             JitSetting("-jit2option", False, "JitStress", "2")]
+    calls: list[list[JitSetting]] = []
+
+    def fails(settings: list[JitSetting]) -> bool:
+        calls.append(settings)
+        d = {s.key: s.value for s in settings if s.flag == "-jitoption"}
+        return d.get("JitStress") == "2" and "STRESS_FOLD" in d.get("JitStressModeNames", "").split()
+
+    r = minimize_settings(given, fails)
+    assert [s.text for s in r.needed] == ["JitStress=2", "JitStressModeNames=STRESS_FOLD"]
+    assert r.dropped == ["JitNoInline=1", "JitStressModeNames element STRESS_A", "JitStressModeNames element STRESS_B",
+                         "JitStressModeNames element STRESS_C", "JitMinOpts=0", "JIT2 JitStress=2"]
+    assert r.summary().startswith("fails with JitStress=2 JitStressModeNames=STRESS_FOLD; not needed: JitNoInline=1")
+    assert r.tests == len(calls) == len({tuple(c) for c in calls})  # each candidate replayed once
+
+    none = minimize_settings(given, lambda s: False)
+    assert none.needed == given and "did not reproduce" in none.notes[0]
+    assert minimize_settings(given, lambda s: True).needed == []
+    assert minimize_settings([], fails).summary() == "no JIT settings given"
+
+
+def test_minimize_settings_with_real_replays(cols: Collections, tmp_path: Path) -> None:
+    """Six settings, two needed, against the sample JIT's stress-only assert: each test is a native replay."""
+    mch = cols.get("stress-min", 40, inject=[("stress-assert", 17)])
+    split = split_options(("-jitoption", "JitNoInline=1", "-jitoption", "JitStress=2", "-jitoption",
+                           "JitStressRegs=1", "-jitoption", "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD "
+                           "STRESS_REVERSE_FLAG", "-jitoption", "JitMinOpts=0", "-jitoption", "JitDisasmSummary=0"))
+    _, all_failures = run_for_failures([REPLAY, *split.options(split.settings), "-c", "17", BASE, str(mch)],
+                                       timeout=60, workdir=tmp_path, name="all")
+    target = first_match(all_failures, parse_target("assert"))
+    assert target is not None and target.method_context == 17 and "magic[divisor]" in target.message
+
+    def fails(settings: list[JitSetting]) -> bool:
+        argv = [REPLAY, *split.options(settings), "-c", "17", BASE, str(mch)]
+        _, failures = run_for_failures(argv, timeout=60, workdir=tmp_path, name="min")
+        return reproduces(failures, target.key, 17)
+
+    r = minimize_settings(list(split.settings), fails)
+    assert [s.text for s in r.needed] == ["JitStress=2", "JitStressModeNames=STRESS_FOLD"], r.to_json()
+    assert "JitStressRegs=1" in r.dropped and "JitStressModeNames element STRESS_MAKE_CSE" in r.dropped
