@@ -10,7 +10,10 @@ import pytest
 from spmi_dbg.errors import UsageError
 from spmi_dbg.failures.output import parse_failures
 from spmi_dbg.failures.target import FailureTarget, first_match, no_such_failure, parse_target
+from spmi_dbg.repro import command
+from spmi_dbg.repro.failure_locate import FailureLocated, locate_failure, verify_failure
 from spmi_dbg.repro.failure_run import reproduces, run_for_failures
+from spmi_dbg.repro.isolate import isolate
 from spmi_dbg.repro.jitoptions import JitSetting, minimize_settings, split_options
 
 from .support.common import Collections
@@ -145,3 +148,40 @@ def test_minimize_settings_with_real_replays(cols: Collections, tmp_path: Path) 
     r = minimize_settings(list(split.settings), fails)
     assert [s.text for s in r.needed] == ["JitStress=2", "JitStressModeNames=STRESS_FOLD"], r.to_json()
     assert "JitStressRegs=1" in r.dropped and "JitStressModeNames element STRESS_MAKE_CSE" in r.dropped
+
+
+def test_locate_isolate_and_verify_a_stress_only_assert(cols: Collections, tmp_path: Path) -> None:
+    mch = cols.get("failure-locate", 80, inject=[("jit-null", 10), ("jit-assert", 20), ("stress-assert", 33),
+                                                 ("missing", 50), ("stress-assert", 61)])
+    stress = ["-jitoption", "JitStress=2", "-jitoption", "JitStressModeNames=STRESS_FOLD"]
+    cmd = command.from_argv([REPLAY, *stress, BASE, str(mch)])
+    parts = cmd.partitions(2)
+    assert [p.first for p in parts] == [1, 41]
+
+    def located(spec: str) -> FailureLocated:
+        work = tmp_path / spec.replace(":", "_").replace(" ", "_")
+        work.mkdir()
+        return locate_failure(cmd, parts, parse_target(spec), timeout=60, workdir=work)
+
+    assert_20 = located("assert").failure
+    assert assert_20 is not None and assert_20.method_context == 20 and assert_20.message == "shiftAmount >= 0"
+    stress_33 = located("assert:magic[divisor]").failure
+    assert stress_33 is not None and stress_33.method_context == 33
+    error = located("error").failure
+    assert error is not None and (error.method_context, error.message) == (10, "Unexpected exception c0000005")
+    missing = located("missing").failure
+    assert missing is not None and missing.method_context == 50
+    none = located("assert:no such text")
+    assert none.failure is None and not none.notes
+    line = none.no_such_failure()
+    assert line.startswith("no such failure: a JIT assert containing 'no such text'; seen: ")
+    assert "shiftAmount >= 0" in line and "(method context 33)" in line and "(method context 10)" in line
+
+    iso = isolate(str(mch), [33], tmp_path / "bundle")
+    v = verify_failure(cmd, iso.mch, stress_33, runs=3, timeout=60, workdir=tmp_path)
+    assert v.accepted and v.reproduced == 3, v.to_json()
+    plain = command.from_argv([REPLAY, BASE, str(mch)])
+    v = verify_failure(plain, iso.mch, stress_33, runs=2, timeout=60, workdir=tmp_path, label="plain")
+    assert not v.accepted and v.reproduced == 0 and v.summary() == "0/2 runs reported the same assert (not accepted)"
+    other = isolate(str(mch), [61], tmp_path / "other")  # the same assert in another method: the record is 1 there
+    assert verify_failure(cmd, other.mch, stress_33, runs=1, timeout=60, workdir=tmp_path, label="o").accepted

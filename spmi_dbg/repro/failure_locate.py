@@ -1,0 +1,105 @@
+"""Locate and verify a compile-failure target (`--failure assert|error|missing|any[:TEXT]`): superpmi reports
+these itself (docs/superpmi-conventions.md 1.1), so both are native replays read for its failure lines, no
+debugger. Locate runs the partitions in parallel and takes the first matching failure in method context order;
+verify replays the isolated repro K times and accepts it when at least half of the runs report the same failure
+(same assert expression and place, same exception message) for its method context."""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spmi_dbg.failures.output import Failure
+from spmi_dbg.failures.target import FailureTarget, first_match, no_such_failure
+from spmi_dbg.repro.command import Partition, ReproCommand
+from spmi_dbg.repro.failure_run import reproduces, run_for_failures
+from spmi_dbg.repro.native import NativeRun
+
+ACCEPT_RATE = 0.5
+
+
+@dataclass
+class FailureRun:
+    partition: Partition
+    run: NativeRun
+    failures: list[Failure]
+    stdout: Path
+    stderr: Path
+
+    def to_json(self) -> dict[str, Any]:
+        return {"partition": self.partition.index, "compile": self.partition.spec, "failures": len(self.failures),
+                **self.run.to_json()}
+
+
+@dataclass
+class FailureLocated:
+    target: FailureTarget
+    runs: list[FailureRun]
+    failure: Failure | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def seen(self) -> list[Failure]:
+        return [f for r in self.runs for f in r.failures]
+
+    def no_such_failure(self) -> str:
+        return no_such_failure(self.target, self.seen)
+
+
+def locate_failure(cmd: ReproCommand, partitions: list[Partition], target: FailureTarget, *, timeout: float,
+                   workdir: Path) -> FailureLocated:
+    def one(p: Partition) -> FailureRun:
+        name = f"partition-{p.index}"
+        run, failures = run_for_failures(cmd.native_argv(p.spec), timeout=timeout, workdir=workdir, name=name)
+        return FailureRun(p, run, failures, workdir / f"{name}.stdout", workdir / f"{name}.stderr")
+
+    with ThreadPoolExecutor(max_workers=max(1, len(partitions))) as pool:
+        runs = list(pool.map(one, partitions))
+    located = FailureLocated(target, runs)
+    for r in runs:  # partitions are contiguous and in order: the first match of the first is the first overall
+        located.failure = first_match(r.failures, target)
+        if located.failure is not None:
+            break
+    for r in runs:
+        if r.run.signal is not None or r.run.timed_out:
+            located.notes.append(f"partition {r.partition.index} (-c {r.partition.spec}) did not finish "
+                                 f"({r.run.describe()}): failures after that point were not seen")
+    return located
+
+
+@dataclass
+class FailureVerification:
+    failure: Failure
+    runs: list[NativeRun] = field(default_factory=list)
+    matched: list[bool] = field(default_factory=list)
+
+    @property
+    def reproduced(self) -> int:
+        return sum(self.matched)
+
+    @property
+    def accepted(self) -> bool:
+        return bool(self.runs) and self.reproduced >= math.ceil(ACCEPT_RATE * len(self.runs))
+
+    def summary(self) -> str:
+        verdict = "accepted" if self.accepted else "not accepted"
+        return f"{self.reproduced}/{len(self.runs)} runs reported the same {self.failure.kind} ({verdict})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"failure": self.failure.to_json(), "reproduced": self.reproduced, "runs": len(self.runs),
+                "accepted": self.accepted, "native": [r.to_json() for r in self.runs]}
+
+
+def verify_failure(cmd: ReproCommand, mch: Path, failure: Failure, *, runs: int, timeout: float, workdir: Path,
+                   number_in_repro: int = 1, label: str = "verify") -> FailureVerification:
+    """Replay `mch` (the repro: the failing record is `number_in_repro` there) `runs` times natively."""
+    out = FailureVerification(failure)
+    for i in range(1, runs + 1):
+        run, failures = run_for_failures(cmd.native_argv(None, mch), timeout=timeout, workdir=workdir,
+                                         name=f"{label}-{i}")
+        out.runs.append(run)
+        out.matched.append(reproduces(failures, failure.key, number_in_repro))
+    return out
