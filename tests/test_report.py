@@ -101,7 +101,7 @@ def test_bad_bundles_are_one_line_errors(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     bad = tmp_path / "bad"
     bad.mkdir()
-    (bad / "report.json").write_text('{"schema": 3,\n "title": ')
+    (bad / "report.json").write_text('{"schema": 4,\n "title": ')
     old = tmp_path / "old"
     old.mkdir()
     (old / "report.json").write_text('{"schema": 1}')

@@ -63,10 +63,7 @@ static void formatAssert(Compiler* comp, const char* why, char* msg, size_t size
         comp->info.compCompHnd->printMethodName(comp->info.compMethodInfo->ftn, method, sizeof(method));
     } catch (...) {  // a name the collection did not record must not hide the assert itself
     }
-    uint32_t hash = 2166136261u;  // FNV-1a of the IL: stands in for the JIT's method hash
-    for (uint32_t i = 0; i < comp->info.compILCodeSize; i++) {
-        hash = (hash ^ comp->info.compCode[i]) * 16777619u;
-    }
+    uint32_t hash = comp->compMethodHash();
     snprintf(msg, size, "Assertion failed '%s' in '%s' during '%s' (IL size %u; hash 0x%08x; %s)", why, method,
              comp->compPhaseDisplayName(), comp->info.compILCodeSize, hash, comp->opts.MinOpts() ? "MinOpts" : "FullOpts");
 }
@@ -159,6 +156,28 @@ bool Compiler::compStressCompile(const char* mode) const {
         return false;
     }
     return !compStressAllowSet || compStressModeNamesAllow.find(word) != std::string::npos;
+}
+
+// FNV-1a of the IL: stands in for the JIT's method hash (asserts and JitDump print it).
+uint32_t Compiler::compMethodHash() const {
+    uint32_t hash = 2166136261u;
+    for (uint32_t i = 0; i < info.compILCodeSize; i++) {
+        hash = (hash ^ info.compCode[i]) * 16777619u;
+    }
+    return hash;
+}
+
+// JitDump names a method set: `*` (every method), or space-separated `Class:Method` / `Method` names.
+bool Compiler::compDumpRequested() const {
+    if (compDumpMethods.empty()) {
+        return false;
+    }
+    for (const char* name : {"*", info.compFullName, info.compMethodName}) {
+        if (name != nullptr && compDumpMethods.find(" " + std::string(name) + " ") != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
 }
 
 const char* Compiler::compPhaseDisplayName() const {
@@ -442,7 +461,11 @@ static constexpr unsigned MAX_LCL_COUNT = 0xFFFF;
 CorJitResult Compiler::compCompile(uint8_t** nativeEntry, uint32_t* nativeSizeOfCode) {
     if (m_host != nullptr) {
         compMethodSuperPMIIndex = m_host->getIntConfigValue("SuperPMIMethodContextNumber", -1);
-        verbose = m_host->getIntConfigValue("JitDump", 0) != 0;
+        const char* dump = m_host->getStringConfigValue("JitDump");  // a method set, as in the real JIT
+        if (dump != nullptr) {
+            compDumpMethods = " " + std::string(dump) + " ";
+            m_host->freeStringConfigValue(dump);
+        }
         opts.compDisasmSummary = m_host->getIntConfigValue("JitDisasmSummary", 0) != 0;
         opts.compMinOpts = m_host->getIntConfigValue("JitMinOpts", 0) != 0;
         compStressLevel = m_host->getIntConfigValue("JitStress", 0);
@@ -476,6 +499,10 @@ CorJitResult Compiler::compCompile(uint8_t** nativeEntry, uint32_t* nativeSizeOf
     }
 
     compSetMethodNames();
+    verbose = compDumpRequested();
+    if (verbose) {  // the real JIT's first JitDump line
+        fprintf(jitstdout(), "****** START compiling %s (MethodHash=%08x)\n", info.compFullName, compMethodHash());
+    }
     compBeginPhase(PHASE_PRE_IMPORT);
     fgFindBasicBlocks();
     compBeginPhase(PHASE_IMPORTATION);

@@ -279,7 +279,7 @@ public:
         bool compDisasmSummary;
         bool MinOpts() const { return compMinOpts; }
     } opts;
-    bool verbose;
+    bool verbose = false;
     // JIT stress (the real JIT's settings): JitStress is the level; JitStressModeNames names the modes to stress
     // (space-separated, STRESS_*), JitStressModeNamesAllow restricts them. compStressCompile says whether a mode
     // is on for this compile.
@@ -288,6 +288,9 @@ public:
     std::string compStressModeNamesAllow;
     bool compStressAllowSet = false;
     bool compStressCompile(const char* mode) const;
+    std::string compDumpMethods;  // JitDump's method set, space-padded (empty: no dump)
+    bool compDumpRequested() const;
+    uint32_t compMethodHash() const;
     JIT_NOINLINE GenTree* gtFoldModByConst(GenTree* dividend, int64_t divisor);
     Phases mostRecentlyActivePhase;  // the phase running now (the real JIT's member of this name)
     JIT_NOINLINE void compBeginPhase(Phases phase);

@@ -91,8 +91,9 @@ def _catches(mask: int | None, signo: int) -> bool:
 
 
 def decide(quick: Diagnosis, *, pc: int | None, arch: str, caught_mask: int | None, previous: PassedStop | None,
-           passes_left: bool, seconds: float = 0.0) -> Decision:
-    """`quick` is `diagnose(view, full=False)`; `previous` the stop passed just before."""
+           passes_left: bool, seconds: float = 0.0, stop_at_break: bool = False) -> Decision:
+    """`quick` is `diagnose(view, full=False)`; `previous` the stop passed just before. `stop_at_break`: a debug
+    break is the stop (a replay run with -boa/-boe to stop in a JIT assert or at a failed compile)."""
     sig = quick.signal
     kind = quick.handling.kind
     name = sig.name if sig else ""
@@ -103,6 +104,8 @@ def decide(quick: Diagnosis, *, pc: int | None, arch: str, caught_mask: int | No
         return Decision(True, second_chance=True,
                         note=f"{name} again at the same pc in the same method context: the replay's handler "
                                    "declined the fault, this second stop is the fatal one")
+    if stop_at_break and kind == HandlingKind.DEBUG_BREAK:
+        return Decision(True, note="a debug break, and this run stops at the first one")
     if kind not in PASS_KINDS or name not in PASSABLE:
         return Decision(True)
     if not passes_left:
@@ -113,7 +116,8 @@ def decide(quick: Diagnosis, *, pc: int | None, arch: str, caught_mask: int | No
     return Decision(False, deliver=deliver, step_over_brk=not deliver and arch == "aarch64", passed=note)
 
 
-def check_stop(process: Process, *, previous: PassedStop | None, passes_left: bool) -> Decision:
+def check_stop(process: Process, *, previous: PassedStop | None, passes_left: bool,
+               stop_at_break: bool = False) -> Decision:
     """The quick diagnosis of the current stop, then the decision: what every loop that runs a replay under a
     debugger calls at each stop (gdb's `$_spmi_should_stop`, which the MI driver also asks; the lldb worker; the
     test and bench harnesses). The caller resumes as told, or diagnoses the stop in full."""
@@ -122,7 +126,7 @@ def check_stop(process: Process, *, previous: PassedStop | None, passes_left: bo
         return fast
     quick = diagnose(process, full=False)
     return decide(quick, pc=quick.pc, arch=process.arch, caught_mask=process.caught_signals(),
-                  previous=previous, passes_left=passes_left)
+                  previous=previous, passes_left=passes_left, stop_at_break=stop_at_break)
 
 
 SECOND_CHANCE = "second chance"

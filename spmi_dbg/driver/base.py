@@ -22,10 +22,14 @@ class Driver(Protocol):
         ...
 
     def run_replay(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
-                   cancel: threading.Event | None = None, on_stop: StopCallback | None = None) -> ReplayOutcome:
+                   cancel: threading.Event | None = None, on_stop: StopCallback | None = None,
+                   stop_at_break: bool = False, max_passes: int | None = None) -> ReplayOutcome:
         """One fresh debugger on argv until a fatal stop, a hang (`timeout` seconds), the replay's exit, or
-        `cancel`; every stop passed on is told to `on_stop`. The replay's output goes to `stdout`/`stderr`, the
-        debugger's transcript to `transcript`. A debugger that dies or stops answering raises ToolFailure."""
+        `cancel`. `stop_at_break`: the first debug break is the stop too (a run with -boa/-boe meant to stop in
+        the JIT's assert or at the failed compile); `max_passes`: stops passed on before one is taken as the stop
+        (0: the very first, e.g. the first-chance fault of a failed compile; default: the driver's own). Every
+        stop passed on is told to `on_stop`. The replay's output goes to `stdout`/`stderr`, the debugger's
+        transcript to `transcript`. A debugger that dies or stops answering raises ToolFailure."""
         ...
 
     def read_core(self, core: Path, program: str, *, transcript: Path, argv: list[str]) -> ReplayOutcome:

@@ -57,8 +57,9 @@ def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, t
                gdb: str = "gdb", cwd: str | None = None, cancel: threading.Event | None = None,
                on_stop: StopCallback | None = None, max_passes: int = 1_000_000,
                request_timeout: float = REQUEST_TIMEOUT, qemu: QemuTarget | None = None,
-               debug_dirs: tuple[str, ...] = ()) -> ReplayOutcome:
-    """One fresh gdb on argv until a fatal stop, a hang, the replay's exit, or `cancel`. Every MI request
+               debug_dirs: tuple[str, ...] = (), stop_at_break: bool = False) -> ReplayOutcome:
+    """One fresh gdb on argv until a fatal stop (with `stop_at_break`, also the first debug break), a hang, the
+    replay's exit, or `cancel`. Every MI request
     must be answered within `request_timeout` seconds (the full diagnosis gets DIAGNOSE_TIMEOUT). With `qemu`,
     argv is a guest program: it runs under qemu's gdbstub (spmi_dbg.driver.qemu) and gdb attaches to it."""
     start = time.monotonic()
@@ -69,7 +70,8 @@ def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, t
     with open(transcript, "a", encoding="utf-8", errors="replace") as log:
         channel = MiChannel(gdb, log, cwd=cwd, env=env, request_timeout=request_timeout)
         notes_reader = _Notes(notes)
-        run = _Run(channel, cancel, on_stop, max_passes, notes_reader, remote=qemu is not None)
+        run = _Run(channel, cancel, on_stop, max_passes, notes_reader, remote=qemu is not None,
+                   stop_at_break=stop_at_break)
         try:
             _setup(channel, argv, notes, max_passes, debug_dirs)
             if qemu is None:
@@ -177,8 +179,10 @@ class _Notes:
 
 class _Run:
     def __init__(self, channel: MiChannel, cancel: threading.Event | None, on_stop: StopCallback | None,
-                 max_passes: int, notes: _Notes | None = None, *, remote: bool = False) -> None:
+                 max_passes: int, notes: _Notes | None = None, *, remote: bool = False,
+                 stop_at_break: bool = False) -> None:
         self.channel = channel
+        self.stop_at_break = stop_at_break
         self.cancel = cancel
         self.on_stop = on_stop
         self.max_passes = max_passes
@@ -269,7 +273,8 @@ class _Run:
         sig = str(payload.get("signal-name"))
         signo = int(getattr(signal, sig, 0)) or None
         expression = (f"$_spmi_should_stop({json.dumps(str(self.notes.path))}, {self.max_passes}, "
-                      f"{signo if signo is not None else 0}, 1)") if self.notes is not None else None
+                      f"{signo if signo is not None else 0}, 1, {int(self.stop_at_break)})") \
+            if self.notes is not None else None
         reply = self.channel.request("-data-evaluate-expression " + mi_quote(expression)) \
             if expression is not None else None
         if reply is not None and reply.error is not None:

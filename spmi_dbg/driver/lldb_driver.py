@@ -44,12 +44,13 @@ def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, t
                cwd: str | None = None, cancel: threading.Event | None = None,
                on_stop: Callable[[PassedStop], None] | None = None, max_passes: int = 1_000_000,
                request_timeout: float = REQUEST_TIMEOUT, qemu: QemuTarget | None = None,
-               debug_dirs: tuple[str, ...] = ()) -> ReplayOutcome:
-    """With `qemu`, argv is a guest program: it runs under qemu's gdbstub, and lldb attaches with gdb-remote."""
+               debug_dirs: tuple[str, ...] = (), stop_at_break: bool = False) -> ReplayOutcome:
+    """`stop_at_break`: the first debug break is the stop (-boa/-boe runs). With `qemu`, argv is a guest program:
+    it runs under qemu's gdbstub, and lldb attaches with gdb-remote."""
     request: dict[str, Any] = {"mode": "replay", "argv": argv, "timeout": timeout, "stdout": str(stdout),
                                "stderr": str(stderr), "cwd": cwd, "max_passes": max_passes,
                                "request_timeout": request_timeout, "transcript": str(transcript),
-                               "debug_dirs": list(debug_dirs)}
+                               "debug_dirs": list(debug_dirs), "stop_at_break": stop_at_break}
     worker = _Worker(request, transcript, cwd)
     guest = None
     if qemu is not None:

@@ -199,7 +199,8 @@ class Worker:
             reason = thread.GetStopDescription(200) if thread.IsValid() else "no thread"
             return diagnose(view).to_json(), [f"stopped for {reason}"]
         d = check_stop(view, previous=self.passed[-1] if self.passed else None,
-                       passes_left=len(self.passed) < int(self.req.get("max_passes", 1_000_000)))
+                       passes_left=len(self.passed) < int(self.req.get("max_passes", 1_000_000)),
+                       stop_at_break=bool(self.req.get("stop_at_break")))
         if d.stop or d.passed is None:
             full = diagnose(view)
             if d.second_chance:

@@ -35,10 +35,12 @@ class GdbDriver:
         return "gdb-multiarch" if self.qemu is not None else "gdb"
 
     def run_replay(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
-                   cancel: threading.Event | None = None, on_stop: StopCallback | None = None) -> ReplayOutcome:
+                   cancel: threading.Event | None = None, on_stop: StopCallback | None = None,
+                   stop_at_break: bool = False, max_passes: int | None = None) -> ReplayOutcome:
         return gdbmi.run_replay(argv, timeout=timeout, stdout=stdout, stderr=stderr, transcript=transcript,
                                 gdb=self.gdb, cwd=self.cwd, cancel=cancel, on_stop=on_stop, qemu=self.qemu,
-                                max_passes=self.max_passes, debug_dirs=self.debug_dirs)
+                                max_passes=self.max_passes if max_passes is None else max_passes,
+                                debug_dirs=self.debug_dirs, stop_at_break=stop_at_break)
 
     def read_core(self, core: Path, program: str, *, transcript: Path, argv: list[str]) -> ReplayOutcome:
         return gdbmi.diagnose_core(core, program, transcript=transcript, gdb=self.gdb, cwd=self.cwd,
@@ -57,10 +59,12 @@ class LldbDriver:
         return "lldb"
 
     def run_replay(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
-                   cancel: threading.Event | None = None, on_stop: StopCallback | None = None) -> ReplayOutcome:
+                   cancel: threading.Event | None = None, on_stop: StopCallback | None = None,
+                   stop_at_break: bool = False, max_passes: int | None = None) -> ReplayOutcome:
         return lldb_driver.run_replay(argv, timeout=timeout, stdout=stdout, stderr=stderr, transcript=transcript,
                                       cwd=self.cwd, cancel=cancel, on_stop=on_stop, qemu=self.qemu,
-                                      max_passes=self.max_passes, debug_dirs=self.debug_dirs)
+                                      max_passes=self.max_passes if max_passes is None else max_passes,
+                                      debug_dirs=self.debug_dirs, stop_at_break=stop_at_break)
 
     def read_core(self, core: Path, program: str, *, transcript: Path, argv: list[str]) -> ReplayOutcome:
         return lldb_driver.diagnose_core(core, program, transcript=transcript, cwd=self.cwd, argv=argv,

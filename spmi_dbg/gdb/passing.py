@@ -1,4 +1,4 @@
-"""`$_spmi_should_stop(NOTES, MAX_PASSES, SIGNO[, ABSORB])`: the signal policy
+"""`$_spmi_should_stop(NOTES, MAX_PASSES, SIGNO[, ABSORB[, BREAKS]])`: the signal policy
 (spmi_dbg.analysis.policy.check_stop) as the condition of a gdb `catch signal SIGxxx` catchpoint (one per fault
 signal, SIGNO its number: a remote target such as qemu's gdbstub gives no $_siginfo to read it from). gdb
 evaluates it at every such signal before anything else happens: false (0) lets gdb pass the signal on to the
@@ -6,6 +6,7 @@ replay at once (`handle ... nostop noprint pass`: the replay's own handler runs)
 or an MI round trip; true (1) makes the catchpoint stop, and that is the fatal stop. The MI driver asks the same
 function at the stops gdb makes itself (SIGTRAP, SIGABRT) with ABSORB=1: then a debug break the replay has no
 handler for answers 2 (resume without the signal) or 3 (the same, past an aarch64 `brk`): policy.Verdict.
+BREAKS=1 makes a debug break the stop (a run with -boa/-boe that is meant to stop in the assert).
 
 Each stop passed on is noted as one JSON line in the file NOTES (read by the driver as it goes); a stop that
 is not passed gets a line saying why, when the reason is not in its diagnosis (a second chance, the pass
@@ -57,13 +58,14 @@ class ShouldStop(gdb.Function):  # type: ignore[misc]
     def __init__(self) -> None:
         super().__init__(FUNCTION)
 
-    def invoke(self, notes: Any, max_passes: Any, signo: Any = None, absorb: Any = 0) -> int:
+    def invoke(self, notes: Any, max_passes: Any, signo: Any = None, absorb: Any = 0, breaks: Any = 0) -> int:
         t0 = time.perf_counter()
         out = _state.open(notes.string())
         stop_signal = int(signo) if signo is not None else None
         try:
             process = with_stop_signal(GdbProcess(), stop_signal)
-            d = check_stop(process, previous=_state.previous, passes_left=_state.passes < int(max_passes))
+            d = check_stop(process, previous=_state.previous, passes_left=_state.passes < int(max_passes),
+                           stop_at_break=bool(int(breaks)))
         except Exception as e:  # a bug of ours or a gdb error: stop, the driver diagnoses in full
             _write(out, {"stop": f"the quick check failed ({type(e).__name__}: {e}); stopped to be safe",
                          "signal": stop_signal})

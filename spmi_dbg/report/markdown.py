@@ -59,18 +59,25 @@ def jit_text(j: dict[str, Any]) -> str:
 
 def _actual(data: dict[str, Any], a: dict[str, Any]) -> list[str]:
     out = ["### Actual behavior", ""]
-    if not data["locate"] or data["locate"]["winner"] is None:
+    target = data.get("target")
+    failure = (target or {}).get("failure")
+    if failure:
+        out += ["superpmi reports:", "", "```", failure["line"], "```", ""]
+        if not data["locate"] or data["locate"]["winner"] is None:
+            return out
+        out.append(f"Under the debugger (`{_break_switch(failure['kind'])}`) the replay stops there:")
+    elif not data["locate"] or data["locate"]["winner"] is None:
         return [*out, data["issue"]["description"], ""]
     if a["hang"]:
         out.append(f"superpmi neither exits nor crashes: it was interrupted after {data['locate']['timeout']:g} s "
                    "(a hang); the stack below is where it was running.")
-    elif a["signal"]:
+    elif a["signal"] and (not failure or a["signal"] != "SIGTRAP"):
         addr = f" at address 0x{a['fault_address']:x}" if a["fault_address"] is not None else ""
         near = " (near null)" if a["near_null"] else ""
         out.append(f"`{a['signal']}`{addr}{near}" + (f" — {a['handling']['reason']}" if a.get("handling") else ""))
     out.append("")
     facts = []
-    if a["faulting_module"]:
+    if a["faulting_module"] and not failure:  # a debug break is where superpmi stopped, not a fault
         fm = a["faulting_module"]
         facts.append(f"- faulting module: {fm['role']} (`{fm['path']}`)")
     if a.get("jit"):
@@ -79,7 +86,7 @@ def _actual(data: dict[str, Any], a: dict[str, Any]) -> list[str]:
         nm = a["null_map"]
         packet = f", packet {nm['packet_id']} {nm['packet_name']}" if nm.get("packet_id") is not None else ""
         facts.append(f"- null map: `{nm['owner_type']}::{nm['member']}` of the {nm['role']}{packet}")
-    if a["instruction"]:
+    if a["instruction"] and not failure:
         ins = a["instruction"]
         regs = ", ".join(f"{k}=0x{v:x}" for k, v in ins["registers"].items())
         facts.append(f"- faulting instruction: `0x{ins['address']:x}: {ins['text']}`" + (f" ({regs})" if regs else ""))
@@ -103,6 +110,10 @@ def _actual(data: dict[str, Any], a: dict[str, Any]) -> list[str]:
             out += [f"  #{f['level']} {f['function']}" for f in t["frames"][:20]]
         out += ["```", "", "</details>", ""]
     return out
+
+
+def _break_switch(kind: str) -> str:
+    return {"assert": "-boa", "error": "-boe", "missing": "-box"}.get(kind, "-boa")
 
 
 def _regression(r: dict[str, Any]) -> list[str]:
@@ -154,6 +165,10 @@ def _other(data: dict[str, Any], o: dict[str, Any]) -> list[str]:
     if data["failed_phase"]:
         out.append(f"- failed phase: {data['failed_phase']}: {data['failure']}")
     out += [f"- {h}" for h in o["how_found"]]
+    jit_output = (data.get("target") or {}).get("jit_output")
+    if jit_output:
+        out.append(f"- JIT output: `{jit_output['file']}` ({jit_output['bytes']} bytes: JitStdOutFile with "
+                   "JitDump=* on the repro)" if jit_output.get("file") else f"- JIT output: {jit_output.get('note')}")
     m = o["minimization"]
     if m:
         out.append(f"- minimization: the record alone did not reproduce; ddmin over {m['candidates']} earlier "

@@ -8,12 +8,13 @@ from typing import Any
 from spmi_dbg.report.markdown import jit_text
 
 RESULTS = {"verified": "verified repro", "not-verified": "crash found, repro not verified", "no-crash": "no crash",
-           "input-error": "input error", "tool-failure": "tool failure"}
+           "no-failure": "no such failure", "input-error": "input error", "tool-failure": "tool failure"}
 
 
 def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
     located = data["locate"] or {}
     d = data["diagnosis"] or {}
+    target = data.get("target")
     out = [("result", f"{RESULTS.get(data['outcome'], data['outcome'])} (exit {data['exit_code']}, "
                       f"{data['seconds']:.1f} s)")]
     if data["failure"]:
@@ -28,16 +29,25 @@ def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         a = data["issue"]["actual"]
         if a["hang"]:
             out.append(("signal", f"none: a hang, interrupted after {located['timeout']:g} s"))
-        elif a["signal"]:
+        elif a["signal"] and (not target or a["signal"] != "SIGTRAP"):
             addr = f" at 0x{a['fault_address']:x}" if a["fault_address"] is not None else ""
             out.append(("signal", f"{a['signal']}{addr}{' (near null)' if a['near_null'] else ''}"))
         if a.get("jit"):
             out.append(("JIT", jit_text(a["jit"]).replace("`", "")))
         nm = a["null_map"]
-        out.append(("null map", f"{nm['owner_type']}::{nm['member']} of the {nm['role']}" if nm else "none"))
+        if nm or not target:
+            out.append(("null map", f"{nm['owner_type']}::{nm['member']} of the {nm['role']}" if nm else "none"))
         fm = a["faulting_module"]
-        if fm:
+        if fm and not target:  # for a failure target the stop is a debug break, not a fault
             out.append(("faulting module", f"{fm['role']}: {fm['path']}"))
+    if target:
+        if target.get("failure"):
+            out.append(("failure", target["failure"]["line"]))
+        if target.get("options") and target["options"]["given"]:
+            out.append(("JIT settings", target["options"]["summary"]))
+        jo = target.get("jit_output") or {}
+        if jo.get("file") or jo.get("note"):
+            out.append(("JIT output", f"{data['bundle']}/{jo['file']}" if jo.get("file") else str(jo["note"])))
     if data["repro"]:
         r = data["repro"]
         out.append(("repro", f"{data['bundle']}/{r['file']} ({r['records']} record(s): "

@@ -21,13 +21,17 @@ from spmi_dbg.repro.isolate import REPRO_NAME
 from spmi_dbg.repro.locate import PartitionRun
 from spmi_dbg.repro.pipeline import ReproResult
 from spmi_dbg.repro.report_data import report_data
+from spmi_dbg.repro.report_failure import JIT_OUTPUT_FILE
 
 # Every file `spmi-dbg repro` writes into a bundle (nothing else may be in a directory it replaces).
 BUNDLE_FILES = frozenset({"repro.mch", "repro.mch.mct", "repro.sh", "diagnosis.json", "report.md", "report.json",
-                          "debugger.log", "replay.stdout", "replay.stderr"})
+                          "debugger.log", "replay.stdout", "replay.stderr", JIT_OUTPUT_FILE})
 
 
 def out_dir_for(result: ReproResult) -> Path:
+    if not result.options.failure.is_crash:  # a compile failure: by its kind and method context
+        f = result.failure_located.failure if result.failure_located else None
+        return Path(f"spmi-repro-{f.kind}-{f.method_context}" if f else f"spmi-repro-{result.outcome}")
     located = result.located
     bucket = located.expectation.bucket if located and located.expectation else None
     if bucket:
@@ -77,6 +81,8 @@ def _write_files(result: ReproResult, work: Path, staged: Path) -> list[str]:
         d = diagnosis.to_json()
         put("diagnosis.json", json.dumps(redactor.data(d) if redactor is not None else d, indent=2,
                                          sort_keys=True) + "\n")
+    if result.jit_output is not None and result.jit_output.is_file():
+        put(JIT_OUTPUT_FILE, result.jit_output.read_bytes())
     stdout, stderr = _replay_output(result)
     put("replay.stdout", stdout)
     put("replay.stderr", stderr)
@@ -99,15 +105,21 @@ def repro_script(result: ReproResult, redactor: Redactor | None = None) -> str:
     """repro.sh; with a redactor, paths under the home directory are written as "$HOME"/... (still runnable).
     Paths go into the comments through shell.comment (one line, shown, never run) and into the command through
     shell.quote (or the redactor's quoting), nowhere else."""
-    cmd = result.options.command
+    cmd = result.repro_command or result.options.command
     isolated = result.isolated
     assert isolated is not None
     numbers = ", ".join(map(str, isolated.numbers))
     expected = result.located.expectation if result.located else None
+    failure = result.failure_located.failure if result.failure_located else None
     comments = [f"spmi-dbg repro: method context(s) {numbers} of {cmd.input}, copied byte-for-byte into "
-                f"{REPRO_NAME}.",
-                f"Expected: {expected.describe() if expected else 'a failure'}"
-                + (f" (bucket {expected.bucket})" if expected and expected.bucket else "") + "."]
+                f"{REPRO_NAME}."]
+    if failure is not None:
+        comments.append(f"Expected: superpmi reports {failure.describe()}: {failure.line}")
+        if result.option_minimization is not None and result.option_minimization.given:
+            comments.append(f"JIT settings: {result.option_minimization.summary()}.")
+    else:
+        comments.append(f"Expected: {expected.describe() if expected else 'a failure'}"
+                        + (f" (bucket {expected.bucket})" if expected and expected.bucket else "") + ".")
     if redactor is not None:
         comments = [redactor.text(c) for c in comments]
     command = cmd.shell_line(f'"$here/{REPRO_NAME}"', redactor.shell_word if redactor else shell.quote)
@@ -128,7 +140,19 @@ def _read(path: Path) -> bytes:
 
 
 def _replay_output(result: ReproResult) -> tuple[bytes, bytes]:
-    """The winning partition's output; without a winner every partition's, in order, with a header each."""
+    """The winning partition's output; without a winner every partition's, in order, with a header each. For a
+    compile-failure target, the native partition run that reported it (else every partition's)."""
+    if result.failure_located is not None:
+        f = result.failure_located.failure
+        runs_ = [r for r in result.failure_located.runs if f is not None and f.method_context in r.partition.numbers]
+        if runs_:
+            return _read(runs_[0].stdout), _read(runs_[0].stderr)
+        out_, err_ = b"", b""
+        for fr in result.failure_located.runs:
+            head = f"==== partition {fr.partition.index} (-c {fr.partition.spec})\n".encode()
+            out_ += head + _read(fr.stdout)
+            err_ += head + _read(fr.stderr)
+        return out_, err_
     winner = _winner(result)
     if winner is not None:
         return _read(winner.stdout), _read(winner.stderr)

@@ -15,11 +15,12 @@ from spmi_dbg.repro.arguments import add_replay_arguments, pipeline_errors, pipe
 if TYPE_CHECKING:  # the pipeline is imported when a command runs, not when the parser is built
     from spmi_dbg.repro.pipeline import ReproOptions, ReproResult
 
-EPILOG = """exit status: 0 repro found and verified, 1 crash found but not verified, 2 no crash, 3 usage or input
-error, 4 the debugger failed (it died or stopped answering, twice).
+EPILOG = """exit status: 0 repro found and verified, 1 crash (or failure) found but not verified, 2 no crash (no such
+failure), 3 usage or input error, 4 the debugger failed (it died or stopped answering, twice).
 
 examples:
   spmi-dbg repro --from-log superpmi.4.log
+  spmi-dbg repro --failure assert -- superpmi -jitoption JitStress=2 -jitoption JitStressModeNames="A B" clrjit.so x.mch
   spmi-dbg repro --core core.12345 -- superpmi -a -target arm64 base/libclrjit.so diff/libclrjit.so libraries.mch
   spmi-dbg repro -- superpmi -a -target arm64 base/libclrjit.so diff/libclrjit.so libraries.mch
   spmi-dbg repro --mch libraries.mch --base-jit base/libclrjit.so --jit diff/libclrjit.so -- -a -target arm64
@@ -36,7 +37,13 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--core", metavar="CORE", type=Path,
                    help="post-mortem: diagnose this core file of the crashed superpmi, then isolate and verify "
                         "live (the command after --, or the one the core names when it is complete)")
-    p.add_argument("--out", metavar="DIR", type=Path, help="bundle directory (default: spmi-repro-<bucket>)")
+    p.add_argument("--failure", metavar="KIND[:TEXT]", default="crash",
+                   help="what to reproduce: crash (default: a crash or hang, found under the debugger), or a failure "
+                        "superpmi reports itself: assert (ISSUE: <ASSERT>), error (a failed compile), missing "
+                        "(MISSING:), any; :TEXT picks the first whose line contains TEXT. The -jitoption/-jit2option "
+                        "settings are minimized to those the failure needs")
+    p.add_argument("--out", metavar="DIR", type=Path,
+                   help="bundle directory (default: spmi-repro-<bucket>, or spmi-repro-<kind>-<method context>)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line")
     p.set_defaults(func=run)
     pipeline_usage_errors(p, "repro")

@@ -81,6 +81,10 @@ class FailureVerification:
         return sum(self.matched)
 
     @property
+    def rate(self) -> float:
+        return self.reproduced / len(self.runs) if self.runs else 0.0
+
+    @property
     def accepted(self) -> bool:
         return bool(self.runs) and self.reproduced >= math.ceil(ACCEPT_RATE * len(self.runs))
 
@@ -89,8 +93,11 @@ class FailureVerification:
         return f"{self.reproduced}/{len(self.runs)} runs reported the same {self.failure.kind} ({verdict})"
 
     def to_json(self) -> dict[str, Any]:
-        return {"failure": self.failure.to_json(), "reproduced": self.reproduced, "runs": len(self.runs),
-                "accepted": self.accepted, "native": [r.to_json() for r in self.runs]}
+        """The shape of a crash's verification (report.json "verification"), the failure's key as its bucket."""
+        return {"expected": {"kind": self.failure.kind, "signal": None, "bucket": None, "failure": self.failure.key},
+                "native_runs": [r.to_json() | {"reproduced": m} for r, m in zip(self.runs, self.matched, strict=True)],
+                "debugger_run": None, "debugger_failures": [], "reproduced": self.reproduced, "runs": len(self.runs),
+                "rate": round(self.rate, 4), "accepted": self.accepted, "notes": [], "summary": self.summary()}
 
 
 def verify_failure(cmd: ReproCommand, mch: Path, failure: Failure, *, runs: int, timeout: float, workdir: Path,

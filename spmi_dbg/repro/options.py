@@ -15,6 +15,7 @@ from spmi_dbg.driver import select
 from spmi_dbg.driver.qemu import QemuTarget
 from spmi_dbg.elf import elf_build_id
 from spmi_dbg.errors import InputError, SpmiDbgError, UsageError
+from spmi_dbg.failures.target import parse_target
 from spmi_dbg.outdir import check_out_dir
 from spmi_dbg.repro import command
 from spmi_dbg.repro.bundle import BUNDLE_FILES
@@ -73,6 +74,9 @@ def options(args: argparse.Namespace, *, bundle_out: bool = True) -> ReproOption
                          "command after --: spmi-dbg repro --debugger lldb --core CORE -- superpmi ...")
     if core is not None and not core.is_file():
         raise InputError(str(core), "core file not found")
+    target = parse_target(getattr(args, "failure", None) or "crash")
+    if core is not None and not target.is_crash:
+        raise UsageError("--core is a crash's post-mortem: --failure takes the live replay (leave out --core)")
     debug_dirs = check_debug_dirs(args.debug_dir)
     out = getattr(args, "out", None)
     if out is not None and bundle_out:  # before any replay: a bad --out is said at once, not after the whole run
@@ -87,7 +91,7 @@ def options(args: argparse.Namespace, *, bundle_out: bool = True) -> ReproOption
     debugger = select.pick(args.debugger, gdb=args.gdb, qemu=qemu, cwd=os.getcwd(), debug_dirs=debug_dirs)
     return ReproOptions(command=cmd, debugger=debugger, out=out, workers=args.workers,
                         timeout=args.timeout, verify_runs=args.verify_runs, core=core.resolve() if core else None,
-                        redact=args.redact, debug_dirs=debug_dirs)
+                        redact=args.redact, debug_dirs=debug_dirs, failure=target)
 
 
 def _check_machine(program: str, qemu: QemuTarget | None) -> None:

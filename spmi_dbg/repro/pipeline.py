@@ -16,9 +16,12 @@ from typing import Any, Literal, Protocol
 from spmi_dbg import exits
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.errors import SpmiDbgError, printable
+from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.command import Partition, ReproCommand
+from spmi_dbg.repro.failure_locate import FailureLocated, FailureVerification
 from spmi_dbg.repro.isolate import Isolated, isolate
+from spmi_dbg.repro.jitoptions import OptionMinimization
 from spmi_dbg.repro.locate import Located, LocateProgress, locate, locate_core
 from spmi_dbg.repro.minimize import Minimization, minimize
 from spmi_dbg.repro.regression import Regression, regression
@@ -27,9 +30,10 @@ from spmi_dbg.tempfiles import temp_dir
 
 REPLAY_INPUT_FAILURES = {255: "GeneralFailure", 254: "JitFailedToInit"}  # docs/superpmi-conventions.md 1.2
 PhaseName = Literal["locate", "isolate", "verify", "minimize", "isolate-minimized", "verify-minimized",
-                    "regression"]
+                    "regression", "minimize-options", "diagnose", "jit-output"]
 PhaseStatus = Literal["running", "ok", "failed"]
-Outcome = Literal["running", "verified", "not-verified", "no-crash", "input-error", "tool-failure", "bundle-error"]
+Outcome = Literal["running", "verified", "not-verified", "no-crash", "no-failure", "input-error", "tool-failure",
+                  "bundle-error"]
 VERIFY_TIMEOUT_CAP = 60.0  # a repro is one or a few method contexts: a hang shows well within this
 
 
@@ -44,6 +48,7 @@ class ReproOptions:
     core: Path | None = None  # --core: locate is the post-mortem diagnosis of this core file (read by `debugger`)
     redact: bool = False  # --redact: home directory, user name and host name replaced in the bundle's files
     debug_dirs: tuple[str, ...] = ()  # --debug-dir: where separate debug files are
+    failure: FailureTarget = field(default_factory=FailureTarget)  # --failure: a crash, or superpmi's own failure
 
     @property
     def debugger_name(self) -> str:
@@ -89,6 +94,13 @@ class ReproResult:
     bundle_error: str | None = None
     report: dict[str, Any] | None = None  # report.json's data, once the bundle is written
     seconds: float = 0.0
+    # --failure (a compile failure superpmi reports itself): spmi_dbg.repro.failure_pipeline
+    failure_located: FailureLocated | None = None
+    failure_verification: FailureVerification | None = None
+    option_minimization: OptionMinimization | None = None
+    repro_command: ReproCommand | None = None  # the command repro.sh runs (only the JIT settings needed)
+    jit_output: Path | None = None  # the JIT's own output for the repro (JitStdOutFile)
+    jit_output_note: str | None = None  # why there is none
 
     @property
     def method_contexts(self) -> list[int]:
@@ -98,12 +110,12 @@ class ReproResult:
         return [mc] if mc else []
 
 
-class _PhaseFailed(Exception):
-    pass
+class PhaseFailed(Exception):
+    """A phase could not do its work: the run stops there, and the report says why."""
 
 
 @contextlib.contextmanager
-def _phase(result: ReproResult, name: PhaseName, progress: ReproProgress | None) -> Iterator[PhaseRecord]:
+def phase(result: ReproResult, name: PhaseName, progress: ReproProgress | None) -> Iterator[PhaseRecord]:
     record = PhaseRecord(name)
     result.phases.append(record)
     if progress is not None:
@@ -112,19 +124,19 @@ def _phase(result: ReproResult, name: PhaseName, progress: ReproProgress | None)
     try:
         yield record
         record.status = "ok"
-    except _PhaseFailed as e:
+    except PhaseFailed as e:
         record.status, record.detail = "failed", str(e)
         result.failed_phase, result.failure = name, str(e)
         raise
     except (SpmiDbgError, OSError) as e:
         record.status, record.detail = "failed", str(e)
         result.failed_phase, result.failure = name, str(e)
-        raise _PhaseFailed(str(e)) from None
+        raise PhaseFailed(str(e)) from None
     except Exception as e:  # a bug of ours: still a report, with the traceback in report.json
         record.status, record.detail = "failed", f"internal error: {type(e).__name__}: {e}"
         result.failed_phase, result.failure = name, record.detail
         result.failure_traceback = traceback.format_exc()
-        raise _PhaseFailed(record.detail) from None
+        raise PhaseFailed(record.detail) from None
     finally:
         record.seconds = time.monotonic() - start
         if progress is not None:
@@ -146,7 +158,7 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
             held.enter_context(locked(opts.out))
         try:
             _run_phases(opts, result, work, progress, located)
-        except _PhaseFailed:
+        except PhaseFailed:
             if result.located is None or result.located.winner is None:
                 result.outcome, result.exit_code = "tool-failure", exits.TOOL_FAILURE
             else:
@@ -170,8 +182,13 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
 
 def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None,
                 given: Located | None = None) -> None:
+    if not opts.failure.is_crash:
+        from spmi_dbg.repro.failure_pipeline import run_failure_phases
+
+        run_failure_phases(opts, result, work, progress)
+        return
     cmd = opts.command
-    with _phase(result, "locate", progress) as ph:
+    with phase(result, "locate", progress) as ph:
         if given is not None:
             located = result.located = given
         elif opts.core is not None:
@@ -183,7 +200,7 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
                                               workdir=work, progress=progress, hints=hints)
         ph.detail = _locate_detail(located)
         if located.winner is None and located.tool_failures:
-            raise _PhaseFailed("; ".join(f"partition {r.partition.index}: {' / '.join(r.failures)}"
+            raise PhaseFailed("; ".join(f"partition {r.partition.index}: {' / '.join(r.failures)}"
                                          for r in located.tool_failures))
     if located.winner is None:
         _no_crash(result, work)
@@ -193,13 +210,13 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
     out = result.out = opts.out or out_dir_for(result)
     expected = located.expectation
     assert expected is not None
-    with _phase(result, "isolate", progress) as ph:
+    with phase(result, "isolate", progress) as ph:
         mc = located.method_context
         if mc is None:
-            raise _PhaseFailed("no method context number: " + "; ".join(located.notes))
+            raise PhaseFailed("no method context number: " + "; ".join(located.notes))
         result.isolated = isolate(cmd.input, [mc], work / "bundle")
         ph.detail = f"method context {mc} -> {out / result.isolated.mch.name}"
-    with _phase(result, "verify", progress) as ph:
+    with phase(result, "verify", progress) as ph:
         result.single = result.verification = verify(cmd, result.isolated.mch, expected, opts.debugger,
                                                      runs=opts.verify_runs, timeout=opts.verify_timeout, workdir=work)
         ph.detail = result.single.summary()
@@ -209,16 +226,16 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
         return
     winner = located.winner
     assert winner is not None
-    with _phase(result, "minimize", progress) as ph:
+    with phase(result, "minimize", progress) as ph:
         result.minimization = m = minimize(cmd, winner.partition, mc, expected, timeout=opts.timeout, workdir=work)
         ph.detail = "; ".join(m.notes)
         if not m.succeeded:
-            raise _PhaseFailed("the crashing record alone does not reproduce, and no set of earlier records "
+            raise PhaseFailed("the crashing record alone does not reproduce, and no set of earlier records "
                                f"does: {ph.detail}")
-    with _phase(result, "isolate-minimized", progress) as ph:
+    with phase(result, "isolate-minimized", progress) as ph:
         result.isolated = isolate(cmd.input, m.numbers, work / "bundle")
         ph.detail = f"method contexts {', '.join(map(str, m.numbers))} -> {out / result.isolated.mch.name}"
-    with _phase(result, "verify-minimized", progress) as ph:
+    with phase(result, "verify-minimized", progress) as ph:
         result.verification = verify(cmd, result.isolated.mch, expected, opts.debugger, runs=opts.verify_runs,
                                      timeout=opts.verify_timeout, workdir=work, label="verify-minimized")
         ph.detail = result.verification.summary()
@@ -235,12 +252,12 @@ def _regression(opts: ReproOptions, result: ReproResult, work: Path, progress: R
     if len(opts.command.jits) < 2:
         return
     try:
-        with _phase(result, "regression", progress) as ph:
+        with phase(result, "regression", progress) as ph:
             result.regression = regression(opts.command, result.isolated.mch, result.located.expectation,
                                            runs=2 if opts.verify_runs >= 2 else 1, timeout=opts.verify_timeout,
                                            workdir=work)
             ph.detail = result.regression.conclusion if result.regression else ""
-    except _PhaseFailed:
+    except PhaseFailed:
         result.failed_phase = result.failure = None  # the repro is verified: only the experiment is missing
 
 

@@ -17,6 +17,7 @@ from spmi_dbg.analysis.facts import Diagnosis, to_json
 from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION
 from spmi_dbg.repro import identity
 from spmi_dbg.repro.pipeline import ReproResult
+from spmi_dbg.repro.report_failure import failure_description, failure_expected, failure_title, target_data
 
 _VERBS = {"SIGSEGV": "segfaults", "SIGABRT": "aborts", "SIGBUS": "dies of SIGBUS (bus error)",
           "SIGILL": "dies of SIGILL (illegal instruction)", "SIGFPE": "dies of SIGFPE (arithmetic exception)",
@@ -55,10 +56,13 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
             "hang_threads": located.winner.outcome.threads if located.winner and located.winner.outcome else []},
         "diagnosis": d.to_json() if d is not None else None,
         "repro": result.isolated.to_json() if result.isolated else None,
-        "repro_command": None if result.isolated is None else cmd.shell_line(result.isolated.mch.name),
+        "repro_command": None if result.isolated is None else
+        (result.repro_command or cmd).shell_line(result.isolated.mch.name),
         "verification_single_record": result.single.to_json() if result.single else None,
         "minimization": result.minimization.to_json() if result.minimization else None,
-        "verification": result.verification.to_json() if result.verification else None,
+        "verification": result.verification.to_json() if result.verification else
+        result.failure_verification.to_json() if result.failure_verification else None,
+        "target": target_data(result),
         "regression": result.regression.to_json() if result.regression else None,
         "known_bugs": _known_bugs(result, d, replay_output),
         "bundle": str(result.out),
@@ -86,6 +90,8 @@ def _known_bugs(result: ReproResult, d: Diagnosis | None, output: str) -> list[d
 
 
 def title(data: dict[str, Any]) -> str:
+    if data.get("target"):
+        return failure_title(data) or f"no {data['target']['describe']} in {Path(data['command']['input']).name}"
     located = data["locate"]
     d = data["diagnosis"]
     mc = located["method_context"] if located else None
@@ -117,6 +123,8 @@ def issue(data: dict[str, Any], result: ReproResult) -> dict[str, Any]:
 
 
 def description(data: dict[str, Any]) -> str:
+    if data.get("target"):
+        return failure_description(data)
     d = data["diagnosis"] or {}
     located = data["locate"] or {}
     mc = located.get("method_context")
@@ -175,10 +183,17 @@ def _reproduction(data: dict[str, Any]) -> dict[str, Any]:
         return {"attachment": None, "command": shell.join(_argv(data)), "steps": [
             f"Run `{shell.join(_argv(data))}` (no single-method repro was produced: see Other information)."]}
     numbers = ", ".join(map(str, rep["method_contexts"]))
-    return {"attachment": "repro.mch", "command": data["repro_command"], "steps": [
-        f"Download the attached `repro.mch` (method context(s) {numbers} of `{Path(data['command']['input']).name}`, "
-        f"byte-for-byte, {rep['bytes']} bytes; `repro.mch.mct` is its index).",
-        "Run `repro.sh` from the bundle, or the same command with your paths:"]}
+    steps = [f"Download the attached `repro.mch` (method context(s) {numbers} of "
+             f"`{Path(data['command']['input']).name}`, byte-for-byte, {rep['bytes']} bytes; `repro.mch.mct` is its "
+             "index)."]
+    opts = (data.get("target") or {}).get("options")
+    if opts and opts["given"]:
+        needed = ", ".join(f"`{s}`" for s in opts["needed"]) or "none of the JIT settings given"
+        dropped = "; ".join(opts["dropped"])
+        steps.append(f"The failure needs these JIT settings: {needed}" + (f" (not needed: {dropped})" if dropped
+                                                                          else "") + "; the command has only them.")
+    steps.append("Run `repro.sh` from the bundle, or the same command with your paths:")
+    return {"attachment": "repro.mch", "command": data["repro_command"], "steps": steps}
 
 
 def _argv(data: dict[str, Any]) -> list[str]:
@@ -187,6 +202,8 @@ def _argv(data: dict[str, Any]) -> list[str]:
 
 
 def _expected(data: dict[str, Any]) -> str:
+    if data.get("target"):
+        return failure_expected(data)
     if len(data["command"]["jits"]) > 1 and any(o.lower().startswith("-a") for o in data["command"]["options"]):
         return ("superpmi replays the method context(s) and compares the two JITs' code without crashing (exit "
                 "status 0, or 2 when the code differs).")

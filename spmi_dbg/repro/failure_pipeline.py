@@ -1,0 +1,207 @@
+"""The phases of `spmi-dbg repro --failure assert|error|missing|any[:TEXT]`: a compile failure superpmi reports
+itself (docs/superpmi-conventions.md 1.1) as the target, in place of a crash.
+
+locate (native replays of the partitions, read for superpmi's failure lines) -> isolate -> minimize-options
+(ddmin over the command's -jitoption/-jit2option settings and their list elements) -> verify (K native runs
+of the repro report the same failure) -> [minimize over earlier records -> isolate -> verify, when the record
+alone does not fail] -> diagnose (one run under the debugger with -boa for an assert, so that it stops in
+MyICJI::doAssert; -boe and the very first stop for a failed compile, so that it stops at the compile's
+first-chance fault or at superpmi's break after it; -box for missing data) -> jit-output (the JIT's own output
+for the repro method, JitStdOutFile with JitDump=*, where the JIT has them) -> bundle."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from spmi_dbg import exits
+from spmi_dbg.errors import ToolFailure
+from spmi_dbg.mch.mclist import compress_ranges
+from spmi_dbg.repro.command import Partition, ReproCommand
+from spmi_dbg.repro.expect import expectation_of
+from spmi_dbg.repro.failure_locate import locate_failure, verify_failure
+from spmi_dbg.repro.failure_run import reproduces, run_for_failures
+from spmi_dbg.repro.isolate import isolate
+from spmi_dbg.repro.jitoptions import JitSetting, minimize_settings, split_options
+from spmi_dbg.repro.locate import ATTEMPTS, Located, PartitionRun
+from spmi_dbg.repro.minimize import ddmin
+from spmi_dbg.repro.pipeline import PhaseFailed, ReproOptions, ReproProgress, ReproResult, phase
+
+# The superpmi switch that makes each kind of failure stop under a debugger (docs/superpmi-conventions.md 1).
+BREAK_SWITCH = {"assert": "-boa", "error": "-boe", "missing": "-box"}
+# Switches that break unconditionally (a debug break kills a replay no debugger is attached to): not in native
+# runs of a failure target.
+_BREAKS = ("-boe", "-box")
+JIT_OUTPUT = "jit-stdout.txt"
+
+
+def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None) -> None:
+    cmd = _without_breaks(opts.command, result)
+    target = opts.failure
+    with phase(result, "locate", progress) as ph:
+        located = result.failure_located = locate_failure(cmd, result.partitions, target, timeout=opts.timeout,
+                                                          workdir=work)
+        f = located.failure
+        ph.detail = "; ".join([f"{len(located.seen)} failure(s) reported in {len(located.runs)} partition(s)"]
+                              + ([f"the first {target.describe()}: {f.describe()}"] if f else [])
+                              + located.notes)
+    if f is None:
+        result.outcome, result.exit_code = "no-failure", exits.NO_CRASH
+        result.failure = located.no_such_failure()
+        return
+    from spmi_dbg.repro.bundle import out_dir_for
+
+    out = result.out = opts.out or out_dir_for(result)
+    mc = f.method_context
+    with phase(result, "isolate", progress) as ph:
+        result.isolated = isolate(cmd.input, [mc], work / "bundle")
+        ph.detail = f"method context {mc} -> {out / result.isolated.mch.name}"
+    final = _minimize_options(opts, result, cmd, work, progress)
+    with phase(result, "verify", progress) as ph:
+        v = result.failure_verification = verify_failure(final, result.isolated.mch, f, runs=opts.verify_runs,
+                                                          timeout=opts.verify_timeout, workdir=work)
+        ph.detail = v.summary()
+    if not v.accepted:
+        _minimize_records(opts, result, final, work, progress)
+    numbers = list(result.isolated.numbers)
+    _diagnose(opts, result, final, numbers, work, progress)
+    _jit_output(opts, result, final, work, progress)
+    accepted = result.failure_verification is not None and result.failure_verification.accepted
+    result.outcome, result.exit_code = ("verified", exits.VERIFIED) if accepted else \
+        ("not-verified", exits.NOT_VERIFIED)
+
+
+def _without_breaks(cmd: ReproCommand, result: ReproResult) -> ReproCommand:
+    kept = [o for o in cmd.options if not o.lower().startswith(_BREAKS)]
+    if len(kept) == len(cmd.options):
+        return cmd
+    dropped = [o for o in cmd.options if o.lower().startswith(_BREAKS)]
+    return dataclasses.replace(cmd, options=tuple(kept), notes=(
+        *cmd.notes, f"dropped {' '.join(dropped)}: a debug break kills a replay no debugger is attached to (the "
+                    "diagnose phase adds the switch its stop needs)"))
+
+
+def _minimize_options(opts: ReproOptions, result: ReproResult, cmd: ReproCommand, work: Path,
+                      progress: ReproProgress | None) -> ReproCommand:
+    """The command with only the JIT settings the failure needs (the whole command when it has none)."""
+    split = split_options(cmd.options)
+    result.repro_command = cmd
+    if not split.settings:
+        return cmd
+    assert result.isolated is not None and result.failure_located is not None
+    f = result.failure_located.failure
+    assert f is not None
+    mch = result.isolated.mch
+
+    def fails(settings: list[JitSetting]) -> bool:
+        trial = dataclasses.replace(cmd, options=split.options(settings))
+        _, failures = run_for_failures(trial.native_argv(None, mch), timeout=opts.verify_timeout, workdir=work,
+                                       name="minimize-options")
+        return reproduces(failures, f.key, 1)
+
+    with phase(result, "minimize-options", progress) as ph:
+        m = result.option_minimization = minimize_settings(split.settings, fails)
+        ph.detail = f"{m.summary()} ({m.tests} replays)"
+    final = dataclasses.replace(cmd, options=split.options(m.needed))
+    result.repro_command = final
+    return final
+
+
+def _minimize_records(opts: ReproOptions, result: ReproResult, cmd: ReproCommand, work: Path,
+                      progress: ReproProgress | None) -> None:
+    """The record alone does not fail: which earlier records of its partition it needs (ddmin), each test a
+    native replay of `-c <subset + record>` on the collection."""
+    assert result.failure_located is not None and result.failure_located.failure is not None
+    f = result.failure_located.failure
+    mc = f.method_context
+    part = next((r.partition for r in result.failure_located.runs if mc in r.partition.numbers), None)
+    earlier = [n for n in part.numbers if n < mc] if part is not None else []
+    cache: dict[tuple[int, ...], bool] = {}
+
+    def fails(subset: list[int]) -> bool:
+        key = tuple(subset)
+        if key not in cache:
+            _, failures = run_for_failures(cmd.native_argv(compress_ranges([*subset, mc])), timeout=opts.timeout,
+                                           workdir=work, name="minimize")
+            cache[key] = reproduces(failures, f.key, mc)
+        return cache[key]
+
+    with phase(result, "minimize", progress) as ph:
+        if not earlier or not fails(earlier):
+            ph.detail = ("the record alone does not show the failure, and nothing earlier in its partition brings "
+                         "it back" if earlier else "the record is the first of its partition: nothing earlier")
+            return
+        kept = ddmin(earlier, fails)
+        ph.detail = f"ddmin kept {len(kept)} of {len(earlier)} earlier record(s) in {len(cache)} native replays"
+    numbers = [*kept, mc]
+    with phase(result, "isolate-minimized", progress) as ph:
+        result.isolated = isolate(cmd.input, numbers, work / "bundle")
+        ph.detail = f"method contexts {', '.join(map(str, numbers))}"
+    with phase(result, "verify-minimized", progress) as ph:
+        result.failure_verification = verify_failure(cmd, result.isolated.mch, f, runs=opts.verify_runs,
+                                                     timeout=opts.verify_timeout, workdir=work,
+                                                     number_in_repro=len(numbers), label="verify-minimized")
+        ph.detail = result.failure_verification.summary()
+
+
+def _diagnose(opts: ReproOptions, result: ReproResult, cmd: ReproCommand, numbers: list[int], work: Path,
+              progress: ReproProgress | None) -> None:
+    """The failing compile under the debugger, on the collection with `-c` (the numbers the report names)."""
+    assert result.failure_located is not None and result.failure_located.failure is not None
+    f = result.failure_located.failure
+    switch = BREAK_SWITCH[f.kind]
+    argv = dataclasses.replace(cmd, options=(*cmd.options, switch)).argv(compress_ranges(numbers))
+    part = Partition(next((r.partition.index for r in result.failure_located.runs
+                           if f.method_context in r.partition.numbers), 1), tuple(numbers))
+    run = PartitionRun(part, work / "diagnose.stdout", work / "diagnose.stderr", work / "diagnose.debugger.log")
+    located = result.located = Located([run], method_context=f.method_context,
+                                       method_context_source=f"superpmi's own output "
+                                                             f"({_line_head(f.kind, f.method_context)})")
+    with phase(result, "diagnose", progress) as ph:
+        while run.attempts < ATTEMPTS and run.outcome is None:
+            run.attempts += 1
+            try:
+                run.outcome = opts.debugger.run_replay(argv, timeout=opts.verify_timeout, stdout=run.stdout,
+                                                       stderr=run.stderr, transcript=run.transcript,
+                                                       stop_at_break=True,
+                                                       max_passes=0 if f.kind == "error" else None)
+            except ToolFailure as e:
+                run.failures.append(str(e))
+        if run.outcome is None:
+            raise PhaseFailed(f"the debugger failed twice: {' / '.join(run.failures)}")
+        o = run.outcome
+        if o.kind == "fatal":
+            located.winner = run
+            located.expectation = expectation_of(o)
+            ph.detail = f"{switch}: stopped in {', '.join((o.diagnosis.folded if o.diagnosis else [])[:3]) or '?'}"
+        else:
+            located.notes.append(f"under the debugger with {switch} the replay did not stop ({o.kind}"
+                                 + (f", exit status {o.exit_status}" if o.exit_status is not None else "") + ")")
+            ph.detail = located.notes[-1]
+
+
+def _line_head(kind: str, mc: int) -> str:
+    return {"assert": f"ISSUE: <ASSERT> #{mc} ...", "error": f"ERROR: Method {mc} of size ... failed to load and "
+            "compile correctly", "missing": f"MISSING: Method context {mc} failed to replay: ..."}[kind]
+
+
+def _jit_output(opts: ReproOptions, result: ReproResult, cmd: ReproCommand, work: Path,
+                progress: ReproProgress | None) -> None:
+    """The JIT's own output for the repro: JitStdOutFile with JitDump=* (a Checked/Debug JIT's dump; a Release
+    JIT has no JitDump and writes nothing), on the repro collection."""
+    assert result.isolated is not None
+    dest = work / JIT_OUTPUT
+    dest.unlink(missing_ok=True)
+    settings = ("-jitoption", f"JitStdOutFile={dest}", "-jitoption", "JitDump=*")
+    trial = dataclasses.replace(cmd, options=(*cmd.options, *settings))
+    with phase(result, "jit-output", progress) as ph:
+        run, _ = run_for_failures(trial.native_argv(None, result.isolated.mch), timeout=opts.verify_timeout,
+                                  workdir=work, name="jit-output")
+        if dest.is_file() and dest.stat().st_size > 0:
+            result.jit_output = dest
+            ph.detail = f"{dest.stat().st_size} bytes of JIT output (JitStdOutFile, JitDump=*)"
+        else:
+            result.jit_output_note = ("the JIT wrote nothing to JitStdOutFile with JitDump=* (a Release JIT has no "
+                                      f"JitDump; replay {run.describe()})")
+            ph.detail = result.jit_output_note
+

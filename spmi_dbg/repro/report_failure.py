@@ -1,0 +1,80 @@
+"""report.json for a compile-failure target (`repro --failure`): the "target" section (the failure superpmi
+reported, where it was found, the JIT settings it needs and those it does not, the JIT's own output), and the
+title and description in dotnet/runtime's words for a JIT assert: "Assertion failed '<expr>' in '<method>'
+during '<phase>'"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spmi_dbg.repro.pipeline import ReproResult
+
+JIT_OUTPUT_FILE = "jit-stdout.txt"
+
+
+def target_data(result: ReproResult) -> dict[str, Any] | None:
+    target = result.options.failure
+    if target.is_crash:
+        return None
+    located = result.failure_located
+    f = located.failure if located else None
+    m = result.option_minimization
+    return {
+        "kind": target.kind, "text": target.text, "describe": target.describe(),
+        "failure": f.to_json() if f else None,
+        "partitions": [r.to_json() for r in located.runs] if located else [],
+        "failures_seen": len(located.seen) if located else 0,
+        "notes": list(located.notes) if located else [],
+        "options": m.to_json() if m else None,
+        "jit_output": {"file": JIT_OUTPUT_FILE, "bytes": result.jit_output.stat().st_size}
+        if result.jit_output is not None and result.jit_output.is_file() else
+        {"file": None, "note": result.jit_output_note},
+    }
+
+
+def failure_title(data: dict[str, Any]) -> str | None:
+    t = data.get("target")
+    f = (t or {}).get("failure")
+    if not f:
+        return None
+    mc = f["method_context"]
+    if f["kind"] == "assert":
+        return f"Assertion failed '{f['message']}' in '{f['method']}' during '{f['phase']}'"
+    if f["kind"] == "error":
+        return f"superpmi: the compile of method context {mc} fails ({f['message']})"
+    return f"superpmi: missing data for method context {mc}: {f['message']}"
+
+
+def failure_description(data: dict[str, Any]) -> str:
+    t = data["target"]
+    f = t["failure"]
+    if f is None:
+        return f"{data['failure'] or 'no such failure'}."
+    d = data["diagnosis"] or {}
+    mcf = d.get("method_context") or {}
+    who = f"method context {f['method_context']}"
+    extra = ", ".join(x for x in (mcf.get("name") and f"`{mcf['name']}`",
+                                   mcf.get("il_size") is not None and f"IL size {mcf['il_size']}") if x)
+    if extra:
+        who += f" ({extra})"
+    if f["kind"] == "assert":
+        text = (f"The JIT asserts `{f['message']}` at `{f['file']}` line {f['source_line']} while compiling "
+                f"`{f['method']}` during {f['phase']}, replaying {who}.")
+    elif f["kind"] == "error":
+        text = f"The compile of {who} fails: superpmi caught `{f['message']}`."
+    else:
+        text = f"Replaying {who} needs data the collection does not have: {f['message']}."
+    opts = t.get("options")
+    if opts and opts["given"]:
+        text += f" It {opts['summary']}."
+    if data["repro"]:
+        verdict = "verified" if data["outcome"] == "verified" else "NOT verified"
+        text += f" A {data['repro']['records']}-record repro collection is attached ({verdict})."
+    return text
+
+
+def failure_expected(data: dict[str, Any]) -> str:
+    kind = data["target"]["kind"]
+    what = {"assert": "without a JIT assert", "error": "without a failed compile",
+            "missing": "without missing data"}.get(kind, "without a failure")
+    return f"superpmi replays the method context(s) {what} (exit status 0)."
