@@ -30,7 +30,7 @@ def test_report_json_follows_its_schema(seed_bundle: tuple[Path, str]) -> None:
     bundle, _ = seed_bundle
     data = report(bundle)
     validate(data)
-    assert data["schema"] == 3
+    assert data["schema"] == 4
     broken = json.loads(json.dumps(data))
     broken["issue"]["reproduction"]["steps"] = []
     with pytest.raises(jsonschema.ValidationError):  # the schema is not vacuous
@@ -106,7 +106,7 @@ def test_bad_bundles_are_one_line_errors(tmp_path: Path) -> None:
     old.mkdir()
     (old / "report.json").write_text('{"schema": 1}')
     cases = {"empty": "not a bundle: no report.json", "missing": "missing: not found",
-             "bad": "report.json: line 2 column 11 (offset 24): not valid JSON", "old": "schema 1, expected 3"}
+             "bad": "report.json: line 2 column 11 (offset 24): not valid JSON", "old": "schema 1, expected 4"}
     for name, text in cases.items():
         r = spmi_report(str(tmp_path / name), cwd=tmp_path)
         assert r.returncode != 0 and r.stdout == ""
