@@ -185,3 +185,16 @@ def test_locate_isolate_and_verify_a_stress_only_assert(cols: Collections, tmp_p
     assert not v.accepted and v.reproduced == 0 and v.summary() == "0/2 runs reported the same assert (not accepted)"
     other = isolate(str(mch), [61], tmp_path / "other")  # the same assert in another method: the record is 1 there
     assert verify_failure(cmd, other.mch, stress_33, runs=1, timeout=60, workdir=tmp_path, label="o").accepted
+
+
+def test_partitions_after_the_first_match_are_stopped_not_waited_for(cols: Collections, tmp_path: Path) -> None:
+    """An assert in the first partition, a hang in the third: the hang's partition is stopped once the first
+    partition has its match (it is not run into its timeout), and the answer is the assert."""
+    mch = cols.get("failure-race", 80, inject=[("jit-assert", 5), ("hang", 50)])
+    cmd = command.from_argv([REPLAY, BASE, str(mch)])
+    parts = cmd.partitions(4)
+    located = locate_failure(cmd, parts, parse_target("assert"), timeout=120, workdir=tmp_path)
+    assert located.failure is not None and located.failure.method_context == 5
+    hang = next(r for r in located.runs if 50 in r.partition.numbers)
+    assert hang.run.stopped and not hang.run.timed_out and hang.run.signal is None
+    assert any("was stopped early" in n for n in located.notes)

@@ -7,16 +7,17 @@ verify replays the isolated repro K times and accepts it when at least half of t
 from __future__ import annotations
 
 import math
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg.failures.output import Failure
+from spmi_dbg.failures.output import Failure, parse_failures
 from spmi_dbg.failures.target import FailureTarget, first_match, no_such_failure
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.failure_run import reproduces, run_for_failures
-from spmi_dbg.repro.native import NativeRun
+from spmi_dbg.repro.native import NativeRun, run_native
 
 ACCEPT_RATE = 0.5
 
@@ -51,23 +52,105 @@ class FailureLocated:
 
 def locate_failure(cmd: ReproCommand, partitions: list[Partition], target: FailureTarget, *, timeout: float,
                    workdir: Path) -> FailureLocated:
-    def one(p: Partition) -> FailureRun:
+    """Every partition replayed natively at once, its output read as it comes (POLL seconds): once a partition
+    shows a matching failure, the partitions after it are stopped (their failures come later), and so is that
+    one when every partition before it has finished without a match. A superpmi whose output is block-buffered
+    shows its failures only at exit: then every partition runs to its end, with the same answer."""
+    state = _Race(len(partitions))
+
+    def one(i: int, p: Partition) -> FailureRun:
         name = f"partition-{p.index}"
-        run, failures = run_for_failures(cmd.native_argv(p.spec), timeout=timeout, workdir=workdir, name=name)
-        return FailureRun(p, run, failures, workdir / f"{name}.stdout", workdir / f"{name}.stderr")
+        out, err = workdir / f"{name}.stdout", workdir / f"{name}.stderr"
+        reader = _OutputReader(out, err)
+
+        def stop_now() -> bool:
+            found = reader.poll(target)
+            if found:
+                state.matched(i)
+            return state.should_stop(i)
+
+        run = run_native(cmd.native_argv(p.spec), timeout=timeout, stdout=out, stderr=err, poll=(POLL, stop_now))
+        state.finished(i)
+        return FailureRun(p, run, reader.final(), out, err)
 
     with ThreadPoolExecutor(max_workers=max(1, len(partitions))) as pool:
-        runs = list(pool.map(one, partitions))
+        runs = list(pool.map(lambda ip: one(*ip), enumerate(partitions)))
     located = FailureLocated(target, runs)
     for r in runs:  # partitions are contiguous and in order: the first match of the first is the first overall
         located.failure = first_match(r.failures, target)
         if located.failure is not None:
             break
     for r in runs:
-        if r.run.signal is not None or r.run.timed_out:
+        if r.run.stopped:
+            located.notes.append(f"partition {r.partition.index} (-c {r.partition.spec}) was stopped early: "
+                                 "an earlier failure of the kind sought was found")
+        elif r.run.signal is not None or r.run.timed_out:
             located.notes.append(f"partition {r.partition.index} (-c {r.partition.spec}) did not finish "
                                  f"({r.run.describe()}): failures after that point were not seen")
     return located
+
+
+POLL = 0.2  # seconds between looks at the partitions' output
+
+
+class _Race:
+    """Which partitions may stop: those after the first one with a match, and that one once all before it ended."""
+
+    def __init__(self, n: int) -> None:
+        self.lock = threading.Lock()
+        self.first_match: int | None = None
+        self.done = [False] * n
+
+    def matched(self, i: int) -> None:
+        with self.lock:
+            if self.first_match is None or i < self.first_match:
+                self.first_match = i
+
+    def finished(self, i: int) -> None:
+        with self.lock:
+            self.done[i] = True
+
+    def should_stop(self, i: int) -> bool:
+        with self.lock:
+            m = self.first_match
+            if m is None or i < m:
+                return False
+            return i > m or all(self.done[:m])
+
+
+class _OutputReader:
+    """A running replay's failures, from its output files, re-read when they grow."""
+
+    def __init__(self, stdout: Path, stderr: Path) -> None:
+        self.paths = (stdout, stderr)
+        self.sizes = (-1, -1)
+        self.failures: list[Failure] = []
+
+    def poll(self, target: FailureTarget) -> bool:
+        sizes = tuple(_size(p) for p in self.paths)
+        if sizes != self.sizes:
+            self.sizes = (sizes[0], sizes[1])
+            self.failures = parse_failures(*(_lines(p) for p in self.paths))
+        return first_match(self.failures, target) is not None
+
+    def final(self) -> list[Failure]:
+        self.sizes = (-1, -1)
+        self.failures = parse_failures(*(_lines(p) for p in self.paths))
+        return self.failures
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_bytes().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return []
 
 
 @dataclass

@@ -10,6 +10,7 @@ import resource
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ class NativeRun:
     signal: str | None
     timed_out: bool
     seconds: float
+    stopped: bool = False  # killed on purpose before its end (its `poll` said so): not a crash, not a hang
 
     def matches(self, expected: Expectation) -> bool:
         if expected.kind == "hang":
@@ -33,6 +35,8 @@ class NativeRun:
         return expected.signal is None or self.signal == expected.signal
 
     def describe(self) -> str:
+        if self.stopped:
+            return f"stopped after {self.seconds:.1f} s (no longer needed)"
         if self.timed_out:
             return f"still running after {self.seconds:.1f} s (killed)"
         if self.signal is not None:
@@ -41,7 +45,13 @@ class NativeRun:
 
     def to_json(self) -> dict[str, Any]:
         return {"returncode": self.returncode, "signal": self.signal, "timed_out": self.timed_out,
-                "seconds": round(self.seconds, 4)}
+                "stopped": self.stopped, "seconds": round(self.seconds, 4)}
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)  # its own session: the replay and anything it started
+    proc.wait()
 
 
 def signal_name(signo: int) -> str:
@@ -56,18 +66,26 @@ def _no_core() -> None:
 
 
 def run_native(argv: list[str], *, timeout: float, stdout: Path | None = None, stderr: Path | None = None,
-               cwd: str | None = None) -> NativeRun:
+               cwd: str | None = None, poll: tuple[float, Callable[[], bool]] | None = None) -> NativeRun:
+    """`poll` = (seconds, stop): every so many seconds while the replay runs, `stop()` may end it early (the
+    run is then `stopped`, with no signal or timeout to report)."""
     start = time.monotonic()
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(open(stdout, "wb")) if stdout is not None else subprocess.DEVNULL
         err = stack.enter_context(open(stderr, "wb")) if stderr is not None else subprocess.DEVNULL
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd,
                                 start_new_session=True, preexec_fn=_no_core)
-        try:
-            rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)  # its own session: the replay and anything it started
-            proc.wait()
-            return NativeRun(argv, None, None, True, time.monotonic() - start)
+        deadline = start + timeout
+        while True:
+            step = deadline - time.monotonic() if poll is None else min(poll[0], deadline - time.monotonic())
+            try:
+                rc = proc.wait(timeout=max(step, 0.0))
+                break
+            except subprocess.TimeoutExpired:
+                if time.monotonic() >= deadline:
+                    _kill(proc)
+                    return NativeRun(argv, None, None, True, time.monotonic() - start)
+                if poll is not None and poll[1]():
+                    _kill(proc)
+                    return NativeRun(argv, None, None, False, time.monotonic() - start, stopped=True)
     return NativeRun(argv, rc, signal_name(-rc) if rc < 0 else None, False, time.monotonic() - start)
