@@ -70,8 +70,11 @@ def locate_failure(cmd: ReproCommand, partitions: list[Partition], target: Failu
             return state.should_stop(i)
 
         run = run_native(cmd.native_argv(p.spec), timeout=timeout, stdout=out, stderr=err, poll=(POLL, stop_now))
+        failures = reader.final()
+        if first_match(failures, target) is not None:  # also when it ended before any look at its output
+            state.matched(i)
         state.finished(i)
-        return FailureRun(p, run, reader.final(), out, err)
+        return FailureRun(p, run, failures, out, err)
 
     with ThreadPoolExecutor(max_workers=max(1, len(partitions))) as pool:
         runs = list(pool.map(lambda ip: one(*ip), enumerate(partitions)))
