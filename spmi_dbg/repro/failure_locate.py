@@ -29,10 +29,11 @@ class FailureRun:
     failures: list[Failure]
     stdout: Path
     stderr: Path
+    started: bool = True  # False: not replayed (an earlier partition had the failure first)
 
     def to_json(self) -> dict[str, Any]:
         return {"partition": self.partition.index, "compile": self.partition.spec, "failures": len(self.failures),
-                **self.run.to_json()}
+                "started": self.started, **self.run.to_json()}
 
 
 @dataclass
@@ -51,42 +52,49 @@ class FailureLocated:
 
 
 def locate_failure(cmd: ReproCommand, partitions: list[Partition], target: FailureTarget, *, timeout: float,
-                   workdir: Path) -> FailureLocated:
-    """Every partition replayed natively at once, its output read as it comes (POLL seconds): once a partition
-    shows a matching failure, the partitions after it are stopped (their failures come later), and so is that
-    one when every partition before it has finished without a match. A superpmi whose output is block-buffered
-    shows its failures only at exit: then every partition runs to its end, with the same answer."""
+                   workdir: Path, workers: int | None = None) -> FailureLocated:
+    """The partitions replayed natively in order, `workers` at a time (default: all at once), each one's output
+    read as it comes (POLL seconds): a partition that shows a matching failure stops there (what follows it
+    cannot come first), the partitions after it stop or are not started, and the answer is the first match of the
+    first partition that has one once every partition before it has ended. A superpmi whose output is
+    block-buffered shows its failures only at exit: then each partition runs to its end, with the same answer."""
     state = _Race(len(partitions))
 
     def one(i: int, p: Partition) -> FailureRun:
         name = f"partition-{p.index}"
         out, err = workdir / f"{name}.stdout", workdir / f"{name}.stderr"
+        argv = cmd.native_argv(p.spec)
+        if state.should_stop(i):  # an earlier partition has a match: this one cannot come first
+            state.finished(i)
+            return FailureRun(p, NativeRun(argv, None, None, False, 0.0, stopped=True), [], out, err, started=False)
         reader = _OutputReader(out, err)
 
         def stop_now() -> bool:
-            found = reader.poll(target)
-            if found:
+            if reader.poll(target):
                 state.matched(i)
             return state.should_stop(i)
 
-        run = run_native(cmd.native_argv(p.spec), timeout=timeout, stdout=out, stderr=err, poll=(POLL, stop_now))
+        run = run_native(argv, timeout=timeout, stdout=out, stderr=err, poll=(POLL, stop_now))
         failures = reader.final()
         if first_match(failures, target) is not None:  # also when it ended before any look at its output
             state.matched(i)
         state.finished(i)
         return FailureRun(p, run, failures, out, err)
 
-    with ThreadPoolExecutor(max_workers=max(1, len(partitions))) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, min(workers or len(partitions), len(partitions)))) as pool:
         runs = list(pool.map(lambda ip: one(*ip), enumerate(partitions)))
     located = FailureLocated(target, runs)
     for r in runs:  # partitions are contiguous and in order: the first match of the first is the first overall
         located.failure = first_match(r.failures, target)
         if located.failure is not None:
             break
+    skipped = [r.partition.index for r in runs if not r.started]
+    if skipped:
+        located.notes.append(f"{len(skipped)} partition(s) after the one with the failure were not replayed")
     for r in runs:
-        if r.run.stopped:
+        if r.started and r.run.stopped:
             located.notes.append(f"partition {r.partition.index} (-c {r.partition.spec}) was stopped early: "
-                                 "an earlier failure of the kind sought was found")
+                                 "its own or an earlier partition's failure comes first")
         elif r.run.signal is not None or r.run.timed_out:
             located.notes.append(f"partition {r.partition.index} (-c {r.partition.spec}) did not finish "
                                  f"({r.run.describe()}): failures after that point were not seen")
@@ -97,7 +105,8 @@ POLL = 0.2  # seconds between looks at the partitions' output
 
 
 class _Race:
-    """Which partitions may stop: those after the first one with a match, and that one once all before it ended."""
+    """Which partitions may stop: the first one with a match (its later output is not needed), and every one
+    after it."""
 
     def __init__(self, n: int) -> None:
         self.lock = threading.Lock()
@@ -114,11 +123,9 @@ class _Race:
             self.done[i] = True
 
     def should_stop(self, i: int) -> bool:
+        """Partition i's failures after its first match, and every later partition's, cannot be the first."""
         with self.lock:
-            m = self.first_match
-            if m is None or i < m:
-                return False
-            return i > m or all(self.done[:m])
+            return self.first_match is not None and i >= self.first_match
 
 
 class _OutputReader:

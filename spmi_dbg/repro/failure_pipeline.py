@@ -1,7 +1,8 @@
 """The phases of `spmi-dbg repro --failure assert|error|missing|any[:TEXT]`: a compile failure superpmi reports
 itself (docs/superpmi-conventions.md 1.1) as the target, in place of a crash.
 
-locate (native replays of the partitions, read for superpmi's failure lines) -> isolate -> minimize-options
+locate (native replays of CHUNKS_PER_WORKER contiguous partitions per worker, in order, read for superpmi's
+failure lines as they come) -> isolate -> minimize-options
 (ddmin over the command's -jitoption/-jit2option settings and their list elements) -> verify (K native runs
 of the repro report the same failure) -> [minimize over earlier records -> isolate -> verify, when the record
 alone does not fail] -> diagnose (one run under the debugger with -boa for an assert, so that it stops in
@@ -33,14 +34,19 @@ BREAK_SWITCH = {"assert": "-boa", "error": "-boe", "missing": "-box"}
 # runs of a failure target.
 _BREAKS = ("-boe", "-box")
 JIT_OUTPUT = "jit-stdout.txt"
+# Locate cuts the selection into this many contiguous partitions per worker, replayed in order: a failure at 75%
+# of the selection is then found after about 75%/workers of a native replay's time (with one partition per worker,
+# every partition before the failure's must be replayed whole: at least 1/workers of it).
+CHUNKS_PER_WORKER = 4
 
 
 def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None) -> None:
     cmd = _without_breaks(opts.command, result)
     target = opts.failure
     with phase(result, "locate", progress) as ph:
-        located = result.failure_located = locate_failure(cmd, result.partitions, target, timeout=opts.timeout,
-                                                          workdir=work)
+        chunks = cmd.partitions(max(1, opts.workers) * CHUNKS_PER_WORKER)
+        located = result.failure_located = locate_failure(cmd, chunks, target, timeout=opts.timeout, workdir=work,
+                                                          workers=opts.workers)
         f = located.failure
         ph.detail = "; ".join([f"{len(located.seen)} failure(s) reported in {len(located.runs)} partition(s)"]
                               + ([f"the first {target.describe()}: {f.describe()}"] if f else [])

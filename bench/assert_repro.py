@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Time to a verified, option-minimized repro of a stress-only JIT assert (issue 14) vs a native replay up to the
+assert, in one run.
+
+The scenario: a 200,000-method x64 sample collection with the sample JIT's stress-only assert (`stress-assert`:
+`ldc.i4.6; rem`, which asserts only under JitStress=2 with STRESS_FOLD named) at method context 150,000, and a
+command with six JIT settings of which two are needed:
+  -jitoption JitNoInline=1 -jitoption JitStress=2 -jitoption JitStressRegs=1
+  -jitoption "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD STRESS_REVERSE_FLAG"
+  -jitoption JitMinOpts=0 -jitoption JitDisasmSummary=0
+Sizing as in bench/time_to_repro.py: the generator's method size is scaled by --size-factor (default 10) so that
+the floor is tens of seconds, not a few; the collection is built once and cached under --dir.
+
+In one run (each once, in this order):
+  (a) the floor: native `spmi-replay <six settings> -c 1-150000 base X.mch` (the assert is its last method;
+      the replay reports it and exits 1);
+  (b) `spmi-dbg repro --failure assert --workers 2 -- spmi-replay <six settings> base X.mch` end to end: locate,
+      isolate, option minimization, verification, the -boa stop under gdb, the JIT output, the bundle (exit 0,
+      repro.sh with JitStress=2 and JitStressModeNames=STRESS_FOLD only).
+Prints (b)/(a) (goal <= 0.75), the phases of (b) from its report.json, and the load average before and after.
+
+Usage: bench/assert_repro.py [--methods 200000] [--assert-at 150000] [--size-factor 10] [--dir /tmp/spmi-bench]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import USER_ENV as ENV
+from _common import native
+
+from spmi_dbg import paths
+from spmi_dbg.sample.build import build
+
+SETTINGS = ["-jitoption", "JitNoInline=1", "-jitoption", "JitStress=2", "-jitoption", "JitStressRegs=1",
+            "-jitoption", "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD STRESS_REVERSE_FLAG",
+            "-jitoption", "JitMinOpts=0", "-jitoption", "JitDisasmSummary=0"]
+NEEDED = ["JitStress=2", "JitStressModeNames=STRESS_FOLD"]
+
+
+def collection(directory: Path, methods: int, at: int, factor: float) -> Path:
+    out = directory / f"assert-x64-{methods}-at{at}-x{factor:g}.mch"
+    if not (out.exists() and Path(str(out) + ".mct").exists()):
+        t = time.perf_counter()
+        build(out, methods=methods, seed=1, arch="x64", injections=[("stress-assert", at)], size_factor=factor)
+        print(f"built {out} ({out.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
+    return out
+
+
+def timed(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess[str]]:
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, **kw)
+    return time.perf_counter() - t, r
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--methods", type=int, default=200_000)
+    ap.add_argument("--assert-at", type=int, default=150_000)
+    ap.add_argument("--size-factor", type=float, default=10.0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "spmi-bench")
+    a = ap.parse_args()
+    a.dir.mkdir(parents=True, exist_ok=True)
+
+    mch = collection(a.dir, a.methods, a.assert_at, a.size_factor)
+    replay, base = native(paths.REPLAY), native(paths.BASE_JIT)
+    argv = [replay, *SETTINGS, base, str(mch)]
+    load_before = load()
+    subprocess.run(["cat", str(mch)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+
+    # (a) the floor
+    t_a, r = timed([replay, *SETTINGS, "-c", f"1-{a.assert_at}", base, str(mch)])
+    if r.returncode != 1 or f"ISSUE: <ASSERT> #{a.assert_at} " not in r.stdout:
+        raise SystemExit(f"(a) did not report the assert ({r.returncode}): {r.stdout[-500:]} {r.stderr[-500:]}")
+
+    # (b) spmi-dbg repro --failure assert end to end
+    with tempfile.TemporaryDirectory(dir=a.dir) as t:
+        bundle = Path(t) / "bundle"
+        t_b, r = timed([sys.executable, "-m", "spmi_dbg", "repro", "--failure", "assert", "--workers",
+                        str(a.workers), "--out", str(bundle), "--", *argv], cwd=t)
+        if r.returncode != 0:
+            raise SystemExit(f"(b) spmi-dbg repro exited {r.returncode}: {r.stdout[-1500:]} {r.stderr[-1500:]}")
+        report = json.loads((bundle / "report.json").read_text())
+        script = (bundle / "repro.sh").read_text().splitlines()[-1]
+    load_after = load()
+    target = report["target"]
+    needed = target["options"]["needed"]
+    if needed != NEEDED or target["failure"]["method_context"] != a.assert_at:
+        raise SystemExit(f"(b) found {target['failure']['method_context']} needing {needed}")
+
+    print(f"{a.methods} methods (x64, generator size x{a.size_factor:g}, {mch.stat().st_size / 1e6:.0f} MB), "
+          f"stress-only assert at {a.assert_at}, six JIT settings (two needed); {os.cpu_count()} CPUs, load "
+          f"average {load_before} before, {load_after} after; one run each")
+    print(f"  (a) native replay -c 1-{a.assert_at} (the floor)         {t_a:7.2f} s   (reports the assert, exit 1)")
+    print(f"  (b) spmi-dbg repro --failure assert --workers {a.workers}   {t_b:7.2f} s   (outcome "
+          f"{report['outcome']}, method context {target['failure']['method_context']}, needs {' '.join(needed)})")
+    print("  (b) in detail, from report.json:")
+    for p in report["phases"]:
+        print(f"      {p['name']:<18} {p['seconds']:7.2f} s  {p['detail'][:110]}")
+    for part in target["partitions"]:
+        state = "not replayed" if not part.get("started", True) else "stopped early" if part.get("stopped") else \
+            f"exit {part['returncode']}"
+        print(f"      partition {part['partition']} (-c {part['compile']}): {part['seconds']:.2f} s, {state}")
+    print(f"  repro.sh runs: {script}")
+    ratio = t_b / t_a
+    print(f"ratio (b)/(a) = {ratio:.2f}  (goal <= 0.75)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
