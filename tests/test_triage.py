@@ -19,7 +19,7 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
                cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     data: dict[str, Any] = json.loads((tmp_path / "t" / "triage.json").read_text())
-    validate(data, "triage-1.json")
+    validate(data, "triage-2.json")
     assert [c["method_context"] for c in data["crashes"]] == [110, 150, 200, 300, 410, 450, 500]
     by_members = {tuple(b["method_contexts"]): b for b in data["buckets"]}
     assert set(by_members) == {(150, 300, 450), (110, 410), (200, 500)}  # exactly three buckets
@@ -50,16 +50,31 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
     # Each partition resumed after each of its crashes: segments start right after the crash.
     specs = sorted(s["compile"] for s in data["segments"])
     assert specs == sorted(["1-300", "111-300", "151-300", "201-300", "301-600", "411-600", "451-600", "501-600"])
-    # The stops passed on and what superpmi said itself are summarised, without bundles.
+    # The stops passed on and what superpmi said itself are summarised; the failures superpmi reported are
+    # buckets too, and (by default) the assert's gets a verified bundle, the failed compile's none.
     assert [(g["key"], g["method_contexts"]) for g in data["first_chance"]] == \
         [("SIGSEGV first-chance in Compiler::gtFoldDivByConst", [50])]
     asserts = data["reported_by_superpmi"]["asserts"]
     assert [(g["expr"], g["method_contexts"]) for g in asserts] == [("shiftAmount >= 0", [60])]
+    assert data["bundle_kinds"] == ["crash", "assert"]
+    fbs = {b["kind"]: b for b in data["failure_buckets"]}
+    assert set(fbs) == {"assert", "error"}
+    assert fbs["assert"]["method_contexts"] == [60] and fbs["assert"]["failure"]["message"] == "shiftAmount >= 0"
+    assert fbs["assert"]["repro"]["outcome"] == "verified"
+    assert_bundle = tmp_path / fbs["assert"]["repro"]["bundle"]
+    assert (assert_bundle / "repro.mch").read_bytes() == mc_bytes(mch, 60)
+    assert_report = json.loads((assert_bundle / "report.json").read_text())
+    validate(assert_report)
+    assert assert_report["title"].startswith("Assertion failed 'shiftAmount >= 0' in '")
+    assert assert_report["diagnosis"]["assertion"]["expr"] == "shiftAmount >= 0"
+    assert fbs["error"]["method_contexts"] == [50] and fbs["error"]["repro"] is None
+    assert "## JIT asserts and failed compiles" in (tmp_path / "t" / "triage.md").read_text()
     md = (tmp_path / "t" / "triage.md").read_text()
     assert "3 crash bucket(s), 7 crash(es)" in md and "dotnet/runtime#91257" in md
     assert "result: 3 bucket(s), 7 crash(es)" in r.stdout
     assert sorted(p.name for p in (tmp_path / "t").iterdir()) == sorted(
-        ["triage.json", "triage.md"] + [f"bucket-{b['bucket']}" for b in data["buckets"]])
+        ["triage.json", "triage.md"] + [f"bucket-{b['bucket']}" for b in data["buckets"]]
+        + [f"bucket-{b['bucket']}" for b in data["failure_buckets"] if b["repro"]])
 
 
 def test_max_crashes_and_no_crash(cols: Collections, tmp_path: Path) -> None:
@@ -88,3 +103,33 @@ def test_triage_bad_inputs_are_one_line_errors(cols: Collections, tmp_path: Path
         lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
         assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (args, r.stderr)
     assert not (tmp_path / "spmi-triage").exists()
+
+
+def test_failure_buckets_with_stress_settings(cols: Collections, tmp_path: Path) -> None:
+    """Two members of one stress-only assert and a failed compile, no crash: with --failure assert,error each
+    failure bucket gets a verified bundle from its smallest member, with only the JIT settings it needs."""
+    mch = cols.get("triage-failures", 120, inject=[("stress-assert", 30), ("jit-null", 50), ("stress-assert", 90)])
+    settings = ["-jitoption", "JitStress=2", "-jitoption", "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD",
+                "-jitoption", "JitStressRegs=1"]
+    r = triage("--workers", "2", "--verify-runs", "1", "--failure", "assert,error", "--out", "t", "--", REPLAY,
+               *settings, BASE, str(mch), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    data: dict[str, Any] = json.loads((tmp_path / "t" / "triage.json").read_text())
+    validate(data, "triage-2.json")
+    assert data["buckets"] == [] and data["bundle_kinds"] == ["assert", "error"]
+    fbs = {b["kind"]: b for b in data["failure_buckets"]}
+    a = fbs["assert"]
+    assert a["method_contexts"] == [30, 90] and a["count"] == 2
+    sizes = {m["method_context"]: m["il_size"] for m in a["members"]}
+    assert a["smallest"]["method_context"] == min(sizes, key=lambda n: (sizes[n], n))
+    assert a["repro"]["outcome"] == "verified" and a["repro"]["method_contexts"] == [a["smallest"]["method_context"]]
+    assert a["jit_settings"] == "fails with JitStress=2 JitStressModeNames=STRESS_FOLD; not needed: " \
+                                "JitStressModeNames element STRESS_MAKE_CSE; JitStressRegs=1"
+    script = (tmp_path / a["repro"]["bundle"] / "repro.sh").read_text().splitlines()[-1]
+    assert "JitStressRegs" not in script and "JitStressModeNames=STRESS_FOLD " in script
+    e = fbs["error"]
+    assert e["method_contexts"] == [50] and e["repro"]["outcome"] == "verified"
+    assert "assert bucket assert-" in r.stdout and "error bucket error-" in r.stdout
+
+    bad = triage("--failure", "crash,nope", "--", REPLAY, BASE, str(mch), cwd=tmp_path)
+    assert bad.returncode == 3 and len(bad.stderr.strip().splitlines()) == 1 and "'nope'" in bad.stderr

@@ -54,6 +54,23 @@ def triage_markdown(data: dict[str, Any]) -> str:
             lines.append("")
     else:
         lines += ["No crash: every partition ran to its end.", ""]
+    fbs = data["failure_buckets"]
+    if fbs:
+        kinds = ", ".join(data["bundle_kinds"])
+        lines += ["## JIT asserts and failed compiles (reported by superpmi)", "",
+                  f"Repro bundles for: {kinds}.", "",
+                  "| bucket | what | count | method contexts | smallest (IL size) | JIT settings needed | repro |",
+                  "|---|---|---|---|---|---|---|"]
+        for b in fbs:
+            s = b["smallest"]
+            rep = b["repro"] or {}
+            outcome = str(rep.get("outcome") or "-")
+            verdict = {"verified": "verified", "not-verified": "NOT verified"}.get(outcome, outcome)
+            bundle = f"[{Path(rep['bundle']).name}]({Path(rep['bundle']).name}/report.md)" if rep.get("bundle") else ""
+            lines.append(f"| `{b['bucket']}` | {_cell(b['title'])} | {b['count']} | {_list(b['method_contexts'])} | "
+                         f"{s['method_context']} ({s['il_size'] if s['il_size'] is not None else '?'}) | "
+                         f"{_cell(b.get('jit_settings') or '-')} | {verdict} {bundle} |")
+        lines.append("")
     fc = data["first_chance"]
     if fc:
         lines += ["## Stops passed on (the replay survived them)", "", "| stop | count | method contexts |",
@@ -91,6 +108,11 @@ def triage_text(data: dict[str, Any]) -> str:
         out.append(f"bucket {b['bucket']}: {b['title']} x{b['count']} ({members}{more}); smallest "
                    f"{s['method_context']} (IL size {s['il_size']}); repro {rep.get('outcome', '-')}: "
                    f"{rep.get('bundle', '-')}{known}")
+    for b in data["failure_buckets"]:
+        rep = b["repro"] or {}
+        s = b["smallest"]
+        out.append(f"{b['kind']} bucket {b['bucket']}: {b['title']} x{b['count']}; smallest {s['method_context']} "
+                   f"(IL size {s['il_size']}); repro {rep.get('outcome', '-')}: {rep.get('bundle', '-')}")
     out += [f"passed on: {g['key']} x{g['count']}" for g in data["first_chance"]]
     for kind, groups in data["reported_by_superpmi"].items():
         out += [f"reported by superpmi ({kind}): {g['key']} x{g['count']}" for g in groups]

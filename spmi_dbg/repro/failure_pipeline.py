@@ -17,10 +17,11 @@ from pathlib import Path
 
 from spmi_dbg import exits
 from spmi_dbg.errors import ToolFailure
+from spmi_dbg.failures.output import Failure
 from spmi_dbg.mch.mclist import compress_ranges
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.expect import expectation_of
-from spmi_dbg.repro.failure_locate import locate_failure, verify_failure
+from spmi_dbg.repro.failure_locate import FailureLocated, locate_failure, verify_failure
 from spmi_dbg.repro.failure_run import reproduces, run_for_failures
 from spmi_dbg.repro.isolate import isolate
 from spmi_dbg.repro.jitoptions import JitSetting, minimize_settings, split_options
@@ -40,13 +41,19 @@ JIT_OUTPUT = "jit-stdout.txt"
 CHUNKS_PER_WORKER = 4
 
 
-def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None) -> None:
+def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None, *,
+                       given: Failure | None = None) -> None:
+    """`given`: the failure is already known (triage found it): locate is skipped."""
     cmd = _without_breaks(opts.command, result)
     target = opts.failure
     with phase(result, "locate", progress) as ph:
-        chunks = cmd.partitions(max(1, opts.workers) * CHUNKS_PER_WORKER)
-        located = result.failure_located = locate_failure(cmd, chunks, target, timeout=opts.timeout, workdir=work,
-                                                          workers=opts.workers)
+        if given is not None:
+            located = result.failure_located = FailureLocated(target, [], given, [
+                f"given: {given.describe()} (found by the run that called this one)"])
+        else:
+            chunks = cmd.partitions(max(1, opts.workers) * CHUNKS_PER_WORKER)
+            located = result.failure_located = locate_failure(cmd, chunks, target, timeout=opts.timeout,
+                                                              workdir=work, workers=opts.workers)
         f = located.failure
         ph.detail = "; ".join([f"{len(located.seen)} failure(s) reported in {len(located.runs)} partition(s)"]
                               + ([f"the first {target.describe()}: {f.describe()}"] if f else [])

@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol
 from spmi_dbg import exits
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.errors import SpmiDbgError, printable
+from spmi_dbg.failures.output import Failure
 from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.command import Partition, ReproCommand
@@ -144,9 +145,10 @@ def phase(result: ReproResult, name: PhaseName, progress: ReproProgress | None) 
 
 
 def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
-              located: Located | None = None) -> ReproResult:
-    """The whole pipeline; with `located` (a crash already found and identified, e.g. by triage) it starts at
-    isolate. The bundle is written in any case."""
+              located: Located | None = None, failure: Failure | None = None) -> ReproResult:
+    """The whole pipeline; with `located` (a crash already found and identified, e.g. by triage) or `failure` (a
+    compile failure superpmi reported, for `opts.failure`) it starts at isolate. The bundle is written in any
+    case."""
     from spmi_dbg.repro.bundle import BUNDLE_FILES, out_dir_for, write_bundle
 
     start = time.monotonic()
@@ -157,7 +159,7 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
             check_out_dir(opts.out, ours=BUNDLE_FILES)
             held.enter_context(locked(opts.out))
         try:
-            _run_phases(opts, result, work, progress, located)
+            _run_phases(opts, result, work, progress, located, failure)
         except PhaseFailed:
             if result.located is None or result.located.winner is None:
                 result.outcome, result.exit_code = "tool-failure", exits.TOOL_FAILURE
@@ -181,11 +183,11 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
 
 
 def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None,
-                given: Located | None = None) -> None:
+                given: Located | None = None, given_failure: Failure | None = None) -> None:
     if not opts.failure.is_crash:
         from spmi_dbg.repro.failure_pipeline import run_failure_phases
 
-        run_failure_phases(opts, result, work, progress)
+        run_failure_phases(opts, result, work, progress, given=given_failure)
         return
     cmd = opts.command
     with phase(result, "locate", progress) as ph:

@@ -63,7 +63,7 @@ class Bucket:
 
 def bucket_crashes(crashes: list[Crash], collection: str) -> list[Bucket]:
     """Buckets in order of size (then of their first member); members in method context order."""
-    names = _names(collection, [c.number for c in crashes])
+    names = names_of(collection, [c.number for c in crashes])
     groups: dict[str, list[Member]] = defaultdict(list)
     for c in sorted(crashes, key=lambda c: c.number):
         name, il = names.get(c.number, (None, None))
@@ -71,7 +71,7 @@ def bucket_crashes(crashes: list[Crash], collection: str) -> list[Bucket]:
     return sorted((Bucket(k, v) for k, v in groups.items()), key=lambda b: (-len(b.members), b.members[0].number))
 
 
-def _names(collection: str, numbers: list[int]) -> dict[int, tuple[str | None, int | None]]:
+def names_of(collection: str, numbers: list[int]) -> dict[int, tuple[str | None, int | None]]:
     out: dict[int, tuple[str | None, int | None]] = {}
     try:
         with Collection.open(collection) as col:

@@ -10,8 +10,9 @@ from typing import Any
 
 from spmi_dbg.repro.arguments import add_replay_arguments, pipeline_errors, pipeline_usage_errors, positive_int
 
-EPILOG = """Replays the whole collection under the debugger, resuming after each crash; one verified repro bundle per
-crash bucket (from its smallest member by IL size), and a summary: OUT/triage.md, OUT/triage.json.
+EPILOG = """Replays the whole collection under the debugger, resuming after each crash; crashes and the failures
+superpmi reports itself (JIT asserts, failed compiles, missing data) are bucketed; one verified repro bundle per
+bucket of the --failure kinds (from its smallest member by IL size), and a summary: OUT/triage.md, OUT/triage.json.
 
 exit status: 0 crashes found and each bucket's repro verified, 1 a bucket's repro not verified, 2 no crash,
 3 usage or input error, 4 the debugger failed.
@@ -28,11 +29,26 @@ def add_parsers(sub: Any) -> None:
     add_replay_arguments(p)
     p.add_argument("--max-crashes", type=positive_int, default=1000, metavar="N",
                    help="stop after N crashes in all (default 1000)")
+    p.add_argument("--failure", metavar="KINDS", dest="bundle_kinds", default="crash,assert",
+                   help="which buckets get a verified repro bundle, comma-separated: crash, assert, error (failed "
+                        "compiles), missing, any (all of them); default crash,assert. Every kind is bucketed")
     p.add_argument("--out", metavar="DIR", type=Path, default=Path("spmi-triage"),
                    help="output directory: triage.md, triage.json, bucket-<bucket>/ (default spmi-triage)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line")
     p.set_defaults(func=run)
     pipeline_usage_errors(p, "triage")
+
+
+def bundle_kinds(spec: str) -> frozenset[str]:
+    from spmi_dbg.errors import UsageError
+    from spmi_dbg.triage.pipeline import BUNDLE_KINDS
+
+    kinds = [k.strip() for k in spec.split(",")]
+    bad = [k for k in kinds if k not in (*BUNDLE_KINDS, "any")]
+    if bad or not kinds:
+        raise UsageError(f"--failure {spec!r}: unknown kind {bad[0] if bad else ''!r}; expected a comma-separated "
+                         f"list of {', '.join(BUNDLE_KINDS)}, any")
+    return frozenset(BUNDLE_KINDS) if "any" in kinds else frozenset(kinds)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,11 +62,12 @@ def _run(args: argparse.Namespace) -> int:
     from spmi_dbg.triage.pipeline import TriageOptions, run_triage
     from spmi_dbg.triage.triage_data import TRIAGE_FILES
 
+    kinds = bundle_kinds(args.bundle_kinds)
     repro = options(args, bundle_out=False)
     check_out_dir(args.out, ours=TRIAGE_FILES, subdirs="bucket-", option="--out")  # before any replay
     progress = TerminalTriageProgress() if sys.stderr.isatty() else None
     try:
-        result = run_triage(TriageOptions(repro, args.out, args.max_crashes), progress)
+        result = run_triage(TriageOptions(repro, args.out, args.max_crashes, kinds), progress)
     finally:
         if progress is not None:
             progress.close()

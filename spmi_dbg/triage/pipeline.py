@@ -1,6 +1,7 @@
-"""`spmi-dbg triage`: replay the whole selection past every crash (run.py), bucket the crashes (buckets.py),
-build one verified repro bundle per bucket from its smallest member (the repro pipeline from isolate on),
-and write triage.json + triage.md (report.py)."""
+"""`spmi-dbg triage`: replay the whole selection past every crash (run.py), bucket the crashes (buckets.py) and
+the failures superpmi reported itself (failure_buckets.py: asserts, failed compiles, missing data), build one
+verified repro bundle per bucket of the chosen kinds from its smallest member (the repro pipeline from isolate
+on), and write triage.json + triage.md (report/triage.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spmi_dbg import exits
+from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.pipeline import ReproOptions, ReproResult, run_repro
 from spmi_dbg.tempfiles import temp_dir
 from spmi_dbg.triage.buckets import Bucket, bucket_crashes
+from spmi_dbg.triage.failure_buckets import FailureBucket, bucket_failures
 from spmi_dbg.triage.run import TriageProgress, TriageRun, triage
+
+BUNDLE_KINDS = ("crash", "assert", "error", "missing")
+DEFAULT_BUNDLE_KINDS = frozenset({"crash", "assert"})
 
 
 @dataclass
@@ -21,6 +27,7 @@ class TriageOptions:
     repro: ReproOptions  # command, debugger, workers, timeout, verify runs
     out: Path
     max_crashes: int = 1000
+    bundle_kinds: frozenset[str] = DEFAULT_BUNDLE_KINDS  # --failure: which buckets get repro bundles
 
 
 @dataclass
@@ -29,6 +36,8 @@ class TriageResult:
     run: TriageRun
     buckets: list[Bucket] = field(default_factory=list)
     bundles: dict[str, ReproResult] = field(default_factory=dict)  # by bucket key
+    failure_buckets: list[FailureBucket] = field(default_factory=list)
+    failure_bundles: dict[str, ReproResult] = field(default_factory=dict)  # by failure bucket key
     seconds: float = 0.0
     replay_seconds: float = 0.0
     exit_code: int = exits.NO_CRASH
@@ -49,14 +58,28 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None) -> T
                        max_crashes=opts.max_crashes, progress=progress)
         result = TriageResult(opts, found, replay_seconds=time.monotonic() - start)
         result.buckets = bucket_crashes(found.crashes, r.command.input)
-        for b in result.buckets:
-            bundle_opts = ReproOptions(command=r.command, debugger=r.debugger,
-                                       out=opts.out / f"bucket-{b.key}", workers=r.workers, timeout=r.timeout,
-                                       verify_runs=r.verify_runs, redact=r.redact, debug_dirs=r.debug_dirs)
-            result.bundles[b.key] = run_repro(bundle_opts, located=b.smallest.crash.located)
-        if result.buckets:
-            ok = all(x.exit_code == exits.VERIFIED for x in result.bundles.values())
+        result.failure_buckets = bucket_failures(found.segments, r.command.input)
+
+        def bundle_options(key: str, failure: FailureTarget) -> ReproOptions:
+            return ReproOptions(command=r.command, debugger=r.debugger, out=opts.out / f"bucket-{key}",
+                                workers=r.workers, timeout=r.timeout, verify_runs=r.verify_runs, redact=r.redact,
+                                debug_dirs=r.debug_dirs, failure=failure)
+
+        if "crash" in opts.bundle_kinds:
+            for b in result.buckets:
+                result.bundles[b.key] = run_repro(bundle_options(b.key, FailureTarget()),
+                                                  located=b.smallest.crash.located)
+        for fb in result.failure_buckets:
+            if fb.kind in opts.bundle_kinds:
+                target = FailureTarget(fb.kind)
+                result.failure_bundles[fb.key] = run_repro(bundle_options(fb.key, target),
+                                                           failure=fb.smallest.failure)
+        bundles = [*result.bundles.values(), *result.failure_bundles.values()]
+        if bundles:
+            ok = all(x.exit_code == exits.VERIFIED for x in bundles)
             result.exit_code = exits.VERIFIED if ok else exits.NOT_VERIFIED
+        elif result.buckets:
+            result.exit_code = exits.VERIFIED  # crashes found and bucketed; no bundle was asked for
         elif found.tool_failures:
             result.exit_code = exits.TOOL_FAILURE
         result.seconds = time.monotonic() - start

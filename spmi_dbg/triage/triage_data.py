@@ -14,9 +14,10 @@ from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.report.schema import TRIAGE_SCHEMA_VERSION
 from spmi_dbg.report.triage import triage_markdown
-from spmi_dbg.repro.pipeline import REPLAY_INPUT_FAILURES
+from spmi_dbg.repro.pipeline import REPLAY_INPUT_FAILURES, ReproResult
 from spmi_dbg.triage.buckets import Bucket, first_chance, reported_by_superpmi
-from spmi_dbg.triage.pipeline import TriageResult
+from spmi_dbg.triage.failure_buckets import FailureBucket
+from spmi_dbg.triage.pipeline import BUNDLE_KINDS, TriageResult
 
 TRIAGE_FILES = frozenset({"triage.json", "triage.md"})  # and bucket-*/ (repro bundles)
 
@@ -44,6 +45,8 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
                      else "crash", "method_context_source": c.located.method_context_source}
                     for c in run.crashes],
         "buckets": [_bucket(b, result) for b in result.buckets],
+        "bundle_kinds": [k for k in BUNDLE_KINDS if k in result.options.bundle_kinds],
+        "failure_buckets": [_failure_bucket(b, result) for b in result.failure_buckets],
         "segments": [s.to_json() for s in run.segments],
         "first_chance": [g.to_json() for g in first_chance(run.passed)],
         "reported_by_superpmi": {k: [g.to_json() for g in v] for k, v in reported_by_superpmi(run.segments).items()},
@@ -68,12 +71,28 @@ def _bucket(b: Bucket, result: TriageResult) -> dict[str, Any]:
         "jit": to_json(d.jit) if d is not None else None,
         "faulting_module": to_json(d.faulting_module) if d is not None else None,
         "known_bugs": [to_json(k) for k in d.known_bugs] if d is not None else [],
-        "repro": None if repro is None else {
-            "bundle": str(repro.out), "outcome": repro.outcome, "exit_code": repro.exit_code,
-            "method_contexts": repro.method_contexts,
-            "rate": None if repro.verification is None else round(repro.verification.rate, 4),
-            "summary": None if repro.verification is None else repro.verification.summary()},
+        "repro": _repro(repro),
     }
+
+
+def _repro(repro: ReproResult | None) -> dict[str, Any] | None:
+    if repro is None:
+        return None
+    v = repro.verification or repro.failure_verification
+    return {"bundle": str(repro.out), "outcome": repro.outcome, "exit_code": repro.exit_code,
+            "method_contexts": repro.method_contexts, "rate": None if v is None else round(v.rate, 4),
+            "summary": None if v is None else v.summary()}
+
+
+def _failure_bucket(b: FailureBucket, result: TriageResult) -> dict[str, Any]:
+    small = b.smallest
+    repro = result.failure_bundles.get(b.key)
+    needed = repro.option_minimization.summary() if repro is not None and repro.option_minimization else None
+    return {"bucket": b.key, "kind": b.kind, "key": b.failure_key, "title": b.title, "count": len(b.members),
+            "method_contexts": [m.number for m in b.members],
+            "members": [{"method_context": m.number, "name": m.name, "il_size": m.il_size} for m in b.members],
+            "smallest": {"method_context": small.number, "name": small.name, "il_size": small.il_size},
+            "failure": small.failure.to_json(), "jit_settings": needed, "repro": _repro(repro)}
 
 
 def _title(b: Bucket) -> str:

@@ -1,0 +1,69 @@
+"""Triage, the compile failures superpmi reports itself (spmi_dbg.failures): JIT asserts by expression and place,
+failed compiles by exception message, missing data by message; each group a bucket with its members and its
+smallest member by IL size (the one a repro is made from, as superpmi.py orders its assertion summary,
+dotnet/runtime#95978). Read from every segment's own output: the replay went on past them."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from spmi_dbg.failures.output import Failure, FailureKind, parse_failures
+from spmi_dbg.repro.locate import PartitionRun
+from spmi_dbg.triage.buckets import names_of
+
+
+@dataclass
+class FailureMember:
+    number: int
+    name: str | None
+    il_size: int | None
+    failure: Failure
+
+
+@dataclass
+class FailureBucket:
+    key: str  # the bucket's name: <kind>-<10 hex digits of the failure's key>
+    failure_key: str  # Failure.key: what its members share
+    members: list[FailureMember]
+
+    @property
+    def kind(self) -> FailureKind:
+        return self.members[0].failure.kind
+
+    @property
+    def smallest(self) -> FailureMember:
+        return min(self.members, key=lambda m: (m.il_size is None, m.il_size or 0, m.number))
+
+    @property
+    def title(self) -> str:
+        f = self.smallest.failure
+        if f.kind == "assert":
+            return f"Assertion failed '{f.message}' ({f.file}:{f.source_line})"
+        if f.kind == "error":
+            return f"failed compile: {f.message}"
+        return f"missing data: {f.message}"
+
+
+def bucket_failures(segments: list[PartitionRun], collection: str) -> list[FailureBucket]:
+    """Buckets in order of size (then of their first member); members in method context order, each once."""
+    seen: dict[tuple[str, int], Failure] = {}
+    for run in segments:
+        for f in parse_failures(_lines(run.stdout), _lines(run.stderr)):
+            seen.setdefault((f.key, f.method_context), f)  # with -a, JIT1's and JIT2's lines are one failure
+    names = names_of(collection, sorted({n for _, n in seen}))
+    groups: dict[str, list[FailureMember]] = {}
+    for (key, number), f in sorted(seen.items(), key=lambda kv: kv[0][1]):
+        name, il = names.get(number, (None, None))
+        groups.setdefault(key, []).append(FailureMember(number, name, il, f))
+    buckets = [FailureBucket(f"{members[0].failure.kind}-{hashlib.sha1(key.encode()).hexdigest()[:10]}", key,
+                             members) for key, members in groups.items()]
+    return sorted(buckets, key=lambda b: (-len(b.members), b.members[0].number))
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_bytes().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return []
