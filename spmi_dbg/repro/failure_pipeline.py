@@ -2,10 +2,10 @@
 itself (docs/superpmi-conventions.md 1.1) as the target, in place of a crash.
 
 locate (native replays of CHUNKS_PER_WORKER contiguous partitions per worker, in order, read for superpmi's
-failure lines as they come) -> isolate -> minimize-options
-(ddmin over the command's -jitoption/-jit2option settings and their list elements) -> verify (K native runs
-of the repro report the same failure) -> [minimize over earlier records -> isolate -> verify, when the record
-alone does not fail] -> diagnose (one run under the debugger with -boa for an assert, so that it stops in
+failure lines as they come) -> isolate -> minimize-options (ddmin over the command's -jitoption/-jit2option
+settings and their list elements) -> verify (K native runs of the repro report the same failure; at least one,
+also with --verify-runs 0) -> [minimize over earlier records -> isolate -> verify, when the record alone does
+not fail] -> diagnose (one run under the debugger with -boa for an assert, so that it stops in
 MyICJI::doAssert; -boe and the very first stop for a failed compile, so that it stops at the compile's
 first-chance fault or at superpmi's break after it; -box for missing data) -> jit-output (the JIT's own output
 for the repro method, JitStdOutFile with JitDump=*, where the JIT has them) -> bundle."""
@@ -71,7 +71,7 @@ def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path, prog
         ph.detail = f"method context {mc} -> {out / result.isolated.mch.name}"
     final = _minimize_options(opts, result, cmd, work, progress)
     with phase(result, "verify", progress) as ph:
-        v = result.failure_verification = verify_failure(final, result.isolated.mch, f, runs=opts.verify_runs,
+        v = result.failure_verification = verify_failure(final, result.isolated.mch, f, runs=max(1, opts.verify_runs),
                                                           timeout=opts.verify_timeout, workdir=work)
         ph.detail = v.summary()
     if not v.accepted:
@@ -151,7 +151,7 @@ def _minimize_records(opts: ReproOptions, result: ReproResult, cmd: ReproCommand
         result.isolated = isolate(cmd.input, numbers, work / "bundle")
         ph.detail = f"method contexts {', '.join(map(str, numbers))}"
     with phase(result, "verify-minimized", progress) as ph:
-        result.failure_verification = verify_failure(cmd, result.isolated.mch, f, runs=opts.verify_runs,
+        result.failure_verification = verify_failure(cmd, result.isolated.mch, f, runs=max(1, opts.verify_runs),
                                                      timeout=opts.verify_timeout, workdir=work,
                                                      number_in_repro=len(numbers), label="verify-minimized")
         ph.detail = result.failure_verification.summary()
