@@ -401,3 +401,23 @@ def test_a_later_phase_failure_still_writes_the_bundle(cols: Collections, tmp_pa
     else:
         assert rep["failure"] == "internal error: RuntimeError: a bug" and "RuntimeError" in rep["failure_traceback"]
         assert not (bundle / "repro.mch").exists()
+
+
+def test_a_crash_repro_keeps_only_the_jit_settings_it_needs(cols: Collections, tmp_path: Path) -> None:
+    """The seed crash with two JIT settings it does not need (it needs `-bug 91257`, not a JIT setting): repro.sh
+    drops them, and the report says so."""
+    mch = seed_collection(cols)
+    settings = ["-jitoption", "JitStressRegs=1", "-jit2option", "force", "JitStressModeNames=STRESS_A STRESS_B"]
+    r = repro("--workers", "2", "--verify-runs", "2", "--out", "b", "--", REPLAY, *SEED_OPTIONS, *settings, BASE, DIFF,
+              str(mch), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "b")
+    validate(rep)
+    js = rep["jit_settings"]
+    assert js["needed"] == []
+    assert js["dropped"] == ["JitStressRegs=1", "JIT2 force JitStressModeNames=STRESS_A STRESS_B"]
+    assert js["summary"].startswith("fails with none of the given JIT settings")
+    command = (tmp_path / "b" / "repro.sh").read_text().splitlines()[-1]
+    assert "JitStressRegs" not in command and "STRESS_A" not in command and "-bug 91257" in command
+    assert any(p["name"] == "minimize-options" and p["status"] == "ok" for p in rep["phases"])
+    assert "It fails with none of the given JIT settings" in rep["issue"]["description"]

@@ -115,11 +115,11 @@ def repro_script(result: ReproResult, redactor: Redactor | None = None) -> str:
                 f"{REPRO_NAME}."]
     if failure is not None:
         comments.append(f"Expected: superpmi reports {failure.describe()}: {failure.line}")
-        if result.option_minimization is not None and result.option_minimization.given:
-            comments.append(f"JIT settings: {result.option_minimization.summary()}.")
     else:
         comments.append(f"Expected: {expected.describe() if expected else 'a failure'}"
                         + (f" (bucket {expected.bucket})" if expected and expected.bucket else "") + ".")
+    if result.option_minimization is not None and result.option_minimization.given:
+        comments.append(f"JIT settings: {result.option_minimization.summary()}.")
     if redactor is not None:
         comments = [redactor.text(c) for c in comments]
     command = cmd.shell_line(f'"$here/{REPRO_NAME}"', redactor.shell_word if redactor else shell.quote)

@@ -6,6 +6,7 @@ which phase failed and why."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 import traceback
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from spmi_dbg.repro.isolate import Isolated, isolate
 from spmi_dbg.repro.jitoptions import OptionMinimization
 from spmi_dbg.repro.locate import Located, LocateProgress, locate, locate_core
 from spmi_dbg.repro.minimize import Minimization, minimize
+from spmi_dbg.repro.native import run_native
 from spmi_dbg.repro.regression import Regression, regression
 from spmi_dbg.repro.verify import Verification, verify
 from spmi_dbg.tempfiles import temp_dir
@@ -224,6 +226,7 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
         ph.detail = result.single.summary()
     if result.single.accepted:
         result.outcome, result.exit_code = "verified", exits.VERIFIED
+        _crash_settings(opts, result, work, progress)
         _regression(opts, result, work, progress)
         return
     winner = located.winner
@@ -243,9 +246,46 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
         ph.detail = result.verification.summary()
     if result.verification.accepted:
         result.outcome, result.exit_code = "verified", exits.VERIFIED
+        _crash_settings(opts, result, work, progress)
         _regression(opts, result, work, progress)
     else:
         result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
+
+
+def _crash_settings(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None) -> None:
+    """A verified crash repro whose command has JIT settings: which of them the crash needs (ddmin, each test a
+    native replay of the repro), then the repro with only those, natively, --verify-runs times (at least once);
+    it replaces the full command in repro.sh only when at least half of those runs crash the same way. Not for
+    a hang: each test would take the whole timeout."""
+    from spmi_dbg.repro.jitoptions import JitSetting, minimize_settings, split_options
+
+    assert result.isolated is not None and result.located is not None and result.located.expectation is not None
+    cmd, expected, mch = opts.command, result.located.expectation, result.isolated.mch
+    split = split_options(cmd.options)
+    if not split.settings or expected.kind == "hang":
+        return
+
+    def crashes(settings: list[JitSetting], name: str = "minimize-options") -> bool:
+        trial = dataclasses.replace(cmd, options=split.options(settings))
+        run = run_native(trial.native_argv(None, mch), timeout=opts.verify_timeout, stdout=work / f"{name}.stdout",
+                         stderr=work / f"{name}.stderr")
+        return run.matches(expected)
+
+    try:
+        with phase(result, "minimize-options", progress) as ph:
+            m = minimize_settings(split.settings, crashes)
+            if m.needed != list(split.settings):
+                runs = max(1, opts.verify_runs)
+                ok = sum(crashes(m.needed, "verify-options") for _ in range(runs))
+                if 2 * ok < runs:
+                    m.notes.append(f"only {ok}/{runs} replays with the needed settings alone crashed: repro.sh "
+                                   "keeps all of them")
+                    m.needed = list(split.settings)
+            result.option_minimization = m
+            result.repro_command = dataclasses.replace(cmd, options=split.options(m.needed))
+            ph.detail = f"{m.summary()} ({m.tests} replays)"
+    except PhaseFailed:
+        result.failed_phase = result.failure = None  # the repro is verified: only the experiment is missing
 
 
 def _regression(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None) -> None:

@@ -63,6 +63,7 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
         "verification": result.verification.to_json() if result.verification else
         result.failure_verification.to_json() if result.failure_verification else None,
         "target": target_data(result),
+        "jit_settings": result.option_minimization.to_json() if result.option_minimization else None,
         "regression": result.regression.to_json() if result.regression else None,
         "known_bugs": _known_bugs(result, d, replay_output),
         "bundle": str(result.out),
@@ -163,6 +164,9 @@ def description(data: dict[str, Any]) -> str:
         where_ = "superpmi itself (the replay host), not in a JIT" if role.startswith("superpmi") else \
             f"the {role}"
         text += f" The faulting code is in {where_}" + (f" (`{Path(fm['path']).name}`)." if fm.get("path") else ".")
+    js = data.get("jit_settings")
+    if js and js["given"]:
+        text += f" It {js['summary']}."
     if data["repro"]:
         n = data["repro"]["records"]
         verdict = "verified" if data["outcome"] == "verified" else "NOT verified"
@@ -186,7 +190,7 @@ def _reproduction(data: dict[str, Any]) -> dict[str, Any]:
     steps = [f"Download the attached `repro.mch` (method context(s) {numbers} of "
              f"`{Path(data['command']['input']).name}`, byte-for-byte, {rep['bytes']} bytes; `repro.mch.mct` is its "
              "index)."]
-    opts = (data.get("target") or {}).get("options")
+    opts = data.get("jit_settings")
     if opts and opts["given"]:
         needed = ", ".join(f"`{s}`" for s in opts["needed"]) or "none of the JIT settings given"
         dropped = "; ".join(opts["dropped"])
