@@ -28,6 +28,9 @@ BUNDLE_FILES = frozenset({"repro.mch", "repro.mch.mct", "repro.sh", "diagnosis.j
                           "debugger.log", "replay.stdout", "replay.stderr", JIT_OUTPUT_FILE})
 
 
+JIT_OUTPUT_LIMIT = 64 << 20  # bytes of the JIT's own output kept in the bundle
+
+
 def out_dir_for(result: ReproResult) -> Path:
     if not result.options.failure.is_crash:  # a compile failure: by its kind and method context
         f = result.failure_located.failure if result.failure_located else None
@@ -82,7 +85,11 @@ def _write_files(result: ReproResult, work: Path, staged: Path) -> list[str]:
         put("diagnosis.json", json.dumps(redactor.data(d) if redactor is not None else d, indent=2,
                                          sort_keys=True) + "\n")
     if result.jit_output is not None and result.jit_output.is_file():
-        put(JIT_OUTPUT_FILE, result.jit_output.read_bytes())
+        with open(result.jit_output, "rb") as f:  # a Checked JIT's dump of a big method can be huge
+            dump = f.read(JIT_OUTPUT_LIMIT + 1)
+        if len(dump) > JIT_OUTPUT_LIMIT:
+            dump = dump[:JIT_OUTPUT_LIMIT] + f"\n... (cut at {JIT_OUTPUT_LIMIT} bytes)\n".encode()
+        put(JIT_OUTPUT_FILE, dump)
     stdout, stderr = _replay_output(result)
     put("replay.stdout", stdout)
     put("replay.stderr", stderr)
