@@ -168,7 +168,8 @@ def _other(data: dict[str, Any], o: dict[str, Any]) -> list[str]:
     jit_output = (data.get("target") or {}).get("jit_output")
     if jit_output:
         out.append(f"- JIT output: `{jit_output['file']}` ({jit_output['bytes']} bytes: JitStdOutFile with "
-                   "JitDump=* on the repro)" if jit_output.get("file") else f"- JIT output: {jit_output.get('note')}")
+                   "JitDump=* and JitDisasm=* on the repro)" if jit_output.get("file")
+                   else f"- JIT output: {jit_output.get('note')}")
     m = o["minimization"]
     if m:
         out.append(f"- minimization: the record alone did not reproduce; ddmin over {m['candidates']} earlier "

@@ -8,7 +8,7 @@ also with --verify-runs 0) -> [minimize over earlier records -> isolate -> verif
 not fail] -> diagnose (one run under the debugger with -boa for an assert, so that it stops in
 MyICJI::doAssert; -boe and the very first stop for a failed compile, so that it stops at the compile's
 first-chance fault or at superpmi's break after it; -box for missing data) -> jit-output (the JIT's own output
-for the repro method, JitStdOutFile with JitDump=*, where the JIT has them) -> bundle."""
+for the repro method, JitStdOutFile with JitDump=* and JitDisasm=*, where the JIT has them) -> bundle."""
 
 from __future__ import annotations
 
@@ -200,21 +200,21 @@ def _line_head(kind: str, mc: int) -> str:
 
 def _jit_output(opts: ReproOptions, result: ReproResult, cmd: ReproCommand, work: Path,
                 progress: ReproProgress | None) -> None:
-    """The JIT's own output for the repro: JitStdOutFile with JitDump=* (a Checked/Debug JIT's dump; a Release
-    JIT has no JitDump and writes nothing), on the repro collection."""
+    """The JIT's own output for the repro: JitStdOutFile with JitDump=* (a Checked/Debug JIT's dump) and
+    JitDisasm=* (its code, also from a Release JIT of .NET 7 on), on the repro collection."""
     assert result.isolated is not None
     dest = work / JIT_OUTPUT
     dest.unlink(missing_ok=True)
-    settings = ("-jitoption", f"JitStdOutFile={dest}", "-jitoption", "JitDump=*")
+    settings = ("-jitoption", f"JitStdOutFile={dest}", "-jitoption", "JitDump=*", "-jitoption", "JitDisasm=*")
     trial = dataclasses.replace(cmd, options=(*cmd.options, *settings))
     with phase(result, "jit-output", progress) as ph:
         run, _ = run_for_failures(trial.native_argv(None, result.isolated.mch), timeout=opts.verify_timeout,
                                   workdir=work, name="jit-output")
         if dest.is_file() and dest.stat().st_size > 0:
             result.jit_output = dest
-            ph.detail = f"{dest.stat().st_size} bytes of JIT output (JitStdOutFile, JitDump=*)"
+            ph.detail = f"{dest.stat().st_size} bytes of JIT output (JitStdOutFile, JitDump=*, JitDisasm=*)"
         else:
-            result.jit_output_note = ("the JIT wrote nothing to JitStdOutFile with JitDump=* (a Release JIT has no "
-                                      f"JitDump; replay {run.describe()})")
+            result.jit_output_note = ("the JIT wrote nothing to JitStdOutFile with JitDump=* and JitDisasm=* (a "
+                                      f"Release JIT has no JitDump; replay {run.describe()})")
             ph.detail = result.jit_output_note
 
