@@ -1,6 +1,5 @@
-"""JIT assert text: `MyICJI::doAssert(szFile, iLine, szExpr)` arguments at the stop, or superpmi's
-`ISSUE: <ASSERT> #N file (line) - Assertion failed 'expr' in 'method' during 'phase' (IL size N; hash 0x..; Tier)`
-line (docs/superpmi-conventions.md 1.1)."""
+"""JIT assert text at a stop: `MyICJI::doAssert(szFile, iLine, szExpr)` arguments (docs/superpmi-conventions.md
+1.1). superpmi's `ISSUE: <ASSERT>` lines in its output are read by spmi_dbg.failures.output."""
 
 from __future__ import annotations
 
@@ -11,12 +10,6 @@ from dataclasses import dataclass
 from spmi_dbg.analysis.frames import find
 from spmi_dbg.analysis.values import frame_int, read_c_string
 from spmi_dbg.analysis.view import Frame, Process
-
-ISSUE_ASSERT = re.compile(
-    r"ISSUE: <ASSERT> #(?P<mc>\d+) (?P<file>.*?) \((?P<line>\d+)\) - Assertion failed '(?P<expr>.*)' in "
-    r"'(?P<method>.*)' during '(?P<phase>.*)' \(IL size (?P<il>\d+); hash 0x(?P<hash>[0-9a-fA-F]+); (?P<tier>.*)\)"
-)
-
 
 JIT_MESSAGE = re.compile(r"Assertion failed '(?P<expr>.*)' in '(?P<method>.*)' during '(?P<phase>.*)' \(IL size")
 
@@ -48,10 +41,3 @@ def from_frames(process: Process, frames: Sequence[Frame]) -> AssertInfo | None:
         return AssertInfo(m["expr"], file, line, m["method"], m["phase"], source)
     return AssertInfo(expr, file, line, source=source)
 
-
-def from_output(text: str) -> list[tuple[int, AssertInfo]]:
-    out = []
-    for m in ISSUE_ASSERT.finditer(text):
-        out.append((int(m["mc"]), AssertInfo(m["expr"], m["file"], int(m["line"]), m["method"], m["phase"],
-                                             "ISSUE: <ASSERT> line of the replay's output")))
-    return out

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 FailureKind = Literal["assert", "error", "missing"]
@@ -26,6 +27,7 @@ _FAILED = re.compile(r"^ERROR: (?P<main>main )?[Mm]ethod (?P<mc>\d+) of size \d+
 _EXCEPTION = re.compile(r"^ERROR: (?:Exception thrown: (?P<message>.*)|Unexpected exception (?P<code>\S+) was "
                         r"thrown\.)$")
 _MISSING = re.compile(r"^MISSING: Method context (?P<mc>\d+) failed to replay: (?P<message>.*)$")
+_FAILURE_PREFIXES = ("ISSUE: <ASSERT> ", "MISSING: ", "ERROR: ")
 _NUMBERS = re.compile(r"\b(?:0x)?[0-9a-fA-F]{6,}\b")
 
 
@@ -70,8 +72,15 @@ class Failure:
         return out
 
 
-def parse_failures(stdout: Iterable[str], stderr: Iterable[str]) -> list[Failure]:
-    """Every failure in the output, in method context order (a method's assert before its other failures)."""
+@dataclass(frozen=True)
+class ReplayOutput:
+    """What one replay's output says of its failures."""
+
+    failures: list[Failure]  # parse_failures: in method context order, an assert's failed compile not repeated
+    failed_compiles: list[Failure]  # every failed-compile line (an assert's too, each JIT's), in output order
+
+
+def parse_output(stdout: Iterable[str], stderr: Iterable[str]) -> ReplayOutput:
     asserts: list[Failure] = []
     missing: list[Failure] = []
     for raw in stdout:
@@ -85,9 +94,33 @@ def parse_failures(stdout: Iterable[str], stderr: Iterable[str]) -> list[Failure
         if m:
             missing.append(Failure("missing", int(m["mc"]), line, m["message"]))
     asserted = {f.method_context for f in asserts}
-    errors = [f for f in _errors(stderr) if f.method_context not in asserted]
+    failed = _errors(stderr)
+    errors = [f for f in failed if f.method_context not in asserted]
     order = {"assert": 0, "error": 1, "missing": 2}
-    return sorted([*asserts, *errors, *missing], key=lambda f: (f.method_context, order[f.kind]))
+    return ReplayOutput(sorted([*asserts, *errors, *missing], key=lambda f: (f.method_context, order[f.kind])),
+                        failed)
+
+
+def parse_failures(stdout: Iterable[str], stderr: Iterable[str]) -> list[Failure]:
+    """Every failure in the output, in method context order (a method's assert before its other failures)."""
+    return parse_output(stdout, stderr).failures
+
+
+def read_output(stdout: Path, stderr: Path) -> ReplayOutput:
+    """parse_output of a replay's output files (a missing or unreadable file is no output)."""
+    return parse_output(read_lines(stdout), read_lines(stderr))
+
+
+def read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_bytes().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return []
+
+
+def is_failure_line(line: str) -> bool:
+    """A line parse_output may use (the rest of a replay's output can be dropped before parsing)."""
+    return line.startswith(_FAILURE_PREFIXES)
 
 
 def _errors(stderr: Iterable[str]) -> list[Failure]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg.failures.output import Failure, parse_failures
+from spmi_dbg.failures.output import Failure, is_failure_line, parse_failures
 from spmi_dbg.failures.target import FailureTarget, first_match, no_such_failure
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.failure_run import reproduces, run_for_failures
@@ -129,38 +129,46 @@ class _Race:
 
 
 class _OutputReader:
-    """A running replay's failures, from its output files, re-read when they grow."""
+    """A running replay's failures: each look reads only what its output files gained since the last one and
+    keeps only the lines that can name a failure, so a long replay's output is read once, not once per look."""
 
     def __init__(self, stdout: Path, stderr: Path) -> None:
-        self.paths = (stdout, stderr)
-        self.sizes = (-1, -1)
+        self.streams = [_Stream(stdout), _Stream(stderr)]
         self.failures: list[Failure] = []
 
     def poll(self, target: FailureTarget) -> bool:
-        sizes = tuple(_size(p) for p in self.paths)
-        if sizes != self.sizes:
-            self.sizes = (sizes[0], sizes[1])
-            self.failures = parse_failures(*(_lines(p) for p in self.paths))
+        if any([s.read() for s in self.streams]):  # every stream read, not only up to the first that grew
+            self.failures = parse_failures(self.streams[0].lines, self.streams[1].lines)
         return first_match(self.failures, target) is not None
 
     def final(self) -> list[Failure]:
-        self.sizes = (-1, -1)
-        self.failures = parse_failures(*(_lines(p) for p in self.paths))
+        for s in self.streams:
+            s.read(final=True)
+        self.failures = parse_failures(self.streams[0].lines, self.streams[1].lines)
         return self.failures
 
 
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return -1
+class _Stream:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.partial = b""  # the start of a line not yet ended
+        self.lines: list[str] = []  # the failure lines so far
 
-
-def _lines(path: Path) -> list[str]:
-    try:
-        return path.read_bytes().decode("utf-8", "replace").splitlines()
-    except OSError:
-        return []
+    def read(self, final: bool = False) -> bool:
+        """Read what was added; True when a failure line came with it."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
+            return False
+        self.offset += len(data)
+        chunks = (self.partial + data).split(b"\n")
+        self.partial = b"" if final else chunks.pop()
+        new = [line for c in chunks if is_failure_line(line := c.decode("utf-8", "replace").rstrip("\r"))]
+        self.lines += new
+        return bool(new)
 
 
 @dataclass

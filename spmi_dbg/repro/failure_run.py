@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spmi_dbg.failures.output import Failure, parse_failures
+from spmi_dbg.failures.output import Failure, read_output
 from spmi_dbg.repro.native import NativeRun, run_native
 
 
@@ -13,16 +13,10 @@ def run_for_failures(argv: list[str], *, timeout: float, workdir: Path, name: st
     """Run `argv` with its output in `workdir/<name>.stdout|stderr`; the failures it reported."""
     out, err = workdir / f"{name}.stdout", workdir / f"{name}.stderr"
     run = run_native(argv, timeout=timeout, stdout=out, stderr=err)
-    return run, parse_failures(_lines(out), _lines(err))
+    return run, read_output(out, err).failures
 
 
 def reproduces(failures: list[Failure], key: str, method_context: int) -> bool:
     """The same failure (Failure.key) reported for the same method context."""
     return any(f.key == key and f.method_context == method_context for f in failures)
 
-
-def _lines(path: Path) -> list[str]:
-    try:
-        return path.read_bytes().decode("utf-8", "replace").splitlines()
-    except OSError:
-        return []

@@ -5,24 +5,19 @@ the first-chance stops passed on, by signal and frame; and what superpmi reporte
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.analysis.policy import PassedStop
 from spmi_dbg.errors import SpmiDbgError
+from spmi_dbg.failures.output import ReplayOutput
 from spmi_dbg.mch.collection import Collection
-from spmi_dbg.repro.locate import PartitionRun
 from spmi_dbg.triage.run import Crash
 
 MAX_LISTED = 100  # method context numbers listed per group
 
-_ASSERT = re.compile(r"^ISSUE: <ASSERT> #(\d+) (.*?) \((\d+)\) - Assertion failed '(.*)' in '(.*?)'")
-_MISSING = re.compile(r"^MISSING: Method context (\d+) failed to replay: (.*)$")
-_FAILED = re.compile(r"^ERROR: (?:main )?[Mm]ethod (\d+) of size \d+ failed to load and compile correctly")
 
 
 @dataclass
@@ -111,34 +106,23 @@ def first_chance(passed: list[tuple[int, PassedStop]]) -> list[Group]:
     return sorted(groups.values(), key=lambda g: -g.count)
 
 
-def reported_by_superpmi(segments: list[PartitionRun]) -> dict[str, list[Group]]:
-    """Asserts (by expression and place), missing data (by message, numbers normalised), failed compiles."""
+def reported_by_superpmi(outputs: list[ReplayOutput]) -> dict[str, list[Group]]:
+    """Asserts (by expression and place), missing data (by message, numbers normalised), failed compiles (every
+    failed-compile line, an assert's too); from each segment's parsed output."""
     asserts: dict[str, Group] = {}
     missing: dict[str, Group] = {}
     failed = Group("failed to load and compile correctly")
-    for run in segments:
-        for line in _lines(run.stdout) + _lines(run.stderr):
-            m = _ASSERT.match(line)
-            if m:
-                key = f"{m.group(4)} ({m.group(2)}:{m.group(3)})"
-                asserts.setdefault(key, Group(key, detail={"expr": m.group(4), "file": m.group(2),
-                                                           "line": int(m.group(3))})).add(int(m.group(1)))
-                continue
-            m = _MISSING.match(line)
-            if m:
-                key = re.sub(r"\b(0x)?[0-9a-fA-F]{6,}\b", "N", m.group(2))
-                missing.setdefault(key, Group(key, detail={"message": m.group(2)})).add(int(m.group(1)))
-                continue
-            m = _FAILED.match(line)
-            if m:
-                failed.add(int(m.group(1)))
+    for out in outputs:
+        for f in out.failures:
+            if f.kind == "assert":
+                key = f"{f.message} ({f.file}:{f.source_line})"
+                asserts.setdefault(key, Group(key, detail={"expr": f.message, "file": f.file,
+                                                           "line": f.source_line})).add(f.method_context)
+            elif f.kind == "missing":
+                key = f.key.removeprefix("missing: ")
+                missing.setdefault(key, Group(key, detail={"message": f.message})).add(f.method_context)
+        for f in out.failed_compiles:
+            failed.add(f.method_context)
     return {"asserts": sorted(asserts.values(), key=lambda g: -g.count),
             "missing": sorted(missing.values(), key=lambda g: -g.count),
             "failed_compiles": [failed] if failed.count else []}
-
-
-def _lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(errors="replace").splitlines()
-    except OSError:
-        return []

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 
-from spmi_dbg.failures.output import Failure, FailureKind, parse_failures
-from spmi_dbg.repro.locate import PartitionRun
+from spmi_dbg.failures.output import Failure, FailureKind, ReplayOutput
 from spmi_dbg.triage.buckets import names_of
 
 
@@ -46,11 +44,12 @@ class FailureBucket:
         return f"missing data: {f.message}"
 
 
-def bucket_failures(segments: list[PartitionRun], collection: str) -> list[FailureBucket]:
-    """Buckets in order of size (then of their first member); members in method context order, each once."""
+def bucket_failures(outputs: list[ReplayOutput], collection: str) -> list[FailureBucket]:
+    """Buckets in order of size (then of their first member); members in method context order, each once.
+    `outputs`: each segment's parsed output."""
     seen: dict[tuple[str, int], Failure] = {}
-    for run in segments:
-        for f in parse_failures(_lines(run.stdout), _lines(run.stderr)):
+    for out in outputs:
+        for f in out.failures:
             seen.setdefault((f.key, f.method_context), f)  # with -a, JIT1's and JIT2's lines are one failure
     names = names_of(collection, sorted({n for _, n in seen}))
     groups: dict[str, list[FailureMember]] = {}
@@ -61,9 +60,3 @@ def bucket_failures(segments: list[PartitionRun], collection: str) -> list[Failu
                              members) for key, members in groups.items()]
     return sorted(buckets, key=lambda b: (-len(b.members), b.members[0].number))
 
-
-def _lines(path: Path) -> list[str]:
-    try:
-        return path.read_bytes().decode("utf-8", "replace").splitlines()
-    except OSError:
-        return []

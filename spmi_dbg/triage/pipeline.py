@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spmi_dbg import exits
+from spmi_dbg.failures.output import ReplayOutput, read_output
 from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.pipeline import ReproOptions, ReproResult, run_repro
@@ -36,6 +37,7 @@ class TriageResult:
     run: TriageRun
     buckets: list[Bucket] = field(default_factory=list)
     bundles: dict[str, ReproResult] = field(default_factory=dict)  # by bucket key
+    outputs: list[ReplayOutput] = field(default_factory=list)  # each segment's output, parsed for failures
     failure_buckets: list[FailureBucket] = field(default_factory=list)
     failure_bundles: dict[str, ReproResult] = field(default_factory=dict)  # by failure bucket key
     seconds: float = 0.0
@@ -58,7 +60,8 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None) -> T
                        max_crashes=opts.max_crashes, progress=progress)
         result = TriageResult(opts, found, replay_seconds=time.monotonic() - start)
         result.buckets = bucket_crashes(found.crashes, r.command.input)
-        result.failure_buckets = bucket_failures(found.segments, r.command.input)
+        result.outputs = [read_output(seg.stdout, seg.stderr) for seg in found.segments]  # read once, used twice
+        result.failure_buckets = bucket_failures(result.outputs, r.command.input)
 
         def bundle_options(key: str, failure: FailureTarget) -> ReproOptions:
             return ReproOptions(command=r.command, debugger=r.debugger, out=opts.out / f"bucket-{key}",

@@ -49,7 +49,7 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
         "failure_buckets": [_failure_bucket(b, result) for b in result.failure_buckets],
         "segments": [s.to_json() for s in run.segments],
         "first_chance": [g.to_json() for g in first_chance(run.passed)],
-        "reported_by_superpmi": {k: [g.to_json() for g in v] for k, v in reported_by_superpmi(run.segments).items()},
+        "reported_by_superpmi": {k: [g.to_json() for g in v] for k, v in reported_by_superpmi(result.outputs).items()},
         "replay_input_errors": [{"exit_status": s, "name": REPLAY_INPUT_FAILURES[s]} for s in inputs if s is not None],
         "tool_failures": [{"partition": t.partition.index, "segment": t.partition.spec, "failures": t.failures}
                           for t in run.tool_failures],
