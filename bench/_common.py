@@ -4,8 +4,11 @@ timed commands run with."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -24,3 +27,27 @@ def native(relative: str) -> str:
     if p is None:
         raise SystemExit(f"{relative} is not built: run pip install -e . first")
     return str(p)
+
+
+def cached_collection(out: Path, **build_args: Any) -> Path:
+    """The sample collection `out`, built with spmi_dbg.sample.build.build(out, **build_args) unless it (and its
+    index) is already there from an earlier run."""
+    from spmi_dbg.sample.build import build
+
+    if not (out.exists() and Path(str(out) + ".mct").exists()):
+        t = time.perf_counter()
+        build(out, **build_args)
+        print(f"built {out} ({out.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
+    return out
+
+
+def timed(cmd: list[str], **kw: Any) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Wall seconds of one run of `cmd` in the user's environment, and its result (output captured)."""
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=USER_ENV, **kw)
+    return time.perf_counter() - t, r
+
+
+def load() -> str:
+    """The load average, as printed beside a benchmark's figures."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -30,14 +30,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from _common import USER_ENV as ENV
-from _common import native
+from _common import cached_collection, load, native, timed
 
 from spmi_dbg import paths
-from spmi_dbg.sample.build import build
 
 SETTINGS = ["-jitoption", "JitNoInline=1", "-jitoption", "JitStress=2", "-jitoption", "JitStressRegs=1",
             "-jitoption", "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD STRESS_REVERSE_FLAG",
@@ -46,22 +43,10 @@ NEEDED = ["JitStress=2", "JitStressModeNames=STRESS_FOLD"]
 
 
 def collection(directory: Path, methods: int, at: int, factor: float) -> Path:
-    out = directory / f"assert-x64-{methods}-at{at}-x{factor:g}.mch"
-    if not (out.exists() and Path(str(out) + ".mct").exists()):
-        t = time.perf_counter()
-        build(out, methods=methods, seed=1, arch="x64", injections=[("stress-assert", at)], size_factor=factor)
-        print(f"built {out} ({out.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
-    return out
+    return cached_collection(directory / f"assert-x64-{methods}-at{at}-x{factor:g}.mch", methods=methods, seed=1,
+                             arch="x64", injections=[("stress-assert", at)], size_factor=factor)
 
 
-def timed(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess[str]]:
-    t = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, **kw)
-    return time.perf_counter() - t, r
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main() -> int:

@@ -35,33 +35,18 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from _common import USER_ENV as ENV
-from _common import native
+from _common import cached_collection, load, native, timed
 
 from spmi_dbg import paths
-from spmi_dbg.sample.build import build
 
 
 def collection(directory: Path, methods: int, crash_at: int, factor: float) -> Path:
-    out = directory / f"ttr-arm64-{methods}-at{crash_at}-x{factor:g}.mch"
-    if not (out.exists() and Path(str(out) + ".mct").exists()):
-        t = time.perf_counter()
-        build(out, methods=methods, seed=1, arch="arm64", injections=[("seed-arm64", crash_at)], size_factor=factor)
-        print(f"built {out} ({out.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
-    return out
+    return cached_collection(directory / f"ttr-arm64-{methods}-at{crash_at}-x{factor:g}.mch", methods=methods,
+                             seed=1, arch="arm64", injections=[("seed-arm64", crash_at)], size_factor=factor)
 
 
-def timed(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess[str]]:
-    t = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, **kw)
-    return time.perf_counter() - t, r
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main() -> int:
