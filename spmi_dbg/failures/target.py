@@ -11,6 +11,10 @@ from typing import Literal
 from spmi_dbg.errors import UsageError
 from spmi_dbg.failures.output import Failure
 
+# The superpmi switch that makes each kind of failure stop under a debugger (docs/superpmi-conventions.md 1):
+# -boa breaks in a JIT assert, -boe after a failed compile, -box at superpmi's own exceptions (missing data).
+BREAK_SWITCH = {"assert": "-boa", "error": "-boe", "missing": "-box"}
+
 TargetKind = Literal["crash", "assert", "error", "missing", "any"]
 TARGET_KINDS: tuple[TargetKind, ...] = ("crash", "assert", "error", "missing", "any")
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from spmi_dbg.failures.target import BREAK_SWITCH
+
 GITHUB_BODY_LIMIT = 65536
 BUDGET = 60000  # leaves room for what the user adds
 MAX_FRAMES = 60
@@ -65,7 +67,7 @@ def _actual(data: dict[str, Any], a: dict[str, Any]) -> list[str]:
         out += ["superpmi reports:", "", "```", failure["line"], "```", ""]
         if not data["locate"] or data["locate"]["winner"] is None:
             return out
-        out.append(f"Under the debugger (`{_break_switch(failure['kind'])}`) the replay stops there:")
+        out.append(f"Under the debugger (`{BREAK_SWITCH.get(str(failure['kind']), '-boa')}`) the replay stops there:")
     elif not data["locate"] or data["locate"]["winner"] is None:
         return [*out, data["issue"]["description"], ""]
     if a["hang"]:
@@ -110,10 +112,6 @@ def _actual(data: dict[str, Any], a: dict[str, Any]) -> list[str]:
             out += [f"  #{f['level']} {f['function']}" for f in t["frames"][:20]]
         out += ["```", "", "</details>", ""]
     return out
-
-
-def _break_switch(kind: str) -> str:
-    return {"assert": "-boa", "error": "-boe", "missing": "-box"}.get(kind, "-boa")
 
 
 def _regression(r: dict[str, Any]) -> list[str]:

@@ -151,9 +151,9 @@ def _replay_output(result: ReproResult) -> tuple[bytes, bytes]:
     compile-failure target, the native partition run that reported it (else every partition's)."""
     if result.failure_located is not None:
         f = result.failure_located.failure
-        runs_ = [r for r in result.failure_located.runs if f is not None and f.method_context in r.partition.numbers]
-        if runs_:
-            return _read(runs_[0].stdout), _read(runs_[0].stderr)
+        found_in = result.failure_located.run_of(f.method_context) if f is not None else None
+        if found_in is not None:
+            return _read(found_in.stdout), _read(found_in.stderr)
         out_, err_ = b"", b""
         for fr in result.failure_located.runs:
             head = f"==== partition {fr.partition.index} (-c {fr.partition.spec})\n".encode()

@@ -50,6 +50,10 @@ class FailureLocated:
     def no_such_failure(self) -> str:
         return no_such_failure(self.target, self.seen)
 
+    def run_of(self, method_context: int) -> FailureRun | None:
+        """The partition run that replayed this method context (partitions are ordered ranges)."""
+        return next((r for r in self.runs if r.partition.first <= method_context <= r.partition.last), None)
+
 
 def locate_failure(cmd: ReproCommand, partitions: list[Partition], target: FailureTarget, *, timeout: float,
                    workdir: Path, workers: int | None = None) -> FailureLocated:

@@ -18,6 +18,7 @@ from pathlib import Path
 from spmi_dbg import exits
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.failures.output import Failure
+from spmi_dbg.failures.target import BREAK_SWITCH
 from spmi_dbg.mch.mclist import compress_ranges
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.expect import expectation_of
@@ -29,8 +30,6 @@ from spmi_dbg.repro.locate import ATTEMPTS, Located, PartitionRun
 from spmi_dbg.repro.minimize import ddmin
 from spmi_dbg.repro.pipeline import PhaseFailed, ReproOptions, ReproProgress, ReproResult, phase
 
-# The superpmi switch that makes each kind of failure stop under a debugger (docs/superpmi-conventions.md 1).
-BREAK_SWITCH = {"assert": "-boa", "error": "-boe", "missing": "-box"}
 # Switches that break unconditionally (a debug break kills a replay no debugger is attached to): not in native
 # runs of a failure target.
 _BREAKS = ("-boe", "-box")
@@ -127,8 +126,8 @@ def _minimize_records(opts: ReproOptions, result: ReproResult, cmd: ReproCommand
     assert result.failure_located is not None and result.failure_located.failure is not None
     f = result.failure_located.failure
     mc = f.method_context
-    part = next((r.partition for r in result.failure_located.runs if mc in r.partition.numbers), None)
-    earlier = [n for n in part.numbers if n < mc] if part is not None else []
+    run = result.failure_located.run_of(mc)
+    earlier = [n for n in run.partition.numbers if n < mc] if run is not None else []
     cache: dict[tuple[int, ...], bool] = {}
 
     def fails(subset: list[int]) -> bool:
@@ -164,8 +163,8 @@ def _diagnose(opts: ReproOptions, result: ReproResult, cmd: ReproCommand, number
     f = result.failure_located.failure
     switch = BREAK_SWITCH[f.kind]
     argv = dataclasses.replace(cmd, options=(*cmd.options, switch)).argv(compress_ranges(numbers))
-    part = Partition(next((r.partition.index for r in result.failure_located.runs
-                           if f.method_context in r.partition.numbers), 1), tuple(numbers))
+    found_in = result.failure_located.run_of(f.method_context)
+    part = Partition(found_in.partition.index if found_in is not None else 1, tuple(numbers))
     run = PartitionRun(part, work / "diagnose.stdout", work / "diagnose.stderr", work / "diagnose.debugger.log")
     located = result.located = Located([run], method_context=f.method_context,
                                        method_context_source=f"superpmi's own output "
