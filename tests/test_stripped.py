@@ -200,3 +200,33 @@ def test_a_missing_debug_dir_is_one_line(tmp_path: Path, args: list[str]) -> Non
     assert r.returncode == (3 if args[0] in ("repro", "triage") else 2), r.stderr
     assert r.stderr.strip().endswith("--debug-dir /no/such/dir: does not exist") and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("kind", "debugger"), [("split", "gdb"), ("stripped", "gdb"), ("stripped", "lldb")])
+def test_a_stress_only_assert_on_builds_we_did_not_make(builds: dict[str, dict[str, Path]], cols: Collections,
+                                                         tmp_path: Path, kind: str, debugger: str) -> None:
+    """`repro --failure assert` needs no symbols to find, verify and minimize (superpmi's own line says it all);
+    the -boa stop under the debugger is the assert's debug break with the symbols split off or stripped."""
+    require(debugger)
+    b = builds[kind]
+    mch = cols.get("stripped-stress", 60, inject=[("jit-null", 10), ("stress-assert", 40)])
+    settings = ["-jitoption", "JitStress=2", "-jitoption", "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD",
+                "-jitoption", "JitStressRegs=1"]
+    r = repro("--failure", "assert", "--workers", "2", "--verify-runs", "2", "--out", "b", "--",
+              str(b["spmi-replay"]), *settings, str(b["libsamplejit_base.so"]), str(mch), cwd=tmp_path,
+              debugger=debugger)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "b")
+    assert rep["outcome"] == "verified" and rep["target"]["failure"]["method_context"] == 40
+    assert rep["jit_settings"]["needed"] == ["JitStress=2", "JitStressModeNames=STRESS_FOLD"]
+    assert rep["title"].startswith("Assertion failed 'divisor > 0 && divisor <= 8 && magic[divisor] != 0' in '")
+    with Collection.open(str(mch)) as col:
+        loc = col.locate(40)
+    with open(mch, "rb") as f:
+        f.seek(loc.offset)
+        assert (tmp_path / "b" / "repro.mch").read_bytes() == f.read(loc.size)
+    d = rep["diagnosis"]
+    assert d["signal"]["name"] == "SIGTRAP"
+    if kind == "split":  # the symbols come back through the debuglink: the assert's own arguments are read
+        assert d["assertion"]["expr"] == rep["target"]["failure"]["message"]
+        assert d["method_context"]["number"] == 40
