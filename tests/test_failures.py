@@ -123,6 +123,10 @@ def test_minimize_settings_keeps_what_the_failure_needs() -> None:
     assert r.summary().startswith("fails with JitStress=2 JitStressModeNames=STRESS_FOLD; not needed: JitNoInline=1")
     assert r.tests == len(calls) == len({tuple(c) for c in calls})  # each candidate replayed once
 
+    calls.clear()
+    again = minimize_settings(given, fails, known_to_fail=True)  # the caller has just seen all of them fail
+    assert again.needed == r.needed and given not in calls and again.tests == r.tests - 1
+
     none = minimize_settings(given, lambda s: False)
     assert none.needed == given and "did not reproduce" in none.notes[0]
     assert minimize_settings(given, lambda s: True).needed == []

@@ -62,14 +62,13 @@ def locate_failure(cmd: ReproCommand, partitions: list[Partition], target: Failu
     cannot come first), the partitions after it stop or are not started, and the answer is the first match of the
     first partition that has one once every partition before it has ended. A superpmi whose output is
     block-buffered shows its failures only at exit: then each partition runs to its end, with the same answer."""
-    state = _Race(len(partitions))
+    state = _Race()
 
     def one(i: int, p: Partition) -> FailureRun:
         name = f"partition-{p.index}"
         out, err = workdir / f"{name}.stdout", workdir / f"{name}.stderr"
         argv = cmd.native_argv(p.spec)
         if state.should_stop(i):  # an earlier partition has a match: this one cannot come first
-            state.finished(i)
             return FailureRun(p, NativeRun(argv, None, None, False, 0.0, stopped=True), [], out, err, started=False)
         reader = _OutputReader(out, err)
 
@@ -82,7 +81,6 @@ def locate_failure(cmd: ReproCommand, partitions: list[Partition], target: Failu
         failures = reader.final()
         if first_match(failures, target) is not None:  # also when it ended before any look at its output
             state.matched(i)
-        state.finished(i)
         return FailureRun(p, run, failures, out, err)
 
     with ThreadPoolExecutor(max_workers=max(1, min(workers or len(partitions), len(partitions)))) as pool:
@@ -112,19 +110,14 @@ class _Race:
     """Which partitions may stop: the first one with a match (its later output is not needed), and every one
     after it."""
 
-    def __init__(self, n: int) -> None:
+    def __init__(self) -> None:
         self.lock = threading.Lock()
         self.first_match: int | None = None
-        self.done = [False] * n
 
     def matched(self, i: int) -> None:
         with self.lock:
             if self.first_match is None or i < self.first_match:
                 self.first_match = i
-
-    def finished(self, i: int) -> None:
-        with self.lock:
-            self.done[i] = True
 
     def should_stop(self, i: int) -> bool:
         """Partition i's failures after its first match, and every later partition's, cannot be the first."""

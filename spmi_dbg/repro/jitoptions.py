@@ -109,9 +109,11 @@ class OptionMinimization:
                 "summary": self.summary(), "notes": self.notes}
 
 
-def minimize_settings(settings: Sequence[JitSetting], fails: Callable[[list[JitSetting]], bool]) -> OptionMinimization:
+def minimize_settings(settings: Sequence[JitSetting], fails: Callable[[list[JitSetting]], bool], *,
+                      known_to_fail: bool = False) -> OptionMinimization:
     """The settings (and list elements) the failure needs. `fails(settings)` runs the repro with exactly those
-    settings; it must hold for all of them (checked first: when it does not, nothing is dropped)."""
+    settings; it must hold for all of them (checked first, unless the caller has just seen it hold:
+    `known_to_fail`; when it does not, nothing is dropped)."""
     start = time.monotonic()
     result = OptionMinimization(list(settings))
     cache: dict[tuple[JitSetting, ...], bool] = {}
@@ -124,6 +126,8 @@ def minimize_settings(settings: Sequence[JitSetting], fails: Callable[[list[JitS
         return cache[key]
 
     given = list(settings)
+    if known_to_fail:
+        cache[tuple(given)] = True
     if not given:
         result.seconds = time.monotonic() - start
         return result

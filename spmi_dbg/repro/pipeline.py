@@ -273,7 +273,7 @@ def _crash_settings(opts: ReproOptions, result: ReproResult, work: Path, progres
 
     try:
         with phase(result, "minimize-options", progress) as ph:
-            m = minimize_settings(split.settings, crashes)
+            m = minimize_settings(split.settings, crashes, known_to_fail=True)  # verify has just seen it crash
             if m.needed != list(split.settings):
                 runs = max(1, opts.verify_runs)
                 ok = sum(crashes(m.needed, "verify-options") for _ in range(runs))
