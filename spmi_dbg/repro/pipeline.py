@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 from spmi_dbg import exits
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.errors import SpmiDbgError, printable
-from spmi_dbg.failures.output import Failure
+from spmi_dbg.failures.output import Failure, read_lines
 from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.command import Partition, ReproCommand
@@ -309,7 +309,7 @@ def _no_crash(result: ReproResult, work: Path) -> None:
     for run in result.located.runs:
         status = run.outcome.exit_status if run.outcome else None
         if status in REPLAY_INPUT_FAILURES:
-            first = next((line for line in _lines(run.stderr) if line.startswith("ERROR: ")), "")
+            first = next((line for line in read_lines(run.stderr) if line.startswith("ERROR: ")), "")
             result.outcome, result.exit_code = "input-error", exits.PIPELINE_INPUT
             result.failure = (f"the replay failed with exit status {status} ({REPLAY_INPUT_FAILURES[status]})"
                               + (f": {first[7:]}" if first else ""))
@@ -319,12 +319,6 @@ def _no_crash(result: ReproResult, work: Path) -> None:
         result.located.notes.append("each partition replays from a fresh process: a crash that needs state left "
                                     "by records of an earlier partition shows only with --workers 1")
 
-
-def _lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(errors="replace").splitlines()
-    except OSError:
-        return []
 
 
 def _locate_detail(located: Located) -> str:
