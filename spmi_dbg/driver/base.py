@@ -15,6 +15,23 @@ from spmi_dbg.driver.outcome import ReplayOutcome
 StopCallback = Callable[[PassedStop], None]
 
 
+class ReplaySession(Protocol):
+    """Several replays in one debugger, one after another (Driver.session)."""
+
+    def run(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path,
+            cancel: threading.Event | None = None, on_stop: StopCallback | None = None,
+            stop_at_break: bool = False) -> ReplayOutcome:
+        """As Driver.run_replay, in this session's debugger. After a ToolFailure the session is `broken`."""
+        ...
+
+    @property
+    def broken(self) -> bool:
+        """True once the debugger failed (or a run was cancelled): close it and open another."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class Driver(Protocol):
     @property
     def name(self) -> str:
@@ -30,6 +47,11 @@ class Driver(Protocol):
         (0: the very first, e.g. the first-chance fault of a failed compile; default: the driver's own). Every
         stop passed on is told to `on_stop`. The replay's output goes to `stdout`/`stderr`, the debugger's
         transcript to `transcript`. A debugger that dies or stops answering raises ToolFailure."""
+        ...
+
+    def session(self, transcript: Path) -> ReplaySession:
+        """A debugger for several replays of the same program, one after another (triage's resume after a crash:
+        no new debugger per crash where the debugger can run its inferior again). The caller closes it."""
         ...
 
     def read_core(self, core: Path, program: str, *, transcript: Path, argv: list[str]) -> ReplayOutcome:

@@ -95,6 +95,92 @@ def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, t
             notes_reader.close()
 
 
+class GdbSession:
+    """One gdb for several replays of the same program (triage: after a crash at N the partition goes on at N+1 in
+    the same gdb: the inferior is killed and run again with the next `-c`), so a further crash costs neither a gdb
+    start nor the symbol loading, only the replay's own start. The catchpoints, the signal table and the notes
+    file are set up once, at the first run. Not for a qemu guest (each run is a new gdbstub to attach to).
+
+    A ToolFailure leaves the session broken (`broken`): the caller closes it and opens another."""
+
+    def __init__(self, *, transcript: Path, gdb: str = "gdb", cwd: str | None = None, max_passes: int = 1_000_000,
+                 request_timeout: float = REQUEST_TIMEOUT, debug_dirs: tuple[str, ...] = ()) -> None:
+        self.max_passes = max_passes
+        self.debug_dirs = debug_dirs
+        self.program: str | None = None
+        self.inferior: int | None = None  # a stopped replay left by the last run (fatal, hang, cancelled)
+        self.broken = False
+        self.runs = 0
+        self._log = open(transcript, "a", encoding="utf-8", errors="replace")
+        self._notes_path = transcript.with_name(transcript.name + ".stops")
+        self._notes_path.write_bytes(b"")
+        self._notes = _Notes(self._notes_path)
+        try:
+            self.channel = MiChannel(gdb, self._log, cwd=cwd, env=dict(os.environ, SHELL="/bin/sh"),
+                                     request_timeout=request_timeout)
+        except BaseException:
+            self._notes.close()
+            self._log.close()
+            raise
+
+    def run(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path,
+            cancel: threading.Event | None = None, on_stop: StopCallback | None = None,
+            stop_at_break: bool = False) -> ReplayOutcome:
+        """As run_replay, in this session's gdb."""
+        if self.broken:
+            raise ToolFailure("the gdb session broke in an earlier run")
+        start = time.monotonic()
+        run = _Run(self.channel, cancel, on_stop, self.max_passes, self._notes, stop_at_break=stop_at_break)
+        try:
+            if self.program is None:
+                _setup(self.channel, argv, self._notes_path, self.max_passes, self.debug_dirs)
+                self.program = argv[0]
+            elif argv[0] != self.program:
+                raise ToolFailure(f"a gdb session of {self.program} cannot run {argv[0]}")
+            self._kill()
+            redirect = f"> {shell.quote(str(stdout))} 2> {shell.quote(str(stderr))} < /dev/null"
+            _check(self.channel, "-interpreter-exec console " + mi_quote(f"set args {_args(argv)} {redirect}"))
+            self.runs += 1
+            outcome = run.until_outcome(start, timeout, "-exec-run")
+        except BaseException:
+            self.broken = True
+            self.inferior = run.inferior
+            raise
+        self.inferior = run.inferior if outcome.kind in ("fatal", "hang") else None
+        if outcome.kind == "cancelled":  # the replay still runs: this session ends with it (close kills it)
+            self.inferior, self.broken = run.inferior, True
+        return outcome
+
+    def _kill(self) -> None:
+        """The stopped replay of the last run goes before the next starts (gdb's `kill`, then its exit event)."""
+        if self.inferior is None:
+            return
+        _check(self.channel, "-interpreter-exec console " + mi_quote("kill"))
+        deadline = time.monotonic() + self.channel.request_timeout
+        while time.monotonic() < deadline:
+            event = self.channel.next_event(0.05)
+            if event is not None and event.get("message") == "thread-group-exited":
+                break
+        else:
+            raise ToolFailure(f"gdb did not end the stopped replay (pid {self.inferior}) within "
+                              f"{self.channel.request_timeout:g} s of `kill`")
+        self.channel.events.clear()
+        self.inferior = None
+
+    def close(self) -> None:
+        try:
+            self.channel.close(self.inferior)
+        finally:
+            self._notes.close()
+            self._log.close()
+
+    def __enter__(self) -> GdbSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def _args(argv: list[str]) -> str:
     return shell.join(argv[1:])
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from spmi_dbg.debugfiles import debugger_dirs
 from spmi_dbg.driver import gdbmi, lldb_driver
-from spmi_dbg.driver.base import Driver, StopCallback
+from spmi_dbg.driver.base import Driver, ReplaySession, StopCallback
 from spmi_dbg.driver.lldb_session import LldbUnavailable
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.driver.qemu import DEFAULT_SYSROOTS, QemuTarget
@@ -42,6 +42,12 @@ class GdbDriver:
                                 max_passes=self.max_passes if max_passes is None else max_passes,
                                 debug_dirs=self.debug_dirs, stop_at_break=stop_at_break)
 
+    def session(self, transcript: Path) -> ReplaySession:
+        if self.qemu is not None:  # each run attaches to a new gdbstub
+            return FreshSession(self, transcript)
+        return gdbmi.GdbSession(transcript=transcript, gdb=self.gdb, cwd=self.cwd, max_passes=self.max_passes,
+                                debug_dirs=self.debug_dirs)
+
     def read_core(self, core: Path, program: str, *, transcript: Path, argv: list[str]) -> ReplayOutcome:
         return gdbmi.diagnose_core(core, program, transcript=transcript, gdb=self.gdb, cwd=self.cwd,
                                    qemu=self.qemu, argv=argv, debug_dirs=self.debug_dirs)[0]
@@ -66,9 +72,31 @@ class LldbDriver:
                                       max_passes=self.max_passes if max_passes is None else max_passes,
                                       debug_dirs=self.debug_dirs, stop_at_break=stop_at_break)
 
+    def session(self, transcript: Path) -> ReplaySession:
+        # lldb runs in a worker process per replay (lldb_driver): a session is a fresh worker each run.
+        return FreshSession(self, transcript)
+
     def read_core(self, core: Path, program: str, *, transcript: Path, argv: list[str]) -> ReplayOutcome:
         return lldb_driver.diagnose_core(core, program, transcript=transcript, cwd=self.cwd, argv=argv,
                                          debug_dirs=self.debug_dirs)[0]
+
+
+class FreshSession:
+    """A session whose every run is a fresh debugger (lldb's worker per replay; a qemu guest's new gdbstub)."""
+
+    def __init__(self, driver: Driver, transcript: Path) -> None:
+        self.driver = driver
+        self.transcript = transcript
+        self.broken = False
+
+    def run(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path,
+            cancel: threading.Event | None = None, on_stop: StopCallback | None = None,
+            stop_at_break: bool = False) -> ReplayOutcome:
+        return self.driver.run_replay(argv, timeout=timeout, stdout=stdout, stderr=stderr, transcript=self.transcript,
+                                      cancel=cancel, on_stop=on_stop, stop_at_break=stop_at_break)
+
+    def close(self) -> None:
+        pass
 
 
 def qemu_target(arch: str, sysroot: str | None) -> QemuTarget:
