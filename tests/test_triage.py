@@ -19,10 +19,16 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
                cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     data: dict[str, Any] = json.loads((tmp_path / "t" / "triage.json").read_text())
-    validate(data, "triage-2.json")
+    validate(data, "triage-3.json")
     assert [c["method_context"] for c in data["crashes"]] == [110, 150, 200, 300, 410, 450, 500]
-    by_members = {tuple(b["method_contexts"]): b for b in data["buckets"]}
+    name = mch.name
+    assert data["crashes"][0]["member"] == f"{name}:110"
+    by_members = {tuple(int(m.rsplit(":", 1)[1]) for m in b["method_contexts"]): b for b in data["buckets"]}
     assert set(by_members) == {(150, 300, 450), (110, 410), (200, 500)}  # exactly three buckets
+    assert all(m.startswith(f"{name}:") for b in data["buckets"] for m in b["method_contexts"])
+    cov = data["coverage"]
+    assert len(cov) == 1 and cov[0]["method_contexts"] == 600 and cov[0]["crashed"] == 7
+    assert cov[0]["failed_compile"] == 2 and cov[0]["not_reached"] == 0 and cov[0]["replayed_clean"] == 591
 
     seed = by_members[(150, 300, 450)]
     assert seed["signal"] == "SIGSEGV" and seed["null_map"]["member"] == "CompileMethod"
@@ -47,19 +53,26 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
     poisoned = abort["repro"]["method_contexts"]
     assert poisoned in ([100, 110], [400, 410])
 
-    # Each partition resumed after each of its crashes: segments start right after the crash.
-    specs = sorted(s["compile"] for s in data["segments"])
-    assert specs == sorted(["1-300", "111-300", "151-300", "201-300", "301-600", "411-600", "451-600", "501-600"])
+    # Each partition resumed after each of its crashes: segments start right after the crash, and a partition's
+    # segments are the replays of one debugger session.
+    crashed = {c["method_context"] for c in data["crashes"]}
+    for p in range(1, data["engine"]["partitions"] + 1):
+        segs = [s for s in data["segments"] if s["partition"] == p]
+        last = int(segs[0]["compile"].split("-")[1])
+        starts = [int(s["compile"].split("-")[0]) for s in segs]
+        assert all(s["compile"].endswith(f"-{last}") for s in segs)
+        assert starts[1:] == [n + 1 for n in sorted(crashed) if starts[0] <= n < last]
+    assert data["engine"]["name"] == "local" and data["engine"]["partitions"] == 4  # 2 per worker, by bytes
     # The stops passed on and what superpmi said itself are summarised; the failures superpmi reported are
     # buckets too, and (by default) the assert's gets a verified bundle, the failed compile's none.
     assert [(g["key"], g["method_contexts"]) for g in data["first_chance"]] == \
-        [("SIGSEGV first-chance in Compiler::gtFoldDivByConst", [50])]
+        [("SIGSEGV first-chance in Compiler::gtFoldDivByConst", [f"{name}:50"])]
     asserts = data["reported_by_superpmi"]["asserts"]
-    assert [(g["expr"], g["method_contexts"]) for g in asserts] == [("shiftAmount >= 0", [60])]
+    assert [(g["expr"], g["method_contexts"]) for g in asserts] == [("shiftAmount >= 0", [f"{name}:60"])]
     assert data["bundle_kinds"] == ["crash", "assert"]
     fbs = {b["kind"]: b for b in data["failure_buckets"]}
     assert set(fbs) == {"assert", "error"}
-    assert fbs["assert"]["method_contexts"] == [60] and fbs["assert"]["failure"]["message"] == "shiftAmount >= 0"
+    assert fbs["assert"]["method_contexts"] == [f"{name}:60"] and fbs["assert"]["failure"]["message"] == "shiftAmount >= 0"
     assert fbs["assert"]["repro"]["outcome"] == "verified"
     assert_bundle = tmp_path / fbs["assert"]["repro"]["bundle"]
     assert (assert_bundle / "repro.mch").read_bytes() == mc_bytes(mch, 60)
@@ -67,13 +80,13 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
     validate(assert_report)
     assert assert_report["title"].startswith("Assertion failed 'shiftAmount >= 0' in '")
     assert assert_report["diagnosis"]["assertion"]["expr"] == "shiftAmount >= 0"
-    assert fbs["error"]["method_contexts"] == [50] and fbs["error"]["repro"] is None
+    assert fbs["error"]["method_contexts"] == [f"{name}:50"] and fbs["error"]["repro"] is None
     assert "## JIT asserts and failed compiles" in (tmp_path / "t" / "triage.md").read_text()
     md = (tmp_path / "t" / "triage.md").read_text()
     assert "3 crash bucket(s), 7 crash(es)" in md and "dotnet/runtime#91257" in md
     assert "result: 3 bucket(s), 7 crash(es)" in r.stdout
     assert sorted(p.name for p in (tmp_path / "t").iterdir()) == sorted(
-        ["triage.json", "triage.md"] + [f"bucket-{b['bucket']}" for b in data["buckets"]]
+        ["triage.json", "triage.md", "partitions"] + [f"bucket-{b['bucket']}" for b in data["buckets"]]
         + [f"bucket-{b['bucket']}" for b in data["failure_buckets"] if b["repro"]])
 
 
@@ -115,11 +128,11 @@ def test_failure_buckets_with_stress_settings(cols: Collections, tmp_path: Path)
                *settings, BASE, str(mch), cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     data: dict[str, Any] = json.loads((tmp_path / "t" / "triage.json").read_text())
-    validate(data, "triage-2.json")
+    validate(data, "triage-3.json")
     assert data["buckets"] == [] and data["bundle_kinds"] == ["assert", "error"]
     fbs = {b["kind"]: b for b in data["failure_buckets"]}
     a = fbs["assert"]
-    assert a["method_contexts"] == [30, 90] and a["count"] == 2
+    assert a["method_contexts"] == [f"{mch.name}:30", f"{mch.name}:90"] and a["count"] == 2
     sizes = {m["method_context"]: m["il_size"] for m in a["members"]}
     assert a["smallest"]["method_context"] == min(sizes, key=lambda n: (sizes[n], n))
     assert a["repro"]["outcome"] == "verified" and a["repro"]["method_contexts"] == [a["smallest"]["method_context"]]
@@ -128,7 +141,7 @@ def test_failure_buckets_with_stress_settings(cols: Collections, tmp_path: Path)
     script = (tmp_path / a["repro"]["bundle"] / "repro.sh").read_text().splitlines()[-1]
     assert "JitStressRegs" not in script and "JitStressModeNames=STRESS_FOLD " in script
     e = fbs["error"]
-    assert e["method_contexts"] == [50] and e["repro"]["outcome"] == "verified"
+    assert e["method_contexts"] == [f"{mch.name}:50"] and e["repro"]["outcome"] == "verified"
     assert "assert bucket assert-" in r.stdout and "error bucket error-" in r.stdout
 
     bad = triage("--failure", "crash,nope", "--", REPLAY, BASE, str(mch), cwd=tmp_path)

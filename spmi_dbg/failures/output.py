@@ -71,6 +71,16 @@ class Failure:
             out["jit"] = self.jit
         return out
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Failure:
+        kind = data["kind"]
+        if kind not in ("assert", "error", "missing"):
+            raise ValueError(f"unknown failure kind {kind!r}")
+        line = data.get("source_line")
+        return cls(kind, int(data["method_context"]), str(data.get("line") or ""), str(data.get("message") or ""),
+                   data.get("file"), None if line is None else int(line), data.get("method"), data.get("phase"),
+                   data.get("jit"))
+
 
 @dataclass(frozen=True)
 class ReplayOutput:

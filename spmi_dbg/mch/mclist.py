@@ -72,6 +72,10 @@ class MCList:
         """The numbers that exist in a collection of `count` method contexts (superpmi stops at its end)."""
         return MCList(tuple((lo, min(hi, count)) for lo, hi in self.ranges if lo <= count))
 
+    def between(self, lo: int, hi: int) -> MCList:
+        """The numbers of the list from `lo` to `hi`, both included."""
+        return MCList(tuple((max(a, lo), min(b, hi)) for a, b in self.ranges if b >= lo and a <= hi))
+
     def spec(self) -> str:
         """The shortest `-c` argument for it (`1-3,7,9-12`)."""
         return ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in self.ranges)

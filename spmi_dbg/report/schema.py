@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 REPORT_SCHEMA_VERSION = 4
-TRIAGE_SCHEMA_VERSION = 2
+TRIAGE_SCHEMA_VERSION = 3
 SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
 REPORT_SCHEMA = f"report-{REPORT_SCHEMA_VERSION}.json"
 TRIAGE_SCHEMA = f"triage-{TRIAGE_SCHEMA_VERSION}.json"

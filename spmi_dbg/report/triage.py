@@ -15,14 +15,21 @@ def triage_markdown(data: dict[str, Any]) -> str:
     cmd = data["command"]
     buckets = data["buckets"]
     crashes = len(data["crashes"])
+    cols = data["collections"]
+    engine = data["engine"]
+    where = (f"on the dask cluster {engine['scheduler']} ({engine['workers']} worker thread(s))"
+             if engine["name"] == "dask" else f"on this machine ({engine['workers']} worker(s))")
+    resumed = (f" Resumed: {len(engine['resumed_partitions'])} partition(s) finished earlier were not replayed "
+               "again." if engine["resumed_partitions"] else "")
     lines = [f"# spmi-dbg triage: {len(buckets)} crash bucket(s), {crashes} crash(es) in "
-             f"{Path(cmd['input']).name}", "",
-             f"`{shell.join(cmd['argv'])}`", "",
-             f"{cmd['method_contexts']} method contexts replayed in {data['workers']} partition(s) under "
+             + (Path(cmd['input']).name if len(cols) == 1 else f"{len(cols)} collections"), "",
+             f"`{shell.join(cmd['argv'])}`" + (" (and the same on each collection)" if len(cols) > 1 else ""), "",
+             f"{cmd['method_contexts']} method contexts replayed in {engine['partitions']} partition(s) {where} under "
              f"{data['debugger']}, resumed after each crash; {data['seconds']:.1f} s in all "
              f"({data['replay_seconds']:.1f} s of replay)."
-             + (f" Stopped after --max-crashes {data['max_crashes']}." if data["stopped_at_max_crashes"] else ""),
-             ""]
+             + (f" Stopped after --max-crashes {data['max_crashes']}." if data["stopped_at_max_crashes"] else "")
+             + resumed, ""]
+    lines += coverage_markdown(data["coverage"])
     if buckets:
         lines += ["| bucket | what | JIT phase | count | method contexts | smallest (IL size) | repro | known bug |",
                   "|---|---|---|---|---|---|---|---|"]
@@ -87,7 +94,7 @@ def triage_markdown(data: dict[str, Any]) -> str:
                       for g in rep[kind]]
         lines.append("")
     for t in data["tool_failures"]:
-        lines.append(f"- tool failure in partition {t['partition']} (-c {t['segment']}): {'; '.join(t['failures'])}")
+        lines.append(f"- tool failure in partition {t['partition']} (-c {t['compile']}): {'; '.join(t['failures'])}")
     for e in data["replay_input_errors"]:
         lines.append(f"- the replay exited with status {e['exit_status']} ({e['name']}): check its input")
     for n in data["notes"] + cmd["notes"]:
@@ -95,10 +102,26 @@ def triage_markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def coverage_markdown(coverage: list[dict[str, Any]]) -> list[str]:
+    """Per collection: every method context once, in one of four columns."""
+    lines = ["| collection | method contexts | replayed clean | crashed | failed compile | not reached |",
+             "|---|---|---|---|---|---|"]
+    for c in coverage:
+        why = "; ".join(f"{r['count']}: {r['reason']}" for r in c["not_reached_reasons"] if r["count"])
+        lines.append(f"| {_cell(c['collection'])} | {c['method_contexts']} | {c['replayed_clean']} | {c['crashed']} | "
+                     f"{c['failed_compile']} | {c['not_reached']}{' (' + _cell(why) + ')' if why else ''} |")
+    return [*lines, ""]
+
+
 def triage_text(data: dict[str, Any]) -> str:
     """The summary as `key: value` lines."""
-    out = [f"result: {len(data['buckets'])} bucket(s), {len(data['crashes'])} crash(es) in {data['command']['input']} "
+    cols = data["collections"]
+    where = data["command"]["input"] if len(cols) == 1 else f"{len(cols)} collections"
+    out = [f"result: {len(data['buckets'])} bucket(s), {len(data['crashes'])} crash(es) in {where} "
            f"(exit {data['exit_code']}, {data['seconds']:.1f} s)"]
+    for c in data["coverage"]:
+        out.append(f"coverage {c['collection']}: {c['method_contexts']} method contexts: {c['replayed_clean']} clean, "
+                   f"{c['crashed']} crashed, {c['failed_compile']} failed compile, {c['not_reached']} not reached")
     for b in data["buckets"]:
         rep = b["repro"] or {}
         s = b["smallest"]
@@ -122,7 +145,7 @@ def triage_text(data: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _list(numbers: list[int]) -> str:
+def _list(numbers: list[str]) -> str:
     return ", ".join(map(str, numbers[:20])) + (" ..." if len(numbers) > 20 else "")
 
 

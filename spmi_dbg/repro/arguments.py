@@ -15,9 +15,15 @@ from spmi_dbg import exits
 from spmi_dbg.errors import SpmiDbgError, ToolFailure
 
 
-def add_replay_arguments(p: argparse.ArgumentParser) -> None:
-    """The inputs and debugger options `spmi-dbg repro` and `spmi-dbg triage` share."""
-    p.add_argument("--mch", metavar="FILE", help="the collection (instead of a full command after --)")
+def add_replay_arguments(p: argparse.ArgumentParser, *, collections: bool = False) -> None:
+    """The inputs and debugger options `spmi-dbg repro` and `spmi-dbg triage` share (`collections`: --mch is
+    repeatable and takes directories, for triage)."""
+    if collections:
+        p.add_argument("--mch", metavar="PATH", action="append", default=[],
+                       help="a collection, or a directory standing for all its *.mch (as superpmi.py's -mch_files); "
+                            "repeatable. The command after -- then names no collection")
+    else:
+        p.add_argument("--mch", metavar="FILE", help="the collection (instead of a full command after --)")
     p.add_argument("--jit", metavar="SO", help="the JIT (the diff JIT when --base-jit is given)")
     p.add_argument("--base-jit", metavar="SO", help="the base JIT (JIT1) for asm diffs")
     p.add_argument("--superpmi", metavar="PROG", help="superpmi to run (default: the bundled spmi-replay)")

@@ -27,6 +27,11 @@ class Member:
     il_size: int | None
     crash: Crash
 
+    @property
+    def member(self) -> str:
+        """`<collection>:<number>`."""
+        return self.crash.member
+
 
 @dataclass
 class Bucket:
@@ -56,14 +61,18 @@ class Bucket:
         return e.signal if e else None
 
 
-def bucket_crashes(crashes: list[Crash], collection: str) -> list[Bucket]:
-    """Buckets in order of size (then of their first member); members in method context order."""
-    names = names_of(collection, [c.number for c in crashes])
+def bucket_crashes(crashes: list[Crash]) -> list[Bucket]:
+    """One bucket table across collections: buckets in order of size (then of their first member); members in
+    collection, then method context order."""
+    names: dict[tuple[str, int], tuple[str | None, int | None]] = {}
+    for collection in {c.collection for c in crashes}:
+        found = names_of(collection, [c.number for c in crashes if c.collection == collection])
+        names |= {(collection, n): v for n, v in found.items()}
     groups: dict[str, list[Member]] = defaultdict(list)
-    for c in sorted(crashes, key=lambda c: c.number):
-        name, il = names.get(c.number, (None, None))
+    for c in crashes:  # in (collection, number) order
+        name, il = names.get((c.collection, c.number), (None, None))
         groups[c.bucket].append(Member(c.number, name, il, c))
-    return sorted((Bucket(k, v) for k, v in groups.items()), key=lambda b: (-len(b.members), b.members[0].number))
+    return sorted((Bucket(k, v) for k, v in groups.items()), key=lambda b: (-len(b.members), b.members[0].member))
 
 
 def names_of(collection: str, numbers: list[int]) -> dict[int, tuple[str | None, int | None]]:
@@ -85,44 +94,47 @@ def names_of(collection: str, numbers: list[int]) -> dict[int, tuple[str | None,
 class Group:
     key: str
     count: int = 0
-    method_contexts: list[int] = field(default_factory=list)
+
+    method_contexts: list[str] = field(default_factory=list)  # members, `<collection>:<number>`
     detail: dict[str, Any] = field(default_factory=dict)
 
-    def add(self, number: int | None) -> None:
+    def add(self, member: str | None) -> None:
         self.count += 1
-        if number is not None and number not in self.method_contexts and len(self.method_contexts) < MAX_LISTED:
-            self.method_contexts.append(number)
+        if member is not None and member not in self.method_contexts and len(self.method_contexts) < MAX_LISTED:
+            self.method_contexts.append(member)
 
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "count": self.count, "method_contexts": sorted(self.method_contexts)} | self.detail
+        return {"key": self.key, "count": self.count, "method_contexts": self.method_contexts} | self.detail
 
 
-def first_chance(passed: list[tuple[int, PassedStop]]) -> list[Group]:
+def first_chance(passed: list[tuple[str, PassedStop]]) -> list[Group]:
+    """`passed`: (the collection's member prefix, the stop)."""
     groups: dict[str, Group] = {}
-    for _, s in passed:
+    for name, s in passed:
         key = f"{s.signal} {s.kind} in {s.frame}"
         g = groups.setdefault(key, Group(key, detail={"signal": s.signal, "kind": s.kind, "frame": s.frame}))
-        g.add(s.method_context)
+        g.add(f"{name}:{s.method_context}" if s.method_context is not None else None)
     return sorted(groups.values(), key=lambda g: -g.count)
 
 
-def reported_by_superpmi(outputs: list[ReplayOutput]) -> dict[str, list[Group]]:
-    """Asserts (by expression and place), missing data (by message, numbers normalised), failed compiles (every
-    failed-compile line, an assert's too); from each segment's parsed output."""
+def reported_by_superpmi(outputs: list[tuple[str, ReplayOutput]]) -> dict[str, list[Group]]:
+    """Asserts (by expression and place), missing data (by message, numbers normalised), failed compiles (each
+    method context with a failed-compile line, an assert's too); from each partition's parsed output, given
+    with its collection's member prefix."""
     asserts: dict[str, Group] = {}
     missing: dict[str, Group] = {}
     failed = Group("failed to load and compile correctly")
-    for out in outputs:
+    for name, out in outputs:
         for f in out.failures:
             if f.kind == "assert":
                 key = f"{f.message} ({f.file}:{f.source_line})"
                 asserts.setdefault(key, Group(key, detail={"expr": f.message, "file": f.file,
-                                                           "line": f.source_line})).add(f.method_context)
+                                                           "line": f.source_line})).add(f"{name}:{f.method_context}")
             elif f.kind == "missing":
                 key = f.key.removeprefix("missing: ")
-                missing.setdefault(key, Group(key, detail={"message": f.message})).add(f.method_context)
+                missing.setdefault(key, Group(key, detail={"message": f.message})).add(f"{name}:{f.method_context}")
         for f in out.failed_compiles:
-            failed.add(f.method_context)
+            failed.add(f"{name}:{f.method_context}")
     return {"asserts": sorted(asserts.values(), key=lambda g: -g.count),
             "missing": sorted(missing.values(), key=lambda g: -g.count),
             "failed_compiles": [failed] if failed.count else []}

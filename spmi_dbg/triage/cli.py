@@ -19,6 +19,8 @@ exit status: 0 crashes found and each bucket's repro verified, 1 a bucket's repr
 
 examples:
   spmi-dbg triage --out triage -- superpmi -a -target arm64 base/libclrjit.so diff/libclrjit.so libraries.mch
+  spmi-dbg triage --mch /shared/mch/ --scheduler tcp://head:8786 --out /shared/triage -- superpmi clrjit.so
+  spmi-dbg triage --resume --mch /shared/mch/ --scheduler tcp://head:8786 --out /shared/triage -- superpmi clrjit.so
   spmi-dbg triage --from-log artifacts/spmi/superpmi.4.log --max-crashes 50"""
 
 
@@ -26,7 +28,15 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("triage", help="replay a whole collection past every crash: crash buckets, one verified repro "
                                       "each", usage="spmi-dbg triage [options] -- SUPERPMI_ARGV...",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_replay_arguments(p)
+    add_replay_arguments(p, collections=True)
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the partitions as tasks on this dask.distributed scheduler (e.g. tcp://host:8786; "
+                        "pip install 'spmi-dbg[dask]'); the workers need gdb, spmi-dbg and the same paths (a shared "
+                        "file system). Default: this machine, --workers at a time")
+    p.add_argument("--partition-methods", type=positive_int, metavar="N",
+                   help="partitions of N method contexts (default: sized by bytes from the collection's index)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the interrupted triage in --out (same command): only unfinished partitions run")
     p.add_argument("--max-crashes", type=positive_int, default=1000, metavar="N",
                    help="stop after N crashes in all (default 1000)")
     p.add_argument("--failure", metavar="KINDS", dest="bundle_kinds", default="crash,assert",
@@ -58,18 +68,44 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from spmi_dbg.outdir import check_out_dir
     from spmi_dbg.repro.options import options
-    from spmi_dbg.triage.display import TerminalTriageProgress, print_summary
-    from spmi_dbg.triage.pipeline import TriageOptions, run_triage
+    from spmi_dbg.triage.display import print_summary, progress_for
+    from spmi_dbg.triage.pipeline import TriageOptions, run_triage, with_collections
     from spmi_dbg.triage.triage_data import TRIAGE_FILES
 
     kinds = bundle_kinds(args.bundle_kinds)
+    collections = _collections(args)
     repro = options(args, bundle_out=False)
     check_out_dir(args.out, ours=TRIAGE_FILES, subdirs="bucket-", option="--out")  # before any replay
-    progress = TerminalTriageProgress() if sys.stderr.isatty() else None
+    commands = with_collections(repro, collections)
+    opts = TriageOptions(repro, args.out, args.max_crashes, kinds, commands=commands, scheduler=args.scheduler,
+                         partition_methods=args.partition_methods, resume=args.resume)
+    progress = progress_for(sys.stderr)
     try:
-        result = run_triage(TriageOptions(repro, args.out, args.max_crashes, kinds), progress)
+        result = run_triage(opts, progress)
     finally:
-        if progress is not None:
-            progress.close()
+        progress.close()
     print_summary(result)
     return int(result.exit_code)
+
+
+def _collections(args: argparse.Namespace) -> list[str]:
+    """--mch PATH...: the collections; the first stands in the command (after --, or beside --jit)."""
+    from spmi_dbg.errors import UsageError
+    from spmi_dbg.replay import parse_command
+    from spmi_dbg.triage.plan import collections_of
+
+    if not args.mch:
+        args.mch = None
+        return []
+    found = collections_of(args.mch)
+    rest = list(args.command[1:]) if args.command[:1] == ["--"] else list(args.command)
+    if args.jit or args.base_jit or args.superpmi:
+        args.mch = found[0]
+    elif rest:
+        if parse_command(rest).input is not None:
+            raise UsageError("give the collections either with --mch or in the command after --, not both")
+        args.command = [*rest, found[0]]
+        args.mch = None
+    else:
+        raise UsageError("--mch needs the superpmi command after -- (without a collection), or --jit")
+    return found

@@ -1,72 +1,105 @@
-"""Triage on the terminal: a line per partition while it runs (segment, crashes, stops passed), then the
-summary, as plain `key: value` lines (what a log or CI keeps)."""
+"""Triage on the terminal: one progress bar over all partitions (method contexts accounted for, methods/s,
+crashes so far, ETA) on a terminal; plain `triage: ...` lines every PLAIN_EVERY seconds when stderr is a pipe
+or a file (what a CI log keeps); then the summary as `key: value` lines on stdout."""
 
 from __future__ import annotations
 
 import sys
-import threading
-from pathlib import Path
+import time
+from typing import TextIO
 
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
-from spmi_dbg.analysis.policy import PassedStop
 from spmi_dbg.report.triage import triage_text
-from spmi_dbg.repro.command import Partition
-from spmi_dbg.repro.locate import PartitionRun
+from spmi_dbg.triage.engine import EngineReport
 from spmi_dbg.triage.pipeline import TriageResult
-from spmi_dbg.triage.run import Crash, TriageProgress
+from spmi_dbg.triage.plan import TriagePartition
+from spmi_dbg.triage.run import Tally, TriageProgress
+
+PLAIN_EVERY = 10.0  # seconds between two plain progress lines
+
+
+def _eta(t: Tally) -> str:
+    if t.rate <= 0:
+        return "?"
+    left = int((t.methods - t.accounted) / t.rate)
+    return f"{left // 3600}h{left % 3600 // 60:02d}m" if left >= 3600 else f"{left // 60}m{left % 60:02d}s"
+
+
+def _where(engine: EngineReport) -> str:
+    if engine.name == "dask":
+        board = f", dashboard {engine.dashboard}" if engine.dashboard else ""
+        return f"the dask cluster {engine.address} ({engine.workers} worker thread(s){board})"
+    return f"this machine ({engine.workers} worker(s))"
 
 
 class TerminalTriageProgress(TriageProgress):
-    def __init__(self) -> None:
-        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"),
+    def __init__(self, stream: TextIO) -> None:
+        self.console = Console(file=stream)
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 TextColumn("{task.completed}/{task.total} method contexts"),
+                                 TextColumn("{task.fields[rate]:.0f}/s"),
                                  TextColumn("{task.fields[crashes]} crash(es)"),
-                                 TextColumn("{task.fields[stops]} stops passed"), TextColumn("{task.fields[status]}"),
-                                 console=Console(stderr=True), transient=False)
-        self.tasks: dict[int, TaskID] = {}
-        self.counts: dict[int, list[int]] = {}
-        self.lock = threading.Lock()
+                                 TextColumn("{task.fields[parts]}"), TimeRemainingColumn(),
+                                 console=self.console, transient=False)
+        self.task: TaskID | None = None
+
+    def started(self, partitions: list[TriagePartition], engine: EngineReport) -> None:
+        self.console.print(f"triage: {len(partitions)} partition(s) on {_where(engine)}")
+        self.task = self.progress.add_task("triage", total=sum(p.methods for p in partitions), rate=0.0, crashes=0,
+                                           parts="")
         self.progress.start()
 
-    def _task(self, partition: Partition) -> TaskID:
-        with self.lock:
-            if partition.index not in self.tasks:
-                self.tasks[partition.index] = self.progress.add_task(f"partition {partition.index}", crashes=0,
-                                                                     stops=0, status="")
-                self.counts[partition.index] = [0, 0]
-            return self.tasks[partition.index]
-
-    def segment_started(self, partition: Partition, attempt: int, stdout: Path) -> None:
-        status = f"-c {partition.spec}" + ("" if attempt == 1 else f" (retry {attempt - 1})")
-        self.progress.update(self._task(partition), status=status)
-
-    def stop_passed(self, partition: Partition, stop: PassedStop) -> None:
-        task = self._task(partition)
-        with self.lock:
-            self.counts[partition.index][1] += 1
-            n = self.counts[partition.index][1]
-        self.progress.update(task, stops=n)
-
-    def crash_found(self, crash: Crash) -> None:
-        partition = crash.run.partition
-        task = self._task(partition)
-        with self.lock:
-            self.counts[partition.index][0] += 1
-            n = self.counts[partition.index][0]
-        self.progress.update(task, crashes=n, status=f"crash at {crash.number}, resuming")
-
-    def segment_finished(self, partition: Partition, run: PartitionRun) -> None:
-        if run.outcome is not None and run.outcome.kind in ("exited", "cancelled"):
-            self.progress.update(self._task(partition), status=run.outcome.kind)
+    def update(self, tally: Tally) -> None:
+        if self.task is not None:
+            self.progress.update(self.task, completed=tally.accounted, rate=tally.rate, crashes=tally.crashes,
+                                 parts=f"{tally.partitions_done}/{tally.partitions} partitions")
 
     def close(self) -> None:
         self.progress.stop()
 
 
+class PlainTriageProgress(TriageProgress):
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.last = 0.0
+        self.final: Tally | None = None
+
+    def started(self, partitions: list[TriagePartition], engine: EngineReport) -> None:
+        self._line(f"{len(partitions)} partition(s), {sum(p.methods for p in partitions)} method contexts, on "
+                   f"{_where(engine)}")
+        self.last = time.monotonic()
+
+    def update(self, tally: Tally) -> None:
+        self.final = tally
+        if time.monotonic() - self.last >= PLAIN_EVERY:
+            self.last = time.monotonic()
+            self._tally(tally)
+
+    def close(self) -> None:
+        if self.final is not None:
+            self._tally(self.final)
+
+    def _tally(self, t: Tally) -> None:
+        share = 100.0 * t.accounted / t.methods if t.methods else 100.0
+        self._line(f"{t.accounted}/{t.methods} method contexts ({share:.1f}%), {t.rate:.0f}/s, {t.crashes} crash(es), "
+                   f"{t.partitions_done}/{t.partitions} partitions, ETA {_eta(t)}")
+
+    def _line(self, text: str) -> None:
+        try:
+            self.stream.write(f"triage: {text}\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def progress_for(stream: TextIO) -> TriageProgress:
+    return TerminalTriageProgress(stream) if stream.isatty() else PlainTriageProgress(stream)
+
+
 def print_summary(result: TriageResult) -> None:
     import json
-
 
     data = json.loads((result.options.out / "triage.json").read_text())
     sys.stdout.write(triage_text(data) + f"triage: {result.options.out / 'triage.md'}\n")

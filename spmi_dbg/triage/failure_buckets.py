@@ -18,6 +18,8 @@ class FailureMember:
     name: str | None
     il_size: int | None
     failure: Failure
+    collection: str = ""  # its collection's path
+    member: str = ""  # `<collection>:<number>`
 
 
 @dataclass
@@ -44,19 +46,26 @@ class FailureBucket:
         return f"missing data: {f.message}"
 
 
-def bucket_failures(outputs: list[ReplayOutput], collection: str) -> list[FailureBucket]:
-    """Buckets in order of size (then of their first member); members in method context order, each once.
-    `outputs`: each segment's parsed output."""
-    seen: dict[tuple[str, int], Failure] = {}
-    for out in outputs:
-        for f in out.failures:
-            seen.setdefault((f.key, f.method_context), f)  # with -a, JIT1's and JIT2's lines are one failure
-    names = names_of(collection, sorted({n for _, n in seen}))
+def bucket_failures(outputs: list[tuple[str, ReplayOutput]], names: dict[str, str]) -> list[FailureBucket]:
+    """One table across collections: buckets in order of size (then of their first member); members in collection
+    then method context order, each once. `outputs`: (collection, a partition's parsed output); `names`: each
+    collection's member prefix."""
+    seen: dict[tuple[str, str, int], Failure] = {}
+    for collection, out in outputs:
+        for f in out.failures:  # with -a, JIT1's and JIT2's lines are one failure
+            seen.setdefault((f.key, collection, f.method_context), f)
+    order = list(names)
+    info: dict[tuple[str, int], tuple[str | None, int | None]] = {}
+    for collection in {c for _, c, _ in seen}:
+        found = names_of(collection, sorted({n for _, c, n in seen if c == collection}))
+        info |= {(collection, n): v for n, v in found.items()}
     groups: dict[str, list[FailureMember]] = {}
-    for (key, number), f in sorted(seen.items(), key=lambda kv: kv[0][1]):
-        name, il = names.get(number, (None, None))
-        groups.setdefault(key, []).append(FailureMember(number, name, il, f))
+    for (key, collection, number), f in sorted(seen.items(), key=lambda kv: (order.index(kv[0][1])
+                                                                              if kv[0][1] in order else 0, kv[0][2])):
+        name, il = info.get((collection, number), (None, None))
+        groups.setdefault(key, []).append(FailureMember(number, name, il, f, collection,
+                                                        f"{names.get(collection, collection)}:{number}"))
     buckets = [FailureBucket(f"{members[0].failure.kind}-{hashlib.sha1(key.encode()).hexdigest()[:10]}", key,
                              members) for key, members in groups.items()]
-    return sorted(buckets, key=lambda b: (-len(b.members), b.members[0].number))
+    return sorted(buckets, key=lambda b: (-len(b.members), b.members[0].member))
 

@@ -1,81 +1,122 @@
-"""`spmi-dbg triage`: replay the whole selection past every crash (run.py), bucket the crashes (buckets.py) and
-the failures superpmi reported itself (failure_buckets.py: asserts, failed compiles, missing data), build one
-verified repro bundle per bucket of the chosen kinds from its smallest member (the repro pipeline from isolate
-on), and write triage.json + triage.md (report/triage.py)."""
+"""`spmi-dbg triage`: replay every partition of every collection past every crash (run.py, on this machine or a
+dask cluster), bucket the crashes (buckets.py) and the failures superpmi reported itself (failure_buckets.py:
+asserts, failed compiles, missing data) across collections, account for every method context (coverage.py),
+build one verified repro bundle per bucket of the chosen kinds from its smallest member (the repro pipeline
+from isolate on), and write triage.json + triage.md (report/triage.py)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from spmi_dbg import exits
-from spmi_dbg.failures.output import ReplayOutput, read_output
+from spmi_dbg.atomic import atomic_write_text
+from spmi_dbg.errors import InputError, printable
+from spmi_dbg.failures.output import ReplayOutput
 from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.outdir import check_out_dir, locked
+from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.pipeline import ReproOptions, ReproResult, run_repro
 from spmi_dbg.tempfiles import temp_dir
 from spmi_dbg.triage.buckets import Bucket, bucket_crashes
+from spmi_dbg.triage.coverage import Coverage, coverage
+from spmi_dbg.triage.engine import Engine, LocalEngine
 from spmi_dbg.triage.failure_buckets import FailureBucket, bucket_failures
-from spmi_dbg.triage.run import TriageProgress, TriageRun, triage
+from spmi_dbg.triage.plan import TriagePartition, check_resumable, member_names, plan_json, plan_partitions
+from spmi_dbg.triage.run import TriageProgress, TriageRun, replay_partitions
 
 BUNDLE_KINDS = ("crash", "assert", "error", "missing")
 DEFAULT_BUNDLE_KINDS = frozenset({"crash", "assert"})
+PARTITIONS_DIR = "partitions"  # under --out: the plan and every partition's journal and output
 
 
 @dataclass
 class TriageOptions:
-    repro: ReproOptions  # command, debugger, workers, timeout, verify runs
+    repro: ReproOptions  # command (on the first collection), debugger, workers, timeout, verify runs
     out: Path
     max_crashes: int = 1000
     bundle_kinds: frozenset[str] = DEFAULT_BUNDLE_KINDS  # --failure: which buckets get repro bundles
+    commands: list[ReproCommand] = field(default_factory=list)  # one per collection (default: repro.command)
+    scheduler: str | None = None  # a dask scheduler's address
+    partition_methods: int | None = None
+    resume: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.commands:
+            self.commands = [self.repro.command]
 
 
 @dataclass
 class TriageResult:
     options: TriageOptions
     run: TriageRun
+    names: dict[str, str] = field(default_factory=dict)  # collection path -> member prefix
     buckets: list[Bucket] = field(default_factory=list)
     bundles: dict[str, ReproResult] = field(default_factory=dict)  # by bucket key
-    outputs: list[ReplayOutput] = field(default_factory=list)  # each segment's output, parsed for failures
     failure_buckets: list[FailureBucket] = field(default_factory=list)
     failure_bundles: dict[str, ReproResult] = field(default_factory=dict)  # by failure bucket key
+    coverage: list[Coverage] = field(default_factory=list)
     seconds: float = 0.0
     replay_seconds: float = 0.0
     exit_code: int = exits.NO_CRASH
     files: list[Path] = field(default_factory=list)
 
+    @property
+    def outputs(self) -> list[tuple[str, ReplayOutput]]:
+        return self.run.outputs
 
-def run_triage(opts: TriageOptions, progress: TriageProgress | None = None) -> TriageResult:
+
+def open_engine(opts: TriageOptions) -> Engine:
+    if opts.scheduler is None:
+        return LocalEngine(opts.repro.workers)
+    from spmi_dbg.triage.cluster import DaskEngine
+
+    return DaskEngine(opts.scheduler)
+
+
+def run_triage(opts: TriageOptions, progress: TriageProgress | None = None,
+               engine: Engine | None = None) -> TriageResult:
     from spmi_dbg.triage.triage_data import TRIAGE_FILES, write_triage
 
     start = time.monotonic()
     r = opts.repro
-    partitions = r.command.partitions(r.workers)
     check_out_dir(opts.out, ours=TRIAGE_FILES, subdirs="bucket-")  # before any replay
+    names = member_names([c.input for c in opts.commands])
+    commands = {c.input: c for c in opts.commands}
     with temp_dir("triage") as tmp, locked(opts.out):
         opts.out.mkdir(parents=True, exist_ok=True)
-        work = Path(tmp)
-        found = triage(r.command, partitions, r.debugger, timeout=r.timeout, workdir=work,
-                       max_crashes=opts.max_crashes, progress=progress)
-        result = TriageResult(opts, found, replay_seconds=time.monotonic() - start)
-        result.buckets = bucket_crashes(found.crashes, r.command.input)
-        result.outputs = [read_output(seg.stdout, seg.stderr) for seg in found.segments]  # read once, used twice
-        result.failure_buckets = bucket_failures(result.outputs, r.command.input)
+        directory = opts.out / PARTITIONS_DIR
+        engine = engine or open_engine(opts)
+        try:
+            partitions = _plan(opts, directory, engine.workers)
+            found = replay_partitions(commands, partitions, directory, engine=engine, debugger=r.debugger,
+                                      timeout=r.timeout, max_crashes=opts.max_crashes, progress=progress,
+                                      names=names)
+        finally:
+            engine.close()
+        result = TriageResult(opts, found, names, replay_seconds=time.monotonic() - start)
+        result.buckets = bucket_crashes(found.crashes)
+        result.failure_buckets = bucket_failures(found.outputs, names)
+        result.coverage = coverage(found.journals, names)
 
-        def bundle_options(key: str, failure: FailureTarget) -> ReproOptions:
-            return ReproOptions(command=r.command, debugger=r.debugger, out=opts.out / f"bucket-{key}",
+        def bundle_options(key: str, failure: FailureTarget, collection: str) -> ReproOptions:
+            return ReproOptions(command=commands[collection], debugger=r.debugger, out=opts.out / f"bucket-{key}",
                                 workers=r.workers, timeout=r.timeout, verify_runs=r.verify_runs, redact=r.redact,
                                 debug_dirs=r.debug_dirs, failure=failure)
 
         if "crash" in opts.bundle_kinds:
             for b in result.buckets:
-                result.bundles[b.key] = run_repro(bundle_options(b.key, FailureTarget()),
-                                                  located=b.smallest.crash.located)
+                small = b.smallest.crash
+                result.bundles[b.key] = run_repro(bundle_options(b.key, FailureTarget(), small.collection),
+                                                  located=small.located)
         for fb in result.failure_buckets:
             if fb.kind in opts.bundle_kinds:
                 target = FailureTarget(fb.kind)
-                result.failure_bundles[fb.key] = run_repro(bundle_options(fb.key, target),
+                result.failure_bundles[fb.key] = run_repro(bundle_options(fb.key, target, fb.smallest.collection),
                                                            failure=fb.smallest.failure)
         bundles = [*result.bundles.values(), *result.failure_bundles.values()]
         if bundles:
@@ -86,5 +127,41 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None) -> T
         elif found.tool_failures:
             result.exit_code = exits.TOOL_FAILURE
         result.seconds = time.monotonic() - start
-        result.files = write_triage(result, work)
+        result.files = write_triage(result, Path(tmp))
     return result
+
+
+def _plan(opts: TriageOptions, directory: Path, workers: int) -> list[TriagePartition]:
+    """The partitions: planned afresh (an earlier triage's partitions are removed), or with --resume read back
+    from the plan an interrupted triage of the same command wrote."""
+    plan_file = directory / "plan.json"
+    if opts.resume:
+        try:
+            saved = json.loads(plan_file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError(printable(str(opts.out)), "--resume: no triage to resume here (no "
+                                                       f"{PARTITIONS_DIR}/plan.json)") from None
+        except (OSError, ValueError) as e:
+            raise InputError(printable(str(plan_file)), f"--resume: cannot read the plan: {e}") from None
+        return check_resumable(saved, opts.commands, printable(str(opts.out)))
+    if directory.exists():
+        shutil.rmtree(directory)
+    directory.mkdir()
+    partitions = plan_partitions(opts.commands, workers, opts.partition_methods)
+    atomic_write_text(plan_file, json.dumps(plan_json(opts.commands, partitions)) + "\n")
+    return partitions
+
+
+def with_collections(opts: ReproOptions, collections: list[str]) -> list[ReproCommand]:
+    """The command on each collection (a -c selection only with one collection)."""
+    from spmi_dbg.errors import UsageError
+    from spmi_dbg.triage.plan import command_for
+
+    if len(collections) > 1 and opts.command.selection is not None:
+        raise UsageError("-c names method contexts of one collection: leave it out with several collections")
+    if not collections:
+        return [opts.command]
+    out = [command_for(opts.command, c) for c in collections]
+    if len(out) == 1 and opts.command.selection is not None:
+        out[0] = dataclasses.replace(out[0], selection=opts.command.selection)
+    return out

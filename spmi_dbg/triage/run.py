@@ -1,23 +1,33 @@
-"""Triage, the replay part: every partition is replayed under its own debugger, as by `spmi-dbg repro`, but a
-fatal stop (or a hang) at method context N does not end it: the crash is identified (from the stack, else by
-native bisection of the segment) and the partition resumes at N+1 with `-c`, in a fresh debugger, until its
-records are done or `--max-crashes` crashes were found in all. So each further crash costs a debugger start
-and the replay of the records after it, never a re-replay from the start."""
+"""Triage, the replay part, as the coordinator sees it: every partition (triage/plan.py) is a task
+(triage/task.py) run by an engine (triage/engine.py: threads here; triage/cluster.py: a dask cluster). A fatal
+stop (or a hang) at method context N does not end a partition: the crash is identified (from the stack, else by
+native bisection) and the partition goes on at N+1 in the same debugger session. Each task keeps its journal
+under the out directory; this module watches the journals for progress (and --max-crashes), then reads them
+back into crashes, segments and superpmi's own failure lines."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from spmi_dbg.analysis.policy import PassedStop
 from spmi_dbg.analysis.signature import bucket_key
 from spmi_dbg.driver.base import Driver
-from spmi_dbg.errors import ToolFailure
+from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.failures.output import Failure, ReplayOutput
+from spmi_dbg.mch.mclist import parse_mclist
 from spmi_dbg.repro.command import Partition, ReproCommand
-from spmi_dbg.repro.locate import ATTEMPTS, WINNING, Located, PartitionRun, identify
+from spmi_dbg.repro.expect import Expectation
+from spmi_dbg.repro.locate import Located, PartitionRun
+from spmi_dbg.triage import journal as journals
+from spmi_dbg.triage.engine import Engine, EngineReport
+from spmi_dbg.triage.journal import Journal
+from spmi_dbg.triage.plan import TriagePartition
+from spmi_dbg.triage.task import CrashBudget, PartitionTask
+
+POLL = 0.5  # seconds between two looks at the journals (progress, --max-crashes on a cluster)
 
 
 @dataclass
@@ -25,6 +35,8 @@ class Crash:
     """One fatal stop (or hang): its run (the segment that ended there) and what was identified of it."""
 
     located: Located  # winner = the segment's run; method_context and expectation identified
+    collection: str  # its collection's path
+    member: str  # `<collection name>:<number>`
 
     @property
     def run(self) -> PartitionRun:
@@ -43,96 +55,139 @@ class Crash:
 
 
 @dataclass
-class TriageRun:
-    segments: list[PartitionRun] = field(default_factory=list)  # every run, in the order they ended
-    crashes: list[Crash] = field(default_factory=list)
-    unidentified: list[PartitionRun] = field(default_factory=list)  # crashed, but no method context number
-    tool_failures: list[PartitionRun] = field(default_factory=list)
-    stopped_early: bool = False  # --max-crashes reached
-    notes: list[str] = field(default_factory=list)
+class Tally:
+    """Progress over all partitions, from their journals."""
+
+    methods: int  # in all partitions
+    accounted: int = 0
+    crashes: int = 0
+    partitions: int = 0
+    partitions_done: int = 0
+    seconds: float = 0.0
 
     @property
-    def passed(self) -> list[tuple[int, PassedStop]]:
-        return [(r.partition.index, s) for r in self.segments if r.outcome for s in r.outcome.passed]
+    def rate(self) -> float:
+        return self.accounted / self.seconds if self.seconds > 0 else 0.0
 
 
 class TriageProgress:
-    """What a terminal display is told (the default tells nothing)."""
+    """What a display is told (the default tells nothing)."""
 
-    def segment_started(self, partition: Partition, attempt: int, stdout: Path) -> None: ...
+    def started(self, partitions: list[TriagePartition], engine: EngineReport) -> None: ...
 
-    def stop_passed(self, partition: Partition, stop: PassedStop) -> None: ...
+    def update(self, tally: Tally) -> None: ...
 
-    def crash_found(self, crash: Crash) -> None: ...
-
-    def segment_finished(self, partition: Partition, run: PartitionRun) -> None: ...
+    def close(self) -> None: ...
 
 
-def triage(cmd: ReproCommand, partitions: list[Partition], debugger: Driver, *, timeout: float, workdir: Path,
-           max_crashes: int, progress: TriageProgress | None = None) -> TriageRun:
-    result = TriageRun()
-    lock = threading.Lock()
-    cancel = threading.Event()
+@dataclass
+class TriageRun:
+    partitions: list[TriagePartition]
+    journals: list[Journal]
+    engine: EngineReport
+    segments: list[PartitionRun] = field(default_factory=list)  # every replay, partition by partition
+    crashes: list[Crash] = field(default_factory=list)
+    outputs: list[tuple[str, ReplayOutput]] = field(default_factory=list)  # (collection, what a partition printed)
+    stopped_early: bool = False  # --max-crashes reached
+    resumed: list[int] = field(default_factory=list)  # partitions done before this run (--resume): not re-run
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> list[tuple[str, PassedStop]]:
+        """Every first-chance stop passed on, with its collection's path."""
+        collection = {p.index: p.collection for p in self.partitions}
+        return [(collection[r.partition.index], s) for r in self.segments if r.outcome for s in r.outcome.passed]
+
+    @property
+    def tool_failures(self) -> list[dict[str, object]]:
+        out: list[dict[str, object]] = [t | {"partition": j.partition.index} for j in self.journals
+                                        for t in j.tool_failures]
+        out += [{"partition": i, "compile": "", "failures": [why]} for i, why in self.engine.task_failures.items()]
+        return out
+
+
+def tally(partitions: list[TriagePartition], directory: Path, start: float) -> Tally:
+    t = Tally(sum(p.methods for p in partitions), partitions=len(partitions), seconds=time.monotonic() - start)
+    for p in partitions:
+        j = journals.read(directory, p.index)
+        if j is None:
+            continue
+        t.accounted += p.numbers.between(p.numbers.first, j.accounted).count() if j.accounted else 0
+        t.crashes += len(j.crashes)
+        t.partitions_done += j.done
+    return t
+
+
+def replay_partitions(commands: dict[str, ReproCommand], partitions: list[TriagePartition], directory: Path, *,
+                      engine: Engine, debugger: Driver, timeout: float, max_crashes: int,
+                      progress: TriageProgress | None = None, names: dict[str, str]) -> TriageRun:
+    """Run every unfinished partition's task, then read all the journals back."""
     show = progress or TriageProgress()
-
-    def replay(segment: Partition, tag: str) -> PartitionRun:
-        run = PartitionRun(segment, workdir / f"{tag}.stdout", workdir / f"{tag}.stderr", workdir / f"{tag}.log")
-        on_stop: Callable[[PassedStop], None] = lambda s: show.stop_passed(segment, s)  # noqa: E731
-        while run.attempts < ATTEMPTS and not cancel.is_set():
-            run.attempts += 1
-            show.segment_started(segment, run.attempts, run.stdout)
-            try:
-                run.outcome = debugger.run_replay(cmd.argv(segment.spec), timeout=timeout, stdout=run.stdout,
-                                       stderr=run.stderr, transcript=run.transcript, cancel=cancel, on_stop=on_stop)
-                break
-            except ToolFailure as e:
-                run.failures.append(str(e))
-        show.segment_finished(segment, run)
-        return run
-
-    def work(partition: Partition) -> None:
-        remaining = list(partition.numbers)
-        step = 0
-        while remaining and not cancel.is_set():
-            step += 1
-            run = replay(Partition(partition.index, tuple(remaining)), f"partition-{partition.index}.{step}")
-            with lock:
-                result.segments.append(run)
-            if run.outcome is None:
-                if run.failures:
-                    with lock:
-                        result.tool_failures.append(run)
-                return
-            if run.outcome.kind not in WINNING:
-                return  # ran to its end (or cancelled)
-            located = Located([run], winner=run)
-            identify(cmd, located, timeout=timeout, workdir=workdir)
-            if located.method_context is None:  # cannot resume after an unknown record
-                with lock:
-                    result.unidentified.append(run)
-                    result.notes.append(f"partition {partition.index}: a crash in -c {run.partition.spec} whose "
-                                        "method context could not be identified ended the partition: "
-                                        + "; ".join(located.notes))
-                return
-            crash = Crash(located)
-            with lock:
-                if len(result.crashes) >= max_crashes:
-                    return
-                result.crashes.append(crash)
-                if len(result.crashes) >= max_crashes:
-                    result.stopped_early = True
-                    cancel.set()
-            show.crash_found(crash)
-            remaining = [n for n in remaining if n > crash.number]
-
-    pool = ThreadPoolExecutor(max_workers=len(partitions), thread_name_prefix="spmi-triage")
-    try:
-        for f in [pool.submit(work, p) for p in partitions]:
-            f.result()
-    except BaseException:
+    before = {p.index: journals.read(directory, p.index) for p in partitions}
+    resumed = [i for i, j in before.items() if j is not None and j.done]
+    counted = sum(len(j.crashes) for j in before.values() if j is not None)
+    budget = CrashBudget(max_crashes - counted)
+    cancel = threading.Event()
+    if budget.left <= 0:
         cancel.set()
-        raise
+    tasks = [PartitionTask(commands[p.collection], p, debugger, timeout, str(directory), max_crashes)
+             for p in partitions if p.index not in resumed]
+    start = time.monotonic()
+    finished = threading.Event()
+
+    def watch() -> None:
+        while not finished.wait(POLL):
+            t = tally(partitions, directory, start)
+            show.update(t)
+            if t.crashes >= max_crashes:  # a cluster's tasks each count their own: stop them all here
+                cancel.set()
+
+    watcher = threading.Thread(target=watch, name="spmi-triage-progress", daemon=True)
+    report = EngineReport("local", engine.workers)
+    show.started(partitions, report)
+    watcher.start()
+    try:
+        report = engine.run(tasks, cancel, budget) if tasks else report
     finally:
-        pool.shutdown(wait=True)
-    result.crashes.sort(key=lambda c: c.number)
+        finished.set()
+        watcher.join()
+    show.update(tally(partitions, directory, start))
+    result = TriageRun(partitions, [], report, resumed=resumed)
+    result.stopped_early = cancel.is_set() or budget.left <= 0
+    for p in partitions:
+        j = journals.read(directory, p.index) or Journal(p)
+        if not j.done:
+            why = report.task_failures.get(p.index)
+            reason = (f"the partition's task failed: {why}" if why else
+                      "--max-crashes reached: the triage stopped" if result.stopped_early else
+                      "the partition did not finish")
+            j.give_up(reason)
+        result.journals.append(j)
+        _read_back(j, result, names)
+    result.crashes.sort(key=lambda c: (c.collection, c.number))
     return result
+
+
+def _read_back(j: Journal, result: TriageRun, names: dict[str, str]) -> None:
+    p = j.partition
+    runs: list[PartitionRun] = []
+    for s in j.segments:
+        numbers = tuple(parse_mclist(str(s["compile"])))
+        run = PartitionRun(Partition(p.index, numbers), Path(s["stdout"]), Path(s["stderr"]), Path(s["transcript"]),
+                           attempts=int(s.get("attempts") or 0), failures=list(s.get("failures") or []))
+        if s.get("outcome") is not None:
+            run.outcome = ReplayOutcome.from_json(s["outcome"])
+        runs.append(run)
+    result.segments += runs
+    for c in j.crashes:
+        run = runs[int(c["segment"]) - 1]
+        e = c.get("expectation")
+        located = Located([run], winner=run, method_context=int(c["method_context"]),
+                          method_context_source=str(c.get("method_context_source") or ""),
+                          bisection=list(c.get("bisection") or []), notes=list(c.get("notes") or []))
+        if e is not None:
+            located.expectation = Expectation(e["kind"], e.get("signal"), e.get("bucket"))
+        result.crashes.append(Crash(located, p.collection, f"{names[p.collection]}:{located.method_context}"))
+    failures = [Failure.from_json(f) for f in j.failures]
+    failed = [Failure("error", n, "", "") for n in j.failed_compiles]
+    result.outputs.append((p.collection, ReplayOutput(failures, failed)))

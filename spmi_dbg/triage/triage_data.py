@@ -17,17 +17,19 @@ from spmi_dbg.report.triage import triage_markdown
 from spmi_dbg.repro.pipeline import REPLAY_INPUT_FAILURES, ReproResult
 from spmi_dbg.triage.buckets import Bucket, first_chance, reported_by_superpmi
 from spmi_dbg.triage.failure_buckets import FailureBucket
-from spmi_dbg.triage.pipeline import BUNDLE_KINDS, TriageResult
+from spmi_dbg.triage.pipeline import BUNDLE_KINDS, PARTITIONS_DIR, TriageResult
 
-TRIAGE_FILES = frozenset({"triage.json", "triage.md"})  # and bucket-*/ (repro bundles)
+TRIAGE_FILES = frozenset({"triage.json", "triage.md", PARTITIONS_DIR})  # and bucket-*/ (repro bundles)
 
 
 def triage_json(result: TriageResult) -> dict[str, Any]:
     r = result.options.repro
     cmd = r.command
     run = result.run
+    names = result.names
     inputs = sorted({run_.outcome.exit_status for run_ in run.segments
                      if run_.outcome is not None and run_.outcome.exit_status in REPLAY_INPUT_FAILURES} - {None})
+    engine = run.engine
     return {
         "schema": TRIAGE_SCHEMA_VERSION,
         "tool": f"spmi-dbg {__version__}",
@@ -35,26 +37,47 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
         "seconds": round(result.seconds, 3),
         "replay_seconds": round(result.replay_seconds, 3),
         "command": {"program": cmd.program, "jits": list(cmd.jits), "input": cmd.input, "options": list(cmd.options),
-                    "argv": cmd.argv(), "method_contexts": cmd.count, "notes": list(cmd.notes)},
+                    "argv": cmd.argv(), "method_contexts": sum(c.method_contexts for c in result.coverage),
+                    "notes": list(cmd.notes)},
+        "collections": [{"collection": names[c.input], "path": c.input, "method_contexts": c.count,
+                         "argv": c.argv()} for c in result.options.commands],
         "debugger": r.debugger_name,
-        "workers": r.workers,
+        "workers": engine.workers,
+        "engine": {"name": engine.name, "scheduler": engine.address, "dashboard": engine.dashboard,
+                   "workers": engine.workers, "partitions": len(run.partitions),
+                   "resumed_partitions": run.resumed,
+                   "resubmitted": [{"partition": k, "times": v} for k, v in sorted(engine.resubmitted.items())],
+                   "task_failures": [{"partition": k, "why": v} for k, v in sorted(engine.task_failures.items())]},
         "max_crashes": result.options.max_crashes,
         "stopped_at_max_crashes": run.stopped_early,
-        "crashes": [{"method_context": c.number, "bucket": c.bucket, "partition": c.run.partition.index,
-                     "segment": c.run.partition.spec, "kind": c.located.expectation.kind if c.located.expectation
-                     else "crash", "method_context_source": c.located.method_context_source}
+        "coverage": [c.to_json() for c in result.coverage],
+        "crashes": [{"method_context": c.number, "collection": names[c.collection], "member": c.member,
+                     "bucket": c.bucket, "partition": c.run.partition.index, "segment": c.run.partition.spec,
+                     "kind": c.located.expectation.kind if c.located.expectation else "crash",
+                     "method_context_source": c.located.method_context_source}
                     for c in run.crashes],
         "buckets": [_bucket(b, result) for b in result.buckets],
         "bundle_kinds": [k for k in BUNDLE_KINDS if k in result.options.bundle_kinds],
         "failure_buckets": [_failure_bucket(b, result) for b in result.failure_buckets],
-        "segments": [s.to_json() for s in run.segments],
-        "first_chance": [g.to_json() for g in first_chance(run.passed)],
-        "reported_by_superpmi": {k: [g.to_json() for g in v] for k, v in reported_by_superpmi(result.outputs).items()},
+        "segments": [s.to_json() | {"collection": names[p.collection]}
+                     for s, p in _segments_with_partitions(result)],
+        "first_chance": [g.to_json() for g in first_chance([(names[c], s) for c, s in run.passed])],
+        "reported_by_superpmi": {k: [g.to_json() for g in v] for k, v in
+                                 reported_by_superpmi([(names[c], o) for c, o in run.outputs]).items()},
         "replay_input_errors": [{"exit_status": s, "name": REPLAY_INPUT_FAILURES[s]} for s in inputs if s is not None],
-        "tool_failures": [{"partition": t.partition.index, "segment": t.partition.spec, "failures": t.failures}
-                          for t in run.tool_failures],
-        "notes": run.notes,
+        "tool_failures": run.tool_failures,
+        "notes": run.notes + [n for j in run.journals for n in j.notes],
     }
+
+
+def _segments_with_partitions(result: TriageResult) -> list[tuple[Any, Any]]:
+    by_index = {p.index: p for p in result.run.partitions}
+    return [(s, by_index[s.partition.index]) for s in result.run.segments]
+
+
+def _member(m: Any) -> dict[str, Any]:
+    return {"member": m.member, "collection": m.member.rsplit(":", 1)[0], "method_context": m.number,
+            "name": m.name, "il_size": m.il_size}
 
 
 def _bucket(b: Bucket, result: TriageResult) -> dict[str, Any]:
@@ -64,9 +87,9 @@ def _bucket(b: Bucket, result: TriageResult) -> dict[str, Any]:
     return {
         "bucket": b.key, "kind": b.kind, "signal": b.signal, "signature": d.signature if d is not None else None,
         "title": _title(b), "count": len(b.members),
-        "method_contexts": [m.number for m in b.members],
-        "members": [{"method_context": m.number, "name": m.name, "il_size": m.il_size} for m in b.members],
-        "smallest": {"method_context": small.number, "name": small.name, "il_size": small.il_size},
+        "method_contexts": [m.member for m in b.members],
+        "members": [_member(m) for m in b.members],
+        "smallest": _member(small),
         "null_map": to_json(d.null_map) if d is not None else None,
         "jit": to_json(d.jit) if d is not None else None,
         "faulting_module": to_json(d.faulting_module) if d is not None else None,
@@ -89,9 +112,9 @@ def _failure_bucket(b: FailureBucket, result: TriageResult) -> dict[str, Any]:
     repro = result.failure_bundles.get(b.key)
     needed = repro.option_minimization.summary() if repro is not None and repro.option_minimization else None
     return {"bucket": b.key, "kind": b.kind, "key": b.failure_key, "title": b.title, "count": len(b.members),
-            "method_contexts": [m.number for m in b.members],
-            "members": [{"method_context": m.number, "name": m.name, "il_size": m.il_size} for m in b.members],
-            "smallest": {"method_context": small.number, "name": small.name, "il_size": small.il_size},
+            "method_contexts": [m.member for m in b.members],
+            "members": [_member(m) for m in b.members],
+            "smallest": _member(small),
             "failure": small.failure.to_json(), "jit_settings": needed, "repro": _repro(repro)}
 
 

@@ -1,0 +1,139 @@
+"""Triage on an existing dask.distributed cluster (`--scheduler tcp://host:8786`; the `spmi-dbg[dask]` extra):
+each partition is a task (triage/task.py) on some worker. The workers need gdb, spmi-dbg and the same paths as
+the coordinator (the runtime artifacts and the out directory on a shared file system).
+
+Nothing is lost when a worker dies: the scheduler runs the task again elsewhere, and the task goes on from its
+journal's last accounted method context. When the scheduler gives up on a task (KilledWorker, after
+`distributed.scheduler.allowed-failures` deaths) it is submitted again, up to RESUBMITS times; a replay that
+kills its worker twice is split, and a single method context that does is recorded and passed over
+(journal.DEATHS_BEFORE_SPLIT), so resubmitting always makes progress."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+from spmi_dbg.errors import InputError
+from spmi_dbg.triage.engine import EngineReport
+from spmi_dbg.triage.task import CrashBudget, MissingOnWorker, PartitionTask, run_partition
+
+CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler before `--scheduler` is an input error
+RESUBMITS = 8  # tasks submitted again after the scheduler gave up on them (KilledWorker)
+STOP_POLL = 0.5  # how often a task looks whether the coordinator asked the triage to stop
+
+
+def _remote(task: PartitionTask, stop_event: str) -> dict[str, Any]:
+    """The task as a dask worker runs it: named by the worker's address; stopped when the coordinator sets the
+    cluster-wide event `stop_event` (--max-crashes reached, Ctrl-C)."""
+    from distributed import Event, get_worker
+
+    worker = get_worker()
+    where = f"{worker.address} ({worker.name})" if str(worker.name) != worker.address else worker.address
+    cancel = threading.Event()
+    done = threading.Event()
+    stop = Event(stop_event)
+
+    def watch() -> None:
+        while not done.is_set():
+            try:
+                if stop.wait(timeout=STOP_POLL):
+                    cancel.set()
+                    return
+            except Exception:  # the scheduler went away: the task finishes its replay and its journal
+                done.wait(STOP_POLL)
+
+    watcher = threading.Thread(target=watch, name="spmi-triage-stop", daemon=True)
+    watcher.start()
+    try:
+        return run_partition(task, where=where, cancel=cancel)
+    finally:
+        done.set()
+
+
+class DaskEngine:
+    def __init__(self, address: str, *, connect_timeout: float = CONNECT_TIMEOUT) -> None:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise InputError(address, "--scheduler needs dask.distributed: pip install 'spmi-dbg[dask]'") from None
+        self.address = address
+        try:
+            self.client = Client(address, timeout=f"{connect_timeout}s", set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as e:
+            raise InputError(address, f"--scheduler: no dask scheduler answered within {connect_timeout:g} s "
+                                      f"({' '.join(str(e).split())[:200]})") from None
+        self._stop = f"spmi-triage-stop-{uuid.uuid4().hex}"
+
+    @property
+    def dashboard(self) -> str | None:
+        link = self.client.dashboard_link
+        return str(link) if link else None
+
+    @property
+    def workers(self) -> int:
+        return max(1, int(sum(self.client.nthreads().values())))
+
+    def run(self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget) -> EngineReport:
+        from distributed import Event, KilledWorker, as_completed
+
+        report = EngineReport("dask", self.workers, self.address, self.dashboard)
+        stop = Event(self._stop, client=self.client)
+        order = sorted(tasks, key=lambda t: (-t.partition.bytes, t.partition.index))
+        run_id = uuid.uuid4().hex[:8]
+
+        def submit(task: PartitionTask, attempt: int) -> Any:
+            return self.client.submit(_remote, task, self._stop, key=f"spmi-triage-{run_id}-p{task.partition.index}"
+                                      f"-{attempt}", pure=False, priority=-task.partition.index)
+
+        futures = {submit(t, 0): (t, 0) for t in order}
+        pending = as_completed(list(futures))
+        finished = threading.Event()
+        watcher = threading.Thread(target=self._watch, args=(cancel, finished, stop), name="spmi-triage-cancel",
+                                   daemon=True)
+        watcher.start()
+        try:
+            for future in pending:
+                task, attempt = futures[future]
+                try:
+                    future.result()
+                except KilledWorker:
+                    if attempt < RESUBMITS and not cancel.is_set():
+                        report.resubmitted[task.partition.index] = attempt + 1
+                        again = submit(task, attempt + 1)
+                        futures[again] = (task, attempt + 1)
+                        pending.add(again)
+                    else:
+                        report.task_failures[task.partition.index] = (f"its workers died {attempt + 1} x "
+                                                                      "(KilledWorker)")
+                except MissingOnWorker:
+                    cancel.set()
+                    raise
+                except Exception as e:  # a bug or a broken journal in the task: the partition's failure
+                    report.task_failures[task.partition.index] = f"{type(e).__name__}: {e}"
+        except BaseException:
+            cancel.set()
+            raise
+        finally:
+            finished.set()
+            if cancel.is_set():
+                stop.set()
+                self.client.cancel(list(futures))
+        return report
+
+    @staticmethod
+    def _watch(cancel: threading.Event, finished: threading.Event, stop: Any) -> None:
+        """The coordinator's stop (--max-crashes, Ctrl-C) told to the running tasks at once."""
+        while not finished.is_set():
+            if cancel.wait(0.2):
+                try:
+                    stop.set()
+                except Exception:  # the scheduler went away
+                    pass
+                return
+
+    def close(self) -> None:
+        try:
+            self.client.close(timeout=5)
+        except Exception:
+            pass

@@ -1,0 +1,69 @@
+"""Triage, where the partitions' tasks run: on this machine (threads, one debugger each: the default), or as
+tasks of an existing dask.distributed cluster (`--scheduler`, triage/cluster.py). Both run the same task
+(triage/task.py), which writes its journal under the out directory; the coordinator reads the journals.
+
+Measured (bench/triage_scale.py): an embedded dask LocalCluster costs its start-up (worker processes, about
+2 s) and a round trip per task, for nothing threads do not already give on one machine, so the local engine is
+plain threads."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from spmi_dbg.triage.task import CrashBudget, PartitionTask, run_partition
+
+
+@dataclass
+class EngineReport:
+    """What the engine says of the run beyond the journals."""
+
+    name: str  # local | dask
+    workers: int  # threads that ran tasks
+    address: str | None = None  # the scheduler
+    dashboard: str | None = None
+    task_failures: dict[int, str] = field(default_factory=dict)  # partition -> why its task failed
+    resubmitted: dict[int, int] = field(default_factory=dict)  # partition -> tasks submitted again
+
+
+class Engine(Protocol):
+    @property
+    def workers(self) -> int:
+        """How many partitions run at once (for the plan's partition size)."""
+        ...
+
+    def run(self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget) -> EngineReport:
+        """Every task run (or stopped by `cancel`); raises MissingOnWorker when a worker lacks an input."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class LocalEngine:
+    def __init__(self, workers: int) -> None:
+        self._workers = workers
+
+    @property
+    def workers(self) -> int:
+        return self._workers
+
+    def run(self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget) -> EngineReport:
+        report = EngineReport("local", self._workers)
+        order = sorted(tasks, key=lambda t: (-t.partition.bytes, t.partition.index))  # the largest first
+        pool = ThreadPoolExecutor(max_workers=max(1, min(self._workers, len(order))),
+                                  thread_name_prefix="spmi-triage")
+        try:
+            futures = [pool.submit(run_partition, t, cancel=cancel, budget=budget) for t in order]
+            for f in futures:
+                f.result()
+        except BaseException:
+            cancel.set()
+            raise
+        finally:
+            pool.shutdown(wait=True)
+        return report
+
+    def close(self) -> None:
+        pass

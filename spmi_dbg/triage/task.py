@@ -1,0 +1,231 @@
+"""Triage, one partition's task (run by a thread here, or by a dask worker): replay the partition under one
+debugger session, and after a fatal stop (or a hang) at method context N identify it and go on at N+1 in the
+same session (the inferior is run again: no new debugger per crash), until the partition is done. After every
+replay the journal (triage/journal.py) is written, so that a task that dies loses no work.
+
+A task first checks that what it needs exists where it runs (the program, the JITs, the collection, the out
+directory: a cluster's workers need the same paths), and fails with one line naming the worker and the path."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spmi_dbg.driver.base import Driver, ReplaySession
+from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.errors import ToolFailure
+from spmi_dbg.failures.output import read_output
+from spmi_dbg.mch.mclist import MCList
+from spmi_dbg.repro.command import Partition, ReproCommand
+from spmi_dbg.repro.locate import ATTEMPTS, WINNING, Located, PartitionRun, identify
+from spmi_dbg.triage import journal as journals
+from spmi_dbg.triage.journal import DEATHS_BEFORE_SPLIT, Journal
+from spmi_dbg.triage.plan import TriagePartition
+
+MAX_CRASHES_REASON = "--max-crashes reached: the triage stopped"
+KILLER_REASON = "it killed its worker twice: not retried"
+
+
+class MissingOnWorker(Exception):
+    """A path the task needs does not exist where it runs (one line: the worker and the path)."""
+
+
+@dataclass(frozen=True)
+class PartitionTask:
+    command: ReproCommand  # on this partition's collection
+    partition: TriagePartition
+    debugger: Driver
+    timeout: float
+    directory: str  # the out directory's partitions/ (a shared path on a cluster)
+    max_crashes: int  # this task stops after so many crashes (the coordinator stops the rest)
+
+
+class CrashBudget:
+    """Crashes the whole triage may still record (threads of one process share one; a dask task has its own)."""
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+        self.lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self.lock:
+            if self.left <= 0:
+                return False
+            self.left -= 1
+            return True
+
+
+def check_inputs(task: PartitionTask, where: str) -> None:
+    cmd = task.command
+    for path in (cmd.program, *cmd.jits, task.partition.collection, task.directory):
+        if not os.path.exists(path):
+            raise MissingOnWorker(f"worker {where}: {path}: not found (the workers need the same paths as the "
+                                  "coordinator: a shared file system)")
+
+
+def run_partition(task: PartitionTask, *, where: str | None = None, cancel: threading.Event | None = None,
+                  budget: CrashBudget | None = None) -> dict[str, Any]:
+    """The partition's journal (JSON) when it is done, or when `cancel` stopped it."""
+    where = where or f"{socket.gethostname()} (pid {os.getpid()})"
+    check_inputs(task, where)
+    directory = Path(task.directory)
+    with journals.holding(directory, task.partition.index):
+        journal = journals.load(directory, task.partition)
+        if journal.done:
+            return journal.to_json()
+        journal.attempts += 1
+        if journal.running is not None:  # the lock was free: the replay's worker died
+            key = f"{journal.running['from']}-{journal.running['to']}"
+            journal.deaths[key] = journal.deaths.get(key, 0) + 1
+            journal.notes.append(f"the worker replaying -c {journal.running['compile']} "
+                                 f"({journal.running.get('by')}) died; replayed again from {journal.running['from']}")
+            journal.running = None
+        _Partition(task, journal, where, cancel, budget or CrashBudget(task.max_crashes)).run()
+        return journal.to_json()
+
+
+class _Partition:
+    def __init__(self, task: PartitionTask, journal: Journal, where: str, cancel: threading.Event | None,
+                 budget: CrashBudget) -> None:
+        self.task = task
+        self.journal = journal
+        self.where = where
+        self.cancel = cancel or threading.Event()
+        self.budget = budget
+        self.directory = Path(task.directory)
+        self.files = journals.segment_dir(self.directory, task.partition.index)
+        self.files.mkdir(exist_ok=True)
+        self.session: ReplaySession | None = None
+        self.crashes = 0
+
+    def run(self) -> None:
+        try:
+            while not self.journal.done:
+                if self.cancel.is_set():
+                    return
+                self.step()
+                journals.save(self.directory, self.journal)
+        finally:
+            if self.session is not None:
+                self.session.close()
+            if self.journal.running is not None:  # cancelled, or an error: nothing of this replay is accounted
+                self.journal.running = None
+                journals.save(self.directory, self.journal)
+
+    def window(self) -> MCList | None:
+        """The next replay's numbers: the rest of the partition, or (after deaths) a part of it; None when the
+        next record is a worker killer now given up on."""
+        j = self.journal
+        rest = j.remaining
+        if j.window_end is not None:
+            rest = rest.between(rest.first, j.window_end)
+        while j.deaths.get(f"{rest.first}-{rest.last}", 0) >= DEATHS_BEFORE_SPLIT:
+            if rest.count() == 1:
+                j.killers.append(rest.first)
+                j.give_up(KILLER_REASON, rest.first)
+                j.window_end = None
+                return None
+            numbers = list(rest) if rest.count() < 64 else None
+            middle = numbers[len(numbers) // 2 - 1] if numbers else _middle(rest)
+            rest = rest.between(rest.first, middle)
+            j.window_end = middle
+        return rest
+
+    def step(self) -> None:
+        j = self.journal
+        if not j.remaining.count():
+            j.done = True
+            return
+        window = self.window()
+        if window is None:
+            return
+        spec = window.spec()
+        j.running = {"from": window.first, "to": window.last, "compile": spec, "by": self.where}
+        journals.save(self.directory, j)
+        k = len(j.segments) + 1
+        run = PartitionRun(Partition(self.task.partition.index, tuple(window)), self.files / f"seg-{k}.stdout",
+                           self.files / f"seg-{k}.stderr", self.files / f"seg-{k}.debugger.log")
+        self.replay(run, spec)
+        j.running = None
+        output = read_output(run.stdout, run.stderr)
+        j.failures += [f.to_json() for f in output.failures]
+        j.failed_compiles += sorted({f.method_context for f in output.failed_compiles} - set(j.failed_compiles))
+        j.segments.append(_segment(run, self.task.partition))
+        if j.window_end is not None and window.last == j.window_end:
+            j.window_end = None  # the part after the deaths is through: the rest is one replay again
+        outcome = run.outcome
+        if outcome is None:  # the debugger failed twice: the partition cannot go on
+            j.tool_failures.append({"compile": spec, "failures": run.failures})
+            j.give_up(f"the debugger failed: {run.failures[-1] if run.failures else 'no reason given'}")
+            j.done = True
+            return
+        if outcome.kind == "cancelled":
+            return
+        if outcome.kind not in WINNING:  # ran to the end of the window
+            j.accounted = window.last
+            return
+        located = Located([run], winner=run)
+        identify(self.task.command, located, timeout=self.task.timeout, workdir=self.files)
+        j.segments[-1] = _segment(run, self.task.partition)  # with what identify added to the diagnosis
+        if located.method_context is None:
+            j.notes.append(f"partition {self.task.partition.index}: a crash in -c {spec} whose method context could "
+                           "not be identified: " + "; ".join(located.notes))
+            j.give_up("a crash in this replay whose method context could not be identified", window.last)
+            return
+        if not self.budget.take():
+            j.give_up(MAX_CRASHES_REASON)
+            j.done = True
+            return
+        j.crashes.append(_crash(located, k))
+        j.accounted = located.method_context
+        self.crashes += 1
+        if self.budget.left <= 0:
+            self.cancel.set()
+            j.give_up(MAX_CRASHES_REASON)
+            j.done = True
+
+    def replay(self, run: PartitionRun, spec: str) -> None:
+        """One replay in the session; a debugger that fails gets one more try in a fresh session."""
+        argv = self.task.command.argv(spec)
+        while run.attempts < ATTEMPTS and not self.cancel.is_set():
+            run.attempts += 1
+            if self.session is None or self.session.broken:
+                if self.session is not None:
+                    self.session.close()
+                self.session = self.task.debugger.session(run.transcript)
+            try:
+                run.outcome = self.session.run(argv, timeout=self.task.timeout, stdout=run.stdout, stderr=run.stderr,
+                                               cancel=self.cancel)
+                return
+            except ToolFailure as e:
+                run.failures.append(str(e))
+        if run.outcome is None and not run.failures:
+            run.outcome = ReplayOutcome("cancelled")
+
+
+def _middle(numbers: MCList) -> int:
+    """The number halfway through a list of ranges, without listing it."""
+    half = numbers.count() // 2
+    for lo, hi in numbers.ranges:
+        if half <= hi - lo + 1:
+            return lo + max(half, 1) - 1
+        half -= hi - lo + 1
+    return numbers.last
+
+
+def _segment(run: PartitionRun, partition: TriagePartition) -> dict[str, Any]:
+    return run.to_json() | {"partition": partition.index, "collection": partition.collection,
+                            "stdout": str(run.stdout), "stderr": str(run.stderr), "transcript": str(run.transcript),
+                            "outcome": run.outcome.to_json() if run.outcome is not None else None}
+
+
+def _crash(located: Located, segment: int) -> dict[str, Any]:
+    e = located.expectation
+    return {"method_context": located.method_context, "segment": segment,
+            "expectation": None if e is None else {"kind": e.kind, "signal": e.signal, "bucket": e.bucket},
+            "method_context_source": located.method_context_source, "bisection": located.bisection,
+            "notes": located.notes}
