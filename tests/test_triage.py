@@ -72,7 +72,8 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
     assert data["bundle_kinds"] == ["crash", "assert"]
     fbs = {b["kind"]: b for b in data["failure_buckets"]}
     assert set(fbs) == {"assert", "error"}
-    assert fbs["assert"]["method_contexts"] == [f"{name}:60"] and fbs["assert"]["failure"]["message"] == "shiftAmount >= 0"
+    assert fbs["assert"]["method_contexts"] == [f"{name}:60"]
+    assert fbs["assert"]["failure"]["message"] == "shiftAmount >= 0"
     assert fbs["assert"]["repro"]["outcome"] == "verified"
     assert_bundle = tmp_path / fbs["assert"]["repro"]["bundle"]
     assert (assert_bundle / "repro.mch").read_bytes() == mc_bytes(mch, 60)
