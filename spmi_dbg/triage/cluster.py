@@ -74,10 +74,13 @@ class DaskEngine:
     def workers(self) -> int:
         return max(1, int(sum(self.client.nthreads().values())))
 
+    def report(self) -> EngineReport:
+        return EngineReport("dask", self.workers, self.address, self.dashboard)
+
     def run(self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget) -> EngineReport:
         from distributed import Event, KilledWorker, as_completed
 
-        report = EngineReport("dask", self.workers, self.address, self.dashboard)
+        report = self.report()
         stop = Event(self._stop, client=self.client)
         order = sorted(tasks, key=lambda t: (-t.partition.bytes, t.partition.index))
         run_id = uuid.uuid4().hex[:8]
@@ -87,7 +90,7 @@ class DaskEngine:
                                       f"-{attempt}", pure=False, priority=-task.partition.index)
 
         futures = {submit(t, 0): (t, 0) for t in order}
-        pending = as_completed(list(futures))
+        pending = as_completed(list(futures), loop=self.client.loop)
         finished = threading.Event()
         watcher = threading.Thread(target=self._watch, args=(cancel, finished, stop), name="spmi-triage-cancel",
                                    daemon=True)

@@ -34,6 +34,10 @@ class Engine(Protocol):
         """How many partitions run at once (for the plan's partition size)."""
         ...
 
+    def report(self) -> EngineReport:
+        """What runs the tasks (before they run: for the progress display)."""
+        ...
+
     def run(self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget) -> EngineReport:
         """Every task run (or stopped by `cancel`); raises MissingOnWorker when a worker lacks an input."""
         ...
@@ -49,8 +53,11 @@ class LocalEngine:
     def workers(self) -> int:
         return self._workers
 
+    def report(self) -> EngineReport:
+        return EngineReport("local", self._workers)
+
     def run(self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget) -> EngineReport:
-        report = EngineReport("local", self._workers)
+        report = self.report()
         order = sorted(tasks, key=lambda t: (-t.partition.bytes, t.partition.index))  # the largest first
         pool = ThreadPoolExecutor(max_workers=max(1, min(self._workers, len(order))),
                                   thread_name_prefix="spmi-triage")

@@ -89,7 +89,7 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None,
     commands = {c.input: c for c in opts.commands}
     with temp_dir("triage") as tmp, locked(opts.out):
         opts.out.mkdir(parents=True, exist_ok=True)
-        directory = opts.out / PARTITIONS_DIR
+        directory = (opts.out / PARTITIONS_DIR).absolute()  # as the workers see it (a shared path)
         engine = engine or open_engine(opts)
         try:
             partitions = _plan(opts, directory, engine.workers)

@@ -143,7 +143,7 @@ def replay_partitions(commands: dict[str, ReproCommand], partitions: list[Triage
                 cancel.set()
 
     watcher = threading.Thread(target=watch, name="spmi-triage-progress", daemon=True)
-    report = EngineReport("local", engine.workers)
+    report = engine.report()
     show.started(partitions, report)
     watcher.start()
     try:

@@ -17,7 +17,7 @@ from typing import Any
 
 from spmi_dbg.driver.base import Driver, ReplaySession
 from spmi_dbg.driver.outcome import ReplayOutcome
-from spmi_dbg.errors import ToolFailure
+from spmi_dbg.errors import SpmiDbgError, ToolFailure
 from spmi_dbg.failures.output import read_output
 from spmi_dbg.mch.mclist import MCList
 from spmi_dbg.repro.command import Partition, ReproCommand
@@ -30,8 +30,8 @@ MAX_CRASHES_REASON = "--max-crashes reached: the triage stopped"
 KILLER_REASON = "it killed its worker twice: not retried"
 
 
-class MissingOnWorker(Exception):
-    """A path the task needs does not exist where it runs (one line: the worker and the path)."""
+class MissingOnWorker(SpmiDbgError):
+    """A path the task needs does not exist where it runs (one line: the worker and the path; an input error)."""
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ class _Partition:
         output = read_output(run.stdout, run.stderr)
         j.failures += [f.to_json() for f in output.failures]
         j.failed_compiles += sorted({f.method_context for f in output.failed_compiles} - set(j.failed_compiles))
-        j.segments.append(_segment(run, self.task.partition))
+        j.segments.append(_segment(run, self.task.partition, self.where))
         if j.window_end is not None and window.last == j.window_end:
             j.window_end = None  # the part after the deaths is through: the rest is one replay again
         outcome = run.outcome
@@ -170,7 +170,7 @@ class _Partition:
             return
         located = Located([run], winner=run)
         identify(self.task.command, located, timeout=self.task.timeout, workdir=self.files)
-        j.segments[-1] = _segment(run, self.task.partition)  # with what identify added to the diagnosis
+        j.segments[-1] = _segment(run, self.task.partition, self.where)  # with what identify added to the diagnosis
         if located.method_context is None:
             j.notes.append(f"partition {self.task.partition.index}: a crash in -c {spec} whose method context could "
                            "not be identified: " + "; ".join(located.notes))
@@ -217,8 +217,8 @@ def _middle(numbers: MCList) -> int:
     return numbers.last
 
 
-def _segment(run: PartitionRun, partition: TriagePartition) -> dict[str, Any]:
-    return run.to_json() | {"partition": partition.index, "collection": partition.collection,
+def _segment(run: PartitionRun, partition: TriagePartition, where: str) -> dict[str, Any]:
+    return run.to_json() | {"partition": partition.index, "collection": partition.collection, "by": where,
                             "stdout": str(run.stdout), "stderr": str(run.stderr), "transcript": str(run.transcript),
                             "outcome": run.outcome.to_json() if run.outcome is not None else None}
 

@@ -1,0 +1,192 @@
+"""`spmi-dbg triage` on a real dask.distributed cluster started by the tests (a `dask scheduler` and two `dask
+worker` processes on 127.0.0.1): three collections with crashes of four kinds give the same buckets and the same
+coverage as on this machine; a worker SIGKILL'd in the middle of a replay loses nothing; a coordinator SIGKILL'd
+mid-run is continued by --resume without replaying finished partitions; an unreachable scheduler and a path the
+workers cannot see are one-line input errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .support.cluster import cluster, free_port
+from .support.common import Collections
+from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.pipeline import triage, validate
+
+HANG = 230  # in benchmarks.mch: the replay that is running when a worker or the coordinator is killed
+TIMEOUT = "6"  # --timeout: the hang's length
+EXPECTED = {  # bucket kind -> members, whatever ran the partitions
+    "seed": ["benchmarks.mch:50", "libraries.pmi.mch:100", "libraries.pmi.mch:250"],
+    "overflow": ["benchmarks.mch:280", "coreclr_tests.mch:120"],
+    "abort": ["benchmarks.mch:160", "coreclr_tests.mch:230"],
+    "hang": [f"benchmarks.mch:{HANG}"],
+}
+
+
+@pytest.fixture(scope="module")
+def collections(tmp_path_factory: pytest.TempPathFactory, cols: Collections) -> Path:
+    """Three Arm64 collections in one directory (each poison record in the same 100-record partition as the
+    crash it causes)."""
+    d = tmp_path_factory.mktemp("mch")
+    for name, inject in (("libraries.pmi", [("seed-arm64", 100), ("seed-arm64", 250), ("jit-assert", 40)]),
+                         ("coreclr_tests", [("stack-overflow", 120), ("poison", 220), ("poison-crash", 230),
+                                            ("jit-null", 30)]),
+                         ("benchmarks", [("seed-arm64", 50), ("poison", 150), ("poison-crash", 160),
+                                         ("hang", HANG), ("stack-overflow", 280)])):
+        src = cols.get(f"cluster-{name}", 300, arch="arm64", seed=5, inject=inject)
+        for suffix in ("", ".mct"):
+            os.link(f"{src}{suffix}", d / f"{name}.mch{suffix}")
+    return d
+
+
+def args(collections: Path, out: str, *extra: str) -> list[str]:
+    return ["--mch", str(collections), "--partition-methods", "100", "--timeout", TIMEOUT, "--failure", "missing",
+            "--out", out, *extra, "--", REPLAY, *SEED_OPTIONS, BASE, DIFF]
+
+
+def kinds(data: dict[str, Any]) -> dict[str, list[str]]:
+    out = {}
+    for b in data["buckets"]:
+        sig = b["signature"] or ""
+        kind = ("hang" if b["kind"] == "hang" else "seed" if "CompileMethod" in (b["title"] or "") else
+                "abort" if b["signal"] == "SIGABRT" else "overflow" if "fgMorphTree" in sig else sig)
+        out[kind] = sorted(b["method_contexts"])
+    return out
+
+
+def check_full_coverage(data: dict[str, Any]) -> None:
+    validate(data, "triage-3.json")
+    assert [c["collection"] for c in data["coverage"]] == ["benchmarks.mch", "coreclr_tests.mch", "libraries.pmi.mch"]
+    for c in data["coverage"]:
+        assert c["method_contexts"] == 300 and c["not_reached"] == 0, c
+        assert c["replayed_clean"] + c["crashed"] + c["failed_compile"] + c["not_reached"] == 300
+    crashed = {c["collection"]: c["crashed"] for c in data["coverage"]}
+    assert crashed == {"benchmarks.mch": 4, "coreclr_tests.mch": 2, "libraries.pmi.mch": 2}
+
+
+def test_cluster_gives_the_local_buckets(collections: Path, tmp_path: Path) -> None:
+    local = triage(*args(collections, "local", "--workers", "2"), cwd=tmp_path)
+    assert local.returncode == 0, local.stdout + local.stderr
+    with cluster(tmp_path) as c:
+        r = triage(*args(collections, "dask", "--scheduler", c.address), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    here = json.loads((tmp_path / "local" / "triage.json").read_text())
+    there = json.loads((tmp_path / "dask" / "triage.json").read_text())
+    assert kinds(here) == kinds(there) == EXPECTED
+    assert {b["bucket"] for b in here["buckets"]} == {b["bucket"] for b in there["buckets"]}
+    check_full_coverage(here)
+    check_full_coverage(there)
+    assert here["coverage"] == [{**c, "path": c["path"]} for c in there["coverage"]]
+    assert there["engine"]["name"] == "dask" and there["engine"]["scheduler"] == c.address
+    assert there["engine"]["partitions"] == 9 and there["engine"]["workers"] == 2
+    assert "dashboard http://127.0.0.1:" in r.stderr  # printed when a cluster is used (plain lines: piped)
+    # Both workers ran partitions; every method context's failures (assert, first-chance) are there too.
+    by = {s["by"] for p in (tmp_path / "dask" / "partitions").glob("p[0-9]*.json") for s in json.loads(p.read_text())
+          ["segments"]}
+    assert by == {f"{w.address} ({w.name})" for w in c.workers}
+    rep = there["reported_by_superpmi"]
+    assert [g["method_contexts"] for g in rep["asserts"]] == [["libraries.pmi.mch:40"]]
+    assert [g["method_contexts"] for g in there["first_chance"]] == [["coreclr_tests.mch:30"]]
+    md = (tmp_path / "dask" / "triage.md").read_text()
+    assert "| benchmarks.mch | 300 |" in md and "on the dask cluster" in md
+
+
+def _running(out: Path, number: int) -> dict[str, Any] | None:
+    for p in sorted((out / "partitions").glob("p[0-9]*.json")):
+        try:
+            j = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        r = j.get("running")
+        if r and r["from"] <= number <= r["to"]:
+            return dict(r)
+    return None
+
+
+def _wait_for(what: Any, timeout: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = what()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+def _spawn(argv: list[str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "spmi_dbg", "triage", *argv], cwd=cwd, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, COLUMNS="200"))
+
+
+def test_a_worker_killed_mid_replay_loses_nothing(collections: Path, tmp_path: Path) -> None:
+    with cluster(tmp_path) as c:
+        coordinator = _spawn(args(collections, "t", "--scheduler", c.address), tmp_path)
+        running = _wait_for(lambda: _running(tmp_path / "t", HANG))
+        time.sleep(1.0)  # inside the hang's replay
+        victim = next(w for w in c.workers if running["by"].startswith(w.address))
+        victim.kill()
+        out, err = coordinator.communicate(timeout=300)
+    assert coordinator.returncode == 0, out + err
+    data = json.loads((tmp_path / "t" / "triage.json").read_text())
+    assert kinds(data) == EXPECTED
+    check_full_coverage(data)
+    retried = [n for n in data["notes"] if "died; replayed again from" in n]
+    assert len(retried) == 1 and victim.address in retried[0], data["notes"]
+
+
+def test_coordinator_killed_then_resume(collections: Path, tmp_path: Path) -> None:
+    with cluster(tmp_path) as c:
+        argv = args(collections, "t", "--scheduler", c.address)
+        coordinator = _spawn(argv, tmp_path)
+        _wait_for(lambda: _running(tmp_path / "t", HANG))
+        parts = tmp_path / "t" / "partitions"
+        _wait_for(lambda: any(json.loads(p.read_text())["done"] for p in parts.glob("p[0-9]*.json")))
+        coordinator.send_signal(signal.SIGKILL)
+        coordinator.wait(timeout=30)
+        done = {p.name: p.read_bytes() for p in parts.glob("p[0-9]*.json") if json.loads(p.read_bytes())["done"]}
+        assert done and len(done) < 9
+        r = triage(*args(collections, "t", "--scheduler", c.address, "--resume"), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads((tmp_path / "t" / "triage.json").read_text())
+    assert kinds(data) == EXPECTED
+    check_full_coverage(data)
+    resumed = {f"p{i}.json" for i in data["engine"]["resumed_partitions"]}
+    assert set(done) <= resumed  # finished before the kill: not replayed again
+    for name, before in done.items():
+        assert (parts / name).read_bytes() == before
+    bad = triage("--mch", str(collections), "--out", "t", "--resume", "--", REPLAY, BASE, cwd=tmp_path)
+    assert bad.returncode == 3 and "--resume" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
+
+
+def test_unreachable_scheduler_is_one_line(collections: Path, tmp_path: Path) -> None:
+    start = time.monotonic()
+    r = triage(*args(collections, "t", "--scheduler", f"tcp://127.0.0.1:{free_port()}"), cwd=tmp_path)
+    assert time.monotonic() - start < 40
+    assert r.returncode == 3, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no dask scheduler answered within 10 s" in lines[0], r.stderr
+    assert not (tmp_path / "t" / "triage.json").exists()
+
+
+def test_a_path_missing_on_the_workers(collections: Path, tmp_path: Path) -> None:
+    """The worker runs in a mount namespace where the collections' directory is an empty tmpfs."""
+    hide = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            f"mount -t tmpfs tmpfs {shlex.quote(str(collections))} && exec \"$@\"", "sh"]
+    with cluster(tmp_path, workers=0) as c:
+        w = c.add_worker("blind", hide)
+        c.wait_for_workers(1)
+        r = triage(*args(collections, "t", "--scheduler", c.address), cwd=tmp_path)
+    assert r.returncode == 3, r.stdout + r.stderr
+    lines = [ln for ln in r.stderr.strip().splitlines() if not ln.startswith("triage: ")]
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert f"worker {w.address} (blind): {collections}/" in lines[0] and ": not found" in lines[0], lines
