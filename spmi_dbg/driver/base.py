@@ -20,8 +20,9 @@ class ReplaySession(Protocol):
 
     def run(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path,
             cancel: threading.Event | None = None, on_stop: StopCallback | None = None,
-            stop_at_break: bool = False) -> ReplayOutcome:
-        """As Driver.run_replay, in this session's debugger. After a ToolFailure the session is `broken`."""
+            stop_at_break: bool = False, transcript: Path | None = None) -> ReplayOutcome:
+        """As Driver.run_replay, in this session's debugger (`transcript`: where the debugger's traffic goes from
+        this run on; default: where it went). After a ToolFailure the session is `broken`."""
         ...
 
     @property

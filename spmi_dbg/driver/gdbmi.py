@@ -125,10 +125,15 @@ class GdbSession:
 
     def run(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path,
             cancel: threading.Event | None = None, on_stop: StopCallback | None = None,
-            stop_at_break: bool = False) -> ReplayOutcome:
-        """As run_replay, in this session's gdb."""
+            stop_at_break: bool = False, transcript: Path | None = None) -> ReplayOutcome:
+        """As run_replay, in this session's gdb (`transcript`: where this run's MI traffic goes from now on)."""
         if self.broken:
             raise ToolFailure("the gdb session broke in an earlier run")
+        if transcript is not None:
+            log = open(transcript, "a", encoding="utf-8", errors="replace")
+            self.channel.transcript, old = log, self._log
+            self._log = log
+            old.close()
         start = time.monotonic()
         run = _Run(self.channel, cancel, on_stop, self.max_passes, self._notes, stop_at_break=stop_at_break)
         try:

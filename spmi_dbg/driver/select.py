@@ -91,7 +91,8 @@ class FreshSession:
 
     def run(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path,
             cancel: threading.Event | None = None, on_stop: StopCallback | None = None,
-            stop_at_break: bool = False) -> ReplayOutcome:
+            stop_at_break: bool = False, transcript: Path | None = None) -> ReplayOutcome:
+        self.transcript = transcript or self.transcript
         return self.driver.run_replay(argv, timeout=timeout, stdout=stdout, stderr=stderr, transcript=self.transcript,
                                       cancel=cancel, on_stop=on_stop, stop_at_break=stop_at_break)
 

@@ -16,11 +16,21 @@ from typing import Any
 
 from spmi_dbg.errors import InputError
 from spmi_dbg.triage.engine import EngineReport
-from spmi_dbg.triage.task import CrashBudget, MissingOnWorker, PartitionTask, run_partition
+from spmi_dbg.triage.task import CrashBudget, MissingOnWorker, PartitionTask, SessionCache, run_partition
 
 CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler before `--scheduler` is an input error
 RESUBMITS = 8  # tasks submitted again after the scheduler gave up on them (KilledWorker)
 STOP_POLL = 0.5  # how often a task looks whether the coordinator asked the triage to stop
+
+
+_SESSIONS = SessionCache()  # in a worker process: each worker thread's debugger, kept for its next partition
+
+
+def _close_sessions() -> int:
+    """Run on every worker when the triage's tasks are done: its debuggers end."""
+    n = len(_SESSIONS.sessions)
+    _SESSIONS.close_all()
+    return n
 
 
 def _remote(task: PartitionTask, stop_event: str) -> dict[str, Any]:
@@ -46,7 +56,7 @@ def _remote(task: PartitionTask, stop_event: str) -> dict[str, Any]:
     watcher = threading.Thread(target=watch, name="spmi-triage-stop", daemon=True)
     watcher.start()
     try:
-        return run_partition(task, where=where, cancel=cancel)
+        return run_partition(task, where=where, cancel=cancel, sessions=_SESSIONS)
     finally:
         done.set()
 
@@ -122,6 +132,10 @@ class DaskEngine:
             if cancel.is_set():
                 stop.set()
                 self.client.cancel(list(futures))
+            try:
+                self.client.run(_close_sessions)
+            except Exception:  # a worker that went away took its debuggers with it
+                pass
         return report
 
     @staticmethod

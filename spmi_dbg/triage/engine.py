@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from spmi_dbg.triage.task import CrashBudget, PartitionTask, run_partition
+from spmi_dbg.triage.task import CrashBudget, PartitionTask, SessionCache, run_partition
 
 
 @dataclass
@@ -61,8 +61,9 @@ class LocalEngine:
         order = sorted(tasks, key=lambda t: (-t.partition.bytes, t.partition.index))  # the largest first
         pool = ThreadPoolExecutor(max_workers=max(1, min(self._workers, len(order))),
                                   thread_name_prefix="spmi-triage")
+        sessions = SessionCache()  # a worker thread's next partition goes on in its debugger
         try:
-            futures = [pool.submit(run_partition, t, cancel=cancel, budget=budget) for t in order]
+            futures = [pool.submit(run_partition, t, cancel=cancel, budget=budget, sessions=sessions) for t in order]
             for f in futures:
                 f.result()
         except BaseException:
@@ -70,6 +71,7 @@ class LocalEngine:
             raise
         finally:
             pool.shutdown(wait=True)
+            sessions.close_all()
         return report
 
     def close(self) -> None:

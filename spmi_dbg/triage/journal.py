@@ -45,6 +45,7 @@ class Journal:
     tool_failures: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     attempts: int = 0  # tasks that worked on this partition
+    seconds: float = 0.0  # the tasks' time on it (worker-seconds), replays, diagnoses and identification
 
     @property
     def remaining(self) -> MCList:
@@ -62,7 +63,8 @@ class Journal:
                 "done": self.done, "running": self.running, "window_end": self.window_end, "deaths": self.deaths,
                 "segments": self.segments, "crashes": self.crashes, "failures": self.failures,
                 "failed_compiles": self.failed_compiles, "not_reached": self.not_reached, "killers": self.killers,
-                "tool_failures": self.tool_failures, "notes": self.notes, "attempts": self.attempts}
+                "tool_failures": self.tool_failures, "notes": self.notes, "attempts": self.attempts,
+                "seconds": round(self.seconds, 3)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Journal:
@@ -74,7 +76,7 @@ class Journal:
                    list(data.get("failures") or []), [int(n) for n in data.get("failed_compiles") or []],
                    list(data.get("not_reached") or []), [int(n) for n in data.get("killers") or []],
                    list(data.get("tool_failures") or []), list(data.get("notes") or []),
-                   int(data.get("attempts") or 0))
+                   int(data.get("attempts") or 0), float(data.get("seconds") or 0.0))
 
 
 def journal_path(directory: Path, index: int) -> Path:

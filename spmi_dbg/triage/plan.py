@@ -5,7 +5,9 @@ The plan is written beside the partitions' journals (plan.json), so that `--resu
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +18,7 @@ from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mclist import MCList
 from spmi_dbg.repro.command import ReproCommand
 
-PARTITION_BYTES = 64 << 20  # the largest partition by default: a few minutes of a real superpmi replay
+PARTITION_BYTES = 256 << 20  # the largest partition by default: about a minute of a real superpmi replay
 PARTITIONS_PER_WORKER = 2  # at least this many per worker: a worker that finishes early takes another
 
 
@@ -113,32 +115,39 @@ def record_sizes(collection: str) -> list[int]:
 
 def plan_partitions(commands: list[ReproCommand], workers: int, partition_methods: int | None = None) \
         -> list[TriagePartition]:
-    """Contiguous partitions, never across collections. By bytes: the selected records of all collections as one
-    stream cut into pieces of about total / (workers x PARTITIONS_PER_WORKER) bytes, at most PARTITION_BYTES;
-    with `partition_methods`, pieces of that many method contexts."""
-    selections = [(c, c.selection if c.selection is not None else MCList(((1, c.count),))) for c in commands]
-    sizes: dict[str, list[int]] = {}
-    for c, _ in selections:
+    """Contiguous partitions, never across collections. By bytes: a target of total / (workers x
+    PARTITIONS_PER_WORKER) bytes, at most PARTITION_BYTES, and each collection cut into as many near-equal pieces
+    as it needs to stay within it; with `partition_methods`, pieces of that many method contexts."""
+    selected: list[tuple[ReproCommand, list[int] | None, list[int]]] = []  # (command, numbers or all, sizes)
+    for c in commands:
         try:
-            sizes[c.input] = record_sizes(c.input)
+            record = record_sizes(c.input)
         except (SpmiDbgError, OSError) as e:
             raise InputError(printable(c.input), f"cannot read the collection's record table: {e}") from None
-    total = sum(sizes[c.input][n - 1] for c, sel in selections for n in sel)
+        if c.selection is None:
+            selected.append((c, None, record))
+        else:
+            chosen = list(c.selection)
+            selected.append((c, chosen, [record[n - 1] for n in chosen]))
+    total = sum(sum(sizes) for _, _, sizes in selected)
     target = max(1, min(PARTITION_BYTES, math.ceil(total / max(1, workers * PARTITIONS_PER_WORKER))))
     out: list[TriagePartition] = []
-    for c, sel in selections:
-        record = sizes[c.input]
-        chunk: list[int] = []
-        used = 0
-        for n in sel:
-            chunk.append(n)
-            used += record[n - 1]
-            full = len(chunk) >= partition_methods if partition_methods else used >= target
-            if full:
-                out.append(TriagePartition(len(out) + 1, c.input, MCList.of(chunk), used))
-                chunk, used = [], 0
-        if chunk:
-            out.append(TriagePartition(len(out) + 1, c.input, MCList.of(chunk), used))
+    for c, numbers, sizes in selected:
+        prefix = list(itertools.accumulate(sizes))
+        if not prefix:
+            continue
+        if partition_methods:
+            ends = [*range(partition_methods, len(prefix), partition_methods), len(prefix)]
+        else:
+            pieces = max(1, math.ceil(prefix[-1] / target))
+            ends = sorted({min(len(prefix), max(1, bisect.bisect_left(prefix, prefix[-1] * k / pieces) + 1))
+                           for k in range(1, pieces)} | {len(prefix)})
+        begin = 0
+        for end in ends:
+            piece = MCList(((begin + 1, end),)) if numbers is None else MCList.of(numbers[begin:end])
+            out.append(TriagePartition(len(out) + 1, c.input, piece, prefix[end - 1] - (prefix[begin - 1]
+                                                                                          if begin else 0)))
+            begin = end
     if not out:
         raise UsageError("nothing to replay: the selection is empty")
     return out

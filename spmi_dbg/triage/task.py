@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,35 @@ class CrashBudget:
             return True
 
 
+class SessionCache:
+    """One debugger session per worker thread, kept from one partition to the next (the same program: a worker's
+    next partition starts no new debugger). The engine closes them when the triage ends."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[tuple[int, Driver, str], ReplaySession] = {}
+        self.lock = threading.Lock()
+
+    def get(self, debugger: Driver, program: str, transcript: Path) -> ReplaySession:
+        key = (threading.get_ident(), debugger, program)
+        with self.lock:
+            session = self.sessions.get(key)
+            if session is not None and not session.broken:
+                return session
+            self.sessions.pop(key, None)
+        if session is not None:
+            session.close()
+        session = debugger.session(transcript)
+        with self.lock:
+            self.sessions[key] = session
+        return session
+
+    def close_all(self) -> None:
+        with self.lock:
+            sessions, self.sessions = list(self.sessions.values()), {}
+        for s in sessions:
+            s.close()
+
+
 def check_inputs(task: PartitionTask, where: str) -> None:
     cmd = task.command
     for path in (cmd.program, *cmd.jits, task.partition.collection, task.directory):
@@ -68,8 +98,9 @@ def check_inputs(task: PartitionTask, where: str) -> None:
 
 
 def run_partition(task: PartitionTask, *, where: str | None = None, cancel: threading.Event | None = None,
-                  budget: CrashBudget | None = None) -> dict[str, Any]:
-    """The partition's journal (JSON) when it is done, or when `cancel` stopped it."""
+                  budget: CrashBudget | None = None, sessions: SessionCache | None = None) -> dict[str, Any]:
+    """The partition's journal (JSON) when it is done, or when `cancel` stopped it. `sessions`: debugger sessions
+    to reuse and leave open (default: one of its own, closed at the end)."""
     where = where or f"{socket.gethostname()} (pid {os.getpid()})"
     check_inputs(task, where)
     directory = Path(task.directory)
@@ -84,13 +115,19 @@ def run_partition(task: PartitionTask, *, where: str | None = None, cancel: thre
             journal.notes.append(f"the worker replaying -c {journal.running['compile']} "
                                  f"({journal.running.get('by')}) died; replayed again from {journal.running['from']}")
             journal.running = None
-        _Partition(task, journal, where, cancel, budget or CrashBudget(task.max_crashes)).run()
+        own = sessions is None
+        cache = sessions or SessionCache()
+        try:
+            _Partition(task, journal, where, cancel, budget or CrashBudget(task.max_crashes), cache).run()
+        finally:
+            if own:
+                cache.close_all()
         return journal.to_json()
 
 
 class _Partition:
     def __init__(self, task: PartitionTask, journal: Journal, where: str, cancel: threading.Event | None,
-                 budget: CrashBudget) -> None:
+                 budget: CrashBudget, sessions: SessionCache) -> None:
         self.task = task
         self.journal = journal
         self.where = where
@@ -99,19 +136,20 @@ class _Partition:
         self.directory = Path(task.directory)
         self.files = journals.segment_dir(self.directory, task.partition.index)
         self.files.mkdir(exist_ok=True)
-        self.session: ReplaySession | None = None
+        self.sessions = sessions
         self.crashes = 0
 
     def run(self) -> None:
+        start = time.monotonic()
         try:
             while not self.journal.done:
                 if self.cancel.is_set():
                     return
                 self.step()
+                self.journal.seconds += time.monotonic() - start
+                start = time.monotonic()
                 journals.save(self.directory, self.journal)
         finally:
-            if self.session is not None:
-                self.session.close()
             if self.journal.running is not None:  # cancelled, or an error: nothing of this replay is accounted
                 self.journal.running = None
                 journals.save(self.directory, self.journal)
@@ -193,13 +231,10 @@ class _Partition:
         argv = self.task.command.argv(spec)
         while run.attempts < ATTEMPTS and not self.cancel.is_set():
             run.attempts += 1
-            if self.session is None or self.session.broken:
-                if self.session is not None:
-                    self.session.close()
-                self.session = self.task.debugger.session(run.transcript)
+            session = self.sessions.get(self.task.debugger, argv[0], run.transcript)
             try:
-                run.outcome = self.session.run(argv, timeout=self.task.timeout, stdout=run.stdout, stderr=run.stderr,
-                                               cancel=self.cancel)
+                run.outcome = session.run(argv, timeout=self.task.timeout, stdout=run.stdout, stderr=run.stderr,
+                                          cancel=self.cancel, transcript=run.transcript)
                 return
             except ToolFailure as e:
                 run.failures.append(str(e))

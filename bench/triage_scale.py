@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Triage at scale (issue 15): three Arm64 collections, 600,000 method contexts in all, 30 crashes of 4 kinds
+(the near differ's null CompileMethod map of dotnet/runtime#91257, a poisoned abort, a stack overflow, and two
+hangs; --timeout 5, well above a partition's replay, is each hang's length), asm diffs `-a -target arm64
+-bug 91257`. In one run:
+
+  - native: spmi-replay over the three crash-free twins of the collections (same records, no injections: the
+    injections leave every other record byte-identical), one process: the native methods/s;
+  - `spmi-dbg triage` of the crash-free twins and of the collections with crashes, each on this machine
+    (`--workers 2`, threads) and on a dask cluster started here (`dask scheduler` and two `dask worker
+    --nthreads 1` processes on 127.0.0.1, `--scheduler`), bundles off (`--failure missing`: the replay part is
+    what scales out);
+  - an embedded dask LocalCluster's start and one task, for the choice of the local engine.
+
+Prints:
+  - the ratio cluster / local, wall time of the triage with crashes (goal <= 1.15);
+  - the cost per extra crash: worker-seconds added by the 30 crashes (replay time with crashes minus the crash-
+    free twin's, times the workers) less the hangs' --timeout, per crash (goal <= 0.15 s); and for comparison the
+    same measured on one partition with a fresh debugger per crash and with the session run again (10 crashes);
+  - the efficiency methods/s / (workers x native methods/s) of each triage (goal >= 0.85);
+  - the measured per-task overhead of the cluster and the debugger session start per partition, and from them a
+    projection for 10 and 100 machines (2 workers each).
+
+Usage: bench/triage_scale.py [--methods 600000] [--crashes 30] [--dir /tmp/spmi-bench]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import ROOT, cached_collection, load, native, timed
+
+from spmi_dbg import paths
+
+OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]
+NAMES = ("libraries.pmi", "benchmarks", "coreclr_tests")
+HANG_TIMEOUT = 5.0
+WORKERS = 2
+SUPERPMI_RATE = 465  # methods/s of one real superpmi asm-diffs process in dotnet/runtime#91257's log
+                     # (docs/superpmi-conventions.md 1.2): for the projection at a real replay's speed
+
+
+def injections(methods: int, crashes: int, index: int) -> list[tuple[str, int]]:
+    """Crashes spread evenly over the three collections (this one's share), kinds in turn: seed, abort
+    (a poison record just before), stack overflow; the 15th and the 30th a hang."""
+    mine = [i for i in range(crashes) if i % len(NAMES) == index]
+    step = methods // (len(mine) + 1)
+    out: list[tuple[str, int]] = []
+    for k, i in enumerate(mine):
+        at = step * (k + 1)
+        kind = "hang" if i % 15 == 14 else ("seed-arm64", "poison-crash", "stack-overflow")[i % 3]
+        if kind == "poison-crash":
+            out.append(("poison", at - 5))
+        out.append((kind, at))
+    return out
+
+
+def collections(directory: Path, methods: int, crashes: int) -> tuple[Path, Path, int]:
+    with_crashes = directory / f"scale-{methods}-{crashes}"
+    clean = directory / f"scale-{methods}-clean"
+    hangs = 0
+    for d in (with_crashes, clean):
+        d.mkdir(parents=True, exist_ok=True)
+    per = methods // len(NAMES)
+    for i, name in enumerate(NAMES):
+        inj = injections(per, crashes, i)
+        hangs += sum(1 for k, _ in inj if k == "hang")
+        cached_collection(with_crashes / f"{name}.mch", methods=per, seed=40 + i, arch="arm64", injections=inj)
+        cached_collection(clean / f"{name}.mch", methods=per, seed=40 + i, arch="arm64")
+    return with_crashes, clean, hangs
+
+
+def triage(mch_dir: Path, out: Path, *extra: str) -> tuple[float, dict[str, Any]]:
+    replay, base, diff = native(paths.REPLAY), native(paths.BASE_JIT), native(paths.DIFF_JIT)
+    wall, r = timed([sys.executable, "-m", "spmi_dbg", "triage", "--mch", str(mch_dir), "--timeout",
+                     str(HANG_TIMEOUT), "--failure", "missing", "--verify-runs", "0", "--out", str(out), *extra, "--",
+                     replay, *OPTIONS, base, diff])
+    if r.returncode not in (0, 2):
+        raise SystemExit(f"triage {' '.join(extra)} failed (exit {r.returncode}): {r.stderr[-1500:]}")
+    return wall, json.loads((out / "triage.json").read_text())
+
+
+def busy(out: Path) -> float:
+    """Worker-seconds the partitions' tasks took (their journals' `seconds`)."""
+    return sum(float(json.loads(p.read_text())["seconds"]) for p in (out / "partitions").glob("p[0-9]*.json"))
+
+
+def session_starts(out: Path) -> list[float]:
+    """Each partition's first replay: the debugger session's start to the replay running."""
+    starts = []
+    for p in (out / "partitions").glob("p[0-9]*.json"):
+        segs = json.loads(p.read_text())["segments"]
+        if segs and segs[0]["debugger_startup_seconds"] is not None:
+            starts.append(float(segs[0]["debugger_startup_seconds"]))
+    return starts
+
+
+def per_crash_session_vs_fresh(directory: Path) -> tuple[float, float]:
+    """One partition with 10 crashes (seed kind), replayed past each: seconds per crash with a fresh debugger per
+    crash vs the same session run again (slope over the clean replay of the same records)."""
+    from spmi_dbg.driver.select import pick
+
+    mch = cached_collection(directory / "scale-session-10.mch", methods=5000, seed=9, arch="arm64",
+                            injections=[("seed-arm64", 450 * (i + 1)) for i in range(10)])
+    replay, base, diff = native(paths.REPLAY), native(paths.BASE_JIT), native(paths.DIFF_JIT)
+    driver = pick("gdb")
+    costs = []
+    with tempfile.TemporaryDirectory() as t:
+        w = Path(t)
+        for fresh in (True, False):
+            session = driver.session(w / "s.log")
+            start, first, crashes = 1, None, 0
+            t0 = time.perf_counter()
+            while True:
+                argv = [replay, *OPTIONS, "-c", f"{start}-5000", base, diff, str(mch)]
+                if fresh:
+                    o = driver.run_replay(argv, timeout=60, stdout=w / "o", stderr=w / "e", transcript=w / "f.log")
+                else:
+                    o = session.run(argv, timeout=60, stdout=w / "o", stderr=w / "e")
+                first = first if first is not None else time.perf_counter() - t0
+                if o.kind != "fatal" or o.method_context is None:
+                    break
+                crashes += 1
+                start = o.method_context + 1
+            total = time.perf_counter() - t0
+            session.close()
+            clean_t, _ = timed([replay, *OPTIONS, base, diff, str(mch)])
+            costs.append((total - first - clean_t) / max(1, crashes))
+    return costs[0], costs[1]
+
+
+def local_cluster_cost() -> float:
+    """An embedded LocalCluster (2 worker processes, 1 thread each): its start and one trivial task."""
+    from distributed import Client, LocalCluster
+
+    t0 = time.perf_counter()
+    with LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True, dashboard_address=None) as lc, \
+            Client(lc) as c:
+        c.submit(sum, [1, 2], pure=False).result()
+        return time.perf_counter() - t0
+
+
+def task_overhead(address: str, n: int = 200) -> float:
+    """Seconds per task of the cluster's round trip (submit, schedule, run a no-op, gather), n tasks at once."""
+    from distributed import Client
+
+    with Client(address, set_as_default=False) as c:
+        t0 = time.perf_counter()
+        c.gather([c.submit(abs, -i, pure=False) for i in range(n)])
+        return (time.perf_counter() - t0) / n * WORKERS
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--methods", type=int, default=600_000)
+    ap.add_argument("--crashes", type=int, default=30)
+    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "spmi-bench")
+    a = ap.parse_args()
+    a.dir.mkdir(parents=True, exist_ok=True)
+    crashy, clean, hangs = collections(a.dir, a.methods, a.crashes)
+    print(f"{os.cpu_count()} CPUs, load {load()}; {a.methods} Arm64 method contexts in {len(NAMES)} collections, "
+          f"{a.crashes} crashes ({hangs} of them hangs, --timeout {HANG_TIMEOUT:g}), `{' '.join(OPTIONS)}`, "
+          f"{WORKERS} workers")
+    for f in [*crashy.glob("*.mch"), *clean.glob("*.mch")]:
+        subprocess.run(["cat", str(f)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+    replay, base, diff = native(paths.REPLAY), native(paths.BASE_JIT), native(paths.DIFF_JIT)
+    native_s = 0.0
+    for f in sorted(clean.glob("*.mch")):
+        s, r = timed([replay, *OPTIONS, base, diff, str(f)])
+        native_s += s
+    rate = a.methods / native_s
+    print(f"  native replay of the crash-free twins, one process: {native_s:.2f} s, {rate:,.0f} methods/s")
+
+    sys.path.insert(0, str(ROOT))
+    from tests.support.cluster import cluster
+
+    results: dict[str, tuple[float, dict[str, Any]]] = {}
+    worker_s: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(dir=a.dir) as t:
+        tmp = Path(t)
+        for label, mch in (("clean", clean), ("crashes", crashy)):
+            results[f"local {label}"] = triage(mch, tmp / f"local-{label}", "--workers", str(WORKERS))
+            worker_s[f"local {label}"] = busy(tmp / f"local-{label}")
+        starts = session_starts(tmp / "local-crashes")
+        with cluster(tmp, workers=WORKERS) as c:
+            for label, mch in (("clean", clean), ("crashes", crashy)):
+                results[f"dask {label}"] = triage(mch, tmp / f"dask-{label}", "--scheduler", c.address)
+                worker_s[f"dask {label}"] = busy(tmp / f"dask-{label}")
+            overhead = task_overhead(c.address)
+    for name, (wall, data) in results.items():
+        found = len(data["crashes"])
+        eff = a.methods / data["replay_seconds"] / (WORKERS * rate)
+        print(f"  {name:14s}: {wall:6.2f} s wall, replay {data['replay_seconds']:6.2f} s, "
+              f"{data['engine']['partitions']} partitions ({worker_s[name]:.2f} worker-s), {found} crashes in {len(data['buckets'])} buckets; "
+              f"efficiency {eff:.2f}")
+    lw, ld = results["local crashes"]
+    dw, dd = results["dask crashes"]
+    if {b["bucket"] for b in ld["buckets"]} != {b["bucket"] for b in dd["buckets"]}:
+        raise SystemExit("the cluster's buckets differ from the local ones")
+    print(f"ratio cluster / local (wall, with crashes): {dw / lw:.3f}  (goal <= 1.15)")
+    costs = {}
+    for engine in ("local", "dask"):
+        added = worker_s[f"{engine} crashes"] - worker_s[f"{engine} clean"]
+        costs[engine] = per = (added - hangs * HANG_TIMEOUT) / a.crashes
+        print(f"cost per extra crash ({engine}): {per:.3f} worker-s  (goal <= 0.15; the partitions' tasks took "
+              f"{added:.2f} worker-s more with {a.crashes} crashes, less {hangs} x --timeout)")
+    fresh, session = per_crash_session_vs_fresh(a.dir)
+    print(f"  one partition, 10 crashes: {fresh:.3f} s per crash with a fresh debugger each, {session:.3f} s with "
+          "the session run again")
+    for name in ("local clean", "dask clean", "local crashes", "dask crashes"):
+        data = results[name][1]
+        print(f"efficiency {name}: {a.methods / data['replay_seconds'] / (WORKERS * rate):.3f}  (goal >= 0.85)")
+    lc = local_cluster_cost()
+    start = sum(starts) / len(starts) if starts else 0.0
+    print(f"embedded LocalCluster: {lc:.2f} s to start and run one task (the local engine, threads, starts none)")
+    print(f"per-task overhead: cluster round trip {overhead * 1000:.1f} ms per worker; debugger session start "
+          f"{start:.2f} s per partition")
+    crash_cost = max(0.0, costs["dask"])
+    for label, r in (("this replay core", rate), (f"superpmi at {SUPERPMI_RATE}/s", SUPERPMI_RATE)):
+        for machines in (10, 100):
+            w = machines * WORKERS
+            for methods in (a.methods, 2_500_000):
+                parts = 2 * w
+                work = methods / r
+                wall = (work + parts * (overhead + start) + a.crashes * crash_cost) / w
+                print(f"projection, {label}, {machines} machines x {WORKERS} workers, {methods:,} methods, {parts} "
+                      f"partitions: {wall:8.1f} s, efficiency {work / w / wall:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
