@@ -20,7 +20,7 @@ from spmi_dbg.triage.task import CrashBudget, MissingOnWorker, PartitionTask, Se
 
 CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler before `--scheduler` is an input error
 RESUBMITS = 8  # tasks submitted again after the scheduler gave up on them (KilledWorker)
-STOP_POLL = 0.5  # how often a task looks whether the coordinator asked the triage to stop
+STOP_POLL = 1.0  # how often a task looks whether the coordinator asked the triage to stop
 
 
 _SESSIONS = SessionCache()  # in a worker process: each worker thread's debugger, kept for its next partition

@@ -61,7 +61,8 @@ class TriageResult:
     failure_bundles: dict[str, ReproResult] = field(default_factory=dict)  # by failure bucket key
     coverage: list[Coverage] = field(default_factory=list)
     seconds: float = 0.0
-    replay_seconds: float = 0.0
+    replay_seconds: float = 0.0  # the plan and the partitions' replay, from the engine being ready
+    engine_seconds: float = 0.0  # opening the engine (a cluster: importing dask.distributed, connecting)
     exit_code: int = exits.NO_CRASH
     files: list[Path] = field(default_factory=list)
 
@@ -91,6 +92,7 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None,
         opts.out.mkdir(parents=True, exist_ok=True)
         directory = (opts.out / PARTITIONS_DIR).absolute()  # as the workers see it (a shared path)
         engine = engine or open_engine(opts)
+        ready = time.monotonic()
         try:
             partitions = _plan(opts, directory, engine.workers)
             found = replay_partitions(commands, partitions, directory, engine=engine, debugger=r.debugger,
@@ -98,7 +100,8 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None,
                                       names=names)
         finally:
             engine.close()
-        result = TriageResult(opts, found, names, replay_seconds=time.monotonic() - start)
+        result = TriageResult(opts, found, names, replay_seconds=time.monotonic() - ready,
+                              engine_seconds=ready - start)
         result.buckets = bucket_crashes(found.crashes)
         result.failure_buckets = bucket_failures(found.outputs, names)
         result.coverage = coverage(found.journals, names)

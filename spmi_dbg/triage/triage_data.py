@@ -36,6 +36,7 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
         "exit_code": result.exit_code,
         "seconds": round(result.seconds, 3),
         "replay_seconds": round(result.replay_seconds, 3),
+        "engine_seconds": round(result.engine_seconds, 3),
         "command": {"program": cmd.program, "jits": list(cmd.jits), "input": cmd.input, "options": list(cmd.options),
                     "argv": cmd.argv(), "method_contexts": sum(c.method_contexts for c in result.coverage),
                     "notes": list(cmd.notes)},
