@@ -23,7 +23,7 @@ PLAIN_EVERY = 10.0  # seconds between two plain progress lines
 def _eta(t: Tally) -> str:
     if t.rate <= 0:
         return "?"
-    left = int((t.methods - t.accounted) / t.rate)
+    left = int((t.methods - t.accounted) / t.rate)  # the rate of this run (not of a resumed triage's earlier part)
     return f"{left // 3600}h{left % 3600 // 60:02d}m" if left >= 3600 else f"{left // 60}m{left % 60:02d}s"
 
 

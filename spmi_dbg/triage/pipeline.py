@@ -130,7 +130,12 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None,
         elif found.tool_failures:
             result.exit_code = exits.TOOL_FAILURE
         result.seconds = time.monotonic() - start
+        if r.redact:  # the journals and transcripts name paths, the user and the host: working state only
+            found.notes.append(f"--redact: {PARTITIONS_DIR}/ (the partitions' journals, output and debugger "
+                               "transcripts) was removed once the triage was complete")
         result.files = write_triage(result, Path(tmp))
+        if r.redact:
+            shutil.rmtree(directory, ignore_errors=True)
     return result
 
 

@@ -64,10 +64,11 @@ class Tally:
     partitions: int = 0
     partitions_done: int = 0
     seconds: float = 0.0
+    before: int = 0  # accounted before this run (--resume): not part of its rate
 
     @property
     def rate(self) -> float:
-        return self.accounted / self.seconds if self.seconds > 0 else 0.0
+        return (self.accounted - self.before) / self.seconds if self.seconds > 0 else 0.0
 
 
 class TriageProgress:
@@ -106,16 +107,37 @@ class TriageRun:
         return out
 
 
-def tally(partitions: list[TriagePartition], directory: Path, start: float) -> Tally:
-    t = Tally(sum(p.methods for p in partitions), partitions=len(partitions), seconds=time.monotonic() - start)
-    for p in partitions:
-        j = journals.read(directory, p.index)
-        if j is None:
-            continue
-        t.accounted += p.numbers.between(p.numbers.first, j.accounted).count() if j.accounted else 0
-        t.crashes += len(j.crashes)
-        t.partitions_done += j.done
-    return t
+class Tallier:
+    """Progress from the journals, each read again only when it changed (a cluster's triage has hundreds)."""
+
+    def __init__(self, partitions: list[TriagePartition], directory: Path) -> None:
+        self.partitions = partitions
+        self.directory = directory
+        self.start = time.monotonic()
+        self.seen: dict[int, tuple[tuple[int, int], int, int, bool]] = {}  # index -> (stat, accounted, crashes, done)
+        self.before = 0
+        self.before = self.tally().accounted  # what a resumed triage had done already
+
+    def tally(self) -> Tally:
+        t = Tally(sum(p.methods for p in self.partitions), partitions=len(self.partitions),
+                  seconds=time.monotonic() - self.start, before=self.before)
+        for p in self.partitions:
+            try:
+                st = journals.journal_path(self.directory, p.index).stat()
+            except OSError:
+                continue
+            key = (st.st_mtime_ns, st.st_size)
+            known = self.seen.get(p.index)
+            if known is None or known[0] != key:
+                j = journals.read(self.directory, p.index)
+                if j is None:
+                    continue
+                done = p.numbers.between(p.numbers.first, j.accounted).count() if j.accounted else 0
+                known = self.seen[p.index] = (key, done, len(j.crashes), j.done)
+            t.accounted += known[1]
+            t.crashes += known[2]
+            t.partitions_done += known[3]
+        return t
 
 
 def replay_partitions(commands: dict[str, ReproCommand], partitions: list[TriagePartition], directory: Path, *,
@@ -132,12 +154,12 @@ def replay_partitions(commands: dict[str, ReproCommand], partitions: list[Triage
         cancel.set()
     tasks = [PartitionTask(commands[p.collection], p, debugger, timeout, str(directory), max_crashes)
              for p in partitions if p.index not in resumed]
-    start = time.monotonic()
+    tallier = Tallier(partitions, directory)
     finished = threading.Event()
 
     def watch() -> None:
         while not finished.wait(POLL):
-            t = tally(partitions, directory, start)
+            t = tallier.tally()
             show.update(t)
             if t.crashes >= max_crashes:  # a cluster's tasks each count their own: stop them all here
                 cancel.set()
@@ -151,7 +173,7 @@ def replay_partitions(commands: dict[str, ReproCommand], partitions: list[Triage
     finally:
         finished.set()
         watcher.join()
-    show.update(tally(partitions, directory, start))
+    show.update(tallier.tally())
     result = TriageRun(partitions, [], report, resumed=resumed)
     result.stopped_early = cancel.is_set() or budget.left <= 0
     for p in partitions:
