@@ -174,7 +174,11 @@ def test_unreachable_scheduler_is_one_line(collections: Path, tmp_path: Path) ->
     assert time.monotonic() - start < 40
     assert r.returncode == 3, r.stdout + r.stderr
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and "no dask scheduler answered within 10 s" in lines[0], r.stderr
+    assert len(lines) == 1 and "--scheduler: no dask scheduler there (Connection refused)" in lines[0], r.stderr
+    for address, said in (("tcp://", "not a scheduler address"), ("inproc://x", "not a scheduler address"),
+                          ("udp://127.0.0.1:1", "udp:// is not supported")):
+        r = triage(*args(collections, "t", "--scheduler", address), cwd=tmp_path)
+        assert r.returncode == 3 and said in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "t" / "triage.json").exists()
 
 

@@ -10,6 +10,7 @@ kills its worker twice is split, and a single method context that does is record
 
 from __future__ import annotations
 
+import socket
 import threading
 import uuid
 from typing import Any
@@ -67,7 +68,26 @@ class DaskEngine:
             from distributed import Client
         except ImportError:
             raise InputError(address, "--scheduler needs dask.distributed: pip install 'spmi-dbg[dask]'") from None
+        from distributed.comm.addressing import parse_address, parse_host_port
+
         self.address = address
+        # Checked before a Client exists: a Client that failed to connect complains at exit, after a 20 s wait.
+        try:
+            scheme, location = parse_address(address)
+            host, port = parse_host_port(location)
+        except ValueError as e:
+            raise InputError(address, f"--scheduler: not a scheduler address ({e}); expected e.g. "
+                                      "tcp://host:8786") from None
+        if scheme not in ("tcp", "tls"):
+            raise InputError(address, f"--scheduler: {scheme}:// is not supported; expected tcp://host:port or "
+                                      "tls://host:port")
+        try:
+            socket.create_connection((host, port), timeout=connect_timeout).close()
+        except TimeoutError:
+            raise InputError(address, f"--scheduler: no dask scheduler answered within {connect_timeout:g} s") \
+                from None
+        except OSError as e:
+            raise InputError(address, f"--scheduler: no dask scheduler there ({e.strerror or e})") from None
         try:
             self.client = Client(address, timeout=f"{connect_timeout}s", set_as_default=False)
         except (OSError, TimeoutError, ValueError) as e:
