@@ -13,7 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from spmi_dbg.triage.task import CrashBudget, PartitionTask, SessionCache, run_partition
+from spmi_dbg.errors import SpmiDbgError
+from spmi_dbg.triage.task import CrashBudget, MissingOnWorker, PartitionTask, SessionCache, run_partition
 
 
 @dataclass
@@ -63,9 +64,15 @@ class LocalEngine:
                                   thread_name_prefix="spmi-triage")
         sessions = SessionCache()  # a worker thread's next partition goes on in its debugger
         try:
-            futures = [pool.submit(run_partition, t, cancel=cancel, budget=budget, sessions=sessions) for t in order]
-            for f in futures:
-                f.result()
+            futures = {pool.submit(run_partition, t, cancel=cancel, budget=budget, sessions=sessions): t
+                       for t in order}
+            for f, task in futures.items():
+                try:
+                    f.result()
+                except MissingOnWorker:
+                    raise
+                except (SpmiDbgError, OSError, ValueError) as e:  # a broken journal, a full disk: this partition's
+                    report.task_failures[task.partition.index] = f"{type(e).__name__}: {e}"
         except BaseException:
             cancel.set()
             raise

@@ -189,31 +189,31 @@ class _Partition:
                            self.files / f"seg-{k}.stderr", self.files / f"seg-{k}.debugger.log")
         self.replay(run, spec)
         j.running = None
-        output = read_output(run.stdout, run.stderr)
-        j.failures += [f.to_json() for f in output.failures]
-        j.failed_compiles += sorted({f.method_context for f in output.failed_compiles} - set(j.failed_compiles))
         j.segments.append(_segment(run, self.task.partition, self.where))
         if j.window_end is not None and window.last == j.window_end:
-            j.window_end = None  # the part after the deaths is through: the rest is one replay again
+            j.window_end = None  # the part the deaths left is through (or resumed after a crash): one window again
         outcome = run.outcome
         if outcome is None:  # the debugger failed twice: the partition cannot go on
             j.tool_failures.append({"compile": spec, "failures": run.failures})
             j.give_up(f"the debugger failed: {run.failures[-1] if run.failures else 'no reason given'}")
             j.done = True
             return
-        if outcome.kind == "cancelled":
+        if outcome.kind == "cancelled":  # nothing of it is accounted: a resumed triage replays it again
             return
         if outcome.kind not in WINNING:  # ran to the end of the window
+            self.accept(run, window.last)
             j.accounted = window.last
             return
         located = Located([run], winner=run)
         identify(self.task.command, located, timeout=self.task.timeout, workdir=self.files)
         j.segments[-1] = _segment(run, self.task.partition, self.where)  # with what identify added to the diagnosis
         if located.method_context is None:
+            self.accept(run, window.last)
             j.notes.append(f"partition {self.task.partition.index}: a crash in -c {spec} whose method context could "
                            "not be identified: " + "; ".join(located.notes))
             j.give_up("a crash in this replay whose method context could not be identified", window.last)
             return
+        self.accept(run, located.method_context)
         if not self.budget.take():
             j.give_up(MAX_CRASHES_REASON)
             j.done = True
@@ -225,6 +225,15 @@ class _Partition:
             self.cancel.set()
             j.give_up(MAX_CRASHES_REASON)
             j.done = True
+
+    def accept(self, run: PartitionRun, upto: int) -> None:
+        """The failure lines of the replay's accounted part (up to `upto`) go into the journal: each replayed
+        method context's lines once, however often its replay was interrupted before."""
+        j = self.journal
+        output = read_output(run.stdout, run.stderr)
+        j.failures += [f.to_json() for f in output.failures if f.method_context <= upto]
+        j.failed_compiles += sorted({f.method_context for f in output.failed_compiles if f.method_context <= upto}
+                                    - set(j.failed_compiles))
 
     def replay(self, run: PartitionRun, spec: str) -> None:
         """One replay in the session; a debugger that fails gets one more try in a fresh session."""
