@@ -50,6 +50,12 @@ class Driver(Protocol):
         transcript to `transcript`. A debugger that dies or stops answering raises ToolFailure."""
         ...
 
+    @property
+    def needed_paths(self) -> tuple[str, ...]:
+        """The files and directories it needs where it runs (the debugger, its working directory, the debug
+        directories): what a cluster's worker checks before a task."""
+        ...
+
     def session(self, transcript: Path) -> ReplaySession:
         """A debugger for several replays of the same program, one after another (triage's resume after a crash:
         no new debugger per crash where the debugger can run its inferior again). The caller closes it."""

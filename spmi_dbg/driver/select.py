@@ -34,6 +34,10 @@ class GdbDriver:
     def name(self) -> str:
         return "gdb-multiarch" if self.qemu is not None else "gdb"
 
+    @property
+    def needed_paths(self) -> tuple[str, ...]:
+        return tuple(p for p in (self.gdb, self.cwd, *self.debug_dirs) if p)
+
     def run_replay(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
                    cancel: threading.Event | None = None, on_stop: StopCallback | None = None,
                    stop_at_break: bool = False, max_passes: int | None = None) -> ReplayOutcome:
@@ -63,6 +67,10 @@ class LldbDriver:
     @property
     def name(self) -> str:
         return "lldb"
+
+    @property
+    def needed_paths(self) -> tuple[str, ...]:
+        return tuple(p for p in (self.cwd, *self.debug_dirs) if p)
 
     def run_replay(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
                    cancel: threading.Event | None = None, on_stop: StopCallback | None = None,

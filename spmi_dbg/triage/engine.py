@@ -2,9 +2,10 @@
 tasks of an existing dask.distributed cluster (`--scheduler`, triage/cluster.py). Both run the same task
 (triage/task.py), which writes its journal under the out directory; the coordinator reads the journals.
 
-Measured (bench/triage_scale.py): an embedded dask LocalCluster costs its start-up (worker processes, about
-2 s) and a round trip per task, for nothing threads do not already give on one machine, so the local engine is
-plain threads."""
+Measured (bench/triage_scale.py): an embedded dask LocalCluster costs its start (two worker processes, 0.36 to
+0.51 s here) and a round trip per task, and its worker processes share the CPUs with the replays, for nothing
+threads do not already give on one machine (each partition's work is a debugger and its replay, in processes of
+their own): the local engine is plain threads."""
 
 from __future__ import annotations
 

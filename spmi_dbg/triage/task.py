@@ -91,7 +91,7 @@ class SessionCache:
 
 def check_inputs(task: PartitionTask, where: str) -> None:
     cmd = task.command
-    for path in (cmd.program, *cmd.jits, task.partition.collection, task.directory):
+    for path in (cmd.program, *cmd.jits, task.partition.collection, task.directory, *task.debugger.needed_paths):
         if not os.path.exists(path):
             raise MissingOnWorker(f"worker {where}: {path}: not found (the workers need the same paths as the "
                                   "coordinator: a shared file system)")
