@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.atomic import atomic_write_text
+from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.mch.mclist import MCList
 from spmi_dbg.triage.plan import TriagePartition
 
@@ -68,6 +69,8 @@ class Journal:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Journal:
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
         if data.get("schema") != JOURNAL_SCHEMA:
             raise ValueError(f"journal schema {data.get('schema')!r}, expected {JOURNAL_SCHEMA}")
         return cls(TriagePartition.from_json(data["partition"]), int(data["accounted"]), bool(data["done"]),
@@ -98,7 +101,7 @@ def load(directory: Path, partition: TriagePartition) -> Journal:
         return Journal(partition)
     try:
         journal = Journal.from_json(json.loads(text))
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, SpmiDbgError) as e:
         raise ValueError(f"{path}: not a partition journal of this spmi-dbg ({e})") from None
     if journal.partition != partition:
         raise ValueError(f"{path}: the journal of another partition ({journal.partition.to_json()})")
@@ -109,7 +112,7 @@ def read(directory: Path, index: int) -> Journal | None:
     """A journal as it stands (None: none yet, or unreadable), for progress and for the final tally."""
     try:
         return Journal.from_json(json.loads(journal_path(directory, index).read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, SpmiDbgError):
         return None
 
 

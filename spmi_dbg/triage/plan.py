@@ -116,40 +116,75 @@ def record_sizes(collection: str) -> list[int]:
 def plan_partitions(commands: list[ReproCommand], workers: int, partition_methods: int | None = None) \
         -> list[TriagePartition]:
     """Contiguous partitions, never across collections. By bytes: a target of total / (workers x
-    PARTITIONS_PER_WORKER) bytes, at most PARTITION_BYTES, and each collection cut into as many near-equal pieces
-    as it needs to stay within it; with `partition_methods`, pieces of that many method contexts."""
-    selected: list[tuple[ReproCommand, list[int] | None, list[int]]] = []  # (command, numbers or all, sizes)
+    PARTITIONS_PER_WORKER) bytes, at most PARTITION_BYTES; each collection cut into as many near-equal pieces as
+    it needs to stay within it, a record larger than the target a piece of its own, and the largest pieces halved
+    until there are workers x PARTITIONS_PER_WORKER (when the records allow). With `partition_methods`, pieces of
+    that many method contexts."""
+    selected: list[tuple[ReproCommand, list[int] | None, list[int]]] = []  # (command, numbers or all, prefix)
     for c in commands:
         try:
             record = record_sizes(c.input)
         except (SpmiDbgError, OSError) as e:
             raise InputError(printable(c.input), f"cannot read the collection's record table: {e}") from None
-        if c.selection is None:
-            selected.append((c, None, record))
-        else:
-            chosen = list(c.selection)
-            selected.append((c, chosen, [record[n - 1] for n in chosen]))
-    total = sum(sum(sizes) for _, _, sizes in selected)
+        chosen = None if c.selection is None else list(c.selection)
+        sizes = record if chosen is None else [record[n - 1] for n in chosen]
+        selected.append((c, chosen, list(itertools.accumulate(sizes))))
+    total = sum(prefix[-1] for _, _, prefix in selected if prefix)
     target = max(1, min(PARTITION_BYTES, math.ceil(total / max(1, workers * PARTITIONS_PER_WORKER))))
-    out: list[TriagePartition] = []
-    for c, numbers, sizes in selected:
-        prefix = list(itertools.accumulate(sizes))
+    pieces: list[tuple[int, int, int]] = []  # (collection, first record index, end index), in plan order
+    for i, (_, _, prefix) in enumerate(selected):
         if not prefix:
             continue
         if partition_methods:
             ends = [*range(partition_methods, len(prefix), partition_methods), len(prefix)]
         else:
-            pieces = max(1, math.ceil(prefix[-1] / target))
-            ends = sorted({min(len(prefix), max(1, bisect.bisect_left(prefix, prefix[-1] * k / pieces) + 1))
-                           for k in range(1, pieces)} | {len(prefix)})
-        begin = 0
-        for end in ends:
-            piece = MCList(((begin + 1, end),)) if numbers is None else MCList.of(numbers[begin:end])
-            out.append(TriagePartition(len(out) + 1, c.input, piece, prefix[end - 1] - (prefix[begin - 1]
-                                                                                          if begin else 0)))
-            begin = end
+            n = max(1, math.ceil(prefix[-1] / target))
+            ends = sorted({min(len(prefix), max(1, bisect.bisect_left(prefix, prefix[-1] * k / n) + 1))
+                           for k in range(1, n)} | {len(prefix)})
+        pieces += [(i, first, end) for first, end in zip([0, *ends[:-1]], ends, strict=True)]
+    if not partition_methods:
+        pieces = _balanced(pieces, [prefix for _, _, prefix in selected], target, workers * PARTITIONS_PER_WORKER)
+    out: list[TriagePartition] = []
+    for i, first, end in pieces:
+        c, numbers, prefix = selected[i]
+        piece = MCList(((first + 1, end),)) if numbers is None else MCList.of(numbers[first:end])
+        out.append(TriagePartition(len(out) + 1, c.input, piece, _bytes(prefix, first, end)))
     if not out:
         raise UsageError("nothing to replay: the selection is empty")
+    return out
+
+
+def _bytes(prefix: list[int], begin: int, end: int) -> int:
+    return prefix[end - 1] - (prefix[begin - 1] if begin else 0)
+
+
+def _balanced(pieces: list[tuple[int, int, int]], prefixes: list[list[int]], target: int, wanted: int) \
+        -> list[tuple[int, int, int]]:
+    """A record larger than the target is a piece of its own (its neighbours go to pieces around it); then, while
+    there are fewer than `wanted`, the largest piece of several records is halved by bytes."""
+    out: list[tuple[int, int, int]] = []
+    for i, b, e in pieces:
+        prefix = prefixes[i]
+        while e - b > 1 and _bytes(prefix, b, e) > target:  # (a piece within the target holds no such record)
+            big = max(range(b, e), key=lambda r: _bytes(prefix, r, r + 1))
+            if _bytes(prefix, big, big + 1) <= target:
+                break
+            if big > b:
+                out.append((i, b, big))
+            out.append((i, big, big + 1))
+            b = big + 1
+        if e > b:
+            out.append((i, b, e))
+    while len(out) < wanted:
+        splittable = [p for p in out if p[2] - p[1] > 1]
+        if not splittable:
+            break
+        i, b, e = max(splittable, key=lambda p: _bytes(prefixes[p[0]], p[1], p[2]))
+        prefix = prefixes[i]
+        half = (prefix[b - 1] if b else 0) + _bytes(prefix, b, e) / 2
+        cut = min(e - 1, max(b + 1, bisect.bisect_left(prefix, half, b, e) + 1))
+        at = out.index((i, b, e))
+        out[at:at + 1] = [(i, b, cut), (i, cut, e)]
     return out
 
 
