@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from .support.cluster import cluster, free_port
-from .support.common import Collections
+from .support.common import Collections, wait_for
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import triage, validate
 
@@ -113,16 +113,6 @@ def _running(out: Path, number: int) -> dict[str, Any] | None:
     return None
 
 
-def _wait_for(what: Any, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = what()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError("timed out")
-
-
 def _spawn(argv: list[str], cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "spmi_dbg", "triage", *argv], cwd=cwd, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, COLUMNS="200"))
@@ -131,7 +121,7 @@ def _spawn(argv: list[str], cwd: Path) -> subprocess.Popen[str]:
 def test_a_worker_killed_mid_replay_loses_nothing(collections: Path, tmp_path: Path) -> None:
     with cluster(tmp_path) as c:
         coordinator = _spawn(args(collections, "t", "--scheduler", c.address), tmp_path)
-        running = _wait_for(lambda: _running(tmp_path / "t", HANG))
+        running = wait_for(lambda: _running(tmp_path / "t", HANG))
         time.sleep(1.0)  # inside the hang's replay
         victim = next(w for w in c.workers if running["by"].startswith(w.address))
         victim.kill()
@@ -148,9 +138,9 @@ def test_coordinator_killed_then_resume(collections: Path, tmp_path: Path) -> No
     with cluster(tmp_path) as c:
         argv = args(collections, "t", "--scheduler", c.address)
         coordinator = _spawn(argv, tmp_path)
-        _wait_for(lambda: _running(tmp_path / "t", HANG))
+        wait_for(lambda: _running(tmp_path / "t", HANG))
         parts = tmp_path / "t" / "partitions"
-        _wait_for(lambda: any(json.loads(p.read_text())["done"] for p in parts.glob("p[0-9]*.json")))
+        wait_for(lambda: any(json.loads(p.read_text())["done"] for p in parts.glob("p[0-9]*.json")))
         coordinator.send_signal(signal.SIGKILL)
         coordinator.wait(timeout=30)
         done = {p.name: p.read_bytes() for p in parts.glob("p[0-9]*.json") if json.loads(p.read_bytes())["done"]}

@@ -151,7 +151,7 @@ def _plan(opts: TriageOptions, directory: Path, workers: int) -> list[TriagePart
                                                        f"{PARTITIONS_DIR}/plan.json)") from None
         except (OSError, ValueError) as e:
             raise InputError(printable(str(plan_file)), f"--resume: cannot read the plan: {e}") from None
-        return check_resumable(saved, opts.commands, printable(str(opts.out)))
+        return check_resumable(saved, opts.commands, printable(str(plan_file)))
     if directory.exists():
         shutil.rmtree(directory)
     directory.mkdir()

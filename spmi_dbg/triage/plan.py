@@ -195,11 +195,34 @@ def plan_json(commands: list[ReproCommand], partitions: list[TriagePartition]) -
             "partitions": [p.to_json() for p in partitions]}
 
 
-def check_resumable(saved: dict[str, Any], commands: list[ReproCommand], where: str) -> list[TriagePartition]:
-    """The saved plan's partitions, when it is the plan of this same triage (same commands, same collections)."""
+def check_resumable(saved: object, commands: list[ReproCommand], where: str) -> list[TriagePartition]:
+    """The saved plan's partitions, when it is the plan of this same triage (same commands, same collections) and
+    whole: partitions numbered 1..N that cover each collection's selection exactly once. `where`: the plan file,
+    as the messages name it."""
     now = plan_json(commands, [])["commands"]
-    if saved.get("schema") != 1 or saved.get("commands") != now:
-        before = [" ".join(c.get("argv") or []) for c in saved.get("commands") or []]
+    if not isinstance(saved, dict) or saved.get("schema") != 1 or not isinstance(saved.get("commands"), list):
+        raise UsageError(f"--resume: {where} is not the plan of a triage of this spmi-dbg: leave out --resume to start "
+                         "afresh")
+    if saved["commands"] != now:
+        before = [" ".join(c.get("argv") or []) if isinstance(c, dict) else "?" for c in saved["commands"]]
         raise UsageError(f"--resume: {where} holds a triage of another command ({'; '.join(before)[:300]}): give the "
                          "same command and collections, or leave out --resume to start afresh")
-    return [TriagePartition.from_json(p) for p in saved.get("partitions") or []]
+    try:
+        partitions = [TriagePartition.from_json(p) for p in saved.get("partitions") or []]
+    except (KeyError, TypeError, ValueError, AttributeError, SpmiDbgError) as e:
+        raise InputError(where, f"--resume: a partition of the plan is broken ({e})") from None
+    if [p.index for p in partitions] != list(range(1, len(partitions) + 1)) or not partitions:
+        raise InputError(where, "--resume: the plan's partitions are not numbered 1..N")
+    for c in commands:
+        wanted = c.selection if c.selection is not None else MCList(((1, c.count),))
+        mine = sorted(r for p in partitions if p.collection == c.input for r in p.numbers.ranges)
+        overlap = any(b[0] <= a[1] for a, b in itertools.pairwise(mine))
+        outside = any(wanted.between(lo, hi).count() != hi - lo + 1 for lo, hi in mine)
+        if overlap or outside or sum(hi - lo + 1 for lo, hi in mine) != wanted.count():
+            raise InputError(where, f"--resume: the plan's partitions do not cover {printable(c.input)}'s method "
+                                    "contexts exactly once")
+    known = {c.input for c in commands}
+    stray = [p.collection for p in partitions if p.collection not in known]
+    if stray:
+        raise InputError(where, f"--resume: the plan names a collection not in the command: {printable(stray[0])}")
+    return partitions

@@ -6,13 +6,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from spmi_dbg.mch.collection import Collection, write_index_file
 from spmi_dbg.sample.build import build, load_corpus
 from spmi_dbg.sample.inject import KINDS
 from spmi_dbg.sample.synth import synthetic_collection
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CORPUS = ROOT / "examples" / "corpus"
@@ -114,3 +118,14 @@ def sample_jits() -> dict[str, Path | None]:
     from spmi_dbg import paths
 
     return {"base": paths.native_file(paths.BASE_JIT), "diff": paths.native_file(paths.DIFF_JIT)}
+
+
+def wait_for(what: Callable[[], T | None], timeout: float = 60.0, every: float = 0.05) -> T:
+    """What `what()` gives once it is truthy, asked every `every` seconds; AssertionError after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = what()
+        if found:
+            return found
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:g} s")
