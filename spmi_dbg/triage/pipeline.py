@@ -88,6 +88,9 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None,
     check_out_dir(opts.out, ours=TRIAGE_FILES, subdirs="bucket-")  # before any replay
     names = member_names([c.input for c in opts.commands])
     commands = {c.input: c for c in opts.commands}
+    if opts.resume and not (opts.out / PARTITIONS_DIR / "plan.json").is_file():
+        raise InputError(printable(str(opts.out)),
+                         f"--resume: no triage to resume here (no {PARTITIONS_DIR}/plan.json)")
     with temp_dir("triage") as tmp, locked(opts.out):
         opts.out.mkdir(parents=True, exist_ok=True)
         directory = (opts.out / PARTITIONS_DIR).absolute()  # as the workers see it (a shared path)
