@@ -5,6 +5,7 @@ at -O2, debugger-notes.md: there the pipeline bisects natively, and those tests 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -55,3 +56,27 @@ def test_lldb_missing_names_the_packages(cols: Collections, tmp_path: Path) -> N
     lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
     assert len(lines) == 1 and "lldb-16 python3-lldb-16 liblldb-16-dev" in lines[0], r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_triage_under_lldb_gives_the_gdb_buckets(cols: Collections, tmp_path: Path) -> None:
+    """lldb's session is a fresh worker per replay (select.FreshSession): the same crashes and buckets as gdb's
+    session that runs its inferior again, each replay's transcript in its own file. The working directory holds a
+    directory named `lldb` (the --out of the lldb run): it must not shadow lldb's Python module in the worker."""
+    mch = cols.get("triage-lldb", 200, arch="arm64", seed=2,
+                   inject=[("seed-arm64", 40), ("stack-overflow", 90), ("seed-arm64", 150)])
+    argv = ["--workers", "2", "--verify-runs", "0", "--failure", "missing", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF,
+            str(mch)]
+    found = {}
+    for debugger in ("lldb", "gdb"):
+        chosen = ["--debugger", "lldb"] if debugger == "lldb" else []
+        r = subprocess.run([sys.executable, "-m", "spmi_dbg", "triage", *chosen, "--out", debugger, *argv],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        data = json.loads((tmp_path / debugger / "triage.json").read_text())
+        assert data["debugger"] == debugger
+        found[debugger] = {b["bucket"]: b["method_contexts"] for b in data["buckets"]}
+        for seg in data["segments"]:  # every replay's debugger transcript is its own file
+            log = tmp_path / debugger / "partitions" / f"p{seg['partition']}"
+            assert any(log.glob("seg-*.debugger.log"))
+    assert found["lldb"] == found["gdb"] and len(found["gdb"]) == 2
+    assert sorted(m for ms in found["gdb"].values() for m in ms) == sorted(f"{mch.name}:{n}" for n in (40, 90, 150))

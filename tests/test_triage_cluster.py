@@ -158,6 +158,25 @@ def test_coordinator_killed_then_resume(collections: Path, tmp_path: Path) -> No
     assert bad.returncode == 3 and "--resume" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
 
 
+def test_max_crashes_stops_the_cluster(collections: Path, tmp_path: Path) -> None:
+    """--max-crashes on a cluster: the running tasks are stopped through the cluster-wide event, and what they did
+    not reach is accounted as such."""
+    with cluster(tmp_path) as c:
+        start = time.monotonic()
+        r = triage(*args(collections, "t", "--scheduler", c.address, "--max-crashes", "2"), cwd=tmp_path)
+        took = time.monotonic() - start
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads((tmp_path / "t" / "triage.json").read_text())
+    validate(data, "triage-3.json")
+    assert data["stopped_at_max_crashes"] and len(data["crashes"]) == 2  # one count across the cluster
+    stopped = sum(r["count"] for c in data["coverage"] for r in c["not_reached_reasons"]
+                  if r["reason"].startswith("--max-crashes reached"))
+    assert stopped > 0
+    for c in data["coverage"]:
+        assert c["replayed_clean"] + c["crashed"] + c["failed_compile"] + c["not_reached"] == 300
+    assert took < 60, took
+
+
 def test_unreachable_scheduler_is_one_line(collections: Path, tmp_path: Path) -> None:
     start = time.monotonic()
     r = triage(*args(collections, "t", "--scheduler", f"tcp://127.0.0.1:{free_port()}"), cwd=tmp_path)

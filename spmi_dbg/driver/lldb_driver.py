@@ -87,7 +87,10 @@ class _Worker:
             log.write(f"# lldb worker: {self.request.get('mode')} {' '.join(self.request.get('argv') or [])}\n")
             log.flush()
             try:
-                proc = subprocess.Popen([sys.executable, "-m", "spmi_dbg.driver.lldb_worker"], stdin=subprocess.PIPE,
+                # -P: the working directory (the user's, holding anything: a directory named lldb or spmi_dbg)
+                # is not put on the worker's sys.path, where it would shadow lldb's module and ours.
+                proc = subprocess.Popen([sys.executable, "-P", "-m", "spmi_dbg.driver.lldb_worker"],
+                                        stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=log, cwd=self.cwd, start_new_session=True,
                                         env=dict(os.environ))
             except OSError as e:

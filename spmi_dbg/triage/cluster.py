@@ -22,6 +22,7 @@ from spmi_dbg.triage.task import CrashBudget, MissingOnWorker, PartitionTask, Se
 CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler before `--scheduler` is an input error
 RESUBMITS = 8  # tasks submitted again after the scheduler gave up on them (KilledWorker)
 STOP_POLL = 1.0  # how often a task looks whether the coordinator asked the triage to stop
+BUDGET_WAIT = 30.0  # the longest a task waits for the crash count another task holds
 
 
 _SESSIONS = SessionCache()  # in a worker process: each worker thread's debugger, kept for its next partition
@@ -34,7 +35,28 @@ def _close_sessions() -> int:
     return n
 
 
-def _remote(task: PartitionTask, stop_event: str) -> dict[str, Any]:
+class ClusterBudget:
+    """--max-crashes across a cluster's tasks: the count left is the one item of a dask Queue; a task that takes it
+    changes it and puts it back (so one task at a time). Should a worker die holding it, the others count their
+    crashes after BUDGET_WAIT rather than wait for ever (a few over the limit)."""
+
+    def __init__(self, name: str) -> None:
+        from distributed import Queue
+
+        self.queue = Queue(name)
+        self.left = 1
+
+    def take(self) -> bool:
+        try:
+            n = int(self.queue.get(timeout=BUDGET_WAIT))
+        except TimeoutError:
+            return True
+        self.left = max(0, n - 1)
+        self.queue.put(self.left)
+        return n > 0
+
+
+def _remote(task: PartitionTask, stop_event: str, budget: str) -> dict[str, Any]:
     """The task as a dask worker runs it: named by the worker's address; stopped when the coordinator sets the
     cluster-wide event `stop_event` (--max-crashes reached, Ctrl-C)."""
     from distributed import Event, get_worker
@@ -57,7 +79,7 @@ def _remote(task: PartitionTask, stop_event: str) -> dict[str, Any]:
     watcher = threading.Thread(target=watch, name="spmi-triage-stop", daemon=True)
     watcher.start()
     try:
-        return run_partition(task, where=where, cancel=cancel, sessions=_SESSIONS)
+        return run_partition(task, where=where, cancel=cancel, sessions=_SESSIONS, budget=ClusterBudget(budget))
     finally:
         done.set()
 
@@ -108,16 +130,19 @@ class DaskEngine:
         return EngineReport("dask", self.workers, self.address, self.dashboard)
 
     def run(self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget) -> EngineReport:
-        from distributed import Event, KilledWorker, as_completed
+        from distributed import Event, KilledWorker, Queue, as_completed
 
         report = self.report()
         stop = Event(self._stop, client=self.client)
         order = sorted(tasks, key=lambda t: (-t.partition.bytes, t.partition.index))
         run_id = uuid.uuid4().hex[:8]
+        budget_name = f"spmi-triage-budget-{run_id}"
+        Queue(budget_name, client=self.client).put(max(0, budget.left))
 
         def submit(task: PartitionTask, attempt: int) -> Any:
-            return self.client.submit(_remote, task, self._stop, key=f"spmi-triage-{run_id}-p{task.partition.index}"
-                                      f"-{attempt}", pure=False, priority=-task.partition.index)
+            return self.client.submit(_remote, task, self._stop, budget_name,
+                                      key=f"spmi-triage-{run_id}-p{task.partition.index}-{attempt}", pure=False,
+                                      priority=-task.partition.index)
 
         futures = {submit(t, 0): (t, 0) for t in order}
         pending = as_completed(list(futures), loop=self.client.loop)

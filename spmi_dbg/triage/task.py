@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from spmi_dbg.driver.base import Driver, ReplaySession
 from spmi_dbg.driver.outcome import ReplayOutcome
@@ -45,8 +45,19 @@ class PartitionTask:
     max_crashes: int  # this task stops after so many crashes (the coordinator stops the rest)
 
 
+class Budget(Protocol):
+    """Crashes the whole triage may still record (--max-crashes)."""
+
+    @property
+    def left(self) -> int: ...
+
+    def take(self) -> bool:
+        """One more crash may be recorded (and is counted)."""
+        ...
+
+
 class CrashBudget:
-    """Crashes the whole triage may still record (threads of one process share one; a dask task has its own)."""
+    """The budget the threads of one process share (cluster.ClusterBudget: the tasks of a cluster)."""
 
     def __init__(self, limit: int) -> None:
         self.left = limit
@@ -98,7 +109,7 @@ def check_inputs(task: PartitionTask, where: str) -> None:
 
 
 def run_partition(task: PartitionTask, *, where: str | None = None, cancel: threading.Event | None = None,
-                  budget: CrashBudget | None = None, sessions: SessionCache | None = None) -> dict[str, Any]:
+                  budget: Budget | None = None, sessions: SessionCache | None = None) -> dict[str, Any]:
     """The partition's journal (JSON) when it is done, or when `cancel` stopped it. `sessions`: debugger sessions
     to reuse and leave open (default: one of its own, closed at the end)."""
     where = where or f"{socket.gethostname()} (pid {os.getpid()})"
@@ -127,7 +138,7 @@ def run_partition(task: PartitionTask, *, where: str | None = None, cancel: thre
 
 class _Partition:
     def __init__(self, task: PartitionTask, journal: Journal, where: str, cancel: threading.Event | None,
-                 budget: CrashBudget, sessions: SessionCache) -> None:
+                 budget: Budget, sessions: SessionCache) -> None:
         self.task = task
         self.journal = journal
         self.where = where
