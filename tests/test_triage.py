@@ -5,6 +5,9 @@ smallest member; the partition resumes after each crash instead of replaying fro
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +89,11 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
     md = (tmp_path / "t" / "triage.md").read_text()
     assert "3 crash bucket(s), 7 crash(es)" in md and "dotnet/runtime#91257" in md
     assert "result: 3 bucket(s), 7 crash(es)" in r.stdout
+    # Progress, piped: plain lines on stderr, the first naming the engine, the last the whole tally.
+    progress = [ln for ln in r.stderr.splitlines() if ln.startswith("triage: ")]
+    assert progress[0] == "triage: 4 partition(s), 600 method contexts, on this machine (2 worker(s))", r.stderr
+    assert progress[-1].startswith("triage: 600/600 method contexts (100.0%), ") and ", 7 crash(es), 4/4 " \
+        "partitions, ETA " in progress[-1], progress
     assert sorted(p.name for p in (tmp_path / "t").iterdir()) == sorted(
         ["triage.json", "triage.md", "partitions"] + [f"bucket-{b['bucket']}" for b in data["buckets"]]
         + [f"bucket-{b['bucket']}" for b in data["failure_buckets"] if b["repro"]])
@@ -147,3 +155,30 @@ def test_failure_buckets_with_stress_settings(cols: Collections, tmp_path: Path)
 
     bad = triage("--failure", "crash,nope", "--", REPLAY, BASE, str(mch), cwd=tmp_path)
     assert bad.returncode == 3 and len(bad.stderr.strip().splitlines()) == 1 and "'nope'" in bad.stderr
+
+
+def test_progress_on_a_terminal(cols: Collections, tmp_path: Path) -> None:
+    """On a terminal: one rich progress bar over all partitions (method contexts, rate, crashes, partitions)."""
+    mch = cols.get("triage-tty", 300, arch="arm64", seed=2, inject=[("seed-arm64", 100), ("seed-arm64", 250)])
+    leader, follower = os.openpty()
+    argv = [sys.executable, "-m", "spmi_dbg", "triage", "--workers", "2", "--verify-runs", "0", "--failure",
+            "missing", "--out", "t", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)]
+    proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=follower, text=True,
+                            env=dict(os.environ, COLUMNS="160", TERM="xterm"))
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 1 << 16)
+        except OSError:  # the terminal's other end is closed: the triage is over
+            break
+        if not chunk:
+            break
+        shown += chunk
+    out, _ = proc.communicate(timeout=300)
+    os.close(leader)
+    assert proc.returncode == 0, out
+    text = shown.decode(errors="replace")
+    assert "triage: 4 partition(s) on this machine (2 worker(s))" in text
+    assert "300/300 method contexts" in text and "2 crash(es)" in text and "partitions" in text, text[-2000:]
+    assert "\x1b[" in text  # drawn (rich's control sequences), not plain lines

@@ -46,7 +46,9 @@ class TerminalTriageProgress(TriageProgress):
         self.task: TaskID | None = None
 
     def started(self, partitions: list[TriagePartition], engine: EngineReport) -> None:
-        self.console.print(f"triage: {len(partitions)} partition(s) on {_where(engine)}")
+        # Not markup, not highlighted: an address or a path is printed as it is.
+        self.console.print(f"triage: {len(partitions)} partition(s) on {_where(engine)}", markup=False,
+                           highlight=False)
         self.task = self.progress.add_task("triage", total=sum(p.methods for p in partitions), rate=0.0, crashes=0,
                                            parts="")
         self.progress.start()
