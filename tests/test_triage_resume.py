@@ -55,7 +55,9 @@ def _one_partition(mch: Path) -> tuple[ReproCommand, TriagePartition]:
 def _run(cmd: ReproCommand, p: TriagePartition, directory: Path) -> dict[str, Any]:
     task = PartitionTask(cmd, p, pick("gdb"), 30.0, str(directory), 1000)
     out = run_partition(task, where="test-worker")
-    assert journals.read(directory, p.index) == Journal.from_json(out)  # saved as returned
+    saved = journals.read(directory, p.index)
+    assert saved is not None and journals.with_records(saved) == Journal.from_json(out)  # saved as returned
+    assert saved.failures == [] and all("outcome" not in s for s in saved.segments)  # those are in the records
     return out
 
 

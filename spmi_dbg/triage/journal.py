@@ -12,6 +12,7 @@ reason."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import fcntl
 import json
 import os
@@ -80,6 +81,42 @@ class Journal:
                    list(data.get("not_reached") or []), [int(n) for n in data.get("killers") or []],
                    list(data.get("tool_failures") or []), list(data.get("notes") or []),
                    int(data.get("attempts") or 0), float(data.get("seconds") or 0.0))
+
+
+def segment_record(directory: Path, index: int, k: int) -> Path:
+    """Replay k of partition `index`: its outcome (with the diagnosis) and its accounted failure lines, written
+    once when the replay is settled (so the journal, rewritten after every replay, stays small)."""
+    return segment_dir(directory, index) / f"seg-{k}.json"
+
+
+def write_record(path: Path, record: dict[str, Any]) -> None:
+    atomic_write_text(path, json.dumps(record) + "\n")
+
+
+def with_records(journal: Journal) -> Journal:
+    """The journal with each replay's record read back in: the segment's `outcome`, and the failure lines in
+    `failures`/`failed_compiles` (a record that cannot be read: that replay's outcome is None, a note says so)."""
+    full = Journal.from_json(copy.deepcopy(journal.to_json()))  # the journal itself is left as it is
+    seen = set(full.failed_compiles)
+    for seg in full.segments:
+        path = seg.get("record")
+        if not path:
+            continue
+        try:
+            record = json.loads(Path(path).read_text(encoding="utf-8"))
+            if not isinstance(record, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as e:
+            seg["outcome"] = None
+            full.notes.append(f"{path}: the replay's record cannot be read ({e})")
+            continue
+        seg["outcome"] = record.get("outcome")
+        full.failures += list(record.get("failures") or [])
+        for n in record.get("failed_compiles") or []:
+            if int(n) not in seen:
+                seen.add(int(n))
+                full.failed_compiles.append(int(n))
+    return full
 
 
 def journal_path(directory: Path, index: int) -> Path:

@@ -177,7 +177,8 @@ def replay_partitions(commands: dict[str, ReproCommand], partitions: list[Triage
     result = TriageRun(partitions, [], report, resumed=resumed)
     result.stopped_early = cancel.is_set() or budget.left <= 0
     for p in partitions:
-        j = journals.read(directory, p.index) or Journal(p)
+        read = journals.read(directory, p.index)
+        j = journals.with_records(read) if read is not None else Journal(p)
         if not j.done:
             why = report.task_failures.get(p.index)
             reason = (f"the partition's task failed: {why}" if why else

@@ -118,7 +118,7 @@ def run_partition(task: PartitionTask, *, where: str | None = None, cancel: thre
     with journals.holding(directory, task.partition.index):
         journal = journals.load(directory, task.partition)
         if journal.done:
-            return journal.to_json()
+            return journals.with_records(journal).to_json()
         journal.attempts += 1
         if journal.running is not None:  # the lock was free: the replay's worker died
             key = f"{journal.running['from']}-{journal.running['to']}"
@@ -133,7 +133,7 @@ def run_partition(task: PartitionTask, *, where: str | None = None, cancel: thre
         finally:
             if own:
                 cache.close_all()
-        return journal.to_json()
+        return journals.with_records(journal).to_json()
 
 
 class _Partition:
@@ -200,35 +200,41 @@ class _Partition:
                            self.files / f"seg-{k}.stderr", self.files / f"seg-{k}.debugger.log")
         self.replay(run, spec)
         j.running = None
-        j.segments.append(_segment(run, self.task.partition, self.where))
         if j.window_end is not None and window.last == j.window_end:
             j.window_end = None  # the part the deaths left is through (or resumed after a crash): one window again
+        upto = self.settle(run, window, spec, k)
+        record = journals.segment_record(self.directory, self.task.partition.index, k)
+        failures, failed = _accepted(run, upto)
+        journals.write_record(record, {"outcome": run.outcome.to_json() if run.outcome is not None else None,
+                                       "failures": failures, "failed_compiles": failed})
+        j.segments.append(_segment(run, self.task.partition, self.where, record))
+
+    def settle(self, run: PartitionRun, window: MCList, spec: str, k: int) -> int | None:
+        """What the replay's end means for the journal; returns the last method context whose failure lines count
+        (None: none of them, the replay is not accounted)."""
+        j = self.journal
         outcome = run.outcome
         if outcome is None:  # the debugger failed twice: the partition cannot go on
             j.tool_failures.append({"compile": spec, "failures": run.failures})
             j.give_up(f"the debugger failed: {run.failures[-1] if run.failures else 'no reason given'}")
             j.done = True
-            return
+            return None
         if outcome.kind == "cancelled":  # nothing of it is accounted: a resumed triage replays it again
-            return
+            return None
         if outcome.kind not in WINNING:  # ran to the end of the window
-            self.accept(run, window.last)
             j.accounted = window.last
-            return
+            return window.last
         located = Located([run], winner=run)
         identify(self.task.command, located, timeout=self.task.timeout, workdir=self.files)
-        j.segments[-1] = _segment(run, self.task.partition, self.where)  # with what identify added to the diagnosis
         if located.method_context is None:
-            self.accept(run, window.last)
             j.notes.append(f"partition {self.task.partition.index}: a crash in -c {spec} whose method context could "
                            "not be identified: " + "; ".join(located.notes))
             j.give_up("a crash in this replay whose method context could not be identified", window.last)
-            return
-        self.accept(run, located.method_context)
+            return window.last
         if not self.budget.take():
             j.give_up(MAX_CRASHES_REASON)
             j.done = True
-            return
+            return located.method_context
         j.crashes.append(_crash(located, k))
         j.accounted = located.method_context
         self.crashes += 1
@@ -236,15 +242,7 @@ class _Partition:
             self.cancel.set()
             j.give_up(MAX_CRASHES_REASON)
             j.done = True
-
-    def accept(self, run: PartitionRun, upto: int) -> None:
-        """The failure lines of the replay's accounted part (up to `upto`) go into the journal: each replayed
-        method context's lines once, however often its replay was interrupted before."""
-        j = self.journal
-        output = read_output(run.stdout, run.stderr)
-        j.failures += [f.to_json() for f in output.failures if f.method_context <= upto]
-        j.failed_compiles += sorted({f.method_context for f in output.failed_compiles if f.method_context <= upto}
-                                    - set(j.failed_compiles))
+        return located.method_context
 
     def replay(self, run: PartitionRun, spec: str) -> None:
         """One replay in the session; a debugger that fails gets one more try in a fresh session."""
@@ -272,10 +270,21 @@ def _middle(numbers: MCList) -> int:
     return numbers.last
 
 
-def _segment(run: PartitionRun, partition: TriagePartition, where: str) -> dict[str, Any]:
+def _accepted(run: PartitionRun, upto: int | None) -> tuple[list[dict[str, Any]], list[int]]:
+    """The failure lines of the replay's accounted part (method contexts up to `upto`): each replayed method
+    context's lines once, however often its replay was interrupted before."""
+    if upto is None:
+        return [], []
+    output = read_output(run.stdout, run.stderr)
+    return ([f.to_json() for f in output.failures if f.method_context <= upto],
+            sorted({f.method_context for f in output.failed_compiles if f.method_context <= upto}))
+
+
+def _segment(run: PartitionRun, partition: TriagePartition, where: str, record: Path) -> dict[str, Any]:
+    """The journal's line for a replay (its outcome and failure lines are in `record`, written once)."""
     return run.to_json() | {"partition": partition.index, "collection": partition.collection, "by": where,
                             "stdout": str(run.stdout), "stderr": str(run.stderr), "transcript": str(run.transcript),
-                            "outcome": run.outcome.to_json() if run.outcome is not None else None}
+                            "record": str(record)}
 
 
 def _crash(located: Located, segment: int) -> dict[str, Any]:
