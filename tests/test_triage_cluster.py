@@ -49,8 +49,9 @@ def collections(tmp_path_factory: pytest.TempPathFactory, cols: Collections) -> 
     return d
 
 
-def args(collections: Path, out: str, *extra: str) -> list[str]:
-    return ["--mch", str(collections), "--partition-methods", "100", "--timeout", TIMEOUT, "--failure", "missing",
+def args(collections: Path, out: str, *extra: str, bundles: str = "missing") -> list[str]:
+    """`bundles`: --failure (default: missing, of which there is none: no bundles)."""
+    return ["--mch", str(collections), "--partition-methods", "100", "--timeout", TIMEOUT, "--failure", bundles,
             "--out", out, *extra, "--", REPLAY, *SEED_OPTIONS, BASE, DIFF]
 
 
@@ -75,10 +76,14 @@ def check_full_coverage(data: dict[str, Any]) -> None:
 
 
 def test_cluster_gives_the_local_buckets(collections: Path, tmp_path: Path) -> None:
-    local = triage(*args(collections, "local", "--workers", "2"), cwd=tmp_path)
+    """The same buckets, coverage and repro bundles (crash and assert buckets, --verify-runs 0); on the cluster the
+    bundles are built by the workers."""
+    local = triage(*args(collections, "local", "--workers", "2", "--verify-runs", "0", bundles="crash,assert"),
+                   cwd=tmp_path)
     assert local.returncode == 0, local.stdout + local.stderr
     with cluster(tmp_path) as c:
-        r = triage(*args(collections, "dask", "--scheduler", c.address), cwd=tmp_path)
+        r = triage(*args(collections, "dask", "--scheduler", c.address, "--verify-runs", "0", bundles="crash,assert"),
+                   cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     here = json.loads((tmp_path / "local" / "triage.json").read_text())
     there = json.loads((tmp_path / "dask" / "triage.json").read_text())
@@ -97,6 +102,14 @@ def test_cluster_gives_the_local_buckets(collections: Path, tmp_path: Path) -> N
     rep = there["reported_by_superpmi"]
     assert [g["method_contexts"] for g in rep["asserts"]] == [["libraries.pmi.mch:40"]]
     assert [g["method_contexts"] for g in there["first_chance"]] == [["coreclr_tests.mch:30"]]
+    # One verified bundle per bucket either way; on the cluster each built by a worker, in the shared --out.
+    for data in (here, there):
+        reps = [b["repro"] for b in data["buckets"]] + [b["repro"] for b in data["failure_buckets"] if b["repro"]]
+        assert len(reps) == 5 and all(rep["outcome"] == "verified" for rep in reps), reps
+        assert all((tmp_path / rep["bundle"] / "repro.sh").is_file() for rep in reps)
+    built = there["engine"]["bundle_workers"]
+    assert len(built) == 5 and {b["worker"] for b in built} <= {f"{w.address} ({w.name})" for w in c.workers}
+    assert here["engine"]["bundle_workers"] == []
     md = (tmp_path / "dask" / "triage.md").read_text()
     assert "| benchmarks.mch | 300 |" in md and "on the dask cluster" in md
 

@@ -10,13 +10,16 @@ kills its worker twice is split, and a single method context that does is record
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import threading
 import uuid
 from typing import Any
 
+from spmi_dbg import exits
 from spmi_dbg.errors import InputError
-from spmi_dbg.triage.engine import EngineReport
+from spmi_dbg.repro.pipeline import ReproResult
+from spmi_dbg.triage.engine import BundleJob, EngineReport
 from spmi_dbg.triage.task import CrashBudget, MissingOnWorker, PartitionTask, SessionCache, run_partition
 
 CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler before `--scheduler` is an input error
@@ -59,10 +62,9 @@ class ClusterBudget:
 def _remote(task: PartitionTask, stop_event: str, budget: str) -> dict[str, Any]:
     """The task as a dask worker runs it: named by the worker's address; stopped when the coordinator sets the
     cluster-wide event `stop_event` (--max-crashes reached, Ctrl-C)."""
-    from distributed import Event, get_worker
+    from distributed import Event
 
-    worker = get_worker()
-    where = f"{worker.address} ({worker.name})" if str(worker.name) != worker.address else worker.address
+    where = _where()
     cancel = threading.Event()
     done = threading.Event()
     stop = Event(stop_event)
@@ -82,6 +84,18 @@ def _remote(task: PartitionTask, stop_event: str, budget: str) -> dict[str, Any]
         return run_partition(task, where=where, cancel=cancel, sessions=_SESSIONS, budget=ClusterBudget(budget))
     finally:
         done.set()
+
+
+def _where() -> str:
+    from distributed import get_worker
+
+    worker = get_worker()
+    return f"{worker.address} ({worker.name})" if str(worker.name) != worker.address else worker.address
+
+
+def _bundle(job: BundleJob) -> tuple[str, ReproResult]:
+    """A bucket's repro bundle, built by a worker (in the shared out directory)."""
+    return _where(), job.run()
 
 
 class DaskEngine:
@@ -182,6 +196,28 @@ class DaskEngine:
             except Exception:  # a worker that went away took its debuggers with it
                 pass
         return report
+
+    def run_bundles(self, jobs: list[BundleJob], report: EngineReport) -> dict[str, ReproResult]:
+        """All at once, one task each: on the workers (each in the shared out directory, by its absolute path). A
+        bundle whose task failed is a tool failure of that bucket, with the reason."""
+        from distributed import as_completed
+
+        jobs = [dataclasses.replace(j, options=dataclasses.replace(j.options, out=j.options.out.absolute()))
+                if j.options.out is not None else j for j in jobs]
+        futures = {self.client.submit(_bundle, j, key=f"spmi-triage-bundle-{uuid.uuid4().hex[:8]}-{j.key}",
+                                      pure=False): j for j in jobs}
+        out: dict[str, ReproResult] = {}
+        for future in as_completed(list(futures), loop=self.client.loop):
+            job = futures[future]
+            try:
+                where, result = future.result()
+                report.bundle_workers[job.key] = where
+            except Exception as e:  # a worker lacking an input, a worker that died twice, a bug
+                result = ReproResult(job.options, [], out=job.options.out, outcome="tool-failure",
+                                     exit_code=exits.TOOL_FAILURE,
+                                     failure=f"the bundle's task failed: {type(e).__name__}: {e}")
+            out[job.key] = result
+        return out
 
     @staticmethod
     def _watch(cancel: threading.Event, finished: threading.Event, stop: Any) -> None:

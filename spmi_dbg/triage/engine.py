@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from spmi_dbg.errors import SpmiDbgError
+from spmi_dbg.failures.output import Failure
+from spmi_dbg.repro.locate import Located
+from spmi_dbg.repro.pipeline import ReproOptions, ReproResult, run_repro
 from spmi_dbg.triage.task import CrashBudget, MissingOnWorker, PartitionTask, SessionCache, run_partition
 
 
@@ -28,6 +31,20 @@ class EngineReport:
     dashboard: str | None = None
     task_failures: dict[int, str] = field(default_factory=dict)  # partition -> why its task failed
     resubmitted: dict[int, int] = field(default_factory=dict)  # partition -> tasks submitted again
+    bundle_workers: dict[str, str] = field(default_factory=dict)  # bucket -> the worker that built its bundle
+
+
+@dataclass(frozen=True)
+class BundleJob:
+    """One bucket's repro bundle: the repro pipeline from isolate on, for its smallest member."""
+
+    key: str
+    options: ReproOptions  # out: the bundle's directory
+    located: Located | None = None  # a crash
+    failure: Failure | None = None  # a compile failure superpmi reported
+
+    def run(self) -> ReproResult:
+        return run_repro(self.options, located=self.located, failure=self.failure)
 
 
 class Engine(Protocol):
@@ -42,6 +59,10 @@ class Engine(Protocol):
 
     def run(self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget) -> EngineReport:
         """Every task run (or stopped by `cancel`); raises MissingOnWorker when a worker lacks an input."""
+        ...
+
+    def run_bundles(self, jobs: list[BundleJob], report: EngineReport) -> dict[str, ReproResult]:
+        """Every bucket's bundle, by bucket key."""
         ...
 
     def close(self) -> None: ...
@@ -81,6 +102,10 @@ class LocalEngine:
             pool.shutdown(wait=True)
             sessions.close_all()
         return report
+
+    def run_bundles(self, jobs: list[BundleJob], report: EngineReport) -> dict[str, ReproResult]:
+        """One after another: each repro already runs its verification replays --workers at a time."""
+        return {job.key: job.run() for job in jobs}
 
     def close(self) -> None:
         pass

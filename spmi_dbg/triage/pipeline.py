@@ -20,11 +20,11 @@ from spmi_dbg.failures.output import ReplayOutput
 from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.command import ReproCommand
-from spmi_dbg.repro.pipeline import ReproOptions, ReproResult, run_repro
+from spmi_dbg.repro.pipeline import ReproOptions, ReproResult
 from spmi_dbg.tempfiles import temp_dir
 from spmi_dbg.triage.buckets import Bucket, bucket_crashes
 from spmi_dbg.triage.coverage import Coverage, coverage
-from spmi_dbg.triage.engine import Engine, LocalEngine
+from spmi_dbg.triage.engine import BundleJob, Engine, LocalEngine
 from spmi_dbg.triage.failure_buckets import FailureBucket, bucket_failures
 from spmi_dbg.triage.plan import TriagePartition, check_resumable, member_names, plan_json, plan_partitions
 from spmi_dbg.triage.run import TriageProgress, TriageRun, replay_partitions
@@ -101,29 +101,16 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None,
             found = replay_partitions(commands, partitions, directory, engine=engine, debugger=r.debugger,
                                       timeout=r.timeout, max_crashes=opts.max_crashes, progress=progress,
                                       names=names)
+            result = TriageResult(opts, found, names, replay_seconds=time.monotonic() - ready,
+                                  engine_seconds=ready - start)
+            result.buckets = bucket_crashes(found.crashes)
+            result.failure_buckets = bucket_failures(found.outputs, names)
+            result.coverage = coverage(found.journals, names)
+            built = engine.run_bundles(_bundle_jobs(opts, result, commands), found.engine)
         finally:
             engine.close()
-        result = TriageResult(opts, found, names, replay_seconds=time.monotonic() - ready,
-                              engine_seconds=ready - start)
-        result.buckets = bucket_crashes(found.crashes)
-        result.failure_buckets = bucket_failures(found.outputs, names)
-        result.coverage = coverage(found.journals, names)
-
-        def bundle_options(key: str, failure: FailureTarget, collection: str) -> ReproOptions:
-            return ReproOptions(command=commands[collection], debugger=r.debugger, out=opts.out / f"bucket-{key}",
-                                workers=r.workers, timeout=r.timeout, verify_runs=r.verify_runs, redact=r.redact,
-                                debug_dirs=r.debug_dirs, failure=failure)
-
-        if "crash" in opts.bundle_kinds:
-            for b in result.buckets:
-                small = b.smallest.crash
-                result.bundles[b.key] = run_repro(bundle_options(b.key, FailureTarget(), small.collection),
-                                                  located=small.located)
-        for fb in result.failure_buckets:
-            if fb.kind in opts.bundle_kinds:
-                target = FailureTarget(fb.kind)
-                result.failure_bundles[fb.key] = run_repro(bundle_options(fb.key, target, fb.smallest.collection),
-                                                           failure=fb.smallest.failure)
+        result.bundles = {b.key: built[b.key] for b in result.buckets if b.key in built}
+        result.failure_bundles = {b.key: built[b.key] for b in result.failure_buckets if b.key in built}
         bundles = [*result.bundles.values(), *result.failure_bundles.values()]
         if bundles:
             ok = all(x.exit_code == exits.VERIFIED for x in bundles)
@@ -140,6 +127,28 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None,
         if r.redact:
             shutil.rmtree(directory, ignore_errors=True)
     return result
+
+
+def _bundle_jobs(opts: TriageOptions, result: TriageResult, commands: dict[str, ReproCommand]) -> list[BundleJob]:
+    """A repro bundle for each bucket of the --failure kinds, from its smallest member, on that member's
+    collection."""
+    r = opts.repro
+
+    def options(key: str, failure: FailureTarget, collection: str) -> ReproOptions:
+        return ReproOptions(command=commands[collection], debugger=r.debugger, out=opts.out / f"bucket-{key}",
+                            workers=r.workers, timeout=r.timeout, verify_runs=r.verify_runs, redact=r.redact,
+                            debug_dirs=r.debug_dirs, failure=failure)
+
+    jobs: list[BundleJob] = []
+    if "crash" in opts.bundle_kinds:
+        for b in result.buckets:
+            small = b.smallest.crash
+            jobs.append(BundleJob(b.key, options(b.key, FailureTarget(), small.collection), located=small.located))
+    for fb in result.failure_buckets:
+        if fb.kind in opts.bundle_kinds:
+            jobs.append(BundleJob(fb.key, options(fb.key, FailureTarget(fb.kind), fb.smallest.collection),
+                                  failure=fb.smallest.failure))
+    return jobs
 
 
 def _plan(opts: TriageOptions, directory: Path, workers: int) -> list[TriagePartition]:
