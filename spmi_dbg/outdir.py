@@ -64,15 +64,15 @@ def locked(out: Path) -> Iterator[None]:
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as e:
-        raise InputError(printable(str(out)), f"cannot lock it ({printable(str(lock))}: {e.strerror})") from None
+        raise InputError(str(out), f"cannot lock it ({printable(str(lock))}: {e.strerror})") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as e:
         os.close(fd)  # the holder's lock file stays: it is the holder's
         if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-            raise InputError(printable(str(out)), "another spmi-dbg run is writing this directory: wait for it "
+            raise InputError(str(out), "another spmi-dbg run is writing this directory: wait for it "
                                                   "or choose another --out") from None
-        raise InputError(printable(str(out)), f"cannot lock it: {e.strerror}") from None
+        raise InputError(str(out), f"cannot lock it: {e.strerror}") from None
     try:
         yield
     finally:

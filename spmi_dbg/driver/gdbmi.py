@@ -62,22 +62,21 @@ def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, t
     replay's exit, or `cancel`. Every MI request
     must be answered within `request_timeout` seconds (the full diagnosis gets DIAGNOSE_TIMEOUT). With `qemu`,
     argv is a guest program: it runs under qemu's gdbstub (spmi_dbg.driver.qemu) and gdb attaches to it."""
+    if qemu is None:  # a session of one run
+        with GdbSession(transcript=transcript, gdb=gdb, cwd=cwd, max_passes=max_passes,
+                        request_timeout=request_timeout, debug_dirs=debug_dirs) as session:
+            return session.run(argv, timeout=timeout, stdout=stdout, stderr=stderr, cancel=cancel, on_stop=on_stop,
+                               stop_at_break=stop_at_break)
     start = time.monotonic()
-    env = dict(os.environ, SHELL="/bin/sh")  # the redirections below are POSIX sh syntax
     notes = transcript.with_name(transcript.name + ".stops")  # the stops passed inside gdb, one JSON line each
     notes.write_bytes(b"")
     guest: subprocess.Popen[bytes] | None = None
     with open(transcript, "a", encoding="utf-8", errors="replace") as log:
-        channel = MiChannel(gdb, log, cwd=cwd, env=env, request_timeout=request_timeout)
+        channel = MiChannel(gdb, log, cwd=cwd, env=dict(os.environ, SHELL="/bin/sh"), request_timeout=request_timeout)
         notes_reader = _Notes(notes)
-        run = _Run(channel, cancel, on_stop, max_passes, notes_reader, remote=qemu is not None,
-                   stop_at_break=stop_at_break)
+        run = _Run(channel, cancel, on_stop, max_passes, notes_reader, remote=True, stop_at_break=stop_at_break)
         try:
             _setup(channel, argv, notes, max_passes, debug_dirs)
-            if qemu is None:
-                redirect = f"> {shell.quote(str(stdout))} 2> {shell.quote(str(stderr))} < /dev/null"
-                _check(channel, "-interpreter-exec console " + mi_quote(f"set args {_args(argv)} {redirect}"))
-                return run.until_outcome(start, timeout, "-exec-run")
             _check(channel, "-interpreter-exec console " + mi_quote(f"set args {_args(argv)}"))  # what argv() reads
             _remote_paths(channel, qemu, argv)
             guest, port = qemu_start(qemu, argv, stdout=stdout, stderr=stderr, cwd=cwd)
@@ -116,6 +115,7 @@ class GdbSession:
         self._notes_path.write_bytes(b"")
         self._notes = _Notes(self._notes_path)
         try:
+            # SHELL=/bin/sh: the replay's redirections (`set args ... > out 2> err`) are POSIX sh syntax
             self.channel = MiChannel(gdb, self._log, cwd=cwd, env=dict(os.environ, SHELL="/bin/sh"),
                                      request_timeout=request_timeout)
         except BaseException:

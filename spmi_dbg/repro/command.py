@@ -187,6 +187,15 @@ def _checked(program: str, jits: Sequence[str], mch: str, options: list[str], se
         if not os.access(p, os.R_OK):
             raise InputError(j, "JIT is not readable")
         abs_jits.append(str(p.resolve()))
+    path, count = checked_collection(mch)
+    if selection is not None and selection.last > count:
+        raise InputError(mch, f"-c asks for method context {selection.last}; the collection has {count}")
+    return ReproCommand(prog, tuple(abs_jits), path, tuple(options), count, selection, tuple(notes))
+
+
+def checked_collection(mch: str) -> tuple[str, int]:
+    """A collection the replay can read: its absolute path and how many method contexts it holds (InputError
+    otherwise)."""
     src = Path(mch)
     if not src.exists():
         raise InputError(mch, "collection not found")
@@ -199,7 +208,4 @@ def _checked(program: str, jits: Sequence[str], mch: str, options: list[str], se
         raise InputError(mch, f"cannot read the collection: {e.strerror}") from None
     if count == 0:
         raise InputError(mch, "the collection holds no method contexts")
-    if selection is not None and selection.last > count:
-        raise InputError(mch, f"-c asks for method context {selection.last}; the collection has {count}")
-    return ReproCommand(prog, tuple(abs_jits), str(src.resolve()), tuple(options), count,
-                        selection, tuple(notes))
+    return str(src.resolve()), count

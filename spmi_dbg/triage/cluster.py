@@ -48,11 +48,15 @@ class ClusterBudget:
 
         self.queue = Queue(name)
         self.left = 1
+        self.lost = False  # the count went with a dead worker: this task no longer waits for it
 
     def take(self) -> bool:
+        if self.lost:
+            return True
         try:
             n = int(self.queue.get(timeout=BUDGET_WAIT))
         except TimeoutError:
+            self.lost = True
             return True
         self.left = max(0, n - 1)
         self.queue.put(self.left)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from spmi_dbg import exits
 from spmi_dbg.atomic import atomic_write_text
-from spmi_dbg.errors import InputError, printable
+from spmi_dbg.errors import InputError
 from spmi_dbg.failures.output import ReplayOutput
 from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.outdir import check_out_dir, locked
@@ -89,7 +89,7 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None,
     names = member_names([c.input for c in opts.commands])
     commands = {c.input: c for c in opts.commands}
     if opts.resume and not (opts.out / PARTITIONS_DIR / "plan.json").is_file():
-        raise InputError(printable(str(opts.out)),
+        raise InputError(str(opts.out),
                          f"--resume: no triage to resume here (no {PARTITIONS_DIR}/plan.json)")
     with temp_dir("triage") as tmp, locked(opts.out):
         opts.out.mkdir(parents=True, exist_ok=True)
@@ -159,11 +159,11 @@ def _plan(opts: TriageOptions, directory: Path, workers: int) -> list[TriagePart
         try:
             saved = json.loads(plan_file.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise InputError(printable(str(opts.out)), "--resume: no triage to resume here (no "
+            raise InputError(str(opts.out), "--resume: no triage to resume here (no "
                                                        f"{PARTITIONS_DIR}/plan.json)") from None
         except (OSError, ValueError) as e:
-            raise InputError(printable(str(plan_file)), f"--resume: cannot read the plan: {e}") from None
-        return check_resumable(saved, opts.commands, printable(str(plan_file)))
+            raise InputError(str(plan_file), f"--resume: cannot read the plan: {e}") from None
+        return check_resumable(saved, opts.commands, str(plan_file))
     if directory.exists():
         shutil.rmtree(directory)
     directory.mkdir()

@@ -16,7 +16,7 @@ from typing import Any
 from spmi_dbg.errors import InputError, SpmiDbgError, UsageError, printable
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mclist import MCList
-from spmi_dbg.repro.command import ReproCommand
+from spmi_dbg.repro.command import ReproCommand, checked_collection
 
 PARTITION_BYTES = 256 << 20  # the largest partition by default: about a minute of a real superpmi replay
 PARTITIONS_PER_WORKER = 2  # at least this many per worker: a worker that finishes early takes another
@@ -60,10 +60,10 @@ def collections_of(items: list[str]) -> list[str]:
         if p.is_dir():
             found = sorted(str(f) for f in p.glob("*.mch") if f.is_file())
             if not found:
-                raise InputError(printable(item), "--mch: the directory holds no .mch files")
+                raise InputError(item, "--mch: the directory holds no .mch files")
             out += found
         elif p.exists() and not p.is_file():
-            raise InputError(printable(item), "--mch: not a regular file or a directory")
+            raise InputError(item, "--mch: not a regular file or a directory")
         else:
             out.append(item)
     seen: set[str] = set()
@@ -79,19 +79,8 @@ def collections_of(items: list[str]) -> list[str]:
 def command_for(cmd: ReproCommand, collection: str) -> ReproCommand:
     """`cmd` on another collection: its count checked, no -c selection (a selection names one collection's
     numbers)."""
-    src = Path(collection)
-    if not src.exists():
-        raise InputError(printable(collection), "collection not found")
-    if not src.is_file():
-        raise InputError(printable(collection), "the collection is not a regular file")
-    try:
-        with Collection.open(src) as col:
-            count = len(col)
-    except OSError as e:
-        raise InputError(printable(collection), f"cannot read the collection: {e.strerror}") from None
-    if count == 0:
-        raise InputError(printable(collection), "the collection holds no method contexts")
-    return dataclasses.replace(cmd, input=str(src.resolve()), count=count, selection=None)
+    path, count = checked_collection(collection)
+    return dataclasses.replace(cmd, input=path, count=count, selection=None)
 
 
 def member_names(collections: list[str]) -> dict[str, str]:
@@ -125,7 +114,7 @@ def plan_partitions(commands: list[ReproCommand], workers: int, partition_method
         try:
             record = record_sizes(c.input)
         except (SpmiDbgError, OSError) as e:
-            raise InputError(printable(c.input), f"cannot read the collection's record table: {e}") from None
+            raise InputError(c.input, f"cannot read the collection's record table: {e}") from None
         chosen = None if c.selection is None else list(c.selection)
         sizes = record if chosen is None else [record[n - 1] for n in chosen]
         selected.append((c, chosen, list(itertools.accumulate(sizes))))
@@ -201,12 +190,13 @@ def check_resumable(saved: object, commands: list[ReproCommand], where: str) -> 
     as the messages name it."""
     now = plan_json(commands, [])["commands"]
     if not isinstance(saved, dict) or saved.get("schema") != 1 or not isinstance(saved.get("commands"), list):
-        raise UsageError(f"--resume: {where} is not the plan of a triage of this spmi-dbg: leave out --resume to start "
-                         "afresh")
+        raise UsageError(f"--resume: {printable(where)} is not the plan of a triage of this spmi-dbg: leave out "
+                         "--resume to start afresh")
     if saved["commands"] != now:
-        before = [" ".join(c.get("argv") or []) if isinstance(c, dict) else "?" for c in saved["commands"]]
-        raise UsageError(f"--resume: {where} holds a triage of another command ({'; '.join(before)[:300]}): give the "
-                         "same command and collections, or leave out --resume to start afresh")
+        before = [printable(" ".join(c.get("argv") or [])) if isinstance(c, dict) else "?" for c in saved["commands"]]
+        raise UsageError(f"--resume: {printable(where)} holds a triage of another command "
+                         f"({'; '.join(before)[:300]}): give the same command and collections, or leave out --resume "
+                         "to start afresh")
     try:
         partitions = [TriagePartition.from_json(p) for p in saved.get("partitions") or []]
     except (KeyError, TypeError, ValueError, AttributeError, SpmiDbgError) as e:

@@ -139,29 +139,31 @@ class Tallier:
             t.partitions_done += known[3]
         return t
 
+    def done(self) -> list[int]:
+        """The partitions whose journals said done at the last tally."""
+        return sorted(i for i, known in self.seen.items() if known[3])
+
 
 def replay_partitions(commands: dict[str, ReproCommand], partitions: list[TriagePartition], directory: Path, *,
                       engine: Engine, debugger: Driver, timeout: float, max_crashes: int,
                       progress: TriageProgress | None = None, names: dict[str, str]) -> TriageRun:
     """Run every unfinished partition's task, then read all the journals back."""
     show = progress or TriageProgress()
-    before = {p.index: journals.read(directory, p.index) for p in partitions}
-    resumed = [i for i, j in before.items() if j is not None and j.done]
-    counted = sum(len(j.crashes) for j in before.values() if j is not None)
-    budget = CrashBudget(max_crashes - counted)
+    tallier = Tallier(partitions, directory)  # what a resumed triage had done already: done partitions, crashes
+    resumed = tallier.done()
+    budget = CrashBudget(max_crashes - tallier.tally().crashes)
     cancel = threading.Event()
     if budget.left <= 0:
         cancel.set()
     tasks = [PartitionTask(commands[p.collection], p, debugger, timeout, str(directory), max_crashes)
              for p in partitions if p.index not in resumed]
-    tallier = Tallier(partitions, directory)
     finished = threading.Event()
 
     def watch() -> None:
         while not finished.wait(POLL):
             t = tallier.tally()
             show.update(t)
-            if t.crashes >= max_crashes:  # a cluster's tasks each count their own: stop them all here
+            if t.crashes >= max_crashes:  # the budget is spent: the tasks still replaying stop at once
                 cancel.set()
 
     watcher = threading.Thread(target=watch, name="spmi-triage-progress", daemon=True)

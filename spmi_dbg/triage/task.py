@@ -42,7 +42,7 @@ class PartitionTask:
     debugger: Driver
     timeout: float
     directory: str  # the out directory's partitions/ (a shared path on a cluster)
-    max_crashes: int  # this task stops after so many crashes (the coordinator stops the rest)
+    max_crashes: int  # the crash budget of a task run without one (the engines share one across their tasks)
 
 
 class Budget(Protocol):
@@ -148,7 +148,6 @@ class _Partition:
         self.files = journals.segment_dir(self.directory, task.partition.index)
         self.files.mkdir(exist_ok=True)
         self.sessions = sessions
-        self.crashes = 0
 
     def run(self) -> None:
         start = time.monotonic()
@@ -237,7 +236,6 @@ class _Partition:
             return located.method_context
         j.crashes.append(_crash(located, k))
         j.accounted = located.method_context
-        self.crashes += 1
         if self.budget.left <= 0:
             self.cancel.set()
             j.give_up(MAX_CRASHES_REASON)
