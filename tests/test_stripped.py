@@ -8,8 +8,10 @@ JIT was compiling and its phase."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -230,3 +232,28 @@ def test_a_stress_only_assert_on_builds_we_did_not_make(builds: dict[str, dict[s
     if kind == "split":  # the symbols come back through the debuglink: the assert's own arguments are read
         assert d["assertion"]["expr"] == rep["target"]["failure"]["message"]
         assert d["method_context"]["number"] == 40
+
+
+@pytest.mark.parametrize("kind", ["split", "stripped"])
+def test_triage_resumes_in_one_session_on_builds_we_did_not_make(builds: dict[str, dict[str, Path]],
+                                                                  cols: Collections, tmp_path: Path,
+                                                                  kind: str) -> None:
+    """One partition, two fatal crashes at the same pc, first-chance faults before the first: the partition goes on
+    after the first crash in the same gdb, and the second replay is judged afresh (a stripped build's fatal fault
+    is its second chance, never a second chance of the replay before): the same stops passed as in a fresh
+    debugger."""
+    b = builds[kind]
+    mch = cols.get("stripped-triage", 60, arch="arm64", seed=2,
+                   inject=[("jit-null", 10), ("seed-arm64", 30), ("seed-arm64", 50)])
+    r = subprocess.run([sys.executable, "-m", "spmi_dbg", "triage", "--workers", "1", "--partition-methods", "60",
+                        "--verify-runs", "0", "--failure", "missing", "--out", "t", "--", str(b["spmi-replay"]),
+                        *SEED_OPTIONS, str(b["libsamplejit_base.so"]), str(b["libsamplejit_diff.so"]), str(mch)],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads((tmp_path / "t" / "triage.json").read_text())
+    assert [c["method_context"] for c in data["crashes"]] == [30, 50]
+    assert [b["count"] for b in data["buckets"]] == [2]  # one bucket: the same crash twice
+    segs = data["segments"]
+    assert [s["compile"] for s in segs] == ["1-60", "31-60", "51-60"]
+    own_first_chance = 1 if kind == "stripped" else 0  # the fatal fault's first chance, passed on
+    assert [s["stops_passed"] for s in segs[:2]] == [2 + own_first_chance, own_first_chance], segs

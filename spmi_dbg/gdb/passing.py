@@ -34,15 +34,21 @@ class _State:
     def __init__(self) -> None:
         self.path: str | None = None
         self.out: IO[str] | None = None
+        self.pid: int | None = None
         self.previous: PassedStop | None = None
         self.passes = 0
 
-    def open(self, path: str) -> IO[str]:
-        if self.out is None or path != self.path:  # a new run (the driver names a new file): a fresh count
+    def open(self, path: str, pid: int) -> IO[str]:
+        """The notes file; the stops passed so far belong to one replay process: a new file (a new gdb run of the
+        driver) or a new process (a session's next replay, the inferior run again) starts afresh, so a fault is
+        never taken for the second chance of another process's."""
+        if self.out is None or path != self.path:
             if self.out is not None:
                 self.out.close()
             self.path, self.out = path, open(path, "a", encoding="utf-8")
-            self.previous, self.passes = None, 0
+            self.pid = None
+        if pid != self.pid:
+            self.pid, self.previous, self.passes = pid, None, 0
         return self.out
 
 
@@ -60,7 +66,7 @@ class ShouldStop(gdb.Function):  # type: ignore[misc]
 
     def invoke(self, notes: Any, max_passes: Any, signo: Any = None, absorb: Any = 0, breaks: Any = 0) -> int:
         t0 = time.perf_counter()
-        out = _state.open(notes.string())
+        out = _state.open(notes.string(), gdb.selected_inferior().pid)
         stop_signal = int(signo) if signo is not None else None
         try:
             process = with_stop_signal(GdbProcess(), stop_signal)
