@@ -3,9 +3,11 @@ timed commands run with."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -51,3 +53,26 @@ def timed(cmd: list[str], **kw: Any) -> tuple[float, subprocess.CompletedProcess
 def load() -> str:
     """The load average, as printed beside a benchmark's figures."""
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+BENCH_DIR = Path(tempfile.gettempdir()) / "spmi-bench"  # where the benches cache their collections
+
+
+def dir_argument(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--dir", type=Path, default=BENCH_DIR, help=f"where the collections are cached ({BENCH_DIR})")
+
+
+def repro_arguments(ap: argparse.ArgumentParser, at: str) -> None:
+    """The arguments of a time-to-repro bench: a collection of --methods with its trigger at --<at>, records
+    --size-factor times the usual size, --workers, --dir."""
+    ap.add_argument("--methods", type=int, default=200_000)
+    ap.add_argument(f"--{at}", type=int, default=150_000)
+    ap.add_argument("--size-factor", type=float, default=10.0)
+    ap.add_argument("--workers", type=int, default=2)
+    dir_argument(ap)
+
+
+def warm(*paths: Path) -> None:
+    """Read the files once, so that every timed run finds them in the page cache."""
+    for p in paths:
+        subprocess.run(["cat", str(p)], stdout=subprocess.DEVNULL, check=True)

@@ -27,12 +27,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from _common import cached_collection, load, native, timed
+from _common import cached_collection, load, native, repro_arguments, timed, warm
 
 from spmi_dbg import paths
 
@@ -47,15 +46,9 @@ def collection(directory: Path, methods: int, at: int, factor: float) -> Path:
                              arch="x64", injections=[("stress-assert", at)], size_factor=factor)
 
 
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--methods", type=int, default=200_000)
-    ap.add_argument("--assert-at", type=int, default=150_000)
-    ap.add_argument("--size-factor", type=float, default=10.0)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "spmi-bench")
+    repro_arguments(ap, "assert-at")
     a = ap.parse_args()
     a.dir.mkdir(parents=True, exist_ok=True)
 
@@ -63,7 +56,7 @@ def main() -> int:
     replay, base = native(paths.REPLAY), native(paths.BASE_JIT)
     argv = [replay, *SETTINGS, base, str(mch)]
     load_before = load()
-    subprocess.run(["cat", str(mch)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+    warm(mch)
 
     # (a) the floor
     t_a, r = timed([replay, *SETTINGS, "-c", f"1-{a.assert_at}", base, str(mch)])

@@ -32,12 +32,11 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from _common import cached_collection, load, native, timed
+from _common import cached_collection, load, native, repro_arguments, timed, warm
 
 from spmi_dbg import paths
 
@@ -47,15 +46,9 @@ def collection(directory: Path, methods: int, crash_at: int, factor: float) -> P
                              seed=1, arch="arm64", injections=[("seed-arm64", crash_at)], size_factor=factor)
 
 
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--methods", type=int, default=200_000)
-    ap.add_argument("--crash-at", type=int, default=150_000)
-    ap.add_argument("--size-factor", type=float, default=10.0)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "spmi-bench")
+    repro_arguments(ap, "crash-at")
     a = ap.parse_args()
     a.dir.mkdir(parents=True, exist_ok=True)
     gdb = shutil.which("gdb")
@@ -67,7 +60,7 @@ def main() -> int:
     opts = ["-a", "-target", "arm64", "-bug", "91257"]
     argv = [replay, *opts, base, diff, str(mch)]
     load_before = load()
-    subprocess.run(["cat", str(mch)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+    warm(mch)
 
     # (a) the floor
     floor_argv = [replay, *opts, "-c", f"1-{a.crash_at}", base, diff, str(mch)]

@@ -34,14 +34,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, cached_collection, load, native, timed
+from _common import ROOT, cached_collection, dir_argument, load, native, timed, warm
 
 from spmi_dbg import paths
 
@@ -167,7 +166,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--methods", type=int, default=600_000)
     ap.add_argument("--crashes", type=int, default=30)
-    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "spmi-bench")
+    dir_argument(ap)
     ap.add_argument("--repeat", type=int, default=2, help="runs of each triage; the better one counts (default 2)")
     a = ap.parse_args()
     a.dir.mkdir(parents=True, exist_ok=True)
@@ -176,7 +175,7 @@ def main() -> int:
           f"{a.crashes} crashes ({hangs} of them hangs, --timeout {HANG_TIMEOUT:g}), `{' '.join(OPTIONS)}`, "
           f"{WORKERS} workers")
     for f in [*crashy.glob("*.mch"), *clean.glob("*.mch")]:
-        subprocess.run(["cat", str(f)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+        warm(f)
     replay, base, diff = native(paths.REPLAY), native(paths.BASE_JIT), native(paths.DIFF_JIT)
     native_s = 0.0
     for f in sorted(clean.glob("*.mch")):  # the better of a.repeat runs, as for the triages

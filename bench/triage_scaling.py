@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from _common import USER_ENV as ENV
-from _common import native
+from _common import dir_argument, native, warm
 
 from spmi_dbg import paths
 from spmi_dbg.sample.build import build
@@ -49,7 +49,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--methods", type=int, default=50000)
     ap.add_argument("--crashes", default="1,10,100")
-    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "spmi-bench")
+    dir_argument(ap)
     a = ap.parse_args()
     a.dir.mkdir(parents=True, exist_ok=True)
     replay, base, diff = native(paths.REPLAY), native(paths.BASE_JIT), native(paths.DIFF_JIT)
@@ -59,7 +59,7 @@ def main() -> int:
     print(f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {a.methods} Arm64 "
           f"method contexts, `{' '.join(OPTIONS)}`, 2 workers, --verify-runs 3")
     for mch in [clean, *cols.values()]:
-        subprocess.run(["cat", str(mch)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+        warm(mch)
     start = time.monotonic()
     r = subprocess.run([replay, *OPTIONS, base, diff, str(clean)], capture_output=True)
     floor = time.monotonic() - start
