@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg import shell
+from spmi_dbg.errors import printable
 from spmi_dbg.report.markdown import jit_text
 
 
@@ -116,12 +117,12 @@ def coverage_markdown(coverage: list[dict[str, Any]]) -> list[str]:
 def triage_text(data: dict[str, Any]) -> str:
     """The summary as `key: value` lines."""
     cols = data["collections"]
-    where = data["command"]["input"] if len(cols) == 1 else f"{len(cols)} collections"
+    where = printable(data["command"]["input"]) if len(cols) == 1 else f"{len(cols)} collections"
     out = [f"result: {len(data['buckets'])} bucket(s), {len(data['crashes'])} crash(es) in {where} "
            f"(exit {data['exit_code']}, {data['seconds']:.1f} s)"]
     for c in data["coverage"]:
-        out.append(f"coverage {c['collection']}: {c['method_contexts']} method contexts: {c['replayed_clean']} clean, "
-                   f"{c['crashed']} crashed, {c['failed_compile']} failed compile, {c['not_reached']} not reached")
+        out.append(f"coverage {printable(c['collection'])}: {c['method_contexts']} method contexts: "
+                   f"{c['replayed_clean']} clean, {c['crashed']} crashed, {c['failed_compile']} failed compile, {c['not_reached']} not reached")
     for b in data["buckets"]:
         rep = b["repro"] or {}
         s = b["smallest"]
@@ -130,18 +131,19 @@ def triage_text(data: dict[str, Any]) -> str:
         members = ", ".join(map(str, b["method_contexts"][:10]))
         out.append(f"bucket {b['bucket']}: {b['title']} x{b['count']} ({members}{more}); smallest "
                    f"{s['method_context']} (IL size {s['il_size']}); repro {rep.get('outcome', '-')}: "
-                   f"{rep.get('bundle', '-')}{known}")
+                   f"{printable(str(rep.get('bundle', '-')))}{known}")
     for b in data["failure_buckets"]:
         rep = b["repro"] or {}
         s = b["smallest"]
         out.append(f"{b['kind']} bucket {b['bucket']}: {b['title']} x{b['count']}; smallest {s['method_context']} "
-                   f"(IL size {s['il_size']}); repro {rep.get('outcome', '-')}: {rep.get('bundle', '-')}")
+                   f"(IL size {s['il_size']}); repro {rep.get('outcome', '-')}: "
+                   f"{printable(str(rep.get('bundle', '-')))}")
     out += [f"passed on: {g['key']} x{g['count']}" for g in data["first_chance"]]
     for kind, groups in data["reported_by_superpmi"].items():
         out += [f"reported by superpmi ({kind}): {g['key']} x{g['count']}" for g in groups]
     if data["stopped_at_max_crashes"]:
         out.append(f"note: stopped after --max-crashes {data['max_crashes']}")
-    out += [f"note: {n}" for n in data["notes"]]
+    out += [f"note: {printable(n, limit=1 << 12)}" for n in data["notes"]]
     return "\n".join(out) + "\n"
 
 

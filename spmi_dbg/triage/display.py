@@ -11,6 +11,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
+from spmi_dbg.errors import printable
 from spmi_dbg.report.triage import triage_text
 from spmi_dbg.triage.engine import EngineReport
 from spmi_dbg.triage.pipeline import TriageResult
@@ -104,4 +105,4 @@ def print_summary(result: TriageResult) -> None:
     import json
 
     data = json.loads((result.options.out / "triage.json").read_text())
-    sys.stdout.write(triage_text(data) + f"triage: {result.options.out / 'triage.md'}\n")
+    sys.stdout.write(triage_text(data) + f"triage: {printable(str(result.options.out / 'triage.md'))}\n")
