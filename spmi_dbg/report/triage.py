@@ -122,7 +122,8 @@ def triage_text(data: dict[str, Any]) -> str:
            f"(exit {data['exit_code']}, {data['seconds']:.1f} s)"]
     for c in data["coverage"]:
         out.append(f"coverage {printable(c['collection'])}: {c['method_contexts']} method contexts: "
-                   f"{c['replayed_clean']} clean, {c['crashed']} crashed, {c['failed_compile']} failed compile, {c['not_reached']} not reached")
+                   f"{c['replayed_clean']} clean, {c['crashed']} crashed, {c['failed_compile']} failed compile, "
+                   f"{c['not_reached']} not reached")
     for b in data["buckets"]:
         rep = b["repro"] or {}
         s = b["smallest"]
