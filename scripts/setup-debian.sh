@@ -17,6 +17,8 @@ for arg in "$@"; do
 done
 
 packages=(python3 python3-venv python3-dev cmake g++ make gdb lldb-16 python3-lldb-16 liblldb-16-dev)
+# --test: the real superpmi's coredistools (superpmi -a) needs LLVM 13's library; xz unpacks its archive.
+[ -n "$extras" ] && packages+=(libllvm13 xz-utils)
 [ -n "$arm64" ] && packages+=(g++-aarch64-linux-gnu qemu-user gdb-multiarch)
 missing=()
 for p in "${packages[@]}"; do
@@ -34,4 +36,13 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".${extras}"
 [ -n "$arm64" ] && ./scripts/build-aarch64.sh
+# --test: the real superpmi of tests/real/ (the conformance suite), from ../shared/real-superpmi/ when it is there;
+# without it, point SPMI_DBG_REAL_SUPERPMI at an unpacked copy (tests/real/README.md).
+if [ -n "$extras" ]; then
+  if [ -f ../shared/real-superpmi/real-superpmi-3.1.23.tar.xz ]; then
+    ./scripts/unpack-real-superpmi.sh
+  elif [ -z "${SPMI_DBG_REAL_SUPERPMI:-}" ]; then
+    echo "setup: ../shared/real-superpmi/ not found and SPMI_DBG_REAL_SUPERPMI not set: tests/real/ will fail" >&2
+  fi
+fi
 exit 0
