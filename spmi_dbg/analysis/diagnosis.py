@@ -24,10 +24,15 @@ from spmi_dbg.analysis.facts import (
 )
 from spmi_dbg.analysis.instruction import Instruction, decode
 from spmi_dbg.analysis.jitstate import jit_state
-from spmi_dbg.analysis.mcnumber import MethodContextNumber, find_method_context
+from spmi_dbg.analysis.mcnumber import (
+    Evidence,
+    compiled_il_sizes,
+    find_method_context,
+    selection_of,
+)
 from spmi_dbg.analysis.nullmap import find_null_map
+from spmi_dbg.analysis.records import CollectionRecords
 from spmi_dbg.analysis.signature import signature
-from spmi_dbg.analysis.values import frame_int, member_int
 from spmi_dbg.analysis.view import Frame, Process, SignalInfo
 from spmi_dbg.replay import parse_command
 
@@ -82,14 +87,7 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     if not full:
         return _quick(process, signal_fact, handling, module, frames, notes, pc)
 
-    mc_fact: MethodContextFact | None = None
-    found, tried = find_method_context(frames)
-    if found is not None:
-        mc_fact = MethodContextFact(found.number, found.source, input=cmd.input if cmd else None)
-        if cmd is not None and cmd.input:
-            _add_collection_facts(mc_fact, cmd.input, notes)
-    else:
-        notes.append("method context not found in the stack: " + "; ".join(tried))
+    mc_fact = _method_context(frames, argv, cmd.input if cmd else None, notes)
 
     nm = find_null_map(process, frames, signal_fact.address if signal_fact else None)
     assertion = asserts.from_frames(process, frames)
@@ -127,20 +125,11 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
 def _quick(process: Process, signal_fact: SignalFact | None, handling: Handling, module: ModuleFact | None,
            frames: Sequence[Frame], notes: list[str], pc: int | None) -> Diagnosis:
     """The per-stop check: what is needed to decide whether to pass the stop on, and where it happened
-    (the first folded frame and, when JitInstance::CompileMethod is on the stack, its mcIndex)."""
-    mc_fact: MethodContextFact | None = None
-    hit = F.find(frames, "JitInstance::CompileMethod")
-    n = frame_int(hit[1], "mcIndex") if hit is not None else None
-    if hit is not None and n:
-        mc_fact = MethodContextFact(n, f"mcIndex argument of JitInstance::CompileMethod (frame {hit[0]})")
-    else:  # optimized out (lldb cannot use entry values): the JIT's own field, then the complete search
-        jit = next(((i, f) for i, f in enumerate(frames[:hit[0] if hit else 16])
-                    if F.class_of(f.function) == "Compiler"), None)
-        n = member_int(jit[1].variable("this"), "compMethodSuperPMIIndex") if jit is not None else None
-        found = MethodContextNumber(n, f"Compiler::compMethodSuperPMIIndex (frame {jit[0]})") \
-            if jit is not None and n and n > 0 else find_method_context(frames)[0]
-        if found is not None:
-            mc_fact = MethodContextFact(found.number, found.source)
+    (the first folded frame and the method context number that passes the checks of its command line)."""
+    # The same candidates and checks as the full diagnosis, without the collection (no file is opened here).
+    found = find_method_context(frames, Evidence(selection_of(process.argv())))[0]
+    mc_fact = MethodContextFact(found.number, found.source, checks=list(found.checks),
+                                rejected=list(found.rejected)) if found is not None else None
     first = F.first_folded(frames)
     d = Diagnosis(schema=SCHEMA_VERSION, debugger=process.debugger, arch=process.arch, signal=signal_fact,
                   handling=handling, faulting_module=module, method_context=mc_fact, null_map=None,
@@ -253,14 +242,29 @@ def _is_jit_frame(frame: Frame) -> bool:
         ("Compiler::", "CodeGen::", "CILJit::", "emitter::"))
 
 
-def _add_collection_facts(fact: MethodContextFact, path: str, notes: list[str]) -> None:
-    from spmi_dbg.errors import SpmiDbgError
-    from spmi_dbg.mch.collection import Collection  # not at import: the quick check at a passed stop needs none
-
+def _method_context(frames: Sequence[Frame], argv: list[str] | None, input_path: str | None,
+                    notes: list[str]) -> MethodContextFact | None:
+    """The number every candidate of the stack is checked for (mcnumber.py): the -c list or -stride of this
+    process, the collection's size, and the record's IL size against the compile request's."""
+    records = CollectionRecords(input_path) if input_path else None
     try:
-        with Collection.open(path) as col:
-            mc = col.method_context(fact.number)
-        fact.name = mc.name
-        fact.il_size = mc.il_size
-    except (SpmiDbgError, OSError, ValueError) as e:
-        notes.append(f"method context details not read from {path}: {e}")
+        evidence = Evidence(selection_of(argv), records.count if records else None,
+                            records.identity if records is not None and records.count is not None else None,
+                            compiled_il_sizes(frames))
+        found, tried = find_method_context(frames, evidence)
+        if found is None:
+            notes.append("method context not found in the stack: " + "; ".join(tried))
+            if records is not None and records.problem:
+                notes.append(records.problem)
+            return None
+        fact = MethodContextFact(found.number, found.source, input=input_path, checks=list(found.checks),
+                                 rejected=list(found.rejected))
+        ident = records.identity(found.number) if records is not None else None
+        if ident is not None:
+            fact.name, fact.il_size = ident.name, ident.il_size
+        elif records is not None and records.problem:
+            notes.append(f"method context details not read: {records.problem}")
+        return fact
+    finally:
+        if records is not None:
+            records.close()

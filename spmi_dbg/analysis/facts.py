@@ -99,10 +99,13 @@ class MethodContextFact:
     name: str | None = None  # from the collection record
     il_size: int | None = None
     input: str | None = None  # the collection superpmi was replaying
+    checks: list[str] = field(default_factory=list)  # what the number was checked against, and passed
+    rejected: list[str] = field(default_factory=list)  # candidates that failed a check, with why (mcnumber.py)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> MethodContextFact:
-        return cls(int(d["number"]), str(d.get("source") or ""), d.get("name"), d.get("il_size"), d.get("input"))
+        return cls(int(d["number"]), str(d.get("source") or ""), d.get("name"), d.get("il_size"), d.get("input"),
+                   [str(c) for c in d.get("checks") or []], [str(r) for r in d.get("rejected") or []])
 
 
 @dataclass

@@ -1,0 +1,56 @@
+"""The collection a stopped superpmi replays, as evidence: how many method contexts it has, and a record's identity
+(IL size, method name) to check a method context number against (mcnumber.py). Opened once per diagnosis; a
+collection that cannot be read is a note, never an error of the diagnosis."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from spmi_dbg.analysis.mcnumber import RecordIdentity
+from spmi_dbg.errors import SpmiDbgError
+
+if TYPE_CHECKING:
+    from spmi_dbg.mch.collection import Collection
+
+
+class CollectionRecords:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.problem: str | None = None
+        self._col: Collection | None = None
+        self._cache: dict[int, RecordIdentity | None] = {}
+        # Not imported at module level: the quick check at a passed stop needs no collection.
+        from spmi_dbg.mch.collection import Collection
+
+        try:
+            self._col = Collection.open(path)
+        except (SpmiDbgError, OSError, ValueError) as e:
+            self.problem = f"the collection {path} was not read: {e}"
+
+    def __enter__(self) -> CollectionRecords:
+        return self
+
+    def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._col is not None:
+            self._col.close()
+            self._col = None
+
+    @property
+    def count(self) -> int | None:
+        return len(self._col) if self._col is not None else None
+
+    def identity(self, n: int) -> RecordIdentity | None:
+        if self._col is None or not 1 <= n <= len(self._col):
+            return None
+        if n not in self._cache:
+            try:
+                mc = self._col.method_context(n)
+                self._cache[n] = RecordIdentity(mc.il_size, mc.name)
+            except (SpmiDbgError, OSError, ValueError) as e:
+                self.problem = f"record {n} of {self.path} was not read: {e}"
+                self._cache[n] = None
+        return self._cache[n]
