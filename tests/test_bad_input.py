@@ -183,12 +183,34 @@ def test_stale_index_is_reported(tmp_path: Path) -> None:
     assert not (tmp_path / "o.mch").exists()
 
 
-def test_map_that_does_not_match_its_packet(tmp_path: Path) -> None:
-    # A CR CompileMethod map whose items are 24 bytes instead of 4 + 16.
+def test_item_size_of_an_unknown_layout_is_not_corruption(tmp_path: Path) -> None:
+    # A CR CompileMethod map whose items are 4 + 20 bytes: no era's Agnostic_CompileMethodResults (16), but
+    # well framed. Framing never depends on struct sizes (docs/mch-format.md 10): verify says OK, dump says
+    # the packet is not decoded, never that it is corrupt.
     bad = E.record([E.packet(118, E.lwm([(E.u32(0), b"\0" * 20)]))])
     path = tmp_path / "m.mc"
     path.write_bytes(bad)
     r = run_cli("mch", "verify", str(path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == f"{path}: OK: 1 method contexts, 50 bytes\n"
+    r = run_cli("mch", "dump", str(path), "1")
+    assert r.returncode == 0, r.stderr
+    assert "packet 118 (PacketCR_CompileMethod): not decoded (unknown layout, 24 bytes)" in r.stdout
+    assert "problem" not in r.stdout
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_items_without_bytes_are_reported(tmp_path: Path, backend: str) -> None:
+    # numItems 3 but no item bytes: no key or value type of any era is 0 bytes.
+    body = b"LWM1" + struct.pack("<II", 3, 0)
+    path = tmp_path / "z.mc"
+    path.write_bytes(E.record([E.packet(45, body)]))
+    with Collection.open(path, backend=backend) as col:
+        problems: list = []
+        col.scan(packets=True, problems=problems)
+    assert [p.message for p in problems] == ["packet 45: items do not fill the map: expected at least 3 bytes, "
+                                             "found 0"]
+    r = run_cli("mch", "verify", str(path))
     assert r.returncode == 1
-    assert r.stdout.splitlines()[0] == (f"{path}: record 1 at offset 6: packet 118: item size does not match "
-                                        "the map: expected 20 bytes, found 24")
+    assert r.stdout.splitlines()[0] == (f"{path}: record 1 at offset 6: packet 45: items do not fill the map: "
+                                        "expected at least 3 bytes, found 0")

@@ -136,11 +136,12 @@ SPMIMCH_API const uint8_t* spmimch_data(const spmimch_file* f);
  *   E_MAP "packet %u: side buffer too long: expected at most %u bytes, found %u"
  *   E_MAP "packet %u: items do not fill the map: expected a multiple of %u bytes, found %u"
  *          (the items region is what lies between bufferLength and the side buffer; the multiple is
- *           numItems. An empty items region is a multiple (item size 0): only the fixed-size check
- *           below can catch it)
- *   E_MAP "packet %u: item size does not match the map: expected %s bytes, found %u"
- *          (%s is one size, or two joined by " or "; only for the ids with a fixed layout, see
- *           spmimch_expected_item_sizes; an untagged legacy map counts as keyed)
+ *           numItems)
+ *   E_MAP "packet %u: items do not fill the map: expected at least %u bytes, found 0"
+ *          (numItems > 0 but no item bytes: every key and value type of every era has a size >= 1)
+ *   No item size is checked against a struct size: agnostic struct sizes differ between JIT-EE versions
+ *   (3.1's CompileMethod item is 200 bytes, today's 220 or 216), so framing never depends on them
+ *   (docs/mch-format.md 10); the decoders in spmi_dbg/mch/layouts.py tell the layouts apart.
  *   E_MAP "packet %u: side buffer chunk at +%u runs past the buffer: expected %llu bytes, found %u"
  *          (a chunk is u32 length + data; +%u is its offset inside the side buffer; expected = 4 + length
  *           or 4 when fewer than 4 bytes remain; found = bytes left in the buffer)
@@ -170,24 +171,6 @@ SPMIMCH_API const spmimch_record* spmimch_records(const spmimch_file* f);
  */
 SPMIMCH_API int spmimch_check_record(spmimch_file* f, uint64_t offset, uint32_t number, unsigned flags,
                                      uint64_t* size, spmimch_error* err);
-
-/*
- * Item sizes (key + value for keyed maps, value for dense maps) that packets with a fixed layout must
- * have. Writes up to 2 sizes into sizes[] and returns how many (0 = no fixed layout known).
- * `dense` is 1 if the map has the DWM1 tag. The table (docs/mch-format.md 5.2-5.4):
- *   keyed 143 CompileMethod     4+216 or 4+212 (METHOD_INFO before regionKind)
- *   keyed 118 CR CompileMethod  4+16
- *   keyed 115 CR AllocMem       4+56 or 4+52
- *   keyed 114 CR AllocGCInfo    4+12
- *   keyed 183 GetExpectedTargetArchitecture 4+4
- *   keyed 154 GetJitFlags       4+8
- *   keyed  71 GetMethodClass    8+8
- *   keyed  45 GetClassName      8+4
- *   keyed   6 PrintMethodName   8+12
- *   dense 122 CR RecordRelocation 24
- * A keyed id used with a DWM1 map (or the reverse) has no fixed size and is not size-checked.
- */
-SPMIMCH_API int spmimch_expected_item_sizes(uint8_t packet_id, int dense, uint32_t sizes[2]);
 
 /* ---------------------------------------------------------------- extraction ----------------- */
 

@@ -99,6 +99,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         count = len(col)
         first = col.method_context(1) if count else None
         arch = first.target_arch_name if first else None
+        layout = _layout(first)
         smallest, largest = col.record_size_range()
         info: dict[str, Any] = {
             "collection": str(col.path),
@@ -108,6 +109,8 @@ def cmd_info(args: argparse.Namespace) -> int:
             "record_size": {"min": smallest, "mean": round(col.size / count, 1), "max": largest},
             "target_arch": arch,
             "target_arch_source": "GetExpectedTargetArchitecture of method context 1" if arch else None,
+            "layout": layout,
+            "layout_source": "CompileMethod of method context 1" if layout else None,
             "packets": [
                 {"id": pid, "name": P.packet_name(pid), "count": stats.packet_count[pid],
                  "bytes": stats.packet_bytes[pid]}
@@ -126,11 +129,29 @@ def cmd_info(args: argparse.Namespace) -> int:
     rs = info["record_size"]
     out.write(f"record size     min {rs['min']}  mean {rs['mean']}  max {rs['max']}\n")
     out.write(f"target arch     {arch or 'not recorded'}\n")
+    out.write(f"layout          {layout or 'no CompileMethod packet'}\n")
     out.write("packets:\n")
     out.write(f"  {'id':>3}  {'name':<44} {'count':>10} {'bytes':>14}\n")
     for row in sorted(info["packets"], key=lambda r: -r["bytes"]):
         out.write(f"  {row['id']:>3}  {row['name']:<44} {row['count']:>10} {row['bytes']:>14}\n")
     return 0
+
+
+def _layout(mc: MethodContextInfo | None) -> str | None:
+    """Which era's CompileMethod layout method context 1 has (e.g. "CompileMethod 200 bytes (3.1-era
+    METHOD_INFO)"), or that it is not one this tool knows."""
+    if mc is None:
+        return None
+    if mc.request is not None:
+        return mc.request.layout.describe()
+    pkt = mc.packet(P.CompileMethod)
+    if pkt is None:
+        return None
+    try:
+        size = parse_map(pkt.id, pkt.data).item_size
+    except MapError as e:
+        return f"CompileMethod: {e}"
+    return f"CompileMethod {size} bytes: not decoded (unknown layout, {size} bytes)"
 
 
 # ---------------------------------------------------------------------------------------- list
@@ -282,11 +303,12 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
 
 def _facts(mc: MethodContextInfo) -> dict[str, Any]:
-    f: dict[str, Any] = {"name": mc.name, "target_arch": mc.target_arch_name}
+    f: dict[str, Any] = {"name": mc.name, "target_arch": mc.target_arch_name, "undecoded": mc.undecoded}
     if mc.request is not None:
         r = mc.request
         f["compile_method"] = {"ftn": f"0x{r.ftn:x}", "il_size": r.il_size, "il": r.il.hex(),
-                               "max_stack": r.max_stack, "eh_count": r.eh_count, "flags": f"0x{r.flags:x}"}
+                               "max_stack": r.max_stack, "eh_count": r.eh_count, "flags": f"0x{r.flags:x}",
+                               "layout": r.layout.describe()}
     if mc.compile_result is not None:
         c = mc.compile_result
         f["compile_result"] = {"native_entry": f"0x{c.native_entry:x}",
@@ -306,7 +328,8 @@ def _print_dump(out: TextIO, number: int, mc: MethodContextInfo, facts: dict[str
     if "compile_method" in facts:
         cm = facts["compile_method"]
         out.write(f"  method       {cm['ftn']}  IL size {cm['il_size']}  maxStack {cm['max_stack']}  "
-                  f"EH {cm['eh_count']}\n  IL           {cm['il'][:96]}{'...' if len(cm['il']) > 96 else ''}\n")
+                  f"EH {cm['eh_count']}\n  IL           {cm['il'][:96]}{'...' if len(cm['il']) > 96 else ''}\n"
+                  f"  layout       {cm['layout']}\n")
     if "compile_result" in facts:
         cr = facts["compile_result"]
         out.write(f"  stored CR    CompileMethod: nativeSizeOfCode {cr['native_size_of_code']}, "
@@ -318,6 +341,8 @@ def _print_dump(out: TextIO, number: int, mc: MethodContextInfo, facts: dict[str
     for r in rows:
         desc = r.get("problem") or f"{r['kind']}, {r['items']} item(s) x {r['item_size']} B, buffer {r['buffer']} B"
         out.write(f"  {r['id']:>3}  {r['name']:<44} {r['offset']:>12} {r['size']:>8}  {desc}\n")
+    for u in mc.undecoded:
+        out.write(f"  {u}\n")
     for p in mc.problems:
         out.write(f"  problem: {p}\n")
 

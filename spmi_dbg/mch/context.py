@@ -12,6 +12,7 @@ from spmi_dbg.mch.layouts import (
     AllocMemDetails,
     CompileMethodRequest,
     CompileMethodResults,
+    UnknownLayout,
     decode_alloc_mem,
     decode_compile_method,
     decode_cr_compile_method,
@@ -75,6 +76,7 @@ class MethodContextInfo:
     compile_result: CompileMethodResults | None = None
     alloc_mem: AllocMemDetails | None = None
     problems: list[str] = field(default_factory=list)  # decode problems: reported, never raised
+    undecoded: list[str] = field(default_factory=list)  # packets of a layout this tool does not know (no problem)
 
     @property
     def il_size(self) -> int | None:
@@ -105,6 +107,9 @@ def decode_method_context(number: int, offset: int, record: bytes) -> MethodCont
             return None
         try:
             return fn(m)
+        except UnknownLayout as e:
+            info.undecoded.append(f"packet {pid} ({P.packet_name(pid)}): {e}")
+            return None
         except (MapError, struct.error) as e:
             info.problems.append(f"packet {pid} ({P.packet_name(pid)}): {e}")
             return None
@@ -130,14 +135,44 @@ def _print_result(m: SerializedMap, key: bytes) -> str | None:
     return decode_string_blob(m.blob(off))
 
 
+def _blob_text(m: SerializedMap, offset: int) -> str:
+    """A name blob as mcs prints it with printf("%s"): a recorded null (0xFFFFFFFF) reads "(null)"."""
+    text = decode_string_blob(m.blob(offset))
+    return "(null)" if text is None else text
+
+
+def _dump_map_name(maps: dict[int, SerializedMap], key: bytes, entry: bytes) -> str:
+    """3.1 `mcs -dumpMap`'s "method name" (verbdumpmap.cpp `DumpMap`): `className:methodName` with
+    methodName = repGetMethodName(ftn, &moduleName) (the GetMethodName item keyed {ftn, 1}) and
+    className = repGetClassName(repGetMethodClass(ftn)), which reads "hackishClassName" when GetClassName
+    has no such class."""
+    (mo, _) = struct.unpack_from("<II", entry)
+    method = _blob_text(maps[P.GetMethodName], mo)
+    cls = "hackishClassName"
+    hcls = maps[P.GetMethodClass].get(key) if P.GetMethodClass in maps else None
+    names = maps.get(P.GetClassName)
+    if hcls is not None and names is not None:
+        cv = names.get(hcls[:8])
+        if cv is not None and len(cv) >= 4:
+            cls = _blob_text(names, struct.unpack_from("<I", cv)[0])
+    return f"{cls}:{method}"
+
+
 def method_full_name(maps: dict[int, SerializedMap], ftn: int) -> str | None:
-    """`Class:Method` from whichever name packets the collection recorded (PrintMethodName (2023+),
-    GetMethodNameFromMetadata, or the older GetMethodName), else None."""
+    """`Class:Method` from whichever name packets the collection recorded: PrintMethodName (2023+); else
+    GetMethodName keyed {ftn, 1} as 3.1's `mcs -dumpMap` reads it (class from GetMethodClass + GetClassName);
+    else GetMethodNameFromMetadata; else any GetMethodName item of the method; else None."""
     key = struct.pack("<Q", ftn)
     method: str | None = None
     cls: str | None = None
     if P.PrintMethodName in maps:
         method = _print_result(maps[P.PrintMethodName], key)
+    if method is None and P.GetMethodName in maps:
+        m = maps[P.GetMethodName]
+        if m.key_size == 12 and m.item_size == 12 + 8:  # DLD -> DD in every era that has it
+            entry = m.get(key + struct.pack("<I", 1))
+            if entry is not None:
+                return _dump_map_name(maps, key, entry)
     if method is None and P.GetMethodNameFromMetadata in maps:
         m = maps[P.GetMethodNameFromMetadata]
         for k, v in zip(m.keys(), m.values(), strict=True):

@@ -7,9 +7,52 @@ from dataclasses import dataclass
 
 from spmi_dbg.mch.maps import NO_BLOB, MapError, SerializedMap
 
-SIG_INFO_SIZE = 84
-METHOD_INFO_SIZE = 208  # 204 in collections predating regionKind
-COMPILE_METHOD_SIZE = METHOD_INFO_SIZE + 8
+SIG_INFO_SIZE = 84  # today's Agnostic_CORINFO_SIG_INFO (3.1's has no methodSignature: 76)
+METHOD_INFO_SIZE = 208  # today's; 204 without regionKind; 3.1's 192 (two 76-byte SIG_INFOs)
+COMPILE_METHOD_SIZE = METHOD_INFO_SIZE + 8  # today's value: METHOD_INFO, flags, os
+
+
+class UnknownLayout(MapError):
+    """A packet whose item size matches no layout this tool knows: not decoded, and not a problem of the
+    collection (framing never depends on struct sizes, docs/mch-format.md 10)."""
+
+    def __init__(self, what: str, size: int) -> None:
+        super().__init__(f"not decoded (unknown layout, {size} bytes)")
+        self.what = what
+        self.size = size
+
+
+@dataclass(frozen=True)
+class CompileMethodLayout:
+    """One era's `Agnostic_CompileMethod` (packet 143), told apart by its item size (key 4 + value)."""
+
+    item_size: int
+    era: str
+    sig_info_size: int  # Agnostic_CORINFO_SIG_INFO
+    region_kind: bool  # METHOD_INFO has u32 regionKind after options
+    has_os: bool  # u32 os after flags
+    source: str
+
+    @property
+    def value_size(self) -> int:
+        return self.item_size - 4
+
+    def describe(self) -> str:
+        return f"CompileMethod {self.item_size} bytes ({self.era})"
+
+
+_TODAY = "dotnet/runtime src/coreclr/tools/superpmi/superpmi-shared/agnostic.h"
+_V31 = "dotnet/coreclr v3.1.23 src/ToolBox/superpmi/superpmi-shared/methodcontext.h"
+
+# docs/mch-format.md 5.4 and 11. The fields before regionKind (ftn, scope, ILCode_offset, ILCodeSize,
+# maxStack, EHcount, options) are at the same offsets in every layout.
+COMPILE_METHOD_LAYOUTS: dict[int, CompileMethodLayout] = {
+    layout.item_size: layout for layout in (
+        CompileMethodLayout(4 + 216, "today's METHOD_INFO", 84, True, True, _TODAY),
+        CompileMethodLayout(4 + 212, "today's METHOD_INFO without regionKind", 84, False, True, _TODAY),
+        CompileMethodLayout(4 + 196, "3.1-era METHOD_INFO", 76, True, False, _V31),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -23,34 +66,43 @@ class CompileMethodRequest:
     max_stack: int
     eh_count: int
     options: int
-    region_kind: int | None  # absent in pre-regionKind collections
+    region_kind: int | None  # absent in the layout without regionKind
     flags: int
-    os: int
+    os: int | None  # absent in 3.1's layout
     il: bytes
+    layout: CompileMethodLayout
+
+
+def compile_method_layout(m: SerializedMap) -> CompileMethodLayout:
+    """The layout of a CompileMethod map, or UnknownLayout."""
+    layout = COMPILE_METHOD_LAYOUTS.get(m.item_size)
+    if layout is None:
+        raise UnknownLayout("CompileMethod", m.item_size)
+    return layout
 
 
 def decode_compile_method(m: SerializedMap) -> CompileMethodRequest:
     values = m.values()
     if not values:
         raise MapError("CompileMethod map is empty: expected one item")
+    layout = compile_method_layout(m)
     v = values[0]
-    if len(v) == COMPILE_METHOD_SIZE:
-        ftn, scope, il_off, il_size, max_stack, eh, options, region = struct.unpack_from("<QQIIIIII", v, 0)
-        rest = 40
-    elif len(v) == COMPILE_METHOD_SIZE - 4:
-        ftn, scope, il_off, il_size, max_stack, eh, options = struct.unpack_from("<QQIIIII", v, 0)
-        region, rest = None, 36
-    else:
-        raise MapError(f"CompileMethod value: expected {COMPILE_METHOD_SIZE} or {COMPILE_METHOD_SIZE - 4} bytes, "
-                       f"found {len(v)}")
-    flags, os_ = struct.unpack_from("<II", v, rest + 2 * SIG_INFO_SIZE)
+    ftn, scope, il_off, il_size, max_stack, eh, options = struct.unpack_from("<QQIIIII", v, 0)
+    region: int | None = None
+    rest = 36
+    if layout.region_kind:
+        (region,) = struct.unpack_from("<I", v, rest)
+        rest += 4
+    rest += 2 * layout.sig_info_size
+    (flags,) = struct.unpack_from("<I", v, rest)
+    os_ = int(struct.unpack_from("<I", v, rest + 4)[0]) if layout.has_os else None
     il = m.blob(il_off) if il_size else b""
     if il is None:
         il = b""
     if len(il) < il_size:
         raise MapError(f"CompileMethod IL: expected {il_size} bytes, found {len(il)}")
     return CompileMethodRequest(ftn, scope, il_off, il_size, max_stack, eh, options, region, flags, os_,
-                                bytes(il[:il_size]))
+                                bytes(il[:il_size]), layout)
 
 
 @dataclass(frozen=True)
@@ -64,14 +116,16 @@ class CompileMethodResults:
 
 def decode_cr_compile_method(m: SerializedMap) -> CompileMethodResults:
     values = m.values()
-    if not values or len(values[0]) != 16:
-        raise MapError("CompileMethodResults: expected one 16-byte item")
+    if not values:
+        raise MapError("CompileMethodResults map is empty: expected one item")
+    if len(values[0]) != 16:  # the same in 3.1 and today
+        raise UnknownLayout("CompileMethodResults", m.item_size)
     return CompileMethodResults(*struct.unpack("<QII", values[0]))
 
 
 @dataclass(frozen=True)
 class AllocMemDetails:
-    """Compile-result AllocMem (packet 115); `layout` is 56 (2021-2025) or 52 (2025/26 main, no flag)."""
+    """Compile-result AllocMem (packet 115); `layout` is 56 (3.1 to 2025) or 52 (2025/26 main, no flag)."""
 
     layout: int
     hot_code_size: int
@@ -101,7 +155,7 @@ def decode_alloc_mem(m: SerializedMap) -> AllocMemDetails:
         hot, cold, ro, xc, hoff, coff, roff, hblk, cblk, rblk = struct.unpack("<7I3Q", v)
         flag = None
     else:
-        raise MapError(f"AllocMemDetails: expected 56 or 52 bytes, found {len(v)}")
+        raise UnknownLayout("AllocMemDetails", m.item_size)
 
     def code(size: int, offset: int) -> bytes:
         if size == 0 or offset == NO_BLOB:

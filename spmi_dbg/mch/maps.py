@@ -82,7 +82,7 @@ def parse_map(packet_id: int, data: bytes) -> SerializedMap:
     """Parse a packet's map bytes. Structure errors raise MapError (pyscan.check_map gives the text)."""
     from spmi_dbg.mch.pyscan import check_map
 
-    problem = check_map(memoryview(data), 0, len(data), packet_id)
+    problem = check_map(memoryview(data), 0, len(data))
     if problem is not None:
         raise MapError(problem)
     tag = data[:4]
