@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg.failures.output import Failure, is_failure_line, parse_failures
+from spmi_dbg.errors import SpmiDbgError
+from spmi_dbg.failures.output import Failure, NameOf, ReplayOutput, is_failure_line, parse_output
 from spmi_dbg.failures.target import FailureTarget, first_match, no_such_failure
+from spmi_dbg.mch.collection import Collection
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.failure_run import reproduces, run_for_failures
 from spmi_dbg.repro.native import NativeRun, run_native
@@ -63,6 +65,7 @@ def locate_failure(cmd: ReproCommand, partitions: list[Partition], target: Failu
     first partition that has one once every partition before it has ended. A superpmi whose output is
     block-buffered shows its failures only at exit: then each partition runs to its end, with the same answer."""
     state = _Race()
+    name_of = record_names(cmd.input)
 
     def one(i: int, p: Partition) -> FailureRun:
         name = f"partition-{p.index}"
@@ -70,7 +73,7 @@ def locate_failure(cmd: ReproCommand, partitions: list[Partition], target: Failu
         argv = cmd.native_argv(p.spec)
         if state.should_stop(i):  # an earlier partition has a match: this one cannot come first
             return FailureRun(p, NativeRun(argv, None, None, False, 0.0, stopped=True), [], out, err, started=False)
-        reader = _OutputReader(out, err)
+        reader = _OutputReader(out, err, name_of)
 
         def stop_now() -> bool:
             if reader.poll(target):
@@ -106,6 +109,25 @@ def locate_failure(cmd: ReproCommand, partitions: list[Partition], target: Failu
 POLL = 0.2  # seconds between looks at the partitions' output
 
 
+def record_names(collection: str | Path) -> NameOf:
+    """A method context's name from the collection (None where it has none or cannot be read): what pairs a
+    3.1 assert with its failed compile when two asserts share an IL size (spmi_dbg.failures.output)."""
+    lock = threading.Lock()
+    cache: dict[int, str | None] = {}
+
+    def name_of(number: int) -> str | None:
+        with lock:
+            if number not in cache:
+                try:
+                    with Collection.open(collection) as col:
+                        cache[number] = col.method_context(number).name
+                except (SpmiDbgError, OSError, ValueError):
+                    cache[number] = None
+            return cache[number]
+
+    return name_of
+
+
 class _Race:
     """Which partitions may stop: the first one with a match (its later output is not needed), and every one
     after it."""
@@ -127,22 +149,30 @@ class _Race:
 
 class _OutputReader:
     """A running replay's failures: each look reads only what its output files gained since the last one and
-    keeps only the lines that can name a failure, so a long replay's output is read once, not once per look."""
+    keeps only the lines that can name a failure, so a long replay's output is read once, not once per look.
+    stdout and stderr stay apart (docs/superpmi-conventions.md 1.1): a 3.1 assert's ERROR lines arrive long before its
+    ISSUE line, so a match counts only once no failure up to it still awaits its ISSUE line."""
 
-    def __init__(self, stdout: Path, stderr: Path) -> None:
+    def __init__(self, stdout: Path, stderr: Path, name_of: NameOf | None = None) -> None:
         self.streams = [_Stream(stdout), _Stream(stderr)]
-        self.failures: list[Failure] = []
+        self.name_of = name_of
+        self.output = ReplayOutput([], [])
+
+    @property
+    def failures(self) -> list[Failure]:
+        return self.output.failures
 
     def poll(self, target: FailureTarget) -> bool:
         if any([s.read() for s in self.streams]):  # every stream read, not only up to the first that grew
-            self.failures = parse_failures(self.streams[0].lines, self.streams[1].lines)
-        return first_match(self.failures, target) is not None
+            self.output = parse_output(self.streams[0].lines, self.streams[1].lines)
+        match = first_match(self.output.failures, target)
+        return match is not None and self.output.settled(match)
 
     def final(self) -> list[Failure]:
         for s in self.streams:
             s.read(final=True)
-        self.failures = parse_failures(self.streams[0].lines, self.streams[1].lines)
-        return self.failures
+        self.output = parse_output(self.streams[0].lines, self.streams[1].lines, name_of=self.name_of)
+        return self.output.failures
 
 
 class _Stream:

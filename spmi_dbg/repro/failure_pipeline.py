@@ -17,7 +17,7 @@ from pathlib import Path
 
 from spmi_dbg import exits
 from spmi_dbg.errors import ToolFailure
-from spmi_dbg.failures.output import Failure
+from spmi_dbg.failures.output import Failure, read_lines
 from spmi_dbg.failures.target import BREAK_SWITCH
 from spmi_dbg.mch.mclist import compress_ranges
 from spmi_dbg.repro.command import Partition, ReproCommand
@@ -28,7 +28,14 @@ from spmi_dbg.repro.isolate import isolate
 from spmi_dbg.repro.jitoptions import JitSetting, minimize_settings, split_options
 from spmi_dbg.repro.locate import ATTEMPTS, Located, PartitionRun
 from spmi_dbg.repro.minimize import ddmin
-from spmi_dbg.repro.pipeline import PhaseFailed, ReproOptions, ReproProgress, ReproResult, phase
+from spmi_dbg.repro.pipeline import (
+    REPLAY_INPUT_FAILURES,
+    PhaseFailed,
+    ReproOptions,
+    ReproProgress,
+    ReproResult,
+    phase,
+)
 
 # Switches that break unconditionally (a debug break kills a replay no debugger is attached to): not in native
 # runs of a failure target.
@@ -58,6 +65,10 @@ def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path, prog
                               + ([f"the first {target.describe()}: {f.describe()}"] if f else [])
                               + located.notes)
     if f is None:
+        rejected = _input_failure(located)
+        if rejected is not None:
+            result.outcome, result.exit_code, result.failure = "input-error", exits.PIPELINE_INPUT, rejected
+            return
         result.outcome, result.exit_code = "no-failure", exits.NO_CRASH
         result.failure = located.no_such_failure()
         return
@@ -81,6 +92,20 @@ def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path, prog
     accepted = result.failure_verification is not None and result.failure_verification.accepted
     result.outcome, result.exit_code = ("verified", exits.VERIFIED) if accepted else \
         ("not-verified", exits.NOT_VERIFIED)
+
+
+def _input_failure(located: FailureLocated) -> str | None:
+    """A partition superpmi refused (exit status 255 GeneralFailure, 254 JitFailedToInit:
+    docs/superpmi-conventions.md 1.2): an input error, with its first ERROR line, never "no such failure"."""
+    for r in located.runs:
+        status = r.run.returncode
+        if r.started and not r.run.stopped and status in REPLAY_INPUT_FAILURES:
+            first = next((line for line in read_lines(r.stderr) if line.startswith("ERROR: ")), None)
+            said = f": {first[7:]}" if first else (": superpmi printed no ERROR line (3.1 prints only its header "
+                                                   "lines for a -c past the collection's end)")
+            return (f"the replay of partition {r.partition.index} (-c {r.partition.spec}) failed with exit status "
+                    f"{status} ({REPLAY_INPUT_FAILURES[status]}){said}")
+    return None
 
 
 def _without_breaks(cmd: ReproCommand, result: ReproResult) -> ReproCommand:
@@ -168,7 +193,7 @@ def _diagnose(opts: ReproOptions, result: ReproResult, cmd: ReproCommand, number
     run = PartitionRun(part, work / "diagnose.stdout", work / "diagnose.stderr", work / "diagnose.debugger.log")
     located = result.located = Located([run], method_context=f.method_context,
                                        method_context_source=f"superpmi's own output "
-                                                             f"({_line_head(f.kind, f.method_context)})")
+                                                             f"({_line_head(f)})")
     with phase(result, "diagnose", progress) as ph:
         while run.attempts < ATTEMPTS and run.outcome is None:
             run.attempts += 1
@@ -192,9 +217,14 @@ def _diagnose(opts: ReproOptions, result: ReproResult, cmd: ReproCommand, number
             ph.detail = located.notes[-1]
 
 
-def _line_head(kind: str, mc: int) -> str:
-    return {"assert": f"ISSUE: <ASSERT> #{mc} ...", "error": f"ERROR: Method {mc} of size ... failed to load and "
-            "compile correctly", "missing": f"MISSING: Method context {mc} failed to replay: ..."}[kind]
+def _line_head(f: Failure) -> str:
+    """The line that gave the method context number (3.1's assert line has none: its failed compile's did)."""
+    mc = f.method_context
+    if f.kind == "assert" and f"#{mc} " not in f.line:
+        return (f"ERROR: ... method {mc} of size {f.il_size} failed to load and compile correctly, paired with the "
+                "ISSUE: <ASSERT> line by its IL size")
+    return {"assert": f"ISSUE: <ASSERT> #{mc} ...", "error": f"ERROR: ... method {mc} of size ... failed to load "
+            "and compile correctly", "missing": f"MISSING: Method context {mc} failed to replay: ..."}[f.kind]
 
 
 def _jit_output(opts: ReproOptions, result: ReproResult, cmd: ReproCommand, work: Path,

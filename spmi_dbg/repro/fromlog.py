@@ -2,11 +2,15 @@
 (docs/superpmi-conventions.md 3.1).
 
 Lines may carry superpmi.py's `[HH:MM:SS] ` prefix (older versions wrote none). `Running (SuperPMI replay|asm
-diffs) of <mch>` starts a run; the next `Invoking: <argv>` whose program is superpmi (superpmi.exe, or the
+diffs) of <mch>` starts a run (3.1's script: `Starting SuperPMI (replay|AsmDiffs).`, the collection then being
+the command's input); the next `Invoking: <argv>` whose program is superpmi (superpmi.exe, or the
 bundled spmi-replay that stands in for it) is its command, split on single spaces as the script joined it.
 The lines up to the next run are its output: they tell whether the run failed and name failing method
 contexts (`ERROR: Method N of size`, `ERROR: main method N of size`, `ISSUE: <ASSERT> #N`, `MISSING: Method
-context N`, the `Method numbers with compilation failures:` block), kept as hints for the report.
+context N`, the `Method numbers with compilation failures:` block), kept as hints for the report. A `-p` run
+whose parent's summary (`Loaded N ...`, printed where the script's verbosity lets it) counts fewer method
+contexts than the collection (and, with -c, its list) has lost a worker that died: 3.1's parent reports no
+dead child (exit status 1, no other line; dotnet/runtime#56506), so that is a fatal failure of the run too.
 
 The run reproduced is the first one whose output shows a fatal failure (superpmi died, a -p child's results
 are missing), else the first with compilation failures, else the last run, with a note. Files the
@@ -23,20 +27,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg.errors import InputError
+from spmi_dbg.errors import InputError, SpmiDbgError
 from spmi_dbg.repro.command import ReproCommand, from_argv
 
 _PREFIX = re.compile(r"^\[\d\d:\d\d:\d\d\] ")
 _RUNNING = re.compile(r"^Running (SuperPMI replay|asm diffs) of (.+?)\s*$")
+_STARTING = re.compile(r"^Starting SuperPMI (replay|AsmDiffs)\.\s*$")  # 3.1's superpmi.py
+_LOADED = re.compile(r"^Loaded (\d+)  Jitted \d+ ")
 _INVOKING = re.compile(r"^Invoking: (.*?)\s*$")
 _PROGRAMS = ("superpmi", "superpmi.exe", "spmi-replay")
-_HINTS = (re.compile(r"^ERROR: Method (\d+) of size"), re.compile(r"^ERROR: main method (\d+) of size"),
+_HINTS = (re.compile(r"^ERROR: Method (\d+) of size"), re.compile(r"^ERROR: (?:JIT2 )?main method (\d+) of size"),
           re.compile(r"^ISSUE: <ASSERT> #(\d+)"), re.compile(r"^MISSING: Method context (\d+)"))
 _FAIL_BLOCK = "Method numbers with compilation failures:"
 _FAILURE = re.compile(r"^(ERROR: |ISSUE: (?!<ASM_DIFF>)|MISSING: |General fatal error|Fatal error|Unknown error code|"
                       r"JIT failed to initialize|Compilation failures)")
 _FATAL = re.compile(r"^(General fatal error|Fatal error|Unknown error code|JIT failed to initialize|"
-                    r"ERROR: Couldn't load .* created by child process|ERROR: Unexpected exception)")
+                    r"ERROR: Couldn't load .* created by child process|ERROR: Unexpected exception|"
+                    r"-p lost a worker: )")
 OUTPUT_FILE_OPTIONS = ("-f", "-details", "-r", "-w", "-basemetricssummary", "-diffmetricssummary", "-diffsinfo")
 
 
@@ -48,6 +55,7 @@ class LogRun:
     argv: list[str]
     hints: list[int] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # the output lines that show the run failed
+    loaded: int | None = None  # the `Loaded N` of the run's summary line (the -p parent's, with -p)
 
     @property
     def severity(self) -> int:
@@ -67,11 +75,17 @@ def parse_log(text: str) -> list[LogRun]:
         if m:
             pending, in_block = (m.group(1), m.group(2)), False
             continue
+        m = _STARTING.match(line)
+        if m:
+            pending, in_block = ("SuperPMI replay" if m.group(1) == "replay" else "asm diffs", ""), False
+            continue
         m = _INVOKING.match(line)
         if m and pending is not None:
             argv = [a for a in m.group(1).split(" ") if a]
             if argv and re.split(r"[\\/]", argv[0])[-1].lower() in _PROGRAMS:
-                runs.append(LogRun(pending[0], pending[1], number, argv))
+                mch = pending[1] or next((a for a in reversed(argv) if a.lower().endswith((".mch", ".mc", ".mct"))),
+                                         "")
+                runs.append(LogRun(pending[0], mch, number, argv))
                 pending, in_block = None, False
             continue
         if not runs or pending is not None:
@@ -91,7 +105,30 @@ def parse_log(text: str) -> list[LogRun]:
                 _hint(run, int(h.group(1)))
         if _FAILURE.match(line):
             run.failures.append(line.strip())
+        m = _LOADED.match(line)
+        if m:
+            run.loaded = int(m.group(1))
     return runs
+
+
+def lost_worker(run: LogRun, count: int | None) -> str | None:
+    """The fatal failure line of a -p run whose parent's summary counts fewer method contexts than the
+    collection has (`count`: its method contexts, or those of its -c list), else None."""
+    parallel = any(a.lower() in ("-p", "-parallel") for a in run.argv[1:])
+    if not parallel or run.loaded is None or count is None or run.loaded >= count:
+        return None
+    return (f"-p lost a worker: the parent's summary counts {run.loaded} of {count:,} method contexts and names no "
+            "crash (a worker that dies is not reported: dotnet/runtime#56506)")
+
+
+def _count(run: LogRun) -> int | None:
+    """How many method contexts the run's command asks for: its collection's, or its -c list's (None: the
+    collection cannot be read)."""
+    try:
+        cmd = from_argv(_drop_output_files(run.argv)[0])
+    except SpmiDbgError:
+        return None
+    return cmd.selection.count() if cmd.selection is not None else cmd.count
 
 
 def _hint(run: LogRun, n: int) -> None:
@@ -126,6 +163,10 @@ def command_from_log(path: str | os.PathLike[str]) -> ReproCommand:
     if not runs:
         raise InputError(str(log), "no superpmi command in the log (expected `Running SuperPMI replay of ...` or "
                                    "`Running asm diffs of ...` followed by `Invoking: .../superpmi ...`)")
+    for r in runs:
+        lost = lost_worker(r, _count(r)) if r.loaded is not None else None
+        if lost is not None:
+            r.failures.append(lost)
     worst = max(r.severity for r in runs)
     failed = [r for r in runs if r.severity == worst and worst > 0]
     run = failed[0] if failed else runs[-1]
@@ -137,6 +178,8 @@ def command_from_log(path: str | os.PathLike[str]) -> ReproCommand:
                     + ")")
     if not failed:
         notes.append("the log shows no failure for any run: the last run's command is replayed")
+    notes += [f"-p hid a crash: {line.removeprefix('-p lost a worker: ')}" for line in run.failures
+              if line.startswith("-p lost a worker: ")]
     if run.hints:
         notes.append("the log names failing method context(s) " + ", ".join(map(str, run.hints[:50]))
                      + (" ..." if len(run.hints) > 50 else ""))

@@ -17,6 +17,12 @@ from typing import Any
 
 from spmi_dbg.repro.expect import Expectation
 
+# superpmi's exit statuses (docs/superpmi-conventions.md 1.2: SpmiResult; -1 and -2 seen as 255 and 254), the
+# same in 3.1 and today. 255 is also a usage error and a -c past the collection's end (3.1 then prints only
+# its two header lines); 3 is missing data and no other failure.
+SPMI_RESULTS = {0: "Success", 1: "Error: failed compiles", 2: "Diffs", 3: "Misses: missing data only",
+                254: "JitFailedToInit", 255: "GeneralFailure"}
+
 
 @dataclass
 class NativeRun:
@@ -41,7 +47,8 @@ class NativeRun:
             return f"still running after {self.seconds:.1f} s (killed)"
         if self.signal is not None:
             return f"killed by {self.signal}"
-        return f"exit status {self.returncode}"
+        name = SPMI_RESULTS.get(self.returncode) if self.returncode is not None else None
+        return f"exit status {self.returncode}" + (f" ({name})" if name else "")
 
     def to_json(self) -> dict[str, Any]:
         return {"returncode": self.returncode, "signal": self.signal, "timed_out": self.timed_out,

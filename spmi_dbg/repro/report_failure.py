@@ -1,7 +1,8 @@
 """report.json for a compile-failure target (`repro --failure`): the "target" section (the failure superpmi
 reported, where it was found, the JIT settings it needs and those it does not, the JIT's own output), and the
 title and description in dotnet/runtime's words for a JIT assert: "Assertion failed '<expr>' in '<method>'
-during '<phase>'"."""
+during '<phase>'". 3.1's assert line names no phase: the phase is then the one the JIT's state shows at the
+debugger's stop in the assert (diagnosis "jit"), said as such, or none."""
 
 from __future__ import annotations
 
@@ -32,6 +33,18 @@ def target_data(result: ReproResult) -> dict[str, Any] | None:
     }
 
 
+def assert_phase(data: dict[str, Any]) -> tuple[str | None, str]:
+    """The assert's phase and where it comes from: "line" (the ISSUE line names it), else the JIT's state at the
+    debugger's stop (3.1: the most recently completed phase), else (None, "")."""
+    f = ((data.get("target") or {}).get("failure")) or {}
+    if f.get("phase"):
+        return str(f["phase"]), "line"
+    jit = ((data.get("diagnosis") or {}).get("jit")) or {}
+    if jit.get("phase_name"):
+        return str(jit["phase_name"]), "the JIT's phase at the debugger's stop in the assert"
+    return None, ""
+
+
 def failure_title(data: dict[str, Any]) -> str | None:
     t = data.get("target")
     f = (t or {}).get("failure")
@@ -39,7 +52,9 @@ def failure_title(data: dict[str, Any]) -> str | None:
         return None
     mc = f["method_context"]
     if f["kind"] == "assert":
-        return f"Assertion failed '{f['message']}' in '{f['method']}' during '{f['phase']}'"
+        phase, source = assert_phase(data)
+        where = "" if phase is None else f" during '{phase}'" if source == "line" else f" (JIT phase '{phase}')"
+        return f"Assertion failed '{f['message']}' in '{f['method']}'{where}"
     if f["kind"] == "error":
         return f"superpmi: the compile of method context {mc} fails ({f['message']})"
     return f"superpmi: missing data for method context {mc}: {f['message']}"
@@ -58,8 +73,11 @@ def failure_description(data: dict[str, Any]) -> str:
     if extra:
         who += f" ({extra})"
     if f["kind"] == "assert":
+        phase, source = assert_phase(data)
+        during = "" if phase is None else f" during {phase}" if source == "line" else \
+            f" ({source}: {phase})"
         text = (f"The JIT asserts `{f['message']}` at `{f['file']}` line {f['source_line']} while compiling "
-                f"`{f['method']}` during {f['phase']}, replaying {who}.")
+                f"`{f['method']}`{during}, replaying {who}.")
     elif f["kind"] == "error":
         text = f"The compile of {who} fails: superpmi caught `{f['message']}`."
     else:
