@@ -244,6 +244,7 @@ def _jit_output(opts: ReproOptions, result: ReproResult, cmd: ReproCommand, work
             ph.detail = f"{dest.stat().st_size} bytes of JIT output (JitStdOutFile, JitDump=*, JitDisasm=*)"
         else:
             result.jit_output_note = ("the JIT wrote nothing to JitStdOutFile with JitDump=* and JitDisasm=* (a "
-                                      f"Release JIT has no JitDump; replay {run.describe()})")
+                                      "Release JIT has no JitDump; 3.1's Checked JIT writes none under superpmi; "
+                                      f"replay {run.describe()})")
             ph.detail = result.jit_output_note
 

@@ -34,14 +34,15 @@ def target_data(result: ReproResult) -> dict[str, Any] | None:
 
 
 def assert_phase(data: dict[str, Any]) -> tuple[str | None, str]:
-    """The assert's phase and where it comes from: "line" (the ISSUE line names it), else the JIT's state at the
-    debugger's stop (3.1: the most recently completed phase), else (None, "")."""
+    """The assert's phase and how to say it: ("P", "during") when the ISSUE line names it; else the JIT's state
+    at the debugger's stop in the assert (3.1: Compiler::previousCompletedPhase, the phase completed last:
+    "after"); else (None, "")."""
     f = ((data.get("target") or {}).get("failure")) or {}
     if f.get("phase"):
-        return str(f["phase"]), "line"
+        return str(f["phase"]), "during"
     jit = ((data.get("diagnosis") or {}).get("jit")) or {}
     if jit.get("phase_name"):
-        return str(jit["phase_name"]), "the JIT's phase at the debugger's stop in the assert"
+        return str(jit["phase_name"]), str(jit.get("phase_when") or "during")
     return None, ""
 
 
@@ -52,8 +53,8 @@ def failure_title(data: dict[str, Any]) -> str | None:
         return None
     mc = f["method_context"]
     if f["kind"] == "assert":
-        phase, source = assert_phase(data)
-        where = "" if phase is None else f" during '{phase}'" if source == "line" else f" (JIT phase '{phase}')"
+        phase, when = assert_phase(data)
+        where = "" if phase is None else f" {when} '{phase}'"
         return f"Assertion failed '{f['message']}' in '{f['method']}'{where}"
     if f["kind"] == "error":
         return f"superpmi: the compile of method context {mc} fails ({f['message']})"
@@ -73,9 +74,10 @@ def failure_description(data: dict[str, Any]) -> str:
     if extra:
         who += f" ({extra})"
     if f["kind"] == "assert":
-        phase, source = assert_phase(data)
-        during = "" if phase is None else f" during {phase}" if source == "line" else \
-            f" ({source}: {phase})"
+        phase, when = assert_phase(data)
+        source = (((data.get("diagnosis") or {}).get("jit")) or {}).get("phase_source")
+        during = "" if phase is None else f" {when} {phase}" if not (f.get("phase") is None and source) else \
+            f" {when} {phase} ({source} at the debugger's stop in the assert)"
         text = (f"The JIT asserts `{f['message']}` at `{f['file']}` line {f['source_line']} while compiling "
                 f"`{f['method']}`{during}, replaying {who}.")
     elif f["kind"] == "error":
