@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from spmi_dbg.analysis import diagnose
-from spmi_dbg.analysis.facts import Diagnosis, JitFact
+from spmi_dbg.analysis.facts import Diagnosis, JitFact, MethodContextFact
 from spmi_dbg.analysis.jitstate import jit_state
 from spmi_dbg.commands.why import jit_line, render_text
 from spmi_dbg.driver.loader import gdbinit_line
@@ -103,10 +103,116 @@ def test_a_release_jit_says_what_it_could_not_read() -> None:
     frames = [RFrame("Compiler::impImport()", variables={"this": bare})]
     jit, _ = jit_state(_process(frames, memory), frames)
     assert jit is not None and jit.method is None and jit.phase is None and jit.il_size is None
-    assert len(jit.tried) == 5 and all("not readable" in t for t in jit.tried)
+    assert jit.opt_level is None and jit.method_context is None
+    assert jit.tried == [
+        "IL size: Compiler::info.compILCodeSize not readable",
+        "method: not known yet: Compiler::info.compFullName not readable; Compiler::info.compMethodName not readable",
+        "phase: the JIT has neither Compiler::mostRecentlyActivePhase nor previousCompletedPhase in its debug "
+        "information",
+        "method context: the JIT has no info.compMethodSuperPMIIndex or compMethodSuperPMIIndex in its debug "
+        "information",
+        "optimization level: not known yet (opts are set after info.compILCodeSize, by compInitOptions)"]
+    assert jit_line(jit) == "method not known yet, phase not known yet"
     frames = [RFrame("??", module="/j/libclrjit.so")]
     none, notes = jit_state(_process(frames, memory), frames)
-    assert none is None and notes[0].startswith("JIT state: no Compiler in the stack")
+    assert none is None and notes[0].startswith("JIT state: not known: no Compiler in the stack")
+    assert notes[0].endswith("the JIT's frames (0 in libclrjit.so) have no debug information: its method, phase and IL "
+                             "size cannot be read")
+
+
+# 3.1's JIT (../shared/real-superpmi/README.md "What a debugger sees"): previousCompletedPhase, no
+# compMethodSuperPMIIndex; early in compCompile info is the Checked JIT's 0xdd fill and the placeholder name.
+PHASES_31 = {0: "PHASE_PRE_IMPORT", 1: "PHASE_IMPORTATION", 2: "PHASE_POST_IMPORT"}
+FILL = 0xDDDDDDDD
+
+
+def _compiler_31(memory: dict[int, bytes], *, il_size: int, phase: int, name: str | None, method_name: str,
+                 opts: int = 0) -> RValue:
+    info = {"compILCodeSize": RValue("unsigned int", il_size),
+            "compMethodName": _cstr(memory, 0x9100, method_name),
+            # an unfilled pointer reads 0xdddd...: not readable memory
+            "compFullName": _cstr(memory, 0x9000, name) if name is not None else
+            RValue("const char *", FILL << 32 | FILL)}
+    return RValue("Compiler *", 0x5000, {
+        "info": RValue("Compiler::Info", None, info),
+        "previousCompletedPhase": RValue("Phases", phase, enumerators=PHASES_31),
+        "opts": RValue("Compiler::Options", None, {"compMinOpts": RValue("bool", opts),
+                                                   "compDbgCode": RValue("bool", opts)})})
+
+
+def _frames_31(memory: dict[int, bytes], comp: RValue) -> list[RFrame]:
+    table = RValue("const char *[3]", None, elements=[_cstr(memory, 0xA000 + 0x100 * i, n) for i, n in
+                                                      enumerate(("Pre-import", "Importation", "Post-import"))])
+    return [RFrame("Compiler::fgMorph()", module="/j/libclrjit.so", variables={"this": comp},
+                   globals={"PhaseNames": table})]
+
+
+def _record(number: int = 2000, il_size: int | None = 30, name: str | None = "StringBuilder:Append") \
+        -> MethodContextFact:
+    return MethodContextFact(number, "mcIndex argument of JitInstance::CompileMethod (frame 12)", name, il_size)
+
+
+def test_info_not_filled_in_yet_is_not_known() -> None:
+    """The null-map crash of the Checked JIT on api-reljit.mch: compMethodName is the placeholder, the IL size and
+    previousCompletedPhase are the 0xdd fill, opts too: none is shown, each is said."""
+    memory: dict[int, bytes] = {}
+    comp = _compiler_31(memory, il_size=FILL, phase=FILL, name=None, method_name="hackishMethodName", opts=0xDD)
+    frames = _frames_31(memory, comp)
+    jit, _ = jit_state(_process(frames, memory), frames, _record())
+    assert jit is not None
+    assert (jit.method, jit.il_size, jit.phase, jit.phase_value, jit.opt_level) == (None, None, None, None, None)
+    assert jit_line(jit) == "method not known yet, phase not known yet"
+    tried = "\n".join(jit.tried)
+    assert "compMethodName is 'hackishMethodName', the JIT's placeholder" in tried
+    assert "Compiler::info.compILCodeSize is 3722304989, method context 2000's record says 30" in tried
+    assert "previousCompletedPhase is 3722304989, which names no phase" in tried
+    # without the record: plausibility (the JIT keeps IL offsets in 30 bits)
+    jit, _ = jit_state(_process(frames, memory), frames)
+    assert jit is not None and jit.il_size is None
+    assert any("not an IL size the JIT can compile" in t and "the method context number is not known" in t
+               for t in jit.tried)
+
+
+def test_after_the_last_completed_phase() -> None:
+    """3.1: the phase is the last one that ended, `after Post-import`, read once info is the record's."""
+    memory: dict[int, bytes] = {}
+    full = "StringBuilder:Append(ref):ref:this"
+    comp = _compiler_31(memory, il_size=30, phase=2, name=full, method_name="Append")
+    frames = _frames_31(memory, comp)
+    jit, _ = jit_state(_process(frames, memory), frames, _record())
+    assert jit is not None
+    assert (jit.method, jit.method_source, jit.il_size) == (full, "Compiler::info.compFullName", 30)
+    assert (jit.phase, jit.phase_name, jit.phase_when, jit.phase_source) == \
+        ("PHASE_POST_IMPORT", "Post-import", "after", "Compiler::previousCompletedPhase")
+    assert jit.info_check == "info.compILCodeSize is method context 2000's IL size"
+    assert jit_line(jit) == f"compiling {full} (IL size 30) after Post-import [PHASE_POST_IMPORT], " \
+                            "optimized (opts.compMinOpts is false)"
+    assert jit.tried == ["method context: the JIT has no info.compMethodSuperPMIIndex or compMethodSuperPMIIndex in "
+                         "its debug information"]
+    assert JitFact.from_json(json.loads(json.dumps(jit.__dict__))) == jit
+    # a previousCompletedPhase while info is not the record's is left over from before: not shown
+    jit, _ = jit_state(_process(frames, memory), frames, _record(il_size=31))
+    assert jit is not None and jit.phase is None and jit.il_size is None and jit.opt_level is None
+    assert any("written at a phase's end only" in t for t in jit.tried)
+    # another method's name (a Compiler left from an earlier compile): not shown
+    jit, _ = jit_state(_process(frames, memory), frames, _record(name="Dictionary`2:TryInsert"))
+    assert jit is not None and jit.method is None
+    assert any("not method context 2000's 'Dictionary`2:TryInsert'" in t for t in jit.tried)
+
+
+def test_todays_index_is_a_member_of_info() -> None:
+    """Today's JIT keeps compMethodSuperPMIIndex in info (compiler.h); -1 when not under SuperPMI."""
+    memory: dict[int, bytes] = {}
+    comp = _compiler(memory)
+    del comp.members["compMethodSuperPMIIndex"]
+    comp.members["info"].members["compMethodSuperPMIIndex"] = RValue("int", 2000)
+    frames = [RFrame("Compiler::fgMorphTree(GenTree*)", variables={"this": comp})]
+    jit, _ = jit_state(_process(frames, memory), frames)
+    assert jit is not None and jit.method_context == 2000 and jit.phase_when == "during"
+    comp.members["info"].members["compMethodSuperPMIIndex"] = RValue("int", -1)
+    jit, _ = jit_state(_process(frames, memory), frames)
+    assert jit is not None and jit.method_context is None
+    assert not any(t.startswith("method context") for t in jit.tried)
 
 
 def test_the_diagnosis_carries_the_jit_object() -> None:
@@ -193,7 +299,7 @@ def test_spmi_jit_in_gdb(jit_collection: Path) -> None:
     r = subprocess.run([gdb, "-q", "-nx", "-batch", "-iex", "set auto-load off", "-ex", gdbinit_line(),
                         "-ex", "run", "-ex", "spmi jit", "-ex", "kill", "--args", REPLAY, BASE, str(jit_collection)],
                        capture_output=True, text=True, timeout=120)
-    assert "phase          Importation" in r.stdout, r.stdout + r.stderr
+    assert "phase          during Importation  [Compiler::mostRecentlyActivePhase]" in r.stdout, r.stdout + r.stderr
     assert "enumerator     PHASE_IMPORTATION (1)" in r.stdout and f"method context {JIT_NULL_N}" in r.stdout
 
 

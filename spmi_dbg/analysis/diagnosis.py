@@ -91,7 +91,7 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
 
     nm = find_null_map(process, frames, signal_fact.address if signal_fact else None)
     assertion = asserts.from_frames(process, frames)
-    jit, jit_notes = jit_state(process, frames)
+    jit, jit_notes = jit_state(process, frames, mc_fact)  # its info checked against the record
     if jit is None and ((module is not None and module.role.is_jit) or any(_is_jit_frame(f) for f in frames[:8])):
         notes.extend(jit_notes)  # a stop inside a JIT whose state could not be read: say what was tried
 

@@ -125,8 +125,8 @@ class FrameInfo:
 
 @dataclass
 class JitFact:
-    """What the JIT was doing (spmi_dbg.analysis.jitstate): each field is absent when the JIT does not have it
-    or debug information cannot give it, and `tried` says what was looked for."""
+    """What the JIT was doing (spmi_dbg.analysis.jitstate): each field is absent when the JIT does not have it,
+    debug information cannot give it or its value is not believed (not filled in yet), and `tried` says why."""
 
     frame: int  # the frame whose Compiler was read
     function: str
@@ -137,10 +137,13 @@ class JitFact:
     phase: str | None = None  # the enumerator, e.g. PHASE_MORPH_GLOBAL
     phase_value: int | None = None
     phase_name: str | None = None  # its display name from PhaseNames[], e.g. "Morph - Global"
-    method_context: int | None = None  # Compiler::compMethodSuperPMIIndex
+    method_context: int | None = None  # Compiler::info.compMethodSuperPMIIndex (or a Compiler member of that name)
     il_size: int | None = None
     opt_level: str | None = None
     tried: list[str] = field(default_factory=list)
+    phase_when: str | None = None  # "during" (mostRecentlyActivePhase) | "after" (previousCompletedPhase, 3.1)
+    phase_source: str | None = None  # Compiler::mostRecentlyActivePhase | Compiler::previousCompletedPhase
+    info_check: str | None = None  # what the IL size was checked against (the record's, or plausibility only)
 
     @property
     def phase_shown(self) -> str | None:
@@ -151,12 +154,18 @@ class JitFact:
             return self.phase
         return None if self.phase_value is None else f"phase {self.phase_value}"
 
+    @property
+    def phase_text(self) -> str | None:
+        """`during Morph - Global` / `after Post-import` (3.1 tells the last phase that ended, not the running one)."""
+        shown = self.phase_shown
+        return None if shown is None else f"{self.phase_when or 'during'} {shown}"
+
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> JitFact:
         return cls(int(d["frame"]), str(d["function"]), d.get("module"), str(d.get("source") or ""),
                    d.get("method"), d.get("method_source"), d.get("phase"), d.get("phase_value"),
                    d.get("phase_name"), d.get("method_context"), d.get("il_size"), d.get("opt_level"),
-                   list(d.get("tried") or []))
+                   list(d.get("tried") or []), d.get("phase_when"), d.get("phase_source"), d.get("info_check"))
 
 
 @dataclass(frozen=True)

@@ -93,11 +93,12 @@ def _dispatch(process: Process, args: argparse.Namespace) -> CommandResult:
             f"input    {mc.input or '(unknown)'}",
         ]))
     if args.verb == "jit":
-        thread = process.selected_thread()
-        jit, notes = jit_state(process, thread.frames() if thread is not None else [])
-        if jit is None:
+        d = diagnose(process)  # the method context and its record: what the JIT's info is checked against
+        if d.jit is None:
+            thread = process.selected_thread()
+            notes = jit_state(process, thread.frames() if thread is not None else [])[1]
             return CommandResult("", "spmi jit: " + "; ".join(notes))
-        return CommandResult(render_jit(jit))
+        return CommandResult(render_jit(d.jit))
     if args.verb == "repro":
         return _repro(process, args.out)
     if args.verb == "maps":

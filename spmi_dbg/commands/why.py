@@ -6,13 +6,16 @@ from spmi_dbg.analysis.facts import Diagnosis, JitFact
 
 
 def jit_line(j: JitFact) -> str:
-    """`compiling X (IL size N) during <phase> [PHASE_X], method context M, MinOpts`: what is known of it."""
-    parts = [f"compiling {j.method}" if j.method else "compiling an unnamed method"]
+    """`compiling X (IL size N) during <phase> [PHASE_X], method context M, MinOpts` (3.1's JIT: `after <phase>`):
+    what is known of it; what is not is said so (`tried` says why)."""
+    parts = [f"compiling {j.method}" if j.method else "method not known yet"]
     if j.il_size is not None:
         parts[0] += f" (IL size {j.il_size})"
-    phase = j.phase_shown
+    phase = j.phase_text
     if phase:
-        parts[0] += f" during {phase}" + (f" [{j.phase}]" if j.phase and j.phase_name else "")
+        parts[0] += f" {phase}" + (f" [{j.phase}]" if j.phase and j.phase_name else "")
+    else:
+        parts.append("phase not known yet")
     if j.method_context is not None:
         parts.append(f"method context {j.method_context}")
     if j.opt_level:
@@ -21,15 +24,16 @@ def jit_line(j: JitFact) -> str:
 
 
 def render_jit(j: JitFact) -> str:
-    """`spmi jit`: every field, and what could not be read."""
-    rows = [("method", j.method and f"{j.method}  [{j.method_source}]"), ("phase", j.phase_name),
+    """`spmi jit`: every field, and what could not be read or was not believed."""
+    rows = [("method", j.method and f"{j.method}  [{j.method_source}]"),
+            ("phase", j.phase_text and f"{j.phase_text}  [{j.phase_source}]"),
             ("enumerator", None if j.phase is None and j.phase_value is None else
              f"{j.phase or '?'} ({j.phase_value})"),
             ("method context", None if j.method_context is None else str(j.method_context)),
-            ("IL size", None if j.il_size is None else str(j.il_size)), ("optimization", j.opt_level),
-            ("Compiler", j.source), ("JIT", j.module)]
+            ("IL size", None if j.il_size is None else f"{j.il_size}  [{j.info_check}]"),
+            ("optimization", j.opt_level), ("Compiler", j.source), ("JIT", j.module)]
     out = [f"{k:<15}{v}" for k, v in rows if v]
-    out += [f"not read: {t}" for t in j.tried]
+    out += [f"not known: {t}" for t in j.tried]
     return "\n".join(out)
 
 
@@ -51,6 +55,7 @@ def render_text(d: Diagnosis) -> str:
         out.append("method context: not found in the stack")
     if d.jit is not None:
         out.append(f"JIT: {jit_line(d.jit)}  [{d.jit.source}]")
+        out += [f"  not known: {t}" for t in d.jit.tried]
     nm = d.null_map
     if nm is not None:
         packet = f", packet {nm.packet_id} {nm.packet_name}" if nm.packet_id is not None else ""

@@ -48,12 +48,13 @@ def _reproduction(data: dict[str, Any]) -> list[str]:
 
 def jit_text(j: dict[str, Any]) -> str:
     """`compiling `X` (IL size N) during Morph - Global (PHASE_MORPH_GLOBAL), MinOpts`, from report.json's jit."""
-    text = f"compiling `{j['method']}`" if j.get("method") else "compiling a method it could not name"
+    text = f"compiling `{j['method']}`" if j.get("method") else "compiling a method not known yet"
     if j.get("il_size") is not None:
         text += f" (IL size {j['il_size']})"
     phase = j.get("phase_name") or j.get("phase")
-    if phase:
-        text += f" during {phase}" + (f" ({j['phase']})" if j.get("phase") and j.get("phase_name") else "")
+    if phase:  # 3.1's JIT tells the last phase that ended (previousCompletedPhase): "after"
+        text += f" {j.get('phase_when') or 'during'} {phase}" + (f" ({j['phase']})" if j.get("phase") and
+                                                                  j.get("phase_name") else "")
     if j.get("opt_level"):
         text += f", {j['opt_level']}"
     return text

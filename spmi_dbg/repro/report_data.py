@@ -150,7 +150,7 @@ def description(data: dict[str, Any]) -> str:
     jit = d.get("jit") or {}
     if jit.get("method") or _phase(jit):
         text += " while " + (f"compiling `{jit['method']}`" if jit.get("method") else "the JIT was compiling it")
-        text += f" during {_phase(jit)}" if _phase(jit) else ""
+        text += f" {jit.get('phase_when') or 'during'} {_phase(jit)}" if _phase(jit) else ""
     nm = d.get("null_map")
     if nm:
         why = str(nm.get("explanation") or "").split(" (packet", 1)[0]
@@ -273,6 +273,8 @@ def _other(data: dict[str, Any]) -> dict[str, Any]:
         j = d["jit"]
         how.append(f"JIT state: the Compiler of {j['source']}" + (f"; method from {j['method_source']}"
                                                                     if j.get("method_source") else "")
+                   + (f"; phase from {j['phase_source']}" if j.get("phase_source") else "")
+                   + (f"; IL size {j['info_check']}" if j.get("info_check") else "")
                    + "".join(f"; {t}" for t in j.get("tried") or []))
     v = data["verification"]
     m = data["minimization"]
