@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from spmi_dbg.errors import UsageError
-from spmi_dbg.failures.output import parse_failures
+from spmi_dbg.failures.output import parse_failures, parse_output
 from spmi_dbg.failures.target import FailureTarget, first_match, no_such_failure, parse_target
 from spmi_dbg.repro import command
 from spmi_dbg.repro.failure_locate import FailureLocated, locate_failure, verify_failure
@@ -202,3 +202,63 @@ def test_partitions_after_the_first_match_are_stopped_not_waited_for(cols: Colle
     hang = next(r for r in located.runs if 50 in r.partition.numbers)
     assert hang.run.stopped and not hang.run.timed_out and hang.run.signal is None
     assert any("was stopped early" in n for n in located.notes)
+
+
+ASSERT_31 = ("ISSUE: <ASSERT> /_/src/src/jit/codegenlinear.cpp (1164) - Assertion failed '(node->gtRegNum != REG_NA)' "
+             "in '{method}' (IL size {il})")
+
+
+def _assert31(method: str, il: int) -> str:
+    return ASSERT_31.format(method=method, il=il)
+
+
+def _failed31(mc: int, il: int) -> list[str]:
+    return ["ERROR: Exception thrown: DebugBreak or AV Exception 123",
+            f"ERROR: main method {mc} of size {il} failed to load and compile correctly."]
+
+
+def test_31_asserts_pair_with_failed_compiles_by_il_size_in_each_streams_order() -> None:
+    stdout = [_assert31("A:a()", 70), "", _assert31("B:b()", 30), "", _assert31("C:c()", 70), ""]
+    stderr = [*_failed31(12, 70), *_failed31(15, 30),
+              "ERROR: Exception thrown: SuperPMI assertion 'x' failed",
+              "ERROR: main method 16 of size 5 failed to load and compile correctly.", *_failed31(19, 70)]
+    out = parse_output(stdout, stderr)
+    got = [(f.kind, f.method_context, f.method, f.jit) for f in out.failures]
+    assert got == [("assert", 12, "A:a()", None), ("assert", 15, "B:b()", None),
+                   ("error", 16, None, None), ("assert", 19, "C:c()", None)]
+    assert out.failures[2].message == "SuperPMI assertion 'x' failed" and out.awaiting == []
+    # The record's name decides between two failed compiles of the same size, where the caller can name them.
+    named = parse_output([_assert31("C:c()", 70)], [*_failed31(12, 70), *_failed31(19, 70)],
+                         name_of={12: "A:a", 19: "C:c"}.get)
+    assert [(f.kind, f.method_context) for f in named.failures] == [("error", 12), ("assert", 19)]
+    assert named.awaiting == [named.failures[0]]
+    # An ISSUE line whose failed compile is not there: no number to give it.
+    lone = parse_output([_assert31("A:a()", 70)], [])
+    assert lone.failures == [] and lone.unpaired == [_assert31("A:a()", 70)]
+
+
+def test_31_jit2_and_near_differ_lines() -> None:
+    stderr = ["ERROR: Exception thrown: one", "ERROR: Exception thrown: two",
+              "ERROR: JIT2 main method 4 of size 9 failed to load and compile correctly.",
+              "ERROR: main method 4 of size 9 failed to load and compile correctly.",
+              "ERROR: main method 6 of size 3 failed to load and compile correctly.",
+              "ERROR: Exception thrown: near differ trouble",
+              "ERROR: main method 8 of size 2 failed to load and compile correctly."]
+    got = [(f.method_context, f.jit, f.message) for f in parse_output([], stderr).failed_compiles]
+    assert got == [(4, "JIT2", "two"), (4, None, "one"), (6, "main", "near differ trouble"),
+                   (8, None, "(no exception line)")]
+
+
+def test_a_running_replays_match_waits_for_an_issue_line_still_to_come(tmp_path: Path) -> None:
+    """stderr is ahead of stdout: an error that may still be an assert is not taken, for any target."""
+    from spmi_dbg.repro.failure_locate import _OutputReader
+
+    out, err = tmp_path / "o", tmp_path / "e"
+    out.write_text("")
+    err.write_text("\n".join([*_failed31(5, 40), "ERROR: Exception thrown: boom",
+                              "ERROR: main method 9 of size 1 failed to load and compile correctly.", ""]))
+    reader = _OutputReader(out, err)
+    assert not reader.poll(parse_target("error")) and not reader.poll(parse_target("any"))
+    out.write_text(_assert31("M:m()", 40) + "\n")
+    assert reader.poll(parse_target("assert")) and reader.poll(parse_target("error:boom"))
+    assert [(f.kind, f.method_context) for f in reader.final()] == [("assert", 5), ("error", 9)]

@@ -122,3 +122,26 @@ def test_from_log_named_method_contexts_that_do_not_crash(cols: Collections, tmp
     assert [(p["partition"], p["compile"]) for p in parts] == [(0, "7"), (1, "1-200"), (2, "201-400")]
     assert parts[0]["status"] == "exited" and rep["locate"]["method_context"] == 300
     assert any("without a crash: then the whole selection" in n for n in rep["locate"]["notes"])
+
+
+def test_parse_log_of_31s_superpmi_py_and_a_lost_worker() -> None:
+    """3.1's superpmi.py: `Starting SuperPMI replay.`, no `Running ... of`; the collection is the command's input.
+    Its -p parent says nothing of a dead worker but its summary falls short of the collection."""
+    from spmi_dbg.repro.fromlog import lost_worker
+
+    text = "\n".join([
+        "Starting SuperPMI replay.", "", "Temp Location: /tmp/tmpab", "",
+        "Invoking: /b/superpmi -p -f /tmp/tmpab/fail.mcl -r /tmp/tmpab/repro -jitoption force AltJit= "
+        "/b/libclrjit.so /c/api.mch",
+        "Using child (/b/superpmi) with args ( -reproName /tmp/tmpab/repro /b/libclrjit.so /c/api.mch)",
+        " workerCount=2, skipCleanup=0.",
+        "Loaded 0  Jitted 0  FailedCompile 0 Excluded 0",
+        "ERROR: JIT2 main method 7 of size 3 failed to load and compile correctly.",
+    ])
+    runs = parse_log(text)
+    assert [(r.mode, r.mch, r.line, r.loaded, r.hints) for r in runs] == [("SuperPMI replay", "/c/api.mch", 5, 0, [7])]
+    line = lost_worker(runs[0], 5657)
+    assert line is not None and line.startswith("-p lost a worker: the parent's summary counts 0 of 5,657 ")
+    assert lost_worker(runs[0], 0) is None and lost_worker(runs[0], None) is None
+    runs[0].argv.remove("-p")
+    assert lost_worker(runs[0], 5657) is None  # a short summary without -p is a -c list, not a lost worker
