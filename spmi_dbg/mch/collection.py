@@ -212,6 +212,7 @@ class Collection:
         self._backend = backend
         self.toc = toc
         self._framed = False
+        self._break: Problem | None = None  # the framing error a framing-only scan stopped at
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -264,6 +265,7 @@ class Collection:
         if self._backend.position() or self._backend.count():
             self._backend.reset()
             self._framed = False
+        self._break = None
         flags = SCAN_RELEASE | (SCAN_PACKETS if packets else 0)
         while True:
             rc = self._backend.scan(flags, SCAN_BUDGET, stats, sink, max_problems)
@@ -288,6 +290,20 @@ class Collection:
             if problems:
                 raise self._input_error(problems[0])
             raise InputError(str(self.path), "the collection's framing is broken (see `spmi-dbg mch verify`)")
+
+    def _frame_until_break(self) -> Problem | None:
+        """Frame the records as far as the file allows (once); the framing error that stopped it, or None.
+        Records before a framing error can still be read and copied (as `mcs -copy` copies them)."""
+        if self._framed:
+            return None
+        if self._break is None:
+            problems: list[Problem] = []
+            if self.scan(problems=problems, max_problems=1) == SCAN_DONE:
+                return None
+            self._break = problems[0] if problems else Problem(
+                pyscan.E_FRAMING, 0, self._backend.position(),
+                "the collection's framing is broken (see `spmi-dbg mch verify`)")
+        return self._break
 
     def __len__(self) -> int:
         self._ensure_framed()
@@ -332,7 +348,9 @@ class Collection:
                                  "it may be stale: rebuild it with `spmi-dbg mch index`)",
                                  record=number, offset=res.offset, code=res.code)
             return RecordRef(number, entry.offset, res)
-        self._ensure_framed()
+        broken = self._frame_until_break()
+        if broken is not None and number > self._backend.count():
+            raise self._input_error(broken)
         if number > self._backend.count():
             raise InputError(str(self.path), f"method context {number} does not exist: the collection has "
                              f"{self._backend.count()}")

@@ -166,7 +166,7 @@ def _row(col: Collection, n: int) -> dict[str, Any]:
     mc: MethodContextInfo = col.method_context(n)
     entry = col.toc.find(n) if col.toc is not None else None
     return {"number": n, "offset": mc.offset, "size": mc.size, "il_size": mc.il_size, "name": mc.name,
-            "hash": entry.hash if entry is not None else None}
+            "name_note": mc.name_note, "hash": entry.hash if entry is not None else None}
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -303,7 +303,8 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
 
 def _facts(mc: MethodContextInfo) -> dict[str, Any]:
-    f: dict[str, Any] = {"name": mc.name, "target_arch": mc.target_arch_name, "undecoded": mc.undecoded}
+    f: dict[str, Any] = {"name": mc.name, "name_note": mc.name_note, "target_arch": mc.target_arch_name,
+                         "undecoded": mc.undecoded}
     if mc.request is not None:
         r = mc.request
         f["compile_method"] = {"ftn": f"0x{r.ftn:x}", "il_size": r.il_size, "il": r.il.hex(),
@@ -323,7 +324,8 @@ def _facts(mc: MethodContextInfo) -> dict[str, Any]:
 def _print_dump(out: TextIO, number: int, mc: MethodContextInfo, facts: dict[str, Any],
                 rows: list[dict[str, Any]]) -> None:
     out.write(f"method context {number}: offset {mc.offset}, {mc.size} bytes, {len(rows)} packets\n")
-    out.write(f"  name         {facts['name'] or '(no name packet)'}\n")
+    note = f" ({facts['name_note']})" if facts["name_note"] else ""
+    out.write(f"  name         {facts['name'] or '(no name packet)'}{note}\n")
     out.write(f"  target arch  {facts['target_arch'] or 'not recorded'}\n")
     if "compile_method" in facts:
         cm = facts["compile_method"]

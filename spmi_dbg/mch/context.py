@@ -72,6 +72,7 @@ class MethodContextInfo:
     packets: list[Packet]
     request: CompileMethodRequest | None = None
     name: str | None = None
+    name_note: str | None = None  # e.g. that part of the name is superpmi's placeholder
     target_arch: int | None = None
     compile_result: CompileMethodResults | None = None
     alloc_mem: AllocMemDetails | None = None
@@ -120,7 +121,7 @@ def decode_method_context(number: int, offset: int, record: bytes) -> MethodCont
     info.alloc_mem = attempt(P.CR_AllocMem, decode_alloc_mem)
     if info.request is not None:
         try:
-            info.name = method_full_name(maps, info.request.ftn)
+            info.name, info.name_note = method_full_name(maps, info.request.ftn)
         except (MapError, struct.error) as e:
             info.problems.append(f"method name: {e}")
     return info
@@ -141,38 +142,53 @@ def _blob_text(m: SerializedMap, offset: int) -> str:
     return "(null)" if text is None else text
 
 
-def _dump_map_name(maps: dict[int, SerializedMap], key: bytes, entry: bytes) -> str:
+HACKISH_METHOD = "hackishMethodName"  # 3.1's repGetMethodName without a recorded name
+HACKISH_CLASS = "hackishClassName"  # 3.1's repGetClassName without a recorded name
+
+
+def _dump_map_name(maps: dict[int, SerializedMap], key: bytes) -> tuple[str, str | None] | None:
     """3.1 `mcs -dumpMap`'s "method name" (verbdumpmap.cpp `DumpMap`): `className:methodName` with
-    methodName = repGetMethodName(ftn, &moduleName) (the GetMethodName item keyed {ftn, 1}) and
-    className = repGetClassName(repGetMethodClass(ftn)), which reads "hackishClassName" when GetClassName
-    has no such class."""
-    (mo, _) = struct.unpack_from("<II", entry)
-    method = _blob_text(maps[P.GetMethodName], mo)
-    cls = "hackishClassName"
+    methodName = repGetMethodName(ftn, &moduleName) (the GetMethodName item keyed {ftn, 1}, else
+    "hackishMethodName") and className = repGetClassName(repGetMethodClass(ftn)) (else "hackishClassName").
+    None when the record has neither name (mcs would print "hackishClassName:hackishMethodName"), or no
+    GetMethodClass answer for the method (mcs would stop on it). The second item says which part is a placeholder."""
     hcls = maps[P.GetMethodClass].get(key) if P.GetMethodClass in maps else None
-    names = maps.get(P.GetClassName)
-    if hcls is not None and names is not None:
-        cv = names.get(hcls[:8])
-        if cv is not None and len(cv) >= 4:
-            cls = _blob_text(names, struct.unpack_from("<I", cv)[0])
-    return f"{cls}:{method}"
+    if hcls is None or len(hcls) < 8:
+        return None
+    method: str | None = None
+    names = maps.get(P.GetMethodName)
+    if names is not None and names.key_size == 12 and names.item_size == 12 + 8:  # DLD -> DD
+        entry = names.get(key + struct.pack("<I", 1))
+        if entry is not None:
+            method = _blob_text(names, struct.unpack_from("<I", entry)[0])
+    cls: str | None = None
+    classes = maps.get(P.GetClassName)
+    if classes is not None and classes.key_size == 8 and classes.item_size == 8 + 4:
+        cv = classes.get(hcls[:8])
+        if cv is not None:
+            cls = _blob_text(classes, struct.unpack_from("<I", cv)[0])
+    if method is None and cls is None:
+        return None
+    missing = [what for what, got in (("method", method), ("class", cls)) if got is None]
+    note = (f"{' and '.join(missing)} name not recorded: superpmi's placeholder, as mcs -dumpMap prints it"
+            if missing else None)
+    return f"{cls or HACKISH_CLASS}:{method or HACKISH_METHOD}", note
 
 
-def method_full_name(maps: dict[int, SerializedMap], ftn: int) -> str | None:
-    """`Class:Method` from whichever name packets the collection recorded: PrintMethodName (2023+); else
-    GetMethodName keyed {ftn, 1} as 3.1's `mcs -dumpMap` reads it (class from GetMethodClass + GetClassName);
-    else GetMethodNameFromMetadata; else any GetMethodName item of the method; else None."""
+def method_full_name(maps: dict[int, SerializedMap], ftn: int) -> tuple[str | None, str | None]:
+    """(`Class:Method`, note) from whichever name packets the collection recorded: PrintMethodName (2023+);
+    else the name 3.1's `mcs -dumpMap` prints (GetMethodName keyed {ftn, 1}, GetMethodClass + GetClassName;
+    the note says when part of it is superpmi's placeholder); else GetMethodNameFromMetadata; else any
+    GetMethodName item of the method; else (None, None)."""
     key = struct.pack("<Q", ftn)
     method: str | None = None
     cls: str | None = None
     if P.PrintMethodName in maps:
         method = _print_result(maps[P.PrintMethodName], key)
-    if method is None and P.GetMethodName in maps:
-        m = maps[P.GetMethodName]
-        if m.key_size == 12 and m.item_size == 12 + 8:  # DLD -> DD in every era that has it
-            entry = m.get(key + struct.pack("<I", 1))
-            if entry is not None:
-                return _dump_map_name(maps, key, entry)
+    if method is None:
+        dumped = _dump_map_name(maps, key)
+        if dumped is not None:
+            return dumped
     if method is None and P.GetMethodNameFromMetadata in maps:
         m = maps[P.GetMethodNameFromMetadata]
         for k, v in zip(m.keys(), m.values(), strict=True):
@@ -193,7 +209,7 @@ def method_full_name(maps: dict[int, SerializedMap], ftn: int) -> str | None:
                 cls = decode_string_blob(m.blob(co))
                 break
     if method is None:
-        return None
+        return None, None
     if cls is None and P.GetMethodClass in maps:
         hcls = maps[P.GetMethodClass].get(key)
         if hcls is not None:
@@ -203,4 +219,4 @@ def method_full_name(maps: dict[int, SerializedMap], ftn: int) -> str | None:
                 cv = maps[P.GetClassName].get(hcls[:8])
                 if cv is not None:
                     cls = decode_string_blob(maps[P.GetClassName].blob(struct.unpack_from("<I", cv)[0]))
-    return f"{cls}:{method}" if cls else method
+    return (f"{cls}:{method}" if cls else method), None
