@@ -87,7 +87,9 @@ def test_cancel_stops_the_run(cols: Collections, tmp_path: Path) -> None:
 
 def _wrapper(tmp_path: Path, action: str) -> str:
     script = tmp_path / "gdb-wrapper"
-    script.write_text(f"#!/bin/bash\ngdb \"$@\" <&0 &\npid=$!\n(sleep 1; kill -{action} $pid) &\nwait $pid\n")
+    # once gdb has started the replay (a child of its own) and it ran a moment: what the tests are about
+    script.write_text(f"#!/bin/bash\ngdb \"$@\" <&0 &\npid=$!\n(until pgrep -P $pid >/dev/null; do sleep 0.1; done; "
+                      f"sleep 1; kill -{action} $pid) &\nwait $pid\n")
     script.chmod(0o755)
     return str(script)
 

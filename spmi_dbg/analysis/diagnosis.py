@@ -87,7 +87,7 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     if not full:
         return _quick(process, signal_fact, handling, module, frames, notes, pc)
 
-    mc_fact = _method_context(frames, argv, cmd.input if cmd else None, notes)
+    mc_fact, mc_rejected = _method_context(frames, argv, cmd.input if cmd else None, notes)
 
     nm = find_null_map(process, frames, signal_fact.address if signal_fact else None)
     assertion = asserts.from_frames(process, frames)
@@ -115,6 +115,7 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
         notes=notes,
         pc=pc,
         jit=jit,
+        method_context_rejected=mc_rejected,
     )
     diag.signature, diag.bucket = signature(diag)
     facts = knownbugs.facts_of(diag, argv=argv)
@@ -243,7 +244,7 @@ def _is_jit_frame(frame: Frame) -> bool:
 
 
 def _method_context(frames: Sequence[Frame], argv: list[str] | None, input_path: str | None,
-                    notes: list[str]) -> MethodContextFact | None:
+                    notes: list[str]) -> tuple[MethodContextFact | None, list[str]]:
     """The number every candidate of the stack is checked for (mcnumber.py): the -c list or -stride of this
     process, the collection's size, and the record's IL size against the compile request's."""
     records = CollectionRecords(input_path) if input_path else None
@@ -256,7 +257,7 @@ def _method_context(frames: Sequence[Frame], argv: list[str] | None, input_path:
             notes.append("method context not found in the stack: " + "; ".join(tried))
             if records is not None and records.problem:
                 notes.append(records.problem)
-            return None
+            return None, [t for t in tried if ": rejected, " in t]
         fact = MethodContextFact(found.number, found.source, input=input_path, checks=list(found.checks),
                                  rejected=list(found.rejected))
         ident = records.identity(found.number) if records is not None else None
@@ -264,7 +265,7 @@ def _method_context(frames: Sequence[Frame], argv: list[str] | None, input_path:
             fact.name, fact.il_size = ident.name, ident.il_size
         elif records is not None and records.problem:
             notes.append(f"method context details not read: {records.problem}")
-        return fact
+        return fact, []
     finally:
         if records is not None:
             records.close()

@@ -231,6 +231,9 @@ class Diagnosis:
     near_known_bugs: list[NearKnownBug] = field(default_factory=list)  # ... or misses by one criterion
     hang: bool = False  # the stop is our interrupt of a hang (spmi_dbg.analysis.signature.mark_hang)
     jit: JitFact | None = None  # what the JIT was doing, at a stop inside a JIT
+    # the stack's method context numbers that failed their checks when none passed (mcnumber.py); when one passed,
+    # those before it are in method_context.rejected
+    method_context_rejected: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = _plain(dataclasses.asdict(self))
@@ -257,4 +260,5 @@ class Diagnosis:
             notes=list(d.get("notes") or []), pc=d.get("pc"),
             known_bugs=[KnownBugMatch.from_json(b) for b in d.get("known_bugs") or []],
             near_known_bugs=[NearKnownBug.from_json(b) for b in d.get("near_known_bugs") or []],
-            hang=bool(d.get("hang")), jit=opt("jit", JitFact.from_json))
+            hang=bool(d.get("hang")), jit=opt("jit", JitFact.from_json),
+            method_context_rejected=[str(r) for r in d.get("method_context_rejected") or []])

@@ -209,7 +209,8 @@ def find_method_context(frames: Sequence[Frame], evidence: Evidence | None = Non
     for i, f in enumerate(frames):
         reader = f.variable("reader")
         if reader is not None and "MethodContextReader" in reader.type_name:
-            found = s.check(member_int(reader, "curMCIndex"), f"reader->curMCIndex in {short_name(f.function)} (frame {i})")
+            found = s.check(member_int(reader, "curMCIndex"),
+                            f"reader->curMCIndex in {short_name(f.function)} (frame {i})")
             if found is not None:
                 return found, s.tried + s.rejected
     for i, f in enumerate(frames):

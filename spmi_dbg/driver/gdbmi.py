@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg import shell
+from spmi_dbg import shell, stdbuf
 from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.analysis.policy import PassedStop, Verdict, mark_second_chance
 from spmi_dbg.driver.loader import gdbinit_line
@@ -139,6 +139,8 @@ class GdbSession:
         try:
             if self.program is None:
                 _setup(self.channel, argv, self._notes_path, self.max_passes, self.debug_dirs)
+                for name, value in stdbuf.line_buffered().items():  # superpmi's stdout whole at a fatal stop
+                    _check(self.channel, "-interpreter-exec console " + mi_quote(f"set environment {name}={value}"))
                 self.program = argv[0]
             elif argv[0] != self.program:
                 raise ToolFailure(f"a gdb session of {self.program} cannot run {argv[0]}")

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from spmi_dbg import stdbuf
 from spmi_dbg.errors import SpmiDbgError
 
 PACKAGES_HINT = "Debian: apt-get install lldb-16 python3-lldb-16 liblldb-16-dev"
@@ -117,6 +118,10 @@ class LldbSession:
 def launch(lldb: Any, target: Any, argv: list[str], stdout: str, stderr: str, cwd: str | None) -> Any:
     """Launch argv[0]'s target with stdin from /dev/null and stdout/stderr to files, ASLR off (as gdb)."""
     info = lldb.SBLaunchInfo(argv[1:])
+    buffering = stdbuf.line_buffered()  # superpmi's stdout whole at a fatal stop
+    if buffering:
+        env = dict(os.environ, **buffering)
+        info.SetEnvironmentEntries([f"{k}={v}" for k, v in env.items()], False)
     info.AddOpenFileAction(0, "/dev/null", True, False)
     info.AddOpenFileAction(1, stdout, False, True)
     info.AddOpenFileAction(2, stderr, False, True)

@@ -195,7 +195,9 @@ def identify(cmd: ReproCommand, result: Located, *, timeout: float, workdir: Pat
     result.method_context_source = (f"native bisection with -c ranges over partition {result.winner.partition.index} "
                                     f"({len(runs)} runs), because {why}")
     if outcome.diagnosis is not None:
-        outcome.diagnosis.method_context = MethodContextFact(found, result.method_context_source, input=cmd.input)
+        rejected = outcome.diagnosis.method_context_rejected
+        outcome.diagnosis.method_context = MethodContextFact(found, result.method_context_source, input=cmd.input,
+                                                             rejected=list(rejected))
         _add_names(outcome.diagnosis.method_context, cmd.input)
 
 

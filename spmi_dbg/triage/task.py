@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from spmi_dbg.analysis.facts import MethodContextFact
 from spmi_dbg.driver.base import Driver, ReplaySession
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.errors import SpmiDbgError, ToolFailure
@@ -225,11 +226,12 @@ class _Partition:
             return window.last
         located = Located([run], winner=run)
         identify(self.task.command, located, timeout=self.task.timeout, workdir=self.files)
-        if located.method_context is None:
-            j.notes.append(f"partition {self.task.partition.index}: a crash in -c {spec} whose method context could "
-                           "not be identified: " + "; ".join(located.notes))
-            j.give_up("a crash in this replay whose method context could not be identified", window.last)
-            return window.last
+        if located.method_context not in window:
+            if window.count() > 1:
+                self.halve(located, window, spec)
+                return None
+            _only_one(located, window.first, spec)
+        assert located.method_context is not None
         if not self.budget.take():
             j.give_up(MAX_CRASHES_REASON)
             j.done = True
@@ -241,6 +243,22 @@ class _Partition:
             j.give_up(MAX_CRASHES_REASON)
             j.done = True
         return located.method_context
+
+    def halve(self, located: Located, window: MCList, spec: str) -> None:
+        """A crash whose method context is not established: nothing of the replay is accounted (no method context
+        of it counts as replayed, clean or not); its first half is replayed next, then the rest, so each crash is
+        cornered in a replay of one method context, which establishes it. Never skipped, never guessed."""
+        j = self.journal
+        numbers = list(window) if window.count() < 64 else None
+        middle = numbers[len(numbers) // 2 - 1] if numbers else _middle(window)
+        j.window_end = middle
+        why = "; ".join(located.notes) or "no established number"
+        if located.method_context is not None:
+            why = f"the number found, {located.method_context}, is not in the replay's -c {spec}"
+        j.notes.append(f"partition {self.task.partition.index}: a crash in -c {spec} whose method context is not "
+                       f"established ({why}): -c {window.between(window.first, middle).spec()} is replayed next, then "
+                       "the rest")
+        return None
 
     def replay(self, run: PartitionRun, spec: str) -> None:
         """One replay in the session; a debugger that fails gets one more try in a fresh session."""
@@ -285,9 +303,29 @@ def _segment(run: PartitionRun, partition: TriagePartition, where: str, record: 
                             "record": str(record)}
 
 
+def _only_one(located: Located, number: int, spec: str) -> None:
+    """A replay of a single method context crashed: the crash is that method context's."""
+    located.method_context = number
+    located.method_context_source = (f"the only method context of the replay -c {spec} (the stack gave no established "
+                                     "number)")
+    d = located.diagnosis
+    if d is not None:
+        rejected = d.method_context.rejected if d.method_context is not None else d.method_context_rejected
+        d.method_context = MethodContextFact(number, located.method_context_source, rejected=list(rejected))
+
+
 def _crash(located: Located, segment: int) -> dict[str, Any]:
     e = located.expectation
     return {"method_context": located.method_context, "segment": segment,
             "expectation": None if e is None else {"kind": e.kind, "signal": e.signal, "bucket": e.bucket},
             "method_context_source": located.method_context_source, "bisection": located.bisection,
+            "method_context_rejected": _rejected(located),
             "notes": located.notes}
+
+
+def _rejected(located: Located) -> list[str]:
+    """The candidates the diagnosis rejected before the number was established (mcnumber.py)."""
+    d = located.diagnosis
+    if d is None:
+        return []
+    return list(d.method_context.rejected if d.method_context is not None else d.method_context_rejected)
