@@ -132,11 +132,19 @@ class GdbFrame:
             return None
 
     def variable(self, name: str) -> GdbValue | None:
+        """An argument or local of this frame: its blocks are searched up to the function's, never the globals
+        (Frame.read_var(name) looks a name the frame does not have up in every module's symbols: seconds per
+        name in a Checked JIT's debug information; lldb's FindVariable does not either)."""
         try:
-            if self._block is not None:
-                sym = next((s for s in self._block if s.name == name and (s.is_argument or s.is_variable)), None)
-                return GdbValue(self._f.read_var(sym, self._block)) if sym is not None else None
-            return GdbValue(self._f.read_var(name))
+            block = self._block if self._block is not None else self._f.block()
+            while block is not None and not (block.is_global or block.is_static):
+                sym = next((s for s in block if s.name == name and (s.is_argument or s.is_variable)), None)
+                if sym is not None:
+                    return GdbValue(self._f.read_var(sym, block))
+                if block.function is not None:
+                    return None
+                block = block.superblock
+            return None
         except (gdb.error, ValueError, RuntimeError):
             return None
 
