@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""The real superpmi (issue 19 item 8): spmi-dbg on .NET Core 3.1.23's superpmi, Checked JIT and collections
+(../shared/real-superpmi/README.md), against the same tools run natively. R is .real-superpmi/3.1.23 of the
+project, or $SPMI_DBG_REAL_SUPERPMI.
+
+In one run (each phase timed with time.monotonic, once unless said otherwise, in this order):
+
+  0. discovery (not counted anywhere): where `superpmi -jitoption JitStress=1 R/bin/libclrjit_checked.so
+     R/collections/api.mch` dies natively, crash after crash: each run is `stdbuf -oL superpmi -v d -c N+1-END`
+     and the crash is the method context after its last `Method N compiled` line (stdout line-buffered, so a
+     death loses nothing). It gives the crash-free selection of phases 1 (deep) and 2.
+  1. the null-map crash, `spmi-dbg repro --workers W` vs the native replay of the same command to its death:
+     shallow: `superpmi -c 2000-5514 R/bin/libclrjit_checked.so R/collections/api-reljit.mch` (dies at 2000,
+       MethodContext::repGetMethodSig, no GetMethodSig map). The native replay dies at the first record of the
+       range, in a few hundredths of a second, so this ratio has no goal: it is the debugger's fixed cost.
+       api-reljit.mch has no deep crash with the Checked JIT: 4,259 of its 5,514 method contexts crash, the
+       first at 2, never more than 8 apart (found with the same loop as phase 0).
+     deep (the goal, repro / native <= 0.75 on 2 workers: parallel locate pays for the debugger): the JitStress=1
+       command on api.mch with `-c` naming every method context up to the last crash that does not crash
+       natively, then that last crash (MethodContext::repGetGSCookie, no GetGSCookie map): the native replay
+       compiles ~5,400 methods before it dies.
+  2. triage of the JitStress=1 command (the whole collection) vs its native replay to the end: superpmi dies at
+     each crash, so natively the end is reached by the loop of runs `-c N+1-END` after each crash at N (the
+     crashes known from phase 0); that loop is the baseline. Then the same triage of the crash-free selection
+     (`-c` every method context that does not crash natively, same options). Prints efficiency = native loop /
+     triage, the crash counts of the triage and of the native loop, and the cost per extra crash = (triage -
+     crash-free triage) / crashes, wall seconds (goal <= 0.15 s) and, for comparison, worker-seconds (the
+     partitions' journals).
+  3. `spmi-dbg mch verify R/collections/api.mch` vs `R/bin/mcs -integ` on it vs `cat` of it, page cache warm,
+     best of --repeat: verify / mcs (goal <= 1/3) and verify / cat. A verify that fails is reported, not timed.
+
+--quick (CI): the same phases and ratio lines on small selections: the shallow repro on -c 2000-2010, phases 0,
+1 (deep) and 2 on api.mch method contexts 1-60 (3 crashes), mch best of 2. The repro pipeline's own fixed costs
+(debugger start, verification runs) keep it near a minute.
+
+Everything is written under a temporary directory in --dir. Exit status 1 when a phase could not be measured
+(each says why), else 0; goals met or not never change it.
+
+Usage: bench/real_superpmi.py [--quick] [--workers 2] [--repeat 5] [--dir /tmp/spmi-bench]
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from _common import ROOT, USER_ENV, dir_argument, load, warm
+
+from spmi_dbg.mch.collection import Collection
+from spmi_dbg.mch.mclist import MCList
+
+SHALLOW = "2000-5514"
+SHALLOW_QUICK = "2000-2010"
+QUICK_LAST = 60  # api.mch 1-60 with JitStress=1: crashes at 4, 32 and 56
+STRESS = ["-jitoption", "JitStress=1"]
+SIGSEGV = -signal.SIGSEGV
+COMPILED = re.compile(r"^Method (\d+) compiled", re.M)
+
+
+@dataclass(frozen=True)
+class Reference:
+    root: Path
+
+    @property
+    def superpmi(self) -> str:
+        return str(self.root / "bin" / "superpmi")
+
+    @property
+    def mcs(self) -> str:
+        return str(self.root / "bin" / "mcs")
+
+    @property
+    def jit(self) -> str:
+        return str(self.root / "bin" / "libclrjit_checked.so")
+
+    @property
+    def api(self) -> Path:
+        return self.root / "collections" / "api.mch"
+
+    @property
+    def api_reljit(self) -> Path:
+        return self.root / "collections" / "api-reljit.mch"
+
+
+def reference() -> Reference:
+    """The real superpmi (as tests/support/real.py finds it), or exit with one line naming what is missing."""
+    sys.path.insert(0, str(ROOT))
+    from tests.support.real import DEFAULT, ENV
+
+    where = os.environ.get(ENV)
+    r = Reference(Path(where) if where else DEFAULT)
+    needed = [Path(r.superpmi), Path(r.mcs), Path(r.jit), r.api, Path(str(r.api) + ".mct"), r.api_reljit]
+    missing = [str(p) for p in needed if not p.is_file()]
+    if missing:
+        raise SystemExit(f"bench/real_superpmi.py: the real superpmi is not at {r.root} (set {ENV}, or run "
+                         f"scripts/unpack-real-superpmi.sh): missing {', '.join(missing)}")
+    if shutil.which("stdbuf") is None:
+        raise SystemExit("bench/real_superpmi.py: stdbuf (coreutils) is not on PATH: it finds the native crashes")
+    return r
+
+
+def run(cmd: list[str], *, to_null: bool = False, **kw: Any) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Wall seconds (time.monotonic) of one run of `cmd` in the user's environment, and its result (output captured,
+    or stdout to /dev/null)."""
+    out = subprocess.DEVNULL if to_null else subprocess.PIPE
+    t = time.monotonic()
+    r = subprocess.run(cmd, stdout=out, stderr=subprocess.PIPE, text=True, errors="replace", env=USER_ENV, **kw)
+    return time.monotonic() - t, r
+
+
+def spmi_dbg(*args: str, cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+    return run([sys.executable, "-m", "spmi_dbg", *args], cwd=cwd)
+
+
+def tail(r: subprocess.CompletedProcess[str], n: int = 400) -> str:
+    return " | ".join(((r.stdout or "")[-n:] + (r.stderr or "")[-n:]).strip().splitlines()[-4:])
+
+
+def stress_command(ref: Reference, selection: MCList | None) -> list[str]:
+    c = ["-c", selection.spec()] if selection is not None else []
+    return [ref.superpmi, *STRESS, *c, ref.jit, str(ref.api)]
+
+
+def discover(ref: Reference, last: int) -> tuple[list[int], float, int]:
+    """The method contexts of api.mch 1..last where the JitStress=1 replay dies natively, the seconds the search
+    took, and the exit status of the run that reached the end."""
+    crashes: list[int] = []
+    start, t0 = 1, time.monotonic()
+    while True:
+        r = subprocess.run(["stdbuf", "-oL", ref.superpmi, "-v", "d", *STRESS, "-c", f"{start}-{last}", ref.jit,
+                            str(ref.api)], capture_output=True, text=True, env=USER_ENV)
+        if r.returncode != SIGSEGV:
+            return crashes, time.monotonic() - t0, r.returncode
+        compiled = [int(m) for m in COMPILED.findall(r.stdout)]
+        crashes.append(max(compiled) + 1 if compiled else start)
+        start = crashes[-1] + 1
+        if start > last:
+            return crashes, time.monotonic() - t0, r.returncode
+
+
+def native_loop(ref: Reference, last: int, whole: bool, crashes: list[int]) -> tuple[float, int, int, int]:
+    """The native replay to the end: the command, then `-c N+1-last` after each crash at N. Seconds, runs, deaths
+    by SIGSEGV, and the last run's exit status."""
+    total, runs, deaths, rc = 0.0, 0, 0, 0
+    starts = [1, *(n + 1 for n in crashes if n < last)]
+    for k, start in enumerate(starts):
+        sel = None if whole and k == 0 else MCList(((start, last),))
+        t, r = run(stress_command(ref, sel))
+        total, runs, rc = total + t, runs + 1, r.returncode
+        deaths += r.returncode == SIGSEGV
+    return total, runs, deaths, rc
+
+
+def repro(ref: Reference, argv: list[str], workers: int, tmp: Path, name: str) -> dict[str, Any] | str:
+    """`spmi-dbg repro --workers W` on argv: its wall seconds and report, or why it could not be measured."""
+    out = tmp / name
+    t, r = spmi_dbg("repro", "--workers", str(workers), "--out", str(out), "--", *argv, cwd=tmp)
+    if r.returncode != 0:
+        return f"spmi-dbg repro exited {r.returncode} (0 is a verified repro): {tail(r)}"
+    report: dict[str, Any] = json.loads((out / "report.json").read_text())
+    report["wall"] = t
+    return report
+
+
+def print_repro(label: str, native_s: float, native_rc: int, rep: dict[str, Any] | str, goal: float | None) -> bool:
+    print(f"  {label}: native replay to the crash {native_s:.2f} s (exit {native_rc}"
+          f"{': SIGSEGV' if native_rc == SIGSEGV else ', NOT a SIGSEGV'})")
+    if isinstance(rep, str):
+        print(f"  {label}: repro NOT measured: {rep}")
+        return False
+    loc = rep["locate"]
+    print(f"  {label}: spmi-dbg repro {rep['wall']:.2f} s wall, pipeline {rep['seconds']:.2f} s: outcome "
+          f"{rep['outcome']}, method context {loc['method_context']} ({loc['method_context_source'] or '?'}); "
+          f"{rep.get('title') or ''}")
+    print("    phases: " + ", ".join(f"{p['name']} {p['seconds']:.2f} s" for p in rep["phases"]))
+    for p in loc["partitions"]:
+        print(f"    partition {p['partition']} ({p['methods']} methods): {p['status']}, {p['seconds']:.2f} s, of "
+              f"which debugger start {p['debugger_startup_seconds']:.2f} s")
+    ratio = rep["wall"] / native_s
+    verdict = f"goal <= {goal:g}: {'met' if ratio <= goal else 'NOT met'}" if goal is not None else \
+        "no goal: the native replay dies at the range's first record, this is the debugger's fixed cost"
+    print(f"repro time / native replay time to the crash ({label}): {ratio:.2f}  ({verdict})")
+    return native_rc == SIGSEGV
+
+
+def triage(ref: Reference, selection: MCList | None, workers: int, out: Path) -> dict[str, Any] | str:
+    t, r = spmi_dbg("triage", "--workers", str(workers), "--out", str(out), "--", *stress_command(ref, selection),
+                    cwd=out.parent)
+    if not (out / "triage.json").is_file():
+        return f"spmi-dbg triage exited {r.returncode} without a triage.json: {tail(r)}"
+    data: dict[str, Any] = json.loads((out / "triage.json").read_text())
+    data["wall"], data["exit"] = t, r.returncode
+    data["worker_seconds"] = sum(float(json.loads(Path(p).read_text())["seconds"])
+                                 for p in glob.glob(str(out / "partitions" / "p[0-9]*.json")))
+    return data
+
+
+def best_of(n: int, cmd: list[str], *, to_null: bool = False) -> tuple[float, subprocess.CompletedProcess[str]]:
+    runs = [run(cmd, to_null=to_null, cwd=tempfile.gettempdir()) for _ in range(n)]
+    return min(t for t, _ in runs), runs[-1][1]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small selections, a minute or so (CI)")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=None, help="runs of each mch command, the best counts (5; quick 2)")
+    dir_argument(ap)
+    a = ap.parse_args()
+    a.dir.mkdir(parents=True, exist_ok=True)
+    ref = reference()
+    repeat = a.repeat or (2 if a.quick else 5)
+    with Collection.open(ref.api) as c:
+        count = len(c.toc) if c.toc is not None else 0
+    last = QUICK_LAST if a.quick else count
+    whole = not a.quick
+    ok = True
+    print(f"real superpmi at {ref.root}; {'quick' if a.quick else 'full'} run, --workers {a.workers}; "
+          f"{os.cpu_count()} CPUs, load average {load()}")
+    warm(ref.api, ref.api_reljit)
+
+    # 0. discovery
+    crashes, disc_s, end_rc = discover(ref, last)
+    crash_set = set(crashes)
+    print(f"0. discovery (not counted): api.mch -jitoption JitStress=1, method contexts 1-{last}: {len(crashes)} "
+          f"native crash(es) (first {crashes[0] if crashes else '-'}, last {crashes[-1] if crashes else '-'}), "
+          f"the end reached with exit {end_rc}; {disc_s:.2f} s of `stdbuf -oL superpmi -v d` runs")
+    if not crashes:
+        print("   NO native crash found: phases 1 (deep) and 2 cannot be measured")
+        return 1
+
+    with tempfile.TemporaryDirectory(prefix="real-superpmi-", dir=a.dir) as t:
+        tmp = Path(t)
+        # 1. repro of the null-map crash
+        print(f"1. null-map crash: spmi-dbg repro --workers {a.workers} vs the native replay to the crash")
+        shallow = [ref.superpmi, "-c", SHALLOW_QUICK if a.quick else SHALLOW, ref.jit, str(ref.api_reljit)]
+        ns, nr = run(shallow)
+        ok &= print_repro(f"shallow, -c {shallow[2]} on api-reljit.mch", ns, nr.returncode,
+                          repro(ref, shallow, a.workers, tmp, "repro-shallow"), None)
+        deep_sel = MCList.of([*(n for n in range(1, crashes[-1]) if n not in crash_set), crashes[-1]])
+        deep = stress_command(ref, deep_sel)
+        ns, nr = run(deep)
+        print(f"  deep: api.mch -jitoption JitStress=1, -c the {deep_sel.count() - 1} method contexts of 1-"
+              f"{crashes[-1] - 1} that do not crash natively, then {crashes[-1]}")
+        ok &= print_repro("deep", ns, nr.returncode, repro(ref, deep, a.workers, tmp, "repro-deep"), 0.75)
+
+        # 2. triage vs the native replay to the end
+        sel = None if whole else MCList(((1, last),))
+        clean_sel = MCList.of(n for n in range(1, last + 1) if n not in crash_set)
+        what = "the whole of api.mch" if whole else f"-c 1-{last} of api.mch"
+        print(f"2. triage --workers {a.workers} of -jitoption JitStress=1, {what}, vs its native replay to the end")
+        loop_s, runs, deaths, loop_rc = native_loop(ref, last, whole, crashes)
+        clean_native_s, cr = run(stress_command(ref, clean_sel))
+        native_per = (loop_s - clean_native_s) / max(1, deaths)
+        print(f"  native loop: {runs} runs, {loop_s:.2f} s, {deaths} death(s) by SIGSEGV, the last run exit "
+              f"{loop_rc}; the crash-free selection ({clean_sel.count()} method contexts) in one native run "
+              f"{clean_native_s:.2f} s (exit {cr.returncode}): {native_per:.3f} s per crash natively")
+        tri = triage(ref, sel, a.workers, tmp / "triage")
+        free = triage(ref, clean_sel, a.workers, tmp / "triage-crash-free")
+        for label, d in (("triage", tri), ("crash-free triage", free)):
+            if isinstance(d, str):
+                print(f"  {label} NOT measured: {d}")
+            else:
+                print(f"  {label}: {d['wall']:.2f} s wall (exit {d['exit']}), replay {d['replay_seconds']:.2f} s, "
+                      f"{d['engine']['partitions']} partitions ({d['worker_seconds']:.2f} worker-s), "
+                      f"{len(d['crashes'])} crash(es) in {len(d['buckets'])} bucket(s)")
+        if isinstance(tri, str) or isinstance(free, str):
+            ok = False
+        else:
+            found = len(tri["crashes"])
+            print(f"crashes: triage {found}, native loop {deaths}"
+                  f"{'' if found == deaths else '  (MISMATCH)'}; the crash-free triage {len(free['crashes'])}")
+            print(f"efficiency native loop / triage: {loop_s / tri['wall']:.3f}  ({loop_s:.2f} s / "
+                  f"{tri['wall']:.2f} s)")
+            per = (tri["wall"] - free["wall"]) / max(1, found)
+            per_w = (tri["worker_seconds"] - free["worker_seconds"]) / max(1, found)
+            print(f"cost per extra crash: {per:.3f} s  (goal <= 0.15: {'met' if per <= 0.15 else 'NOT met'}; "
+                  f"({tri['wall']:.2f} - {free['wall']:.2f}) s / {found}); in worker-seconds {per_w:.3f}")
+            ok &= found == deaths
+
+        # 3. mch verify vs mcs -integ vs cat
+        print(f"3. api.mch ({ref.api.stat().st_size / 1e6:.0f} MB), page cache warm, best of {repeat}")
+        cat_s, _ = best_of(repeat, ["cat", str(ref.api)], to_null=True)
+        mcs_s, mr = best_of(repeat, [ref.mcs, "-integ", str(ref.api)])
+        mcs_line = next((ln for ln in mr.stdout.splitlines() if "Checked the integrity" in ln), tail(mr))
+        print(f"  cat > /dev/null {cat_s:.3f} s; mcs -integ {mcs_s:.3f} s (exit {mr.returncode}: {mcs_line.strip()})")
+        first = run([sys.executable, "-m", "spmi_dbg", "mch", "verify", str(ref.api)], cwd=tmp)[1]
+        if first.returncode != 0:
+            print(f"  spmi-dbg mch verify FAILED on api.mch (exit {first.returncode}), not timed: {tail(first)}")
+            ok = False
+        else:
+            v_s, vr = best_of(repeat, [sys.executable, "-m", "spmi_dbg", "mch", "verify", str(ref.api)])
+            r_mcs, r_cat = v_s / mcs_s, v_s / cat_s
+            print(f"  spmi-dbg mch verify {v_s:.3f} s ({vr.stdout.strip().splitlines()[-1] if vr.stdout else ''})")
+            print(f"mch verify / mcs -integ: {r_mcs:.2f}  (goal <= 0.33: {'met' if r_mcs <= 1 / 3 else 'NOT met'})")
+            print(f"mch verify / cat: {r_cat:.1f}")
+    print(f"load average after: {load()}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
