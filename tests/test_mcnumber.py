@@ -8,7 +8,14 @@ import signal
 from pathlib import Path
 
 from spmi_dbg.analysis import diagnose
-from spmi_dbg.analysis.mcnumber import Evidence, RecordIdentity, Selection, find_method_context, selection_of
+from spmi_dbg.analysis.mcnumber import (
+    Evidence,
+    RecordIdentity,
+    Selection,
+    compiled_il_sizes,
+    find_method_context,
+    selection_of,
+)
 from spmi_dbg.analysis.view import SignalInfo
 from spmi_dbg.mch.collection import Collection
 
@@ -118,3 +125,21 @@ def test_diagnosis_checks_against_the_collection(tmp_path: Path) -> None:
                            "list 7-12 this process replays"]
     assert f"record 7's IL size {size7} = methodInfo->ILCodeSize in CILJit::compileMethod (frame 3)" in mc.checks
     assert "within the collection (12 method contexts)" in mc.checks
+
+
+def test_a_stale_il_size_read_does_not_reject_the_right_number() -> None:
+    """-O2 main's `mc` is a clobbered register: its methodSize reads as garbage, while the JIT's methodInfo argument
+    has the record's IL size. One agreeing read is enough; the other is named as not believed."""
+    frames = stack(mc_index=543, il_size=844)
+    frames[-1].variables["mc"] = RValue("MethodContext *", 0x9999, {"methodSize": RValue("int", 1932484399)})
+    ev = Evidence(Selection(), count=5657, record=lambda n: RecordIdentity({543: 844}.get(n, 12)),
+                  il_sizes=compiled_il_sizes(frames))
+    found, _ = find_method_context(frames, ev)
+    assert found is not None and found.number == 543
+    assert "record 543's IL size 844 = methodInfo->ILCodeSize in CILJit::compileMethod (frame 3)" in found.checks
+    assert "mc->methodSize in main (frame 6) = 1932484399 disagrees (not believed: a value read from an optimized " \
+           "frame)" in found.checks
+    ev_all_wrong = Evidence(Selection(), count=5657, record=lambda n: RecordIdentity(12), il_sizes=ev.il_sizes)
+    found, tried = find_method_context(stack(mc_index=543, il_size=844), ev_all_wrong)
+    assert found is None and any("= 543: rejected, record 543 has IL size 12, but the method being compiled has 844"
+                                 in t for t in tried)

@@ -263,6 +263,8 @@ def _method_context(frames: Sequence[Frame], argv: list[str] | None, input_path:
         ident = records.identity(found.number) if records is not None else None
         if ident is not None:
             fact.name, fact.il_size = ident.name, ident.il_size
+            if ident.name_note:
+                notes.append(ident.name_note)
         elif records is not None and records.problem:
             notes.append(f"method context details not read: {records.problem}")
         return fact, []

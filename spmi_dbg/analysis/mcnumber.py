@@ -39,7 +39,8 @@ class RecordIdentity:
     """What the collection says of one record."""
 
     il_size: int | None
-    name: str | None = None
+    name: str | None = None  # None when the record holds no name (superpmi's placeholder is no name)
+    name_note: str | None = None  # why there is no name
 
 
 @dataclass(frozen=True)
@@ -134,10 +135,10 @@ class _Search:
         ident = ev.record(n)
         if ident is None or ident.il_size is None:
             return None
-        for size, where in ev.il_sizes:
-            if size != ident.il_size:
-                return f"record {n} has IL size {ident.il_size}, but the method being compiled has {size} ({where})"
-        return None
+        if any(size == ident.il_size for size, _ in ev.il_sizes):
+            return None  # one read agrees: an optimized frame's other reads may be stale registers
+        seen = "; ".join(f"{size} ({where})" for size, where in ev.il_sizes)
+        return f"record {n} has IL size {ident.il_size}, but the method being compiled has {seen}"
 
     def _passed(self, n: int) -> list[str]:
         ev = self.evidence
@@ -146,7 +147,9 @@ class _Search:
             out.append(f"within the collection ({ev.count:,} method contexts)")
         ident = ev.record(n) if ev.record is not None and ev.il_sizes else None
         if ident is not None and ident.il_size is not None:
-            out += [f"record {n}'s IL size {ident.il_size} = {where}" for _, where in ev.il_sizes]
+            out += [f"record {n}'s IL size {ident.il_size} = {where}" if size == ident.il_size else
+                    f"{where} = {size} disagrees (not believed: a value read from an optimized frame)"
+                    for size, where in ev.il_sizes]
         elif ev.record is not None and ev.il_sizes:
             out.append(f"the record's identity not checked: record {n}'s IL size is not decoded")
         elif ev.record is None:
@@ -157,24 +160,29 @@ class _Search:
 
 
 def compiled_il_sizes(frames: Sequence[Frame]) -> tuple[tuple[int, str], ...]:
-    """The IL size of the method being compiled, from the compile request superpmi built out of the record: the
-    JIT's `methodInfo->ILCodeSize` argument (CILJit::compileMethod, jitNativeCode) and the MethodContext's
-    `methodSize` (set from the record by repCompileMethod). The JIT's own `info.compILCodeSize` is not used: early
-    in a compile it is not filled in yet."""
+    """Reads of the IL size of the method being compiled, each with where it was read: the compile request superpmi
+    built out of the record (the JIT's `methodInfo->ILCodeSize` argument in CILJit::compileMethod or jitNativeCode),
+    the MethodContext's `methodSize` (set from the record by repCompileMethod), the JIT's `info.compILCodeSize`
+    (not filled in early in a compile: 3.1's Checked JIT has 0xdddddddd there). Any of them may be a stale register
+    of an optimized frame: a number is believed when one of them agrees with its record."""
     out: list[tuple[int, str]] = []
+    seen: set[str] = set()
+
+    def add(n: int | None, where: str, key: str) -> None:
+        if n is not None and 0 < n < 1 << 31 and key not in seen:
+            seen.add(key)
+            out.append((n, where))
+
     for i, f in enumerate(frames):
         name = short_name(f.function)
         if name in ("CILJit::compileMethod", "jitNativeCode"):
-            n = member_int(f.variable("methodInfo"), "ILCodeSize")
-            if n is not None and 0 < n < 1 << 31:
-                out.append((n, f"methodInfo->ILCodeSize in {name} (frame {i})"))
-                break
-    for i, f in enumerate(frames):
+            add(member_int(f.variable("methodInfo"), "ILCodeSize"), f"methodInfo->ILCodeSize in {name} (frame {i})",
+                "methodInfo")
         for var, v in _method_contexts(f):
-            n = member_int(v, "methodSize")
-            if n is not None and 0 < n < 1 << 31:
-                out.append((n, f"{var}->methodSize in {short_name(f.function)} (frame {i})"))
-                return tuple(out)
+            add(member_int(v, "methodSize"), f"{var}->methodSize in {name} (frame {i})", f"mc {v.as_int()}")
+        if class_of(f.function) == "Compiler":
+            add(member_int(f.variable("this"), "info", "compILCodeSize"), f"Compiler::info.compILCodeSize in {name} "
+                f"(frame {i})", "compiler")
     return tuple(out)
 
 

@@ -49,7 +49,9 @@ class CollectionRecords:
         if n not in self._cache:
             try:
                 mc = self._col.method_context(n)
-                self._cache[n] = RecordIdentity(mc.il_size, mc.name)
+                note = mc.name_note
+                self._cache[n] = RecordIdentity(mc.il_size, None, f"record {n}: {note} ({mc.name})") if note \
+                    else RecordIdentity(mc.il_size, mc.name)
             except (SpmiDbgError, OSError, ValueError) as e:
                 self.problem = f"record {n} of {self.path} was not read: {e}"
                 self._cache[n] = None

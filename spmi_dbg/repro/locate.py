@@ -205,7 +205,7 @@ def _add_names(fact: MethodContextFact, path: str) -> None:
     try:
         with Collection.open(path) as col:
             info = col.method_context(fact.number)
-        fact.name, fact.il_size = info.name, info.il_size
+        fact.name, fact.il_size = (None if info.name_note else info.name), info.il_size  # a placeholder is no name
     except (SpmiDbgError, OSError):
         pass
 
