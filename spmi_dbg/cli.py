@@ -12,14 +12,10 @@ from spmi_dbg import __version__, exits
 from spmi_dbg.errors import SpmiDbgError
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from spmi_dbg.driver import launch
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """All commands' parsers; with `command` "mch" only the collection tools' (they then start without importing
+    the debugger, replay, report and triage layers: `spmi-dbg mch verify` is timed against `mcs -integ`)."""
     from spmi_dbg.mch import commands as mch_commands
-    from spmi_dbg.report import cli as report_cli
-    from spmi_dbg.repro import cli as repro_cli
-    from spmi_dbg.repro import demo
-    from spmi_dbg.sample import commands as sample_commands
-    from spmi_dbg.triage import cli as triage_cli
 
     parser = argparse.ArgumentParser(
         prog="spmi-dbg",
@@ -28,6 +24,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"spmi-dbg {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     mch_commands.add_parsers(sub)
+    if command == "mch":
+        return parser
+    from spmi_dbg.driver import launch
+    from spmi_dbg.report import cli as report_cli
+    from spmi_dbg.repro import cli as repro_cli
+    from spmi_dbg.repro import demo
+    from spmi_dbg.sample import commands as sample_commands
+    from spmi_dbg.triage import cli as triage_cli
+
     sample_commands.add_parsers(sub)
     launch.add_parsers(sub)
     repro_cli.add_parsers(sub)
@@ -46,7 +51,8 @@ def _terminate(signo: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    given = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser("mch" if given[:1] == ["mch"] else None)
     args = parser.parse_args(argv)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)

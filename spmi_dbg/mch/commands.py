@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from spmi_dbg.atomic import check_output
 from spmi_dbg.errors import InputError
-from spmi_dbg.mch import packets as P
 from spmi_dbg.mch.collection import Collection, write_index_file
-from spmi_dbg.mch.context import MethodContextInfo
-from spmi_dbg.mch.maps import MapError, parse_map
-from spmi_dbg.mch.mclist import parse_mclist
 from spmi_dbg.mch.mct import collection_for_toc, find_toc, open_toc, toc_path_for
 from spmi_dbg.mch.pyscan import SCAN_DONE, Problem, Stats
+
+# Decoding, -c lists and JSON are imported by the verbs that use them: `mch verify` (timed against mcs -integ)
+# starts with the scanner alone.
+if TYPE_CHECKING:
+    from spmi_dbg.mch.context import MethodContextInfo
 
 
 def add_parsers(sub: Any) -> None:
@@ -91,6 +90,10 @@ LONG_SCAN = 256 << 20  # show progress for files above this size
 
 # ---------------------------------------------------------------------------------------- info
 def cmd_info(args: argparse.Namespace) -> int:
+    import json
+
+    from spmi_dbg.mch import packets as P
+
     start = time.perf_counter()
     with Collection.open(args.collection) as col:
         stats = Stats()
@@ -140,6 +143,9 @@ def cmd_info(args: argparse.Namespace) -> int:
 def _layout(mc: MethodContextInfo | None) -> str | None:
     """Which era's CompileMethod layout method context 1 has (e.g. "CompileMethod 200 bytes (3.1-era
     METHOD_INFO)"), or that it is not one this tool knows."""
+    from spmi_dbg.mch import packets as P
+    from spmi_dbg.mch.maps import MapError, parse_map
+
     if mc is None:
         return None
     if mc.request is not None:
@@ -157,19 +163,23 @@ def _layout(mc: MethodContextInfo | None) -> str | None:
 # ---------------------------------------------------------------------------------------- list
 def _selected(col: Collection, compile_arg: str | None) -> Iterable[int]:
     """The numbers to show, walked lazily: a list past the collection's end fails at its first missing number."""
+    from spmi_dbg.mch.mclist import parse_mclist
+
     if compile_arg is None:
         return range(1, len(col) + 1)
     return parse_mclist(compile_arg)
 
 
 def _row(col: Collection, n: int) -> dict[str, Any]:
-    mc: MethodContextInfo = col.method_context(n)
+    mc = col.method_context(n)
     entry = col.toc.find(n) if col.toc is not None else None
     return {"number": n, "offset": mc.offset, "size": mc.size, "il_size": mc.il_size, "name": mc.name,
             "name_note": mc.name_note, "hash": entry.hash if entry is not None else None}
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    import json
+
     with Collection.open(args.collection) as col:
         numbers = _selected(col, args.compile)
         out = sys.stdout
@@ -190,6 +200,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------------- extract / index
 def cmd_extract(args: argparse.Namespace) -> int:
+    from spmi_dbg.mch.mclist import parse_mclist
+
     numbers = parse_mclist(args.compile)
     with Collection.open(args.input) as col:
         toc = col.extract(numbers, args.output)
@@ -198,6 +210,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    from spmi_dbg.atomic import check_output
+
     with Collection.open(args.collection) as col:
         out = Path(args.output) if args.output else toc_path_for(col.path)
         # Its own index is what `mch index` replaces; the collection itself, or a device, never.
@@ -281,6 +295,10 @@ def _toc_problems(col: Collection) -> list[str]:
 
 # ---------------------------------------------------------------------------------------- dump
 def cmd_dump(args: argparse.Namespace) -> int:
+    import json
+
+    from spmi_dbg.mch.maps import MapError, parse_map
+
     with Collection.open(args.collection) as col:
         mc = col.method_context(args.number)
     rows = []

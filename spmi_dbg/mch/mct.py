@@ -12,10 +12,9 @@ import stat
 import struct
 from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from spmi_dbg.atomic import atomic_write_bytes
 from spmi_dbg.errors import InputError
 from spmi_dbg.mch import pyscan
 from spmi_dbg.mch.native import Native, load
@@ -59,8 +58,7 @@ def collection_for_toc(toc: str | os.PathLike[str]) -> Path:
     return p.with_suffix(".mch")
 
 
-@dataclass(frozen=True)
-class TocEntry:
+class TocEntry(NamedTuple):
     offset: int
     number: int
     hash_field: bytes  # the raw 33 bytes
@@ -225,4 +223,6 @@ def build_toc_bytes(entries: Sequence[tuple[int, int, bytes | None]]) -> bytes:
 
 
 def write_toc(path: str | os.PathLike[str], entries: Sequence[tuple[int, int, bytes | None]]) -> None:
+    from spmi_dbg.atomic import atomic_write_bytes
+
     atomic_write_bytes(path, build_toc_bytes(entries))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import mmap
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from spmi_dbg.errors import format_location
 
@@ -39,9 +39,9 @@ SCAN_STOPPED = -1
 
 _U32 = struct.Struct("<I")
 
-@dataclass(frozen=True)
-class Problem:
-    """One finding: status code, 1-based method context number (0 = none), byte offset, message."""
+class Problem(NamedTuple):
+    """One finding: status code, 1-based method context number (0 = none), byte offset, message.
+    (Named tuples, not dataclasses, on the scan path: `mch verify` does not import dataclasses and inspect.)"""
 
     code: int
     record: int
@@ -53,11 +53,23 @@ class Problem:
         return format_location(path, self.record, offset) + self.message
 
 
-@dataclass
 class Stats:
-    packet_count: list[int] = field(default_factory=lambda: [0] * 256)
-    packet_bytes: list[int] = field(default_factory=lambda: [0] * 256)
-    records: int = 0
+    """Packets (count and map bytes) per id over the records walked."""
+
+    __slots__ = ("packet_bytes", "packet_count", "records")
+
+    def __init__(self) -> None:
+        self.packet_count: list[int] = [0] * 256
+        self.packet_bytes: list[int] = [0] * 256
+        self.records = 0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Stats) and (self.packet_count, self.packet_bytes, self.records) == (
+            other.packet_count, other.packet_bytes, other.records)
+
+    def __repr__(self) -> str:
+        used = {i: (c, self.packet_bytes[i]) for i, c in enumerate(self.packet_count) if c}
+        return f"Stats(records={self.records}, packets={used})"
 
 
 class PyScanner:
