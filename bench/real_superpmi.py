@@ -12,7 +12,9 @@ In one run (each phase timed with time.monotonic, once unless said otherwise, in
   1. the null-map crash, `spmi-dbg repro --workers W` vs the native replay of the same command to its death:
      shallow: `superpmi -c 2000-5514 R/bin/libclrjit_checked.so R/collections/api-reljit.mch` (dies at 2000,
        MethodContext::repGetMethodSig, no GetMethodSig map). The native replay dies at the first record of the
-       range, in a few hundredths of a second, so this ratio has no goal: it is the debugger's fixed cost.
+       range, in a few hundredths of a second, so this ratio has no goal: it is the debugger's fixed cost. (The
+       repro's partitions race: the first crash in time wins, which on 2 workers can be 3758 of the second
+       partition, the same bucket; the line says so when it is not the native replay's crash.)
        api-reljit.mch has no deep crash with the Checked JIT: 4,259 of its 5,514 method contexts crash, the
        first at 2, never more than 8 apart (found with the same loop as phase 0).
      deep (the goal, repro / native <= 0.75 on 2 workers: parallel locate pays for the debugger): the JitStress=1
@@ -174,16 +176,19 @@ def repro(ref: Reference, argv: list[str], workers: int, tmp: Path, name: str) -
     return report
 
 
-def print_repro(label: str, native_s: float, native_rc: int, rep: dict[str, Any] | str, goal: float | None) -> bool:
+def print_repro(label: str, native_s: float, native_rc: int, native_at: int, rep: dict[str, Any] | str,
+                goal: float | None) -> bool:
     print(f"  {label}: native replay to the crash {native_s:.2f} s (exit {native_rc}"
-          f"{': SIGSEGV' if native_rc == SIGSEGV else ', NOT a SIGSEGV'})")
+          f"{': SIGSEGV' if native_rc == SIGSEGV else ', NOT a SIGSEGV'}, at method context {native_at})")
     if isinstance(rep, str):
         print(f"  {label}: repro NOT measured: {rep}")
         return False
     loc = rep["locate"]
+    mc = loc["method_context"]
+    other = "" if mc == native_at else f" (NOT the native replay's crash at {native_at}: another partition's first)"
     print(f"  {label}: spmi-dbg repro {rep['wall']:.2f} s wall, pipeline {rep['seconds']:.2f} s: outcome "
-          f"{rep['outcome']}, method context {loc['method_context']} ({loc['method_context_source'] or '?'}); "
-          f"{rep.get('title') or ''}")
+          f"{rep['outcome']}, method context {mc} ({loc['method_context_source'] or '?'}){other}; "
+          f"{rep.get('title') or ''}; {loc['stops_passed_total']} stop(s) passed")
     print("    phases: " + ", ".join(f"{p['name']} {p['seconds']:.2f} s" for p in rep["phases"]))
     for p in loc["partitions"]:
         print(f"    partition {p['partition']} ({p['methods']} methods): {p['status']}, {p['seconds']:.2f} s, of "
@@ -247,14 +252,20 @@ def main() -> int:
         print(f"1. null-map crash: spmi-dbg repro --workers {a.workers} vs the native replay to the crash")
         shallow = [ref.superpmi, "-c", SHALLOW_QUICK if a.quick else SHALLOW, ref.jit, str(ref.api_reljit)]
         ns, nr = run(shallow)
-        ok &= print_repro(f"shallow, -c {shallow[2]} on api-reljit.mch", ns, nr.returncode,
+        at = int(shallow[2].split("-")[0])  # the range's first record dies alone: it is where the replay dies
+        alone = run([ref.superpmi, "-c", str(at), ref.jit, str(ref.api_reljit)])[1].returncode
+        if alone != SIGSEGV:
+            print(f"  shallow: superpmi -c {at} alone exited {alone}, not by SIGSEGV: the crash is not at {at}")
+            ok = False
+        ok &= print_repro(f"shallow, -c {shallow[2]} on api-reljit.mch", ns, nr.returncode, at,
                           repro(ref, shallow, a.workers, tmp, "repro-shallow"), None)
         deep_sel = MCList.of([*(n for n in range(1, crashes[-1]) if n not in crash_set), crashes[-1]])
         deep = stress_command(ref, deep_sel)
         ns, nr = run(deep)
         print(f"  deep: api.mch -jitoption JitStress=1, -c the {deep_sel.count() - 1} method contexts of 1-"
               f"{crashes[-1] - 1} that do not crash natively, then {crashes[-1]}")
-        ok &= print_repro("deep", ns, nr.returncode, repro(ref, deep, a.workers, tmp, "repro-deep"), 0.75)
+        ok &= print_repro("deep", ns, nr.returncode, crashes[-1], repro(ref, deep, a.workers, tmp, "repro-deep"),
+                          0.75)
 
         # 2. triage vs the native replay to the end
         sel = None if whole else MCList(((1, last),))
