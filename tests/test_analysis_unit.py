@@ -112,3 +112,15 @@ def test_names_and_folding() -> None:
     frames = seed_stop(False).stack
     assert [f.name for f in fold(frames)] == ["CompileResult::repCompileMethod", "NearDiffer::compare",
                                               "InvokeNearDiffer", "main"]
+
+
+def test_jit_assert_message_of_both_eras() -> None:
+    """doAssert's message: today's names the phase, 3.1's does not (tests/real checks it at a real assert)."""
+    from spmi_dbg.analysis.asserts import JIT_MESSAGE
+
+    m = JIT_MESSAGE.match("Assertion failed '!\"gtArgEntryByNode: node not found\"' in 'StringBuilder:AppendFormatHelper("
+                          "ref,ref,struct):ref:this' (IL size 844)\n")
+    assert m is not None and (m["expr"], m["phase"]) == ('!"gtArgEntryByNode: node not found"', None)
+    assert m["method"] == "StringBuilder:AppendFormatHelper(ref,ref,struct):ref:this"
+    m = JIT_MESSAGE.match("Assertion failed 'x' in 'A:B():int' during 'Morph - Global' (IL size 12; hash 0x1; Tier0)")
+    assert m is not None and (m["expr"], m["method"], m["phase"]) == ("x", "A:B():int", "Morph - Global")

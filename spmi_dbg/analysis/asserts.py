@@ -11,7 +11,10 @@ from spmi_dbg.analysis.frames import find
 from spmi_dbg.analysis.values import frame_int, read_c_string
 from spmi_dbg.analysis.view import Frame, Process
 
-JIT_MESSAGE = re.compile(r"Assertion failed '(?P<expr>.*)' in '(?P<method>.*)' during '(?P<phase>.*)' \(IL size")
+# Today's JIT: "Assertion failed '<expr>' in '<method>' during '<phase>' (IL size <n>; hash ...)"; 3.1's has no phase:
+# "Assertion failed '<expr>' in '<method>' (IL size <n>)" (dotnet/coreclr v3.1.23 src/jit/error.cpp assertAbort).
+JIT_MESSAGE = re.compile(r"Assertion failed '(?P<expr>.*)' in '(?P<method>.*?)'(?: during '(?P<phase>.*?)')? "
+                         r"\(IL size")
 
 
 @dataclass(frozen=True)

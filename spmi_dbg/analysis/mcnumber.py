@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from spmi_dbg.analysis.frames import class_of, short_name
+from spmi_dbg.analysis.jitstate import superpmi_index
 from spmi_dbg.analysis.values import frame_int, member_int
 from spmi_dbg.analysis.view import Frame, Value
 from spmi_dbg.errors import SpmiDbgError
@@ -227,10 +228,12 @@ def find_method_context(frames: Sequence[Frame], evidence: Evidence | None = Non
             comp = f.variable("comp") or f.variable("compiler")
         if comp is not None and "Compiler" not in comp.type_name:
             comp = None
-        if comp is None or comp.field("compMethodSuperPMIIndex") is None:
+        if comp is None:
             continue
-        found = s.check(member_int(comp, "compMethodSuperPMIIndex"),
-                        f"Compiler::compMethodSuperPMIIndex in {short_name(f.function)} (frame {i})")
+        n, member = superpmi_index(comp)  # today's info.compMethodSuperPMIIndex; 3.1's JIT has none
+        if member is None:
+            continue
+        found = s.check(n, f"{member} in {short_name(f.function)} (frame {i})")
         if found is not None:
             return found, s.tried + s.rejected
     if not s.tried and not s.rejected:

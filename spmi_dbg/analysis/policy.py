@@ -22,8 +22,7 @@ from typing import Any
 from spmi_dbg.analysis import frames as F
 from spmi_dbg.analysis.diagnosis import diagnose, stack_overflow
 from spmi_dbg.analysis.facts import Diagnosis, Handling, HandlingKind
-from spmi_dbg.analysis.jitstate import compiler_in
-from spmi_dbg.analysis.values import member_int
+from spmi_dbg.analysis.jitstate import compiler_in, superpmi_index
 from spmi_dbg.analysis.view import Process
 from spmi_dbg.replay import parse_command
 
@@ -169,7 +168,7 @@ def _fault_in_a_jit(process: Process, previous: PassedStop | None, passes_left: 
     mc = None
     for i, f in enumerate(top):  # frame 0 and the functions inlined at its pc: one physical frame, no unwinding
         found = compiler_in(f, i)
-        mc = member_int(found[0], "compMethodSuperPMIIndex") if found is not None else None
+        mc = superpmi_index(found[0])[0] if found is not None else None
         if mc is not None or not f.inlined:
             break
     mc = mc if mc is not None and mc > 0 else None

@@ -68,6 +68,7 @@ class Located:
     expectation: Expectation | None = None
     method_context: int | None = None
     method_context_source: str = ""
+    method_context_rejected: list[str] = field(default_factory=list)  # the stack's numbers that failed their checks
     bisection: list[dict[str, Any]] = field(default_factory=list)  # the native runs, when bisected
     notes: list[str] = field(default_factory=list)
 
@@ -179,6 +180,9 @@ def identify(cmd: ReproCommand, result: Located, *, timeout: float, workdir: Pat
         mark_hang(outcome.diagnosis)
     result.expectation = expectation_of(outcome)
     mc = outcome.diagnosis.method_context if outcome.diagnosis is not None else None
+    if outcome.diagnosis is not None:
+        result.method_context_rejected = list(mc.rejected if mc is not None else
+                                              outcome.diagnosis.method_context_rejected)
     if mc is not None and mc.number:
         result.method_context = mc.number
         result.method_context_source = mc.source or "the debugger"
@@ -195,9 +199,8 @@ def identify(cmd: ReproCommand, result: Located, *, timeout: float, workdir: Pat
     result.method_context_source = (f"native bisection with -c ranges over partition {result.winner.partition.index} "
                                     f"({len(runs)} runs), because {why}")
     if outcome.diagnosis is not None:
-        rejected = outcome.diagnosis.method_context_rejected
         outcome.diagnosis.method_context = MethodContextFact(found, result.method_context_source, input=cmd.input,
-                                                             rejected=list(rejected))
+                                                             rejected=list(result.method_context_rejected))
         _add_names(outcome.diagnosis.method_context, cmd.input)
 
 

@@ -48,6 +48,7 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
             "partitions": [r.to_json() for r in located.runs],
             "winner": located.winner.partition.index if located.winner else None,
             "method_context": located.method_context, "method_context_source": located.method_context_source,
+            "method_context_rejected": located.method_context_rejected,
             "expected": None if located.expectation is None else dataclasses.asdict(located.expectation),
             "bisection": located.bisection, "notes": located.notes,
             "stops_passed_total": sum(len(r.outcome.passed) for r in located.runs if r.outcome),

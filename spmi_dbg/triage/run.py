@@ -209,6 +209,7 @@ def _read_back(j: Journal, result: TriageRun, names: dict[str, str]) -> None:
         e = c.get("expectation")
         located = Located([run], winner=run, method_context=int(c["method_context"]),
                           method_context_source=str(c.get("method_context_source") or ""),
+                          method_context_rejected=[str(r) for r in c.get("method_context_rejected") or []],
                           bisection=list(c.get("bisection") or []), notes=list(c.get("notes") or []))
         if e is not None:
             located.expectation = Expectation(e["kind"], e.get("signal"), e.get("bucket"))

@@ -310,8 +310,8 @@ def _only_one(located: Located, number: int, spec: str) -> None:
                                      "number)")
     d = located.diagnosis
     if d is not None:
-        rejected = d.method_context.rejected if d.method_context is not None else d.method_context_rejected
-        d.method_context = MethodContextFact(number, located.method_context_source, rejected=list(rejected))
+        d.method_context = MethodContextFact(number, located.method_context_source,
+                                             rejected=list(located.method_context_rejected))
 
 
 def _crash(located: Located, segment: int) -> dict[str, Any]:
@@ -319,13 +319,6 @@ def _crash(located: Located, segment: int) -> dict[str, Any]:
     return {"method_context": located.method_context, "segment": segment,
             "expectation": None if e is None else {"kind": e.kind, "signal": e.signal, "bucket": e.bucket},
             "method_context_source": located.method_context_source, "bisection": located.bisection,
-            "method_context_rejected": _rejected(located),
+            "method_context_rejected": located.method_context_rejected,
             "notes": located.notes}
 
-
-def _rejected(located: Located) -> list[str]:
-    """The candidates the diagnosis rejected before the number was established (mcnumber.py)."""
-    d = located.diagnosis
-    if d is None:
-        return []
-    return list(d.method_context.rejected if d.method_context is not None else d.method_context_rejected)

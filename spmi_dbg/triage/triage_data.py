@@ -56,7 +56,8 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
         "crashes": [{"method_context": c.number, "collection": names[c.collection], "member": c.member,
                      "bucket": c.bucket, "partition": c.run.partition.index, "segment": c.run.partition.spec,
                      "kind": c.located.expectation.kind if c.located.expectation else "crash",
-                     "method_context_source": c.located.method_context_source}
+                     "method_context_source": c.located.method_context_source,
+                     "method_context_rejected": c.located.method_context_rejected}
                     for c in run.crashes],
         "buckets": [_bucket(b, result) for b in result.buckets],
         "bundle_kinds": [k for k in BUNDLE_KINDS if k in result.options.bundle_kinds],

@@ -41,6 +41,7 @@ def test_null_map_crash_from_a_range_not_starting_at_1(real: Real, tmp_path: Pat
     first = int(spec.split("-")[0])
     assert first in (2000, 3758) and loc["method_context"] == first, loc
     assert loc["method_context_source"].startswith("mcIndex argument of JitInstance::CompileMethod")
+    assert loc["method_context_rejected"] == []  # mcIndex is the first candidate, and it passed
     d = rep["diagnosis"]
     mc = d["method_context"]
     assert mc["number"] == first and mc["checks"][0] == f"in the -c list {spec}", mc
@@ -70,6 +71,8 @@ def test_jit_stress_triage_crashes_are_those_that_crash_alone(real: Real, tmp_pa
     triage finds each one, with its number from the stack checked, and accounts for every method context once."""
     data = _triage_json(tmp_path, real.superpmi, real)
     crashes = sorted(c["method_context"] for c in data["crashes"])
+    # each number says where it came from and what was rejected before it (the -O2 main's garbage registers)
+    assert all(c["method_context_source"] and isinstance(c["method_context_rejected"], list) for c in data["crashes"])
     assert len(crashes) == len(set(crashes))
     assert _crashes_alone(real, crashes, real.superpmi) == crashes  # every one crashes alone
     # ... and nothing else does: the rest replays to the end without a crash
