@@ -9,6 +9,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ..support.pipeline import report, repro, triage, validate
 from ..support.real import Real
 
@@ -26,11 +28,12 @@ def _crashes_alone(real: Real, numbers: list[int], program: Path) -> list[int]:
     return out
 
 
-def test_null_map_crash_from_a_range_not_starting_at_1(real: Real, tmp_path: Path) -> None:
+@pytest.mark.parametrize("debugger", ["gdb", "lldb"])
+def test_null_map_crash_from_a_range_not_starting_at_1(real: Real, tmp_path: Path, debugger: str) -> None:
     """The Checked JIT asks for a signature the Release JIT never recorded: method context 2000 of api-reljit.mch
     dies in MethodContext::repGetMethodSig. 3.1's mc->index there is 1 (the count loaded): rejected by the -c list."""
     r = repro("--workers", "2", "--verify-runs", "2", "--out", "b", "--", str(real.superpmi), "-c", "2000-5514",
-              str(real.jit_checked), str(real.api_reljit), cwd=tmp_path, timeout=600)
+              str(real.jit_checked), str(real.api_reljit), cwd=tmp_path, timeout=600, debugger=debugger)
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     validate(rep)
