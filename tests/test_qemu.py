@@ -66,7 +66,7 @@ def test_seed_crash_under_qemu(cols: Collections, tmp_path: Path, debugger: str)
     assert run.returncode == -signal.SIGSEGV
     # The same crash, the same bucket as the x64 build under gdb, with either debugger (lldb 16 over qemu's stub
     # unwinds one unnamed frame past main: the signature stops at main).
-    x64 = repro("--workers", "2", "--verify-runs", "0", "--out", "x", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF,
+    x64 = repro("--workers", "2", "--verify-runs", "1", "--out", "x", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF,
                 str(mch), cwd=tmp_path)
     assert x64.returncode == 0, x64.stdout
     assert report(tmp_path / "x")["diagnosis"]["bucket"] == d["bucket"]
@@ -147,7 +147,7 @@ def test_triage_under_qemu_gives_the_x64_buckets(cols: Collections, tmp_path: Pa
     buckets = {}
     for name, argv in (("arm64", ["--qemu", "aarch64", "--", Q_REPLAY, *SEED_OPTIONS, Q_BASE, Q_DIFF, str(mch)]),
                        ("x64", ["--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)])):
-        r = triage("--workers", "2", "--verify-runs", "0", "--out", name, *argv, cwd=tmp_path)
+        r = triage("--workers", "2", "--verify-runs", "1", "--out", name, *argv, cwd=tmp_path)
         assert r.returncode == 0, r.stdout + r.stderr
         data = json.loads((tmp_path / name / "triage.json").read_text())
         buckets[name] = {b["bucket"]: b["method_contexts"] for b in data["buckets"]}

@@ -46,7 +46,7 @@ def test_core_with_the_command(cols: Collections, tmp_path: Path, debugger: str)
     validate(rep)
     assert "method context: 300" in r.stdout
     # The same diagnosis as the live run under the same debugger finds (same bucket).
-    live = repro("--workers", "2", "--verify-runs", "0", "--out", "live", "--", *argv, cwd=tmp_path,
+    live = repro("--workers", "2", "--verify-runs", "1", "--out", "live", "--", *argv, cwd=tmp_path,
                  debugger=debugger)
     assert live.returncode == 0, live.stdout + live.stderr
     assert report(tmp_path / "live")["diagnosis"]["bucket"] == report(tmp_path / "b")["diagnosis"]["bucket"]

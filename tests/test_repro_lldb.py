@@ -22,7 +22,7 @@ def lldb(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedPro
 
 def test_same_bucket_as_gdb(cols: Collections, tmp_path: Path) -> None:
     mch = seed_collection(cols)
-    argv = ["--workers", "2", "--verify-runs", "0", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)]
+    argv = ["--workers", "2", "--verify-runs", "1", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)]
     a = lldb("--out", "l", *argv, cwd=tmp_path)
     b = repro("--out", "g", *argv, cwd=tmp_path)
     assert a.returncode == 0 and b.returncode == 0, a.stdout + b.stdout

@@ -76,13 +76,13 @@ def check_full_coverage(data: dict[str, Any]) -> None:
 
 
 def test_cluster_gives_the_local_buckets(collections: Path, tmp_path: Path) -> None:
-    """The same buckets, coverage and repro bundles (crash and assert buckets, --verify-runs 0); on the cluster the
+    """The same buckets, coverage and repro bundles (crash and assert buckets, --verify-runs 1); on the cluster the
     bundles are built by the workers."""
-    local = triage(*args(collections, "local", "--workers", "2", "--verify-runs", "0", bundles="crash,assert"),
+    local = triage(*args(collections, "local", "--workers", "2", "--verify-runs", "1", bundles="crash,assert"),
                    cwd=tmp_path)
     assert local.returncode == 0, local.stdout + local.stderr
     with cluster(tmp_path) as c:
-        r = triage(*args(collections, "dask", "--scheduler", c.address, "--verify-runs", "0", bundles="crash,assert"),
+        r = triage(*args(collections, "dask", "--scheduler", c.address, "--verify-runs", "1", bundles="crash,assert"),
                    cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     here = json.loads((tmp_path / "local" / "triage.json").read_text())

@@ -121,7 +121,9 @@ def _regression(r: dict[str, Any]) -> list[str]:
     out = [f"By experiment: {r['conclusion']}.", ""]
     for key in ("base_jit", "diff_jit"):
         j = r[key]
-        out.append(f"- {j['role']} alone (`{j['path']}`): {'; '.join(j['runs'])}")
+        runs = j["runs"]
+        said = runs[0] if len(runs) == 1 else "; ".join(f"run {n}: {run}" for n, run in enumerate(runs, 1))
+        out.append(f"- {j['role']} alone (`{j['path']}`): {said}")
     return out
 
 
@@ -157,10 +159,9 @@ def _other(data: dict[str, Any], o: dict[str, Any]) -> list[str]:
     out = []
     v = o["verification"]
     if v is not None:
-        out.append(f"- verification: {v['reproduced']}/{v['runs']} runs reproduced ({v['rate']:.0%}, "
-                   f"{'accepted' if v['accepted'] else 'not accepted'}); {data['verification']['expected']['kind']} "
-                   f"expected" + (f", bucket `{data['verification']['expected']['bucket']}`"
-                                  if data["verification"]["expected"]["bucket"] else ""))
+        expected = data["verification"]["expected"]
+        out.append(f"- verification: {data['verification']['summary']}; {expected['kind']} expected"
+                   + (f", bucket `{expected['bucket']}`" if expected["bucket"] else ""))
     if data["failed_phase"]:
         out.append(f"- failed phase: {data['failed_phase']}: {data['failure']}")
     out += [f"- {h}" for h in o["how_found"]]

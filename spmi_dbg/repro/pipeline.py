@@ -229,6 +229,11 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
         _crash_settings(opts, result, work, progress)
         _regression(opts, result, work, progress)
         return
+    if not result.single.native or result.single.native_accepted:
+        # Nothing says the record alone does not crash: --verify-runs 0 (only the debugger run, which verifies
+        # nothing), or the native runs reproduced and the debugger's bucket differs. Not verified, as said.
+        result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
+        return
     winner = located.winner
     assert winner is not None
     with phase(result, "minimize", progress) as ph:

@@ -1,6 +1,8 @@
 """Verify: replay the repro K times natively (a crash is recognised from the signal that killed the replay,
 a hang from the timeout) and once under the debugger, whose diagnosis must land in the same bucket.
-Accepted when at least half of the runs reproduce; the rate is recorded."""
+Accepted when at least half of the native runs reproduce and the debugger run (when it ran) lands in the same
+bucket; the rate is the native runs' (the debugger run is said apart, never counted as one of them). With no
+native run (--verify-runs 0) nothing is accepted: only the debugger run was checked, and the summary says so."""
 
 from __future__ import annotations
 
@@ -33,11 +35,13 @@ class Verification:
 
     @property
     def reproduced(self) -> int:
-        return sum(r.matches(self.expected) for r in self.native) + (1 if self.debugger_matched else 0)
+        """Native runs that reproduced."""
+        return sum(r.matches(self.expected) for r in self.native)
 
     @property
     def total(self) -> int:
-        return len(self.native) + (1 if self.debugger is not None else 0)
+        """Native runs (the debugger run is not one of them)."""
+        return len(self.native)
 
     @property
     def rate(self) -> float:
@@ -45,21 +49,36 @@ class Verification:
 
     @property
     def accepted(self) -> bool:
+        return self.native_accepted and self.debugger_matched is not False
+
+    @property
+    def native_accepted(self) -> bool:
+        """At least one native run, and at least half of them reproduced (the debugger run aside)."""
         return self.total > 0 and self.rate >= ACCEPT_RATE
 
     def summary(self) -> str:
+        """What was run and what each showed: `3/3 native runs reproduced death by SIGSEGV (100%, accepted); under
+        the debugger: same bucket`."""
         dbg = "" if self.debugger is None else \
             f"; under the debugger: {'same bucket' if self.debugger_matched else self._debugger_text()}"
-        verdict = "accepted" if self.accepted else "not accepted"
-        return (f"{self.reproduced}/{self.total} runs reproduced {self.expected.describe()} "
-                f"({self.rate:.0%}, {verdict}){dbg}")
+        if not self.native:
+            return (f"no native run (--verify-runs 0): not verified{dbg or '; no debugger run'} (a repro is verified "
+                    "by native replays; the debugger run only checks the bucket)")
+        if self.accepted:
+            verdict = "accepted"
+        elif self.native_accepted:
+            verdict = "not accepted: the run under the debugger did not land in the same bucket"
+        else:
+            verdict = "not accepted"
+        return (f"{self.reproduced}/{self.total} native run{'s' if self.total != 1 else ''} reproduced "
+                f"{self.expected.describe()} ({self.rate:.0%}, {verdict}){dbg}")
 
     def _debugger_text(self) -> str:
         d = self.debugger
         if d is None:
             return "not run"
         if d.kind in ("fatal", "hang"):
-            return f"{d.kind} in bucket {bucket_of(d)}"
+            return f"{d.kind} in bucket {bucket_of(d)}, not {self.expected.bucket_key}"
         return f"{d.kind}" + (f" (exit status {d.exit_status})" if d.exit_status is not None else "")
 
     def to_json(self) -> dict[str, Any]:
@@ -95,5 +114,6 @@ def verify(cmd: ReproCommand, repro: Path, expected: Expectation, debugger: Driv
         except ToolFailure as e:
             result.debugger_failures.append(str(e))
     if result.debugger is None:
-        result.notes.append("the debugger failed twice; the rate counts the native runs only")
+        result.notes.append("the debugger failed twice: the bucket was not checked under the debugger, only the "
+                            "native runs' signal")
     return result
