@@ -178,6 +178,8 @@ class KnownBugInfo:
     fix: str
     fix_url: str
     cause: str
+    about: str = "crash"  # "crash": the bug is the crash; "reporting": how the crash was reported (known_bugs.toml)
+    said: str = ""  # the short words for it in a summary ("-p hid the crash")
 
 
 @dataclass(frozen=True)
@@ -189,7 +191,8 @@ class KnownBugMatch(KnownBugInfo):
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> KnownBugMatch:
         return cls(str(d["id"]), str(d["title"]), str(d["url"]), str(d.get("fix") or ""),
-                   str(d.get("fix_url") or ""), str(d.get("cause") or ""), list(d.get("matched") or []))
+                   str(d.get("fix_url") or ""), str(d.get("cause") or ""), about=str(d.get("about") or "crash"),
+                   said=str(d.get("said") or ""), matched=list(d.get("matched") or []))
 
 
 @dataclass

@@ -15,6 +15,7 @@ from spmi_dbg.analysis.facts import Diagnosis, KnownBugInfo, KnownBugMatch, Near
 
 TABLE = Path(__file__).with_name("known_bugs.toml")
 CRITERIA = ("signal", "near_null", "frames", "null_map", "target", "parallel", "text")
+ABOUT = ("crash", "reporting")  # what an entry is about: the crash itself, or how the crash was reported
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,13 @@ def table(path: Path = TABLE) -> tuple[KnownBug, ...]:
         unknown = set(b.get("match", {})) - set(CRITERIA)
         if unknown:
             raise ValueError(f"{path}: bug {b.get('id')}: unknown criteria {sorted(unknown)}")
+        about = b.get("about", "crash")
+        if about not in ABOUT:
+            raise ValueError(f"{path}: bug {b.get('id')}: about = {about!r}, expected one of {list(ABOUT)}")
+        if about == "reporting" and not b.get("said"):
+            raise ValueError(f"{path}: bug {b.get('id')}: about = \"reporting\" needs said (its words in a summary)")
         out.append(KnownBug(b["id"], b["title"], b["url"], b.get("fix", ""), b.get("fix_url", ""),
-                            b.get("cause", ""), dict(b.get("match", {}))))
+                            b.get("cause", ""), about=about, said=b.get("said", ""), match=dict(b.get("match", {}))))
     return tuple(out)
 
 
@@ -100,7 +106,8 @@ def _holds(bug: KnownBug, f: Facts) -> list[str]:
 
 def match(f: Facts) -> list[KnownBugMatch]:
     """The known bugs these facts match."""
-    return [KnownBugMatch(bug.id, bug.title, bug.url, bug.fix, bug.fix_url, bug.cause, sorted(bug.match))
+    return [KnownBugMatch(bug.id, bug.title, bug.url, bug.fix, bug.fix_url, bug.cause, about=bug.about,
+                          said=bug.said, matched=sorted(bug.match))
             for bug in table() if bug.match and not _holds(bug, f)]
 
 

@@ -59,7 +59,11 @@ def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
     if reg["answered"]:
         out.append(("regression", reg["conclusion"]))
     for b in data["known_bugs"]:
-        out.append(("known bug", f"{b['id']} {b['url']}" + (f", fix {b['fix_url']}" if b.get("fix_url") else "")))
+        if b.get("about", "crash") == "crash":
+            out.append(("known bug", f"{b['id']} {b['url']}" + (f", fix {b['fix_url']}" if b.get("fix_url") else "")))
+    for b in data["known_bugs"]:  # a bug in how the crash was reported, not the crash's
+        if b.get("about", "crash") != "crash":
+            out.append(("also", f"{b.get('said') or b['title']} ({b['id']} {b['url']})"))
     if located.get("winner") is None:
         out += [("note", n) for n in located.get("notes") or []]
     out.append(("bundle", data["bundle"]))

@@ -20,7 +20,7 @@ from spmi_dbg.report.redact import Redactor
 from spmi_dbg.repro.isolate import REPRO_NAME
 from spmi_dbg.repro.locate import PartitionRun
 from spmi_dbg.repro.pipeline import ReproResult
-from spmi_dbg.repro.report_data import report_data
+from spmi_dbg.repro.report_data import in_bundle, report_data
 from spmi_dbg.repro.report_failure import JIT_OUTPUT_FILE
 
 # Every file `spmi-dbg repro` writes into a bundle (nothing else may be in a directory it replaces).
@@ -81,7 +81,7 @@ def _write_files(result: ReproResult, work: Path, staged: Path) -> list[str]:
         put("repro.sh", repro_script(result, redactor), 0o755)
     diagnosis = result.located.diagnosis if result.located else None
     if diagnosis is not None:
-        d = diagnosis.to_json()
+        d = in_bundle(result, diagnosis.to_json())
         put("diagnosis.json", json.dumps(redactor.data(d) if redactor is not None else d, indent=2,
                                          sort_keys=True) + "\n")
     if result.jit_output is not None and result.jit_output.is_file():

@@ -133,6 +133,26 @@ def summary_rows(result: ReproResult) -> list[tuple[str, str]]:
     return out
 
 
+PANEL_CHROME = 6  # the panel's borders and padding, and the grid's padding between its two columns
+
+
+def fit_paths(text: str, width: int) -> str:
+    """`text` with each path wider than `width` shortened at its directory part (`.../bin/spmi-replay`): the
+    file name is kept whole (a name wider than the column is folded by the panel, never cut). URLs stay."""
+    def fit(word: str) -> str:
+        if len(word) <= width or "/" not in word.rstrip("/") or "://" in word:
+            return word
+        parts = word.split("/")
+        kept = parts[-1]
+        for part in reversed(parts[1:-1]):
+            if len(".../" + part + "/" + kept) > width:
+                break
+            kept = part + "/" + kept
+        return ".../" + kept
+
+    return " ".join(fit(w) for w in text.split(" "))
+
+
 def print_summary(result: ReproResult, console: Console, *, rich_panel: bool,
                   extra: list[tuple[str, str]] | None = None, title: str = "spmi-dbg repro") -> None:
     rows = summary_rows(result) + list(extra or [])
@@ -141,9 +161,10 @@ def print_summary(result: ReproResult, console: Console, *, rich_panel: bool,
             console.print(f"{k}: {v}", markup=False, highlight=False, soft_wrap=True)
         return
     table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold")
+    table.add_column(style="bold", no_wrap=True)
     table.add_column()
+    width = console.width - PANEL_CHROME - max((len(k) for k, _ in rows), default=0)
     for k, v in rows:
-        table.add_row(k, Text(v))
+        table.add_row(k, Text(fit_paths(v, width), overflow="fold"))
     style = {"verified": "green", "not-verified": "yellow", "no-crash": "blue"}.get(result.outcome, "red")
     console.print(Panel(table, title=title, border_style=style, expand=False))

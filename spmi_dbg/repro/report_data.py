@@ -8,6 +8,7 @@ workarounds, configuration, other information (how each fact was obtained)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -70,10 +71,33 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
         "bundle": str(result.out),
         "files": files,
     }
+    data = in_bundle(result, data)
     data["title"] = title(data)
     data["issue"] = issue(data, result)
     return data
 
+
+
+def in_bundle(result: ReproResult, value: Any) -> Any:
+    """`value` with every path under the directory the repro was isolated into (a temporary one, gone once the
+    bundle is written: the regression runs' argv, a diagnosis of the repro) naming the bundle instead."""
+    if result.isolated is None or result.out is None:
+        return value
+    staged, final = str(result.isolated.mch.parent), str(Path(result.out).absolute())
+    if staged == final:
+        return value
+    pattern = re.compile(re.escape(staged) + r"(?=/|$)")
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            return pattern.sub(lambda _: final, v)
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        return v
+
+    return walk(value)
 
 
 def _known_bugs(result: ReproResult, d: Diagnosis | None, output: str) -> list[dict[str, Any]]:
@@ -120,7 +144,8 @@ def issue(data: dict[str, Any], result: ReproResult) -> dict[str, Any]:
     located = data["locate"] or {}
     return {"description": description(data), "reproduction": _reproduction(data),
             "expected": _expected(data), "actual": _actual(d, located), "regression": _regression(data),
-            "workarounds": [f"{b['id']}: {b['fix']}" for b in data["known_bugs"] if b.get("fix")],
+            "workarounds": [f"{b['id']}" + (f" ({b['said']})" if b.get("about", "crash") != "crash" and b.get("said")
+                                             else "") + f": {b['fix']}" for b in data["known_bugs"] if b.get("fix")],
             "configuration": _configuration(data, result, cmd), "other": _other(data)}
 
 
@@ -173,7 +198,11 @@ def description(data: dict[str, Any]) -> str:
         verdict = "verified" if data["outcome"] == "verified" else "NOT verified"
         text += f" A {n}-record repro collection is attached ({verdict})."
     for b in data["known_bugs"]:
-        text += f" Known upstream: {b['id']}, {b['title']}."
+        if b.get("about", "crash") == "crash":
+            text += f" Known upstream: {b['id']}, {b['title']}."
+    for b in data["known_bugs"]:  # how the crash was reported, not its cause
+        if b.get("about", "crash") != "crash":
+            text += f" Also: {b.get('said') or 'reported wrong'} ({b['id']}, {b['title']})."
     return text
 
 
