@@ -1,20 +1,27 @@
 """Where the package's native artifacts are: `_native/` beside the Python files (built by CMake at
-`pip install`): `libspmimch.so`, `bin/spmi-replay`, `jit/libsamplejit_base.so`, `jit/libsamplejit_diff.so`."""
+`pip install`): `libspmimch.so`, `bin/spmi-replay`, `bin/spmi-mch-verify`, `jit/libsamplejit_base.so`,
+`jit/libsamplejit_diff.so`. pathlib is imported where used: the console script (launcher.py) imports this module
+before it execs the native verifier."""
 
 from __future__ import annotations
 
-from pathlib import Path
+TYPE_CHECKING = False  # not typing's: importing typing (and re) costs the console script milliseconds
+if TYPE_CHECKING:
+    from pathlib import Path
 
 REPLAY = "bin/spmi-replay"
 REPLAY_O0 = "bin/spmi-replay-O0"  # the same core at -O0 (debugger tests)
 BASE_JIT = "jit/libsamplejit_base.so"
 DIFF_JIT = "jit/libsamplejit_diff.so"
+MCH_VERIFY = "bin/spmi-mch-verify"  # `spmi-dbg mch verify`'s native fast path (launcher.py)
 
 
 def native_dirs() -> list[Path]:
     """For a regular install that is site-packages/spmi_dbg/_native. For an editable install the package's
     __path__ lists the source tree and the directory the build was installed to, so all are searched;
     nothing assumes where site-packages is."""
+    from pathlib import Path
+
     import spmi_dbg
 
     return [Path(p) / "_native" for p in spmi_dbg.__path__]

@@ -31,7 +31,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("repro",),
     ("triage",),
     ("cli",),
-    ("__main__",),  # python -m spmi_dbg
+    ("launcher", "__main__"),  # the console script (`mch verify` execs the native verifier, the rest goes to
+    # cli) and python -m spmi_dbg
 ]
 RANK = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 

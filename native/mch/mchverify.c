@@ -1,0 +1,471 @@
+/*
+ * spmi-mch-verify: the fast path of `spmi-dbg mch verify` (spmi_dbg/launcher.py execs it, so that a verify does
+ * not pay for starting the Python package; timed against `mcs -integ`, docs/mch-format.md 6 and 9).
+ *
+ *   spmi-mch-verify --max-problems N -- FILE
+ *
+ * It does what spmi_dbg/mch/commands.py's cmd_verify does, with libspmimch, and prints the same bytes to stdout
+ * and stderr with the same exit status (tests/test_mch_verify_fast.py runs both on clean, corrupted and special
+ * files and compares them):
+ *  - FILE is read as pathlib.PurePosixPath reads it (repeated and trailing slashes and "." components dropped,
+ *    a leading "//" kept); a FILE ending in .mct (any case) is the index of the collection collection_for_toc()
+ *    names, else the index is the one find_toc() finds (FILE.mct, then FILE with its suffix replaced by .mct);
+ *  - the packet scan runs in steps of 16 MiB keeping at most min(N - kept, 1024) problems per step (as
+ *    Collection.scan and its native backend do), then the index is opened and, when the framing is whole,
+ *    compared with the record table (commands._toc_problems);
+ *  - paths in problem lines and errors are escaped as spmi_dbg/errors.py printable() escapes ASCII text
+ *    (printable characters kept, backslash doubled, \t \n \r, other control characters \xNN, cut at 4096
+ *    characters with "..."); the launcher gives this binary only ASCII paths (non-ASCII goes to Python, whose
+ *    printable() follows the Unicode database);
+ *  - the last line names FILE as given; the index's own lines name it unescaped, as the Python path does.
+ * Exit: 0 clean, 1 corrupt or unreadable, 2 a usage error of this binary itself (the launcher never makes one),
+ * 130 / 143 interrupted / terminated.
+ */
+#define _GNU_SOURCE /* strerror through string.h; sigaction */
+#include "spmimch.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef unsigned long long ull;
+
+#define PROG "spmi-dbg mch verify"           /* cli.py prints errors under the leaf parser's prog */
+#define SCAN_BUDGET ((uint64_t)16 << 20)      /* collection.py SCAN_BUDGET */
+#define STEP_PROBLEMS 1024u                   /* collection.py _NativeBackend.scan: problems kept per step */
+#define PATH_LIMIT 4096u                      /* errors.py format_location: printable(path, limit=1 << 12) */
+#define TOC_LINES 20                          /* commands._toc_problems: lines about a stale index */
+
+/* ---------------------------------------------------------------- strings ------------------- */
+
+typedef struct str {
+    char* p;
+    size_t n, cap;
+} str;
+
+static void die_nomem(void)
+{
+    static const char msg[] = PROG ": error: out of memory\n";
+    if (write(2, msg, sizeof msg - 1) < 0) {
+        /* nothing left to report it with */
+    }
+    _exit(1);
+}
+
+static void put(str* s, const char* p, size_t n)
+{
+    if (s->n + n + 1 > s->cap) {
+        size_t cap = s->cap ? s->cap : 64;
+        while (cap < s->n + n + 1)
+            cap *= 2;
+        char* q = realloc(s->p, cap);
+        if (!q)
+            die_nomem();
+        s->p = q;
+        s->cap = cap;
+    }
+    memcpy(s->p + s->n, p, n);
+    s->n += n;
+    s->p[s->n] = '\0';
+}
+
+static void puts_(str* s, const char* p) { put(s, p, strlen(p)); }
+
+__attribute__((format(printf, 2, 3))) static void putf(str* s, const char* fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    put(s, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+static char* concat(const char* a, const char* b)
+{
+    str s = {0};
+    puts_(&s, a);
+    puts_(&s, b);
+    return s.p;
+}
+
+/* errors.py printable(text, limit=4096) for ASCII text. */
+static void put_printable(str* out, const char* text)
+{
+    str e = {0};
+    put(&e, "", 0);
+    for (const unsigned char* c = (const unsigned char*)text; *c; c++) {
+        if (*c == '\\')
+            puts_(&e, "\\\\");
+        else if (*c == '\t')
+            puts_(&e, "\\t");
+        else if (*c == '\n')
+            puts_(&e, "\\n");
+        else if (*c == '\r')
+            puts_(&e, "\\r");
+        else if (*c < 0x20 || *c >= 0x7f)
+            putf(&e, "\\x%02x", *c);
+        else
+            put(&e, (const char*)c, 1);
+    }
+    if (e.n <= PATH_LIMIT) {
+        put(out, e.p, e.n);
+    } else {
+        put(out, e.p, PATH_LIMIT);
+        puts_(out, "...");
+    }
+    free(e.p);
+}
+
+/* errors.py format_location(path, record, offset): "path: record R at offset O: " (offset < 0: none). */
+static void put_location(str* out, const char* path, uint32_t record, long long offset)
+{
+    put_printable(out, path);
+    puts_(out, ": ");
+    if (record)
+        putf(out, "record %u", record);
+    if (record && offset >= 0)
+        puts_(out, " at ");
+    if (offset >= 0)
+        putf(out, "offset %lld", offset);
+    if (record || offset >= 0)
+        puts_(out, ": ");
+}
+
+/* ---------------------------------------------------------------- paths (pathlib's rules) ------ */
+
+/* str(PurePosixPath(text)). */
+static char* normalize(const char* text)
+{
+    str s = {0};
+    put(&s, "", 0);
+    const char* p = text;
+    if (*p == '/') {
+        size_t k = strspn(p, "/");
+        puts_(&s, k == 2 ? "//" : "/");
+        p += k;
+    }
+    size_t root = s.n;
+    while (*p) {
+        size_t len = strcspn(p, "/");
+        if (len && !(len == 1 && p[0] == '.')) {
+            if (s.n > root)
+                puts_(&s, "/");
+            put(&s, p, len);
+        }
+        p += len;
+        p += strspn(p, "/");
+    }
+    if (s.n == 0)
+        puts_(&s, ".");
+    return s.p;
+}
+
+/* PurePath.name of a normalized path: its last component, "" for ".", "/" and "//". */
+static const char* name_of(const char* path)
+{
+    if (strcmp(path, ".") == 0)
+        return path + 1;
+    const char* slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* PurePath.suffix: from the last dot of the name, if that dot is neither its first nor its last character. */
+static const char* suffix_of(const char* path)
+{
+    const char* name = name_of(path);
+    const char* dot = strrchr(name, '.');
+    size_t len = strlen(name);
+    if (dot && dot > name && (size_t)(dot - name) < len - 1)
+        return dot;
+    return name + len;
+}
+
+static int suffix_is(const char* path, const char* want)
+{
+    return strcasecmp(suffix_of(path), want) == 0;
+}
+
+/* path.with_suffix(suffix). */
+static char* with_suffix(const char* path, const char* suffix)
+{
+    size_t keep = (size_t)(suffix_of(path) - path);
+    str s = {0};
+    put(&s, path, keep);
+    puts_(&s, suffix);
+    return s.p;
+}
+
+/* Path.stat for Path.is_file / Path.exists: 1 = it is there (*st filled), 0 = not there (the errors pathlib
+ * ignores: ENOENT, ENOTDIR, EBADF, ELOOP). Any other error, where pathlib raises, ends the run with one line. */
+static int stat_path(const char* path, struct stat* st)
+{
+    if (stat(path, st) == 0)
+        return 1;
+    if (errno == ENOENT || errno == ENOTDIR || errno == EBADF || errno == ELOOP)
+        return 0;
+    str line = {0};
+    puts_(&line, PROG ": error: ");
+    put_location(&line, path, 0, -1);
+    putf(&line, "cannot stat: %s\n", strerror(errno));
+    fputs(line.p, stderr);
+    exit(1);
+}
+
+static int is_file(const char* path)
+{
+    struct stat st;
+    return stat_path(path, &st) && S_ISREG(st.st_mode);
+}
+
+static int exists(const char* path)
+{
+    struct stat st;
+    return stat_path(path, &st);
+}
+
+/* mct.py find_toc: FILE.mct, then FILE with its suffix replaced by .mct; NULL when neither is a file. */
+static char* find_toc(const char* mch)
+{
+    char* candidates[2] = {concat(mch, ".mct"), with_suffix(mch, ".mct")};
+    char* found = NULL;
+    for (int i = 0; i < 2 && !found; i++)
+        if (strcmp(candidates[i], mch) != 0 && is_file(candidates[i]))
+            found = candidates[i];
+    for (int i = 0; i < 2; i++)
+        if (candidates[i] != found)
+            free(candidates[i]);
+    return found;
+}
+
+/* mct.py collection_for_toc: file.mch.mct -> file.mch; file.mct -> file.mch or file.mc, whichever exists. */
+static char* collection_for_toc(const char* toc)
+{
+    char* stripped = with_suffix(toc, "");
+    if (suffix_is(stripped, ".mch") || suffix_is(stripped, ".mc"))
+        return stripped;
+    free(stripped);
+    static const char* const suffixes[] = {".mch", ".mc"};
+    for (int i = 0; i < 2; i++) {
+        char* candidate = with_suffix(toc, suffixes[i]);
+        if (exists(candidate))
+            return candidate;
+        free(candidate);
+    }
+    return with_suffix(toc, ".mch");
+}
+
+/* ---------------------------------------------------------------- problem lines ---------------- */
+
+typedef struct lines {
+    char** v;
+    size_t n, cap;
+} lines;
+
+static void add_line(lines* l, char* line)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        char** v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            die_nomem();
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = line;
+}
+
+/* pyscan.Problem.line: no offset for the codes that are not about a place in the file. */
+static char* problem_line(const char* path, const spmimch_error* e)
+{
+    int placeless = e->code == SPMIMCH_E_IO || e->code == SPMIMCH_E_NOTFILE || e->code == SPMIMCH_E_EMPTY ||
+                    e->code == SPMIMCH_E_NOMEM || e->code == SPMIMCH_E_ARG;
+    str s = {0};
+    put_location(&s, path, e->record, placeless ? -1 : (long long)e->offset);
+    puts_(&s, e->message);
+    return s.p;
+}
+
+/* commands._toc_problems: index entries that do not point where the records are (a stale .mct). */
+static void toc_problems(const spmimch_file* f, const spmimch_toc* t, const char* toc_path, lines* out)
+{
+    const uint32_t n = spmimch_record_count(f), count = spmimch_toc_count(t);
+    const spmimch_record* recs = spmimch_records(f);
+    int64_t off;
+    int32_t num = 0;
+    if (count && spmimch_toc_entry(t, count - 1, NULL, &num, NULL) != 0)
+        num = 0;
+    int same = count == n && (uint32_t)num == n;
+    for (uint32_t i = 0; same && i < count; i++)
+        same = spmimch_toc_entry(t, i, &off, NULL, NULL) == 0 && (uint64_t)off == recs[i].offset;
+    if (same)
+        return;
+    size_t before = out->n;
+    for (uint32_t i = 0; i < count; i++) {
+        if (spmimch_toc_entry(t, i, &off, &num, NULL) != 0)
+            break;
+        str s = {0};
+        if ((uint32_t)num > n) {
+            putf(&s, "%s: entry for method context %d: the collection has only %u", toc_path, num, n);
+        } else if ((uint64_t)off != recs[num - 1].offset) {
+            putf(&s, "%s: entry for method context %d: expected offset %llu, found %lld (stale index: rebuild it "
+                     "with `spmi-dbg mch index`)", toc_path, num, (ull)recs[num - 1].offset, (long long)off);
+        }
+        if (s.p)
+            add_line(out, s.p);
+        if (out->n - before >= TOC_LINES)
+            break;
+    }
+    if (out->n == before && count != n) {
+        str s = {0};
+        putf(&s, "%s: expected %u entries, found %u (stale index)", toc_path, n, count);
+        add_line(out, s.p);
+    }
+}
+
+/* ---------------------------------------------------------------- output and signals ----------- */
+
+/* Python's print() into a closed pipe: BrokenPipeError, which cli.main takes as the reader having gone away. */
+static int g_out_failed;
+
+static void out_line(const char* line)
+{
+    if (!g_out_failed && (fputs(line, stdout) < 0 || fputc('\n', stdout) < 0))
+        g_out_failed = 1;
+}
+
+static void on_signal(int sig)
+{
+    static const char interrupted[] = PROG ": interrupted\n";
+    static const char terminated[] = PROG ": terminated\n";
+    ssize_t w = sig == SIGINT ? write(2, interrupted, sizeof interrupted - 1)
+                              : write(2, terminated, sizeof terminated - 1);
+    (void)w;
+    _exit(sig == SIGINT ? 130 : 143); /* spmi_dbg/exits.py INTERRUPTED, TERMINATED */
+}
+
+static int usage(void)
+{
+    fputs("usage: spmi-mch-verify --max-problems N -- FILE (run by spmi-dbg mch verify)\n", stderr);
+    return 2;
+}
+
+/* ---------------------------------------------------------------- main ------------------------- */
+
+int main(int argc, char** argv)
+{
+    if (argc != 5 || strcmp(argv[1], "--max-problems") != 0 || strcmp(argv[3], "--") != 0)
+        return usage();
+    char* end = NULL;
+    errno = 0;
+    const ull max_problems = strtoull(argv[2], &end, 10);
+    if (errno || end == argv[2] || *end || argv[2][0] == '-' || max_problems > (ull)INT64_MAX)
+        return usage();
+    const char* given = argv[4];
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    char* path = normalize(given);
+    if (*name_of(path) == '\0') /* pathlib cannot name its index: the launcher leaves this to Python */
+        return usage();
+    char *mch, *toc_path;
+    if (suffix_is(path, ".mct")) {
+        mch = collection_for_toc(path);
+        toc_path = path;
+    } else {
+        mch = path;
+        toc_path = find_toc(mch);
+    }
+
+    spmimch_error err;
+    spmimch_file* f = spmimch_open(mch, &err);
+    if (!f) { /* InputError(path, message): no record, no offset */
+        str s = {0};
+        puts_(&s, PROG ": error: ");
+        put_location(&s, mch, 0, -1);
+        puts_(&s, err.message);
+        puts_(&s, "\n");
+        fputs(s.p, stderr);
+        return 1;
+    }
+
+    lines out = {0};
+    spmimch_error* step = malloc(STEP_PROBLEMS * sizeof *step);
+    if (!step)
+        die_nomem();
+    int rc;
+    do {
+        const ull kept = out.n;
+        const uint32_t cap = kept >= max_problems ? 0
+                             : max_problems - kept > STEP_PROBLEMS ? STEP_PROBLEMS
+                                                                   : (uint32_t)(max_problems - kept);
+        uint32_t found = 0;
+        rc = spmimch_scan(f, SPMIMCH_SCAN_PACKETS | SPMIMCH_SCAN_RELEASE, SCAN_BUDGET, NULL, step, cap, &found);
+        for (uint32_t i = 0; i < found && i < cap; i++)
+            add_line(&out, problem_line(mch, &step[i]));
+    } while (rc == 1);
+    free(step);
+
+    const uint32_t count = spmimch_record_count(f);
+    const uint64_t size = spmimch_file_size(f);
+    if (toc_path) {
+        spmimch_toc* t = spmimch_toc_open(toc_path, size, &err);
+        if (!t) { /* mct._error: no offset for E_IO and E_NOTFILE */
+            int placeless = err.code == SPMIMCH_E_IO || err.code == SPMIMCH_E_NOTFILE;
+            str s = {0};
+            put_location(&s, toc_path, err.record, placeless ? -1 : (long long)err.offset);
+            puts_(&s, err.message);
+            add_line(&out, s.p);
+        } else {
+            if (rc == 0)
+                toc_problems(f, t, toc_path, &out);
+            spmimch_toc_close(t);
+        }
+    }
+    spmimch_close(f);
+
+    for (size_t i = 0; i < out.n && i < max_problems; i++)
+        out_line(out.v[i]);
+    if (out.n > max_problems)
+        out_line("... and more problems (raise --max-problems to see them)");
+    int status = 0;
+    if (out.n) {
+        fflush(stdout);
+        fprintf(stderr, "%s: CORRUPT: %zu problem(s)\n", given, out.n);
+        status = 1;
+    } else {
+        str s = {0};
+        puts_(&s, given);
+        puts_(&s, ": OK: ");
+        if (rc == 0)
+            putf(&s, "%u", count);
+        else
+            puts_(&s, "None"); /* cmd_verify's count when the scan stopped and no problem was kept */
+        putf(&s, " method contexts, %llu bytes", (ull)size);
+        if (toc_path) {
+            puts_(&s, ", index ");
+            puts_(&s, name_of(toc_path));
+            puts_(&s, " consistent");
+        }
+        out_line(s.p);
+        free(s.p);
+    }
+    if (fflush(stdout) != 0)
+        g_out_failed = 1;
+    if (g_out_failed && errno == EPIPE)
+        return 0; /* cli.main: BrokenPipeError, the reader went away: not an error */
+    return status;
+}
