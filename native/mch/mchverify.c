@@ -333,13 +333,144 @@ static void toc_problems(const spmimch_file* f, const spmimch_toc* t, const char
 
 /* ---------------------------------------------------------------- output and signals ----------- */
 
-/* Python's print() into a closed pipe: BrokenPipeError, which cli.main takes as the reader having gone away. */
-static int g_out_failed;
+/* stdout as Python 3.11 writes it, so that the bytes reach the fd at the same points (what `2>&1` interleaves with
+ * stderr's lines) and a reader that went away has the same effect. Python stacks a TextIOWrapper (pending text
+ * passed on at 8192 bytes) on a BufferedWriter (st_blksize bytes); on a terminal the text is flushed at every
+ * newline; with PYTHONUNBUFFERED every write goes to the fd at once. stderr is line-buffered: its lines are
+ * written at once (fputs to an unbuffered stream below). A failed write is Python's BrokenPipeError out of
+ * print(): cli.main takes it as the reader having gone away (stderr closed, status 0) and nothing more is printed;
+ * what is still buffered then fails again at exit, where Python's status becomes 120. */
+#define TEXT_CHUNK 8192u
 
+typedef struct pyout {
+    int unbuffered, line_buffered;
+    size_t bufsize;
+    str pending; /* TextIOWrapper's pending bytes */
+    str buffer;  /* BufferedWriter's buffer */
+    int broken;  /* a write failed: print() raised */
+} pyout;
+
+static pyout g_out;
+
+static void pyout_init(pyout* o)
+{
+    const char* unbuffered = getenv("PYTHONUNBUFFERED");
+    struct stat st;
+    o->unbuffered = unbuffered && *unbuffered;
+    o->line_buffered = isatty(1);
+    o->bufsize = fstat(1, &st) == 0 && st.st_blksize > 1 ? (size_t)st.st_blksize : 8192;
+    put(&o->pending, "", 0);
+    put(&o->buffer, "", 0);
+}
+
+/* FileIO.write of all of p (a blocking fd). 0, or -1 with errno set. */
+static int raw_write(const char* p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(1, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void write_failed(void)
+{
+    if (errno != EPIPE) { /* Python: an OSError out of print(), which cli.main does not take (a traceback) */
+        fprintf(stderr, PROG ": error: cannot write to stdout: %s\n", strerror(errno));
+        exit(1);
+    }
+}
+
+/* BufferedWriter.flush. */
+static int buffer_flush(pyout* o)
+{
+    if (o->buffer.n && raw_write(o->buffer.p, o->buffer.n) != 0)
+        return -1; /* the buffer keeps its bytes */
+    o->buffer.n = 0;
+    return 0;
+}
+
+/* BufferedWriter.write. */
+static int buffer_write(pyout* o, const char* p, size_t n)
+{
+    if (n <= o->bufsize - o->buffer.n) {
+        put(&o->buffer, p, n);
+        return 0;
+    }
+    if (buffer_flush(o) != 0)
+        return -1;
+    if (n > o->bufsize) {
+        if (raw_write(p, n) != 0)
+            return -1;
+        return 0;
+    }
+    put(&o->buffer, p, n);
+    return 0;
+}
+
+/* TextIOWrapper's pending bytes passed on (they are dropped from pending first, whatever happens). */
+static int pending_flush(pyout* o)
+{
+    if (!o->pending.n)
+        return 0;
+    str data = o->pending;
+    o->pending = (str){0};
+    put(&o->pending, "", 0);
+    int rc = buffer_write(o, data.p, data.n);
+    free(data.p);
+    return rc;
+}
+
+/* TextIOWrapper.write. */
+static int text_write(pyout* o, const char* p, size_t n)
+{
+    if (o->unbuffered)
+        return raw_write(p, n);
+    if (o->pending.n + n > TEXT_CHUNK && pending_flush(o) != 0)
+        return -1;
+    put(&o->pending, p, n);
+    int needflush = o->line_buffered && memchr(p, '\n', n) != NULL;
+    if (o->pending.n >= TEXT_CHUNK || needflush) {
+        if (pending_flush(o) != 0)
+            return -1;
+    }
+    if (needflush && buffer_flush(o) != 0)
+        return -1;
+    return 0;
+}
+
+/* print(line): the text, then the newline. */
 static void out_line(const char* line)
 {
-    if (!g_out_failed && (fputs(line, stdout) < 0 || fputc('\n', stdout) < 0))
-        g_out_failed = 1;
+    if (g_out.broken)
+        return;
+    if (text_write(&g_out, line, strlen(line)) != 0 || text_write(&g_out, "\n", 1) != 0) {
+        write_failed();
+        g_out.broken = 1;
+    }
+}
+
+/* Python's exit: its status, after stdout is flushed; 0 once print() has raised (cli.main's BrokenPipeError), but
+ * 120 when bytes are still buffered then and cannot be written either. */
+static int out_exit(int status)
+{
+    pyout* o = &g_out;
+    int failed = pending_flush(o) != 0 || buffer_flush(o) != 0;
+    if (failed)
+        write_failed();
+    if (o->broken)
+        return failed ? 120 : 0;
+    if (failed) {
+        fputs("Exception ignored in: <_io.TextIOWrapper name='<stdout>' mode='w' encoding='utf-8'>\n"
+              "BrokenPipeError: [Errno 32] Broken pipe\n", stderr);
+        return 120;
+    }
+    return status;
 }
 
 static void on_signal(int sig)
@@ -437,35 +568,30 @@ int main(int argc, char** argv)
     }
     spmimch_close(f);
 
+    pyout_init(&g_out);
     for (size_t i = 0; i < out.n && i < max_problems; i++)
         out_line(out.v[i]);
     if (out.n > max_problems)
         out_line("... and more problems (raise --max-problems to see them)");
-    int status = 0;
     if (out.n) {
-        fflush(stdout);
-        fprintf(stderr, "%s: CORRUPT: %zu problem(s)\n", given, out.n);
-        status = 1;
-    } else {
-        str s = {0};
-        puts_(&s, given);
-        puts_(&s, ": OK: ");
-        if (rc == 0)
-            putf(&s, "%u", count);
-        else
-            puts_(&s, "None"); /* cmd_verify's count when the scan stopped and no problem was kept */
-        putf(&s, " method contexts, %llu bytes", (ull)size);
-        if (toc_path) {
-            puts_(&s, ", index ");
-            puts_(&s, name_of(toc_path));
-            puts_(&s, " consistent");
-        }
-        out_line(s.p);
-        free(s.p);
+        if (!g_out.broken)
+            fprintf(stderr, "%s: CORRUPT: %zu problem(s)\n", given, out.n);
+        return out_exit(1);
     }
-    if (fflush(stdout) != 0)
-        g_out_failed = 1;
-    if (g_out_failed && errno == EPIPE)
-        return 0; /* cli.main: BrokenPipeError, the reader went away: not an error */
-    return status;
+    str s = {0};
+    puts_(&s, given);
+    puts_(&s, ": OK: ");
+    if (rc == 0)
+        putf(&s, "%u", count);
+    else
+        puts_(&s, "None"); /* cmd_verify's count when the scan stopped and no problem was kept */
+    putf(&s, " method contexts, %llu bytes", (ull)size);
+    if (toc_path) {
+        puts_(&s, ", index ");
+        puts_(&s, name_of(toc_path));
+        puts_(&s, " consistent");
+    }
+    out_line(s.p);
+    free(s.p);
+    return out_exit(0);
 }
