@@ -1,8 +1,8 @@
-"""Command line: argument parsing and dispatch only. Features live in their own packages."""
+"""Command line: argument parsing and dispatch only. Features live in their own packages. Every parser is a
+spmi_dbg.usage.Parser: a usage error names its own command, prints its usage and exits with its status."""
 
 from __future__ import annotations
 
-import argparse
 import signal
 import sys
 import threading
@@ -10,17 +10,18 @@ from collections.abc import Sequence
 
 from spmi_dbg import __version__, exits
 from spmi_dbg.errors import SpmiDbgError
+from spmi_dbg.usage import Parser, leaf
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> Parser:
     """All commands' parsers; with `command` "mch" only the collection tools' (they then start without importing
     the debugger, replay, report and triage layers: `spmi-dbg mch verify` is timed against `mcs -integ`)."""
     from spmi_dbg.mch import commands as mch_commands
 
-    parser = argparse.ArgumentParser(
-        prog="spmi-dbg",
-        description="Find, explain and reproduce SuperPMI crashes.",
-    )
+    # No COMMAND, or an unknown one: 3, as a pipeline's usage error (the line may have been meant for `repro` or
+    # `triage`, where 2 means "no crash"); each command's own usage errors exit with its own status.
+    parser = Parser(prog="spmi-dbg", description="Find, explain and reproduce SuperPMI crashes.",
+                    usage_status=exits.PIPELINE_INPUT)
     parser.add_argument("--version", action="version", version=f"spmi-dbg {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     mch_commands.add_parsers(sub)
@@ -53,19 +54,23 @@ def _terminate(signo: int, frame: object) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser("mch" if given[:1] == ["mch"] else None)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(given)
+    except SystemExit as e:  # a usage error (its status is the command's), --help or --version
+        return e.code if isinstance(e.code, int) else 0 if e.code is None else exits.USAGE
+    prog = leaf(args, parser).prog  # `spmi-dbg mch info`: every line below names the command it is about
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
     try:
         return int(args.func(args))
     except SpmiDbgError as e:
-        print(f"spmi-dbg: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {e}", file=sys.stderr)
         return e.exit_code
     except Terminated:
-        print("spmi-dbg: terminated", file=sys.stderr)
+        print(f"{prog}: terminated", file=sys.stderr)
         return exits.TERMINATED
     except KeyboardInterrupt:
-        print("spmi-dbg: interrupted", file=sys.stderr)
+        print(f"{prog}: interrupted", file=sys.stderr)
         return exits.INTERRUPTED
     except BrokenPipeError:
         # `spmi-dbg mch list big.mch | head`: the reader went away; not an error.

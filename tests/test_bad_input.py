@@ -126,7 +126,7 @@ def test_empty_file_directory_and_missing_file(tmp_path: Path) -> None:
         r = run_cli("mch", "info", *args)
         assert r.returncode == 1
         line = _one_error_line(r.stderr)
-        assert line == f"spmi-dbg: error: {args[0]}: {fragment}"
+        assert line == f"spmi-dbg mch info: error: {args[0]}: {fragment}"
 
 
 def _write_toc(path: Path, records: list[bytes], tweak: Callable[[bytearray], None]) -> None:

@@ -18,8 +18,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("__init__",),  # the version
     ("exits",),  # exit statuses, defined once
     ("errors",),  # one-line errors (and printable text for them)
-    ("paths", "tempfiles", "elf", "replay", "shell", "stdbuf", "failures"),  # base: native binaries, run-named
-    # temp files, ELF, command lines, sh quoting, the replays' line-buffered stdout, superpmi's failure lines
+    ("paths", "tempfiles", "elf", "replay", "shell", "stdbuf", "failures", "usage"),  # base: native binaries,
+    # run-named temp files, ELF, command lines, sh quoting, the replays' line-buffered stdout, superpmi's failure
+    # lines, the command line's parser kind and argument types
     ("atomic", "outdir", "debugfiles"),  # outputs checked, written aside and renamed; separate debug files
     ("mch",),
     ("sample",),

@@ -15,6 +15,7 @@ from spmi_dbg.errors import InputError
 from spmi_dbg.mch.collection import Collection, write_index_file
 from spmi_dbg.mch.mct import collection_for_toc, find_toc, open_toc, toc_path_for
 from spmi_dbg.mch.pyscan import SCAN_DONE, Problem, Stats
+from spmi_dbg.usage import integer
 
 # Decoding, -c lists and JSON are imported by the verbs that use them: `mch verify` (timed against mcs -integ)
 # starts with the scanner alone.
@@ -50,12 +51,13 @@ def add_parsers(sub: Any) -> None:
 
     p = verbs.add_parser("verify", help="full framing check; exit 0 clean, 1 corrupt, one line per problem")
     p.add_argument("collection")
-    p.add_argument("--max-problems", type=int, default=100, metavar="N", help="stop listing after N (default 100)")
+    p.add_argument("--max-problems", type=integer(minimum=1), default=100, metavar="N",
+                   help="stop listing after N (default 100)")
     p.set_defaults(func=cmd_verify)
 
     p = verbs.add_parser("dump", help="the packets of one method context")
     p.add_argument("collection")
-    p.add_argument("number", type=int, help="method context number (1-based)")
+    p.add_argument("number", type=integer(minimum=1), help="method context number (1-based)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_dump)
 

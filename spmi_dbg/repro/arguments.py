@@ -1,6 +1,7 @@
 """The command line `spmi-dbg repro`, `spmi-dbg triage` and `spmi-dbg demo` share: the replay's inputs and the
-debugger's options, argument types, and the pipelines' exit statuses for usage errors and our own errors
-(spmi_dbg.exits: 3 usage or input, 4 the debugger failed; 2 means "no crash" there)."""
+debugger's options, and the pipelines' exit statuses for usage errors and our own errors (spmi_dbg.exits: 3
+usage or input, 4 the debugger failed; 2 means "no crash" there). Their parsers are spmi_dbg.usage.Parsers
+made with `usage_status=PIPELINE_USAGE`."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
 
 from spmi_dbg import exits
 from spmi_dbg.errors import SpmiDbgError, ToolFailure
+from spmi_dbg.usage import integer, number
+
+PIPELINE_USAGE = exits.PIPELINE_INPUT  # a pipeline's usage error: 3, never 2 ("no crash")
 
 
 def add_replay_arguments(p: argparse.ArgumentParser, *, collections: bool = False) -> None:
@@ -39,48 +42,18 @@ def add_replay_arguments(p: argparse.ArgumentParser, *, collections: bool = Fals
                         "it with gdb-multiarch through qemu's gdbstub")
     p.add_argument("--sysroot", metavar="DIR", help="the guest's libraries for --qemu (default /usr/aarch64-linux-gnu, "
                                                     "Debian's cross libraries)")
-    p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1, metavar="N",
+    p.add_argument("--workers", type=integer(minimum=1), default=os.cpu_count() or 1, metavar="N",
                    help="partitions replayed in parallel, one debugger each (default: CPU count)")
-    p.add_argument("--timeout", type=positive_float, default=1800.0, metavar="S",
+    p.add_argument("--timeout", type=number(above=0), default=1800.0, metavar="S",
                    help="seconds a partition may take before it is a hang (default 1800; a verification run "
                         "of the repro gets at most 60)")
-    p.add_argument("--verify-runs", type=non_negative_int, default=3, metavar="K",
+    p.add_argument("--verify-runs", type=integer(minimum=0), default=3, metavar="K",
                    help="native replays of the repro to verify it (default 3; plus one under the debugger)")
     p.add_argument("--debug-dir", metavar="DIR", action="append", default=[],
                    help="where separate debug files are (the <file>.dbg a stripped build names in its gnu_debuglink, "
                         "a .build-id/ tree, or a flat directory of .dbg files); repeatable")
     p.add_argument("--redact", action="store_true",
                    help="replace the home directory, user name and host name in the written files")
-
-
-def pipeline_usage_errors(p: argparse.ArgumentParser, name: str) -> None:
-    def error(message: str) -> NoReturn:  # usage errors are exit 3 here: 2 means "no crash"
-        p.print_usage(sys.stderr)
-        sys.stderr.write(f"spmi-dbg {name}: error: {message}\n")
-        raise SystemExit(exits.PIPELINE_INPUT)
-
-    p.error = error  # type: ignore[method-assign]
-
-
-def positive_int(text: str) -> int:
-    v = int(text)
-    if v < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return v
-
-
-def non_negative_int(text: str) -> int:
-    v = int(text)
-    if v < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return v
-
-
-def positive_float(text: str) -> float:
-    v = float(text)
-    if v <= 0:
-        raise argparse.ArgumentTypeError("must be more than 0")
-    return v
 
 
 def pipeline_errors(name: str, body: Callable[[], int]) -> int:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spmi_dbg.repro.arguments import add_replay_arguments, pipeline_errors, pipeline_usage_errors
+from spmi_dbg.repro.arguments import PIPELINE_USAGE, add_replay_arguments, pipeline_errors
 
 if TYPE_CHECKING:  # the pipeline is imported when a command runs, not when the parser is built
     from spmi_dbg.repro.pipeline import ReproOptions, ReproResult
@@ -32,7 +32,8 @@ def add_parsers(sub: Any) -> None:
                        usage="spmi-dbg repro [options] -- SUPERPMI_ARGV...  |  spmi-dbg repro --mch X --jit J "
                              "[options] [-- SUPERPMI_OPTIONS...]  |  spmi-dbg repro --from-log LOG [options]  |  "
                              "spmi-dbg repro --core CORE [options] [-- SUPERPMI_ARGV...]",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+                       usage_status=PIPELINE_USAGE)
     add_replay_arguments(p)
     p.add_argument("--core", metavar="CORE", type=Path,
                    help="post-mortem: diagnose this core file of the crashed superpmi, then isolate and verify "
@@ -46,7 +47,6 @@ def add_parsers(sub: Any) -> None:
                    help="bundle directory (default: spmi-repro-<bucket>, or spmi-repro-<kind>-<method context>)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line")
     p.set_defaults(func=run)
-    pipeline_usage_errors(p, "repro")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from typing import Any
 from spmi_dbg.errors import UsageError
 from spmi_dbg.sample.builder import ARCH_VALUES, RecordBuilder
 from spmi_dbg.sample.inject import KINDS
+from spmi_dbg.usage import integer, number
 
 
 def add_parsers(sub: Any) -> None:
@@ -21,10 +22,10 @@ def add_parsers(sub: Any) -> None:
         "build", help="write a seeded random collection, with chosen crash triggers, and its .mct",
         description="Write N method contexts of random methods the sample JIT compiles (same arguments, same "
                     "bytes), optionally with corpus methods first and crash triggers at chosen numbers.")
-    p.add_argument("--methods", type=int, default=1000, help="number of method contexts (default 1000)")
-    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--methods", type=integer(minimum=1), default=1000, help="number of method contexts (default 1000)")
+    p.add_argument("--seed", type=integer(), default=1, help="random seed (default 1)")
     p.add_argument("--arch", choices=sorted(ARCH_VALUES), default="x64", help="recorded target architecture")
-    p.add_argument("--size-factor", type=float, default=1.0, metavar="F",
+    p.add_argument("--size-factor", type=number(above=0), default=1.0, metavar="F",
                    help="scale the random methods' IL sizes by F (default 1: the usual mix)")
     p.add_argument("--inject", action="append", default=[], metavar="KIND@N[,N...]",
                    help=f"put a method with this trigger at these numbers (repeatable); KIND: {', '.join(KINDS)}")
@@ -68,10 +69,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     config = parse_config(args.config)
     corpus = [m for asm in load_corpus(corpus_files(args.corpus)) for m in asm.methods]
     if args.arch != "arm64" and any(k == "seed-arm64" for k, _ in injections):
-        print("spmi-dbg: note: seed-arm64 is meant for an Arm64 collection (--arch arm64); "
+        print("spmi-dbg sample build: note: seed-arm64 is meant for an Arm64 collection (--arch arm64); "
               f"in this {args.arch} collection it is a plain ee-exception", file=sys.stderr)
-    if args.size_factor <= 0:
-        raise UsageError(f"--size-factor must be positive, found {args.size_factor:g}")
     r = build(args.out, methods=args.methods, seed=args.seed, arch=args.arch, injections=injections, corpus=corpus,
               config=config, size_factor=args.size_factor)
     placed = ", ".join(f"{k}@{n}" for n, k in sorted(r.placed.items()) if not k.startswith("corpus:"))

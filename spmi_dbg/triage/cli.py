@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg.repro.arguments import add_replay_arguments, pipeline_errors, pipeline_usage_errors, positive_int
+from spmi_dbg.repro.arguments import PIPELINE_USAGE, add_replay_arguments, pipeline_errors
+from spmi_dbg.usage import integer
 
 EPILOG = """Replays the whole collection under the debugger, resuming after each crash; crashes and the failures
 superpmi reports itself (JIT asserts, failed compiles, missing data) are bucketed; one verified repro bundle per
@@ -27,17 +28,18 @@ examples:
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("triage", help="replay a whole collection past every crash: crash buckets, one verified repro "
                                       "each", usage="spmi-dbg triage [options] -- SUPERPMI_ARGV...",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+                       usage_status=PIPELINE_USAGE)
     add_replay_arguments(p, collections=True)
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the partitions as tasks on this dask.distributed scheduler (e.g. tcp://host:8786; "
                         "pip install 'spmi-dbg[dask]'); the workers need gdb, spmi-dbg and the same paths (a shared "
                         "file system). Default: this machine, --workers at a time")
-    p.add_argument("--partition-methods", type=positive_int, metavar="N",
+    p.add_argument("--partition-methods", type=integer(minimum=1), metavar="N",
                    help="partitions of N method contexts (default: sized by bytes from the collection's index)")
     p.add_argument("--resume", action="store_true",
                    help="continue the interrupted triage in --out (same command): only unfinished partitions run")
-    p.add_argument("--max-crashes", type=positive_int, default=1000, metavar="N",
+    p.add_argument("--max-crashes", type=integer(minimum=1), default=1000, metavar="N",
                    help="stop after N crashes in all (default 1000)")
     p.add_argument("--failure", metavar="KINDS", dest="bundle_kinds", default="crash,assert",
                    help="which buckets get a verified repro bundle, comma-separated: crash, assert, error (failed "
@@ -46,7 +48,6 @@ def add_parsers(sub: Any) -> None:
                    help="output directory: triage.md, triage.json, bucket-<bucket>/ (default spmi-triage)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line")
     p.set_defaults(func=run)
-    pipeline_usage_errors(p, "triage")
 
 
 def bundle_kinds(spec: str) -> frozenset[str]:
@@ -73,6 +74,7 @@ def _run(args: argparse.Namespace) -> int:
     from spmi_dbg.triage.triage_data import TRIAGE_FILES
 
     kinds = bundle_kinds(args.bundle_kinds)
+    _check_command_given(args)
     collections = _collections(args)
     repro = options(args, bundle_out=False)
     check_out_dir(args.out, ours=TRIAGE_FILES, subdirs="bucket-", option="--out")  # before any replay
@@ -86,6 +88,16 @@ def _run(args: argparse.Namespace) -> int:
         progress.close()
     print_summary(result)
     return int(result.exit_code)
+
+
+def _check_command_given(args: argparse.Namespace) -> None:
+    """Nothing to replay: said in triage's words (repro's own check would name repro)."""
+    from spmi_dbg.errors import UsageError
+
+    rest = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not rest and not args.mch and args.from_log is None and not (args.jit or args.base_jit):
+        raise UsageError("expected the superpmi command after --, e.g. spmi-dbg triage -- superpmi -a base.so "
+                         "diff.so x.mch (or --mch PATH with --jit, or --from-log LOG)")
 
 
 def _collections(args: argparse.Namespace) -> list[str]:
