@@ -19,7 +19,8 @@ ARGV = ["superpmi", "-a", "-target", "arm64", "base/libclrjit.so", "diff/libclrj
 
 def diagnosis(data: dict[str, object]) -> Diagnosis:
     """A diagnosis holding just these facts (in their JSON form), as the known-bug matcher reads it."""
-    full: dict[str, object] = {"handling": {"kind": "fatal", "reason": ""}, "arch": "x86_64"} | data
+    full: dict[str, object] = {"schema": 1, "debugger": "recorded", "handling": {"kind": "fatal", "reason": ""},
+                               "arch": "x86_64"} | data
     sig = full.get("signal")
     if isinstance(sig, dict):
         full["signal"] = {"signo": 11 if sig["name"] == "SIGSEGV" else 6, "code": None, "address": None,

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spmi_dbg.analysis.frames import find
+from spmi_dbg.analysis.jsonfacts import JsonFact
 from spmi_dbg.analysis.values import frame_int, read_c_string
 from spmi_dbg.analysis.view import Frame, Process
 
@@ -18,7 +19,7 @@ JIT_MESSAGE = re.compile(r"Assertion failed '(?P<expr>.*)' in '(?P<method>.*?)'(
 
 
 @dataclass(frozen=True)
-class AssertInfo:
+class AssertInfo(JsonFact):
     expr: str
     file: str | None
     line: int | None

@@ -1,17 +1,21 @@
-"""The facts a diagnosis is made of, typed, each with its JSON form (to_json / from_json). Every fact says how it
-was obtained (`source`). The JSON keys are report.json's `diagnosis` object (spmi_dbg/report/schema/report-4.json)
-and what `spmi diagnose --json` prints; the drivers read a diagnosis back with Diagnosis.from_json."""
+"""The facts a diagnosis is made of, typed, each with its JSON form (to_json / from_json, one conversion for all
+from the fields' type hints: spmi_dbg.analysis.jsonfacts). Every fact says how it was obtained (`source`). The
+JSON keys are report.json's `diagnosis` object (spmi_dbg/report/schema/report-4.json) and what `spmi diagnose
+--json` prints; the drivers read a diagnosis back with Diagnosis.from_json."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from spmi_dbg.analysis.asserts import AssertInfo
 from spmi_dbg.analysis.instruction import Instruction
+from spmi_dbg.analysis.jsonfacts import JsonFact, to_json
 from spmi_dbg.analysis.nullmap import NullMap
+
+__all__ = ["AssertInfo", "Diagnosis", "FrameInfo", "Handling", "HandlingKind", "Instruction", "JitFact",
+           "KnownBugInfo", "KnownBugMatch", "MethodContextFact", "ModuleFact", "ModuleRole", "NearKnownBug",
+           "NullMap", "SignalFact", "to_json"]
 
 
 class HandlingKind(StrEnum):
@@ -39,24 +43,8 @@ class ModuleRole(StrEnum):
         return self in (ModuleRole.BASE_JIT, ModuleRole.DIFF_JIT, ModuleRole.OTHER_JIT)
 
 
-def _plain(value: Any) -> Any:
-    """asdict's values as JSON types (an enum as its string)."""
-    if isinstance(value, StrEnum):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
-def to_json(fact: Any) -> Any:
-    """A fact dataclass (or None) as JSON-ready data."""
-    return None if fact is None else _plain(dataclasses.asdict(fact))
-
-
 @dataclass
-class SignalFact:
+class SignalFact(JsonFact):
     name: str  # SIGSEGV
     signo: int
     code: int | None
@@ -64,36 +52,23 @@ class SignalFact:
     near_null: bool
     source: str
 
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> SignalFact:
-        return cls(str(d["name"]), int(d["signo"]), d.get("code"), d.get("address"), bool(d.get("near_null")),
-                   str(d.get("source") or ""))
-
 
 @dataclass
-class Handling:
+class Handling(JsonFact):
     kind: HandlingKind
     reason: str
     rule: str = ""  # which rule decided: "symbols: in the JIT's protected call", "second chance", ...
 
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Handling:
-        return cls(HandlingKind(d["kind"]), str(d.get("reason") or ""), str(d.get("rule") or ""))
-
 
 @dataclass
-class ModuleFact:
+class ModuleFact(JsonFact):
     path: str | None
     role: ModuleRole
     source: str
 
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> ModuleFact:
-        return cls(d.get("path"), ModuleRole(d["role"]), str(d.get("source") or ""))
-
 
 @dataclass
-class MethodContextFact:
+class MethodContextFact(JsonFact):
     number: int  # 1-based, as superpmi counts
     source: str
     name: str | None = None  # from the collection record
@@ -102,14 +77,9 @@ class MethodContextFact:
     checks: list[str] = field(default_factory=list)  # what the number was checked against, and passed
     rejected: list[str] = field(default_factory=list)  # candidates that failed a check, with why (mcnumber.py)
 
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> MethodContextFact:
-        return cls(int(d["number"]), str(d.get("source") or ""), d.get("name"), d.get("il_size"), d.get("input"),
-                   [str(c) for c in d.get("checks") or []], [str(r) for r in d.get("rejected") or []])
-
 
 @dataclass
-class FrameInfo:
+class FrameInfo(JsonFact):
     index: int
     function: str
     file: str | None
@@ -117,14 +87,9 @@ class FrameInfo:
     module: str | None
     inlined: bool
 
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> FrameInfo:
-        return cls(int(d["index"]), str(d["function"]), d.get("file"), d.get("line"), d.get("module"),
-                   bool(d.get("inlined")))
-
 
 @dataclass
-class JitFact:
+class JitFact(JsonFact):
     """What the JIT was doing (spmi_dbg.analysis.jitstate): each field is absent when the JIT does not have it,
     debug information cannot give it or its value is not believed (not filled in yet), and `tried` says why."""
 
@@ -160,16 +125,9 @@ class JitFact:
         shown = self.phase_shown
         return None if shown is None else f"{self.phase_when or 'during'} {shown}"
 
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> JitFact:
-        return cls(int(d["frame"]), str(d["function"]), d.get("module"), str(d.get("source") or ""),
-                   d.get("method"), d.get("method_source"), d.get("phase"), d.get("phase_value"),
-                   d.get("phase_name"), d.get("method_context"), d.get("il_size"), d.get("opt_level"),
-                   list(d.get("tried") or []), d.get("phase_when"), d.get("phase_source"), d.get("info_check"))
-
 
 @dataclass(frozen=True)
-class KnownBugInfo:
+class KnownBugInfo(JsonFact):
     """What known_bugs.toml says of an upstream bug: its issue, the fix and the cause."""
 
     id: str  # dotnet/runtime#91257
@@ -188,15 +146,9 @@ class KnownBugMatch(KnownBugInfo):
 
     matched: list[str] = field(default_factory=list)
 
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> KnownBugMatch:
-        return cls(str(d["id"]), str(d["title"]), str(d["url"]), str(d.get("fix") or ""),
-                   str(d.get("fix_url") or ""), str(d.get("cause") or ""), about=str(d.get("about") or "crash"),
-                   said=str(d.get("said") or ""), matched=list(d.get("matched") or []))
-
 
 @dataclass
-class NearKnownBug:
+class NearKnownBug(JsonFact):
     """An entry missed by exactly one criterion: said, never claimed as the cause."""
 
     id: str
@@ -204,13 +156,9 @@ class NearKnownBug:
     url: str
     differs_in: str
 
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> NearKnownBug:
-        return cls(str(d["id"]), str(d["title"]), str(d["url"]), str(d["differs_in"]))
-
 
 @dataclass
-class Diagnosis:
+class Diagnosis(JsonFact):
     """Everything `spmi why` says about a stop, and what the pipeline reads (`spmi diagnose --json`)."""
 
     schema: int
@@ -237,31 +185,3 @@ class Diagnosis:
     # the stack's method context numbers that failed their checks when none passed (mcnumber.py); when one passed,
     # those before it are in method_context.rejected
     method_context_rejected: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = _plain(dataclasses.asdict(self))
-        return data
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Diagnosis:
-        def opt(key: str, make: Any) -> Any:
-            value = d.get(key)
-            return None if value is None else make(value)
-
-        return cls(
-            schema=int(d.get("schema", 0)), debugger=str(d.get("debugger") or ""), arch=str(d.get("arch") or ""),
-            signal=opt("signal", SignalFact.from_json),
-            handling=Handling.from_json(d.get("handling") or {"kind": "unknown"}),
-            faulting_module=opt("faulting_module", ModuleFact.from_json),
-            method_context=opt("method_context", MethodContextFact.from_json),
-            null_map=opt("null_map", lambda v: NullMap(**v)),
-            instruction=opt("instruction", Instruction.from_json),
-            assertion=opt("assertion", lambda v: AssertInfo(**v)),
-            frames=[FrameInfo.from_json(f) for f in d.get("frames") or []],
-            folded=list(d.get("folded") or []), signature_frames=list(d.get("signature_frames") or []),
-            signature=str(d.get("signature") or ""), bucket=str(d.get("bucket") or ""),
-            notes=list(d.get("notes") or []), pc=d.get("pc"),
-            known_bugs=[KnownBugMatch.from_json(b) for b in d.get("known_bugs") or []],
-            near_known_bugs=[NearKnownBug.from_json(b) for b in d.get("near_known_bugs") or []],
-            hang=bool(d.get("hang")), jit=opt("jit", JitFact.from_json),
-            method_context_rejected=[str(r) for r in d.get("method_context_rejected") or []])

@@ -4,25 +4,19 @@ with the registers it reads and their values: available even when debug info is 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from spmi_dbg.analysis.jsonfacts import JsonFact
 from spmi_dbg.analysis.view import Process
 
 
 @dataclass(frozen=True)
-class Instruction:
+class Instruction(JsonFact):
     address: int
     bytes_hex: str
     text: str  # "mov edx, dword ptr [rdi]"
     registers: dict[str, int] = field(default_factory=dict)  # registers read, with values
     null_base: str | None = None  # the memory operand's base register when it is (near) zero
     memory_address: int | None = None  # the memory operand's address, from the registers (base + index*scale + disp)
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Instruction:
-        return cls(int(d["address"]), str(d["bytes_hex"]), str(d["text"]),
-                   {str(k): int(v) for k, v in (d.get("registers") or {}).items()}, d.get("null_base"),
-                   d.get("memory_address"))
 
 
 def decode(process: Process, pc: int) -> Instruction | None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spmi_dbg.analysis.frames import LWM_FUNCTION, class_of, find, is_lwm, short_name
+from spmi_dbg.analysis.jsonfacts import JsonFact
 from spmi_dbg.analysis.values import frame_int, member_int
 from spmi_dbg.analysis.view import Frame, Process
 from spmi_dbg.mch import packets as P
@@ -20,7 +21,7 @@ OWNERS = ("CompileResult", "MethodContext")
 
 
 @dataclass(frozen=True)
-class NullMap:
+class NullMap(JsonFact):
     owner_type: str  # "CompileResult"
     member: str  # "CompileMethod"
     map_type: str  # "LightWeightMap<unsigned int, Agnostic_CompileMethodResults>"

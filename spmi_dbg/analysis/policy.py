@@ -23,6 +23,7 @@ from spmi_dbg.analysis import frames as F
 from spmi_dbg.analysis.diagnosis import diagnose, stack_overflow
 from spmi_dbg.analysis.facts import Diagnosis, Handling, HandlingKind
 from spmi_dbg.analysis.jitstate import compiler_in, superpmi_index
+from spmi_dbg.analysis.jsonfacts import JsonFact
 from spmi_dbg.analysis.view import Process
 from spmi_dbg.replay import parse_command
 
@@ -34,7 +35,7 @@ FAST_FRAMES = 4  # the fast path reads frame 0 and what is inlined at its pc
 
 
 @dataclass
-class PassedStop:
+class PassedStop(JsonFact):
     """A quick note of a stop whose signal was passed on to the replay."""
 
     signal: str
@@ -50,12 +51,6 @@ class PassedStop:
         return {"signal": self.signal, "kind": str(self.kind), "frame": self.frame,
                 "method_context": self.method_context, "pc": self.pc, "delivered": self.delivered,
                 "seconds": round(self.seconds, 6), "address": self.address}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PassedStop:
-        return cls(str(data["signal"]), HandlingKind(data["kind"]), str(data["frame"]), data.get("method_context"),
-                   data.get("pc"), bool(data.get("delivered", True)), float(data.get("seconds", 0.0)),
-                   data.get("address"))
 
 
 class Verdict(IntEnum):

@@ -403,9 +403,13 @@ class _Run:
         for line in reversed(reply.console.splitlines()):
             if line.startswith("{"):
                 try:
-                    return Diagnosis.from_json(json.loads(line))
-                except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                    data = json.loads(line)
+                except json.JSONDecodeError:
                     break
+                try:
+                    return Diagnosis.from_json(data)
+                except ValueError as e:  # jsonfacts.FactJsonError: names the fact and the field
+                    raise ToolFailure(f"`{command}` printed a diagnosis that could not be read: {e}") from None
         raise ToolFailure(f"`{command}` gave no JSON: {reply.console[-300:]!r}")
 
     def _hang(self, start: float, running: float, timeout: float) -> ReplayOutcome:

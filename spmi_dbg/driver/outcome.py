@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from spmi_dbg.analysis.facts import Diagnosis
+from spmi_dbg.analysis.jsonfacts import from_json
 from spmi_dbg.analysis.policy import PASS_KINDS, PassedStop
 
 __all__ = ["PASS_KINDS", "OutcomeKind", "PassedStop", "ReplayOutcome"]
@@ -42,11 +43,5 @@ class ReplayOutcome:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ReplayOutcome:
-        kind = str(data["kind"])
-        if kind not in OUTCOME_KINDS:
-            raise ValueError(f"unknown outcome kind {kind!r}")
-        d = data.get("diagnosis")
-        return cls(kind, None if d is None else Diagnosis.from_json(d),
-                   [PassedStop.from_json(p) for p in data.get("passed") or []], data.get("exit_status"),
-                   data.get("signal"), list(data.get("threads") or []), float(data.get("seconds") or 0.0),
-                   float(data.get("startup_seconds") or 0.0), list(data.get("notes") or []))
+        """From to_json's form (FactJsonError, a ValueError, naming the field when it is not that form)."""
+        return from_json(cls, data)
