@@ -78,3 +78,29 @@ def test_core_with_a_truncated_command_asks_for_it(cols: Collections, tmp_path: 
     assert len(lines) == 1 and "give the superpmi command after --" in lines[0], r.stderr
     r = repro("--core", str(tmp_path / "no-core"), "--", REPLAY, BASE, str(mch), cwd=tmp_path)
     assert r.returncode == 3 and "no-core: core file not found" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_core_with_relative_jit_paths_names_the_jit(cols: Collections, tmp_path: Path, debugger: str) -> None:
+    """A fatal fault in the JIT (`-bug 56506`: not converted, as on Linux) from a command with relative paths:
+    the post-mortem names the JIT's role as the live run does (the base JIT), never "not on the command line"; with
+    the command given after --, and (gdb) from the core's own command line, resolved against its directory."""
+    shutil.copyfile(cols.get("core-jit-null", 30, inject=[("jit-null", 12)]), tmp_path / "n.mch")
+    for name, target in (("r", REPLAY), ("b.so", BASE)):
+        os.symlink(target, tmp_path / name)
+    argv = ["./r", "-bug", "56506", "./b.so", "n.mch"]
+    core = make_core(argv, tmp_path)
+    live = repro("--workers", "1", "--verify-runs", "1", "--out", "live", "--", *argv, cwd=tmp_path,
+                 debugger=debugger)
+    assert live.returncode == 0, live.stdout + live.stderr
+    runs = [("given", ["--", *argv])] + ([("core's own", [])] if debugger == "gdb" else [])
+    for out, command in runs:
+        r = repro("--core", core.name, "--verify-runs", "1", "--out", out, *command, cwd=tmp_path, debugger=debugger)
+        assert r.returncode == 0, out + r.stdout + r.stderr
+        rep = report(tmp_path / out)
+        validate(rep)
+        fm = rep["diagnosis"]["faulting_module"]
+        assert fm["role"] == "base JIT (JIT1)" == report(tmp_path / "live")["diagnosis"]["faulting_module"]["role"], fm
+        assert os.path.samefile(fm["path"], BASE)
+        assert "faulting module: base JIT (JIT1): " in r.stdout and "not on the command line" not in r.stdout
+        assert rep["diagnosis"]["bucket"] == report(tmp_path / "live")["diagnosis"]["bucket"]

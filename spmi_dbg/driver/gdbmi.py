@@ -482,6 +482,8 @@ def diagnose_core(core: Path, program: str | None, *, transcript: Path, gdb: str
             _debug_dirs(channel, debug_dirs)
             if program is not None:
                 _check(channel, "-file-exec-and-symbols " + mi_quote(program))
+            if argv:  # a core keeps no argv gdb tells: the diagnosis reads the command's (its JITs, -c, -target)
+                _check(channel, "-interpreter-exec console " + mi_quote(f"set args {_args(argv)}"))
             reply = channel.request("-target-select core " + str(core).replace(" ", "\\ "), DIAGNOSE_TIMEOUT)
             if reply.error is not None:
                 raise ToolFailure(f"gdb could not open the core file {core}: {reply.error}")

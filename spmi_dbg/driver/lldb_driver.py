@@ -69,7 +69,7 @@ def diagnose_core(core: Path, program: str | None, *, transcript: Path, cwd: str
                   debug_dirs: tuple[str, ...] = ()) -> tuple[ReplayOutcome, str | None]:
     """Post-mortem in lldb: the full diagnosis of the core file (lldb does not tell the command line)."""
     request = {"mode": "core", "core": str(core), "program": program, "request_timeout": request_timeout,
-               "transcript": str(transcript), "debug_dirs": list(debug_dirs)}
+               "transcript": str(transcript), "debug_dirs": list(debug_dirs), "argv": list(argv or [])}
     return _Worker(request, transcript, cwd).run(DIAGNOSE_TIMEOUT + request_timeout, None, None), None
 
 

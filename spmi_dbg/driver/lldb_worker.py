@@ -259,6 +259,11 @@ class Worker:
         start = time.monotonic()
         self._debugger()
         self._target(self.req.get("program") or "")
+        argv = list(self.req.get("argv") or [])
+        if argv:  # lldb tells no command line of a core: the diagnosis reads the command's (its JITs, -c, -target)
+            launch = self.target.GetLaunchInfo()
+            launch.SetArguments(argv[1:], False)
+            self.target.SetLaunchInfo(launch)
         self.process = self.target.LoadCore(self.req["core"])
         if not self.process.IsValid():
             raise RuntimeError(f"lldb could not open the core file {self.req['core']}")
