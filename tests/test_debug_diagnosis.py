@@ -434,3 +434,32 @@ def test_init_lines_load_the_spmi_command(runs: Runs, tmp_path: Path, debugger: 
         lldb_session(seed_argv(runs), cmds, init=[f"command source {init}"])
     assert "SuperPMI-aware crash diagnosis" in o["help spmi"]
     assert json.loads(o["spmi diagnose --json"])["bucket"] == runs.stop(debugger, "seed")["bucket"]
+
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_spmi_maps_finds_a_name_up_the_stack(runs: Runs, debugger: str) -> None:
+    """At the seed crash's frame 0 (CompileResult::repCompileMethod, or the LightWeightMap accessor inlined in it)
+    `cr1` is not a variable: `spmi maps cr1` finds it up the stack, as NearDiffer::compare's argument, and says in
+    which frame (numbered as `spmi diagnose` numbers the stack, with the inline frames gdb hides at the stop pc:
+    docs/debugger-notes.md), by number and function; a name no frame has says so. gdb at -O2
+    (as real superpmi is built), lldb at -O0 (lldb 16 reads no argument of the -O2 build's NearDiffer::compare)."""
+    require(debugger)
+    cmds = ["spmi diagnose --json", "spmi maps cr1", "spmi maps cr2", "spmi maps no_such_name"]
+    if debugger == "gdb":
+        o = gdb_session(seed_argv(runs), cmds)
+    else:
+        o = lldb_session(seed_argv(runs, REPLAY_O0), cmds)
+    frames = json.loads(o["spmi diagnose --json"])["frames"]
+    assert "cr1" not in frames[0]["function"]
+    for name in ("cr1", "cr2"):
+        head = o[f"spmi maps {name}"].splitlines()[0]
+        m = re.fullmatch(rf"{name} \(CompileResult, found in frame (\d+): NearDiffer::compare\):", head)
+        assert m is not None, o[f"spmi maps {name}"]
+        assert frames[int(m.group(1))]["function"] == "NearDiffer::compare" and int(m.group(1)) > 0
+    assert map_line(o["spmi maps cr1"], "CompileMethod") == "null (never recorded)"  # the seed's null map
+    assert map_line(o["spmi maps cr2"], "CompileMethod") == "null (never recorded)"
+    assert map_line(o["spmi maps cr1"], "AllocMem").startswith("1 item(s)")
+    prefix = "" if debugger == "gdb" else "error: "
+    assert o["spmi maps no_such_name"] == prefix + "spmi maps: cannot evaluate 'no_such_name': not in the selected " \
+                                                   "frame, and no frame of the stack has a readable variable " \
+                                                   "'no_such_name'"

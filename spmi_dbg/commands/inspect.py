@@ -4,6 +4,7 @@ marked), and a compile result's code disassembled for the architecture the JIT g
 from __future__ import annotations
 
 from spmi_dbg.analysis.disasm import DisasmError, code_of
+from spmi_dbg.analysis.frames import short_name
 from spmi_dbg.analysis.mcnumber import find_method_context
 from spmi_dbg.analysis.values import member_int
 from spmi_dbg.analysis.view import Process, Value
@@ -12,16 +13,19 @@ from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.replay import parse_command
 
+STACK_LOOKUP_FRAMES = 200  # how deep a plain name is looked for
+
 
 def _is_map(type_name: str) -> bool:
     return "LightWeightMap<" in type_name and type_name.rstrip().endswith("*")
 
 
-def describe_maps(owner: Value, label: str) -> list[str]:
-    """One line per map member of a MethodContext/CompileResult: name, item count, or null."""
+def describe_maps(owner: Value, label: str, where: str = "") -> list[str]:
+    """One line per map member of a MethodContext/CompileResult: name, item count, or null. `where`: the frame
+    it was found in, when not the selected one."""
     if owner.as_int() == 0:
-        return [f"{label}: null pointer"]
-    out = [f"{label} ({owner.type_name.rstrip(' *')}):"]
+        return [f"{label}: null pointer" + (f" ({where})" if where else "")]
+    out = [f"{label} ({owner.type_name.rstrip(' *')}" + (f", {where}" if where else "") + "):"]
     for name, v in owner.fields():
         if not _is_map(v.type_name):
             continue
@@ -40,13 +44,13 @@ def describe_maps(owner: Value, label: str) -> list[str]:
 
 def maps(process: Process, expr: str | None) -> CommandResult:
     if expr:
-        v = process.evaluate(expr)
+        v, where = find_value(process, expr)
         if v is None:
-            return CommandResult("", f"spmi maps: cannot evaluate '{expr}'")
+            return CommandResult("", f"spmi maps: {_not_found(expr)}")
         if not any(t in v.type_name for t in ("MethodContext", "CompileResult")):
-            return CommandResult("", f"spmi maps: '{expr}' is a {v.type_name}, expected a MethodContext* or "
-                                     "CompileResult*")
-        return CommandResult("\n".join(describe_maps(v, expr)))
+            return CommandResult("", f"spmi maps: '{expr}' is a {v.type_name}" + (f" ({where})" if where else "")
+                                 + ", expected a MethodContext* or CompileResult*")
+        return CommandResult("\n".join(describe_maps(v, expr, where)))
     thread = process.selected_thread()
     for f in thread.frames() if thread is not None else []:
         for var in ("mc", "MethodToCompile", "this"):
@@ -61,16 +65,30 @@ def maps(process: Process, expr: str | None) -> CommandResult:
     return CommandResult("", "spmi maps: no MethodContext in the stack; give an expression")
 
 
-def _lookup(process: Process, expr: str) -> Value | None:
-    """A plain name is looked up in the frames of the stack (cr1/cr2 live in NearDiffer::compare), else the
-    expression is evaluated in the selected frame."""
+def find_value(process: Process, expr: str) -> tuple[Value | None, str]:
+    """`expr` in the selected frame; a plain name that frame does not have (or has optimized out) is looked up
+    in the frames of the stack, innermost first (cr1/cr2 are NearDiffer::compare's arguments, a few frames up
+    from a fault in CompileResult::repCompileMethod). Returns (value, "found in frame N: function") for a value
+    found up the stack, (value, "") for the selected frame's, (None, "") when neither has it. N numbers the
+    stack as the diagnosis does (`spmi why`'s "(frame N)"): with the inline frames gdb hides at the stop pc
+    (docs/debugger-notes.md), so gdb's own number can be lower; the function names the frame either way."""
+    v = process.evaluate(expr)
+    if v is not None and not v.optimized_out:
+        return v, ""
     if expr.isidentifier():
         thread = process.selected_thread()
-        for f in thread.frames(200) if thread is not None else []:
-            v = f.variable(expr)
-            if v is not None and not v.optimized_out:
-                return v
-    return process.evaluate(expr)
+        for i, f in enumerate(thread.frames(STACK_LOOKUP_FRAMES) if thread is not None else []):
+            found = f.variable(expr)
+            if found is not None and not found.optimized_out:
+                return found, f"found in frame {i}: {short_name(f.function)}"
+    return v, ""
+
+
+def _not_found(expr: str) -> str:
+    if expr.isidentifier():
+        return (f"cannot evaluate '{expr}': not in the selected frame, and no frame of the stack has a readable "
+                f"variable '{expr}'")
+    return f"cannot evaluate '{expr}'"
 
 
 def target_arch(process: Process) -> str:
@@ -95,9 +113,9 @@ def target_arch(process: Process) -> str:
 
 
 def disasm(process: Process, expr: str) -> CommandResult:
-    v = _lookup(process, expr)
+    v, where = find_value(process, expr)
     if v is None:
-        return CommandResult("", f"spmi disasm: cannot find or evaluate '{expr}'")
+        return CommandResult("", f"spmi disasm: {_not_found(expr)}")
     if "CompileResult" not in v.type_name:
         return CommandResult("", f"spmi disasm: '{expr}' is a {v.type_name}, expected a CompileResult*")
     if v.as_int() == 0:
@@ -108,5 +126,6 @@ def disasm(process: Process, expr: str) -> CommandResult:
     except DisasmError as e:
         return CommandResult("", f"spmi disasm: {expr}: {e}")
     native = "unknown (no CompileMethod map)" if listing.native_size is None else str(listing.native_size)
-    head = f"{expr}: {arch} code, hotCodeSize {listing.hot_code_size}, nativeSizeOfCode {native}"
+    head = f"{expr}" + (f" ({where})" if where else "") + f": {arch} code, hotCodeSize {listing.hot_code_size}, " \
+        f"nativeSizeOfCode {native}"
     return CommandResult("\n".join([head, *listing.lines]))
