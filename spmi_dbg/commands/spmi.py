@@ -59,15 +59,42 @@ _PARSER = build_parser()  # built once: building it costs ~2.5 ms (argparse's ge
 HELP = _PARSER.format_help()
 
 
-def run(process: Process, arguments: str) -> CommandResult:
-    parser = _PARSER
+def _parse(arguments: str) -> argparse.Namespace | CommandResult:
+    """The arguments, or what to answer instead (the help, or a usage error)."""
     try:
-        args = parser.parse_args(shlex.split(arguments))
+        args = _PARSER.parse_args(shlex.split(arguments))
     except _UsageError as e:
         msg = str(e).strip()
         return CommandResult(HELP if not msg else "", None if not msg else f"spmi: {msg}")
-    if args.verb is None:
-        return CommandResult(HELP)
+    return CommandResult(HELP) if args.verb is None else args
+
+
+def without_process(arguments: str, *, ended: bool = False, status: int | None = None,
+                    signal: str | None = None, detail: str | None = None) -> CommandResult:
+    """`spmi ...` when the debugger has no live process: before the first run ("run the program first"), or
+    after the program ended (`ended`): with exit `status`, by `signal`, or killed (neither known). `detail` is
+    the debugger's own word on it. There is no stop to read, so every verb answers the same: nothing to
+    diagnose. The help and usage errors are as with a process."""
+    args = _parse(arguments)
+    if isinstance(args, CommandResult):
+        return args
+    if not ended:
+        return CommandResult("", "spmi: no process (run the program first)")
+    if status is not None:
+        how = f"exited with status {status}"
+    elif signal is not None:
+        how = f"was terminated by {signal}"
+    else:
+        how = "was killed"
+    extra = f" ({detail})" if detail else ""
+    return CommandResult("", f"spmi {args.verb}: the program {how}{extra}: nothing to diagnose (the spmi "
+                             "commands read a stopped process)")
+
+
+def run(process: Process, arguments: str) -> CommandResult:
+    args = _parse(arguments)
+    if isinstance(args, CommandResult):
+        return args
     try:
         return _dispatch(process, args)
     except SpmiDbgError as e:

@@ -1,19 +1,36 @@
-"""`spmi-dbg gdb|lldb -- <command>` and `spmi-dbg gdbinit|lldbinit`: a debugger with the extension loaded."""
+"""`spmi-dbg gdb|lldb [debugger options] -- <command>` and `spmi-dbg gdbinit|lldbinit`: a debugger with the
+extension loaded. The debugger's own options (`-batch -ex run`, `-b -o run`) pass through; a command with
+superpmi's `-p` is warned about (the workers are other processes, unseen) and shown again without it."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import shutil
+import sys
 from typing import Any
 
 from spmi_dbg import shell
 from spmi_dbg.debugfiles import check_debug_dirs, debugger_dirs
 from spmi_dbg.driver.loader import gdbinit_line, lldbinit_lines
 from spmi_dbg.errors import UsageError
+from spmi_dbg.replay import parse_command
+from spmi_dbg.usage import this_program
 
 LLDB_CANDIDATES = ("lldb-16", "lldb")
 LLDB_SERVER = "/usr/lib/llvm-16/bin/lldb-server"
+
+
+LAUNCHER_EPILOG = """{name}'s own options go before --, the program and its arguments after it:
+  spmi-dbg {name} -- superpmi -a base/libclrjit.so diff/libclrjit.so libraries.mch
+  spmi-dbg {name} {batch} -- superpmi -c 5 clrjit.so libraries.mch
+
+superpmi's -p runs the method contexts in worker processes: {name} debugs only the parent, and a crash in a
+worker dies unseen (dotnet/runtime#56506). A command with -p gets a warning and the same command without it.
+
+exit status: {name}'s own, or 2 for a usage error before it starts."""
+
+BATCH = {"gdb": "-batch -ex run -ex 'spmi why'", "lldb": "-b -o run -o 'spmi why'"}
 
 
 def add_parsers(sub: Any) -> None:
@@ -23,12 +40,16 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(func=lambda a: _print("\n".join(lldbinit_lines())))
     for name in ("gdb", "lldb"):
         p = sub.add_parser(name, help=f"start {name} on a superpmi command with the spmi commands loaded",
-                           usage=f"spmi-dbg {name} -- PROGRAM [ARGS...]")
+                           usage=f"spmi-dbg {name} [--debug-dir DIR] [{name.upper()}_OPTIONS...] -- PROGRAM "
+                                 "[ARGS...]",
+                           description=f"Start {name} on PROGRAM with the spmi commands (spmi why, ...) loaded; "
+                                       f"options spmi-dbg does not know are {name}'s own and are passed to it.",
+                           epilog=LAUNCHER_EPILOG.format(name=name, batch=BATCH[name]),
+                           formatter_class=argparse.RawDescriptionHelpFormatter, passes_through="debugger_options")
         p.add_argument("--debug-dir", metavar="DIR", action="append", default=[],
                        help="where separate debug files are (.dbg by gnu_debuglink, a .build-id/ tree, or a flat "
                             "directory of .dbg files); repeatable")
-        p.add_argument("command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line")
-        p.set_defaults(func=run_gdb if name == "gdb" else run_lldb)
+        p.set_defaults(func=run_gdb if name == "gdb" else run_lldb, launcher=name)
 
 
 def _print(text: str) -> int:
@@ -38,11 +59,39 @@ def _print(text: str) -> int:
 
 def _command(args: argparse.Namespace) -> list[str]:
     cmd = list(args.command)
-    if cmd and cmd[0] == "--":
-        cmd = cmd[1:]
     if not cmd:
-        raise UsageError("expected the command to debug after --, e.g. spmi-dbg gdb -- superpmi -c 5 jit.so x.mch")
+        raise UsageError(f"expected the command to debug after --, e.g. spmi-dbg {args.launcher} -- superpmi -c 5 "
+                         "jit.so x.mch")
+    if args.launcher == "gdb" and "--args" in args.debugger_options:
+        raise UsageError("--args: spmi-dbg gdb gives gdb the command itself: put it after --")
+    _warn_parallel(args, cmd)
     return cmd
+
+
+def without_parallel(cmd: list[str]) -> list[str] | None:
+    """The superpmi command without `-p`/`-parallel [N]`, or None when it has none (or is no superpmi command:
+    it names no collection)."""
+    if parse_command(cmd).input is None:
+        return None
+    out, i = cmd[:1], 1
+    while i < len(cmd):
+        if cmd[i].lower() in ("-p", "-parallel"):
+            i += 2 if i + 1 < len(cmd) and cmd[i + 1].isdigit() else 1
+            continue
+        out.append(cmd[i])
+        i += 1
+    return out if len(out) < len(cmd) else None
+
+
+def _warn_parallel(args: argparse.Namespace, cmd: list[str]) -> None:
+    serial = without_parallel(cmd)
+    if serial is None:
+        return
+    again = [*this_program(), args.launcher, *(w for d in args.debug_dir for w in ("--debug-dir", d)),
+             *args.debugger_options, "--", *serial]
+    print(f"spmi-dbg {args.launcher}: warning: the command has -p: {args.launcher} debugs only the parent "
+          "superpmi, and a crash in a worker process dies unseen (dotnet/runtime#56506). The same command "
+          f"without -p:\n  {shell.join(again)}", file=sys.stderr, flush=True)
 
 
 def find_gdb() -> str:
@@ -65,7 +114,8 @@ def run_gdb(args: argparse.Namespace) -> int:
     gdb = find_gdb()
     dirs = debugger_dirs(check_debug_dirs(args.debug_dir))
     first = ["-iex", "set debug-file-directory " + ":".join(dirs)] if dirs else []
-    os.execv(gdb, [gdb, "-q", "-iex", "set auto-load off", *first, "-ex", gdbinit_line(), "--args", *cmd])
+    os.execv(gdb, [gdb, "-q", "-iex", "set auto-load off", *first, "-ex", gdbinit_line(), *args.debugger_options,
+                   "--args", *cmd])
 
 
 def run_lldb(args: argparse.Namespace) -> int:
@@ -79,4 +129,4 @@ def run_lldb(args: argparse.Namespace) -> int:
         argv += ["-O", "settings set target.debug-file-search-paths " + " ".join(shell.quote(d) for d in dirs)]
     for line in lldbinit_lines():
         argv += ["-O", line]
-    os.execv(lldb, [*argv, "--", *cmd])
+    os.execv(lldb, [*argv, *args.debugger_options, "--", *cmd])

@@ -4,8 +4,31 @@ from __future__ import annotations
 
 import gdb
 
-from spmi_dbg.commands.spmi import HELP, run
+from spmi_dbg.analysis.view import signal_name
+from spmi_dbg.commands.spmi import HELP, run, without_process
 from spmi_dbg.gdb.view import GdbProcess
+
+# How each inferior's last process ended (by inferior number): (exit code, exit signal), both None after `kill`.
+# The exited event says it, where $_exitcode and $_exitsignal would not: gdb leaves both as they were at `kill`.
+# An end without an exit code is a death by signal when the process was running, a `kill` when it was stopped.
+_ENDED: dict[int, tuple[int | None, int | None]] = {}
+_STOPPED: set[int] = set()
+
+
+def _on_stop(event: object) -> None:
+    _STOPPED.add(gdb.selected_inferior().num)
+
+
+def _on_cont(event: object) -> None:
+    _STOPPED.discard(gdb.selected_inferior().num)
+
+
+def _on_exited(event: gdb.ExitedEvent) -> None:
+    num = event.inferior.num
+    code = getattr(event, "exit_code", None)
+    sig = gdb.convenience_variable("_exitsignal") if code is None and num not in _STOPPED else None
+    _ENDED[num] = (None if code is None else int(code), None if sig is None else int(sig))
+    _STOPPED.discard(num)
 
 
 class SpmiCommand(gdb.Command):  # type: ignore[misc]
@@ -15,10 +38,15 @@ class SpmiCommand(gdb.Command):  # type: ignore[misc]
         super().__init__("spmi", gdb.COMMAND_USER)
 
     def invoke(self, argument: str, from_tty: bool) -> None:
-        if gdb.selected_inferior().pid == 0:  # as the lldb adapter: no stop to diagnose, not an empty one
-            raise gdb.GdbError("spmi: no process (run the program first)")
+        inferior = gdb.selected_inferior()
         try:
-            result = run(GdbProcess(), argument)
+            if inferior.pid == 0:  # as the lldb adapter: no stop to diagnose, not an empty one
+                ended = _ENDED.get(inferior.num)
+                result = without_process(argument, ended=ended is not None,
+                                         status=ended[0] if ended else None,
+                                         signal=signal_name(ended[1]) if ended and ended[1] is not None else None)
+            else:
+                result = run(GdbProcess(), argument)
         except gdb.error as e:  # the debugger itself refused something: one line, no traceback
             raise gdb.GdbError(f"spmi: {e}") from None
         except Exception as e:  # a bug of ours: still one line (the JSON/driver path reports it too)
@@ -38,6 +66,9 @@ def register() -> None:
         from spmi_dbg.gdb import passing, printers
 
         SpmiCommand()
+        gdb.events.stop.connect(_on_stop)
+        gdb.events.cont.connect(_on_cont)
+        gdb.events.exited.connect(_on_exited)
         printers.register()
         passing.register()
         _registered = True

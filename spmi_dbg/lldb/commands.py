@@ -4,18 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from spmi_dbg.commands.spmi import HELP, run
+import lldb
+
+from spmi_dbg.commands.spmi import HELP, run, without_process
 from spmi_dbg.lldb.view import LldbProcess
 
 
 def spmi_command(debugger: Any, command: str, exe_ctx: Any, result: Any, internal_dict: dict[str, Any]) -> None:
     target = exe_ctx.GetTarget() if exe_ctx is not None and exe_ctx.GetTarget().IsValid() \
         else debugger.GetSelectedTarget()
-    if not target.IsValid() or not target.GetProcess().IsValid():
-        result.SetError("spmi: no process (run the program first)")
-        return
+    process = target.GetProcess() if target.IsValid() else None
     try:
-        res = run(LldbProcess(target), command)
+        if process is None or not process.IsValid():
+            res = without_process(command)
+        elif process.GetState() == lldb.eStateExited:  # lldb gives a signal's death as its number, no name
+            res = without_process(command, ended=True, status=process.GetExitStatus(),
+                                  detail=process.GetExitDescription() or None)
+        else:
+            res = run(LldbProcess(target), command)
     except Exception as e:  # a bug of ours: one line, never a traceback in the user's session
         result.SetError(f"spmi: internal error: {type(e).__name__}: {e}")
         return
