@@ -89,3 +89,26 @@ def test_a_bad_table_is_refused(tmp_path: Path) -> None:
     bad.write_text('[[bug]]\nid = "x"\ntitle = "t"\nurl = "u"\n[bug.match]\nsignl = "SIGSEGV"\n')
     with pytest.raises(ValueError, match="unknown criteria"):
         knownbugs.table(bad)
+
+
+def test_what_an_entry_is_about_is_data(tmp_path: Path) -> None:
+    """An entry is about the crash (the default) or about how the crash was reported (`about = "reporting"`, with
+    the words a summary says it in): the table's #56506 is the latter, from its data, and its matches carry it."""
+    bugs = {b.id: b for b in knownbugs.table()}
+    assert bugs["dotnet/runtime#56506"].about == "reporting" and bugs["dotnet/runtime#56506"].said
+    assert [b.id for b in bugs.values() if b.about != "crash"] == ["dotnet/runtime#56506"]
+    found = knownbugs.match(knownbugs.facts_of(diagnosis(SEED), argv=ARGV, parallel=True))
+    assert [(b.id, b.about, b.said) for b in found] == [("dotnet/runtime#91257", "crash", ""),
+                                                        ("dotnet/runtime#56506", "reporting", "-p hid the crash")]
+    def table(name: str, lines: str) -> Path:  # a file each: the table is read once per path
+        path = tmp_path / f"{name}.toml"
+        path.write_text(f'[[bug]]\nid = "a/b#1"\ntitle = "t"\nurl = "u"\n{lines}[bug.match]\nparallel = true\n')
+        return path
+
+    reporting = table("reporting", 'about = "reporting"\nsaid = "hid it"\n')
+    assert [(b.about, b.said) for b in knownbugs.table(reporting)] == [("reporting", "hid it")]
+    assert [b.about for b in knownbugs.table(table("default", ""))] == ["crash"]
+    for name, bad, why in (("no-said", 'about = "reporting"\n', "needs said"),
+                           ("unknown", 'about = "the crash"\n', "expected one of")):
+        with pytest.raises(ValueError, match=why):
+            knownbugs.table(table(name, bad))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import socket
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+
+from spmi_dbg.repro.bundle import BUNDLE_FILES
 
 from .support.common import Collections, mc_bytes, seed_collection
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
@@ -112,3 +115,99 @@ def test_bad_bundles_are_one_line_errors(tmp_path: Path) -> None:
         assert r.returncode != 0 and r.stdout == ""
         lines = r.stderr.splitlines()
         assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (name, r.stderr)
+
+
+# ------------------------------------------------------------------------------------------ paths in the reports
+TEMP_RUN_DIR = re.compile(r"(?:^|/)spmi-[a-z]+-[^/\s]+-\d+-[^/\s]+")  # spmi_dbg.tempfiles: spmi-<kind>-<host>-<pid>-*
+
+
+def strings(value: object) -> list[str]:
+    """Every string in a JSON value (keys too)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (k, *strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in strings(v)]
+    return []
+
+
+def path_like(text: str) -> list[str]:
+    """The words of a text that are file paths: absolute, or relative with a directory part and a file name with
+    an extension (not `2/2`, `GNU/Linux`); URLs aside."""
+    words = [w.rstrip(".:") for w in re.split(r"[\s`'\"(),;\[\]]+", text)]
+    return [w for w in words if "/" in w and "://" not in w and re.fullmatch(r"[\w./@+~-]+", w)
+            and ((w.startswith("/") and len(w) > 1) or re.search(r"/[^/]+\.\w+$", w))]
+
+
+def test_every_path_names_the_bundle_or_the_inputs(seed_bundle: tuple[Path, str]) -> None:
+    """report.json and report.md of a real bundle (found in a -p run, two JITs: the regression runs too) name no
+    temporary directory of the run (gone once the bundle is in place); every path naming a bundle file exists, and
+    so does every other path they name (the inputs, the binaries, their sources)."""
+    bundle, _ = seed_bundle
+    data = report(bundle)
+    texts = [*strings(data), (bundle / "report.md").read_text()]
+    assert not [t for t in texts if TEMP_RUN_DIR.search(t)], [t for t in texts if TEMP_RUN_DIR.search(t)][:5]
+    paths = {p for t in texts for p in path_like(t)}
+    named_bundle = [p for p in paths if Path(p).name in BUNDLE_FILES or Path(p).parent.name == bundle.name]
+    assert named_bundle, paths  # the regression runs' argv, the repro's path in the summary and phases
+    for p in paths:
+        where = Path(p) if p.startswith("/") else bundle.parent / p  # relative: to the run's directory
+        assert where.exists(), f"{p} (in report.json or report.md) does not exist"
+    assert (bundle.parent / data["bundle"]).resolve() == bundle.resolve()
+    for key in ("base_jit", "diff_jit"):
+        argv = data["regression"][key]["argv"]
+        assert Path(argv[-1]) == (bundle / "repro.mch").absolute(), argv
+    assert (bundle / "diagnosis.json").is_file()
+    assert not TEMP_RUN_DIR.search((bundle / "diagnosis.json").read_text())
+
+
+def test_regression_runs_are_labelled(seed_bundle: tuple[Path, str]) -> None:
+    bundle = seed_bundle[0]
+    md = (bundle / "report.md").read_text()
+    runs = report(bundle)["regression"]["base_jit"]["runs"]
+    assert len(runs) == 2  # --verify-runs 2: each JIT alone twice
+    lines = [ln for ln in md.splitlines() if ln.startswith("- base JIT alone (")]
+    assert len(lines) == 1 and lines[0].endswith(f": run 1: {runs[0]}; run 2: {runs[1]}"), lines
+
+
+def test_a_bug_about_the_reporting_is_said_as_such(seed_bundle: tuple[Path, str]) -> None:
+    """#56506 is about how -p reported the crash (known_bugs.toml: about = "reporting"): 'also: -p hid the
+    crash', never a second known bug of the crash."""
+    bundle, stdout = seed_bundle
+    data = report(bundle)
+    about = {b["id"]: b["about"] for b in data["known_bugs"]}
+    assert about == {"dotnet/runtime#91257": "crash", "dotnet/runtime#56506": "reporting"}
+    lines = stdout.splitlines()
+    assert [ln for ln in lines if ln.startswith("known bug: ")] == [
+        "known bug: dotnet/runtime#91257 https://github.com/dotnet/runtime/issues/91257, fix "
+        "https://github.com/dotnet/runtime/pull/91783"]
+    assert "also: -p hid the crash (dotnet/runtime#56506 https://github.com/dotnet/runtime/issues/56506)" in lines
+    desc = data["issue"]["description"]
+    assert "Known upstream: dotnet/runtime#91257" in desc and "Known upstream: dotnet/runtime#56506" not in desc
+    assert "Also: -p hid the crash (dotnet/runtime#56506" in desc
+
+
+def test_the_panel_keeps_file_names(seed_bundle: tuple[Path, str]) -> None:
+    """The terminal's panel, narrower than the faulting module's path: its directory part is shortened, the file
+    name kept (never cut with an ellipsis)."""
+    from types import SimpleNamespace
+    from typing import cast
+
+    from rich.console import Console
+
+    from spmi_dbg.repro.display import print_summary
+    from spmi_dbg.repro.pipeline import ReproResult
+
+    data = report(seed_bundle[0])
+    fm = data["diagnosis"]["faulting_module"]["path"]
+    assert len(fm) > 40
+    for width in (60, 80, 100):
+        console = Console(width=width, record=True, force_terminal=True, color_system=None)
+        result = cast(ReproResult, SimpleNamespace(report=data, bundle_error=None, outcome=data["outcome"]))
+        print_summary(result, console, rich_panel=True)
+        text = console.export_text()
+        assert "…" not in text, text
+        line = next(ln for ln in text.splitlines() if Path(fm).name in ln)
+        assert f"/{Path(fm).parent.name}/{Path(fm).name}" in line, text  # the name and its directory
+        assert max(len(ln) for ln in text.splitlines()) <= width

@@ -421,3 +421,23 @@ def test_a_crash_repro_keeps_only_the_jit_settings_it_needs(cols: Collections, t
     assert "JitStressRegs" not in command and "STRESS_A" not in command and "-bug 91257" in command
     assert any(p["name"] == "minimize-options" and p["status"] == "ok" for p in rep["phases"])
     assert "It fails with none of the given JIT settings" in rep["issue"]["description"]
+
+
+def test_verify_runs_0_is_not_called_verified(cols: Collections, tmp_path: Path) -> None:
+    """--verify-runs 0: the repro is replayed only under the debugger, which checks the bucket but verifies
+    nothing; the summary says what was and was not run, and the exit status follows (1: crash found, repro not
+    verified). Nothing is minimized: nothing says the record alone does not crash."""
+    mch = seed_collection(cols)
+    r = repro("--workers", "2", "--verify-runs", "0", "--out", "b", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch),
+              cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    rep = report(tmp_path / "b")
+    validate(rep)
+    v = rep["verification"]
+    assert rep["outcome"] == "not-verified" and rep["exit_code"] == 1 and not v["accepted"]
+    assert v["runs"] == 0 and v["native_runs"] == [] and v["debugger_run"]["reproduced"] is True
+    assert v["summary"].startswith("no native run (--verify-runs 0): not verified; under the debugger: same bucket")
+    assert f"verification: {v['summary']}" in r.stdout.splitlines()
+    assert "result: crash found, repro not verified (exit 1, " in r.stdout
+    assert [p["name"] for p in rep["phases"]] == ["locate", "isolate", "verify"]
+    assert "A 1-record repro collection is attached (NOT verified)." in rep["issue"]["description"]
