@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from .support.common import mc_bytes
 
@@ -69,3 +72,37 @@ def test_demo_bad_arguments(tmp_path: Path) -> None:
                        text=True, cwd=tmp_path, timeout=60)
     assert r.returncode == 3, r.stdout + r.stderr
     assert r.stderr.strip() == "spmi-dbg demo: error: --at 11 is beyond the collection (--methods 10)"
+
+
+def test_the_running_line_runs_as_printed(tmp_path: Path) -> None:
+    """`running spmi-dbg repro ...`, pasted into a shell in the same directory, is the same repro: the bundled
+    binaries by their full paths, the demo's --out, every word quoted for sh (a directory with a space here)."""
+    assert shutil.which("gdb") is not None, "gdb is required"
+    out = "demo dir"
+    r = subprocess.run([spmi_dbg(), "demo", "--methods", "100", "--at", "60", "--out", out, "--workers", "2"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300, env=dict(os.environ, COLUMNS="200"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    running = next(ln for ln in r.stdout.splitlines() if ln.startswith("running "))
+    words = shlex.split(running.removeprefix("running "))
+    assert words[1:7] == ["repro", "--workers", "2", "--out", f"{out}/repro", "--"], words
+    assert all(Path(w).is_absolute() and Path(w).is_file() for w in (words[7], words[-3], words[-2])), words
+    first = json.loads((tmp_path / out / "repro" / "report.json").read_text())
+    pasted = subprocess.run(["sh", "-c", running.removeprefix("running ")], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=300)
+    assert pasted.returncode == 0, pasted.stdout + pasted.stderr
+    again = json.loads((tmp_path / out / "repro" / "report.json").read_text())
+    assert again["diagnosis"]["method_context"]["number"] == first["diagnosis"]["method_context"]["number"] == 60
+    assert again["command"] == first["command"] and again["outcome"] == "verified"
+    # A collection below 1 MB is said in KB, never "(0 MB)".
+    collection = next(ln for ln in r.stdout.splitlines() if ln.startswith("collection: "))
+    assert re.search(r"100 sample Arm64 method contexts \(\d+ KB\)", collection), collection
+
+
+@pytest.mark.parametrize(("size", "text"), [(0, "0 bytes"), (999, "999 bytes"), (1000, "1 KB"), (120_400, "120 KB"),
+                                            (999_499, "999 KB"), (999_999, "1 MB"),
+                                            (1_000_000, "1 MB"), (243_000_000, "243 MB"),
+                                            (1_234_000_000, "1,234 MB")])
+def test_sizes_are_never_zero_megabytes(size: int, text: str) -> None:
+    from spmi_dbg.repro.demo import size_text
+
+    assert size_text(size) == text

@@ -15,9 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg import paths
+from spmi_dbg import paths, shell
 from spmi_dbg.errors import UsageError
-from spmi_dbg.repro.arguments import pipeline_errors
+from spmi_dbg.repro.arguments import PIPELINE_USAGE, pipeline_errors
+from spmi_dbg.usage import integer, this_program
 
 DEFAULT_METHODS = 200_000
 DEFAULT_AT = 150_000
@@ -34,27 +35,27 @@ def add_parsers(sub: Any) -> None:
                        description="Builds OUT/big.mch (sample Arm64 methods, the seed bug dotnet/runtime#91257 "
                                    "at method context --at), runs `spmi-dbg repro` on `spmi-replay -a -target "
                                    "arm64 -bug 91257 -p libsamplejit_base.so libsamplejit_diff.so big.mch` (the "
-                                   "bundled binaries) and writes the repro bundle to OUT/repro.")
-    p.add_argument("--methods", type=_positive_int, default=DEFAULT_METHODS, metavar="N",
+                                   "bundled binaries) and writes the repro bundle to OUT/repro.",
+                       usage_status=PIPELINE_USAGE)
+    p.add_argument("--methods", type=integer(minimum=1), default=DEFAULT_METHODS, metavar="N",
                    help=f"method contexts in the collection (default {DEFAULT_METHODS:,})")
-    p.add_argument("--at", type=_positive_int, default=None, metavar="K",
+    p.add_argument("--at", type=integer(minimum=1), default=None, metavar="K",
                    help=f"method context of the seed trigger (default {DEFAULT_AT:,}, or 3/4 of --methods when "
                         "that is smaller)")
     p.add_argument("--out", type=Path, default=Path(DEFAULT_OUT), metavar="DIR",
                    help=f"directory for the collection and the bundle (default {DEFAULT_OUT})")
-    p.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1, metavar="W",
+    p.add_argument("--workers", type=integer(minimum=1), default=os.cpu_count() or 1, metavar="W",
                    help="partitions replayed in parallel, one gdb each (default: CPU count)")
     p.set_defaults(func=run)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return v
+def size_text(size: int) -> str:
+    """Bytes for a person: `243 MB`, `57 KB` below 1 MB (never `0 MB`), `512 bytes` below 1 KB (decimal units)."""
+    if round(size / 1e3) >= 1000:
+        return f"{size / 1e6:,.0f} MB"
+    if size >= 1000:
+        return f"{size / 1e3:,.0f} KB"
+    return f"{size} bytes"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,18 +87,21 @@ def _run(args: argparse.Namespace, at: int) -> int:
     out.mkdir(parents=True, exist_ok=True)
     mch = out / COLLECTION
     shown = " ".join(["spmi-replay", *OPTIONS, "-p", Path(base).name, Path(diff).name, COLLECTION])
+    argv = [replay, *OPTIONS, "-p", base, diff, str(mch)]
     print(f"building {mch}: {args.methods:,} sample Arm64 method contexts, the seed bug (dotnet/runtime#91257) "
           f"at {at:,} ...", flush=True)
     built = build(mch, methods=args.methods, seed=SEED, arch="arm64", injections=[("seed-arm64", at)])
-    print(f"running spmi-dbg repro --workers {args.workers} -- {shown}", flush=True)
+    # The line runs as printed (from this directory): the bundled binaries by their full paths, every word quoted.
+    print("running " + shell.join([*this_program(), "repro", "--workers", str(args.workers), "--out",
+                                   str(out / BUNDLE), "--", *argv]), flush=True)
     start = time.monotonic()
-    cmd = command.from_argv([replay, *OPTIONS, "-p", base, diff, str(mch)])
+    cmd = command.from_argv(argv)
     opts = ReproOptions(command=cmd, debugger=GdbDriver(gdb, os.getcwd()), out=out / BUNDLE, workers=args.workers)
 
     def context(result: ReproResult) -> list[tuple[str, str]]:
         repro_s = time.monotonic() - start
         return [
-            ("collection", f"{mch}: {built.count:,} sample Arm64 method contexts ({built.size / 1e6:,.0f} MB), "
+            ("collection", f"{mch}: {built.count:,} sample Arm64 method contexts ({size_text(built.size)}), "
                            f"the seed trigger at {at:,}; the base and diff sample JITs stand in for "
                            "libclrjit.so, spmi-replay for superpmi"),
             ("command", f"{shown}: `-p` dropped (a crash in a -p worker is invisible to a debugger on the "
