@@ -16,7 +16,9 @@ In one run (each once, in this order):
       difference divided by the stops.
 Prints (b)/(a) and the per-stop cost.
 
-Usage: bench/arm64_qemu.py [--methods 20000] [--crash-at 15000] [--dir /tmp/spmi-bench]
+--quick (CI, seconds; not a measurement): --methods 500 --crash-at 300, the same runs and lines.
+
+Usage: bench/arm64_qemu.py [--quick] [--methods 20000] [--crash-at 15000] [--dir /tmp/spmi-bench]
 """
 
 from __future__ import annotations
@@ -26,27 +28,26 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from _common import ROOT, native
+from _common import ROOT, cached_collection, common_arguments, native, parse, run_dir
 from _common import USER_ENV as ENV
 
 from spmi_dbg import paths
 from spmi_dbg.driver.gdbmi import run_replay
 from spmi_dbg.driver.qemu import QemuTarget
-from spmi_dbg.sample.build import build
 
 OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]
 AARCH64 = ROOT / "build" / "aarch64" / "install" / "spmi_dbg" / "_native"
+# the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
+RATIO_LINES = [r"^  \(b\)/\(a\) = [\d.]+x$",
+               r"^  \(t\) \d+ debug breaks \(-boe\) passed through qemu's gdbstub: .* ms per stop from the wall"]
 
 
 def collection(directory: Path, name: str, methods: int, injections: list[tuple[str, int]]) -> Path:
-    out = directory / f"arm64q-{name}-{methods}.mch"
-    if not out.exists():
-        build(out, methods=methods, seed=5, arch="arm64", injections=injections)
-    return out
+    return cached_collection(directory / f"arm64q-{name}-{methods}.mch", methods=methods, seed=5, arch="arm64",
+                             injections=injections)
 
 
 def repro(args: list[str], out: Path) -> tuple[float, dict[str, object]]:
@@ -69,14 +70,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--methods", type=int, default=20000)
     ap.add_argument("--crash-at", type=int, default=15000)
-    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "spmi-bench")
-    a = ap.parse_args()
-    a.dir.mkdir(parents=True, exist_ok=True)
+    common_arguments(ap)
+    a = parse(ap, quick={"methods": 500, "crash_at": 300})
     x64 = [native(paths.REPLAY), native(paths.BASE_JIT), native(paths.DIFF_JIT)]
     arm = [str(AARCH64 / "bin" / "spmi-replay"), str(AARCH64 / "jit" / "libsamplejit_base.so"),
            str(AARCH64 / "jit" / "libsamplejit_diff.so")]
     if not all(Path(p).is_file() for p in arm):
-        raise SystemExit("the Arm64 build is missing: run scripts/build-aarch64.sh")
+        raise SystemExit("the Arm64 build is missing: run scripts/build-aarch64.sh (scripts/setup-debian.sh --test "
+                         "runs it)")
     seed = collection(a.dir, "seed", a.methods, [("seed-arm64", a.crash_at)])
     traps = collection(a.dir, "traps", a.methods, [("jit-assert", n) for n in range(100, a.methods + 1, 100)])
     for mch in (seed, traps):
@@ -84,7 +85,7 @@ def main() -> int:
     q = QemuTarget()
     print(f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {a.methods} Arm64 "
           f"method contexts, the seed at {a.crash_at}; {' '.join(q.prefix())}")
-    with tempfile.TemporaryDirectory(dir=a.dir) as t:
+    with run_dir(a.dir) as t:
         tmp = Path(t)
         ta, ra = repro(["--", x64[0], *OPTIONS, x64[1], x64[2], str(seed)], tmp / "x64")
         tb, rb = repro(["--qemu", "aarch64", "--", arm[0], *OPTIONS, arm[1], arm[2], str(seed)], tmp / "arm64")

@@ -19,7 +19,10 @@ In one run (each once, in this order):
       repro.sh with JitStress=2 and JitStressModeNames=STRESS_FOLD only).
 Prints (b)/(a) (goal <= 0.75), the phases of (b) from its report.json, and the load average before and after.
 
-Usage: bench/assert_repro.py [--methods 200000] [--assert-at 150000] [--size-factor 10] [--dir /tmp/spmi-bench]
+--quick (CI, seconds; not a measurement): --methods 2000 --assert-at 1500 --size-factor 1, the same runs and lines.
+
+Usage: bench/assert_repro.py [--quick] [--methods 200000] [--assert-at 150000] [--size-factor 10]
+                             [--dir /tmp/spmi-bench]
 """
 
 from __future__ import annotations
@@ -28,10 +31,9 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
-from _common import cached_collection, load, native, repro_arguments, timed, warm
+from _common import cached_collection, load, native, parse, repro_arguments, run_dir, timed, warm
 
 from spmi_dbg import paths
 
@@ -39,6 +41,8 @@ SETTINGS = ["-jitoption", "JitNoInline=1", "-jitoption", "JitStress=2", "-jitopt
             "-jitoption", "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD STRESS_REVERSE_FLAG",
             "-jitoption", "JitMinOpts=0", "-jitoption", "JitDisasmSummary=0"]
 NEEDED = ["JitStress=2", "JitStressModeNames=STRESS_FOLD"]
+# the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
+RATIO_LINES = [r"^ratio \(b\)/\(a\) = [\d.]+  \(goal <= 0\.75\)$"]
 
 
 def collection(directory: Path, methods: int, at: int, factor: float) -> Path:
@@ -49,8 +53,7 @@ def collection(directory: Path, methods: int, at: int, factor: float) -> Path:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     repro_arguments(ap, "assert-at")
-    a = ap.parse_args()
-    a.dir.mkdir(parents=True, exist_ok=True)
+    a = parse(ap, quick={"methods": 2000, "assert_at": 1500, "size_factor": 1.0})
 
     mch = collection(a.dir, a.methods, a.assert_at, a.size_factor)
     replay, base = native(paths.REPLAY), native(paths.BASE_JIT)
@@ -64,7 +67,7 @@ def main() -> int:
         raise SystemExit(f"(a) did not report the assert ({r.returncode}): {r.stdout[-500:]} {r.stderr[-500:]}")
 
     # (b) spmi-dbg repro --failure assert end to end
-    with tempfile.TemporaryDirectory(dir=a.dir) as t:
+    with run_dir(a.dir) as t:
         bundle = Path(t) / "bundle"
         t_b, r = timed([sys.executable, "-m", "spmi_dbg", "repro", "--failure", "assert", "--workers",
                         str(a.workers), "--out", str(bundle), "--", *argv], cwd=t)

@@ -3,25 +3,32 @@
 (`spmi diagnose --json`), < 2 ms for the quick first-chance check run at every stop the replay survives.
 
 In one run (each stage in a fresh debugger, or a fresh process for lldb's in-process SB API, as run_lldb):
-  - builds (once, cached in --dir) an arm64 sample collection with the seed crash (`seed-arm64`) at 150 of 200,
-    and an x64 collection with a first-chance JIT fault (`jit-null`) at every other method context;
+  - builds (once, cached in --dir: bench/README.md) an arm64 sample collection with the seed crash
+    (`seed-arm64`) at 150 of 200, and an x64 collection with a first-chance JIT fault (`jit-null`) at every
+    other method context;
   - at the seed crash stop of spmi-replay (-O2 -g) `-a -target arm64 -bug 91257`: the time of
     `spmi diagnose --json` run as a debugger command (gdb.execute / SBCommandInterpreter.HandleCommand):
     the first call at the stop (cold: the debugger's lazy symbol reading and the Python imports are
     paid there) and warm repeats; diagnose(view, full=True) + json.dumps called directly; and the same
-    steps diagnose() takes, timed one by one ("sections": where the time goes), cold and warm;
+    call split by where its time goes ("sections"), cold and warm;
   - at each first-chance stop of the replay over the second collection: diagnose(view, full=False) as
     the run-to-the-fatal-stop loops do (GdbProcess()/LldbProcess() construction included), then the
     signal passed on; per-stop median/p90/max, and in a second run the same check by sections.
   --profile adds a cProfile of the cold full diagnosis and of the quick checks, in each debugger.
 
-The sections replay diagnose()'s steps with its own (private) helpers: keep them in step with
-spmi_dbg/analysis/diagnosis.py. Their sum is close to, not exactly, one diagnose() call.
+The sections time one real diagnose() call: while it runs, every function of spmi_dbg/analysis/diagnosis.py's
+namespace (and of the spmi_dbg modules it imports whole) and every read of the debugger's view is wrapped and
+timed, each exclusively of the wrapped calls inside it ("analysis: _handling", "debugger: Frame.function", ...,
+the rest "diagnose() itself"). Nothing is replayed by hand, so the split follows diagnosis.py as it is; the
+wrappers add a little (a few microseconds per call) to the sum, which is why the sections' sum is not the
+diagnosis' own time.
 
   - the full diagnosis at a stack overflow (~21,000 frames with the default 8 MB stack), by sections: only
     the innermost OVERFLOW_FRAMES (256) are read, as diagnose() does.
 
-Usage: bench/diagnose_cost.py [--dir /tmp/spmi-bench-diag] [--repeat 20] [--stops 100] [--profile]
+--quick (CI, seconds; not a measurement): --repeat 1 --stops 3 and the same stages and lines.
+
+Usage: bench/diagnose_cost.py [--quick] [--dir /tmp/spmi-bench] [--repeat 20] [--stops 100] [--profile]
                               [--no-stack-overflow]
 """
 
@@ -40,7 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, USER_ENV, native
+from _common import ROOT, USER_ENV, cached_collection, common_arguments, native, parse
 
 BENCH = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:
@@ -48,72 +55,101 @@ if str(ROOT) not in sys.path:
 
 
 SEED_N = 150
+# the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
+RATIO_LINES = [r"^full diagnosis, worst cold: [\d.]+ ms: goal < 50 ms (met|NOT met)$",
+               r"^quick check, worst median: [\d.]+ ms: goal < 2 ms (met|NOT met)$"]
 LLDB_SERVER = "/usr/lib/llvm-16/bin/lldb-server"
 
 
 # ------------------------------------------------------------------------------------ measuring (any debugger)
 
-class Sections:
+class Clock:
+    """Exclusive times (ms) of the wrapped calls: a call's time less that of the wrapped calls inside it."""
+
     def __init__(self) -> None:
         self.times: dict[str, float] = {}
-        self._t = time.perf_counter()
+        self._inner: list[float] = []
 
-    def __call__(self, name: str) -> None:
-        now = time.perf_counter()
-        self.times[name] = self.times.get(name, 0.0) + (now - self._t) * 1e3
-        self._t = now
+    def call(self, name: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        t0 = time.perf_counter()
+        self._inner.append(0.0)
+        try:
+            return fn(*args, **kw)
+        finally:
+            elapsed = time.perf_counter() - t0
+            inner = self._inner.pop()
+            self.times[name] = self.times.get(name, 0.0) + (elapsed - inner) * 1e3
+            if self._inner:
+                self._inner[-1] += elapsed
+
+    def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kw: Any) -> Any:
+            return self.call(name, fn, *args, **kw)
+        return timed
+
+
+VIEW_MODULES = ("spmi_dbg.gdb.view", "spmi_dbg.lldb.view")
+
+
+class Timed:
+    """A debugger view object (process, thread, frame, value) whose attribute reads and method calls are timed
+    as "debugger: <Class>.<name>"; the view objects they return are wrapped in turn."""
+
+    def __init__(self, inner: Any, clock: Clock) -> None:
+        self._inner, self._clock = inner, clock
+        self._kind = type(inner).__name__.removeprefix("Gdb").removeprefix("Lldb")
+
+    def __getattr__(self, name: str) -> Any:
+        label = f"debugger: {self._kind}.{name}"
+        value = self._clock.call(label, getattr, self._inner, name)
+        if callable(value):
+            return lambda *args, **kw: _timed_view(self._clock.call(label, value, *args, **kw), self._clock)
+        return _timed_view(value, self._clock)
+
+
+def _timed_view(value: Any, clock: Clock) -> Any:
+    if type(value).__module__ in VIEW_MODULES:
+        return Timed(value, clock)
+    if isinstance(value, list | tuple) and value and type(value[0]).__module__ in VIEW_MODULES:
+        return type(value)(Timed(v, clock) for v in value)
+    return value
+
+
+def analysis_functions() -> list[tuple[Any, str]]:
+    """(module, function name) of every function diagnose() can call by a global name: those of
+    spmi_dbg/analysis/diagnosis.py's namespace and of the spmi_dbg modules it imports whole."""
+    import inspect
+
+    from spmi_dbg.analysis import diagnosis as D
+
+    out = [(D, name) for name, obj in vars(D).items() if inspect.isfunction(obj) and name != "diagnose"]
+    for mod in vars(D).values():
+        if inspect.ismodule(mod) and mod.__name__.startswith("spmi_dbg."):
+            out += [(mod, name) for name, obj in vars(mod).items()
+                    if inspect.isfunction(obj) and obj.__module__ == mod.__name__]
+    return out
 
 
 def diagnose_by_sections(process: Any, full: bool) -> dict[str, float]:
-    """diagnose(process, full=...) step by step (spmi_dbg/analysis/diagnosis.py), each step timed in ms."""
-    from spmi_dbg.analysis import asserts
-    from spmi_dbg.analysis import diagnosis as D
-    from spmi_dbg.analysis import frames as F
-    from spmi_dbg.analysis.facts import Diagnosis, FrameInfo, MethodContextFact
-    from spmi_dbg.analysis.instruction import decode
-    from spmi_dbg.analysis.mcnumber import find_method_context
-    from spmi_dbg.analysis.nullmap import find_null_map
-    from spmi_dbg.analysis.signature import signature
-    from spmi_dbg.replay import parse_command
+    """diagnose(process, full=...) with its time split (ms, exclusive) by where it goes: each call into the
+    debugger's view ("debugger: Frame.function", ...) and each analysis function diagnose() reaches by a global
+    name ("analysis: _handling", ...), the rest "diagnose() itself"; with full, json.dumps of the result. The
+    functions are wrapped for the call, so the split follows diagnosis.py as it is."""
+    from spmi_dbg.analysis import diagnose
 
-    t = Sections()
-    sig = process.signal()
-    t("signal info")
-    thread = process.selected_thread()
-    overflow = full and sig is not None and D.stack_overflow(process, sig)
-    limit = D.OVERFLOW_FRAMES if overflow else (None if full else D.QUICK_FRAMES)
-    frames = thread.frames(limit) if thread is not None else []
-    t("unwind (frame list)")
-    argv = process.argv()
-    cmd = parse_command(argv) if argv else None
-    t("argv + command line")
-    module = D._faulting_module(process, frames, cmd.jits if cmd else [], argv[0] if argv else None)
-    t("faulting module")
-    handling = D._handling(process, sig, frames, module)
-    t("handling (first/second chance)")
-    found, _ = find_method_context(frames)
-    t("method context (stack)")
-    if full and found is not None and cmd is not None and cmd.input:
-        D._add_collection_facts(MethodContextFact(found.number, found.source), cmd.input, [])
-        t("method context (collection: name, IL size)")
-    nm = find_null_map(process, frames, sig.address if sig else None)
-    t("null map")
-    insn = decode(process, frames[0].pc) if (full and frames) else None
-    t("instruction (capstone)")
-    assertion = asserts.from_frames(process, frames)
-    t("assert text")
-    infos = [FrameInfo(i, F.short_name(f.function), f.file, f.line, f.module, f.inlined)
-             for i, f in enumerate(frames)]
-    t("frame list (file, line, module)")
-    folded = F.fold(frames)
-    d = Diagnosis(D.SCHEMA_VERSION, process.debugger, process.arch, None, handling, module, None, nm, insn,
-                  assertion, infos, [f.name for f in folded], [f.name for f in folded if not f.inlined])
-    d.signature, d.bucket = signature(d)
-    t("fold + signature")
+    clock = Clock()
+    patched = analysis_functions()
+    saved = [(mod, name, getattr(mod, name)) for mod, name in patched]
+    for mod, name, fn in saved:
+        setattr(mod, name, clock.wrap(f"analysis: {name}", fn))
+    try:
+        d = clock.call("diagnose() itself", diagnose, Timed(process, clock), full=full)
+    finally:
+        for mod, name, fn in saved:
+            setattr(mod, name, fn)
     if full:  # the quick check's result is not serialised by the loops (only a few fields are kept)
-        json.dumps(d.to_json())
-        t("json")
-    return t.times
+        clock.call("json", lambda: json.dumps(d.to_json()))
+    return clock.times
 
 
 def profile_text(fn: Callable[[], Any], top: int = 18) -> str:
@@ -206,10 +242,11 @@ def first_chance_loop(process_factory: Callable[[], Any], resume: Callable[[str]
             times.append(ms_since(t0))
             if prof is not None:
                 prof.disable()
-        kinds[quick.handling["kind"]] = kinds.get(quick.handling["kind"], 0) + 1
-        if quick.handling["kind"] not in ("first-chance", "debug-break") or quick.signal is None:
+        kind = str(quick.handling.kind)
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if kind not in ("first-chance", "debug-break") or quick.signal is None:
             break
-        resume(quick.signal["name"])
+        resume(quick.signal.name)
     out: dict[str, Any] = {"times": times, "kinds": kinds}
     if sections:
         out["sections"] = sections
@@ -322,18 +359,12 @@ def run_lldb_stage(argv: list[str], mode: str, out: Path, repeat: int, max_stops
 
 
 def collections(root: Path, stops: int) -> tuple[Path, Path, Path]:
-    from spmi_dbg.sample.build import build
-
-    root.mkdir(parents=True, exist_ok=True)
-    seed = root / "seed-200.mch"
-    if not seed.exists():
-        build(seed, methods=200, seed=2, arch="arm64", injections=[("seed-arm64", SEED_N)])
-    fc = root / f"jit-null-{stops}.mch"
-    if not fc.exists():
-        build(fc, methods=2 * stops, seed=1, injections=[("jit-null", 2 * i) for i in range(1, stops + 1)])
-    so = root / "stack-overflow-10.mch"
-    if not so.exists():
-        build(so, methods=10, seed=1, injections=[("stack-overflow", 5)])
+    seed = cached_collection(root / "diag-seed-200.mch", methods=200, seed=2, arch="arm64",
+                             injections=[("seed-arm64", SEED_N)])
+    fc = cached_collection(root / f"diag-jit-null-{stops}.mch", methods=2 * stops, seed=1,
+                           injections=[("jit-null", 2 * i) for i in range(1, stops + 1)])
+    so = cached_collection(root / "diag-stack-overflow-10.mch", methods=10, seed=1,
+                           injections=[("stack-overflow", 5)])
     return seed, fc, so
 
 
@@ -347,9 +378,22 @@ def median_sections(rows: list[dict[str, float]]) -> dict[str, float]:
     return {k: statistics.median(r.get(k, 0.0) for r in rows) for k in keys}
 
 
+def shown(columns: list[dict[str, float]], at_least: float) -> list[tuple[str, list[float]]]:
+    """The rows of a sections table: each section that reaches `at_least` ms in some column, the largest first,
+    then one row for the others together; each row's value in each column."""
+    keys = {k for c in columns for k in c}
+    big = sorted((k for k in keys if max(c.get(k, 0.0) for c in columns) >= at_least),
+                 key=lambda k: -max(c.get(k, 0.0) for c in columns))
+    rows = [(k, [c.get(k, 0.0) for c in columns]) for k in big]
+    rest = keys - set(big)
+    if rest:
+        rows.append((f"({len(rest)} other sections)", [sum(c.get(k, 0.0) for k in rest) for c in columns]))
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dir", default="/tmp/spmi-bench-diag", help="where the collections are cached")
+    common_arguments(ap)
     ap.add_argument("--repeat", type=int, default=20, help="warm repeats at the seed stop")
     ap.add_argument("--stops", type=int, default=100, help="first-chance stops for the quick check")
     ap.add_argument("--profile", action="store_true", help="also print cProfile output")
@@ -362,10 +406,11 @@ def main() -> int:
     if a.lldb_stage:
         lldb_stage(a.argv, a.lldb_stage, a.stage_out, a.repeat, a.stops)
         return 0
+    a = parse(ap, quick={"repeat": 1, "stops": 3})
 
     replay, base, diff = native("bin/spmi-replay"), native("jit/libsamplejit_base.so"), \
         native("jit/libsamplejit_diff.so")
-    seed, fc, so = collections(Path(a.dir), a.stops)
+    seed, fc, so = collections(a.dir, a.stops)
     seed_argv = [replay, "-a", "-target", "arm64", "-bug", "91257", base, diff, str(seed)]
     fc_argv = [replay, base, str(fc)]
     so_argv = [replay, base, str(so)]
@@ -402,9 +447,8 @@ def main() -> int:
     print("  where the time goes (ms): cold = first diagnosis at the stop, warm = median")
     cold = {d: res[d]["seed-sections-cold"]["sections_cold"] for d in res}
     warm = {d: median_sections(res[d]["seed-command"]["sections_warm"]) for d in res}
-    for k in cold["gdb"]:
-        print(f"    {k:<44}{cold['gdb'][k]:>7.2f}/{warm['gdb'].get(k, 0):<6.2f}"
-              f"{cold['lldb'].get(k, 0):>7.2f}/{warm['lldb'].get(k, 0):<6.2f}")
+    for k, (cg, wg, cl, wl) in shown([cold["gdb"], warm["gdb"], cold["lldb"], warm["lldb"]], 0.5):
+        print(f"    {k:<44}{cg:>7.2f}/{wg:<6.2f}{cl:>7.2f}/{wl:<6.2f}")
     print(f"    {'sum':<44}{sum(cold['gdb'].values()):>7.2f}/{sum(warm['gdb'].values()):<6.2f}"
           f"{sum(cold['lldb'].values()):>7.2f}/{sum(warm['lldb'].values()):<6.2f}")
     buckets = {g["seed-command"]["bucket"], lv["seed-command"]["bucket"]}
@@ -415,9 +459,8 @@ def main() -> int:
         row("frames at the stop", lambda r: str(r["so-sections-cold"]["frames"]))
         row("diagnosis (by sections), first call", lambda r: f"{r['so-sections-cold']['total']:.0f} ms")
         so_cold = {d: res[d]["so-sections-cold"]["sections_cold"] for d in res}
-        for k in so_cold["gdb"]:
-            if max(so_cold["gdb"][k], so_cold["lldb"].get(k, 0)) >= 20:
-                print(f"    {k:<44}{so_cold['gdb'][k]:>11.0f} ms{so_cold['lldb'].get(k, 0):>11.0f} ms")
+        for k, (sg, sl) in shown([so_cold["gdb"], so_cold["lldb"]], 10):
+            print(f"    {k:<44}{sg:>11.0f} ms{sl:>11.0f} ms")
 
     print("\nQuick check per first-chance stop, diagnose(full=False) (goal < 2 ms)")
     row("stops (of which first-chance)",
@@ -429,8 +472,8 @@ def main() -> int:
     row("whole replay under the debugger (wall)", lambda r: f"{r['fc-quick']['wall']:.2f} s")
     print("  where the time goes (ms, median per stop)")
     qs = {d: median_sections(res[d]["fc-sections"]["sections"]) for d in res}
-    for k in qs["gdb"]:
-        print(f"    {k:<44}{qs['gdb'][k]:>14.3f}{qs['lldb'].get(k, 0):>14.3f}")
+    for k, (qg, ql) in shown([qs["gdb"], qs["lldb"]], 0.05):
+        print(f"    {k:<44}{qg:>14.3f}{ql:>14.3f}")
     print(f"    {'sum':<44}{sum(qs['gdb'].values()):>14.3f}{sum(qs['lldb'].values()):>14.3f}")
 
     verdict_full = max(g["seed-command"]["command_cold"], lv["seed-command"]["command_cold"])

@@ -20,7 +20,10 @@ Prints the ratio faulty-under-driver / faulty-native (goal <= 1.3x at method siz
 the wall times ((driver faulty - driver clean) - (native faulty - native clean)) / stops,
 and as the driver times each stop itself (quick note + resume).
 
-Usage: bench/first_chance_overhead.py [--methods 60000] [--size-factors 1,10] [--dir /tmp/spmi-bench] [--repeat 3]
+--quick (CI, seconds; not a measurement): --methods 400 --size-factors 1,10 --repeat 1, the same runs and lines.
+
+Usage: bench/first_chance_overhead.py [--quick] [--methods 60000] [--size-factors 1,10] [--dir /tmp/spmi-bench]
+                                      [--repeat 3]
 """
 
 from __future__ import annotations
@@ -31,29 +34,27 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from _common import USER_ENV as ENV
-from _common import native
+from _common import cached_collection, common_arguments, native, parse, run_dir
 
 from spmi_dbg import paths
 from spmi_dbg.driver.gdbmi import run_replay
 from spmi_dbg.repro.native import run_native
-from spmi_dbg.sample.build import build
+
+# the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
+RATIO_LINES = [r"^  faulty under the driver / native = [\d.]+x  \(goal <= 1\.3x: (met|NOT met)\)",
+               r"^  the driver's own time per passed stop, median [\d.]+ ms  \(goal <= 0\.4 ms: (met|NOT met)\)$"]
 
 
 def collections(directory: Path, methods: int, factor: float) -> tuple[Path, Path, int]:
-    directory.mkdir(parents=True, exist_ok=True)
     faults = list(range(100, methods + 1, 100))  # 1 %
-    clean = directory / f"fco-clean-{methods}-x{factor:g}.mch"
-    faulty = directory / f"fco-faulty-{methods}-x{factor:g}.mch"
-    if not clean.exists():
-        build(clean, methods=methods, seed=1, arch="x64", injections=[], size_factor=factor)
-    if not faulty.exists():
-        build(faulty, methods=methods, seed=1, arch="x64", injections=[("jit-null", n) for n in faults],
-              size_factor=factor)
+    clean = cached_collection(directory / f"fco-clean-{methods}-x{factor:g}.mch", methods=methods, seed=1,
+                              arch="x64", injections=[], size_factor=factor)
+    faulty = cached_collection(directory / f"fco-faulty-{methods}-x{factor:g}.mch", methods=methods, seed=1,
+                               arch="x64", injections=[("jit-null", n) for n in faults], size_factor=factor)
     return clean, faulty, len(faults)
 
 
@@ -107,7 +108,7 @@ def measure(factor: float, a: argparse.Namespace, replay: str, jit: str) -> bool
     def keep(key: str, value: float) -> None:
         best[key] = min(best.get(key, float("inf")), value)
 
-    with tempfile.TemporaryDirectory(dir=a.dir) as t:
+    with run_dir(a.dir) as t:
         tmp = Path(t)
         for _ in range(a.repeat):
             for name, mch in (("clean", clean), ("faulty", faulty)):
@@ -159,9 +160,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--methods", type=int, default=60000)
     ap.add_argument("--size-factors", default="1,10")
-    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "spmi-bench")
     ap.add_argument("--repeat", type=int, default=3)
-    a = ap.parse_args()
+    common_arguments(ap)
+    a = parse(ap, quick={"methods": 400, "repeat": 1})
     replay, jit = native(paths.REPLAY), native(paths.BASE_JIT)
     print(f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the start")
     for factor in (float(f) for f in a.size_factors.split(",")):

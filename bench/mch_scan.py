@@ -8,7 +8,11 @@ Builds (once, cached) a ~1 GiB collection of ~300k real-format method contexts, 
   - extracts one record without a .mct (one header hop per record, no payload reads);
   - peak RSS of each command (goal < 100 MB, independent of the file size).
 
-Usage: bench/mch_scan.py [--gib 1.0] [--dir /tmp/spmi-bench]
+Each time is the best of --repeat runs (default 3; the single-record extraction, of --repeat + 2).
+
+--quick (CI, seconds; not a measurement): --gib 0.01 --repeat 1, the same runs and lines.
+
+Usage: bench/mch_scan.py [--quick] [--gib 1.0] [--repeat 3] [--dir /tmp/spmi-bench]
 """
 
 from __future__ import annotations
@@ -23,9 +27,16 @@ import time
 from pathlib import Path
 
 from _common import USER_ENV as ENV
+from _common import cached, common_arguments, parse, run_dir
 
 from spmi_dbg.mch.collection import Collection, write_index_file
 from spmi_dbg.sample.synth import method_context
+
+# the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
+RATIO_LINES = [r"^mch verify +[\d.]+ s  ratio to cat +[\d.]+  \(goal <= 2\.0\)$",
+               r"^mch info +[\d.]+ s  ratio to cat +[\d.]+  \(goal <= 2\.0\)$",
+               r"^extract 1 record, with \.mct   API +[\d.]+ ms \(goal < 20 ms\)",
+               r"^peak RSS \(MiB\): verify \d+, info \d+, "]
 
 
 def build(path: Path, target_bytes: int) -> int:
@@ -84,25 +95,26 @@ def peak_rss(cmd: list[str]) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gib", type=float, default=1.0, help="collection size in GiB (default 1.0)")
-    ap.add_argument("--dir", default="/tmp/spmi-bench", help="where the generated collection is cached")
-    args = ap.parse_args()
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each timed command, the best counts")
+    common_arguments(ap)
+    args = parse(ap, quick={"gib": 0.01, "repeat": 1})
+    with run_dir(args.dir) as t:
+        measure(args, Path(t))
 
-    work = Path(args.dir)
-    work.mkdir(parents=True, exist_ok=True)
-    mch = work / f"scan-{args.gib:g}g.mch"
-    if not mch.exists() or not mch.with_name(mch.name + ".mct").exists():
-        t = time.perf_counter()
-        n = build(mch, int(args.gib * (1 << 30)))
-        print(f"built {mch}: {n} method contexts in {time.perf_counter() - t:.1f} s")
+
+def measure(args: argparse.Namespace, work: Path) -> None:
+    """The measures, with the cached collection and `work` for the outputs (removed after)."""
+    mch = cached(args.dir / f"scan-{args.gib:g}g.mch", lambda p: build(p, int(args.gib * (1 << 30))), ".mct")
+    repeat = args.repeat
     spmi = [sys.executable, "-m", "spmi_dbg"]
     size = mch.stat().st_size
 
     subprocess.run(["cat", str(mch)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
     subprocess.run([*spmi, "--help"], stdout=subprocess.DEVNULL, check=True, env=ENV)  # and the bytecode cache
-    t_cat = timed(["sh", "-c", f"cat '{mch}' > /dev/null"])
-    t_verify = timed([*spmi, "mch", "verify", str(mch)])
-    t_info = timed([*spmi, "mch", "info", str(mch)])
-    t_startup = timed([sys.executable, "-c", "import spmi_dbg.cli"], repeat=5)
+    t_cat = timed(["sh", "-c", f"cat '{mch}' > /dev/null"], repeat)
+    t_verify = timed([*spmi, "mch", "verify", str(mch)], repeat)
+    t_info = timed([*spmi, "mch", "info", str(mch)], repeat)
+    t_startup = timed([sys.executable, "-c", "import spmi_dbg.cli"], repeat + 2)
 
     with Collection.open(mch) as col:
         count = len(col)
@@ -111,23 +123,23 @@ def main() -> None:
     # Extraction with the index: API (open + locate + write) and CLI end to end.
     out = work / "one.mch"
     best_api = float("inf")
-    for _ in range(5):
+    for _ in range(repeat + 2):
         t = time.perf_counter()
         with Collection.open(mch) as col:
             col.extract([target], out)
         best_api = min(best_api, time.perf_counter() - t)
-    t_extract_cli = timed([*spmi, "mch", "extract", "-c", str(target), str(mch), str(out)], repeat=5)
+    t_extract_cli = timed([*spmi, "mch", "extract", "-c", str(target), str(mch), str(out)], repeat + 2)
 
-    # Without the index: copy the collection under a name with no .mct beside it (hardlink, no copy).
+    # Without the index: the collection under a name with no .mct beside it (a hard link, no copy; in `work`, so
+    # that it never outlives the cached collection).
     bare = work / "bare" / mch.name
     bare.parent.mkdir(exist_ok=True)
-    if not bare.exists():
-        try:
-            os.link(mch, bare)
-        except OSError:
-            shutil.copyfile(mch, bare)
+    try:
+        os.link(mch, bare)
+    except OSError:
+        shutil.copyfile(mch, bare)
     best_noidx = float("inf")
-    for _ in range(3):
+    for _ in range(repeat):
         t = time.perf_counter()
         with Collection.open(bare) as col:
             col.extract([target], out)

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, USER_ENV, dir_argument, load, warm
+from _common import ROOT, USER_ENV, dir_argument, load, parse, run_dir, warm
 
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mclist import MCList
@@ -223,8 +223,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=None, help="runs of each mch command, the best counts (5; quick 2)")
     dir_argument(ap)
-    a = ap.parse_args()
-    a.dir.mkdir(parents=True, exist_ok=True)
+    a = parse(ap)
     ref = reference()
     repeat = a.repeat or (2 if a.quick else 5)
     with Collection.open(ref.api) as c:
@@ -246,7 +245,7 @@ def main() -> int:
         print("   NO native crash found: phases 1 (deep) and 2 cannot be measured")
         return 1
 
-    with tempfile.TemporaryDirectory(prefix="real-superpmi-", dir=a.dir) as t:
+    with run_dir(a.dir, "real-superpmi") as t:
         tmp = Path(t)
         # 1. repro of the null-map crash
         print(f"1. null-map crash: spmi-dbg repro --workers {a.workers} vs the native replay to the crash")

@@ -13,7 +13,13 @@ In one run:
 Wall times are what a user waits for; CPU times (user + sys of the replay processes) are printed too, and
 the protected-region ratio is taken from them, because on a shared machine they are far less noisy.
 
-Usage: bench/replay_throughput.py [--methods 200000] [--dir /tmp/spmi-bench] [--repeat 3]
+The build directory of the second spmi-replay is kept in --dir with the collections (rebuilt incrementally at
+each run, so it follows the sources).
+
+--quick (CI, seconds once the second spmi-replay is built; not a measurement): --methods 2000 --repeat 1, the same
+runs and lines.
+
+Usage: bench/replay_throughput.py [--quick] [--methods 200000] [--dir /tmp/spmi-bench] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -25,28 +31,31 @@ import subprocess
 import time
 from pathlib import Path
 
-from _common import ROOT, native
+from _common import CACHE, ROOT, cached_collection, common_arguments, native, parse, run_dir
 
 from spmi_dbg import paths
-from spmi_dbg.sample.build import build
+
+# the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
+RATIO_LINES = [r"^-p 2 speed-up over 1 process \(wall\): [\d.]+x$",
+               r"^protected regions: CPU time ratio with/without = [\d.]+ "]
 
 
 def collection(directory: Path, methods: int) -> Path:
-    out = directory / f"replay-{methods}.mch"
-    if not (out.exists() and Path(str(out) + ".mct").exists()):
-        t = time.perf_counter()
-        build(out, methods=methods, seed=1)
-        print(f"built {out} ({out.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
-    return out
+    return cached_collection(directory / f"replay-{methods}.mch", methods=methods, seed=1)
 
 
 def unprotected_replay(directory: Path) -> str:
     """spmi-replay built from the same sources with SPMI_REPLAY_PROTECTED_REGIONS=OFF."""
     bdir = directory / "replay-noprot-build"
+    CACHE.use(bdir)
     cfg = ["cmake", "-S", str(ROOT / "native"), "-B", str(bdir), "-DSPMI_PYTHON_BINDINGS=OFF",
            "-DSPMI_REPLAY_PROTECTED_REGIONS=OFF", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
+    t = time.perf_counter()
     subprocess.run(cfg, check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["cmake", "--build", str(bdir), "--target", "spmi-replay"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", str(bdir), "--target", "spmi-replay", "--parallel"], check=True,
+                   stdout=subprocess.DEVNULL)
+    print(f"spmi-replay without protected regions: {bdir} built (incrementally) in {time.perf_counter() - t:.1f} s")
+    CACHE.bound()
     return str(bdir / "replay" / "spmi-replay")
 
 
@@ -69,18 +78,18 @@ def run(cmd: list[str], methods: int) -> tuple[float, float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--methods", type=int, default=200_000)
-    ap.add_argument("--dir", default="/tmp/spmi-bench")
     ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
-    directory = Path(args.dir)
-    directory.mkdir(parents=True, exist_ok=True)
-
-    mch = collection(directory, args.methods)
+    common_arguments(ap)
+    args = parse(ap, quick={"methods": 2000, "repeat": 1})
+    mch = collection(args.dir, args.methods)
     replay, jit = native(paths.REPLAY), native(paths.BASE_JIT)
-    noprot = unprotected_replay(directory)
-    env_tmp = directory / "ptmp"
-    env_tmp.mkdir(exist_ok=True)
-    os.environ["TMPDIR"] = str(env_tmp)
+    noprot = unprotected_replay(args.dir)
+    with run_dir(args.dir) as t:
+        os.environ["TMPDIR"] = t  # the -p workers' files
+        return measure(args, mch, replay, jit, noprot)
+
+
+def measure(args: argparse.Namespace, mch: Path, replay: str, jit: str, noprot: str) -> int:
 
     variants = {
         "1 process": [replay, "-v", "n", jit, str(mch)],
@@ -102,7 +111,7 @@ def main() -> int:
         print(f"  {name:34s} wall {wall[name]:6.2f} s {n / wall[name]:9,.0f} methods/s   CPU {cpu[name]:6.2f} s")
     print(f"-p 2 speed-up over 1 process (wall): {wall['1 process'] / wall['-p 2']:.2f}x")
     base, off = cpu["1 process"], cpu["1 process, no protected regions"]
-    print(f"protected regions: CPU time ratio with/without = {base / off:.3f} "
+    print(f"protected regions: CPU time ratio with/without = {base / off if off else float('nan'):.3f} "
           f"({(base - off) / n * 1e9:+.0f} ns per method)")
     return 0
 

@@ -9,7 +9,9 @@ natively and under each driver (best of --repeat, interleaved). Per-stop cost = 
 time of the clean collection, under the same driver) / stops, minus the native difference (the replay's own
 cost of the failing compiles). The pygdbmi driver also times each stop itself (quick diagnosis + resume).
 
-Usage: bench/stop_cost.py [--methods 20000] [--dir /tmp/spmi-bench] [--repeat 3]
+--quick (CI, seconds; not a measurement): --methods 400 --repeat 1, the same runs and lines.
+
+Usage: bench/stop_cost.py [--quick] [--methods 20000] [--dir /tmp/spmi-bench] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -20,23 +22,25 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import native
+from _common import cached_collection, common_arguments, native, parse
 
 from spmi_dbg import paths
 from spmi_dbg.driver.gdbmi import run_replay
 from spmi_dbg.repro.native import run_native
-from spmi_dbg.sample.build import build
 from tests.harness.stops import run_gdb_loop
+
+# the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
+RATIO_LINES = [r"^  per stop, in-gdb  : +-?[\d.]+ ms  \(from the wall-time difference\)$",
+               r"^  per stop, pygdbmi : +-?[\d.]+ ms  \(from the wall-time difference\)$",
+               r"^  faulty under pygdbmi / native: [\d.]+x$"]
 
 
 def collections(methods: int, out: Path) -> tuple[Path, Path, int]:
-    out.mkdir(parents=True, exist_ok=True)
     faults = list(range(50, methods + 1, 100))  # 1 %
-    clean, faulty = out / f"stops-clean-{methods}.mch", out / f"stops-faulty-{methods}.mch"
-    if not clean.exists():
-        build(clean, methods=methods, seed=1, arch="x64", injections=[])
-    if not faulty.exists():
-        build(faulty, methods=methods, seed=1, arch="x64", injections=[("jit-null", n) for n in faults])
+    clean = cached_collection(out / f"stops-clean-{methods}.mch", methods=methods, seed=1, arch="x64",
+                              injections=[])
+    faulty = cached_collection(out / f"stops-faulty-{methods}.mch", methods=methods, seed=1, arch="x64",
+                               injections=[("jit-null", n) for n in faults])
     return clean, faulty, len(faults)
 
 
@@ -62,9 +66,9 @@ def time_gdbmi(argv: list[str], tmp: Path) -> tuple[float, int, list[float]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--methods", type=int, default=20000)
-    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "spmi-bench")
     ap.add_argument("--repeat", type=int, default=3)
-    a = ap.parse_args()
+    common_arguments(ap)
+    a = parse(ap, quick={"methods": 400, "repeat": 1})
     replay, jit = native(paths.REPLAY), native(paths.BASE_JIT)
     clean, faulty, nfaults = collections(a.methods, a.dir)
     best: dict[str, float] = {}

@@ -22,7 +22,10 @@ In one run (each once, in this order):
       one gdb), which stops at the crash and exits.
 Prints (b)/(a) (goal <= 0.75) and (b)/(c) (goal <= 0.6), and the load average before and after.
 
-Usage: bench/time_to_repro.py [--methods 200000] [--crash-at 150000] [--size-factor 10] [--dir /tmp/spmi-bench]
+--quick (CI, seconds; not a measurement): --methods 2000 --crash-at 1500 --size-factor 1, the same runs and lines.
+
+Usage: bench/time_to_repro.py [--quick] [--methods 200000] [--crash-at 150000] [--size-factor 10]
+                              [--dir /tmp/spmi-bench]
 """
 
 from __future__ import annotations
@@ -33,12 +36,15 @@ import os
 import shutil
 import signal
 import sys
-import tempfile
 from pathlib import Path
 
-from _common import cached_collection, load, native, repro_arguments, timed, warm
+from _common import cached_collection, load, native, parse, repro_arguments, run_dir, timed, warm
 
 from spmi_dbg import paths
+
+# the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
+RATIO_LINES = [r"^\(b\)/\(a\) = [\d.]+  \(goal <= 0\.75: (met|NOT met)\)$",
+               r"^\(b\)/\(c\) = [\d.]+  \(goal <= 0\.6: (met|NOT met)\)$"]
 
 
 def collection(directory: Path, methods: int, crash_at: int, factor: float) -> Path:
@@ -49,8 +55,7 @@ def collection(directory: Path, methods: int, crash_at: int, factor: float) -> P
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     repro_arguments(ap, "crash-at")
-    a = ap.parse_args()
-    a.dir.mkdir(parents=True, exist_ok=True)
+    a = parse(ap, quick={"methods": 2000, "crash_at": 1500, "size_factor": 1.0})
     gdb = shutil.which("gdb")
     if gdb is None:
         raise SystemExit("gdb is not on PATH")
@@ -69,7 +74,7 @@ def main() -> int:
         raise SystemExit(f"(a) did not die of SIGSEGV ({r.returncode}): {r.stdout[-500:]} {r.stderr[-500:]}")
 
     # (b) spmi-dbg repro end to end
-    with tempfile.TemporaryDirectory(dir=a.dir) as t:
+    with run_dir(a.dir) as t:
         bundle = Path(t) / "bundle"
         t_b, r = timed([sys.executable, "-m", "spmi_dbg", "repro", "--workers", str(a.workers), "--out", str(bundle),
                         "--", *argv], cwd=t)

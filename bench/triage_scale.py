@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Triage at scale (issue 15): three Arm64 collections, 600,000 method contexts in all, 30 crashes of 4 kinds
 (the near differ's null CompileMethod map of dotnet/runtime#91257, a poisoned abort, a stack overflow, and two
-hangs; --timeout 5, well above a partition's replay, is each hang's length), asm diffs `-a -target arm64
--bug 91257`. In one run:
+hangs, every --hang-every'th crash (15); --timeout 5, well above a partition's replay, is each hang's length),
+asm diffs `-a -target arm64 -bug 91257`. In one run:
 
   - native: spmi-replay over the three crash-free twins of the collections (same records, no injections: the
     injections leave every other record byte-identical), one process: the native methods/s;
@@ -16,7 +16,8 @@ Prints:
   - the ratio cluster / local, wall time of the triage with crashes (goal <= 1.15);
   - the cost per extra crash: worker-seconds added by the 30 crashes (replay time with crashes minus the crash-
     free twin's, times the workers) less the hangs' --timeout, per crash (goal <= 0.15 s); and for comparison the
-    same measured on one partition with a fresh debugger per crash and with the session run again (10 crashes);
+    same measured on one partition (--session-methods, 5,000) with a fresh debugger per crash and with the session
+    run again (--session-crashes, 10);
   - the efficiency methods/s / (workers x native methods/s) of each triage (goal >= 0.85), methods/s over the
     replay part (triage.json `replay_seconds`: the plan and the partitions, from the engine being ready; the
     engine's start -- importing dask.distributed and connecting, a fixed cost -- is printed apart);
@@ -26,7 +27,11 @@ Prints:
 Each triage (and each native replay) runs --repeat times (default 2) and the better run counts: on a shared
 2-CPU machine one run's worker-seconds vary by about a second.
 
-Usage: bench/triage_scale.py [--methods 600000] [--crashes 30] [--repeat 2] [--dir /tmp/spmi-bench]
+--quick (CI, seconds; not a measurement): --methods 3000 --crashes 6 --hang-every 6 --timeout 1 --repeat 1
+--session-methods 1000 --session-crashes 3, the same runs and lines (every kind of crash, one hang).
+
+Usage: bench/triage_scale.py [--quick] [--methods 600000] [--crashes 30] [--hang-every 15] [--timeout 5]
+                             [--repeat 2] [--session-methods 5000] [--session-crashes 10] [--dir /tmp/spmi-bench]
 """
 
 from __future__ import annotations
@@ -34,59 +39,72 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, cached_collection, dir_argument, load, native, timed, warm
+from _common import ROOT, cached_collection, common_arguments, load, native, parse, run_dir, timed, warm
 
 from spmi_dbg import paths
 
 OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]
 NAMES = ("libraries.pmi", "benchmarks", "coreclr_tests")
-HANG_TIMEOUT = 5.0
 WORKERS = 2
 SUPERPMI_RATE = 465  # methods/s of one real superpmi asm-diffs process in dotnet/runtime#91257's log
                      # (docs/superpmi-conventions.md 1.2): for the projection at a real replay's speed
+# the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
+RATIO_LINES = [r"^ratio cluster / local \(wall, with crashes\): [\d.]+  \(goal <= 1\.15\)$",
+               r"^cost per extra crash \(local\): -?[\d.]+ worker-s  \(goal <= 0\.15; ",
+               r"^cost per extra crash \(dask\): -?[\d.]+ worker-s  \(goal <= 0\.15; ",
+               r"^efficiency local clean: [\d.]+  \(goal >= 0\.85; ",
+               r"^efficiency dask crashes: [\d.]+  \(goal >= 0\.85; "]
 
 
-def injections(methods: int, crashes: int, index: int) -> list[tuple[str, int]]:
+def injections(methods: int, crashes: int, index: int, hang_every: int) -> list[tuple[str, int]]:
     """Crashes spread evenly over the three collections (this one's share), kinds in turn: seed, abort
-    (a poison record just before), stack overflow; the 15th and the 30th a hang."""
+    (a poison record just before), stack overflow; every hang_every'th a hang (the 15th and the 30th)."""
     mine = [i for i in range(crashes) if i % len(NAMES) == index]
     step = methods // (len(mine) + 1)
     out: list[tuple[str, int]] = []
     for k, i in enumerate(mine):
         at = step * (k + 1)
-        kind = "hang" if i % 15 == 14 else ("seed-arm64", "poison-crash", "stack-overflow")[i % 3]
+        kind = "hang" if i % hang_every == hang_every - 1 else ("seed-arm64", "poison-crash", "stack-overflow")[i % 3]
         if kind == "poison-crash":
             out.append(("poison", at - 5))
         out.append((kind, at))
     return out
 
 
-def collections(directory: Path, methods: int, crashes: int) -> tuple[Path, Path, int]:
-    with_crashes = directory / f"scale-{methods}-{crashes}"
+def collections(directory: Path, methods: int, crashes: int, hang_every: int) -> tuple[Path, Path, int]:
+    with_crashes = directory / f"scale-{methods}-{crashes}{'' if hang_every == 15 else f'-h{hang_every}'}"
     clean = directory / f"scale-{methods}-clean"
     hangs = 0
     for d in (with_crashes, clean):
         d.mkdir(parents=True, exist_ok=True)
     per = methods // len(NAMES)
     for i, name in enumerate(NAMES):
-        inj = injections(per, crashes, i)
+        inj = injections(per, crashes, i, hang_every)
         hangs += sum(1 for k, _ in inj if k == "hang")
         cached_collection(with_crashes / f"{name}.mch", methods=per, seed=40 + i, arch="arm64", injections=inj)
         cached_collection(clean / f"{name}.mch", methods=per, seed=40 + i, arch="arm64")
     return with_crashes, clean, hangs
 
 
-def triage(mch_dir: Path, out: Path, *extra: str) -> tuple[float, dict[str, Any]]:
+def triage(mch_dir: Path, out: Path, timeout: float, limit: float | None, *extra: str) \
+        -> tuple[float, dict[str, Any]]:
+    """One `spmi-dbg triage` (killed after `limit` seconds: a cluster whose workers died waits for them)."""
     replay, base, diff = native(paths.REPLAY), native(paths.BASE_JIT), native(paths.DIFF_JIT)
-    wall, r = timed([sys.executable, "-m", "spmi_dbg", "triage", "--mch", str(mch_dir), "--timeout",
-                     str(HANG_TIMEOUT), "--failure", "missing", "--verify-runs", "0", "--out", str(out), *extra, "--",
-                     replay, *OPTIONS, base, diff])
+    try:
+        wall, r = timed([sys.executable, "-m", "spmi_dbg", "triage", "--mch", str(mch_dir), "--timeout",
+                         f"{timeout:g}", "--failure", "missing", "--verify-runs", "0", "--out", str(out), *extra,
+                         "--", replay, *OPTIONS, base, diff], timeout=limit)
+    except subprocess.TimeoutExpired:
+        log = out.parent / "dask.log"
+        raise SystemExit(f"triage {' '.join(extra)} did not finish in {limit:g} s (--run-timeout)"
+                         + (f"; the cluster's log ends:\n{log.read_text()[-2000:]}" if log.exists() else "")) from None
     if r.returncode not in (0, 2):
         raise SystemExit(f"triage {' '.join(extra)} failed (exit {r.returncode}): {r.stderr[-1500:]}")
     return wall, json.loads((out / "triage.json").read_text())
@@ -107,13 +125,15 @@ def session_starts(out: Path) -> list[float]:
     return starts
 
 
-def per_crash_session_vs_fresh(directory: Path) -> tuple[float, float]:
-    """One partition with 10 crashes (seed kind), replayed past each: seconds per crash with a fresh debugger per
-    crash vs the same session run again (slope over the clean replay of the same records)."""
+def per_crash_session_vs_fresh(directory: Path, methods: int, crashes: int) -> tuple[float, float]:
+    """One partition of `methods` with `crashes` crashes (seed kind, spread evenly), replayed past each: seconds per
+    crash with a fresh debugger per crash vs the same session run again (slope over the clean replay of the same
+    records)."""
     from spmi_dbg.driver.select import pick
 
-    mch = cached_collection(directory / "scale-session-10.mch", methods=5000, seed=9, arch="arm64",
-                            injections=[("seed-arm64", 450 * (i + 1)) for i in range(10)])
+    step = methods // (crashes + 1)
+    mch = cached_collection(directory / f"scale-session-{methods}-{crashes}.mch", methods=methods, seed=9,
+                            arch="arm64", injections=[("seed-arm64", step * (i + 1)) for i in range(crashes)])
     replay, base, diff = native(paths.REPLAY), native(paths.BASE_JIT), native(paths.DIFF_JIT)
     driver = pick("gdb")
     costs = []
@@ -124,7 +144,7 @@ def per_crash_session_vs_fresh(directory: Path) -> tuple[float, float]:
             start, first, crashes = 1, None, 0
             t0 = time.perf_counter()
             while True:
-                argv = [replay, *OPTIONS, "-c", f"{start}-5000", base, diff, str(mch)]
+                argv = [replay, *OPTIONS, "-c", f"{start}-{methods}", base, diff, str(mch)]
                 if fresh:
                     o = driver.run_replay(argv, timeout=60, stdout=w / "o", stderr=w / "e", transcript=w / "f.log")
                 else:
@@ -166,13 +186,18 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--methods", type=int, default=600_000)
     ap.add_argument("--crashes", type=int, default=30)
-    dir_argument(ap)
+    ap.add_argument("--hang-every", type=int, default=15, help="every N'th crash is a hang (default 15)")
+    ap.add_argument("--timeout", type=float, default=5.0, help="triage --timeout: each hang's length (default 5)")
     ap.add_argument("--repeat", type=int, default=2, help="runs of each triage; the better one counts (default 2)")
-    a = ap.parse_args()
-    a.dir.mkdir(parents=True, exist_ok=True)
-    crashy, clean, hangs = collections(a.dir, a.methods, a.crashes)
+    ap.add_argument("--run-timeout", type=float, default=None, help="seconds one triage may take (none; quick 60)")
+    ap.add_argument("--session-methods", type=int, default=5000, help="the one-partition comparison's collection")
+    ap.add_argument("--session-crashes", type=int, default=10, help="... and its crashes")
+    common_arguments(ap)
+    a = parse(ap, quick={"methods": 3000, "crashes": 6, "hang_every": 6, "timeout": 1.0, "repeat": 1,
+                         "session_methods": 1000, "session_crashes": 3, "run_timeout": 60.0})
+    crashy, clean, hangs = collections(a.dir, a.methods, a.crashes, a.hang_every)
     print(f"{os.cpu_count()} CPUs, load {load()}; {a.methods} Arm64 method contexts in {len(NAMES)} collections, "
-          f"{a.crashes} crashes ({hangs} of them hangs, --timeout {HANG_TIMEOUT:g}), `{' '.join(OPTIONS)}`, "
+          f"{a.crashes} crashes ({hangs} of them hangs, --timeout {a.timeout:g}), `{' '.join(OPTIONS)}`, "
           f"{WORKERS} workers")
     for f in [*crashy.glob("*.mch"), *clean.glob("*.mch")]:
         warm(f)
@@ -188,14 +213,14 @@ def main() -> int:
 
     results: dict[str, tuple[float, dict[str, Any]]] = {}
     worker_s: dict[str, float] = {}
-    with tempfile.TemporaryDirectory(dir=a.dir) as t:
+    with run_dir(a.dir) as t:
         tmp = Path(t)
 
         def best(name: str, mch: Path, *extra: str) -> None:
             """The better of a.repeat runs (by wall time; its worker-seconds by the same rule)."""
             for k in range(a.repeat):
                 out = tmp / f"{name.replace(' ', '-')}-{k}"
-                run = triage(mch, out, *extra)
+                run = triage(mch, out, a.timeout, a.run_timeout, *extra)
                 if name not in results or run[0] < results[name][0]:
                     results[name], worker_s[name] = run, busy(out)
                     if name == "local crashes":
@@ -222,12 +247,12 @@ def main() -> int:
     costs = {}
     for engine in ("local", "dask"):
         added = worker_s[f"{engine} crashes"] - worker_s[f"{engine} clean"]
-        costs[engine] = per = (added - hangs * HANG_TIMEOUT) / a.crashes
+        costs[engine] = per = (added - hangs * a.timeout) / a.crashes
         print(f"cost per extra crash ({engine}): {per:.3f} worker-s  (goal <= 0.15; the partitions' tasks took "
               f"{added:.2f} worker-s more with {a.crashes} crashes, less {hangs} x --timeout)")
-    fresh, session = per_crash_session_vs_fresh(a.dir)
-    print(f"  one partition, 10 crashes: {fresh:.3f} s per crash with a fresh debugger each, {session:.3f} s with "
-          "the session run again")
+    fresh, session = per_crash_session_vs_fresh(a.dir, a.session_methods, a.session_crashes)
+    print(f"  one partition, {a.session_crashes} crashes: {fresh:.3f} s per crash with a fresh debugger each, "
+          f"{session:.3f} s with the session run again")
     for name in ("local clean", "dask clean", "local crashes", "dask crashes"):
         data = results[name][1]
         print(f"efficiency {name}: {a.methods / data['replay_seconds'] / (WORKERS * rate):.3f}  (goal >= 0.85; "

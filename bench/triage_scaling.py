@@ -12,7 +12,9 @@ a re-replay from the start. Prints, from one run of each (in this order: 1, 10, 
   - the ratio of each run to the single-crash run;
   - for scale, one native replay of the whole clean collection (the floor of any triage of it).
 
-Usage: bench/triage_scaling.py [--methods 50000] [--crashes 1,10,100] [--dir /tmp/spmi-bench]
+--quick (CI, seconds; not a measurement): --methods 1000 --crashes 1,3, the same runs and lines.
+
+Usage: bench/triage_scaling.py [--quick] [--methods 50000] [--crashes 1,10,100] [--dir /tmp/spmi-bench]
 """
 
 from __future__ import annotations
@@ -23,35 +25,33 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from _common import USER_ENV as ENV
-from _common import dir_argument, native, warm
+from _common import cached_collection, common_arguments, native, parse, run_dir, warm
 
 from spmi_dbg import paths
-from spmi_dbg.sample.build import build
 
 OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]
+# the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
+RATIO_LINES = [r"^  slope \d+ -> \d+ crashes: -?[\d.]+ s per additional crash$",
+               r"^  \d+ crashes / 1 crash: [\d.]+x$"]
 
 
 def collection(directory: Path, methods: int, crashes: int) -> Path:
-    out = directory / f"triage-arm64-{methods}-{crashes}crashes.mch"
-    if not out.exists():
-        step = methods // (crashes + 1)
-        at = [step * (i + 1) for i in range(crashes)]
-        build(out, methods=methods, seed=3, arch="arm64", injections=[("seed-arm64", n) for n in at])
-    return out
+    step = methods // (crashes + 1)
+    at = [step * (i + 1) for i in range(crashes)]
+    return cached_collection(directory / f"triage-arm64-{methods}-{crashes}crashes.mch", methods=methods, seed=3,
+                             arch="arm64", injections=[("seed-arm64", n) for n in at])
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--methods", type=int, default=50000)
     ap.add_argument("--crashes", default="1,10,100")
-    dir_argument(ap)
-    a = ap.parse_args()
-    a.dir.mkdir(parents=True, exist_ok=True)
+    common_arguments(ap)
+    a = parse(ap, quick={"methods": 1000, "crashes": "1,3"})
     replay, base, diff = native(paths.REPLAY), native(paths.BASE_JIT), native(paths.DIFF_JIT)
     counts = [int(x) for x in a.crashes.split(",")]
     cols = {k: collection(a.dir, a.methods, k) for k in counts}
@@ -65,7 +65,7 @@ def main() -> int:
     floor = time.monotonic() - start
     print(f"  native replay of the clean collection (one process): {floor:.2f} s (exit {r.returncode})")
     walls: dict[int, float] = {}
-    with tempfile.TemporaryDirectory(dir=a.dir) as t:
+    with run_dir(a.dir) as t:
         for k in counts:
             out = Path(t) / f"triage-{k}"
             start = time.monotonic()
