@@ -126,3 +126,10 @@ def test_gdb_spmi_why_after_a_crash_was_continued(cols: Collections, tmp_path: P
     assert "null map: CompileResult::CompileMethod of the base compile result (cr1)" in out, out
     assert out.rstrip().endswith("spmi why: the program was terminated by SIGSEGV: nothing to diagnose (the spmi "
                                  "commands read a stopped process)"), out
+
+
+def test_the_spmi_command_takes_no_abbreviations_either(tmp_path: Path) -> None:
+    """`spmi diagnose --js` is not `--json` (as every spmi-dbg parser); the usage error comes first, process or not."""
+    check_debugger("gdb")
+    r = launch(spmi_dbg(), "gdb", "-batch", "-ex", "spmi diagnose --js", "--", "/bin/true", cwd=tmp_path)
+    assert "spmi: unrecognized arguments: --js" in r.stderr, r.stdout + r.stderr

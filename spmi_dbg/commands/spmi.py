@@ -8,6 +8,7 @@ import argparse
 import json
 import shlex
 from pathlib import Path
+from typing import Any
 
 from spmi_dbg.analysis.diagnosis import diagnose
 from spmi_dbg.analysis.jitstate import jit_state
@@ -25,6 +26,10 @@ class _UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False  # as every spmi-dbg parser (spmi_dbg.usage): `--js` is not `--json`
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         raise _UsageError(message)
 
