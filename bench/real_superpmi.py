@@ -306,12 +306,15 @@ def main() -> int:
         mcs_s, mr = best_of(repeat, [ref.mcs, "-integ", str(ref.api)])
         mcs_line = next((ln for ln in mr.stdout.splitlines() if "Checked the integrity" in ln), tail(mr))
         print(f"  cat > /dev/null {cat_s:.3f} s; mcs -integ {mcs_s:.3f} s (exit {mr.returncode}: {mcs_line.strip()})")
-        first = run([sys.executable, "-m", "spmi_dbg", "mch", "verify", str(ref.api)], cwd=tmp)[1]
+        # the console script a user runs (its launcher takes the native verifier's fast path)
+        console = Path(sys.executable).with_name("spmi-dbg")
+        verify = [str(console) if console.is_file() else "spmi-dbg", "mch", "verify", str(ref.api)]
+        first = run(verify, cwd=tmp)[1]
         if first.returncode != 0:
             print(f"  spmi-dbg mch verify FAILED on api.mch (exit {first.returncode}), not timed: {tail(first)}")
             ok = False
         else:
-            v_s, vr = best_of(repeat, [sys.executable, "-m", "spmi_dbg", "mch", "verify", str(ref.api)])
+            v_s, vr = best_of(repeat, verify)
             r_mcs, r_cat = v_s / mcs_s, v_s / cat_s
             print(f"  spmi-dbg mch verify {v_s:.3f} s ({vr.stdout.strip().splitlines()[-1] if vr.stdout else ''})")
             print(f"mch verify / mcs -integ: {r_mcs:.2f}  (goal <= 0.33: {'met' if r_mcs <= 1 / 3 else 'NOT met'})")
