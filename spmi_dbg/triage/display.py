@@ -14,8 +14,8 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemaining
 from spmi_dbg.errors import printable
 from spmi_dbg.report.triage import triage_text
 from spmi_dbg.triage.engine import EngineReport
-from spmi_dbg.triage.pipeline import TriageResult
 from spmi_dbg.triage.plan import TriagePartition
+from spmi_dbg.triage.result import TriageResult
 from spmi_dbg.triage.run import Tally, TriageProgress
 
 PLAIN_EVERY = 10.0  # seconds between two plain progress lines

@@ -10,65 +10,26 @@ import dataclasses
 import json
 import shutil
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from spmi_dbg import exits
 from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.errors import InputError
-from spmi_dbg.failures.output import ReplayOutput
 from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.command import ReproCommand
-from spmi_dbg.repro.pipeline import ReproOptions, ReproResult
+from spmi_dbg.repro.pipeline import ReproOptions
 from spmi_dbg.tempfiles import temp_dir
-from spmi_dbg.triage.buckets import Bucket, bucket_crashes
-from spmi_dbg.triage.coverage import Coverage, coverage
+from spmi_dbg.triage.buckets import bucket_crashes
+from spmi_dbg.triage.coverage import coverage
 from spmi_dbg.triage.engine import BundleJob, Engine, LocalEngine
-from spmi_dbg.triage.failure_buckets import FailureBucket, bucket_failures
+from spmi_dbg.triage.failure_buckets import bucket_failures
 from spmi_dbg.triage.plan import TriagePartition, check_resumable, member_names, plan_json, plan_partitions
-from spmi_dbg.triage.run import TriageProgress, TriageRun, replay_partitions
+from spmi_dbg.triage.result import BUNDLE_KINDS, PARTITIONS_DIR, TRIAGE_FILES, TriageOptions, TriageResult
+from spmi_dbg.triage.run import TriageProgress, replay_partitions
+from spmi_dbg.triage.triage_data import write_triage
 
-BUNDLE_KINDS = ("crash", "assert", "error", "missing")
-DEFAULT_BUNDLE_KINDS = frozenset({"crash", "assert"})
-PARTITIONS_DIR = "partitions"  # under --out: the plan and every partition's journal and output
-
-
-@dataclass
-class TriageOptions:
-    repro: ReproOptions  # command (on the first collection), debugger, workers, timeout, verify runs
-    out: Path
-    max_crashes: int = 1000
-    bundle_kinds: frozenset[str] = DEFAULT_BUNDLE_KINDS  # --failure: which buckets get repro bundles
-    commands: list[ReproCommand] = field(default_factory=list)  # one per collection (default: repro.command)
-    scheduler: str | None = None  # a dask scheduler's address
-    partition_methods: int | None = None
-    resume: bool = False
-
-    def __post_init__(self) -> None:
-        if not self.commands:
-            self.commands = [self.repro.command]
-
-
-@dataclass
-class TriageResult:
-    options: TriageOptions
-    run: TriageRun
-    names: dict[str, str] = field(default_factory=dict)  # collection path -> member prefix
-    buckets: list[Bucket] = field(default_factory=list)
-    bundles: dict[str, ReproResult] = field(default_factory=dict)  # by bucket key
-    failure_buckets: list[FailureBucket] = field(default_factory=list)
-    failure_bundles: dict[str, ReproResult] = field(default_factory=dict)  # by failure bucket key
-    coverage: list[Coverage] = field(default_factory=list)
-    seconds: float = 0.0
-    replay_seconds: float = 0.0  # the plan and the partitions' replay, from the engine being ready
-    engine_seconds: float = 0.0  # opening the engine (a cluster: importing dask.distributed, connecting)
-    exit_code: int = exits.NO_CRASH
-    files: list[Path] = field(default_factory=list)
-
-    @property
-    def outputs(self) -> list[tuple[str, ReplayOutput]]:
-        return self.run.outputs
+__all__ = ["BUNDLE_KINDS", "TriageOptions", "TriageResult", "open_engine", "run_triage", "with_collections"]
 
 
 def open_engine(opts: TriageOptions) -> Engine:
@@ -81,8 +42,6 @@ def open_engine(opts: TriageOptions) -> Engine:
 
 def run_triage(opts: TriageOptions, progress: TriageProgress | None = None,
                engine: Engine | None = None) -> TriageResult:
-    from spmi_dbg.triage.triage_data import TRIAGE_FILES, write_triage
-
     start = time.monotonic()
     r = opts.repro
     check_out_dir(opts.out, ours=TRIAGE_FILES, subdirs="bucket-")  # before any replay
@@ -132,12 +91,12 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None,
 def _bundle_jobs(opts: TriageOptions, result: TriageResult, commands: dict[str, ReproCommand]) -> list[BundleJob]:
     """A repro bundle for each bucket of the --failure kinds, from its smallest member, on that member's
     collection."""
-    r = opts.repro
 
     def options(key: str, failure: FailureTarget, collection: str) -> ReproOptions:
-        return ReproOptions(command=commands[collection], debugger=r.debugger, out=opts.out / f"bucket-{key}",
-                            workers=r.workers, timeout=r.timeout, verify_runs=r.verify_runs, redact=r.redact,
-                            debug_dirs=r.debug_dirs, failure=failure)
+        # every option of the triage's, but the member's collection, its own bundle and target; no --core (a
+        # bundle replays its member afresh)
+        return dataclasses.replace(opts.repro, command=commands[collection], out=opts.out / f"bucket-{key}",
+                                   failure=failure, core=None)
 
     jobs: list[BundleJob] = []
     if "crash" in opts.bundle_kinds:

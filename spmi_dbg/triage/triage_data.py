@@ -17,9 +17,9 @@ from spmi_dbg.report.triage import triage_markdown
 from spmi_dbg.repro.pipeline import REPLAY_INPUT_FAILURES, ReproResult
 from spmi_dbg.triage.buckets import Bucket, first_chance, reported_by_superpmi
 from spmi_dbg.triage.failure_buckets import FailureBucket
-from spmi_dbg.triage.pipeline import BUNDLE_KINDS, PARTITIONS_DIR, TriageResult
+from spmi_dbg.triage.result import BUNDLE_KINDS, TRIAGE_FILES, TriageResult
 
-TRIAGE_FILES = frozenset({"triage.json", "triage.md", PARTITIONS_DIR})  # and bucket-*/ (repro bundles)
+__all__ = ["TRIAGE_FILES", "triage_json", "write_triage"]
 
 
 def triage_json(result: TriageResult) -> dict[str, Any]:

@@ -1,0 +1,58 @@
+"""What a triage is asked (TriageOptions) and what it found (TriageResult), and the names of what it writes:
+the types the pipeline fills (pipeline.py) and triage.json is made from (triage_data.py), apart from both."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spmi_dbg import exits
+from spmi_dbg.failures.output import ReplayOutput
+from spmi_dbg.repro.command import ReproCommand
+from spmi_dbg.repro.pipeline import ReproOptions, ReproResult
+from spmi_dbg.triage.buckets import Bucket
+from spmi_dbg.triage.coverage import Coverage
+from spmi_dbg.triage.failure_buckets import FailureBucket
+from spmi_dbg.triage.run import TriageRun
+
+BUNDLE_KINDS = ("crash", "assert", "error", "missing")
+DEFAULT_BUNDLE_KINDS = frozenset({"crash", "assert"})
+PARTITIONS_DIR = "partitions"  # under --out: the plan and every partition's journal and output
+TRIAGE_FILES = frozenset({"triage.json", "triage.md", PARTITIONS_DIR})  # and bucket-*/ (repro bundles)
+
+
+@dataclass
+class TriageOptions:
+    repro: ReproOptions  # command (on the first collection), debugger, workers, timeout, verify runs
+    out: Path
+    max_crashes: int = 1000
+    bundle_kinds: frozenset[str] = DEFAULT_BUNDLE_KINDS  # --failure: which buckets get repro bundles
+    commands: list[ReproCommand] = field(default_factory=list)  # one per collection (default: repro.command)
+    scheduler: str | None = None  # a dask scheduler's address
+    partition_methods: int | None = None
+    resume: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.commands:
+            self.commands = [self.repro.command]
+
+
+@dataclass
+class TriageResult:
+    options: TriageOptions
+    run: TriageRun
+    names: dict[str, str] = field(default_factory=dict)  # collection path -> member prefix
+    buckets: list[Bucket] = field(default_factory=list)
+    bundles: dict[str, ReproResult] = field(default_factory=dict)  # by bucket key
+    failure_buckets: list[FailureBucket] = field(default_factory=list)
+    failure_bundles: dict[str, ReproResult] = field(default_factory=dict)  # by failure bucket key
+    coverage: list[Coverage] = field(default_factory=list)
+    seconds: float = 0.0
+    replay_seconds: float = 0.0  # the plan and the partitions' replay, from the engine being ready
+    engine_seconds: float = 0.0  # opening the engine (a cluster: importing dask.distributed, connecting)
+    exit_code: int = exits.NO_CRASH
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def outputs(self) -> list[tuple[str, ReplayOutput]]:
+        return self.run.outputs
