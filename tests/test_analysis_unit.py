@@ -118,8 +118,8 @@ def test_jit_assert_message_of_both_eras() -> None:
     """doAssert's message: today's names the phase, 3.1's does not (tests/real checks it at a real assert)."""
     from spmi_dbg.analysis.asserts import JIT_MESSAGE
 
-    m = JIT_MESSAGE.match("Assertion failed '!\"gtArgEntryByNode: node not found\"' in 'StringBuilder:AppendFormatHelper("
-                          "ref,ref,struct):ref:this' (IL size 844)\n")
+    m = JIT_MESSAGE.match("Assertion failed '!\"gtArgEntryByNode: node not found\"' in "
+                          "'StringBuilder:AppendFormatHelper(ref,ref,struct):ref:this' (IL size 844)\n")
     assert m is not None and (m["expr"], m["phase"]) == ('!"gtArgEntryByNode: node not found"', None)
     assert m["method"] == "StringBuilder:AppendFormatHelper(ref,ref,struct):ref:this"
     m = JIT_MESSAGE.match("Assertion failed 'x' in 'A:B():int' during 'Morph - Global' (IL size 12; hash 0x1; Tier0)")
