@@ -228,7 +228,7 @@ def test_bad_inputs_are_one_line_errors(cols: Collections, tmp_path: Path) -> No
         ("--", str(script), BASE, str(mch)): "superpmi program is not an ELF executable",
         ("--", REPLAY, BASE): "no collection (.mch/.mc) in the command",
         ("--", REPLAY, "-c", "5,3", BASE, str(mch)): "MCL list must be increasing",
-        ("--workers", "0", "--", REPLAY, BASE, str(mch)): "--workers: must be at least 1",
+        ("--workers", "0", "--", REPLAY, BASE, str(mch)): "--workers: expected a whole number of at least 1, got '0'",
         ("--jit", BASE, "--", REPLAY, BASE, str(mch)): "go with --mch",
     }
     for args, text in cases.items():
