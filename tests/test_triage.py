@@ -117,7 +117,8 @@ def test_max_crashes_and_no_crash(cols: Collections, tmp_path: Path) -> None:
 def test_triage_bad_inputs_are_one_line_errors(cols: Collections, tmp_path: Path) -> None:
     mch = cols.get("repro-clean", 300)
     cases = {("--", REPLAY, BASE, str(tmp_path / "none.mch")): "none.mch: collection not found",
-             ("--max-crashes", "0", "--", REPLAY, BASE, str(mch)): "--max-crashes: must be at least 1",
+             ("--max-crashes", "0", "--", REPLAY, BASE, str(mch)): "--max-crashes: expected a whole number of at "
+                                                                    "least 1, got '0'",
              ("--", REPLAY, str(tmp_path / "nojit.so"), str(mch)): "JIT not found"}
     for args, text in cases.items():
         r = triage(*args, cwd=tmp_path)
