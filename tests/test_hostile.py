@@ -40,7 +40,8 @@ from spmi_dbg.repro.bundle import repro_script
 from spmi_dbg.repro.expect import Expectation
 from spmi_dbg.repro.isolate import Isolated
 from spmi_dbg.repro.locate import Located
-from spmi_dbg.repro.pipeline import ReproOptions, ReproResult, run_repro
+from spmi_dbg.repro.pipeline import run_repro
+from spmi_dbg.repro.result import ReproOptions, ReproResult
 from spmi_dbg.sample.synth import synthetic_collection
 from spmi_dbg.tempfiles import host_tag, is_dead_runs, run_tag
 

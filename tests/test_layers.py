@@ -141,13 +141,9 @@ def test_no_import_cycle_between_packages() -> None:
 
 
 # Circles between modules of one package that are known and not yet broken: each is the set of modules of one
-# strongly connected component. It may only shrink; the engineer who breaks one removes it here. The repro circle
-# runs through repro/bundle.py and repro/report_data.py (another engineer's files while this check was added) and
-# is untied by issue 21 item 1 (repro/result.py: phases return values, write_bundle returns what it wrote).
-KNOWN_CYCLES: list[frozenset[str]] = [
-    frozenset({"spmi_dbg.repro.bundle", "spmi_dbg.repro.failure_pipeline", "spmi_dbg.repro.pipeline",
-               "spmi_dbg.repro.report_data", "spmi_dbg.repro.report_failure"}),
-]
+# strongly connected component. It may only shrink; the engineer who breaks one removes it here. None is left
+# (the repro circle through bundle.py and pipeline.py was untied by issue 21 item 1: repro/result.py).
+KNOWN_CYCLES: list[frozenset[str]] = []
 
 
 def modules() -> set[str]:

@@ -197,7 +197,7 @@ def test_the_panel_keeps_file_names(seed_bundle: tuple[Path, str]) -> None:
     from rich.console import Console
 
     from spmi_dbg.repro.display import print_summary
-    from spmi_dbg.repro.pipeline import ReproResult
+    from spmi_dbg.repro.result import ReproResult
 
     data = report(seed_bundle[0])
     fm = data["diagnosis"]["faulting_module"]["path"]

@@ -10,7 +10,7 @@ from typing import Any, cast
 from spmi_dbg.failures.output import Failure
 from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.repro.command import ReproCommand
-from spmi_dbg.repro.pipeline import ReproOptions
+from spmi_dbg.repro.result import ReproOptions
 from spmi_dbg.triage.failure_buckets import FailureBucket, FailureMember
 from spmi_dbg.triage.pipeline import _bundle_jobs
 from spmi_dbg.triage.result import TriageOptions, TriageResult

@@ -19,9 +19,9 @@ from spmi_dbg.report.markdown import render_markdown
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.repro.isolate import REPRO_NAME
 from spmi_dbg.repro.locate import PartitionRun
-from spmi_dbg.repro.pipeline import ReproResult
 from spmi_dbg.repro.report_data import in_bundle, report_data
 from spmi_dbg.repro.report_failure import JIT_OUTPUT_FILE
+from spmi_dbg.repro.result import ReproResult
 
 # Every file `spmi-dbg repro` writes into a bundle (nothing else may be in a directory it replaces).
 BUNDLE_FILES = frozenset({"repro.mch", "repro.mch.mct", "repro.sh", "diagnosis.json", "report.md", "report.json",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from spmi_dbg.repro.arguments import PIPELINE_USAGE, add_replay_arguments, pipeline_errors
 
 if TYPE_CHECKING:  # the pipeline is imported when a command runs, not when the parser is built
-    from spmi_dbg.repro.pipeline import ReproOptions, ReproResult
+    from spmi_dbg.repro.result import ReproOptions, ReproResult
 
 EPILOG = """exit status: 0 repro found and verified, 1 crash (or failure) found but not verified, 2 no crash (no such
 failure), 3 usage or input error, 4 the debugger failed (it died or stopped answering, twice).

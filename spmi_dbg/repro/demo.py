@@ -74,7 +74,7 @@ def _run(args: argparse.Namespace, at: int) -> int:
     from spmi_dbg.driver.select import GdbDriver
     from spmi_dbg.repro import command
     from spmi_dbg.repro.cli import execute
-    from spmi_dbg.repro.pipeline import ReproOptions, ReproResult
+    from spmi_dbg.repro.result import ReproOptions, ReproResult
     from spmi_dbg.sample.build import build
 
     if at > args.methods:

@@ -28,14 +28,8 @@ from spmi_dbg.repro.isolate import isolate
 from spmi_dbg.repro.jitoptions import JitSetting, minimize_settings, split_options
 from spmi_dbg.repro.locate import ATTEMPTS, Located, PartitionRun
 from spmi_dbg.repro.minimize import ddmin
-from spmi_dbg.repro.pipeline import (
-    REPLAY_INPUT_FAILURES,
-    PhaseFailed,
-    ReproOptions,
-    ReproProgress,
-    ReproResult,
-    phase,
-)
+from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
+from spmi_dbg.repro.result import ReproOptions, ReproProgress, ReproResult
 
 # Switches that break unconditionally (a debug break kills a replay no debugger is attached to): not in native
 # runs of a failure target.

@@ -21,7 +21,7 @@ from spmi_dbg.repro import command
 from spmi_dbg.repro.bundle import BUNDLE_FILES
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.fromlog import command_from_log
-from spmi_dbg.repro.pipeline import ReproOptions
+from spmi_dbg.repro.result import ReproOptions
 
 
 def _command(args: argparse.Namespace) -> ReproCommand:

@@ -17,8 +17,8 @@ from spmi_dbg.analysis import knownbugs
 from spmi_dbg.analysis.facts import Diagnosis, to_json
 from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION
 from spmi_dbg.repro import identity
-from spmi_dbg.repro.pipeline import ReproResult
 from spmi_dbg.repro.report_failure import failure_description, failure_expected, failure_title, target_data
+from spmi_dbg.repro.result import ReproResult
 
 _VERBS = {"SIGSEGV": "segfaults", "SIGABRT": "aborts", "SIGBUS": "dies of SIGBUS (bus error)",
           "SIGILL": "dies of SIGILL (illegal instruction)", "SIGFPE": "dies of SIGFPE (arithmetic exception)",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spmi_dbg.repro.pipeline import ReproResult
+from spmi_dbg.repro.result import ReproResult
 
 JIT_OUTPUT_FILE = "jit-stdout.txt"
 

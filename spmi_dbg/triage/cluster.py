@@ -18,7 +18,7 @@ from typing import Any
 
 from spmi_dbg import exits
 from spmi_dbg.errors import InputError
-from spmi_dbg.repro.pipeline import ReproResult
+from spmi_dbg.repro.result import ReproResult
 from spmi_dbg.triage.engine import BundleJob, EngineReport
 from spmi_dbg.triage.task import CrashBudget, MissingOnWorker, PartitionTask, SessionCache, run_partition
 

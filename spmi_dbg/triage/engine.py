@@ -17,7 +17,8 @@ from typing import Protocol
 from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.failures.output import Failure
 from spmi_dbg.repro.locate import Located
-from spmi_dbg.repro.pipeline import ReproOptions, ReproResult, run_repro
+from spmi_dbg.repro.pipeline import run_repro
+from spmi_dbg.repro.result import ReproOptions, ReproResult
 from spmi_dbg.triage.task import CrashBudget, MissingOnWorker, PartitionTask, SessionCache, run_partition
 
 

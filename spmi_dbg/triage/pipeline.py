@@ -18,7 +18,7 @@ from spmi_dbg.errors import InputError
 from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.command import ReproCommand
-from spmi_dbg.repro.pipeline import ReproOptions
+from spmi_dbg.repro.result import ReproOptions
 from spmi_dbg.tempfiles import temp_dir
 from spmi_dbg.triage.buckets import bucket_crashes
 from spmi_dbg.triage.coverage import coverage

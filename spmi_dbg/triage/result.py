@@ -9,7 +9,7 @@ from pathlib import Path
 from spmi_dbg import exits
 from spmi_dbg.failures.output import ReplayOutput
 from spmi_dbg.repro.command import ReproCommand
-from spmi_dbg.repro.pipeline import ReproOptions, ReproResult
+from spmi_dbg.repro.result import ReproOptions, ReproResult
 from spmi_dbg.triage.buckets import Bucket
 from spmi_dbg.triage.coverage import Coverage
 from spmi_dbg.triage.failure_buckets import FailureBucket

@@ -14,7 +14,8 @@ from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.report.schema import TRIAGE_SCHEMA_VERSION
 from spmi_dbg.report.triage import triage_markdown
-from spmi_dbg.repro.pipeline import REPLAY_INPUT_FAILURES, ReproResult
+from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES
+from spmi_dbg.repro.result import ReproResult
 from spmi_dbg.triage.buckets import Bucket, first_chance, reported_by_superpmi
 from spmi_dbg.triage.failure_buckets import FailureBucket
 from spmi_dbg.triage.result import BUNDLE_KINDS, TRIAGE_FILES, TriageResult

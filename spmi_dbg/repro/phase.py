@@ -1,0 +1,47 @@
+"""One phase of `spmi-dbg repro` (spmi_dbg.repro.pipeline, failure_pipeline): timed, recorded in the result,
+and its failure (ours, the system's, or a bug) turned into PhaseFailed with the reason the report gives."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import traceback
+from collections.abc import Iterator
+
+from spmi_dbg.errors import SpmiDbgError
+from spmi_dbg.repro.result import PhaseName, PhaseRecord, ReproProgress, ReproResult
+
+REPLAY_INPUT_FAILURES = {255: "GeneralFailure", 254: "JitFailedToInit"}  # docs/superpmi-conventions.md 1.2
+
+
+class PhaseFailed(Exception):
+    """A phase could not do its work: the run stops there, and the report says why."""
+
+
+@contextlib.contextmanager
+def phase(result: ReproResult, name: PhaseName, progress: ReproProgress | None) -> Iterator[PhaseRecord]:
+    record = PhaseRecord(name)
+    result.phases.append(record)
+    if progress is not None:
+        progress.phase_started(name)
+    start = time.monotonic()
+    try:
+        yield record
+        record.status = "ok"
+    except PhaseFailed as e:
+        record.status, record.detail = "failed", str(e)
+        result.failed_phase, result.failure = name, str(e)
+        raise
+    except (SpmiDbgError, OSError) as e:
+        record.status, record.detail = "failed", str(e)
+        result.failed_phase, result.failure = name, str(e)
+        raise PhaseFailed(str(e)) from None
+    except Exception as e:  # a bug of ours: still a report, with the traceback in report.json
+        record.status, record.detail = "failed", f"internal error: {type(e).__name__}: {e}"
+        result.failed_phase, result.failure = name, record.detail
+        result.failure_traceback = traceback.format_exc()
+        raise PhaseFailed(record.detail) from None
+    finally:
+        record.seconds = time.monotonic() - start
+        if progress is not None:
+            progress.phase_finished(record)
