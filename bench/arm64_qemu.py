@@ -35,7 +35,7 @@ from _common import ROOT, cached_collection, common_arguments, native, parse, ru
 from _common import USER_ENV as ENV
 
 from spmi_dbg import paths
-from spmi_dbg.driver.gdbmi import run_replay
+from spmi_dbg.driver.gdb.replay import run_replay
 from spmi_dbg.driver.qemu import QemuTarget
 
 OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]

@@ -306,7 +306,7 @@ def run_gdb_stage(argv: list[str], mode: str, out: Path, repeat: int, max_stops:
 
 def lldb_stage(argv: list[str], mode: str, out_path: str, repeat: int, max_stops: int) -> None:
     """Runs in a fresh process of this script: lldb through its SB API, as run_lldb does."""
-    from spmi_dbg.driver.lldb_session import LldbSession
+    from spmi_dbg.driver.lldb.sbapi import LldbSession
 
     with tempfile.TemporaryDirectory() as tmp:
         session = LldbSession(argv, Path(tmp) / "stdout", Path(tmp) / "stderr")

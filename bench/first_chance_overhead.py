@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Overhead of replaying under the debugger driver when 1 % of the methods raise a first-chance signal
-(issue 5): the driver of record (pygdbmi, spmi_dbg.driver.gdbmi.run_replay: every SIGSEGV in the JIT hits
+(issue 5): the driver of record (pygdbmi, spmi_dbg.driver.gdb.replay.run_replay: every SIGSEGV in the JIT hits
 gdb's conditional catchpoint, whose condition -- the quick check and the signal policy, in gdb's Python --
 notes it and lets gdb pass it on without a stop) vs the same replay natively.
 
@@ -41,7 +41,7 @@ from _common import USER_ENV as ENV
 from _common import cached_collection, common_arguments, native, parse, run_dir
 
 from spmi_dbg import paths
-from spmi_dbg.driver.gdbmi import run_replay
+from spmi_dbg.driver.gdb.replay import run_replay
 from spmi_dbg.repro.native import run_native
 
 # the lines this bench is for (tests/test_benches.py checks that its --quick prints each)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Cost of one stop passed on (a first-chance fault in the JIT, noted with the quick diagnosis, its signal
-delivered): the driver of record (pygdbmi, spmi_dbg.driver.gdbmi) vs the in-gdb Python loop
+delivered): the driver of record (pygdbmi, spmi_dbg.driver.gdb.replay) vs the in-gdb Python loop
 (tests.harness.stops.run_gdb_loop), on the same replay.
 
 Two x64 sample collections that differ only in their injections (same seed and size): one clean, one where
@@ -25,7 +25,7 @@ from pathlib import Path
 from _common import cached_collection, common_arguments, native, parse
 
 from spmi_dbg import paths
-from spmi_dbg.driver.gdbmi import run_replay
+from spmi_dbg.driver.gdb.replay import run_replay
 from spmi_dbg.repro.native import run_native
 from tests.harness.stops import run_gdb_loop
 

@@ -1,4 +1,4 @@
-"""The pygdbmi driver (spmi_dbg.driver.gdbmi) on real processes under a real gdb: outcomes, the signal policy,
+"""The pygdbmi driver (spmi_dbg.driver.gdb.replay) on real processes under a real gdb: outcomes, the signal policy,
 exit statuses, hangs, and gdb failing under it."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from spmi_dbg.driver.gdbmi import run_replay
-from spmi_dbg.driver.mi import mi_quote
+from spmi_dbg.driver.gdb.mi import mi_quote
+from spmi_dbg.driver.gdb.replay import run_replay
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.errors import ToolFailure
 

@@ -268,7 +268,7 @@ def _lldb_workers() -> list[int]:
         if pid.isdigit():
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if b"spmi_dbg.driver.lldb_worker" in f.read():
+                    if b"spmi_dbg.driver.lldb.worker" in f.read():
                         out.append(int(pid))
             except OSError:
                 continue

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.driver.base import Driver
+from spmi_dbg.driver.gdb.driver import GdbDriver
+from spmi_dbg.driver.lldb.driver import LldbDriver
 from spmi_dbg.driver.loader import python_bootstrap
 from spmi_dbg.driver.outcome import ReplayOutcome
-from spmi_dbg.driver.select import GdbDriver, LldbDriver
 from spmi_dbg.errors import ToolFailure
 
 MARK = "SPMI-DBG-RESULT "

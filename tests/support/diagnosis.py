@@ -49,7 +49,7 @@ def require(debugger: str) -> None:
         gdb_path()
         return
     lldb_path()
-    from spmi_dbg.driver.lldb_session import LldbUnavailable, import_lldb
+    from spmi_dbg.driver.lldb.sbapi import LldbUnavailable, import_lldb
 
     try:
         import_lldb()

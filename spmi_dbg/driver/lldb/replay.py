@@ -1,5 +1,6 @@
 """`--debugger lldb`: a replay (or a core file) under lldb's SB API, in a worker process of its own
-(spmi_dbg.driver.lldb_worker), with the same call shape and ReplayOutcome as the gdb driver (gdbmi.py).
+(spmi_dbg.driver.lldb.worker), with the same call shape and ReplayOutcome as the gdb driver
+(spmi_dbg.driver.gdb.replay).
 
 The worker holds liblldb, its lldb-server and the analysis; this side only starts it, reads its JSON lines
 and keeps the clock: the worker enforces the hang timeout itself, and a worker that dies, or says nothing for
@@ -35,7 +36,7 @@ STARTUP_TIMEOUT = 60.0  # importing lldb, loading the program's symbols
 
 def check_available() -> None:
     """Raise LldbUnavailable (naming the Debian packages) unless lldb's Python module and lldb-server are here."""
-    from spmi_dbg.driver.lldb_session import import_lldb
+    from spmi_dbg.driver.lldb.sbapi import import_lldb
 
     import_lldb()
 
@@ -89,7 +90,7 @@ class _Worker:
             try:
                 # -P: the working directory (the user's, holding anything: a directory named lldb or spmi_dbg)
                 # is not put on the worker's sys.path, where it would shadow lldb's module and ours.
-                proc = subprocess.Popen([sys.executable, "-P", "-m", "spmi_dbg.driver.lldb_worker"],
+                proc = subprocess.Popen([sys.executable, "-P", "-m", "spmi_dbg.driver.lldb.worker"],
                                         stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=log, cwd=self.cwd, start_new_session=True,
                                         env=dict(os.environ))

@@ -1,5 +1,5 @@
-"""One replay (or one core file) under lldb, driven through its SB API: `python -m spmi_dbg.driver.lldb_worker`.
-The parent (spmi_dbg.driver.lldb_driver) writes one JSON request to stdin; this process answers with JSON
+"""One replay (or one core file) under lldb, driven through its SB API: `python -m spmi_dbg.driver.lldb.worker`.
+The parent (spmi_dbg.driver.lldb.replay) writes one JSON request to stdin; this process answers with JSON
 lines on stdout: `started` (the replay's pid), `passed` (a stop passed on, as it happens), then `outcome`
 (the same ReplayOutcome the gdb driver gives). lldb, its lldb-server and the analysis live in this process
 only: a crash or hang of lldb costs one partition (the parent retries it), never the pipeline.
@@ -23,7 +23,7 @@ from typing import IO, Any
 from spmi_dbg import shell
 from spmi_dbg.analysis.policy import PassedStop, check_stop, mark_second_chance
 from spmi_dbg.analysis.view import signal_name
-from spmi_dbg.driver.lldb_session import death_signal, import_lldb, launch, resume
+from spmi_dbg.driver.lldb.sbapi import death_signal, import_lldb, launch, resume
 from spmi_dbg.errors import SpmiDbgError
 
 STOP_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGTRAP")
@@ -61,7 +61,7 @@ class Worker:
     # -- set-up ---------------------------------------------------------------------------------------------
     def _debugger(self) -> None:
         from spmi_dbg.analysis import preload
-        from spmi_dbg.driver.lldb_session import ensure_server
+        from spmi_dbg.driver.lldb.sbapi import ensure_server
 
         preload()
         ensure_server()

@@ -34,8 +34,8 @@ from typing import Any
 from spmi_dbg import shell, stdbuf
 from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.analysis.policy import PassedStop, Verdict, mark_second_chance
+from spmi_dbg.driver.gdb.mi import MiChannel, Record, mi_quote
 from spmi_dbg.driver.loader import gdbinit_line
-from spmi_dbg.driver.mi import MiChannel, Record, mi_quote
 from spmi_dbg.driver.outcome import OutcomeKind, ReplayOutcome
 from spmi_dbg.driver.qemu import QemuTarget, library_dirs
 from spmi_dbg.driver.qemu import kill as qemu_kill
