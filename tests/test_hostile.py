@@ -41,7 +41,7 @@ from spmi_dbg.repro.expect import Expectation
 from spmi_dbg.repro.isolate import Isolated
 from spmi_dbg.repro.locate import Located
 from spmi_dbg.repro.pipeline import run_repro
-from spmi_dbg.repro.result import ReproOptions, ReproResult
+from spmi_dbg.repro.result import CrashTarget, ReproOptions, ReproResult
 from spmi_dbg.sample.synth import synthetic_collection
 from spmi_dbg.tempfiles import host_tag, is_dead_runs, run_tag
 
@@ -81,7 +81,7 @@ def _fake_result(program: str, jit: str, collection: str, repro_mch: Path) -> Re
     cmd = command.ReproCommand(program, (jit,), collection, ("-a",), 1)
     result = ReproResult(ReproOptions(command=cmd, debugger=GdbDriver("gdb")), [])
     result.isolated = Isolated(repro_mch, toc_path_for(repro_mch), (7,), (10,))
-    result.located = Located([], expectation=Expectation("crash", "SIGSEGV", "b1"))
+    result.target = CrashTarget(Located([], expectation=Expectation("crash", "SIGSEGV", "b1")))
     return result
 
 

@@ -18,7 +18,6 @@ from spmi_dbg.outdir import publish, stage
 from spmi_dbg.report.markdown import render_markdown
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.repro.isolate import REPRO_NAME
-from spmi_dbg.repro.locate import PartitionRun
 from spmi_dbg.repro.report_data import in_bundle, report_data
 from spmi_dbg.repro.report_failure import JIT_OUTPUT_FILE
 from spmi_dbg.repro.result import ReproResult
@@ -32,16 +31,9 @@ JIT_OUTPUT_LIMIT = 64 << 20  # bytes of the JIT's own output kept in the bundle
 
 
 def out_dir_for(result: ReproResult) -> Path:
-    if not result.options.failure.is_crash:  # a compile failure: by its kind and method context
-        f = result.failure_located.failure if result.failure_located else None
-        return Path(f"spmi-repro-{f.kind}-{f.method_context}" if f else f"spmi-repro-{result.outcome}")
-    located = result.located
-    bucket = located.expectation.bucket if located and located.expectation else None
-    if bucket:
-        return Path(f"spmi-repro-{bucket}")
-    if located and located.expectation:
-        return Path(f"spmi-repro-{located.expectation.kind}-{located.method_context or 'unknown'}")
-    return Path(f"spmi-repro-{result.outcome}")
+    """By the target's bucket (a crash), or kind and method context (a compile failure); else by the outcome."""
+    name = result.target.bundle_name() if result.target is not None else None
+    return Path(name or f"spmi-repro-{result.outcome}")
 
 
 def write_bundle(result: ReproResult, work: Path) -> list[Path]:
@@ -79,7 +71,7 @@ def _write_files(result: ReproResult, work: Path, staged: Path) -> list[str]:
             shutil.copyfile(src, staged / src.name)
             names.append(src.name)
         put("repro.sh", repro_script(result, redactor), 0o755)
-    diagnosis = result.located.diagnosis if result.located else None
+    diagnosis = result.target.diagnosis if result.target else None
     if diagnosis is not None:
         d = in_bundle(result, diagnosis.to_json())
         put("diagnosis.json", json.dumps(redactor.data(d) if redactor is not None else d, indent=2,
@@ -116,15 +108,8 @@ def repro_script(result: ReproResult, redactor: Redactor | None = None) -> str:
     isolated = result.isolated
     assert isolated is not None
     numbers = ", ".join(map(str, isolated.numbers))
-    expected = result.located.expectation if result.located else None
-    failure = result.failure_located.failure if result.failure_located else None
     comments = [f"spmi-dbg repro: method context(s) {numbers} of {cmd.input}, copied byte-for-byte into "
-                f"{REPRO_NAME}."]
-    if failure is not None:
-        comments.append(f"Expected: superpmi reports {failure.describe()}: {failure.line}")
-    else:
-        comments.append(f"Expected: {expected.describe() if expected else 'a failure'}"
-                        + (f" (bucket {expected.bucket})" if expected and expected.bucket else "") + ".")
+                f"{REPRO_NAME}.", f"Expected: {result.target.describe() if result.target else 'a failure.'}"]
     if result.option_minimization is not None and result.option_minimization.given:
         comments.append(f"JIT settings: {result.option_minimization.summary()}.")
     if redactor is not None:
@@ -135,10 +120,6 @@ def repro_script(result: ReproResult, redactor: Redactor | None = None) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ outputs
-def _winner(result: ReproResult) -> PartitionRun | None:
-    return result.located.winner if result.located else None
-
-
 def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -147,34 +128,14 @@ def _read(path: Path) -> bytes:
 
 
 def _replay_output(result: ReproResult) -> tuple[bytes, bytes]:
-    """The winning partition's output; without a winner every partition's, in order, with a header each. For a
-    compile-failure target, the native partition run that reported it (else every partition's)."""
-    if result.failure_located is not None:
-        f = result.failure_located.failure
-        found_in = result.failure_located.run_of(f.method_context) if f is not None else None
-        if found_in is not None:
-            return _read(found_in.stdout), _read(found_in.stderr)
-        out_, err_ = b"", b""
-        for fr in result.failure_located.runs:
-            head = f"==== partition {fr.partition.index} (-c {fr.partition.spec})\n".encode()
-            out_ += head + _read(fr.stdout)
-            err_ += head + _read(fr.stderr)
-        return out_, err_
-    winner = _winner(result)
-    if winner is not None:
-        return _read(winner.stdout), _read(winner.stderr)
-    runs = result.located.runs if result.located else []
-    out, err = b"", b""
-    for r in runs:
-        head = f"==== partition {r.partition.index} (-c {r.partition.spec})\n".encode()
-        out += head + _read(r.stdout)
-        err += head + _read(r.stderr)
-    return out, err
+    """The target's replay output (the run that showed it, else every partition's)."""
+    return result.target.replay_output() if result.target is not None else (b"", b"")
 
 
 def _debugger_log(result: ReproResult, work: Path) -> str:
-    winner = _winner(result)
-    runs = sorted(result.located.runs if result.located else [], key=lambda r: r is not winner)
+    located = result.target.under_debugger if result.target else None
+    winner = located.winner if located else None
+    runs = sorted(located.runs if located else [], key=lambda r: r is not winner)
     parts = []
     for r in runs:
         tag = " (the fatal stop)" if r is winner else ""

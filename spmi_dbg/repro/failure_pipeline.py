@@ -29,7 +29,7 @@ from spmi_dbg.repro.jitoptions import JitSetting, minimize_settings, split_optio
 from spmi_dbg.repro.locate import ATTEMPTS, Located, PartitionRun
 from spmi_dbg.repro.minimize import ddmin
 from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
-from spmi_dbg.repro.result import ReproOptions, ReproProgress, ReproResult
+from spmi_dbg.repro.result import CompileFailureTarget, ReproOptions, ReproProgress, ReproResult
 
 # Switches that break unconditionally (a debug break kills a replay no debugger is attached to): not in native
 # runs of a failure target.
@@ -48,12 +48,13 @@ def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path, prog
     target = opts.failure
     with phase(result, "locate", progress) as ph:
         if given is not None:
-            located = result.failure_located = FailureLocated(target, [], given, [
+            located = FailureLocated(target, [], given, [
                 f"given: {given.describe()} (found by the run that called this one)"])
         else:
             chunks = cmd.partitions(max(1, opts.workers) * CHUNKS_PER_WORKER)
-            located = result.failure_located = locate_failure(cmd, chunks, target, timeout=opts.timeout,
-                                                              workdir=work, workers=opts.workers)
+            located = locate_failure(cmd, chunks, target, timeout=opts.timeout, workdir=work, workers=opts.workers)
+        found = CompileFailureTarget(located)
+        result.target = found
         f = located.failure
         ph.detail = "; ".join([f"{len(located.seen)} failure(s) reported in {len(located.runs)} partition(s)"]
                               + ([f"the first {target.describe()}: {f.describe()}"] if f else [])
@@ -73,17 +74,17 @@ def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path, prog
     with phase(result, "isolate", progress) as ph:
         result.isolated = isolate(cmd.input, [mc], work / "bundle")
         ph.detail = f"method context {mc} -> {out / result.isolated.mch.name}"
-    final = _minimize_options(opts, result, cmd, work, progress)
+    final = _minimize_options(opts, result, found, cmd, work, progress)
     with phase(result, "verify", progress) as ph:
-        v = result.failure_verification = verify_failure(final, result.isolated.mch, f, runs=max(1, opts.verify_runs),
-                                                          timeout=opts.verify_timeout, workdir=work)
+        v = found.verification = verify_failure(final, result.isolated.mch, f, runs=max(1, opts.verify_runs),
+                                                timeout=opts.verify_timeout, workdir=work)
         ph.detail = v.summary()
     if not v.accepted:
-        _minimize_records(opts, result, final, work, progress)
+        _minimize_records(opts, result, found, final, work, progress)
     numbers = list(result.isolated.numbers)
-    _diagnose(opts, result, final, numbers, work, progress)
+    _diagnose(opts, result, found, final, numbers, work, progress)
     _jit_output(opts, result, final, work, progress)
-    accepted = result.failure_verification is not None and result.failure_verification.accepted
+    accepted = found.verification is not None and found.verification.accepted
     result.outcome, result.exit_code = ("verified", exits.VERIFIED) if accepted else \
         ("not-verified", exits.NOT_VERIFIED)
 
@@ -112,15 +113,15 @@ def _without_breaks(cmd: ReproCommand, result: ReproResult) -> ReproCommand:
                     "diagnose phase adds the switch its stop needs)"))
 
 
-def _minimize_options(opts: ReproOptions, result: ReproResult, cmd: ReproCommand, work: Path,
-                      progress: ReproProgress | None) -> ReproCommand:
+def _minimize_options(opts: ReproOptions, result: ReproResult, found: CompileFailureTarget, cmd: ReproCommand,
+                      work: Path, progress: ReproProgress | None) -> ReproCommand:
     """The command with only the JIT settings the failure needs (the whole command when it has none)."""
     split = split_options(cmd.options)
     result.repro_command = cmd
     if not split.settings:
         return cmd
-    assert result.isolated is not None and result.failure_located is not None
-    f = result.failure_located.failure
+    assert result.isolated is not None
+    f = found.failure
     assert f is not None
     mch = result.isolated.mch
 
@@ -138,14 +139,14 @@ def _minimize_options(opts: ReproOptions, result: ReproResult, cmd: ReproCommand
     return final
 
 
-def _minimize_records(opts: ReproOptions, result: ReproResult, cmd: ReproCommand, work: Path,
-                      progress: ReproProgress | None) -> None:
+def _minimize_records(opts: ReproOptions, result: ReproResult, found: CompileFailureTarget, cmd: ReproCommand,
+                      work: Path, progress: ReproProgress | None) -> None:
     """The record alone does not fail: which earlier records of its partition it needs (ddmin), each test a
     native replay of `-c <subset + record>` on the collection."""
-    assert result.failure_located is not None and result.failure_located.failure is not None
-    f = result.failure_located.failure
+    f = found.failure
+    assert f is not None
     mc = f.method_context
-    run = result.failure_located.run_of(mc)
+    run = found.located.run_of(mc)
     earlier = [n for n in run.partition.numbers if n < mc] if run is not None else []
     cache: dict[tuple[int, ...], bool] = {}
 
@@ -169,23 +170,23 @@ def _minimize_records(opts: ReproOptions, result: ReproResult, cmd: ReproCommand
         result.isolated = isolate(cmd.input, numbers, work / "bundle")
         ph.detail = f"method contexts {', '.join(map(str, numbers))}"
     with phase(result, "verify-minimized", progress) as ph:
-        result.failure_verification = verify_failure(cmd, result.isolated.mch, f, runs=max(1, opts.verify_runs),
-                                                     timeout=opts.verify_timeout, workdir=work,
-                                                     number_in_repro=len(numbers), label="verify-minimized")
-        ph.detail = result.failure_verification.summary()
+        v = found.verification = verify_failure(cmd, result.isolated.mch, f, runs=max(1, opts.verify_runs),
+                                                timeout=opts.verify_timeout, workdir=work,
+                                                number_in_repro=len(numbers), label="verify-minimized")
+        ph.detail = v.summary()
 
 
-def _diagnose(opts: ReproOptions, result: ReproResult, cmd: ReproCommand, numbers: list[int], work: Path,
-              progress: ReproProgress | None) -> None:
+def _diagnose(opts: ReproOptions, result: ReproResult, found: CompileFailureTarget, cmd: ReproCommand,
+              numbers: list[int], work: Path, progress: ReproProgress | None) -> None:
     """The failing compile under the debugger, on the collection with `-c` (the numbers the report names)."""
-    assert result.failure_located is not None and result.failure_located.failure is not None
-    f = result.failure_located.failure
+    f = found.failure
+    assert f is not None
     switch = BREAK_SWITCH[f.kind]
     argv = dataclasses.replace(cmd, options=(*cmd.options, switch)).argv(compress_ranges(numbers))
-    found_in = result.failure_located.run_of(f.method_context)
+    found_in = found.located.run_of(f.method_context)
     part = Partition(found_in.partition.index if found_in is not None else 1, tuple(numbers))
     run = PartitionRun(part, work / "diagnose.stdout", work / "diagnose.stderr", work / "diagnose.debugger.log")
-    located = result.located = Located([run], method_context=f.method_context,
+    located = found.diagnosed = Located([run], method_context=f.method_context,
                                        method_context_source=f"superpmi's own output "
                                                              f"({_line_head(f)})")
     with phase(result, "diagnose", progress) as ph:

@@ -20,7 +20,7 @@ from spmi_dbg.repro.minimize import minimize
 from spmi_dbg.repro.native import run_native
 from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
 from spmi_dbg.repro.regression import regression
-from spmi_dbg.repro.result import ReproOptions, ReproProgress, ReproResult
+from spmi_dbg.repro.result import CrashTarget, ReproOptions, ReproProgress, ReproResult
 from spmi_dbg.repro.verify import verify
 from spmi_dbg.tempfiles import temp_dir
 
@@ -42,7 +42,8 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
         try:
             _run_phases(opts, result, work, progress, located, failure)
         except PhaseFailed:
-            if result.located is None or result.located.winner is None:
+            stopped = result.target.under_debugger if result.target else None
+            if stopped is None or stopped.winner is None:
                 result.outcome, result.exit_code = "tool-failure", exits.TOOL_FAILURE
             else:
                 result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
@@ -73,20 +74,22 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
     cmd = opts.command
     with phase(result, "locate", progress) as ph:
         if given is not None:
-            located = result.located = given
+            located = given
         elif opts.core is not None:
-            located = result.located = locate_core(cmd, result.partitions, opts.core, opts.debugger,
-                                                   timeout=opts.timeout, workdir=work)
+            located = locate_core(cmd, result.partitions, opts.core, opts.debugger, timeout=opts.timeout,
+                                  workdir=work)
         else:
             hints = tuple(int(n) for n in (cmd.log or {}).get("hints") or ())
-            located = result.located = locate(cmd, result.partitions, opts.debugger, timeout=opts.timeout,
-                                              workdir=work, progress=progress, hints=hints)
+            located = locate(cmd, result.partitions, opts.debugger, timeout=opts.timeout, workdir=work,
+                             progress=progress, hints=hints)
+        target = CrashTarget(located)
+        result.target = target
         ph.detail = _locate_detail(located)
         if located.winner is None and located.tool_failures:
             raise PhaseFailed("; ".join(f"partition {r.partition.index}: {' / '.join(r.failures)}"
                                          for r in located.tool_failures))
     if located.winner is None:
-        _no_crash(result, work)
+        _no_crash(result, located)
         return
     from spmi_dbg.repro.bundle import out_dir_for
 
@@ -100,15 +103,16 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
         result.isolated = isolate(cmd.input, [mc], work / "bundle")
         ph.detail = f"method context {mc} -> {out / result.isolated.mch.name}"
     with phase(result, "verify", progress) as ph:
-        result.single = result.verification = verify(cmd, result.isolated.mch, expected, opts.debugger,
-                                                     runs=opts.verify_runs, timeout=opts.verify_timeout, workdir=work)
-        ph.detail = result.single.summary()
-    if result.single.accepted:
+        single = target.single = target.verification = verify(cmd, result.isolated.mch, expected, opts.debugger,
+                                                              runs=opts.verify_runs, timeout=opts.verify_timeout,
+                                                              workdir=work)
+        ph.detail = single.summary()
+    if single.accepted:
         result.outcome, result.exit_code = "verified", exits.VERIFIED
         _crash_settings(opts, result, work, progress)
         _regression(opts, result, work, progress)
         return
-    if not result.single.native or result.single.native_accepted:
+    if not single.native or single.native_accepted:
         # Nothing says the record alone does not crash: --verify-runs 0 (only the debugger run, which verifies
         # nothing), or the native runs reproduced and the debugger's bucket differs. Not verified, as said.
         result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
@@ -125,10 +129,10 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
         result.isolated = isolate(cmd.input, m.numbers, work / "bundle")
         ph.detail = f"method contexts {', '.join(map(str, m.numbers))} -> {out / result.isolated.mch.name}"
     with phase(result, "verify-minimized", progress) as ph:
-        result.verification = verify(cmd, result.isolated.mch, expected, opts.debugger, runs=opts.verify_runs,
-                                     timeout=opts.verify_timeout, workdir=work, label="verify-minimized")
-        ph.detail = result.verification.summary()
-    if result.verification.accepted:
+        v = target.verification = verify(cmd, result.isolated.mch, expected, opts.debugger, runs=opts.verify_runs,
+                                         timeout=opts.verify_timeout, workdir=work, label="verify-minimized")
+        ph.detail = v.summary()
+    if v.accepted:
         result.outcome, result.exit_code = "verified", exits.VERIFIED
         _crash_settings(opts, result, work, progress)
         _regression(opts, result, work, progress)
@@ -143,8 +147,10 @@ def _crash_settings(opts: ReproOptions, result: ReproResult, work: Path, progres
     a hang: each test would take the whole timeout."""
     from spmi_dbg.repro.jitoptions import JitSetting, minimize_settings, split_options
 
-    assert result.isolated is not None and result.located is not None and result.located.expectation is not None
-    cmd, expected, mch = opts.command, result.located.expectation, result.isolated.mch
+    assert result.isolated is not None and isinstance(result.target, CrashTarget)
+    expected = result.target.located.expectation
+    assert expected is not None
+    cmd, mch = opts.command, result.isolated.mch
     split = split_options(cmd.options)
     if not split.settings or expected.kind == "hang":
         return
@@ -174,12 +180,14 @@ def _crash_settings(opts: ReproOptions, result: ReproResult, work: Path, progres
 
 def _regression(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None) -> None:
     """Which JIT crashes alone (report: "Regression?"). A failure here is said in the report; the repro stands."""
-    assert result.isolated is not None and result.located is not None and result.located.expectation is not None
+    assert result.isolated is not None and isinstance(result.target, CrashTarget)
+    expected = result.target.located.expectation
+    assert expected is not None
     if len(opts.command.jits) < 2:
         return
     try:
         with phase(result, "regression", progress) as ph:
-            result.regression = regression(opts.command, result.isolated.mch, result.located.expectation,
+            result.regression = regression(opts.command, result.isolated.mch, expected,
                                            runs=2 if opts.verify_runs >= 2 else 1, timeout=opts.verify_timeout,
                                            workdir=work)
             ph.detail = result.regression.conclusion if result.regression else ""
@@ -187,10 +195,9 @@ def _regression(opts: ReproOptions, result: ReproResult, work: Path, progress: R
         result.failed_phase = result.failure = None  # the repro is verified: only the experiment is missing
 
 
-def _no_crash(result: ReproResult, work: Path) -> None:
+def _no_crash(result: ReproResult, located: Located) -> None:
     """Every partition ran to its end. An exit status superpmi uses for bad input is an input error."""
-    assert result.located is not None
-    for run in result.located.runs:
+    for run in located.runs:
         status = run.outcome.exit_status if run.outcome else None
         if status in REPLAY_INPUT_FAILURES:
             first = next((line for line in read_lines(run.stderr) if line.startswith("ERROR: ")), "")
@@ -200,7 +207,7 @@ def _no_crash(result: ReproResult, work: Path) -> None:
             return
     result.outcome, result.exit_code = "no-crash", exits.NO_CRASH
     if len(result.partitions) > 1:
-        result.located.notes.append("each partition replays from a fresh process: a crash that needs state left "
+        located.notes.append("each partition replays from a fresh process: a crash that needs state left "
                                     "by records of an earlier partition shows only with --workers 1")
 
 

@@ -27,8 +27,9 @@ _VERBS = {"SIGSEGV": "segfaults", "SIGABRT": "aborts", "SIGBUS": "dies of SIGBUS
 
 def report_data(result: ReproResult, files: list[str], *, replay_output: str = "") -> dict[str, Any]:
     cmd = result.options.command
-    located = result.located
-    d = located.diagnosis if located else None
+    target = result.target
+    located = target.under_debugger if target else None
+    d = target.diagnosis if target else None
     data: dict[str, Any] = {
         "schema": REPORT_SCHEMA_VERSION,
         "tool": f"spmi-dbg {__version__}",
@@ -60,10 +61,9 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
         "repro": result.isolated.to_json() if result.isolated else None,
         "repro_command": None if result.isolated is None else
         (result.repro_command or cmd).shell_line(result.isolated.mch.name),
-        "verification_single_record": result.single.to_json() if result.single else None,
+        "verification_single_record": target.single.to_json() if target and target.single else None,
         "minimization": result.minimization.to_json() if result.minimization else None,
-        "verification": result.verification.to_json() if result.verification else
-        result.failure_verification.to_json() if result.failure_verification else None,
+        "verification": target.verification.to_json() if target and target.verification else None,
         "target": target_data(result),
         "jit_settings": result.option_minimization.to_json() if result.option_minimization else None,
         "regression": result.regression.to_json() if result.regression else None,
@@ -103,7 +103,7 @@ def in_bundle(result: ReproResult, value: Any) -> Any:
 def _known_bugs(result: ReproResult, d: Diagnosis | None, output: str) -> list[dict[str, Any]]:
     """The diagnosis' own matches, and those only the pipeline can see: a `-p` it dropped (the crash was in a
     worker), superpmi.py's log lines, the replay's output."""
-    if d is None and result.located is None:
+    if d is None and (result.target is None or result.target.under_debugger is None):
         return []
     cmd = result.options.command
     parallel = any("dropped `-p`" in n for n in cmd.notes)

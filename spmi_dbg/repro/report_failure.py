@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spmi_dbg.repro.result import ReproResult
+from spmi_dbg.repro.result import CompileFailureTarget, ReproResult
 
 JIT_OUTPUT_FILE = "jit-stdout.txt"
 
@@ -17,7 +17,7 @@ def target_data(result: ReproResult) -> dict[str, Any] | None:
     target = result.options.failure
     if target.is_crash:
         return None
-    located = result.failure_located
+    located = result.target.located if isinstance(result.target, CompileFailureTarget) else None
     f = located.failure if located else None
     m = result.option_minimization
     return {

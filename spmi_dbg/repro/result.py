@@ -9,13 +9,15 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from spmi_dbg import exits
+from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.driver.base import Driver
+from spmi_dbg.failures.output import Failure
 from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.repro.command import Partition, ReproCommand
-from spmi_dbg.repro.failure_locate import FailureLocated, FailureVerification
+from spmi_dbg.repro.failure_locate import FailureLocated, FailureRun, FailureVerification
 from spmi_dbg.repro.isolate import Isolated
 from spmi_dbg.repro.jitoptions import OptionMinimization
-from spmi_dbg.repro.locate import Located, LocateProgress
+from spmi_dbg.repro.locate import Located, LocateProgress, PartitionRun
 from spmi_dbg.repro.minimize import Minimization
 from spmi_dbg.repro.regression import Regression
 from spmi_dbg.repro.verify import Verification
@@ -64,16 +66,116 @@ class ReproProgress(LocateProgress, Protocol):
     def phase_finished(self, phase: PhaseRecord) -> None: ...
 
 
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _every_partition(runs: list[PartitionRun] | list[FailureRun]) -> tuple[bytes, bytes]:
+    """Every partition's output, in order, with a header each."""
+    out, err = b"", b""
+    for r in runs:
+        head = f"==== partition {r.partition.index} (-c {r.partition.spec})\n".encode()
+        out += head + _read(r.stdout)
+        err += head + _read(r.stderr)
+    return out, err
+
+
+@dataclass
+class CrashTarget:
+    """A crash (a fatal stop or a hang under the debugger) as the target: where locate found it, and the
+    verifications of the record alone and of the repro in the bundle."""
+    located: Located
+    single: Verification | None = None  # the crashing record alone
+    verification: Verification | None = None  # of the repro in the bundle
+
+    @property
+    def method_context(self) -> int | None:
+        return self.located.method_context
+
+    @property
+    def under_debugger(self) -> Located | None:
+        """The replays that ran under the debugger (the stop, its diagnosis, the transcripts)."""
+        return self.located
+
+    @property
+    def diagnosis(self) -> Diagnosis | None:
+        return self.located.diagnosis
+
+    def describe(self) -> str:
+        """What the repro is expected to do (repro.sh's "Expected:" line)."""
+        e = self.located.expectation
+        return f"{e.describe() if e else 'a failure'}" + (f" (bucket {e.bucket})" if e and e.bucket else "") + "."
+
+    def bundle_name(self) -> str | None:
+        e = self.located.expectation
+        if e is None:
+            return None
+        mc = self.located.method_context or "unknown"
+        return f"spmi-repro-{e.bucket}" if e.bucket else f"spmi-repro-{e.kind}-{mc}"
+
+    def replay_output(self) -> tuple[bytes, bytes]:
+        """The winning partition's output; without a winner every partition's."""
+        w = self.located.winner
+        return (_read(w.stdout), _read(w.stderr)) if w is not None else _every_partition(self.located.runs)
+
+
+@dataclass
+class CompileFailureTarget:
+    """A compile failure superpmi reports itself (`--failure`) as the target: where the native locate found it,
+    the verification of the repro in the bundle, and the diagnose phase's run under the debugger."""
+    located: FailureLocated
+    verification: FailureVerification | None = None  # of the repro in the bundle
+    diagnosed: Located | None = None  # the diagnose phase's replay under the debugger
+
+    single: None = None  # no verification of the record alone apart from the repro's
+
+    @property
+    def failure(self) -> Failure | None:
+        return self.located.failure
+
+    @property
+    def method_context(self) -> int | None:
+        return self.located.failure.method_context if self.located.failure else None
+
+    @property
+    def under_debugger(self) -> Located | None:
+        return self.diagnosed
+
+    @property
+    def diagnosis(self) -> Diagnosis | None:
+        return self.diagnosed.diagnosis if self.diagnosed else None
+
+    def describe(self) -> str:
+        f = self.located.failure
+        return f"superpmi reports {f.describe()}: {f.line}" if f else "a failure."
+
+    def bundle_name(self) -> str | None:
+        f = self.located.failure
+        return f"spmi-repro-{f.kind}-{f.method_context}" if f else None
+
+    def replay_output(self) -> tuple[bytes, bytes]:
+        """The native partition run that reported the failure (else every partition's)."""
+        f = self.located.failure
+        found_in = self.located.run_of(f.method_context) if f is not None else None
+        if found_in is not None:
+            return _read(found_in.stdout), _read(found_in.stderr)
+        return _every_partition(self.located.runs)
+
+
+Target = CrashTarget | CompileFailureTarget  # the target found: one value, whichever kind
+
+
 @dataclass
 class ReproResult:
     options: ReproOptions
     partitions: list[Partition]
     phases: list[PhaseRecord] = field(default_factory=list)
-    located: Located | None = None
+    target: Target | None = None  # the crash or compile failure found (once locate has run)
     isolated: Isolated | None = None  # the repro in the bundle (after minimization, if any)
-    single: Verification | None = None  # the crashing record alone
     minimization: Minimization | None = None
-    verification: Verification | None = None  # of the repro in the bundle
     regression: Regression | None = None  # the repro with each JIT alone (two JITs only)
     out: Path | None = None
     files: list[Path] = field(default_factory=list)
@@ -85,9 +187,6 @@ class ReproResult:
     bundle_error: str | None = None
     report: dict[str, Any] | None = None  # report.json's data, once the bundle is written
     seconds: float = 0.0
-    # --failure (a compile failure superpmi reports itself): spmi_dbg.repro.failure_pipeline
-    failure_located: FailureLocated | None = None
-    failure_verification: FailureVerification | None = None
     option_minimization: OptionMinimization | None = None
     repro_command: ReproCommand | None = None  # the command repro.sh runs (only the JIT settings needed)
     jit_output: Path | None = None  # the JIT's own output for the repro (JitStdOutFile)
@@ -97,5 +196,6 @@ class ReproResult:
     def method_contexts(self) -> list[int]:
         if self.isolated is not None:
             return list(self.isolated.numbers)
-        mc = self.located.method_context if self.located else None
+        located = self.target.under_debugger if self.target else None
+        mc = located.method_context if located else None
         return [mc] if mc else []

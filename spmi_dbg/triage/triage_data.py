@@ -105,7 +105,7 @@ def _bucket(b: Bucket, result: TriageResult) -> dict[str, Any]:
 def _repro(repro: ReproResult | None) -> dict[str, Any] | None:
     if repro is None:
         return None
-    v = repro.verification or repro.failure_verification
+    v = repro.target.verification if repro.target else None
     return {"bundle": str(repro.out), "outcome": repro.outcome, "exit_code": repro.exit_code,
             "method_contexts": repro.method_contexts, "rate": None if v is None else round(v.rate, 4),
             "summary": None if v is None else v.summary()}
