@@ -44,10 +44,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from _common import ROOT, USER_ENV, cached_collection, common_arguments, native, parse
+
+from spmi_dbg.driver.lldb import sbapi
+from spmi_dbg.errors import SpmiDbgError
 
 BENCH = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:
@@ -304,10 +308,68 @@ def run_gdb_stage(argv: list[str], mode: str, out: Path, repeat: int, max_stops:
 
 # ------------------------------------------------------------------------------------ lldb (SB API, in-process)
 
+@dataclass
+class LldbStop:
+    state: str  # "stopped", "exited", "crashed"
+    signo: int | None
+    exit_status: int | None
+
+
+class LldbSession:
+    """One target, launched synchronously; stdout/stderr of the inferior go to files (this bench's lldb stages:
+    lldb in this process, as tests.harness.stops.run_lldb; the product drives lldb from a worker process)."""
+
+    def __init__(self, argv: list[str], stdout: Path, stderr: Path, cwd: str | None = None) -> None:
+        self.lldb = sbapi.import_lldb()
+        sbapi.ensure_server()
+        lldb = self.lldb
+        self.debugger: Any = lldb.SBDebugger.Create(False)
+        self.debugger.SetAsync(False)
+        self.target: Any = self.debugger.CreateTarget(argv[0])
+        if not self.target.IsValid():
+            raise SpmiDbgError(f"lldb cannot load {argv[0]}")
+        self._index_anchors()
+        self.process: Any = sbapi.launch(lldb, self.target, argv, str(stdout), str(stderr), cwd)
+        signals = self.process.GetUnixSignals()
+        # SIGTRAP reaches the program (superpmi's -boa/-boe debug breaks) when we resume after a stop.
+        signals.SetShouldSuppress(5, False)
+        self._delivered: int | None = None  # the signal the last resume delivered to the program
+
+    def _index_anchors(self) -> None:
+        from spmi_dbg.lldb.view import warm_up
+
+        warm_up(self.target)
+
+    def state(self) -> LldbStop:
+        lldb = self.lldb
+        st = self.process.GetState()
+        if st == lldb.eStateExited:
+            signo = sbapi.death_signal(self.process, self._delivered)
+            if signo is not None:
+                return LldbStop("crashed", signo, None)
+            return LldbStop("exited", None, int(self.process.GetExitStatus()))
+        thread = self.process.GetSelectedThread()
+        if thread.IsValid() and thread.GetStopReason() == lldb.eStopReasonSignal:
+            return LldbStop("stopped", int(thread.GetStopReasonDataAtIndex(0)), None)
+        return LldbStop("stopped", None, None)
+
+    def resume(self, *, deliver: bool = True, step_over_brk: bool = False) -> None:
+        """Continue. With deliver, the signal the thread stopped with reaches the program; without, it is
+        suppressed for this resume (a debug break the debugger absorbs; on aarch64 the pc steps over brk)."""
+        thread = self.process.GetSelectedThread()
+        signo = int(thread.GetStopReasonDataAtIndex(0)) \
+            if thread.IsValid() and thread.GetStopReason() == self.lldb.eStopReasonSignal else None
+        self._delivered = signo if deliver else None
+        sbapi.resume(self.process, thread, signo, deliver=deliver, step_over_brk=step_over_brk)
+
+    def kill(self) -> None:
+        if self.process.IsValid():
+            self.process.Kill()
+        self.lldb.SBDebugger.Destroy(self.debugger)
+
+
 def lldb_stage(argv: list[str], mode: str, out_path: str, repeat: int, max_stops: int) -> None:
     """Runs in a fresh process of this script: lldb through its SB API, as run_lldb does."""
-    from spmi_dbg.driver.lldb.sbapi import LldbSession
-
     with tempfile.TemporaryDirectory() as tmp:
         session = LldbSession(argv, Path(tmp) / "stdout", Path(tmp) / "stderr")
         import lldb

@@ -1,5 +1,6 @@
 """lldb from outside, through its SB API in this process (docs/debugger-notes.md): the module path from
-`lldb-16 -P`, lldb-server from LLVM 16's bin directory. The analysis runs in-process on LldbProcess."""
+`lldb-16 -P`, lldb-server from LLVM 16's bin directory; launching a target with its output to files, resuming
+with or without the signal, the signal an exited process died of. The worker (worker.py) drives with these."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -15,6 +15,7 @@ from typing import Any
 from spmi_dbg import stdbuf
 from spmi_dbg.errors import SpmiDbgError
 
+EXECUTABLES = ("lldb-16", "lldb")  # looked for on PATH in this order
 PACKAGES_HINT = "Debian: apt-get install lldb-16 python3-lldb-16 liblldb-16-dev"
 LLDB_SERVER_CANDIDATES = ("/usr/lib/llvm-16/bin/lldb-server",)
 
@@ -31,7 +32,7 @@ def import_lldb() -> ModuleType:
         return found
     except ImportError:
         pass
-    exe = shutil.which("lldb-16") or shutil.which("lldb")
+    exe = next((e for e in map(shutil.which, EXECUTABLES) if e is not None), None)
     if exe is None:
         raise LldbUnavailable(f"lldb is not installed ({PACKAGES_HINT})")
     path = subprocess.run([exe, "-P"], capture_output=True, text=True, timeout=30).stdout.strip()
@@ -54,65 +55,6 @@ def ensure_server() -> None:
         if os.path.exists(cand):
             os.environ["LLDB_DEBUGSERVER_PATH"] = cand
             return
-
-
-@dataclass
-class LldbStop:
-    state: str  # "stopped", "exited", "crashed"
-    signo: int | None
-    exit_status: int | None
-
-
-class LldbSession:
-    """One target, launched synchronously; stdout/stderr of the inferior go to files."""
-
-    def __init__(self, argv: list[str], stdout: Path, stderr: Path, cwd: str | None = None) -> None:
-        self.lldb = import_lldb()
-        ensure_server()
-        lldb = self.lldb
-        self.debugger: Any = lldb.SBDebugger.Create(False)
-        self.debugger.SetAsync(False)
-        self.target: Any = self.debugger.CreateTarget(argv[0])
-        if not self.target.IsValid():
-            raise SpmiDbgError(f"lldb cannot load {argv[0]}")
-        self._index_anchors()
-        self.process: Any = launch(lldb, self.target, argv, str(stdout), str(stderr), cwd)
-        signals = self.process.GetUnixSignals()
-        # SIGTRAP reaches the program (superpmi's -boa/-boe debug breaks) when we resume after a stop.
-        signals.SetShouldSuppress(5, False)
-        self._delivered: int | None = None  # the signal the last resume delivered to the program
-
-    def _index_anchors(self) -> None:
-        from spmi_dbg.lldb.view import warm_up
-
-        warm_up(self.target)
-
-    def state(self) -> LldbStop:
-        lldb = self.lldb
-        st = self.process.GetState()
-        if st == lldb.eStateExited:
-            signo = death_signal(self.process, self._delivered)
-            if signo is not None:
-                return LldbStop("crashed", signo, None)
-            return LldbStop("exited", None, int(self.process.GetExitStatus()))
-        thread = self.process.GetSelectedThread()
-        if thread.IsValid() and thread.GetStopReason() == lldb.eStopReasonSignal:
-            return LldbStop("stopped", int(thread.GetStopReasonDataAtIndex(0)), None)
-        return LldbStop("stopped", None, None)
-
-    def resume(self, *, deliver: bool = True, step_over_brk: bool = False) -> None:
-        """Continue. With deliver, the signal the thread stopped with reaches the program; without, it is
-        suppressed for this resume (a debug break the debugger absorbs; on aarch64 the pc steps over brk)."""
-        thread = self.process.GetSelectedThread()
-        signo = int(thread.GetStopReasonDataAtIndex(0)) \
-            if thread.IsValid() and thread.GetStopReason() == self.lldb.eStopReasonSignal else None
-        self._delivered = signo if deliver else None
-        resume(self.process, thread, signo, deliver=deliver, step_over_brk=step_over_brk)
-
-    def kill(self) -> None:
-        if self.process.IsValid():
-            self.process.Kill()
-        self.lldb.SBDebugger.Destroy(self.debugger)
 
 
 def launch(lldb: Any, target: Any, argv: list[str], stdout: str, stderr: str, cwd: str | None) -> Any:
