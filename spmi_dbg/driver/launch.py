@@ -5,21 +5,14 @@ superpmi's `-p` is warned about (the workers are other processes, unseen) and sh
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import sys
 from typing import Any
 
 from spmi_dbg import shell
-from spmi_dbg.debugfiles import check_debug_dirs, debugger_dirs
-from spmi_dbg.driver.loader import gdbinit_line, lldbinit_lines
+from spmi_dbg.driver.registry import DEBUGGERS
 from spmi_dbg.errors import UsageError
 from spmi_dbg.replay import parse_command
 from spmi_dbg.usage import this_program
-
-LLDB_CANDIDATES = ("lldb-16", "lldb")
-LLDB_SERVER = "/usr/lib/llvm-16/bin/lldb-server"
-
 
 LAUNCHER_EPILOG = """{name}'s own options go before --, the program and its arguments after it:
   spmi-dbg {name} -- superpmi -a base/libclrjit.so diff/libclrjit.so libraries.mch
@@ -30,26 +23,25 @@ worker dies unseen (dotnet/runtime#56506). A command with -p gets a warning and 
 
 exit status: {name}'s own, or 2 for a usage error before it starts."""
 
-BATCH = {"gdb": "-batch -ex run -ex 'spmi why'", "lldb": "-b -o run -o 'spmi why'"}
-
 
 def add_parsers(sub: Any) -> None:
-    p = sub.add_parser("gdbinit", help="print the line to add to ~/.gdbinit to get the spmi commands in gdb")
-    p.set_defaults(func=lambda a: _print(gdbinit_line()))
-    p = sub.add_parser("lldbinit", help="print the lines to add to ~/.lldbinit to get the spmi commands in lldb")
-    p.set_defaults(func=lambda a: _print("\n".join(lldbinit_lines())))
-    for name in ("gdb", "lldb"):
+    for name, debugger in DEBUGGERS.items():
+        lines = "line" if len(debugger.extension_lines()) == 1 else "lines"
+        p = sub.add_parser(f"{name}init", help=f"print the {lines} to add to {debugger.init_file} to get the spmi "
+                                               f"commands in {name}")
+        p.set_defaults(func=lambda a, d=debugger: _print("\n".join(d.extension_lines())))
+    for name, debugger in DEBUGGERS.items():
         p = sub.add_parser(name, help=f"start {name} on a superpmi command with the spmi commands loaded",
                            usage=f"spmi-dbg {name} [--debug-dir DIR] [{name.upper()}_OPTIONS...] -- PROGRAM "
                                  "[ARGS...]",
                            description=f"Start {name} on PROGRAM with the spmi commands (spmi why, ...) loaded; "
                                        f"options spmi-dbg does not know are {name}'s own and are passed to it.",
-                           epilog=LAUNCHER_EPILOG.format(name=name, batch=BATCH[name]),
+                           epilog=LAUNCHER_EPILOG.format(name=name, batch=debugger.batch),
                            formatter_class=argparse.RawDescriptionHelpFormatter, passes_through="debugger_options")
         p.add_argument("--debug-dir", metavar="DIR", action="append", default=[],
                        help="where separate debug files are (.dbg by gnu_debuglink, a .build-id/ tree, or a flat "
                             "directory of .dbg files); repeatable")
-        p.set_defaults(func=run_gdb if name == "gdb" else run_lldb, launcher=name)
+        p.set_defaults(func=run, launcher=name)
 
 
 def _print(text: str) -> int:
@@ -94,39 +86,6 @@ def _warn_parallel(args: argparse.Namespace, cmd: list[str]) -> None:
           f"without -p:\n  {shell.join(again)}", file=sys.stderr, flush=True)
 
 
-def find_gdb() -> str:
-    path = shutil.which("gdb")
-    if path is None:
-        raise UsageError("gdb is not installed (Debian: apt-get install gdb)")
-    return path
-
-
-def find_lldb() -> str:
-    for name in LLDB_CANDIDATES:
-        path = shutil.which(name)
-        if path is not None:
-            return path
-    raise UsageError("lldb is not installed (Debian: apt-get install lldb-16 python3-lldb-16 liblldb-16-dev)")
-
-
-def run_gdb(args: argparse.Namespace) -> int:
-    cmd = _command(args)
-    gdb = find_gdb()
-    dirs = debugger_dirs(check_debug_dirs(args.debug_dir))
-    first = ["-iex", "set debug-file-directory " + ":".join(dirs)] if dirs else []
-    os.execv(gdb, [gdb, "-q", "-iex", "set auto-load off", *first, "-ex", gdbinit_line(), *args.debugger_options,
-                   "--args", *cmd])
-
-
-def run_lldb(args: argparse.Namespace) -> int:
-    cmd = _command(args)
-    lldb = find_lldb()
-    if os.path.exists(LLDB_SERVER):
-        os.environ.setdefault("LLDB_DEBUGSERVER_PATH", LLDB_SERVER)
-    argv = [lldb]
-    dirs = debugger_dirs(check_debug_dirs(args.debug_dir))
-    if dirs:
-        argv += ["-O", "settings set target.debug-file-search-paths " + " ".join(shell.quote(d) for d in dirs)]
-    for line in lldbinit_lines():
-        argv += ["-O", line]
-    os.execv(lldb, [*argv, *args.debugger_options, "--", *cmd])
+def run(args: argparse.Namespace) -> int:
+    """`spmi-dbg NAME -- COMMAND`: the command checked, then NAME's launcher execs it."""
+    return DEBUGGERS[args.launcher].launch(args, _command(args))

@@ -12,16 +12,15 @@ from spmi_dbg.debugfiles import debugger_dirs
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.driver.fresh import FreshSession
 from spmi_dbg.driver.gdb import replay as gdb_replay
-from spmi_dbg.driver.gdb.driver import GdbDriver
-from spmi_dbg.driver.lldb import replay as lldb_replay
+from spmi_dbg.driver.gdb.driver import GdbDriver, find_gdb
 from spmi_dbg.driver.lldb.driver import LldbDriver
-from spmi_dbg.driver.lldb.sbapi import LldbUnavailable
 from spmi_dbg.driver.qemu import DEFAULT_SYSROOTS, QemuTarget
+from spmi_dbg.driver.registry import DEBUGGERS
 from spmi_dbg.errors import UsageError
 from spmi_dbg.tempfiles import temp_dir
 
-DEBUGGERS = ("gdb", "lldb")
-__all__ = ["DEBUGGERS", "FreshSession", "GdbDriver", "LldbDriver", "command_of_core", "find_gdb", "pick", "qemu_target"]
+__all__ = ["DEBUGGERS", "FreshSession", "GdbDriver", "LldbDriver", "command_of_core", "find_gdb", "pick",
+           "qemu_target"]
 
 
 def qemu_target(arch: str, sysroot: str | None) -> QemuTarget:
@@ -37,28 +36,13 @@ def qemu_target(arch: str, sysroot: str | None) -> QemuTarget:
 
 def pick(debugger: str, *, gdb: str | None = None, qemu: QemuTarget | None = None, cwd: str | None = None,
          debug_dirs: tuple[str, ...] = ()) -> Driver:
-    """The driver for `--debugger NAME` (`--gdb PATH` names gdb's executable; `qemu` a guest to attach to;
-    `debug_dirs` the checked `--debug-dir`s)."""
+    """The driver for `--debugger NAME` (spmi_dbg.driver.registry; `--gdb PATH` names gdb's executable; `qemu` a
+    guest to attach to; `debug_dirs` the checked `--debug-dir`s)."""
     dirs = debugger_dirs(debug_dirs)
-    if debugger == "lldb":
-        try:
-            lldb_replay.check_available()
-        except LldbUnavailable as e:
-            raise UsageError(f"--debugger lldb: {e}") from None
-        return LldbDriver(cwd, qemu, debug_dirs=dirs)
-    if debugger != "gdb":
-        raise UsageError(f"--debugger {debugger}: expected one of {', '.join(DEBUGGERS)}")
-    return GdbDriver(find_gdb(gdb, qemu), cwd, qemu, debug_dirs=dirs)
-
-
-def find_gdb(name: str | None, qemu: QemuTarget | None = None) -> str:
-    wanted = name or ("gdb-multiarch" if qemu is not None else "gdb")
-    found = shutil.which(wanted)
+    found = DEBUGGERS.get(debugger)
     if found is None:
-        package = "gdb-multiarch" if qemu is not None else "gdb"
-        raise UsageError(f"{wanted} not found: {package} is needed to replay under a debugger (Debian: apt-get "
-                         f"install {package}), or name it with --gdb PATH")
-    return found
+        raise UsageError(f"--debugger {debugger}: expected one of {', '.join(DEBUGGERS)}")
+    return found.driver.picked(gdb=gdb, qemu=qemu, cwd=cwd, debug_dirs=dirs)
 
 
 def command_of_core(core: Path, gdb_name: str | None = None) -> str | None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from spmi_dbg import exits
+from spmi_dbg.driver.registry import DEFAULT, NAMES
 from spmi_dbg.errors import SpmiDbgError, ToolFailure
 from spmi_dbg.usage import integer, number
 
@@ -35,7 +36,7 @@ def add_replay_arguments(p: argparse.ArgumentParser, *, collections: bool = Fals
                    help="superpmi -jitoption (both JITs in asm diffs); repeatable")
     p.add_argument("--from-log", metavar="LOG", type=Path,
                    help="take the failing superpmi command from a superpmi.py log (superpmi.N.log)")
-    p.add_argument("--debugger", choices=("gdb", "lldb"), default="gdb", help="debugger to replay under (gdb)")
+    p.add_argument("--debugger", choices=NAMES, default=DEFAULT, help=f"debugger to replay under ({DEFAULT})")
     p.add_argument("--gdb", metavar="PATH", help="the gdb executable (default: gdb on PATH; gdb-multiarch with --qemu)")
     p.add_argument("--qemu", choices=("aarch64",), metavar="ARCH",
                    help="the superpmi command is an ARCH Linux program: run it under qemu-ARCH (qemu-user) and debug "

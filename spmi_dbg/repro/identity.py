@@ -13,6 +13,7 @@ import subprocess
 from typing import Any
 
 from spmi_dbg.debugfiles import find_symbols
+from spmi_dbg.driver.registry import DEBUGGERS
 from spmi_dbg.elf import elf_build_id
 
 
@@ -50,7 +51,7 @@ def os_name() -> str:
 def debugger_version(name: str) -> str | None:
     """The first line of `gdb --version` / `lldb-16 --version` (`lldb` when there is no lldb-16), or of any
     other tool's `--version` (gdb-multiarch, qemu-aarch64)."""
-    for exe in {"gdb": ("gdb",), "lldb": ("lldb-16", "lldb")}.get(name, (name,)):
+    for exe in DEBUGGERS[name].executables if name in DEBUGGERS else (name,):
         try:
             r = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20)
         except (OSError, subprocess.TimeoutExpired):

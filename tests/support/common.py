@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from spmi_dbg.driver.registry import NAMES
 from spmi_dbg.mch.collection import Collection, write_index_file
 from spmi_dbg.sample.build import build, load_corpus
 from spmi_dbg.sample.inject import KINDS
@@ -23,7 +24,7 @@ CORPUS = ROOT / "examples" / "corpus"
 AARCH64 = ROOT / "build" / "aarch64" / "install" / "spmi_dbg" / "_native"
 
 BACKENDS = ["native", "python"]
-DEBUGGERS = ["gdb", "lldb"]  # the tests parametrized by debugger: one fresh debugger per test case
+DEBUGGERS = list(NAMES)  # the tests parametrized by debugger: one fresh debugger per test case
 
 
 def native(relative: str) -> str:

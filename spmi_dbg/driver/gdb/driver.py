@@ -3,6 +3,7 @@ guest's gdbstub (gdb-multiarch)."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,7 @@ from spmi_dbg.driver.fresh import FreshSession
 from spmi_dbg.driver.gdb import replay
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.driver.qemu import QemuTarget
+from spmi_dbg.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,12 @@ class GdbDriver:
     qemu: QemuTarget | None = None
     max_passes: int = 1_000_000  # stops passed on before one is taken as the stop (0: the very first)
     debug_dirs: tuple[str, ...] = ()  # where separate debug files are (debugfiles.debugger_dirs)
+
+    @classmethod
+    def picked(cls, *, gdb: str | None, qemu: QemuTarget | None, cwd: str | None,
+               debug_dirs: tuple[str, ...]) -> GdbDriver:
+        """For `--debugger gdb` (`gdb`: --gdb PATH)."""
+        return cls(find_gdb(gdb, qemu), cwd, qemu, debug_dirs=debug_dirs)
 
     @property
     def name(self) -> str:
@@ -47,3 +55,13 @@ class GdbDriver:
     def read_core(self, core: Path, program: str, *, transcript: Path, argv: list[str]) -> ReplayOutcome:
         return replay.diagnose_core(core, program, transcript=transcript, gdb=self.gdb, cwd=self.cwd,
                                     qemu=self.qemu, argv=argv, debug_dirs=self.debug_dirs)[0]
+
+
+def find_gdb(name: str | None, qemu: QemuTarget | None = None) -> str:
+    wanted = name or ("gdb-multiarch" if qemu is not None else "gdb")
+    found = shutil.which(wanted)
+    if found is None:
+        package = "gdb-multiarch" if qemu is not None else "gdb"
+        raise UsageError(f"{wanted} not found: {package} is needed to replay under a debugger (Debian: apt-get "
+                         f"install {package}), or name it with --gdb PATH")
+    return found

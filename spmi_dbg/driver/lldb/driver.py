@@ -10,8 +10,10 @@ from pathlib import Path
 from spmi_dbg.driver.base import ReplaySession, StopCallback
 from spmi_dbg.driver.fresh import FreshSession
 from spmi_dbg.driver.lldb import replay
+from spmi_dbg.driver.lldb.sbapi import LldbUnavailable
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.driver.qemu import QemuTarget
+from spmi_dbg.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,16 @@ class LldbDriver:
     qemu: QemuTarget | None = None
     max_passes: int = 1_000_000
     debug_dirs: tuple[str, ...] = ()
+
+    @classmethod
+    def picked(cls, *, gdb: str | None, qemu: QemuTarget | None, cwd: str | None,
+               debug_dirs: tuple[str, ...]) -> LldbDriver:
+        """For `--debugger lldb` (`gdb`, --gdb PATH, is gdb's alone)."""
+        try:
+            replay.check_available()
+        except LldbUnavailable as e:
+            raise UsageError(f"--debugger lldb: {e}") from None
+        return cls(cwd, qemu, debug_dirs=debug_dirs)
 
     @property
     def name(self) -> str:
