@@ -62,10 +62,10 @@ def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path, prog
     if f is None:
         rejected = _input_failure(located)
         if rejected is not None:
-            result.outcome, result.exit_code, result.failure = "input-error", exits.PIPELINE_INPUT, rejected
+            result.outcome, result.exit_code, result.error = "input-error", exits.PIPELINE_INPUT, rejected
             return
         result.outcome, result.exit_code = "no-failure", exits.NO_CRASH
-        result.failure = located.no_such_failure()
+        result.error = located.no_such_failure()
         return
     from spmi_dbg.repro.bundle import out_dir_for
 

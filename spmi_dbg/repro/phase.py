@@ -30,16 +30,16 @@ def phase(result: ReproResult, name: PhaseName, progress: ReproProgress | None) 
         record.status = "ok"
     except PhaseFailed as e:
         record.status, record.detail = "failed", str(e)
-        result.failed_phase, result.failure = name, str(e)
+        result.error_phase, result.error = name, str(e)
         raise
     except (SpmiDbgError, OSError) as e:
         record.status, record.detail = "failed", str(e)
-        result.failed_phase, result.failure = name, str(e)
+        result.error_phase, result.error = name, str(e)
         raise PhaseFailed(str(e)) from None
     except Exception as e:  # a bug of ours: still a report, with the traceback in report.json
         record.status, record.detail = "failed", f"internal error: {type(e).__name__}: {e}"
-        result.failed_phase, result.failure = name, record.detail
-        result.failure_traceback = traceback.format_exc()
+        result.error_phase, result.error = name, record.detail
+        result.error_traceback = traceback.format_exc()
         raise PhaseFailed(record.detail) from None
     finally:
         record.seconds = time.monotonic() - start

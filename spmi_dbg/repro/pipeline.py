@@ -175,7 +175,7 @@ def _crash_settings(opts: ReproOptions, result: ReproResult, work: Path, progres
             result.repro_command = dataclasses.replace(cmd, options=split.options(m.needed))
             ph.detail = f"{m.summary()} ({m.tests} replays)"
     except PhaseFailed:
-        result.failed_phase = result.failure = None  # the repro is verified: only the experiment is missing
+        result.error_phase = result.error = None  # the repro is verified: only the experiment is missing
 
 
 def _regression(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None) -> None:
@@ -192,7 +192,7 @@ def _regression(opts: ReproOptions, result: ReproResult, work: Path, progress: R
                                            workdir=work)
             ph.detail = result.regression.conclusion if result.regression else ""
     except PhaseFailed:
-        result.failed_phase = result.failure = None  # the repro is verified: only the experiment is missing
+        result.error_phase = result.error = None  # the repro is verified: only the experiment is missing
 
 
 def _no_crash(result: ReproResult, located: Located) -> None:
@@ -202,7 +202,7 @@ def _no_crash(result: ReproResult, located: Located) -> None:
         if status in REPLAY_INPUT_FAILURES:
             first = next((line for line in read_lines(run.stderr) if line.startswith("ERROR: ")), "")
             result.outcome, result.exit_code = "input-error", exits.PIPELINE_INPUT
-            result.failure = (f"the replay failed with exit status {status} ({REPLAY_INPUT_FAILURES[status]})"
+            result.error = (f"the replay failed with exit status {status} ({REPLAY_INPUT_FAILURES[status]})"
                               + (f": {first[7:]}" if first else ""))
             return
     result.outcome, result.exit_code = "no-crash", exits.NO_CRASH

@@ -181,9 +181,9 @@ class ReproResult:
     files: list[Path] = field(default_factory=list)
     outcome: Outcome = "running"
     exit_code: int = exits.NOT_VERIFIED
-    failed_phase: str | None = None
-    failure: str | None = None
-    failure_traceback: str | None = None
+    error_phase: str | None = None  # the phase that could not do its work (report.json "failed_phase")
+    error: str | None = None  # why, or why there is no target (report.json "failure")
+    error_traceback: str | None = None  # a bug of ours (report.json "failure_traceback")
     bundle_error: str | None = None
     report: dict[str, Any] | None = None  # report.json's data, once the bundle is written
     seconds: float = 0.0

@@ -219,7 +219,7 @@ class DaskEngine:
             except Exception as e:  # a worker lacking an input, a worker that died twice, a bug
                 result = ReproResult(job.options, [], out=job.options.out, outcome="tool-failure",
                                      exit_code=exits.TOOL_FAILURE,
-                                     failure=f"the bundle's task failed: {type(e).__name__}: {e}")
+                                     error=f"the bundle's task failed: {type(e).__name__}: {e}")
             out[job.key] = result
         return out
 
