@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from spmi_dbg import shell
 from spmi_dbg.outdir import publish, stage
@@ -20,7 +21,7 @@ from spmi_dbg.report.redact import Redactor
 from spmi_dbg.repro.isolate import REPRO_NAME
 from spmi_dbg.repro.report_data import in_bundle, report_data
 from spmi_dbg.repro.report_failure import JIT_OUTPUT_FILE
-from spmi_dbg.repro.result import ReproResult
+from spmi_dbg.repro.result import Bundle, ReproResult
 
 # Every file `spmi-dbg repro` writes into a bundle (nothing else may be in a directory it replaces).
 BUNDLE_FILES = frozenset({"repro.mch", "repro.mch.mct", "repro.sh", "diagnosis.json", "report.md", "report.json",
@@ -36,7 +37,7 @@ def out_dir_for(result: ReproResult) -> Path:
     return Path(name or f"spmi-repro-{result.outcome}")
 
 
-def write_bundle(result: ReproResult, work: Path) -> list[Path]:
+def write_bundle(result: ReproResult, work: Path) -> Bundle:
     """Build the bundle in a temporary sibling of `result.out` and rename it into place when complete (an
     earlier run's bundle there is replaced whole). With --redact, values are redacted before they are
     serialised (report.json, diagnosis.json) and texts in every form they take there (the logs)."""
@@ -44,18 +45,17 @@ def write_bundle(result: ReproResult, work: Path) -> list[Path]:
     out = result.out
     staged = stage(out)
     try:
-        names = _write_files(result, work, staged)
+        names, report = _write_files(result, work, staged)
         publish(staged, out)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise
-    if result.isolated is not None:  # the repro now lives in the bundle
-        result.isolated = dataclasses.replace(result.isolated, mch=out / result.isolated.mch.name,
-                                              mct=out / result.isolated.mct.name)
-    return [out / name for name in names]
+    isolated = None if result.isolated is None else \
+        dataclasses.replace(result.isolated, mch=out / result.isolated.mch.name, mct=out / result.isolated.mct.name)
+    return Bundle([out / name for name in names], report, isolated)
 
 
-def _write_files(result: ReproResult, work: Path, staged: Path) -> list[str]:
+def _write_files(result: ReproResult, work: Path, staged: Path) -> tuple[list[str], dict[str, Any]]:
     names: list[str] = []
     redactor = Redactor.here() if result.options.redact else None
 
@@ -90,13 +90,12 @@ def _write_files(result: ReproResult, work: Path, staged: Path) -> list[str]:
                        replay_output=(stdout + stderr).decode(errors="replace")[-200_000:])
     if redactor is not None:
         data = redactor.data(data)
-    result.report = data
     put("report.json", json.dumps(data, indent=2) + "\n")
     put("report.md", render_markdown(data))
     for name in names:  # on disk before the rename makes the bundle visible
         with open(staged / name, "rb") as f:
             os.fsync(f.fileno())
-    return names
+    return names, data
 
 
 # ------------------------------------------------------------------------------------------------ repro.sh

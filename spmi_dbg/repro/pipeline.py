@@ -54,11 +54,11 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
             if opts.out is None:  # the default name is known only now
                 check_out_dir(result.out, ours=BUNDLE_FILES, option="the bundle directory")
                 held.enter_context(locked(result.out))
-            result.files = write_bundle(result, work)
+            written = write_bundle(result, work)  # the repro now lives in the bundle
+            result.files, result.report, result.isolated = written.files, written.report, written.isolated
         except (SpmiDbgError, OSError) as e:  # the report cannot tell this one: the summary does
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             result.bundle_error = f"the bundle could not be written to {printable(str(result.out))}: {reason}"
-            result.report = None
             if result.exit_code == exits.VERIFIED:  # nothing is claimed verified that the user does not have
                 result.outcome, result.exit_code = "bundle-error", exits.NOT_VERIFIED
     return result

@@ -168,6 +168,14 @@ class CompileFailureTarget:
 Target = CrashTarget | CompileFailureTarget  # the target found: one value, whichever kind
 
 
+@dataclass(frozen=True)
+class Bundle:
+    """What write_bundle wrote: its files, report.json's data, and the repro as it lives in the bundle."""
+    files: list[Path]
+    report: dict[str, Any]
+    isolated: Isolated | None  # repro.mch and repro.mch.mct in the bundle (None: no repro was isolated)
+
+
 @dataclass
 class ReproResult:
     options: ReproOptions
