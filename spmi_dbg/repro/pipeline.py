@@ -14,12 +14,15 @@ from spmi_dbg import exits
 from spmi_dbg.errors import SpmiDbgError, printable
 from spmi_dbg.failures.output import Failure, read_lines
 from spmi_dbg.outdir import check_out_dir, locked
+from spmi_dbg.repro.command import ReproCommand
+from spmi_dbg.repro.expect import Expectation
 from spmi_dbg.repro.isolate import isolate
+from spmi_dbg.repro.jitoptions import JitSetting, OptionMinimization, minimize_settings, split_options
 from spmi_dbg.repro.locate import Located, locate, locate_core
 from spmi_dbg.repro.minimize import minimize
 from spmi_dbg.repro.native import run_native
 from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
-from spmi_dbg.repro.regression import regression
+from spmi_dbg.repro.regression import Regression, regression
 from spmi_dbg.repro.result import CrashTarget, ReproOptions, ReproProgress, ReproResult
 from spmi_dbg.repro.verify import verify
 from spmi_dbg.tempfiles import temp_dir
@@ -108,9 +111,7 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
                                                               workdir=work)
         ph.detail = single.summary()
     if single.accepted:
-        result.outcome, result.exit_code = "verified", exits.VERIFIED
-        _crash_settings(opts, result, work, progress)
-        _regression(opts, result, work, progress)
+        _verified(opts, result, expected, work, progress)
         return
     if not single.native or single.native_accepted:
         # Nothing says the record alone does not crash: --verify-runs 0 (only the debugger run, which verifies
@@ -133,27 +134,32 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
                                          timeout=opts.verify_timeout, workdir=work, label="verify-minimized")
         ph.detail = v.summary()
     if v.accepted:
-        result.outcome, result.exit_code = "verified", exits.VERIFIED
-        _crash_settings(opts, result, work, progress)
-        _regression(opts, result, work, progress)
+        _verified(opts, result, expected, work, progress)
     else:
         result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
 
 
-def _crash_settings(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None) -> None:
+def _verified(opts: ReproOptions, result: ReproResult, expected: Expectation, work: Path,
+              progress: ReproProgress | None) -> None:
+    """The repro is verified: then the experiments on it (the JIT settings it needs, which JIT crashes alone)."""
+    assert result.isolated is not None
+    result.outcome, result.exit_code = "verified", exits.VERIFIED
+    settings = _crash_settings(opts, result, result.isolated.mch, expected, work, progress)
+    if settings is not None:
+        result.option_minimization, result.repro_command = settings
+    result.regression = _regression(opts, result, result.isolated.mch, expected, work, progress)
+
+
+def _crash_settings(opts: ReproOptions, result: ReproResult, mch: Path, expected: Expectation, work: Path,
+                    progress: ReproProgress | None) -> tuple[OptionMinimization, ReproCommand] | None:
     """A verified crash repro whose command has JIT settings: which of them the crash needs (ddmin, each test a
     native replay of the repro), then the repro with only those, natively, --verify-runs times (at least once);
     it replaces the full command in repro.sh only when at least half of those runs crash the same way. Not for
-    a hang: each test would take the whole timeout."""
-    from spmi_dbg.repro.jitoptions import JitSetting, minimize_settings, split_options
-
-    assert result.isolated is not None and isinstance(result.target, CrashTarget)
-    expected = result.target.located.expectation
-    assert expected is not None
-    cmd, mch = opts.command, result.isolated.mch
+    a hang: each test would take the whole timeout. None: no settings, a hang, or the experiment failed."""
+    cmd = opts.command
     split = split_options(cmd.options)
     if not split.settings or expected.kind == "hang":
-        return
+        return None
 
     def crashes(settings: list[JitSetting], name: str = "minimize-options") -> bool:
         trial = dataclasses.replace(cmd, options=split.options(settings))
@@ -171,28 +177,27 @@ def _crash_settings(opts: ReproOptions, result: ReproResult, work: Path, progres
                     m.notes.append(f"only {ok}/{runs} replays with the needed settings alone crashed: repro.sh "
                                    "keeps all of them")
                     m.needed = list(split.settings)
-            result.option_minimization = m
-            result.repro_command = dataclasses.replace(cmd, options=split.options(m.needed))
             ph.detail = f"{m.summary()} ({m.tests} replays)"
+            return m, dataclasses.replace(cmd, options=split.options(m.needed))
     except PhaseFailed:
         result.error_phase = result.error = None  # the repro is verified: only the experiment is missing
+        return None
 
 
-def _regression(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None) -> None:
+def _regression(opts: ReproOptions, result: ReproResult, mch: Path, expected: Expectation, work: Path,
+                progress: ReproProgress | None) -> Regression | None:
     """Which JIT crashes alone (report: "Regression?"). A failure here is said in the report; the repro stands."""
-    assert result.isolated is not None and isinstance(result.target, CrashTarget)
-    expected = result.target.located.expectation
-    assert expected is not None
     if len(opts.command.jits) < 2:
-        return
+        return None
     try:
         with phase(result, "regression", progress) as ph:
-            result.regression = regression(opts.command, result.isolated.mch, expected,
-                                           runs=2 if opts.verify_runs >= 2 else 1, timeout=opts.verify_timeout,
-                                           workdir=work)
-            ph.detail = result.regression.conclusion if result.regression else ""
+            r = regression(opts.command, mch, expected, runs=2 if opts.verify_runs >= 2 else 1,
+                           timeout=opts.verify_timeout, workdir=work)
+            ph.detail = r.conclusion if r else ""
+            return r
     except PhaseFailed:
         result.error_phase = result.error = None  # the repro is verified: only the experiment is missing
+        return None
 
 
 def _no_crash(result: ReproResult, located: Located) -> None:
