@@ -214,3 +214,13 @@ def test_items_without_bytes_are_reported(tmp_path: Path, backend: str) -> None:
     assert r.returncode == 1
     assert r.stdout.splitlines()[0] == (f"{path}: record 1 at offset 6: packet 45: items do not fill the map: "
                                         "expected at least 3 bytes, found 0")
+
+
+@pytest.mark.parametrize("path", ["", ".", "/"])
+def test_a_path_with_no_file_name_is_one_line(tmp_path: Path, path: str) -> None:
+    """`mch verify .` once died in the index lookup (a path without a file name has no index beside it)."""
+    for command in ("verify", "info", "list"):
+        r = run_cli("mch", command, path, cwd=tmp_path)
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.strip().endswith("not a regular file: expected a .mch/.mc collection, found a directory")
+        assert len(r.stderr.strip().splitlines()) == 1

@@ -38,6 +38,8 @@ def toc_path_for(mch: str | os.PathLike[str]) -> Path:
 def find_toc(mch: str | os.PathLike[str]) -> Path | None:
     """The index paired with a collection, as superpmi looks for it: `file.mch.mct`, then `file.mct`."""
     p = Path(mch)
+    if not p.name:  # "", "." or "/": no file name, so no index beside it (the open refuses the path itself)
+        return None
     for candidate in (toc_path_for(p), p.with_suffix(".mct")):
         if candidate != p and candidate.is_file():
             return candidate
