@@ -20,6 +20,7 @@ import pytest
 from spmi_dbg.analysis.facts import Diagnosis, FrameInfo, Handling, HandlingKind, SignalFact
 from spmi_dbg.analysis.jsonfacts import FactJsonError, JsonFact, from_json, to_json
 from spmi_dbg.analysis.policy import PassedStop
+from spmi_dbg.analysis.stacks import ThreadStack
 from spmi_dbg.driver.outcome import ReplayOutcome
 
 
@@ -45,7 +46,7 @@ def fact_types(root: type) -> list[type]:
     return found
 
 
-FACTS = fact_types(Diagnosis)
+FACTS = fact_types(Diagnosis) + fact_types(ThreadStack)  # and a hang's (ReplayOutcome.threads)
 _numbers = itertools.count(7)
 
 

@@ -48,3 +48,15 @@ def caught_signals(pid: int | None) -> int | None:
     except OSError:
         return None
     return None
+
+
+def thread_name(pid: int | None, tid: int) -> str | None:
+    """A thread's name from /proc/PID/task/TID/comm (what gdb shows as its name; None when not
+    readable)."""
+    if not pid:
+        return None
+    try:
+        with open(f"/proc/{pid}/task/{tid}/comm", encoding="utf-8", errors="replace") as f:
+            return f.read().rstrip("\n") or None
+    except OSError:
+        return None

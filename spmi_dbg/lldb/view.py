@@ -110,7 +110,8 @@ class LldbFrame:
     @property
     def line(self) -> int | None:
         line = self._f.GetLineEntry().GetLine()
-        return int(line) if line else None
+        # LLDB_INVALID_LINE_NUMBER (UINT32_MAX): no line
+        return int(line) if line and line != 0xFFFFFFFF else None
 
     @property
     def module(self) -> str | None:
