@@ -71,10 +71,10 @@ def test_hang_is_interrupted_with_stacks(cols: Collections, tmp_path: Path) -> N
     assert time.monotonic() - start < 15
     assert o.kind == "hang" and o.method_context == 30
     # Interrupted somewhere in the loop: in optCanonicalizeLoops or a function inlined into it.
-    names = [f["function"] for f in o.threads[0]["frames"]]
+    names = [f.function for f in o.threads[0].frames]
     assert "Compiler::optCanonicalizeLoops" in names[:2]
     assert o.diagnosis is not None and o.diagnosis.signature_frames[0] == "Compiler::optCanonicalizeLoops"
-    assert any(f["function"] == "JitInstance::CompileMethod" for f in o.threads[0]["frames"])
+    assert any(f.function == "JitInstance::CompileMethod" for f in o.threads[0].frames)
 
 
 def test_cancel_stops_the_run(cols: Collections, tmp_path: Path) -> None:

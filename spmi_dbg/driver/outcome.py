@@ -8,6 +8,7 @@ from typing import Any, Literal
 from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.analysis.jsonfacts import from_json
 from spmi_dbg.analysis.policy import PASS_KINDS, PassedStop
+from spmi_dbg.analysis.stacks import ThreadStack
 
 __all__ = ["PASS_KINDS", "OutcomeKind", "PassedStop", "ReplayOutcome"]
 
@@ -25,7 +26,7 @@ class ReplayOutcome:
     passed: list[PassedStop] = field(default_factory=list)
     exit_status: int | None = None
     signal: str | None = None
-    threads: list[dict[str, Any]] = field(default_factory=list)  # hang: every thread's stack
+    threads: list[ThreadStack] = field(default_factory=list)  # hang: every thread's stack
     seconds: float = 0.0
     startup_seconds: float = 0.0  # debugger start to the replay running
     notes: list[str] = field(default_factory=list)
@@ -38,7 +39,8 @@ class ReplayOutcome:
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "diagnosis": None if self.diagnosis is None else self.diagnosis.to_json(),
                 "passed": [p.to_json() for p in self.passed], "exit_status": self.exit_status,
-                "signal": self.signal, "threads": self.threads, "seconds": self.seconds,
+                "signal": self.signal, "threads": [t.to_json() for t in self.threads],
+                "seconds": self.seconds,
                 "startup_seconds": self.startup_seconds, "notes": self.notes}
 
     @classmethod

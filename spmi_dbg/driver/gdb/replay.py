@@ -34,6 +34,7 @@ from typing import Any
 from spmi_dbg import shell, stdbuf
 from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.analysis.policy import PassedStop, Verdict, mark_second_chance
+from spmi_dbg.analysis.stacks import ThreadStack
 from spmi_dbg.driver.gdb.mi import MiChannel, Record, mi_quote
 from spmi_dbg.driver.loader import gdbinit_line
 from spmi_dbg.driver.outcome import OutcomeKind, ReplayOutcome
@@ -48,7 +49,9 @@ STOP_SIGNALS = ("SIGABRT",)  # plus SIGTRAP, stopped on by default
 REQUEST_TIMEOUT = 30.0  # any single MI command
 DIAGNOSE_TIMEOUT = 120.0  # the full diagnosis reads the collection and disassembles
 CONNECT_TIMEOUT = 60.0  # gdb attaching to qemu's gdbstub: reads the guest's libraries from the sysroot
-STACK_FRAMES = 64  # per thread, for a hang
+# a hang's stacks, from the view in gdb's Python (the extension is loaded: spmi_dbg is importable)
+STACKS_COMMAND = ("python from spmi_dbg.analysis.stacks import stacks_line; "
+                  "from spmi_dbg.gdb.view import GdbProcess; print(stacks_line(GdbProcess()))")
 
 StopCallback = Callable[[PassedStop], None]
 
@@ -400,16 +403,13 @@ class _Run:
                                      None if quick else max(DIAGNOSE_TIMEOUT, self.channel.request_timeout))
         if reply.error is not None:
             raise ToolFailure(f"`{command}` failed in gdb: {reply.error}")
-        for line in reversed(reply.console.splitlines()):
-            if line.startswith("{"):
-                try:
-                    data = json.loads(line)
-                except json.JSONDecodeError:
-                    break
-                try:
-                    return Diagnosis.from_json(data)
-                except ValueError as e:  # jsonfacts.FactJsonError: names the fact and the field
-                    raise ToolFailure(f"`{command}` printed a diagnosis that could not be read: {e}") from None
+        data = _json_line(reply.console)
+        if data is not None:
+            try:
+                return Diagnosis.from_json(data)
+            except ValueError as e:  # jsonfacts.FactJsonError: names the fact and the field
+                raise ToolFailure(f"`{command}` printed a diagnosis that could not be read: "
+                                  f"{e}") from None
         raise ToolFailure(f"`{command}` gave no JSON: {reply.console[-300:]!r}")
 
     def _hang(self, start: float, running: float, timeout: float) -> ReplayOutcome:
@@ -439,20 +439,33 @@ class _Run:
         return self._outcome("hang", start, running, diagnosis=diag, threads=threads,
                              notes=[f"no exit and no fatal stop within --timeout {timeout:g} s: interrupted"])
 
-    def _stacks(self) -> list[dict[str, Any]]:
-        info = self.channel.request("-thread-info")
-        out: list[dict[str, Any]] = []
-        for t in (info.payload or {}).get("threads") or []:
-            tid = t.get("id")
-            reply = self.channel.request(f"-stack-list-frames --thread {tid} 0 {STACK_FRAMES - 1}")
-            frames: list[dict[str, Any]] = []
-            for f in (reply.payload or {}).get("stack") or []:
-                f = f.get("frame", f) if isinstance(f, dict) else {}
-                frames.append({"level": int(f.get("level", len(frames))), "function": f.get("func"),
-                               "pc": f.get("addr"), "file": f.get("file"), "line": f.get("line"),
-                               "module": f.get("from")})
-            out.append({"id": tid, "target_id": t.get("target-id"), "name": t.get("name"), "frames": frames})
-        return out
+    def _stacks(self) -> list[ThreadStack]:
+        """Every thread's stack, read in gdb's Python from the view by the lldb worker's function
+        (spmi_dbg.analysis.stacks), one round trip."""
+        reply = self.channel.request("-interpreter-exec console " + mi_quote(STACKS_COMMAND),
+                                     max(DIAGNOSE_TIMEOUT, self.channel.request_timeout))
+        if reply.error is not None:
+            raise ToolFailure(f"gdb could not read the threads' stacks: {reply.error}")
+        data = _json_line(reply.console)
+        if data is None:
+            raise ToolFailure("reading the threads' stacks in gdb gave no JSON: "
+                              f"{reply.console[-300:]!r}")
+        try:
+            return [ThreadStack.from_json(t) for t in data.get("threads") or []]
+        except ValueError as e:  # jsonfacts.FactJsonError: names the fact and the field
+            raise ToolFailure(f"gdb printed threads' stacks that could not be read: {e}") from None
+
+
+def _json_line(console: str) -> dict[str, Any] | None:
+    """The last line of a console reply that is a JSON object (what the extension printed)."""
+    for line in reversed(console.splitlines()):
+        if line.startswith("{"):
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError:
+                return None
+            return data if isinstance(data, dict) else None
+    return None
 
 
 _CORE_BY = re.compile(r"Core was generated by `(.*)'\.")

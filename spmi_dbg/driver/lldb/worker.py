@@ -21,14 +21,15 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from spmi_dbg import shell
+from spmi_dbg.analysis import diagnose, preload
 from spmi_dbg.analysis.policy import PassedStop, check_stop, mark_second_chance
+from spmi_dbg.analysis.stacks import thread_stacks
 from spmi_dbg.analysis.view import signal_name
-from spmi_dbg.driver.lldb.sbapi import death_signal, import_lldb, launch, resume
+from spmi_dbg.driver.lldb.sbapi import death_signal, ensure_server, import_lldb, launch, resume
 from spmi_dbg.errors import SpmiDbgError
 
 STOP_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGTRAP")
 KEEP = ("SIGSTOP", "SIGKILL", "SIGINT")  # lldb's own: left as they are
-STACK_FRAMES = 64
 POLL = 1  # seconds (SBListener.WaitForEvent takes whole seconds; it returns as soon as an event comes)
 
 
@@ -60,9 +61,6 @@ class Worker:
 
     # -- set-up ---------------------------------------------------------------------------------------------
     def _debugger(self) -> None:
-        from spmi_dbg.analysis import preload
-        from spmi_dbg.driver.lldb.sbapi import ensure_server
-
         preload()
         ensure_server()
         self.debugger = self.lldb.SBDebugger.Create(False)
@@ -73,7 +71,7 @@ class Worker:
                                         + " ".join(shell.quote(d) for d in dirs))
 
     def _target(self, program: str) -> None:
-        from spmi_dbg.lldb.view import warm_up
+        from spmi_dbg.lldb.view import warm_up  # imports lldb: only after import_lldb
 
         err = self.lldb.SBError()
         self.target = self.debugger.CreateTarget(program, None, None, True, err)
@@ -182,8 +180,7 @@ class Worker:
 
     def _stop(self) -> tuple[dict[str, Any], list[str]] | None:
         """A stop: pass it on (None) or diagnose it in full (the diagnosis and why)."""
-        from spmi_dbg.analysis import diagnose
-        from spmi_dbg.lldb.view import LldbProcess
+        from spmi_dbg.lldb.view import LldbProcess  # imports lldb: only after import_lldb
 
         t0 = time.monotonic()
         view = LldbProcess(self.target)
@@ -226,8 +223,7 @@ class Worker:
             raise RuntimeError(f"lldb could not resume the replay: {err.GetCString()}")
 
     def _hang(self, outcome: Callable[..., dict[str, Any]], timeout: float) -> dict[str, Any]:
-        from spmi_dbg.analysis import diagnose
-        from spmi_dbg.lldb.view import LldbProcess
+        from spmi_dbg.lldb.view import LldbProcess  # imports lldb: only after import_lldb
 
         lldb = self.lldb
         self.out.log(f"# --timeout {timeout:g} s: interrupting")
@@ -245,16 +241,14 @@ class Worker:
             listener.WaitForEvent(1, event)
         if self.process.GetState() == lldb.eStateExited:
             return outcome("exited", exit_status=int(self.process.GetExitStatus()))
-        view = LldbProcess(self.target)
-        threads = [_stack(t, i) for i, t in enumerate(view.threads())]
+        threads = [s.to_json() for s in thread_stacks(LldbProcess(self.target))]
         # the replay's main thread, not whichever lldb selected after the interrupt
         self.process.SetSelectedThread(self.process.GetThreadAtIndex(0))
         return outcome("hang", diagnosis=diagnose(LldbProcess(self.target)).to_json(), threads=threads,
                        notes=[f"no exit and no fatal stop within --timeout {timeout:g} s: interrupted"])
 
     def core(self) -> dict[str, Any]:
-        from spmi_dbg.analysis import diagnose
-        from spmi_dbg.lldb.view import LldbProcess
+        from spmi_dbg.lldb.view import LldbProcess  # imports lldb: only after import_lldb
 
         start = time.monotonic()
         self._debugger()
@@ -278,14 +272,6 @@ class Worker:
             self.process.Kill()
         if self.debugger is not None:
             self.lldb.SBDebugger.Destroy(self.debugger)
-
-
-def _stack(thread: Any, index: int) -> dict[str, Any]:
-    from spmi_dbg.analysis.frames import short_name
-
-    frames = [{"level": i, "function": short_name(f.function), "pc": hex(f.pc), "file": f.file, "line": f.line,
-               "module": f.module} for i, f in enumerate(thread.frames(STACK_FRAMES))]
-    return {"id": index + 1, "target_id": f"LWP {thread.tid}", "name": None, "frames": frames}
 
 
 def main() -> int:
