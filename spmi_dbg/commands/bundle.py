@@ -7,10 +7,11 @@ import json
 import shutil
 from pathlib import Path
 
-from spmi_dbg.analysis.facts import Diagnosis
+from spmi_dbg.analysis.facts import Diagnosis, to_json
 from spmi_dbg.commands.why import render_text
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.outdir import check_out_dir, locked, publish, stage
+from spmi_dbg.report import phrases
 
 
 def render_markdown(d: Diagnosis) -> str:
@@ -23,7 +24,7 @@ def render_markdown(d: Diagnosis) -> str:
     lines = [f"# {title}", "", "## Description", ""]
     what = f"{sig.name if sig else 'A stop'} ({d.handling.kind}: {d.handling.reason})"
     if nm is not None:
-        what += f"; null map {nm.owner_type}::{nm.member} of the {nm.role}: {nm.explanation}"
+        what += f"; null map {phrases.null_map_text(to_json(nm), phrases.SUMMARY)}: {nm.explanation}"
     lines += [what, "", "## Diagnosis", "", "```", render_text(d), "```", "", "<details><summary>Frames</summary>",
               "", "```"]
     lines += [f"#{f.index} {f.function}" + (f" at {f.file}:{f.line}" if f.file else "") +

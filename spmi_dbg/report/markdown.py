@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from spmi_dbg.failures.target import BREAK_SWITCH
+from spmi_dbg.report import phrases
 
 GITHUB_BODY_LIMIT = 65536
 BUDGET = 60000  # leaves room for what the user adds
@@ -46,20 +47,6 @@ def _reproduction(data: dict[str, Any]) -> list[str]:
     return out
 
 
-def jit_text(j: dict[str, Any]) -> str:
-    """`compiling `X` (IL size N) during Morph - Global (PHASE_MORPH_GLOBAL), MinOpts`, from report.json's jit."""
-    text = f"compiling `{j['method']}`" if j.get("method") else "compiling a method not known yet"
-    if j.get("il_size") is not None:
-        text += f" (IL size {j['il_size']})"
-    phase = j.get("phase_name") or j.get("phase")
-    if phase:  # 3.1's JIT tells the last phase that ended (previousCompletedPhase): "after"
-        text += f" {j.get('phase_when') or 'during'} {phase}" + (f" ({j['phase']})" if j.get("phase") and
-                                                                  j.get("phase_name") else "")
-    if j.get("opt_level"):
-        text += f", {j['opt_level']}"
-    return text
-
-
 def _actual(data: dict[str, Any], a: dict[str, Any]) -> list[str]:
     out = ["### Actual behavior", ""]
     target = data.get("target")
@@ -75,30 +62,11 @@ def _actual(data: dict[str, Any], a: dict[str, Any]) -> list[str]:
         out.append(f"superpmi neither exits nor crashes: it was interrupted after {data['locate']['timeout']:g} s "
                    "(a hang); the stack below is where it was running.")
     elif a["signal"] and (not failure or a["signal"] != "SIGTRAP"):
-        addr = f" at address 0x{a['fault_address']:x}" if a["fault_address"] is not None else ""
-        near = " (near null)" if a["near_null"] else ""
-        out.append(f"`{a['signal']}`{addr}{near}" + (f" — {a['handling']['reason']}" if a.get("handling") else ""))
+        said = phrases.signal_text(a["signal"], a["fault_address"], a["near_null"], phrases.MARKDOWN)
+        out.append(said + (f" — {a['handling']['reason']}" if a.get("handling") else ""))
     out.append("")
-    facts = []
-    if a["faulting_module"] and not failure:  # a debug break is where superpmi stopped, not a fault
-        fm = a["faulting_module"]
-        facts.append(f"- faulting module: {fm['role']} (`{fm['path']}`)")
-    if a.get("jit"):
-        facts.append(f"- the JIT was {jit_text(a['jit'])} (`{a['jit']['function']}`)")
-    if a["null_map"]:
-        nm = a["null_map"]
-        packet = f", packet {nm['packet_id']} {nm['packet_name']}" if nm.get("packet_id") is not None else ""
-        facts.append(f"- null map: `{nm['owner_type']}::{nm['member']}` of the {nm['role']}{packet}")
-    if a["instruction"] and not failure:
-        ins = a["instruction"]
-        regs = ", ".join(f"{k}=0x{v:x}" for k, v in ins["registers"].items())
-        facts.append(f"- faulting instruction: `0x{ins['address']:x}: {ins['text']}`" + (f" ({regs})" if regs else ""))
-    if a["assertion"]:
-        facts.append(f"- assert: `{a['assertion']['expr']}`")
-    if a["backtrace"]:
-        facts.append("- stack: " + " <- ".join(f"`{f}`" for f in a["backtrace"][:8]))
-    if a["signature"]:
-        facts.append(f"- signature: `{a['signature']}` (bucket `{a['bucket']}`)")
+    facts = phrases.joined(phrases.fact_lines(data["diagnosis"] or {}, phrases.MARKDOWN, at_fault=not failure),
+                           "- ")
     out += [*facts, ""]
     if a["frames"]:
         out += ["<details><summary>Backtrace of the faulting thread</summary>", "", "```", *a["frames"][:MAX_FRAMES]]

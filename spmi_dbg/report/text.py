@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spmi_dbg.report.markdown import jit_text
+from spmi_dbg.report import phrases
 
 RESULTS = {"verified": "verified repro", "not-verified": "crash found, repro not verified", "no-crash": "no crash",
            "no-failure": "no such failure", "input-error": "input error", "tool-failure": "tool failure"}
@@ -30,16 +30,9 @@ def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         if a["hang"]:
             out.append(("signal", f"none: a hang, interrupted after {located['timeout']:g} s"))
         elif a["signal"] and (not target or a["signal"] != "SIGTRAP"):
-            addr = f" at 0x{a['fault_address']:x}" if a["fault_address"] is not None else ""
-            out.append(("signal", f"{a['signal']}{addr}{' (near null)' if a['near_null'] else ''}"))
-        if a.get("jit"):
-            out.append(("JIT", jit_text(a["jit"]).replace("`", "")))
-        nm = a["null_map"]
-        if nm or not target:
-            out.append(("null map", f"{nm['owner_type']}::{nm['member']} of the {nm['role']}" if nm else "none"))
-        fm = a["faulting_module"]
-        if fm and not target:  # for a failure target the stop is a debug break, not a fault
-            out.append(("faulting module", f"{fm['role']}: {fm['path']}"))
+            out.append(("signal", phrases.signal_text(a["signal"], a["fault_address"], a["near_null"],
+                                                      phrases.SUMMARY)))
+        out += phrases.fact_lines(d, phrases.SUMMARY, at_fault=not target)
     if target:
         if target.get("failure"):
             out.append(("failure", target["failure"]["line"]))
@@ -58,12 +51,8 @@ def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
     reg = data["issue"]["regression"]
     if reg["answered"]:
         out.append(("regression", reg["conclusion"]))
-    for b in data["known_bugs"]:
-        if b.get("about", "crash") == "crash":
-            out.append(("known bug", f"{b['id']} {b['url']}" + (f", fix {b['fix_url']}" if b.get("fix_url") else "")))
-    for b in data["known_bugs"]:  # a bug in how the crash was reported, not the crash's
-        if b.get("about", "crash") != "crash":
-            out.append(("also", f"{b.get('said') or b['title']} ({b['id']} {b['url']})"))
+    bugs = data["known_bugs"]  # the crash's own first, then those in how the crash was reported
+    out += [phrases.known_bug_summary(b) for b in sorted(bugs, key=lambda b: not phrases.is_about_the_crash(b))]
     if located.get("winner") is None:
         out += [("note", n) for n in located.get("notes") or []]
     out.append(("bundle", data["bundle"]))

@@ -9,7 +9,7 @@ from typing import Any
 
 from spmi_dbg import shell
 from spmi_dbg.errors import printable
-from spmi_dbg.report.markdown import jit_text
+from spmi_dbg.report import phrases
 
 
 def triage_markdown(data: dict[str, Any]) -> str:
@@ -32,8 +32,10 @@ def triage_markdown(data: dict[str, Any]) -> str:
              + resumed, ""]
     lines += coverage_markdown(data["coverage"])
     if buckets:
-        lines += ["| bucket | what | JIT phase | count | method contexts | smallest (IL size) | repro | known bug |",
-                  "|---|---|---|---|---|---|---|---|"]
+        columns = phrases.TRIAGE_COLUMNS
+        lines += ["| bucket | what | " + "".join(f"{h} | " for h, _ in columns)
+                  + "count | method contexts | smallest (IL size) | repro | known bug |",
+                  "|---|---|" + "---|" * len(columns) + "---|---|---|---|---|"]
         for b in buckets:
             mcs = ", ".join(map(str, b["method_contexts"][:12])) + (" ..." if b["count"] > 12 else "")
             s = b["smallest"]
@@ -42,19 +44,19 @@ def triage_markdown(data: dict[str, Any]) -> str:
             verdict = {"verified": "verified", "not-verified": "NOT verified"}.get(outcome, outcome)
             bundle = f"[{Path(rep['bundle']).name}]({Path(rep['bundle']).name}/report.md)" if rep.get("bundle") else ""
             known = ", ".join(f"[{k['id']}]({k['url']})" for k in b["known_bugs"]) or "-"
-            jit = b.get("jit") or {}
-            phase = _cell(str(jit.get("phase_name") or jit.get("phase") or "-"))
-            lines.append(f"| `{b['bucket']}` | {_cell(b['title'])} | {phase} | {b['count']} | {mcs} | "
+            cells = "".join(f"{_cell(cell(_diagnosis(b)))} | " for _, cell in columns)
+            lines.append(f"| `{b['bucket']}` | {_cell(b['title'])} | {cells}{b['count']} | {mcs} | "
                          f"{s['method_context']} ({s['il_size'] if s['il_size'] is not None else '?'}) | {verdict} "
                          f"{bundle} | {known} |")
         lines.append("")
         for b in buckets:
-            lines += [f"## `{b['bucket']}`: {b['title']}", "", f"- signature: `{b['signature']}`",
+            lines += [f"## `{b['bucket']}`: {b['title']}", "",
                       f"- method contexts ({b['count']}): {', '.join(map(str, b['method_contexts']))}",
                       f"- smallest by IL size: {b['smallest']['method_context']} "
                       f"(`{b['smallest']['name'] or '?'}`, IL size {b['smallest']['il_size']})"]
-            if b.get("jit"):
-                lines.append(f"- the JIT was {jit_text(b['jit'])} (smallest member)")
+            facts = phrases.fact_lines(_diagnosis(b), phrases.MARKDOWN)
+            if facts:
+                lines += ["- at the smallest member's stop:", *phrases.joined(facts, "  - ")]
             if b["repro"]:
                 lines.append(f"- repro: `{b['repro']['bundle']}`: {b['repro']['summary'] or b['repro']['outcome']}")
             for k in b["known_bugs"]:
@@ -146,6 +148,11 @@ def triage_text(data: dict[str, Any]) -> str:
         out.append(f"note: stopped after --max-crashes {data['max_crashes']}")
     out += [f"note: {printable(n, limit=1 << 12)}" for n in data["notes"]]
     return "\n".join(out) + "\n"
+
+
+def _diagnosis(bucket: dict[str, Any]) -> dict[str, Any]:
+    """The bucket's diagnosis (its smallest member's); a triage.json of before it had one: its facts."""
+    return bucket.get("diagnosis") or {k: bucket.get(k) for k in ("null_map", "jit", "faulting_module")}
 
 
 def _list(numbers: list[str]) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 from spmi_dbg import __version__
 from spmi_dbg.analysis.facts import to_json
 from spmi_dbg.atomic import atomic_write_text
+from spmi_dbg.report import phrases
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.report.schema import TRIAGE_SCHEMA_VERSION
 from spmi_dbg.report.triage import triage_markdown
@@ -98,6 +99,7 @@ def _bucket(b: Bucket, result: TriageResult) -> dict[str, Any]:
         "jit": to_json(d.jit) if d is not None else None,
         "faulting_module": to_json(d.faulting_module) if d is not None else None,
         "known_bugs": [to_json(k) for k in d.known_bugs] if d is not None else [],
+        "diagnosis": d.to_json() if d is not None else None,
         "repro": _repro(repro),
     }
 
@@ -124,13 +126,7 @@ def _failure_bucket(b: FailureBucket, result: TriageResult) -> dict[str, Any]:
 
 def _title(b: Bucket) -> str:
     d = b.diagnosis
-    frames = [f for f in ((d.signature_frames or d.folded) if d is not None else []) if f and f != "??"]
-    top = f" in {frames[0]}" if frames else ""
-    if b.kind == "hang":
-        return f"superpmi hangs{top}"
-    nm = d.null_map if d is not None else None
-    null = f" (null {nm.owner_type}::{nm.member} of the {nm.role})" if nm else ""
-    return f"superpmi {b.signal or 'crash'}{top}{null}"
+    return phrases.crash_title(b.signal, d.to_json() if d is not None else {}, hang=b.kind == "hang")
 
 
 def write_triage(result: TriageResult, work: Path) -> list[Path]:
