@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from spmi_dbg.analysis.facts import Diagnosis, to_json
+from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.commands.why import render_text
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.outdir import check_out_dir, locked, publish, stage
@@ -15,18 +15,18 @@ from spmi_dbg.report import phrases
 
 
 def render_markdown(d: Diagnosis) -> str:
-    mc = d.method_context
+    """report.md of the stop: the phrasebook's title and facts, `spmi why`'s text and the frames."""
+    data = d.to_json()
     sig = d.signal
-    nm = d.null_map
-    title = f"superpmi {sig.name if sig else 'stop'} in {d.folded[0] if d.folded else '?'}"
-    if mc is not None and mc.number:
-        title += f" for method context {mc.number}"
+    mc = d.method_context
+    title = phrases.crash_title(sig.name if sig else "stop", data, hang=d.hang,
+                                where=f" for method context {mc.number}" if mc is not None and mc.number else "")
     lines = [f"# {title}", "", "## Description", ""]
     what = f"{sig.name if sig else 'A stop'} ({d.handling.kind}: {d.handling.reason})"
-    if nm is not None:
-        what += f"; null map {phrases.null_map_text(to_json(nm), phrases.SUMMARY)}: {nm.explanation}"
-    lines += [what, "", "## Diagnosis", "", "```", render_text(d), "```", "", "<details><summary>Frames</summary>",
-              "", "```"]
+    if d.null_map is not None:
+        what += f"; null map {phrases.null_map_text(data['null_map'], phrases.SUMMARY)}: {d.null_map.explanation}"
+    lines += [what, "", *phrases.joined(phrases.fact_lines(data, phrases.MARKDOWN), "- "), "",
+              "## Diagnosis", "", "```", render_text(d), "```", "", "<details><summary>Frames</summary>", "", "```"]
     lines += [f"#{f.index} {f.function}" + (f" at {f.file}:{f.line}" if f.file else "") +
               (" [inlined]" if f.inlined else "") for f in d.frames[:60]]
     lines += ["```", "", "</details>", ""]
