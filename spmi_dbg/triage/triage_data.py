@@ -20,18 +20,14 @@ from spmi_dbg.repro.result import ReproResult
 from spmi_dbg.triage.buckets import Bucket, first_chance, reported_by_superpmi
 from spmi_dbg.triage.failure_buckets import FailureBucket
 from spmi_dbg.triage.result import BUNDLE_KINDS, TRIAGE_FILES, TriageResult
+from spmi_dbg.triage.run import Crash
 
 __all__ = ["TRIAGE_FILES", "triage_json", "write_triage"]
 
 
 def triage_json(result: TriageResult) -> dict[str, Any]:
-    r = result.options.repro
-    cmd = r.command
     run = result.run
     names = result.names
-    inputs = sorted({run_.outcome.exit_status for run_ in run.segments
-                     if run_.outcome is not None and run_.outcome.exit_status in REPLAY_INPUT_FAILURES} - {None})
-    engine = run.engine
     return {
         "schema": TRIAGE_SCHEMA_VERSION,
         "tool": f"spmi-dbg {__version__}",
@@ -39,28 +35,16 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
         "seconds": round(result.seconds, 3),
         "replay_seconds": round(result.replay_seconds, 3),
         "engine_seconds": round(result.engine_seconds, 3),
-        "command": {"program": cmd.program, "jits": list(cmd.jits), "input": cmd.input, "options": list(cmd.options),
-                    "argv": cmd.argv(), "method_contexts": sum(c.method_contexts for c in result.coverage),
-                    "notes": list(cmd.notes)},
+        "command": _command(result),
         "collections": [{"collection": names[c.input], "path": c.input, "method_contexts": c.count,
                          "argv": c.argv()} for c in result.options.commands],
-        "debugger": r.debugger_name,
-        "workers": engine.workers,
-        "engine": {"name": engine.name, "scheduler": engine.address, "dashboard": engine.dashboard,
-                   "workers": engine.workers, "partitions": len(run.partitions),
-                   "resumed_partitions": run.resumed,
-                   "resubmitted": [{"partition": k, "times": v} for k, v in sorted(engine.resubmitted.items())],
-                   "task_failures": [{"partition": k, "why": v} for k, v in sorted(engine.task_failures.items())],
-                   "bundle_workers": [{"bucket": k, "worker": v} for k, v in sorted(engine.bundle_workers.items())]},
+        "debugger": result.options.repro.debugger_name,
+        "workers": run.engine.workers,
+        "engine": _engine(result),
         "max_crashes": result.options.max_crashes,
         "stopped_at_max_crashes": run.stopped_early,
         "coverage": [c.to_json() for c in result.coverage],
-        "crashes": [{"method_context": c.number, "collection": names[c.collection], "member": c.member,
-                     "bucket": c.bucket, "partition": c.run.partition.index, "segment": c.run.partition.spec,
-                     "kind": c.located.expectation.kind if c.located.expectation else "crash",
-                     "method_context_source": c.located.method_context_source,
-                     "method_context_rejected": c.located.method_context_rejected}
-                    for c in run.crashes],
+        "crashes": [_crash(c, names) for c in run.crashes],
         "buckets": [_bucket(b, result) for b in result.buckets],
         "bundle_kinds": [k for k in BUNDLE_KINDS if k in result.options.bundle_kinds],
         "failure_buckets": [_failure_bucket(b, result) for b in result.failure_buckets],
@@ -69,10 +53,44 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
         "first_chance": [g.to_json() for g in first_chance([(names[c], s) for c, s in run.passed])],
         "reported_by_superpmi": {k: [g.to_json() for g in v] for k, v in
                                  reported_by_superpmi([(names[c], o) for c, o in run.outputs]).items()},
-        "replay_input_errors": [{"exit_status": s, "name": REPLAY_INPUT_FAILURES[s]} for s in inputs if s is not None],
+        "replay_input_errors": _input_errors(result),
         "tool_failures": run.tool_failures,
         "notes": run.notes + [n for j in run.journals for n in j.notes],
     }
+
+
+def _command(result: TriageResult) -> dict[str, Any]:
+    cmd = result.options.repro.command
+    return {"program": cmd.program, "jits": list(cmd.jits), "input": cmd.input, "options": list(cmd.options),
+            "argv": cmd.argv(), "method_contexts": sum(c.method_contexts for c in result.coverage),
+            "notes": list(cmd.notes)}
+
+
+def _engine(result: TriageResult) -> dict[str, Any]:
+    """Where the partitions ran, and what the engine had to do again."""
+    engine = result.run.engine
+    return {"name": engine.name, "scheduler": engine.address, "dashboard": engine.dashboard,
+            "workers": engine.workers, "partitions": len(result.run.partitions),
+            "resumed_partitions": result.run.resumed,
+            "resubmitted": [{"partition": k, "times": v} for k, v in sorted(engine.resubmitted.items())],
+            "task_failures": [{"partition": k, "why": v} for k, v in sorted(engine.task_failures.items())],
+            "bundle_workers": [{"bucket": k, "worker": v} for k, v in sorted(engine.bundle_workers.items())]}
+
+
+def _crash(c: Crash, names: dict[str, str]) -> dict[str, Any]:
+    located = c.located
+    return {"method_context": c.number, "collection": names[c.collection], "member": c.member,
+            "bucket": c.bucket, "partition": c.run.partition.index, "segment": c.run.partition.spec,
+            "kind": located.expectation.kind if located.expectation else "crash",
+            "method_context_source": located.method_context_source,
+            "method_context_rejected": located.method_context_rejected}
+
+
+def _input_errors(result: TriageResult) -> list[dict[str, Any]]:
+    """The replays superpmi refused as input errors (exit 255/254), by status."""
+    statuses = {r.outcome.exit_status for r in result.run.segments if r.outcome is not None}
+    inputs = sorted(s for s in statuses if s is not None and s in REPLAY_INPUT_FAILURES)
+    return [{"exit_status": s, "name": REPLAY_INPUT_FAILURES[s]} for s in inputs]
 
 
 def _segments_with_partitions(result: TriageResult) -> list[tuple[Any, Any]]:
