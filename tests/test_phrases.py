@@ -160,3 +160,17 @@ def test_a_new_fact_reaches_the_triage_through_its_phrase_alone(thread_phrase: N
     row = next(line for line in md if line.startswith(f"| `{bucket['bucket']}` |"))
     assert "| superpmi-worker |" in row
     assert "  - thread: `superpmi-worker` (LWP 4242)" in md and before != "\n".join(md) + "\n"
+
+
+def test_a_bug_in_how_the_crash_was_reported_is_no_known_bug_of_the_crash() -> None:
+    """known_bugs.toml's `about = "reporting"` (#56506: -p hid the crash) is said as "also", in every style."""
+    hid = {"id": "dotnet/runtime#56506", "title": "parallel mode hides a crash", "url": "https://x/56506",
+           "fix": "", "fix_url": "", "cause": "", "about": "reporting", "said": "-p hid the crash"}
+    seed = {"id": "dotnet/runtime#91257", "title": "near differ", "url": "https://x/91257", "fix": "#91783",
+            "fix_url": "https://x/91783", "cause": "", "about": "crash", "said": ""}
+    d = to_json(_diagnosis()) | {"known_bugs": [hid, seed]}
+    why = phrases.joined(phrases.fact_lines(d, phrases.WHY))
+    assert "known bug: dotnet/runtime#91257: near differ" in why
+    assert "also: -p hid the crash (dotnet/runtime#56506 https://x/56506)" in why
+    assert not any(line.startswith("known bug: dotnet/runtime#56506") for line in why)
+    assert phrases.known_bug_summary(hid) == ("also", "-p hid the crash (dotnet/runtime#56506 https://x/56506)")

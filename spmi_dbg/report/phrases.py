@@ -238,9 +238,11 @@ def _stack(d: Json, s: Style, at_fault: bool) -> list[Line]:
 
 def _known_bugs(d: Json, s: Style, at_fault: bool) -> list[Line]:
     out: list[Line] = []
-    for b in d.get("known_bugs") or []:
+    bugs = d.get("known_bugs") or []
+    for b in (b for b in bugs if is_about_the_crash(b)):
         out += [("known bug", f"{b['id']}: {b['title']}"), ("", f"  {b['url']}")]
         out += [("", f"  fix: {b['fix']}")] if b.get("fix") else []
+    out += [known_bug_summary(b) for b in bugs if not is_about_the_crash(b)]  # how it was reported: "also"
     for n in d.get("near_known_bugs") or []:
         out.append(("", f"resembles known bug {n['id']} (all but its {n['differs_in']} criterion): {n['url']}"))
     return out

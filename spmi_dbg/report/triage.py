@@ -43,7 +43,8 @@ def triage_markdown(data: dict[str, Any]) -> str:
             outcome = str(rep.get("outcome") or "-")
             verdict = {"verified": "verified", "not-verified": "NOT verified"}.get(outcome, outcome)
             bundle = f"[{Path(rep['bundle']).name}]({Path(rep['bundle']).name}/report.md)" if rep.get("bundle") else ""
-            known = ", ".join(f"[{k['id']}]({k['url']})" for k in b["known_bugs"]) or "-"
+            known = ", ".join(f"[{k['id']}]({k['url']})" for k in b["known_bugs"]
+                              if phrases.is_about_the_crash(k)) or "-"
             cells = "".join(f"{_cell(cell(_diagnosis(b)))} | " for _, cell in columns)
             lines.append(f"| `{b['bucket']}` | {_cell(b['title'])} | {cells}{b['count']} | {mcs} | "
                          f"{s['method_context']} ({s['il_size'] if s['il_size'] is not None else '?'}) | {verdict} "
@@ -60,7 +61,10 @@ def triage_markdown(data: dict[str, Any]) -> str:
             if b["repro"]:
                 lines.append(f"- repro: `{b['repro']['bundle']}`: {b['repro']['summary'] or b['repro']['outcome']}")
             for k in b["known_bugs"]:
-                lines.append(f"- known bug [{k['id']}]({k['url']}): {k['title']}; fix: {k['fix']}")
+                if phrases.is_about_the_crash(k):
+                    lines.append(f"- known bug [{k['id']}]({k['url']}): {k['title']}; fix: {k['fix']}")
+                else:  # a bug in how the crash was reported, not the crash's
+                    lines.append(f"- also: {k.get('said') or k['title']} ([{k['id']}]({k['url']}))")
             lines.append("")
     else:
         lines += ["No crash: every partition ran to its end.", ""]
@@ -129,7 +133,8 @@ def triage_text(data: dict[str, Any]) -> str:
     for b in data["buckets"]:
         rep = b["repro"] or {}
         s = b["smallest"]
-        known = "".join(f"; known bug {k['id']}" for k in b["known_bugs"])
+        known = "".join(f"; known bug {k['id']}" if phrases.is_about_the_crash(k) else f"; also {k['id']}"
+                        for k in b["known_bugs"])
         more = " ..." if b["count"] > 10 else ""
         members = ", ".join(map(str, b["method_contexts"][:10]))
         out.append(f"bucket {b['bucket']}: {b['title']} x{b['count']} ({members}{more}); smallest "
