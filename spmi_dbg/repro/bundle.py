@@ -20,8 +20,7 @@ from spmi_dbg.report.markdown import render_markdown
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.repro.isolate import REPRO_NAME
 from spmi_dbg.repro.report_data import in_bundle, report_data
-from spmi_dbg.repro.report_failure import JIT_OUTPUT_FILE
-from spmi_dbg.repro.result import Bundle, ReproResult
+from spmi_dbg.repro.result import JIT_OUTPUT_FILE, Bundle, ReproResult
 
 # Every file `spmi-dbg repro` writes into a bundle (nothing else may be in a directory it replaces).
 BUNDLE_FILES = frozenset({"repro.mch", "repro.mch.mct", "repro.sh", "diagnosis.json", "report.md", "report.json",
@@ -76,8 +75,9 @@ def _write_files(result: ReproResult, work: Path, staged: Path) -> tuple[list[st
         d = in_bundle(result, diagnosis.to_json())
         put("diagnosis.json", json.dumps(redactor.data(d) if redactor is not None else d, indent=2,
                                          sort_keys=True) + "\n")
-    if result.jit_output is not None and result.jit_output.is_file():
-        with open(result.jit_output, "rb") as f:  # a Checked JIT's dump of a big method can be huge
+    jit_output = result.target.jit_output if result.target else None
+    if jit_output is not None and jit_output.file is not None and jit_output.file.is_file():
+        with open(jit_output.file, "rb") as f:  # a Checked JIT's dump of a big method can be huge
             dump = f.read(JIT_OUTPUT_LIMIT + 1)
         if len(dump) > JIT_OUTPUT_LIMIT:
             dump = dump[:JIT_OUTPUT_LIMIT] + f"\n... (cut at {JIT_OUTPUT_LIMIT} bytes)\n".encode()

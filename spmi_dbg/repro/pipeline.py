@@ -1,7 +1,9 @@
 """The phases of `spmi-dbg repro`, in order (docs/architecture.md, "Data flow of spmi-dbg repro"):
 locate (+ capture: the winning stop's full diagnosis) -> isolate -> verify -> [minimize -> isolate -> verify]
--> bundle. Whatever phase fails, the bundle still gets what the earlier ones produced, and the report says
-which phase failed and why."""
+-> bundle. Each phase's function returns its value, and the runner (_run_phases; failure_pipeline's
+for a compile failure) takes it into the result as soon as the phase returns: whatever phase fails,
+the bundle still gets what the earlier ones produced, and the report says which phase failed and
+why."""
 
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ from spmi_dbg import exits
 from spmi_dbg.errors import SpmiDbgError, printable
 from spmi_dbg.failures.output import Failure, read_lines
 from spmi_dbg.outdir import check_out_dir, locked
-from spmi_dbg.repro.command import ReproCommand
+from spmi_dbg.repro.bundle import BUNDLE_FILES, out_dir_for, write_bundle
+from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.expect import Expectation
+from spmi_dbg.repro.failure_pipeline import run_failure_phases
 from spmi_dbg.repro.isolate import isolate
 from spmi_dbg.repro.jitoptions import JitSetting, OptionMinimization, minimize_settings, split_options
 from spmi_dbg.repro.locate import Located, locate, locate_core
@@ -23,7 +27,7 @@ from spmi_dbg.repro.minimize import minimize
 from spmi_dbg.repro.native import run_native
 from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
 from spmi_dbg.repro.regression import Regression, regression
-from spmi_dbg.repro.result import CrashTarget, ReproOptions, ReproProgress, ReproResult
+from spmi_dbg.repro.result import CrashTarget, Outcome, ReproOptions, ReproProgress, ReproResult
 from spmi_dbg.repro.verify import verify
 from spmi_dbg.tempfiles import temp_dir
 
@@ -33,8 +37,6 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
     """The whole pipeline; with `located` (a crash already found and identified, e.g. by triage) or `failure` (a
     compile failure superpmi reported, for `opts.failure`) it starts at isolate. The bundle is written in any
     case."""
-    from spmi_dbg.repro.bundle import BUNDLE_FILES, out_dir_for, write_bundle
-
     start = time.monotonic()
     result = ReproResult(opts, opts.command.partitions(opts.workers))
     with temp_dir("repro") as tmp, contextlib.ExitStack() as held:
@@ -43,7 +45,10 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
             check_out_dir(opts.out, ours=BUNDLE_FILES)
             held.enter_context(locked(opts.out))
         try:
-            _run_phases(opts, result, work, progress, located, failure)
+            if opts.failure.is_crash:
+                _run_phases(opts, result, work, progress, located)
+            else:
+                run_failure_phases(opts, result, work, progress, given=failure)
         except PhaseFailed:
             stopped = result.target.under_debugger if result.target else None
             if stopped is None or stopped.winner is None:
@@ -68,34 +73,23 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
 
 
 def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None,
-                given: Located | None = None, given_failure: Failure | None = None) -> None:
-    if not opts.failure.is_crash:
-        from spmi_dbg.repro.failure_pipeline import run_failure_phases
-
-        run_failure_phases(opts, result, work, progress, given=given_failure)
-        return
+                given: Located | None = None) -> None:
+    """A crash's phases in order, each one's value taken into `result` as soon as it returns."""
     cmd = opts.command
     with phase(result, "locate", progress) as ph:
-        if given is not None:
-            located = given
-        elif opts.core is not None:
-            located = locate_core(cmd, result.partitions, opts.core, opts.debugger, timeout=opts.timeout,
-                                  workdir=work)
-        else:
-            hints = tuple(int(n) for n in (cmd.log or {}).get("hints") or ())
-            located = locate(cmd, result.partitions, opts.debugger, timeout=opts.timeout, workdir=work,
-                             progress=progress, hints=hints)
-        target = CrashTarget(located)
-        result.target = target
+        located = given if given is not None else _locate(opts, result.partitions, work, progress)
+        result.target = target = CrashTarget(located)
         ph.detail = _locate_detail(located)
         if located.winner is None and located.tool_failures:
             raise PhaseFailed("; ".join(f"partition {r.partition.index}: {' / '.join(r.failures)}"
-                                         for r in located.tool_failures))
+                                        for r in located.tool_failures))
     if located.winner is None:
-        _no_crash(result, located)
+        result.outcome, result.exit_code, result.error = _no_crash(located)
+        if result.outcome == "no-crash" and len(result.partitions) > 1:
+            located.notes.append("each partition replays from a fresh process: a crash that needs "
+                                 "state left by records of an earlier partition shows only with "
+                                 "--workers 1")
         return
-    from spmi_dbg.repro.bundle import out_dir_for
-
     out = result.out = opts.out or out_dir_for(result)
     expected = located.expectation
     assert expected is not None
@@ -106,48 +100,53 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
         result.isolated = isolate(cmd.input, [mc], work / "bundle")
         ph.detail = f"method context {mc} -> {out / result.isolated.mch.name}"
     with phase(result, "verify", progress) as ph:
-        single = target.single = target.verification = verify(cmd, result.isolated.mch, expected, opts.debugger,
-                                                              runs=opts.verify_runs, timeout=opts.verify_timeout,
-                                                              workdir=work)
+        single = verify(cmd, result.isolated.mch, expected, opts.debugger, runs=opts.verify_runs,
+                        timeout=opts.verify_timeout, workdir=work)
+        target.single = target.verification = single
         ph.detail = single.summary()
-    if single.accepted:
-        _verified(opts, result, expected, work, progress)
-        return
-    if not single.native or single.native_accepted:
-        # Nothing says the record alone does not crash: --verify-runs 0 (only the debugger run, which verifies
-        # nothing), or the native runs reproduced and the debugger's bucket differs. Not verified, as said.
+    v = single
+    # Minimize only when the native runs say the record alone does not crash: not with
+    # --verify-runs 0 (only the debugger run, which verifies nothing), nor when they reproduced and
+    # the debugger's bucket differs.
+    if single.native and not single.native_accepted:
+        with phase(result, "minimize", progress) as ph:
+            result.minimization = m = minimize(cmd, located.winner.partition, mc, expected,
+                                               timeout=opts.timeout, workdir=work)
+            ph.detail = "; ".join(m.notes)
+            if not m.succeeded:
+                raise PhaseFailed("the crashing record alone does not reproduce, and no set of "
+                                  f"earlier records does: {ph.detail}")
+        with phase(result, "isolate-minimized", progress) as ph:
+            result.isolated = isolate(cmd.input, m.numbers, work / "bundle")
+            ph.detail = (f"method contexts {', '.join(map(str, m.numbers))} -> "
+                         f"{out / result.isolated.mch.name}")
+        with phase(result, "verify-minimized", progress) as ph:
+            target.verification = v = verify(cmd, result.isolated.mch, expected, opts.debugger,
+                                             runs=opts.verify_runs, timeout=opts.verify_timeout,
+                                             workdir=work, label="verify-minimized")
+            ph.detail = v.summary()
+    if not v.accepted:
         result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
         return
-    winner = located.winner
-    assert winner is not None
-    with phase(result, "minimize", progress) as ph:
-        result.minimization = m = minimize(cmd, winner.partition, mc, expected, timeout=opts.timeout, workdir=work)
-        ph.detail = "; ".join(m.notes)
-        if not m.succeeded:
-            raise PhaseFailed("the crashing record alone does not reproduce, and no set of earlier records "
-                               f"does: {ph.detail}")
-    with phase(result, "isolate-minimized", progress) as ph:
-        result.isolated = isolate(cmd.input, m.numbers, work / "bundle")
-        ph.detail = f"method contexts {', '.join(map(str, m.numbers))} -> {out / result.isolated.mch.name}"
-    with phase(result, "verify-minimized", progress) as ph:
-        v = target.verification = verify(cmd, result.isolated.mch, expected, opts.debugger, runs=opts.verify_runs,
-                                         timeout=opts.verify_timeout, workdir=work, label="verify-minimized")
-        ph.detail = v.summary()
-    if v.accepted:
-        _verified(opts, result, expected, work, progress)
-    else:
-        result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
-
-
-def _verified(opts: ReproOptions, result: ReproResult, expected: Expectation, work: Path,
-              progress: ReproProgress | None) -> None:
-    """The repro is verified: then the experiments on it (the JIT settings it needs, which JIT crashes alone)."""
-    assert result.isolated is not None
+    # Verified: the experiments on the repro (the JIT settings it needs, which JIT crashes alone).
     result.outcome, result.exit_code = "verified", exits.VERIFIED
     settings = _crash_settings(opts, result, result.isolated.mch, expected, work, progress)
     if settings is not None:
         result.option_minimization, result.repro_command = settings
     result.regression = _regression(opts, result, result.isolated.mch, expected, work, progress)
+
+
+def _locate(opts: ReproOptions, partitions: list[Partition], work: Path,
+            progress: ReproProgress | None) -> Located:
+    """The crash: the post-mortem diagnosis of --core, else the partitions replayed under the
+    debugger (the method contexts a superpmi.py log names first)."""
+    cmd = opts.command
+    if opts.core is not None:
+        return locate_core(cmd, partitions, opts.core, opts.debugger, timeout=opts.timeout,
+                           workdir=work)
+    hints = tuple(int(n) for n in (cmd.log or {}).get("hints") or ())
+    return locate(cmd, partitions, opts.debugger, timeout=opts.timeout, workdir=work,
+                  progress=progress, hints=hints)
 
 
 def _crash_settings(opts: ReproOptions, result: ReproResult, mch: Path, expected: Expectation, work: Path,
@@ -200,21 +199,16 @@ def _regression(opts: ReproOptions, result: ReproResult, mch: Path, expected: Ex
         return None
 
 
-def _no_crash(result: ReproResult, located: Located) -> None:
+def _no_crash(located: Located) -> tuple[Outcome, int, str | None]:
     """Every partition ran to its end. An exit status superpmi uses for bad input is an input error."""
     for run in located.runs:
         status = run.outcome.exit_status if run.outcome else None
         if status in REPLAY_INPUT_FAILURES:
             first = next((line for line in read_lines(run.stderr) if line.startswith("ERROR: ")), "")
-            result.outcome, result.exit_code = "input-error", exits.PIPELINE_INPUT
-            result.error = (f"the replay failed with exit status {status} ({REPLAY_INPUT_FAILURES[status]})"
-                              + (f": {first[7:]}" if first else ""))
-            return
-    result.outcome, result.exit_code = "no-crash", exits.NO_CRASH
-    if len(result.partitions) > 1:
-        located.notes.append("each partition replays from a fresh process: a crash that needs state left "
-                                    "by records of an earlier partition shows only with --workers 1")
-
+            return ("input-error", exits.PIPELINE_INPUT,
+                    f"the replay failed with exit status {status} ({REPLAY_INPUT_FAILURES[status]})"
+                    + (f": {first[7:]}" if first else ""))
+    return "no-crash", exits.NO_CRASH, None
 
 
 def _locate_detail(located: Located) -> str:

@@ -8,29 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from spmi_dbg.repro.result import CompileFailureTarget, ReproResult
-
-JIT_OUTPUT_FILE = "jit-stdout.txt"
+from spmi_dbg.repro.result import ReproResult
 
 
 def target_data(result: ReproResult) -> dict[str, Any] | None:
-    target = result.options.failure
-    if target.is_crash:
-        return None
-    located = result.target.located if isinstance(result.target, CompileFailureTarget) else None
-    f = located.failure if located else None
-    m = result.option_minimization
-    return {
-        "kind": target.kind, "text": target.text, "describe": target.describe(),
-        "failure": f.to_json() if f else None,
-        "partitions": [r.to_json() for r in located.runs] if located else [],
-        "failures_seen": len(located.seen) if located else 0,
-        "notes": list(located.notes) if located else [],
-        "options": m.to_json() if m else None,
-        "jit_output": {"file": JIT_OUTPUT_FILE, "bytes": result.jit_output.stat().st_size}
-        if result.jit_output is not None and result.jit_output.is_file() else
-        {"file": None, "note": result.jit_output_note},
-    }
+    """report.json's "target" section, as the target gives it (a crash has none)."""
+    return result.target_section()
 
 
 def assert_phase(data: dict[str, Any]) -> tuple[str | None, str]:

@@ -28,6 +28,7 @@ PhaseStatus = Literal["running", "ok", "failed"]
 Outcome = Literal["running", "verified", "not-verified", "no-crash", "no-failure", "input-error", "tool-failure",
                   "bundle-error"]
 VERIFY_TIMEOUT_CAP = 60.0  # a repro is one or a few method contexts: a hang shows well within this
+JIT_OUTPUT_FILE = "jit-stdout.txt"  # in the bundle: the JIT's own output (compile failures)
 
 
 @dataclass
@@ -50,6 +51,13 @@ class ReproOptions:
     @property
     def verify_timeout(self) -> float:
         return min(self.timeout, VERIFY_TIMEOUT_CAP)
+
+    def nothing_found(self) -> Target:
+        """A target of the kind sought, with nothing found (report.json's view of a failed
+        locate)."""
+        if self.failure.is_crash:
+            return CrashTarget(Located([]))
+        return CompileFailureTarget(FailureLocated(self.failure, []))
 
 
 @dataclass
@@ -91,6 +99,8 @@ class CrashTarget:
     single: Verification | None = None  # the crashing record alone
     verification: Verification | None = None  # of the repro in the bundle
 
+    jit_output: None = None  # the JIT's own output is taken for a compile failure only
+
     @property
     def method_context(self) -> int | None:
         return self.located.method_context
@@ -121,6 +131,29 @@ class CrashTarget:
         w = self.located.winner
         return (_read(w.stdout), _read(w.stderr)) if w is not None else _every_partition(self.located.runs)
 
+    def report_section(self, settings: OptionMinimization | None) -> None:
+        """report.json's "target" section: a crash has none (its facts are in "locate" and
+        "diagnosis")."""
+        return None
+
+
+@dataclass(frozen=True)
+class JitOutput:
+    """The JIT's own output for the repro (JitStdOutFile), or why there is none."""
+    file: Path | None
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.file is not None and self.file.is_file():
+            return {"file": JIT_OUTPUT_FILE, "bytes": self.file.stat().st_size}
+        return {"file": None, "note": self.note}
+
+    def summary(self) -> str:
+        if self.file is not None:
+            size = self.file.stat().st_size
+            return f"{size} bytes of JIT output (JitStdOutFile, JitDump=*, JitDisasm=*)"
+        return self.note or "no JIT output"
+
 
 @dataclass
 class CompileFailureTarget:
@@ -129,6 +162,7 @@ class CompileFailureTarget:
     located: FailureLocated
     verification: FailureVerification | None = None  # of the repro in the bundle
     diagnosed: Located | None = None  # the diagnose phase's replay under the debugger
+    jit_output: JitOutput | None = None  # the jit-output phase's
 
     single: None = None  # no verification of the record alone apart from the repro's
 
@@ -164,6 +198,21 @@ class CompileFailureTarget:
             return _read(found_in.stdout), _read(found_in.stderr)
         return _every_partition(self.located.runs)
 
+    def report_section(self, settings: OptionMinimization | None) -> dict[str, Any]:
+        """report.json's "target" section: the kind sought, the failure superpmi reported, where it
+        was found, the JIT settings it needs and those it does not (`settings`), the JIT's own
+        output."""
+        sought, located, f = self.located.target, self.located, self.located.failure
+        return {
+            "kind": sought.kind, "text": sought.text, "describe": sought.describe(),
+            "failure": f.to_json() if f else None,
+            "partitions": [r.to_json() for r in located.runs],
+            "failures_seen": len(located.seen),
+            "notes": list(located.notes),
+            "options": settings.to_json() if settings else None,
+            "jit_output": (self.jit_output or JitOutput(None)).to_json(),
+        }
+
 
 Target = CrashTarget | CompileFailureTarget  # the target found: one value, whichever kind
 
@@ -197,8 +246,6 @@ class ReproResult:
     seconds: float = 0.0
     option_minimization: OptionMinimization | None = None
     repro_command: ReproCommand | None = None  # the command repro.sh runs (only the JIT settings needed)
-    jit_output: Path | None = None  # the JIT's own output for the repro (JitStdOutFile)
-    jit_output_note: str | None = None  # why there is none
 
     @property
     def method_contexts(self) -> list[int]:
@@ -207,3 +254,9 @@ class ReproResult:
         located = self.target.under_debugger if self.target else None
         mc = located.method_context if located else None
         return [mc] if mc else []
+
+    def target_section(self) -> dict[str, Any] | None:
+        """report.json's "target": the target's own section; before locate found one, that of a
+        target of the kind sought with nothing found."""
+        target = self.target if self.target is not None else self.options.nothing_found()
+        return target.report_section(self.option_minimization)
