@@ -118,3 +118,25 @@ def test_no_such_failure_and_an_unknown_kind(cols: Collections, tmp_path: Path) 
     assert r.returncode == 3 and r.stdout == ""
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "unknown kind 'asserts'" in lines[0], r.stderr
+
+
+def test_verify_runs_0_is_not_called_verified(cols: Collections, tmp_path: Path) -> None:
+    """--verify-runs 0 for a failure target as for a crash: no native run of the repro, so it is not
+    verified (exit 1), the summary says so, and no earlier records are minimized; the run under the
+    debugger and the JIT's output are still made."""
+    mch = failures_collection(cols)
+    r = repro("--failure", "assert", "--verify-runs", "0", "--out", str(tmp_path / "b"), "--",
+              REPLAY, BASE, str(mch), cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    rep = report(tmp_path / "b")
+    validate(rep)
+    v = rep["verification"]
+    assert rep["outcome"] == "not-verified" and rep["exit_code"] == 1 and not v["accepted"]
+    assert v["runs"] == 0 and v["native_runs"] == []
+    assert v["summary"].startswith("no native run (--verify-runs 0): not verified")
+    assert f"verification: {v['summary']}" in r.stdout.splitlines()
+    phases = [p["name"] for p in rep["phases"]]
+    assert phases == ["locate", "isolate", "verify", "diagnose", "jit-output"]
+    assert rep["target"]["failure"]["method_context"] == 60
+    assert rep["diagnosis"]["assertion"]["expr"] == "shiftAmount >= 0"
+    assert "A 1-record repro collection is attached (NOT verified)." in rep["issue"]["description"]

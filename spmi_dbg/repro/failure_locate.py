@@ -2,7 +2,8 @@
 these itself (docs/superpmi-conventions.md 1.1), so both are native replays read for its failure lines, no
 debugger. Locate runs the partitions in parallel and takes the first matching failure in method context order;
 verify replays the isolated repro K times and accepts it when at least half of the runs report the same failure
-(same assert expression and place, same exception message) for its method context."""
+(same assert expression and place, same exception message) for its method context; with no run
+(--verify-runs 0) nothing is accepted."""
 
 from __future__ import annotations
 
@@ -217,6 +218,9 @@ class FailureVerification:
         return bool(self.runs) and self.reproduced >= math.ceil(ACCEPT_RATE * len(self.runs))
 
     def summary(self) -> str:
+        if not self.runs:
+            return ("no native run (--verify-runs 0): not verified (a repro is verified by native "
+                    "replays)")
         verdict = "accepted" if self.accepted else "not accepted"
         return f"{self.reproduced}/{len(self.runs)} runs reported the same {self.failure.kind} ({verdict})"
 

@@ -4,7 +4,7 @@ superpmi reports itself (docs/superpmi-conventions.md 1.1) as the target, in pla
 locate (native replays of CHUNKS_PER_WORKER contiguous partitions per worker, in order, read for
 superpmi's failure lines as they come) -> isolate -> minimize-options (ddmin over the command's
 -jitoption/-jit2option settings and their list elements) -> verify (K native runs of the repro
-report the same failure; at least one, also with --verify-runs 0) -> [minimize over earlier
+report the same failure; none with --verify-runs 0: then not verified) -> [minimize over earlier
 records -> isolate -> verify, when the record alone does not fail] -> diagnose (one run under the
 debugger with -boa for an assert, so that it stops in MyICJI::doAssert; -boe and the very first stop
 for a failed compile, so that it stops at the compile's first-chance fault or at superpmi's break
@@ -89,10 +89,10 @@ def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path,
         result.repro_command = final = dataclasses.replace(cmd, options=split.options(m.needed))
     with phase(result, "verify", progress) as ph:
         found.verification = v = verify_failure(final, result.isolated.mch, f,
-                                                runs=max(1, opts.verify_runs),
-                                                timeout=opts.verify_timeout, workdir=work)
+                                                runs=opts.verify_runs, timeout=opts.verify_timeout,
+                                                workdir=work)
         ph.detail = v.summary()
-    if not v.accepted:  # the record alone does not fail
+    if v.runs and not v.accepted:  # the record alone does not fail (with no run, nothing says so)
         with phase(result, "minimize", progress) as ph:
             kept, ph.detail = _minimize_records(opts, final, found.located, f, work)
         if kept is not None:
@@ -102,7 +102,7 @@ def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path,
                 ph.detail = f"method contexts {', '.join(map(str, numbers))}"
             with phase(result, "verify-minimized", progress) as ph:
                 found.verification = v = verify_failure(
-                    final, result.isolated.mch, f, runs=max(1, opts.verify_runs),
+                    final, result.isolated.mch, f, runs=opts.verify_runs,
                     timeout=opts.verify_timeout, workdir=work, number_in_repro=len(numbers),
                     label="verify-minimized")
                 ph.detail = v.summary()
