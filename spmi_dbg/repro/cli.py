@@ -50,6 +50,9 @@ def add_parsers(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The run's modules are imported when the command runs: every spmi-dbg command but `mch`
+    # builds this parser, and importing the pipeline, its options and the display would cost
+    # each of them ~70 ms.
     from spmi_dbg.repro.options import options
 
     return pipeline_errors("repro", lambda: int(execute(options(args)).exit_code))

@@ -71,6 +71,7 @@ def _native(relative: str) -> str:
 
 
 def _run(args: argparse.Namespace, at: int) -> int:
+    # Imported when the demo runs, not when each spmi-dbg command builds its parser (cli.run).
     from spmi_dbg.driver.select import GdbDriver
     from spmi_dbg.repro import command
     from spmi_dbg.repro.cli import execute
