@@ -10,14 +10,13 @@ from collections.abc import Sequence
 
 from spmi_dbg import __version__, exits
 from spmi_dbg.errors import SpmiDbgError
+from spmi_dbg.mch import commands as mch_commands
 from spmi_dbg.usage import Parser, leaf
 
 
 def build_parser(command: str | None = None) -> Parser:
     """All commands' parsers; with `command` "mch" only the collection tools' (they then start without importing
     the debugger, replay, report and triage layers: `spmi-dbg mch verify` is timed against `mcs -integ`)."""
-    from spmi_dbg.mch import commands as mch_commands
-
     # No COMMAND, or an unknown one: 3, as a pipeline's usage error (the line may have been meant for `repro` or
     # `triage`, where 2 means "no crash"); each command's own usage errors exit with its own status.
     parser = Parser(prog="spmi-dbg", description="Find, explain and reproduce SuperPMI crashes.",
@@ -27,6 +26,7 @@ def build_parser(command: str | None = None) -> Parser:
     mch_commands.add_parsers(sub)
     if command == "mch":
         return parser
+    # Imported here, not at module level (start-up): the other commands' modules cost `spmi-dbg mch ...` ~170 ms.
     from spmi_dbg.driver import launch
     from spmi_dbg.report import cli as report_cli
     from spmi_dbg.repro import cli as repro_cli

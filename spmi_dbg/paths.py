@@ -5,6 +5,8 @@ before it execs the native verifier."""
 
 from __future__ import annotations
 
+import spmi_dbg
+
 TYPE_CHECKING = False  # not typing's: importing typing (and re) costs the console script milliseconds
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,9 +22,7 @@ def native_dirs() -> list[Path]:
     """For a regular install that is site-packages/spmi_dbg/_native. For an editable install the package's
     __path__ lists the source tree and the directory the build was installed to, so all are searched;
     nothing assumes where site-packages is."""
-    from pathlib import Path
-
-    import spmi_dbg
+    from pathlib import Path  # start-up of the launcher: pathlib costs it ~15 ms before it execs `mch verify`
 
     return [Path(p) / "_native" for p in spmi_dbg.__path__]
 

@@ -23,7 +23,7 @@ def decode(process: Process, pc: int) -> Instruction | None:
     code = process.read_memory(pc, 16)
     if not code:
         return None
-    try:
+    try:  # imported here (start-up): capstone costs every command ~70 ms, and the CLI imports analysis
         import capstone
     except ImportError:
         return None

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from spmi_dbg.analysis.frames import LWM_FUNCTION, class_of, find, is_lwm, short_name
 from spmi_dbg.analysis.jsonfacts import JsonFact
 from spmi_dbg.analysis.values import frame_int, member_int
-from spmi_dbg.analysis.view import Frame, Process
+from spmi_dbg.analysis.view import Frame, Process, Value
 from spmi_dbg.mch import packets as P
 
 OWNERS = ("CompileResult", "MethodContext")
@@ -91,8 +91,6 @@ def find_null_map(process: Process, frames: Sequence[Frame], fault_address: int 
 def _member(process: Process, owner_type: str, owner: object, map_type: str, method: str) -> tuple[str, str]:
     """Which member: the null field of the owner with the map's type; ties (and an unreadable owner)
     are broken by superpmi's naming (rep<Name>/rec<Name> use the map <Name>)."""
-    from spmi_dbg.analysis.view import Value
-
     want = _norm_type(map_type)
     by_name = re.sub(r"^(rep|rec|dmp)", "", method)
     if isinstance(owner, Value) and not owner.optimized_out and owner.as_int():

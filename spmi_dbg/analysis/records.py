@@ -5,13 +5,10 @@ collection that cannot be read is a note, never an error of the diagnosis."""
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 from spmi_dbg.analysis.mcnumber import RecordIdentity
 from spmi_dbg.errors import SpmiDbgError
-
-if TYPE_CHECKING:
-    from spmi_dbg.mch.collection import Collection
+from spmi_dbg.mch.collection import Collection
 
 
 class CollectionRecords:
@@ -20,9 +17,6 @@ class CollectionRecords:
         self.problem: str | None = None
         self._col: Collection | None = None
         self._cache: dict[int, RecordIdentity | None] = {}
-        # Not imported at module level: the quick check at a passed stop needs no collection.
-        from spmi_dbg.mch.collection import Collection
-
         try:
             self._col = Collection.open(path)
         except (SpmiDbgError, OSError, ValueError) as e:

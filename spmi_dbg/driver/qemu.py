@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spmi_dbg.errors import ToolFailure
+from spmi_dbg.replay import parse_command
 
 DEFAULT_SYSROOTS = {"aarch64": "/usr/aarch64-linux-gnu"}
 PORT_ATTEMPTS = 5
@@ -44,8 +45,6 @@ class QemuTarget:
 def library_dirs(argv: list[str]) -> list[str]:
     """Where the debugger finds the guest's own shared objects: the JITs' (absolute host paths) and the
     program's directories; the system libraries come from the sysroot."""
-    from spmi_dbg.replay import parse_command
-
     out: list[str] = []
     for p in [*parse_command(argv).jits, argv[0]]:
         d = os.path.dirname(os.path.abspath(p))

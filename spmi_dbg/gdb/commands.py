@@ -6,6 +6,7 @@ import gdb
 
 from spmi_dbg.analysis.view import signal_name
 from spmi_dbg.commands.spmi import HELP, run, without_process
+from spmi_dbg.gdb import passing, printers
 from spmi_dbg.gdb.view import GdbProcess
 
 # How each inferior's last process ended (by inferior number): (exit code, exit signal), both None after `kill`.
@@ -63,8 +64,6 @@ _registered = False
 def register() -> None:
     global _registered
     if not _registered:
-        from spmi_dbg.gdb import passing, printers
-
         SpmiCommand()
         gdb.events.stop.connect(_on_stop)
         gdb.events.cont.connect(_on_cont)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Any
 
 import gdb
@@ -327,8 +328,6 @@ class GdbProcess:
         filename = gdb.current_progspace().filename
         args = gdb.parameter("args")
         if filename:
-            import shlex
-
             return [filename, *shlex.split(str(args or ""))]
         return None
 

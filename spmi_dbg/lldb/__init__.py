@@ -7,16 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from spmi_dbg.analysis import preload
 from spmi_dbg.lldb import commands as commands  # the function `spmi` is bound to
+from spmi_dbg.lldb import printers
+from spmi_dbg.lldb.view import warm_up
 
 
 def __lldb_init_module(debugger: Any, internal_dict: dict[str, Any]) -> None:
-    from spmi_dbg.analysis import preload
-    from spmi_dbg.lldb import printers
-
     preload()
     debugger.HandleCommand("command script add -o -f spmi_dbg.lldb.commands.spmi_command spmi")
     printers.register(debugger)
-    from spmi_dbg.lldb.view import warm_up
-
     warm_up(debugger.GetSelectedTarget())  # `lldb -- superpmi ...`: the target exists already

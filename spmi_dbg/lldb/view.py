@@ -3,6 +3,7 @@ lldb module imported by the driver)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from typing import Any
@@ -335,8 +336,6 @@ _LLDB_FORMATTERS = ("lldb.formatters.cpp.gnu_libstdcpp", "lldb.formatters.cpp.li
 def warm_up(target: Any) -> None:
     """Before the program runs (or right after the extension loads): index the anchors, make one value of each
     anchor type from bytes, and import lldb's own formatter modules (it does so at the first value read)."""
-    import importlib
-
     if not target.IsValid():
         return
     for name in ANCHOR_FUNCTIONS:

@@ -14,16 +14,15 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
+from spmi_dbg.atomic import atomic_open, check_output, prepare_destination
 from spmi_dbg.errors import InputError
 from spmi_dbg.mch import pyscan
-from spmi_dbg.mch.mct import Toc, collection_for_toc, find_toc, open_toc, toc_path_for
+from spmi_dbg.mch.context import MethodContextInfo, Packet, decode_method_context, split_packets
+from spmi_dbg.mch.mct import Toc, collection_for_toc, find_toc, open_toc, toc_path_for, write_toc
 from spmi_dbg.mch.native import Native, load
 from spmi_dbg.mch.pyscan import SCAN_DONE, SCAN_MORE, SCAN_PACKETS, SCAN_RELEASE, Problem, Stats
-
-if TYPE_CHECKING:  # decoding and writing are imported where used: a scan does not pay for them
-    from spmi_dbg.mch.context import MethodContextInfo, Packet
 
 SCAN_BUDGET = 16 << 20  # bytes per scan step: progress granularity, and the most mapped pages kept resident
 
@@ -123,8 +122,6 @@ class _NativeBackend:
         offs = ffi.new("uint64_t[]", [r[0] for r in ranges] or [0])
         sizes = ffi.new("uint64_t[]", [r[1] for r in ranges] or [0])
         err = ffi.new("spmimch_error*")
-        from spmi_dbg.atomic import prepare_destination
-
         try:
             prepare_destination(out)
         except OSError as e:
@@ -190,8 +187,6 @@ class _PyBackend:
             if off + size > self.size:
                 raise InputError(str(out), f"record range {off}+{size} is past the end of file: "
                                  f"expected at most {self.size}", code=pyscan.E_RANGE)
-        from spmi_dbg.atomic import atomic_open
-
         try:
             with atomic_open(out) as f:
                 for off, size in ranges:
@@ -370,8 +365,6 @@ class Collection:
         problem = self._backend.check_record(ref.offset, number, SCAN_PACKETS)
         if isinstance(problem, Problem):
             raise self._input_error(problem)
-        from spmi_dbg.mch.context import split_packets
-
         return split_packets(self._backend.read(ref.offset, ref.size), ref.offset)
 
     def _checked(self, number: int) -> RecordRef:
@@ -388,8 +381,6 @@ class Collection:
         problem = self._backend.check_record(ref.offset, number, SCAN_PACKETS)
         if isinstance(problem, Problem):
             raise self._input_error(problem)
-        from spmi_dbg.mch.context import decode_method_context
-
         return decode_method_context(number, ref.offset, self._backend.read(ref.offset, ref.size))
 
     # ------------------------------------------------------------------ writing
@@ -402,8 +393,6 @@ class Collection:
     def extract(self, numbers: Iterable[int], out: str | os.PathLike[str], *, write_index: bool = True) -> Path:
         """Copy the listed records byte-for-byte, in order, to `out` (and its .mct). Returns the .mct path.
         Hashes in the new .mct come from this collection's .mct when it has one, else stay unknown."""
-        from spmi_dbg.atomic import check_output
-
         out_path = Path(out)
         toc_out = toc_path_for(out_path)
         inputs = self.inputs()
@@ -427,8 +416,6 @@ def write_index_file(path: Path, entries: Sequence[tuple[int, int, bytes | None]
     """Write a .mct through libspmimch when installed, else in Python (same bytes)."""
     nat = load()
     if nat is None:
-        from spmi_dbg.mch.mct import write_toc
-
         write_toc(path, entries)
         return
     ffi = nat.ffi
@@ -437,8 +424,6 @@ def write_index_file(path: Path, entries: Sequence[tuple[int, int, bytes | None]
     nums = ffi.new("int32_t[]", [e[1] for e in entries] or [0])
     hashes = ffi.new("char[]", b"".join((e[2] or b"\0" * 33)[:33].ljust(33, b"\0") for e in entries) or b"\0")
     err = ffi.new("spmimch_error*")
-    from spmi_dbg.atomic import prepare_destination
-
     try:
         prepare_destination(Path(path))
     except OSError as e:

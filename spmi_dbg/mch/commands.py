@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
+from spmi_dbg.atomic import check_output
 from spmi_dbg.errors import InputError
+from spmi_dbg.mch import packets as P
 from spmi_dbg.mch.collection import Collection, write_index_file
+from spmi_dbg.mch.context import MethodContextInfo
+from spmi_dbg.mch.maps import MapError, parse_map
+from spmi_dbg.mch.mclist import parse_mclist
 from spmi_dbg.mch.mct import collection_for_toc, find_toc, open_toc, toc_path_for
 from spmi_dbg.mch.pyscan import SCAN_DONE, Problem, Stats
 from spmi_dbg.usage import integer
-
-# Decoding, -c lists and JSON are imported by the verbs that use them: `mch verify` (timed against mcs -integ)
-# starts with the scanner alone.
-if TYPE_CHECKING:
-    from spmi_dbg.mch.context import MethodContextInfo
 
 
 def add_parsers(sub: Any) -> None:
@@ -69,6 +70,7 @@ def progress_bar(label: str, enabled: bool) -> Iterator[Callable[[int, int], Non
     if not enabled or not sys.stderr.isatty():
         yield None
         return
+    # Imported here (start-up): rich costs every `spmi-dbg mch ...` ~70 ms; the bar is for long scans only.
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
     with Progress(TextColumn(label), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
@@ -82,7 +84,7 @@ def progress_bar(label: str, enabled: bool) -> Iterator[Callable[[int, int], Non
 
 
 def _stderr_console() -> Any:
-    from rich.console import Console
+    from rich.console import Console  # start-up, as in progress_bar
 
     return Console(stderr=True)
 
@@ -92,10 +94,6 @@ LONG_SCAN = 256 << 20  # show progress for files above this size
 
 # ---------------------------------------------------------------------------------------- info
 def cmd_info(args: argparse.Namespace) -> int:
-    import json
-
-    from spmi_dbg.mch import packets as P
-
     start = time.perf_counter()
     with Collection.open(args.collection) as col:
         stats = Stats()
@@ -145,9 +143,6 @@ def cmd_info(args: argparse.Namespace) -> int:
 def _layout(mc: MethodContextInfo | None) -> str | None:
     """Which era's CompileMethod layout method context 1 has (e.g. "CompileMethod 200 bytes (3.1-era
     METHOD_INFO)"), or that it is not one this tool knows."""
-    from spmi_dbg.mch import packets as P
-    from spmi_dbg.mch.maps import MapError, parse_map
-
     if mc is None:
         return None
     if mc.request is not None:
@@ -165,8 +160,6 @@ def _layout(mc: MethodContextInfo | None) -> str | None:
 # ---------------------------------------------------------------------------------------- list
 def _selected(col: Collection, compile_arg: str | None) -> Iterable[int]:
     """The numbers to show, walked lazily: a list past the collection's end fails at its first missing number."""
-    from spmi_dbg.mch.mclist import parse_mclist
-
     if compile_arg is None:
         return range(1, len(col) + 1)
     return parse_mclist(compile_arg)
@@ -180,8 +173,6 @@ def _row(col: Collection, n: int) -> dict[str, Any]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    import json
-
     with Collection.open(args.collection) as col:
         numbers = _selected(col, args.compile)
         out = sys.stdout
@@ -202,8 +193,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------------- extract / index
 def cmd_extract(args: argparse.Namespace) -> int:
-    from spmi_dbg.mch.mclist import parse_mclist
-
     numbers = parse_mclist(args.compile)
     with Collection.open(args.input) as col:
         toc = col.extract(numbers, args.output)
@@ -212,8 +201,6 @@ def cmd_extract(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from spmi_dbg.atomic import check_output
-
     with Collection.open(args.collection) as col:
         out = Path(args.output) if args.output else toc_path_for(col.path)
         # Its own index is what `mch index` replaces; the collection itself, or a device, never.
@@ -297,10 +284,6 @@ def _toc_problems(col: Collection) -> list[str]:
 
 # ---------------------------------------------------------------------------------------- dump
 def cmd_dump(args: argparse.Namespace) -> int:
-    import json
-
-    from spmi_dbg.mch.maps import MapError, parse_map
-
     with Collection.open(args.collection) as col:
         mc = col.method_context(args.number)
     rows = []

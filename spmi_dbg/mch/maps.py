@@ -6,6 +6,7 @@ import struct
 from dataclasses import dataclass
 
 from spmi_dbg.mch import packets as P
+from spmi_dbg.mch.pyscan import check_map
 
 NO_BLOB = 0xFFFFFFFF
 
@@ -80,8 +81,6 @@ class SerializedMap:
 
 def parse_map(packet_id: int, data: bytes) -> SerializedMap:
     """Parse a packet's map bytes. Structure errors raise MapError (pyscan.check_map gives the text)."""
-    from spmi_dbg.mch.pyscan import check_map
-
     problem = check_map(memoryview(data), 0, len(data))
     if problem is not None:
         raise MapError(problem)

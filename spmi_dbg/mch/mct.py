@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from spmi_dbg.atomic import atomic_write_bytes
 from spmi_dbg.errors import InputError
 from spmi_dbg.mch import pyscan
 from spmi_dbg.mch.native import Native, load
@@ -225,6 +226,4 @@ def build_toc_bytes(entries: Sequence[tuple[int, int, bytes | None]]) -> bytes:
 
 
 def write_toc(path: str | os.PathLike[str], entries: Sequence[tuple[int, int, bytes | None]]) -> None:
-    from spmi_dbg.atomic import atomic_write_bytes
-
     atomic_write_bytes(path, build_toc_bytes(entries))

@@ -12,6 +12,8 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+import cffi
+
 from spmi_dbg.paths import native_file
 
 LIBRARY_NAME = "libspmimch.so"
@@ -34,8 +36,6 @@ def _make_ffi() -> Any:
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
             return module.ffi
-    import cffi
-
     ffi = cffi.FFI()
     ffi.cdef((Path(__file__).parent / "spmimch.cdef").read_text())
     return ffi

@@ -6,11 +6,13 @@ import argparse
 import re
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from spmi_dbg.errors import UsageError
+from spmi_dbg.sample.build import build, corpus_files, load_corpus, records_for_methods, write_collection
 from spmi_dbg.sample.builder import ARCH_VALUES, RecordBuilder
-from spmi_dbg.sample.inject import KINDS
+from spmi_dbg.sample.inject import KINDS, parse_inject
 from spmi_dbg.usage import integer, number
 
 
@@ -62,9 +64,6 @@ def parse_config(specs: list[str]) -> list[tuple[str, int, int]]:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from spmi_dbg.sample.build import build, corpus_files, load_corpus
-    from spmi_dbg.sample.inject import parse_inject
-
     injections = [x for spec in args.inject for x in parse_inject(spec)]
     config = parse_config(args.config)
     corpus = [m for asm in load_corpus(corpus_files(args.corpus)) for m in asm.methods]
@@ -82,13 +81,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_asm(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from spmi_dbg.sample.build import load_corpus as assemble_all
-    from spmi_dbg.sample.build import records_for_methods, write_collection
-
     start = time.perf_counter()
-    assemblies = assemble_all([Path(f) for f in args.files])
+    assemblies = load_corpus([Path(f) for f in args.files])
     arch = args.arch
     if arch is None:
         archs = {a.arch for a in assemblies if a.arch}

@@ -8,8 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg.errors import UsageError
+from spmi_dbg.outdir import check_out_dir
+from spmi_dbg.replay import parse_command
 from spmi_dbg.repro.arguments import PIPELINE_USAGE, add_replay_arguments, pipeline_errors
+from spmi_dbg.triage.plan import collections_of
 from spmi_dbg.usage import integer
+
+# The pipeline, its results and the terminal display (rich) are imported by the functions that run a triage:
+# `spmi-dbg --help` and every other command build this parser, and importing them costs each ~50-90 ms (start-up).
 
 EPILOG = """Replays the whole collection under the debugger, resuming after each crash; crashes and the failures
 superpmi reports itself (JIT asserts, failed compiles, missing data) are bucketed; one verified repro bundle per
@@ -51,8 +58,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def bundle_kinds(spec: str) -> frozenset[str]:
-    from spmi_dbg.errors import UsageError
-    from spmi_dbg.triage.pipeline import BUNDLE_KINDS
+    from spmi_dbg.triage.pipeline import BUNDLE_KINDS  # start-up (above)
 
     kinds = [k.strip() for k in spec.split(",")]
     bad = [k for k in kinds if k not in (*BUNDLE_KINDS, "any")]
@@ -67,8 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from spmi_dbg.outdir import check_out_dir
-    from spmi_dbg.repro.options import options
+    from spmi_dbg.repro.options import options  # start-up (above), as the three below
     from spmi_dbg.triage.display import print_summary, progress_for
     from spmi_dbg.triage.pipeline import TriageOptions, run_triage, with_collections
     from spmi_dbg.triage.triage_data import TRIAGE_FILES
@@ -92,8 +97,6 @@ def _run(args: argparse.Namespace) -> int:
 
 def _check_command_given(args: argparse.Namespace) -> None:
     """Nothing to replay: said in triage's words (repro's own check would name repro)."""
-    from spmi_dbg.errors import UsageError
-
     rest = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not rest and not args.mch and args.from_log is None and not (args.jit or args.base_jit):
         raise UsageError("expected the superpmi command after --, e.g. spmi-dbg triage -- superpmi -a base.so "
@@ -102,10 +105,6 @@ def _check_command_given(args: argparse.Namespace) -> None:
 
 def _collections(args: argparse.Namespace) -> list[str]:
     """--mch PATH...: the collections; the first stands in the command (after --, or beside --jit)."""
-    from spmi_dbg.errors import UsageError
-    from spmi_dbg.replay import parse_command
-    from spmi_dbg.triage.plan import collections_of
-
     if not args.mch:
         args.mch = None
         return []

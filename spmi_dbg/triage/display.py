@@ -4,6 +4,7 @@ or a file (what a CI log keeps); then the summary as `key: value` lines on stdou
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from typing import TextIO
@@ -102,7 +103,5 @@ def progress_for(stream: TextIO) -> TriageProgress:
 
 
 def print_summary(result: TriageResult) -> None:
-    import json
-
     data = json.loads((result.options.out / "triage.json").read_text())
     sys.stdout.write(triage_text(data) + f"triage: {printable(str(result.options.out / 'triage.md'))}\n")

@@ -14,17 +14,25 @@ from pathlib import Path
 
 from spmi_dbg import exits
 from spmi_dbg.atomic import atomic_write_text
-from spmi_dbg.errors import InputError
+from spmi_dbg.errors import InputError, UsageError
 from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.result import ReproOptions
 from spmi_dbg.tempfiles import temp_dir
 from spmi_dbg.triage.buckets import bucket_crashes
+from spmi_dbg.triage.cluster import DaskEngine
 from spmi_dbg.triage.coverage import coverage
 from spmi_dbg.triage.engine import BundleJob, Engine, LocalEngine
 from spmi_dbg.triage.failure_buckets import bucket_failures
-from spmi_dbg.triage.plan import TriagePartition, check_resumable, member_names, plan_json, plan_partitions
+from spmi_dbg.triage.plan import (
+    TriagePartition,
+    check_resumable,
+    command_for,
+    member_names,
+    plan_json,
+    plan_partitions,
+)
 from spmi_dbg.triage.result import BUNDLE_KINDS, PARTITIONS_DIR, TRIAGE_FILES, TriageOptions, TriageResult
 from spmi_dbg.triage.run import TriageProgress, replay_partitions
 from spmi_dbg.triage.triage_data import write_triage
@@ -35,8 +43,6 @@ __all__ = ["BUNDLE_KINDS", "TriageOptions", "TriageResult", "open_engine", "run_
 def open_engine(opts: TriageOptions) -> Engine:
     if opts.scheduler is None:
         return LocalEngine(opts.repro.workers)
-    from spmi_dbg.triage.cluster import DaskEngine
-
     return DaskEngine(opts.scheduler)
 
 
@@ -133,9 +139,6 @@ def _plan(opts: TriageOptions, directory: Path, workers: int) -> list[TriagePart
 
 def with_collections(opts: ReproOptions, collections: list[str]) -> list[ReproCommand]:
     """The command on each collection (a -c selection only with one collection)."""
-    from spmi_dbg.errors import UsageError
-    from spmi_dbg.triage.plan import command_for
-
     if len(collections) > 1 and opts.command.selection is not None:
         raise UsageError("-c names method contexts of one collection: leave it out with several collections")
     if not collections:

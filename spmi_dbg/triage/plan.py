@@ -15,7 +15,7 @@ from typing import Any
 
 from spmi_dbg.errors import InputError, SpmiDbgError, UsageError, printable
 from spmi_dbg.mch.collection import Collection
-from spmi_dbg.mch.mclist import MCList
+from spmi_dbg.mch.mclist import MCList, parse_mclist
 from spmi_dbg.repro.command import ReproCommand, checked_collection
 
 PARTITION_BYTES = 256 << 20  # the largest partition by default: about a minute of a real superpmi replay
@@ -45,8 +45,6 @@ class TriagePartition:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TriagePartition:
-        from spmi_dbg.mch.mclist import parse_mclist
-
         return cls(int(data["index"]), str(data["collection"]), parse_mclist(str(data["compile"])),
                    int(data["bytes"]))
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.analysis.policy import PassedStop
+from spmi_dbg.driver.lldb.sbapi import import_lldb
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.driver.qemu import QemuTarget, library_dirs
 from spmi_dbg.driver.qemu import kill as qemu_kill
@@ -36,8 +37,6 @@ STARTUP_TIMEOUT = 60.0  # importing lldb, loading the program's symbols
 
 def check_available() -> None:
     """Raise LldbUnavailable (naming the Debian packages) unless lldb's Python module and lldb-server are here."""
-    from spmi_dbg.driver.lldb.sbapi import import_lldb
-
     import_lldb()
 
 

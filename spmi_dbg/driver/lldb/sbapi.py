@@ -5,7 +5,9 @@ with or without the signal, the signal an exited process died of. The worker (wo
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import signal as sig
 import subprocess
 import sys
 from pathlib import Path
@@ -108,9 +110,6 @@ def resume(process: Any, thread: Any, signo: int | None, *, deliver: bool, step_
 
 
 def _signal_from(text: str) -> int | None:
-    import re
-    import signal as sig
-
     m = re.search(r"(SIG[A-Z]+)", text)
     if m and hasattr(sig, m.group(1)):
         return int(getattr(sig, m.group(1)))
