@@ -265,3 +265,131 @@ def test_import_forms_are_resolved(tmp_path: Path, text: str, target: str) -> No
     where.write_text(text)
     assert [i.target for i in imports_of(where, "spmi_dbg.analysis.probe")] == [target]
 
+
+
+# ---------------------------------------------------------------------------------------- function-level imports
+# Imports belong at module level (issue 21 item 6), where a reader sees what a module needs and the layer and
+# cycle checks above see it too. The exceptions, each a (module, what it imports, reason) entry below:
+OPTIONAL = "optional dependency"  # not installed everywhere: the extra spmi-dbg[dask], lldb's own Python module
+STARTUP = "start-up"  # costs a command line a user types > 50 ms (measured; each site's comment says how much)
+LAUNCHER = "start-up of the launcher"  # the console script imports only os, sys and paths before `mch verify`
+TO_MOVE = "to move (issue 21 item 6)"  # in a module another engineer is changing; remove the entry with the move
+
+FUNCTION_IMPORTS_ALLOWED: list[tuple[str, str, str]] = [
+    ("spmi_dbg.launcher", "spmi_dbg.cli", LAUNCHER),
+    ("spmi_dbg.paths", "pathlib", LAUNCHER),
+    # the full parser: `spmi-dbg mch ...` builds only the collection tools' (cli.build_parser)
+    ("spmi_dbg.cli", "spmi_dbg.driver.launch", STARTUP),
+    ("spmi_dbg.cli", "spmi_dbg.report.cli", STARTUP),
+    ("spmi_dbg.cli", "spmi_dbg.repro.cli", STARTUP),
+    ("spmi_dbg.cli", "spmi_dbg.repro.demo", STARTUP),
+    ("spmi_dbg.cli", "spmi_dbg.sample.commands", STARTUP),
+    ("spmi_dbg.cli", "spmi_dbg.triage.cli", STARTUP),
+    # what runs a triage, not what parses its command line (every command builds triage's parser)
+    ("spmi_dbg.triage.cli", "spmi_dbg.triage.pipeline", STARTUP),
+    ("spmi_dbg.triage.cli", "spmi_dbg.triage.display", STARTUP),
+    ("spmi_dbg.triage.cli", "spmi_dbg.triage.triage_data", STARTUP),
+    ("spmi_dbg.triage.cli", "spmi_dbg.repro.options", STARTUP),
+    ("spmi_dbg.mch.commands", "rich.progress", STARTUP),  # drawn only for long scans on a terminal
+    ("spmi_dbg.mch.commands", "rich.console", STARTUP),
+    # capstone (~70 ms) where the CLI's import of the analysis package would pay for it
+    ("spmi_dbg.analysis", "capstone", STARTUP),  # preload(): when a debugger loads the extension
+    ("spmi_dbg.analysis.instruction", "capstone", STARTUP),
+    ("spmi_dbg.driver.lldb.sbapi", "lldb", OPTIONAL),  # on sys.path, or found through `lldb-16 -P`
+    ("spmi_dbg.triage.cluster", "distributed", OPTIONAL),
+    ("spmi_dbg.triage.cluster", "distributed.comm.addressing", OPTIONAL),
+    ("spmi_dbg.driver.lldb.worker", "spmi_dbg.lldb.view", TO_MOVE),
+    # what runs a repro or the demo, as for triage (their comments say so)
+    ("spmi_dbg.repro.cli", "spmi_dbg.repro.options", STARTUP),
+    ("spmi_dbg.repro.cli", "rich.console", STARTUP),
+    ("spmi_dbg.repro.cli", "spmi_dbg.repro.display", STARTUP),
+    ("spmi_dbg.repro.cli", "spmi_dbg.repro.pipeline", STARTUP),
+    ("spmi_dbg.repro.demo", "spmi_dbg.driver.select", STARTUP),
+    ("spmi_dbg.repro.demo", "spmi_dbg.repro.command", STARTUP),
+    ("spmi_dbg.repro.demo", "spmi_dbg.repro.cli", STARTUP),
+    ("spmi_dbg.repro.demo", "spmi_dbg.repro.result", STARTUP),
+    ("spmi_dbg.repro.demo", "spmi_dbg.sample.build", STARTUP),
+]
+
+
+@dataclass(frozen=True)
+class FunctionImport:
+    source: str  # the importing module, dotted
+    imported: str  # `from m import x`: m, or m.x when that is a module of the package
+    file: Path
+    line: int
+
+
+def function_imports(path: Path, known: set[str],
+                     source: str | None = None) -> list[FunctionImport]:
+    """Every import statement inside a function (or lambda) of the module at `path`, of any package.
+    `known`: the package's modules (module_name)."""
+    source = source or module_name(path)
+    package = source if path.name == "__init__.py" else source.rpartition(".")[0]
+    found: list[FunctionImport] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if in_function and isinstance(child, ast.Import):
+                found.extend(FunctionImport(source, a.name, path, child.lineno)
+                             for a in child.names)
+            elif in_function and isinstance(child, ast.ImportFrom):
+                mod = child.module or ""
+                if child.level:
+                    base = package.split(".")
+                    mod = ".".join(base[:len(base) - (child.level - 1)] + ([mod] if mod else []))
+                names = {f"{mod}.{a.name}" if f"{mod}.{a.name}" in known else mod
+                         for a in child.names}
+                found.extend(FunctionImport(source, n, path, child.lineno) for n in sorted(names))
+            nested = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            visit(child, in_function or nested)
+
+    visit(ast.parse(path.read_text(), str(path)), False)
+    return found
+
+
+def unlisted(found: list[FunctionImport], allowed: list[tuple[str, str, str]]) -> list[str]:
+    listed = {(module, imported) for module, imported, _ in allowed}
+    where = {f.file: f.file.relative_to(PACKAGE.parent) if f.file.is_relative_to(PACKAGE.parent)
+             else f.file for f in found}
+    return [f"{where[f.file]}:{f.line}: {f.source} imports {f.imported} inside a function: import "
+            "it at module level (the exceptions: FUNCTION_IMPORTS_ALLOWED)"
+            for f in found if (f.source, f.imported) not in listed]
+
+
+def test_no_import_inside_a_function_but_the_listed_exceptions() -> None:
+    known = modules()
+    found = [f for p in sorted(PACKAGE.rglob("*.py")) if "_native" not in p.parts
+             for f in function_imports(p, known)]
+    assert unlisted(found, FUNCTION_IMPORTS_ALLOWED) == []
+    used = {(f.source, f.imported) for f in found}
+    stale = [entry for entry in FUNCTION_IMPORTS_ALLOWED if entry[:2] not in used]
+    assert stale == [], "no longer in a function: remove it from FUNCTION_IMPORTS_ALLOWED"
+    reasons = (OPTIONAL, STARTUP, LAUNCHER, TO_MOVE)
+    assert [e for e in FUNCTION_IMPORTS_ALLOWED if e[2] not in reasons] == []
+
+
+def test_the_check_catches_an_import_inside_a_function(tmp_path: Path) -> None:
+    """A new function-level import is named, whatever its form (in a function, a method's nested
+    function, a relative import); the exception listed for one module does not cover another; module
+    level and TYPE_CHECKING imports are not function-level."""
+    probe = tmp_path / "probe.py"
+    probe.write_text("from typing import TYPE_CHECKING\nimport json\n"
+                     "if TYPE_CHECKING:\n    import shlex\n"
+                     "def f():\n    import capstone\n"
+                     "class C:\n    def m(self):\n        def inner():\n"
+                     "            from . import frames, nope\n"
+                     "x = 1\n"
+                     "def h():\n    from spmi_dbg.mch import commands\n")
+    known = {"spmi_dbg.analysis.frames", "spmi_dbg.mch.commands"}
+    found = function_imports(probe, known, "spmi_dbg.analysis.probe")
+    assert [(f.imported, f.line) for f in found] == [
+        ("capstone", 6), ("spmi_dbg.analysis", 10), ("spmi_dbg.analysis.frames", 10),
+        ("spmi_dbg.mch.commands", 13)]
+    allowed = [("spmi_dbg.analysis.probe", "capstone", STARTUP),
+               ("spmi_dbg.other", "spmi_dbg.mch.commands", STARTUP)]
+    bad = unlisted(found, allowed)
+    assert len(bad) == 3
+    assert bad[2].startswith(
+        f"{probe}:13: spmi_dbg.analysis.probe imports spmi_dbg.mch.commands inside a function")
+    assert not any("capstone" in line for line in bad)
