@@ -55,7 +55,7 @@ def records(sizes: dict[int, int]) -> Evidence:
 
 
 def test_lambda_frame_does_not_hide_mc_index() -> None:
-    found, _ = find_method_context(stack(mc_index=2000))
+    found = find_method_context(stack(mc_index=2000)).found
     assert found is not None and found.number == 2000
     assert found.source == "mcIndex argument of JitInstance::CompileMethod (frame 5)"
 
@@ -63,7 +63,7 @@ def test_lambda_frame_does_not_hide_mc_index() -> None:
 def test_31_loaded_count_rejected_by_the_c_list() -> None:
     """3.1's mc->index is the count this process loaded: under -c 2000-5514, method context 2000 has index 1."""
     ev = Evidence(selection_of(["superpmi", "-c", "2000-5514", "jit.so", "a.mch"]))
-    found, tried = find_method_context(stack(mc_index=None, mc_field=1, cur=2000), ev)
+    found, tried, _ = find_method_context(stack(mc_index=None, mc_field=1, cur=2000), ev)
     assert found is not None and found.number == 2000 and found.source.startswith("reader->curMCIndex in main")
     assert found.rejected == ("this->index in MethodContext::repGetMethodSig (frame 1) = 1: rejected, not in the "
                               "-c list 2000-5514 this process replays",)
@@ -73,10 +73,11 @@ def test_31_loaded_count_rejected_by_the_c_list() -> None:
 
 def test_garbage_register_rejected_past_the_collection_end() -> None:
     """-O2 superpmi: main's reader read from a clobbered register (0x01020304) is past the collection's end."""
-    found, tried = find_method_context(stack(mc_index=None, cur=16909060), records({}))
+    found, tried, rejected = find_method_context(stack(mc_index=None, cur=16909060), records({}))
     assert found is None
     assert any("reader->curMCIndex in main (frame 6) = 16909060: rejected, past the collection's end" in t
-               for t in tried)
+               for t in rejected)
+    assert tried and not any("rejected" in t for t in tried)
 
 
 def test_identity_rejects_a_number_whose_record_has_another_il_size() -> None:
@@ -84,7 +85,7 @@ def test_identity_rejects_a_number_whose_record_has_another_il_size() -> None:
     ev = Evidence(selection_of(["superpmi", "-c", "3,5,9", "jit.so", "a.mch"]), count=20,
                   record=lambda n: RecordIdentity({3: 12, 9: 66}.get(n)),
                   il_sizes=((66, "methodInfo->ILCodeSize in CILJit::compileMethod (frame 3)"),))
-    found, _ = find_method_context(stack(mc_index=None, mc_field=3, cur=9), ev)
+    found = find_method_context(stack(mc_index=None, mc_field=3, cur=9), ev).found
     assert found is not None and found.number == 9
     assert found.rejected == ("this->index in MethodContext::repGetMethodSig (frame 1) = 3: rejected, record 3 has "
                               "IL size 12, but the method being compiled has 66 (methodInfo->ILCodeSize in "
@@ -134,12 +135,33 @@ def test_a_stale_il_size_read_does_not_reject_the_right_number() -> None:
     frames[-1].variables["mc"] = RValue("MethodContext *", 0x9999, {"methodSize": RValue("int", 1932484399)})
     ev = Evidence(Selection(), count=5657, record=lambda n: RecordIdentity({543: 844}.get(n, 12)),
                   il_sizes=compiled_il_sizes(frames))
-    found, _ = find_method_context(frames, ev)
+    found = find_method_context(frames, ev).found
     assert found is not None and found.number == 543
     assert "record 543's IL size 844 = methodInfo->ILCodeSize in CILJit::compileMethod (frame 3)" in found.checks
     assert "mc->methodSize in main (frame 6) = 1932484399 disagrees (not believed: a value read from an optimized " \
            "frame)" in found.checks
     ev_all_wrong = Evidence(Selection(), count=5657, record=lambda n: RecordIdentity(12), il_sizes=ev.il_sizes)
-    found, tried = find_method_context(stack(mc_index=543, il_size=844), ev_all_wrong)
+    found, _, rejected = find_method_context(stack(mc_index=543, il_size=844), ev_all_wrong)
     assert found is None and any("= 543: rejected, record 543 has IL size 12, but the method being compiled has 844"
-                                 in t for t in tried)
+                                 in t for t in rejected)
+
+
+def test_tried_places_and_rejected_values_come_apart(tmp_path: Path) -> None:
+    """No candidate passes: the search returns the places without a value and the values that failed a check
+    apart, and the diagnosis reports exactly the rejected ones (not by the wording of its note's lines)."""
+    col = tmp_path / "c.mch"
+    build_collection(col, count=12)
+    frames = stack(mc_index=None, mc_field=50)
+    search = find_method_context(frames, Evidence(Selection(), count=12))
+    assert search.found is None
+    assert search.rejected == ("this->index in MethodContext::repGetMethodSig (frame 1) = 50: rejected, past the "
+                               "collection's end (12 method contexts)",)
+    assert search.tried == ("mcIndex argument of JitInstance::CompileMethod (frame 5): not available",
+                            "reader->curMCIndex in main (frame 6): not available")
+    assert search.attempts == [*search.tried, *search.rejected]
+    proc = RProcess(frames, SignalInfo(signal.SIGSEGV, "SIGSEGV", 1, 0x10, "$_siginfo"),
+                    memory={}, regs={}, command=["/opt/spmi/superpmi", "jit.so", str(col)])
+    d = diagnose(proc)
+    assert d.method_context is None
+    assert d.method_context_rejected == list(search.rejected)
+    assert "method context not found in the stack: " + "; ".join(search.attempts) in d.notes

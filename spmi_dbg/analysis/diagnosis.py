@@ -252,12 +252,13 @@ def _method_context(frames: Sequence[Frame], argv: list[str] | None, input_path:
         evidence = Evidence(selection_of(argv), records.count if records else None,
                             records.identity if records is not None and records.count is not None else None,
                             compiled_il_sizes(frames))
-        found, tried = find_method_context(frames, evidence)
+        search = find_method_context(frames, evidence)
+        found = search.found
         if found is None:
-            notes.append("method context not found in the stack: " + "; ".join(tried))
+            notes.append("method context not found in the stack: " + "; ".join(search.attempts))
             if records is not None and records.problem:
                 notes.append(records.problem)
-            return None, [t for t in tried if ": rejected, " in t]
+            return None, list(search.rejected)
         fact = MethodContextFact(found.number, found.source, input=input_path, checks=list(found.checks),
                                  rejected=list(found.rejected))
         ident = records.identity(found.number) if records is not None else None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from spmi_dbg.analysis.frames import class_of, short_name
 from spmi_dbg.analysis.jitstate import superpmi_index
@@ -33,6 +34,20 @@ class MethodContextNumber:
     source: str  # e.g. "mcIndex argument of JitInstance::CompileMethod (frame 7)"
     checks: tuple[str, ...] = ()  # what the number was checked against, and passed
     rejected: tuple[str, ...] = ()  # the candidates before it that failed a check, with why
+
+
+class MethodContextSearch(NamedTuple):
+    """What find_method_context found: the number that passed its checks (None when none did), the places
+    tried that held no value, and the values that failed a check, with why (the report's rejected list)."""
+
+    found: MethodContextNumber | None
+    tried: tuple[str, ...]  # "mcIndex argument of JitInstance::CompileMethod (frame 5): not available"
+    rejected: tuple[str, ...]  # "reader->curMCIndex in main (frame 6) = 16909060: rejected, past ..."
+
+    @property
+    def attempts(self) -> list[str]:
+        """Every place tried and every value rejected, in the order the note names them."""
+        return [*self.tried, *self.rejected]
 
 
 @dataclass(frozen=True)
@@ -114,6 +129,9 @@ class _Search:
     evidence: Evidence
     tried: list[str] = field(default_factory=list)  # places with no value
     rejected: list[str] = field(default_factory=list)  # values that failed a check
+
+    def result(self, found: MethodContextNumber | None) -> MethodContextSearch:
+        return MethodContextSearch(found, tuple(self.tried), tuple(self.rejected))
 
     def check(self, n: int | None, source: str) -> MethodContextNumber | None:
         if n is None:
@@ -200,28 +218,28 @@ def _method_contexts(f: Frame) -> list[tuple[str, Value]]:
     return found
 
 
-def find_method_context(frames: Sequence[Frame], evidence: Evidence | None = None) \
-        -> tuple[MethodContextNumber | None, list[str]]:
-    """The number that passed its checks, with its evidence; else None and every place tried and every value
-    rejected (for the report)."""
+def find_method_context(frames: Sequence[Frame],
+                        evidence: Evidence | None = None) -> MethodContextSearch:
+    """The number that passed its checks, with its evidence (else None), the places tried and the values
+    rejected."""
     s = _Search(evidence or Evidence(Selection()))
     for i, f in enumerate(frames):
         if short_name(f.function) == COMPILE_METHOD and f.variable("mcIndex") is not None:
             found = s.check(frame_int(f, "mcIndex"), f"mcIndex argument of {COMPILE_METHOD} (frame {i})")
             if found is not None:
-                return found, s.tried + s.rejected
+                return s.result(found)
     for i, f in enumerate(frames):
         for var, v in _method_contexts(f):
             found = s.check(member_int(v, "index"), f"{var}->index in {short_name(f.function)} (frame {i})")
             if found is not None:
-                return found, s.tried + s.rejected
+                return s.result(found)
     for i, f in enumerate(frames):
         reader = f.variable("reader")
         if reader is not None and "MethodContextReader" in reader.type_name:
             found = s.check(member_int(reader, "curMCIndex"),
                             f"reader->curMCIndex in {short_name(f.function)} (frame {i})")
             if found is not None:
-                return found, s.tried + s.rejected
+                return s.result(found)
     for i, f in enumerate(frames):
         comp = f.variable("this") if class_of(f.function) == "Compiler" else None
         if comp is None:
@@ -235,7 +253,7 @@ def find_method_context(frames: Sequence[Frame], evidence: Evidence | None = Non
             continue
         found = s.check(n, f"{member} in {short_name(f.function)} (frame {i})")
         if found is not None:
-            return found, s.tried + s.rejected
+            return s.result(found)
     if not s.tried and not s.rejected:
         s.tried.append("no frame of the stack holds a method context number")
-    return None, s.tried + s.rejected
+    return s.result(None)

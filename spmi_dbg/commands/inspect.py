@@ -100,7 +100,7 @@ def target_arch(process: Process) -> str:
         t = opts[opts.index("-target") + 1]
         return "aarch64" if t in ("arm64", "aarch64") else "x86_64"
     thread = process.selected_thread()
-    found, _ = find_method_context(thread.frames() if thread is not None else [])
+    found = find_method_context(thread.frames() if thread is not None else []).found
     if found is not None and cmd.input:
         try:
             with Collection.open(cmd.input) as col:
