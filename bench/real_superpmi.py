@@ -54,12 +54,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, USER_ENV, dir_argument, load, parse, run_dir, warm
+from _common import USER_ENV, dir_argument, load, parse, run_dir, warm
 
+from scripts.real_superpmi_layout import ENV, Real, located
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mclist import MCList
 
@@ -71,40 +71,11 @@ SIGSEGV = -signal.SIGSEGV
 COMPILED = re.compile(r"^Method (\d+) compiled", re.M)
 
 
-@dataclass(frozen=True)
-class Reference:
-    root: Path
-
-    @property
-    def superpmi(self) -> str:
-        return str(self.root / "bin" / "superpmi")
-
-    @property
-    def mcs(self) -> str:
-        return str(self.root / "bin" / "mcs")
-
-    @property
-    def jit(self) -> str:
-        return str(self.root / "bin" / "libclrjit_checked.so")
-
-    @property
-    def api(self) -> Path:
-        return self.root / "collections" / "api.mch"
-
-    @property
-    def api_reljit(self) -> Path:
-        return self.root / "collections" / "api-reljit.mch"
-
-
-def reference() -> Reference:
-    """The real superpmi (as tests/support/real.py finds it), or exit with one line naming what is missing."""
-    sys.path.insert(0, str(ROOT))
-    from tests.support.real import DEFAULT, ENV
-
-    where = os.environ.get(ENV)
-    r = Reference(Path(where) if where else DEFAULT)
-    needed = [Path(r.superpmi), Path(r.mcs), Path(r.jit), r.api, Path(str(r.api) + ".mct"), r.api_reljit]
-    missing = [str(p) for p in needed if not p.is_file()]
+def reference() -> Real:
+    """The real superpmi (scripts/real_superpmi_layout.py, as the conformance suite finds it), or exit with one
+    line naming what is missing."""
+    r = located()
+    missing = [str(p) for p in r.missing()]
     if missing:
         raise SystemExit(f"bench/real_superpmi.py: the real superpmi is not at {r.root} (set {ENV}, or run "
                          f"scripts/unpack-real-superpmi.sh): missing {', '.join(missing)}")
@@ -130,19 +101,19 @@ def tail(r: subprocess.CompletedProcess[str], n: int = 400) -> str:
     return " | ".join(((r.stdout or "")[-n:] + (r.stderr or "")[-n:]).strip().splitlines()[-4:])
 
 
-def stress_command(ref: Reference, selection: MCList | None) -> list[str]:
+def stress_command(ref: Real, selection: MCList | None) -> list[str]:
     c = ["-c", selection.spec()] if selection is not None else []
-    return [ref.superpmi, *STRESS, *c, ref.jit, str(ref.api)]
+    return [str(ref.superpmi), *STRESS, *c, str(ref.jit_checked), str(ref.api)]
 
 
-def discover(ref: Reference, last: int) -> tuple[list[int], float, int]:
+def discover(ref: Real, last: int) -> tuple[list[int], float, int]:
     """The method contexts of api.mch 1..last where the JitStress=1 replay dies natively, the seconds the search
     took, and the exit status of the run that reached the end."""
     crashes: list[int] = []
     start, t0 = 1, time.monotonic()
     while True:
-        r = subprocess.run(["stdbuf", "-oL", ref.superpmi, "-v", "d", *STRESS, "-c", f"{start}-{last}", ref.jit,
-                            str(ref.api)], capture_output=True, text=True, env=USER_ENV)
+        r = subprocess.run(["stdbuf", "-oL", str(ref.superpmi), "-v", "d", *STRESS, "-c", f"{start}-{last}",
+                            str(ref.jit_checked), str(ref.api)], capture_output=True, text=True, env=USER_ENV)
         if r.returncode != SIGSEGV:
             return crashes, time.monotonic() - t0, r.returncode
         compiled = [int(m) for m in COMPILED.findall(r.stdout)]
@@ -152,7 +123,7 @@ def discover(ref: Reference, last: int) -> tuple[list[int], float, int]:
             return crashes, time.monotonic() - t0, r.returncode
 
 
-def native_loop(ref: Reference, last: int, whole: bool, crashes: list[int]) -> tuple[float, int, int, int]:
+def native_loop(ref: Real, last: int, whole: bool, crashes: list[int]) -> tuple[float, int, int, int]:
     """The native replay to the end: the command, then `-c N+1-last` after each crash at N. Seconds, runs, deaths
     by SIGSEGV, and the last run's exit status."""
     total, runs, deaths, rc = 0.0, 0, 0, 0
@@ -165,7 +136,7 @@ def native_loop(ref: Reference, last: int, whole: bool, crashes: list[int]) -> t
     return total, runs, deaths, rc
 
 
-def repro(ref: Reference, argv: list[str], workers: int, tmp: Path, name: str) -> dict[str, Any] | str:
+def repro(ref: Real, argv: list[str], workers: int, tmp: Path, name: str) -> dict[str, Any] | str:
     """`spmi-dbg repro --workers W` on argv: its wall seconds and report, or why it could not be measured."""
     out = tmp / name
     t, r = spmi_dbg("repro", "--workers", str(workers), "--out", str(out), "--", *argv, cwd=tmp)
@@ -200,7 +171,7 @@ def print_repro(label: str, native_s: float, native_rc: int, native_at: int, rep
     return native_rc == SIGSEGV
 
 
-def triage(ref: Reference, selection: MCList | None, workers: int, out: Path) -> dict[str, Any] | str:
+def triage(ref: Real, selection: MCList | None, workers: int, out: Path) -> dict[str, Any] | str:
     t, r = spmi_dbg("triage", "--workers", str(workers), "--out", str(out), "--", *stress_command(ref, selection),
                     cwd=out.parent)
     if not (out / "triage.json").is_file():
@@ -249,10 +220,11 @@ def main() -> int:
         tmp = Path(t)
         # 1. repro of the null-map crash
         print(f"1. null-map crash: spmi-dbg repro --workers {a.workers} vs the native replay to the crash")
-        shallow = [ref.superpmi, "-c", SHALLOW_QUICK if a.quick else SHALLOW, ref.jit, str(ref.api_reljit)]
+        shallow = [str(ref.superpmi), "-c", SHALLOW_QUICK if a.quick else SHALLOW, str(ref.jit_checked),
+                   str(ref.api_reljit)]
         ns, nr = run(shallow)
         at = int(shallow[2].split("-")[0])  # the range's first record dies alone: it is where the replay dies
-        alone = run([ref.superpmi, "-c", str(at), ref.jit, str(ref.api_reljit)])[1].returncode
+        alone = run([str(ref.superpmi), "-c", str(at), str(ref.jit_checked), str(ref.api_reljit)])[1].returncode
         if alone != SIGSEGV:
             print(f"  shallow: superpmi -c {at} alone exited {alone}, not by SIGSEGV: the crash is not at {at}")
             ok = False
@@ -303,7 +275,7 @@ def main() -> int:
         # 3. mch verify vs mcs -integ vs cat
         print(f"3. api.mch ({ref.api.stat().st_size / 1e6:.0f} MB), page cache warm, best of {repeat}")
         cat_s, _ = best_of(repeat, ["cat", str(ref.api)], to_null=True)
-        mcs_s, mr = best_of(repeat, [ref.mcs, "-integ", str(ref.api)])
+        mcs_s, mr = best_of(repeat, [str(ref.mcs), "-integ", str(ref.api)])
         mcs_line = next((ln for ln in mr.stdout.splitlines() if "Checked the integrity" in ln), tail(mr))
         print(f"  cat > /dev/null {cat_s:.3f} s; mcs -integ {mcs_s:.3f} s (exit {mr.returncode}: {mcs_line.strip()})")
         # the console script a user runs (its launcher takes the native verifier's fast path)
