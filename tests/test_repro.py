@@ -8,8 +8,10 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -262,30 +264,54 @@ wait $pid
     return script
 
 
-def _lldb_workers() -> list[int]:
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rpartition(b")")[2].split()[1])  # the field after the state
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    seen: set[int] = set()
+    while pid > 1 and pid not in seen:
+        if pid == ancestor:
+            return True
+        seen.add(pid)
+        pid = _parent(pid) or 0
+    return False
+
+
+def _lldb_workers(ancestor: int) -> list[int]:
+    """The lldb workers (spmi_dbg/driver/lldb/replay.py starts `python -P -m spmi_dbg.driver.lldb.worker`)
+    below `ancestor` in the process tree: those of this test's own repro, not of another run on the machine."""
     out = []
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if b"spmi_dbg.driver.lldb.worker" in f.read():
-                        out.append(int(pid))
+                    if b"spmi_dbg.driver.lldb.worker" not in f.read():
+                        continue
             except OSError:
                 continue
+            if _descends_from(int(pid), ancestor):
+                out.append(int(pid))
     return out
 
 
 @contextlib.contextmanager
 def _lldb_worker_killer() -> Iterator[list[int]]:
-    """SIGKILL each lldb worker that appears 1.5 s after it appears; yields the pids killed."""
+    """SIGKILL each lldb worker of this test process's children 1.5 s after it appears; yields the pids
+    killed."""
     killed: list[int] = []
     done = threading.Event()
+    me = os.getpid()
 
     def killer() -> None:
         seen: dict[int, float] = {}
         while not done.is_set():
             now = time.monotonic()
-            for pid in _lldb_workers():
+            for pid in _lldb_workers(me):
                 seen.setdefault(pid, now)
                 if pid not in killed and now - seen[pid] > 1.5:
                     os.kill(pid, signal.SIGKILL)
@@ -299,6 +325,25 @@ def _lldb_worker_killer() -> Iterator[list[int]]:
     finally:
         done.set()
         t.join()
+
+
+def test_the_lldb_worker_killer_kills_only_this_tests_workers(tmp_path: Path) -> None:
+    """Another run's worker (here one reparented away from this process, as any process not started by
+    this test is) survives; this test's own is killed."""
+    fake = [sys.executable, "-c", "import time; time.sleep(60)", "spmi_dbg.driver.lldb.worker"]
+    ours = subprocess.Popen(fake)
+    started = subprocess.run(["sh", "-c", f"{shlex.join(fake)} >/dev/null 2>&1 & echo $!"],
+                             capture_output=True, text=True, check=True)
+    other = int(started.stdout)
+    try:
+        assert _lldb_workers(os.getpid()) == [ours.pid]
+        with _lldb_worker_killer() as killed:
+            ours.wait(timeout=30)
+        assert killed == [ours.pid] and ours.returncode == -signal.SIGKILL
+        os.kill(other, 0)  # still running
+    finally:
+        ours.kill()
+        os.kill(other, signal.SIGKILL)
 
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
