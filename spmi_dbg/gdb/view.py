@@ -200,7 +200,7 @@ class GdbThread:
     def tid(self) -> int:
         return int(self._t.ptid[1] or self._t.num)
 
-    def frames(self, limit: int | None = None) -> list[GdbFrame]:
+    def frames(self, limit: int | None = None) -> list[GdbFrame] | list[ReadFrame]:
         limit = limit or 100000
         prev = gdb.selected_thread()
         self._t.switch()
@@ -211,10 +211,32 @@ class GdbThread:
             while f is not None and len(out) < limit:
                 out.append(GdbFrame(f))
                 f = f.older()
+            if prev is None or prev.global_num != self._t.global_num:
+                return [ReadFrame(f) for f in out]  # read while this thread is the selected one
             return out
         finally:
             if prev is not None and prev.is_valid():
                 prev.switch()
+
+
+class ReadFrame:
+    """A frame of a thread that is not the selected one, read at once: gdb finds a gdb.Frame again
+    only in the selected thread ("Frame is invalid" once another is). No variables (none are asked
+    of another thread's frames: a hang's stacks, spmi_dbg.analysis.stacks)."""
+
+    def __init__(self, frame: GdbFrame) -> None:
+        self.function = frame.function
+        self.pc = frame.pc
+        self.file = frame.file
+        self.line = frame.line
+        self.module = frame.module
+        self.inlined = frame.inlined
+
+    def variable(self, name: str) -> None:
+        return None
+
+    def global_variable(self, name: str) -> None:
+        return None
 
 
 class GdbProcess:
