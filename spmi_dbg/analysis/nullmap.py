@@ -33,12 +33,13 @@ class NullMap(JsonFact):
 
 
 def packet_for_member(owner_type: str, member: str) -> int | None:
-    """CompileResult::X is recorded from PacketCR_X; MethodContext::X from packet X (lwmlist.h names)."""
+    """CompileResult::X is recorded from PacketCR_X; MethodContext::X from packet X (lwmlist.h
+    names): today's, or 3.1's for an id that names another packet today (the member says which)."""
     want = f"PacketCR_{member}" if owner_type == "CompileResult" else member
     for pid, (name, _) in P.PACKETS.items():
         if name == want:
             return pid
-    return None
+    return next((pid for pid, (old, _) in P.REUSED_SINCE_31.items() if old.name == want), None)
 
 
 def _norm_type(t: str) -> str:
@@ -83,7 +84,9 @@ def find_null_map(process: Process, frames: Sequence[Frame], fault_address: int 
     role, role_how = _role(frames, caller_index, owner_type, owner_ptr, member)
     evidence.append(role_how)
     pid = packet_for_member(owner_type, member) if member != "?" else None
-    pname = P.packet_name(pid) if pid is not None else None
+    # the member's own packet (a re-used id's other era does not name it)
+    own = f"PacketCR_{member}" if owner_type == "CompileResult" else member
+    pname = own if pid is not None else None
     return NullMap(owner_type, member, map_type, pid, pname, role,
                    _explain(owner_type, member, role, pid, pname), "; ".join(e for e in evidence if e))
 

@@ -115,7 +115,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             "layout": layout,
             "layout_source": "CompileMethod of method context 1" if layout else None,
             "packets": [
-                {"id": pid, "name": P.packet_name(pid), "count": stats.packet_count[pid],
+                {"id": pid, "name": P.packet_label(pid), "count": stats.packet_count[pid],
                  "bytes": stats.packet_bytes[pid]}
                 for pid in range(256) if stats.packet_count[pid]
             ],
@@ -134,9 +134,11 @@ def cmd_info(args: argparse.Namespace) -> int:
     out.write(f"target arch     {arch or 'not recorded'}\n")
     out.write(f"layout          {layout or 'no CompileMethod packet'}\n")
     out.write("packets:\n")
-    out.write(f"  {'id':>3}  {'name':<44} {'count':>10} {'bytes':>14}\n")
+    width = max([44, *(len(row["name"]) for row in info["packets"])])  # a re-used id's two names
+    out.write(f"  {'id':>3}  {'name':<{width}} {'count':>10} {'bytes':>14}\n")
     for row in sorted(info["packets"], key=lambda r: -r["bytes"]):
-        out.write(f"  {row['id']:>3}  {row['name']:<44} {row['count']:>10} {row['bytes']:>14}\n")
+        out.write(f"  {row['id']:>3}  {row['name']:<{width}} {row['count']:>10} "
+                  f"{row['bytes']:>14}\n")
     return 0
 
 
@@ -288,9 +290,11 @@ def cmd_dump(args: argparse.Namespace) -> int:
         mc = col.method_context(args.number)
     rows = []
     for pkt in mc.packets:
-        row: dict[str, Any] = {"id": pkt.id, "name": pkt.name, "offset": pkt.offset, "size": pkt.size}
+        row: dict[str, Any] = {"id": pkt.id, "name": P.packet_label(pkt.id), "offset": pkt.offset,
+                               "size": pkt.size}
         try:
             m = parse_map(pkt.id, pkt.data)
+            row["name"] = P.packet_label(pkt.id, m.item_size if m.count else None)
             row.update(kind="dense" if m.dense else ("keyed" if m.tagged else "keyed (untagged)"),
                        items=m.count, item_size=m.item_size, buffer=len(m.buffer))
         except MapError as e:
@@ -342,10 +346,12 @@ def _print_dump(out: TextIO, number: int, mc: MethodContextInfo, facts: dict[str
     if "alloc_mem" in facts:
         am = facts["alloc_mem"]
         out.write(f"  stored CR    AllocMem ({am['layout']}-byte layout): hotCodeSize {am['hot_code_size']}\n")
-    out.write(f"  {'id':>3}  {'name':<44} {'offset':>12} {'size':>8}  map\n")
+    width = max([44, *(len(r["name"]) for r in rows)])  # a re-used id's two names
+    out.write(f"  {'id':>3}  {'name':<{width}} {'offset':>12} {'size':>8}  map\n")
     for r in rows:
         desc = r.get("problem") or f"{r['kind']}, {r['items']} item(s) x {r['item_size']} B, buffer {r['buffer']} B"
-        out.write(f"  {r['id']:>3}  {r['name']:<44} {r['offset']:>12} {r['size']:>8}  {desc}\n")
+        out.write(f"  {r['id']:>3}  {r['name']:<{width}} {r['offset']:>12} {r['size']:>8}  "
+                  f"{desc}\n")
     for u in mc.undecoded:
         out.write(f"  {u}\n")
     for p in mc.problems:

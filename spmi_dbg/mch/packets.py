@@ -2,10 +2,14 @@
 
 Transcribed from docs/mch-format.md section 5.1 (2026 `main`, with notes on older meanings).
 Ids >= 113 named `PacketCR_*` belong to the compile result; the rest to the method context.
-Slots 6, 10, 149, 197 and 198 have been re-used over time; the note says so.
+Slots 6, 10, 149, 197 and 198 have been re-used over time; the note says so. 3.1's superpmi
+recorded other packets than today's under 10, 66, 112, 148 and 149 (REUSED_SINCE_31):
+`packet_label` names those by what the map shows, never by a guess.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 # id: (name, note)
 PACKETS: dict[int, tuple[str, str]] = {
@@ -283,6 +287,42 @@ def packet_name(packet_id: int) -> str:
     """SuperPMI's name for a packet id; unknown ids read `Packet<id>` (never an error)."""
     entry = PACKETS.get(packet_id)
     return entry[0] if entry else f"Packet{packet_id}"
+
+
+class EraPacket(NamedTuple):
+    name: str
+    item_size: int  # bytes of one item (key + value) of its map, as that era writes it
+
+
+# The ids under which 3.1's superpmi recorded another packet than today's: (3.1's, today's).
+# 3.1: `enum mcPackets` in v3.1.23's src/ToolBox/superpmi/superpmi-shared/methodcontext.h, the key
+# and value types in its lwmlist.h; today: the same files in dotnet/runtime's
+# src/coreclr/tools/superpmi/superpmi-shared/. Item sizes from those types (DWORDLONG 8, DWORD 4,
+# DD 8, Agnostic_PrintResult 12, DLDL 16, 3.1's Agnostic_AppendClassName 20); 66, 148 and 149 as
+# 3.1's api.mch holds them (16, 12, 24). Today's size does not name today's packet: an era between
+# may have had it too (2022's AppendClassName, Agnostic_AppendClassNameIn 12 + Out 8, is
+# PrintClassName's 20). docs/mch-format.md 11.
+REUSED_SINCE_31: dict[int, tuple[EraPacket, EraPacket]] = {
+    10: (EraPacket("CanInlineTypeCheckWithObjectVTable", 8 + 4),
+         EraPacket("PrintFieldName", 8 + 12)),
+    66: (EraPacket("GetIntrinsicID", 8 + 8), EraPacket("GetArrayIntrinsicID", 8 + 4)),
+    112: (EraPacket("ShouldEnforceCallvirtRestriction", 8 + 4),
+          EraPacket("DoesFieldBelongToClass", 16 + 4)),
+    148: (EraPacket("IsInSIMDModule", 8 + 4), EraPacket("IsIntrinsicType", 8 + 4)),  # alike
+    149: (EraPacket("AppendClassName", 20 + 4), EraPacket("PrintClassName", 8 + 12)),
+}
+
+
+def packet_label(packet_id: int, item_size: int | None = None) -> str:
+    """The packet's name where its id has one meaning, or 3.1's where its map's item size is 3.1's
+    and not today's; else both ("IsIntrinsicType or 3.1's IsInSIMDModule"): never a guess."""
+    eras = REUSED_SINCE_31.get(packet_id)
+    if eras is None:
+        return packet_name(packet_id)
+    old, new = eras
+    if item_size is not None and item_size == old.item_size != new.item_size:
+        return f"{old.name} (3.1's item size)"
+    return f"{new.name} or 3.1's {old.name}"
 
 
 def short_name(packet_id: int) -> str:
