@@ -18,7 +18,6 @@ from spmi_dbg.report import issue
 from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION
 from spmi_dbg.repro import identity
 from spmi_dbg.repro.locate import Located
-from spmi_dbg.repro.report_failure import target_data
 from spmi_dbg.repro.result import ReproResult
 
 
@@ -46,7 +45,7 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
         "verification_single_record": target.single.to_json() if target and target.single else None,
         "minimization": result.minimization.to_json() if result.minimization else None,
         "verification": v.to_json() if v else None,
-        "target": target_data(result),
+        "target": result.target_section(),
         "jit_settings": result.option_minimization.to_json() if result.option_minimization else None,
         "regression": result.regression.to_json() if result.regression else None,
         "known_bugs": _known_bugs(result, d, replay_output),

@@ -1,6 +1,6 @@
 """What `spmi-dbg repro` is asked (ReproOptions) and what it found (ReproResult, its phases' records): the types
 the phases fill (pipeline.py, failure_pipeline.py) and the bundle is written from (bundle.py, report_data.py,
-report_failure.py, display.py), apart from all of them."""
+display.py), apart from all of them."""
 
 from __future__ import annotations
 
