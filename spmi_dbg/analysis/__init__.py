@@ -12,8 +12,9 @@ __all__ = ["Diagnosis", "diagnose", "preload"]
 def preload() -> None:
     """Import what a full diagnosis needs (capstone, the collection reader) when the extension loads, so
     that the first `spmi why` at a crash does not pay for it (~30 ms)."""
-    for name in ("capstone", "capstone.x86", "capstone.arm64", "spmi_dbg.mch.collection", "spmi_dbg.analysis.disasm",
-                 "spmi_dbg.commands.spmi"):
+    # (the spmi commands are the adapters' to load: gdb/ and lldb/ import them, the analysis may not)
+    for name in ("capstone", "capstone.x86", "capstone.arm64", "spmi_dbg.mch.collection",
+                 "spmi_dbg.analysis.disasm"):
         try:
             importlib.import_module(name)
         except ImportError:
