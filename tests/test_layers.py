@@ -82,6 +82,8 @@ def imports_of(path: Path, source: str | None = None) -> list[Import]:
                 # `from spmi_dbg import x` may name a sub-package or module x: count each name as its own target
                 targets = [f"{mod}.{a.name}" for a in child.names] if mod == "spmi_dbg" else [mod]
                 names = tuple(a.name for a in child.names)
+            elif isinstance(child, ast.Call) and _import_module_of(child):
+                targets = [_import_module_of(child)]  # importlib.import_module("spmi_dbg.x"): an import too
             for t in targets:
                 if t == "spmi_dbg" or t.startswith("spmi_dbg."):
                     found.append(Import(source, t, path, child.lineno, in_function, names))
@@ -89,6 +91,15 @@ def imports_of(path: Path, source: str | None = None) -> list[Import]:
 
     visit(ast.parse(path.read_text(), str(path)), False)
     return found
+
+
+def _import_module_of(call: ast.Call) -> str:
+    """The module named by `importlib.import_module("...")` (a constant name only), else ""."""
+    f = call.func
+    named = (isinstance(f, ast.Attribute) and f.attr == "import_module") or \
+        (isinstance(f, ast.Name) and f.id == "import_module")
+    arg = call.args[0] if call.args else None
+    return arg.value if named and isinstance(arg, ast.Constant) and isinstance(arg.value, str) else ""
 
 
 def all_imports() -> list[Import]:
@@ -259,6 +270,7 @@ def test_the_check_catches_an_upward_import() -> None:
     ("from . import frames\n", "spmi_dbg.analysis"),
     ("from .frames import fold\n", "spmi_dbg.analysis.frames"),
     ("def f():\n    import spmi_dbg.mch.collection\n", "spmi_dbg.mch.collection"),
+    ("import importlib\nimportlib.import_module('spmi_dbg.commands.spmi')\n", "spmi_dbg.commands.spmi"),
 ])
 def test_import_forms_are_resolved(tmp_path: Path, text: str, target: str) -> None:
     where = tmp_path / "probe.py"
