@@ -1,6 +1,6 @@
-"""Shared by the bench/ scripts: the package on sys.path, the installed native binaries, the environment timed
-commands run with, the shared options (--quick, --dir, --cache-max, --clean) and the cache of generated
-collections (bench/README.md "The cache")."""
+"""Shared by the bench/ scripts: the package on sys.path, the installed native binaries, the
+environment timed commands run with, the shared options (--quick, --dir, --cache-max, --clean) and
+the cache of generated collections (bench/README.md "The cache")."""
 
 from __future__ import annotations
 
@@ -29,27 +29,42 @@ USER_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE
 
 QUICK_BANNER = "quick mode: not a measurement (tiny inputs, one run: it checks that the bench runs)"
 
-# ------------------------------------------------------------------------------------------------- the cache
+# -------------------------------------------------------------------------------------------------
+# the cache
 
 DIR_ENV = "SPMI_BENCH_DIR"
 CACHE_MAX_ENV = "SPMI_BENCH_CACHE_MAX"
 BENCH_DIR = Path(os.environ.get(DIR_ENV) or Path(tempfile.gettempdir()) / "spmi-bench")
-DEFAULT_CACHE_MAX = 4_000_000_000  # bytes: the largest single bench (mch_scan.py, ~1.1 GB) and then some
+# bytes: the largest single bench (mch_scan.py, ~1.1 GB) and then some
+DEFAULT_CACHE_MAX = 4_000_000_000
 RUN_PREFIX = "tmp"  # tempfile's own prefix: a run's temporary directory under --dir, never evicted
-_UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "KI": 2**10, "MI": 2**20, "GI": 2**30, "TI": 2**40}
+_UNITS = {
+    "": 1,
+    "K": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "KI": 2**10,
+    "MI": 2**20,
+    "GI": 2**30,
+    "TI": 2**40,
+}
 
 
 def byte_size(text: str) -> int:
     """'4G', '500M', '2GiB', '123' (bytes) -> bytes."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]I?)?B?\s*", text.upper())
     if m is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size (bytes, or with K, M, G, T, KiB, MiB, GiB)")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a size (bytes, or with K, M, G, T, KiB, MiB, GiB)"
+        )
     return int(float(m.group(1)) * _UNITS[m.group(2) or ""])
 
 
 @dataclass
 class Entry:
-    """One unit of the cache: a top-level directory, or a collection file with its companions (X.mch, X.mch.mct)."""
+    """One unit of the cache: a top-level directory, or a collection file with its companions
+    (X.mch, X.mch.mct)."""
 
     name: str
     paths: list[Path]
@@ -59,12 +74,14 @@ class Entry:
 
 @dataclass
 class Cache:
-    """The benches' cache: generated collections (and a build directory) kept between runs under `root`, at most
-    `limit` bytes; beyond it the least recently used entries are removed, never one this process uses."""
+    """The benches' cache: generated collections (and a build directory) kept between runs under
+    `root`, at most `limit` bytes; beyond it the least recently used entries are removed, never one
+    this process uses."""
 
     root: Path
     limit: int
-    used: set[str] = field(default_factory=set)  # entry names this process has used: never evicted by it
+    # entry names this process has used: never evicted by it
+    used: set[str] = field(default_factory=set)
 
     @staticmethod
     def key(name: str) -> str:
@@ -79,7 +96,8 @@ class Cache:
         groups: dict[str, list[Path]] = {}
         for p in self.root.iterdir():
             if p.name.startswith(RUN_PREFIX) and p.is_dir():
-                continue  # a run's temporary directory (removed by its run; --clean removes a killed run's)
+                # a run's temporary directory (removed by its run; --clean removes a killed run's)
+                continue
             groups.setdefault(self.key(p.name), []).append(p)
         seen: set[tuple[int, int]] = set()
         out = []
@@ -96,10 +114,12 @@ class Cache:
         return sum(e.size for e in self.entries())
 
     def use(self, path: Path) -> None:
-        """`path` (a cached file or directory, or anything inside one) is used now: it becomes the most recently
-        used entry, and is kept for the rest of this process."""
+        """`path` (a cached file or directory, or anything inside one) is used now: it becomes the
+        most recently used entry, and is kept for the rest of this process."""
         try:
-            top = self.root.resolve() / Path(path).resolve().relative_to(self.root.resolve()).parts[0]
+            top = (
+                self.root.resolve() / Path(path).resolve().relative_to(self.root.resolve()).parts[0]
+            )
         except (ValueError, IndexError):
             return  # not in the cache
         self.used.add(self.key(top.name))
@@ -107,7 +127,8 @@ class Cache:
             os.utime(top)
 
     def bound(self) -> list[str]:
-        """Remove the least recently used entries until the cache is within its limit; the names removed."""
+        """Remove the least recently used entries until the cache is within its limit; the names
+        removed."""
         entries = sorted(self.entries(), key=lambda e: e.last_used)
         total = sum(e.size for e in entries)
         removed = []
@@ -121,11 +142,18 @@ class Cache:
             total -= e.size
             removed.append(e.name)
         if removed:
-            print(f"cache {self.root}: removed {', '.join(removed)} (least recently used) to stay within "
-                  f"{self.limit / 1e9:.2f} GB (--cache-max, ${CACHE_MAX_ENV}); now {total / 1e9:.2f} GB")
+            print(
+                f"cache {self.root}: removed {', '.join(removed)} (least recently used) to stay "
+                "within "
+                f"{self.limit / 1e9:.2f} GB (--cache-max, ${CACHE_MAX_ENV}); now {total / 1e9:.2f} "
+                "GB"
+            )
         if total > self.limit:
-            print(f"cache {self.root}: {total / 1e9:.2f} GB, over its {self.limit / 1e9:.2f} GB limit with what this "
-                  "run uses alone (raise --cache-max)")
+            print(
+                f"cache {self.root}: {total / 1e9:.2f} GB, over its {self.limit / 1e9:.2f} GB "
+                "limit with what this "
+                "run uses alone (raise --cache-max)"
+            )
         return removed
 
 
@@ -157,8 +185,13 @@ def clean(root: Path) -> None:
     if not root.exists():
         print(f"{root}: no cache there")
         return
-    size = Cache(root, 0).size() + sum(st.st_blocks * 512 for p in root.iterdir() if p.name.startswith(RUN_PREFIX)
-                                       for st in _stats(p) if st is not None)
+    size = Cache(root, 0).size() + sum(
+        st.st_blocks * 512
+        for p in root.iterdir()
+        if p.name.startswith(RUN_PREFIX)
+        for st in _stats(p)
+        if st is not None
+    )
     if root.is_dir() and not root.is_symlink():
         shutil.rmtree(root)
     else:
@@ -166,30 +199,49 @@ def clean(root: Path) -> None:
     print(f"removed {root} ({size / 1e9:.2f} GB)")
 
 
-# ------------------------------------------------------------------------------------------------- options
+# -------------------------------------------------------------------------------------------------
+# options
+
 
 def dir_argument(ap: argparse.ArgumentParser) -> None:
-    """--dir, --cache-max and --clean: where the cache is, its bound, and its removal (handled by parse())."""
+    """--dir, --cache-max and --clean: where the cache is, its bound, and its removal (handled by
+    parse())."""
     limit = os.environ.get(CACHE_MAX_ENV)
-    ap.add_argument("--dir", type=Path, default=BENCH_DIR,
-                    help=f"the cache of generated collections ({BENCH_DIR}; ${DIR_ENV})")
-    ap.add_argument("--cache-max", type=byte_size, default=byte_size(limit) if limit else DEFAULT_CACHE_MAX,
-                    help=f"bound of the cache: beyond it the least recently used collections are removed (default "
-                         f"{DEFAULT_CACHE_MAX / 1e9:g}G; ${CACHE_MAX_ENV})")
-    ap.add_argument("--clean", action="store_true", help="remove the cache directory (--dir) and exit")
+    ap.add_argument(
+        "--dir",
+        type=Path,
+        default=BENCH_DIR,
+        help=f"the cache of generated collections ({BENCH_DIR}; ${DIR_ENV})",
+    )
+    ap.add_argument(
+        "--cache-max",
+        type=byte_size,
+        default=byte_size(limit) if limit else DEFAULT_CACHE_MAX,
+        help="bound of the cache: beyond it the least recently used collections are removed "
+        "(default "
+        f"{DEFAULT_CACHE_MAX / 1e9:g}G; ${CACHE_MAX_ENV})",
+    )
+    ap.add_argument(
+        "--clean", action="store_true", help="remove the cache directory (--dir) and exit"
+    )
 
 
 def common_arguments(ap: argparse.ArgumentParser) -> None:
     """--quick and the cache's options."""
-    ap.add_argument("--quick", action="store_true",
-                    help="seconds: tiny inputs, one run, the same code path and lines (CI; not a measurement)")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="seconds: tiny inputs, one run, the same code path and lines (CI; not a measurement)",
+    )
     dir_argument(ap)
 
 
-def parse(ap: argparse.ArgumentParser, quick: dict[str, Any] | None = None,
-          argv: list[str] | None = None) -> argparse.Namespace:
-    """The arguments, with `quick`'s values as the defaults under --quick (an option given still wins). --clean
-    removes the cache and exits; else the cache is bounded and the quick banner printed."""
+def parse(
+    ap: argparse.ArgumentParser, quick: dict[str, Any] | None = None, argv: list[str] | None = None
+) -> argparse.Namespace:
+    """The arguments, with `quick`'s values as the defaults under --quick (an option given still
+    wins). --clean removes the cache and exits; else the cache is bounded and the quick banner
+    printed."""
     a = ap.parse_args(argv)
     if getattr(a, "quick", False) and quick:
         ap.set_defaults(**quick)
@@ -206,7 +258,9 @@ def parse(ap: argparse.ArgumentParser, quick: dict[str, Any] | None = None,
     return a
 
 
-# ------------------------------------------------------------------------------------------------- helpers
+# -------------------------------------------------------------------------------------------------
+# helpers
+
 
 def native(relative: str) -> str:
     """An installed native artifact (spmi_dbg.paths names), or exit with what to do."""
@@ -219,8 +273,9 @@ def native(relative: str) -> str:
 
 
 def cached(out: Path, make: Callable[[Path], object], *companions: str) -> Path:
-    """The cached file or directory `out`, made with make(out) unless it (and out + each companion suffix) is
-    already there from an earlier run; marked used, and the cache bounded after a build."""
+    """The cached file or directory `out`, made with make(out) unless it (and out + each companion
+    suffix) is already there from an earlier run; marked used, and the cache bounded after a
+    build."""
     if not (out.exists() and all(Path(str(out) + c).exists() for c in companions)):
         CACHE.use(out)  # before the build: bound() must not remove what is being made
         t = time.perf_counter()
@@ -238,22 +293,25 @@ def _size(p: Path) -> int:
 
 
 def cached_collection(out: Path, **build_args: Any) -> Path:
-    """The sample collection `out`, built with spmi_dbg.sample.build.build(out, **build_args) unless it (and its
-    index) is already there from an earlier run."""
+    """The sample collection `out`, built with spmi_dbg.sample.build.build(out, **build_args) unless
+    it (and its index) is already there from an earlier run."""
     from spmi_dbg.sample.build import build
 
     return cached(out, lambda p: build(p, **build_args), ".mct")
 
 
 def run_dir(directory: Path, name: str = "") -> tempfile.TemporaryDirectory[str]:
-    """A temporary directory for one run's outputs under the cache directory (not part of the cache: never
-    evicted; removed by the run)."""
+    """A temporary directory for one run's outputs under the cache directory (not part of the cache:
+    never evicted; removed by the run)."""
     directory.mkdir(parents=True, exist_ok=True)
-    return tempfile.TemporaryDirectory(prefix=f"{RUN_PREFIX}{name}-" if name else RUN_PREFIX, dir=directory)
+    return tempfile.TemporaryDirectory(
+        prefix=f"{RUN_PREFIX}{name}-" if name else RUN_PREFIX, dir=directory
+    )
 
 
 def timed(cmd: list[str], **kw: Any) -> tuple[float, subprocess.CompletedProcess[str]]:
-    """Wall seconds of one run of `cmd` in the user's environment, and its result (output captured)."""
+    """Wall seconds of one run of `cmd` in the user's environment, and its result (output
+    captured)."""
     t = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, env=USER_ENV, **kw)
     return time.perf_counter() - t, r
@@ -265,7 +323,8 @@ def load() -> str:
 
 
 def repro_arguments(ap: argparse.ArgumentParser, at: str) -> None:
-    """The arguments of a time-to-repro bench: a collection of --methods with its trigger at --<at>, records
+    """The arguments of a time-to-repro bench: a collection of --methods with its trigger at --<at>,
+    records
     --size-factor times the usual size, --workers, and the shared ones (--quick, --dir, ...)."""
     ap.add_argument("--methods", type=int, default=200_000)
     ap.add_argument(f"--{at}", type=int, default=150_000)

@@ -1,35 +1,38 @@
 #!/usr/bin/env python3
-"""Cost of the diagnosis inside the debuggers (issue 4, "Performance"): goals < 50 ms for a full diagnosis
-(`spmi diagnose --json`), < 2 ms for the quick first-chance check run at every stop the replay survives.
+"""Cost of the diagnosis inside the debuggers (issue 4, "Performance"): goals < 50 ms for a full
+diagnosis (`spmi diagnose --json`), < 2 ms for the quick first-chance check run at every stop the
+replay survives.
 
-In one run (each stage in a fresh debugger, or a fresh process for lldb's in-process SB API, as run_lldb):
+In one run (each stage in a fresh debugger, or a fresh process for lldb's in-process SB API, as
+run_lldb):
   - builds (once, cached in --dir: bench/README.md) an arm64 sample collection with the seed crash
-    (`seed-arm64`) at 150 of 200, and an x64 collection with a first-chance JIT fault (`jit-null`) at every
-    other method context;
+    (`seed-arm64`) at 150 of 200, and an x64 collection with a first-chance JIT fault (`jit-null`)
+    at every other method context;
   - at the seed crash stop of spmi-replay (-O2 -g) `-a -target arm64 -bug 91257`: the time of
-    `spmi diagnose --json` run as a debugger command (gdb.execute / SBCommandInterpreter.HandleCommand):
-    the first call at the stop (cold: the debugger's lazy symbol reading and the Python imports are
-    paid there) and warm repeats; diagnose(view, full=True) + json.dumps called directly; and the same
-    call split by where its time goes ("sections"), cold and warm;
-  - at each first-chance stop of the replay over the second collection: diagnose(view, full=False) as
-    the run-to-the-fatal-stop loops do (GdbProcess()/LldbProcess() construction included), then the
-    signal passed on; per-stop median/p90/max, and in a second run the same check by sections.
+    `spmi diagnose --json` run as a debugger command (gdb.execute /
+    SBCommandInterpreter.HandleCommand): the first call at the stop (cold: the debugger's lazy
+    symbol reading and the Python imports are paid there) and warm repeats; diagnose(view,
+    full=True) + json.dumps called directly; and the same call split by where its time goes
+    ("sections"), cold and warm;
+  - at each first-chance stop of the replay over the second collection: diagnose(view, full=False)
+    as the run-to-the-fatal-stop loops do (GdbProcess()/LldbProcess() construction included), then
+    the signal passed on; per-stop median/p90/max, and in a second run the same check by sections.
   --profile adds a cProfile of the cold full diagnosis and of the quick checks, in each debugger.
 
-The sections time one real diagnose() call: while it runs, every function of spmi_dbg/analysis/diagnosis.py's
-namespace (and of the spmi_dbg modules it imports whole) and every read of the debugger's view is wrapped and
-timed, each exclusively of the wrapped calls inside it ("analysis: _handling", "debugger: Frame.function", ...,
-the rest "diagnose() itself"). Nothing is replayed by hand, so the split follows diagnosis.py as it is; the
-wrappers add a little (a few microseconds per call) to the sum, which is why the sections' sum is not the
-diagnosis' own time.
+The sections time one real diagnose() call: while it runs, every function of
+spmi_dbg/analysis/diagnosis.py's namespace (and of the spmi_dbg modules it imports whole) and every
+read of the debugger's view is wrapped and timed, each exclusively of the wrapped calls inside it
+("analysis: _handling", "debugger: Frame.function", ..., the rest "diagnose() itself"). Nothing is
+replayed by hand, so the split follows diagnosis.py as it is; the wrappers add a little (a few
+microseconds per call) to the sum, which is why the sections' sum is not the diagnosis' own time.
 
-  - the full diagnosis at a stack overflow (~21,000 frames with the default 8 MB stack), by sections: only
-    the innermost OVERFLOW_FRAMES (256) are read, as diagnose() does.
+  - the full diagnosis at a stack overflow (~21,000 frames with the default 8 MB stack), by
+    sections: only the innermost OVERFLOW_FRAMES (256) are read, as diagnose() does.
 
 --quick (CI, seconds; not a measurement): --repeat 1 --stops 3 and the same stages and lines.
 
-Usage: bench/diagnose_cost.py [--quick] [--dir /tmp/spmi-bench] [--repeat 20] [--stops 100] [--profile]
-                              [--no-stack-overflow]
+Usage: bench/diagnose_cost.py [--quick] [--dir /tmp/spmi-bench] [--repeat 20] [--stops 100]
+                              [--profile] [--no-stack-overflow]
 """
 
 from __future__ import annotations
@@ -60,15 +63,20 @@ if str(ROOT) not in sys.path:
 
 SEED_N = 150
 # the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
-RATIO_LINES = [r"^full diagnosis, worst cold: [\d.]+ ms: goal < 50 ms (met|NOT met)$",
-               r"^quick check, worst median: [\d.]+ ms: goal < 2 ms (met|NOT met)$"]
+RATIO_LINES = [
+    r"^full diagnosis, worst cold: [\d.]+ ms: goal < 50 ms (met|NOT met)$",
+    r"^quick check, worst median: [\d.]+ ms: goal < 2 ms (met|NOT met)$",
+]
 LLDB_SERVER = "/usr/lib/llvm-16/bin/lldb-server"
 
 
-# ------------------------------------------------------------------------------------ measuring (any debugger)
+# ------------------------------------------------------------------------------------ measuring
+# (any debugger)
+
 
 class Clock:
-    """Exclusive times (ms) of the wrapped calls: a call's time less that of the wrapped calls inside it."""
+    """Exclusive times (ms) of the wrapped calls: a call's time less that of the wrapped calls
+    inside it."""
 
     def __init__(self) -> None:
         self.times: dict[str, float] = {}
@@ -89,6 +97,7 @@ class Clock:
     def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kw: Any) -> Any:
             return self.call(name, fn, *args, **kw)
+
         return timed
 
 
@@ -96,8 +105,8 @@ VIEW_MODULES = ("spmi_dbg.gdb.view", "spmi_dbg.lldb.view")
 
 
 class Timed:
-    """A debugger view object (process, thread, frame, value) whose attribute reads and method calls are timed
-    as "debugger: <Class>.<name>"; the view objects they return are wrapped in turn."""
+    """A debugger view object (process, thread, frame, value) whose attribute reads and method calls
+    are timed as "debugger: <Class>.<name>"; the view objects they return are wrapped in turn."""
 
     def __init__(self, inner: Any, clock: Clock) -> None:
         self._inner, self._clock = inner, clock
@@ -107,7 +116,9 @@ class Timed:
         label = f"debugger: {self._kind}.{name}"
         value = self._clock.call(label, getattr, self._inner, name)
         if callable(value):
-            return lambda *args, **kw: _timed_view(self._clock.call(label, value, *args, **kw), self._clock)
+            return lambda *args, **kw: _timed_view(
+                self._clock.call(label, value, *args, **kw), self._clock
+            )
         return _timed_view(value, self._clock)
 
 
@@ -126,19 +137,25 @@ def analysis_functions() -> list[tuple[Any, str]]:
 
     from spmi_dbg.analysis import diagnosis as D
 
-    out = [(D, name) for name, obj in vars(D).items() if inspect.isfunction(obj) and name != "diagnose"]
+    out = [
+        (D, name) for name, obj in vars(D).items() if inspect.isfunction(obj) and name != "diagnose"
+    ]
     for mod in vars(D).values():
         if inspect.ismodule(mod) and mod.__name__.startswith("spmi_dbg."):
-            out += [(mod, name) for name, obj in vars(mod).items()
-                    if inspect.isfunction(obj) and obj.__module__ == mod.__name__]
+            out += [
+                (mod, name)
+                for name, obj in vars(mod).items()
+                if inspect.isfunction(obj) and obj.__module__ == mod.__name__
+            ]
     return out
 
 
 def diagnose_by_sections(process: Any, full: bool) -> dict[str, float]:
-    """diagnose(process, full=...) with its time split (ms, exclusive) by where it goes: each call into the
-    debugger's view ("debugger: Frame.function", ...) and each analysis function diagnose() reaches by a global
-    name ("analysis: _handling", ...), the rest "diagnose() itself"; with full, json.dumps of the result. The
-    functions are wrapped for the call, so the split follows diagnosis.py as it is."""
+    """diagnose(process, full=...) with its time split (ms, exclusive) by where it goes: each call
+    into the debugger's view ("debugger: Frame.function", ...) and each analysis function diagnose()
+    reaches by a global name ("analysis: _handling", ...), the rest "diagnose() itself"; with full,
+    json.dumps of the result. The functions are wrapped for the call, so the split follows
+    diagnosis.py as it is."""
     from spmi_dbg.analysis import diagnose
 
     clock = Clock()
@@ -176,8 +193,9 @@ def ms_since(t0: float) -> float:
     return (time.perf_counter() - t0) * 1e3
 
 
-def seed_stage(process_factory: Callable[[], Any], command: Callable[[str], str], mode: str,
-               repeat: int) -> dict[str, Any]:
+def seed_stage(
+    process_factory: Callable[[], Any], command: Callable[[str], str], mode: str, repeat: int
+) -> dict[str, Any]:
     """At the seed crash stop."""
     from spmi_dbg.analysis import diagnose
 
@@ -200,10 +218,12 @@ def seed_stage(process_factory: Callable[[], Any], command: Callable[[str], str]
             json.dumps(diagnose(process_factory(), full=True).to_json())
             direct.append(ms_since(t0))
         out["direct_warm"] = direct
-        out["sections_warm"] = [diagnose_by_sections(process_factory(), True) for _ in range(repeat)]
+        out["sections_warm"] = [
+            diagnose_by_sections(process_factory(), True) for _ in range(repeat)
+        ]
     elif mode == "seed-preloaded":
-        # What the first call would cost if the extension imported its lazy dependencies when it is loaded
-        # (before any stop) instead of at the first diagnosis.
+        # What the first call would cost if the extension imported its lazy dependencies when it is
+        # loaded (before any stop) instead of at the first diagnosis.
         import capstone  # noqa: F401
 
         import spmi_dbg.mch.collection  # noqa: F401
@@ -218,13 +238,21 @@ def seed_stage(process_factory: Callable[[], Any], command: Callable[[str], str]
         thread = process_factory().selected_thread()
         out["frames"] = len(thread.frames()) if thread is not None else 0  # all of them (not timed)
     elif mode == "seed-profile":
-        out["profile"] = profile_text(lambda: json.dumps(diagnose(process_factory(), full=True).to_json()))
+        out["profile"] = profile_text(
+            lambda: json.dumps(diagnose(process_factory(), full=True).to_json())
+        )
     return out
 
 
-def first_chance_loop(process_factory: Callable[[], Any], resume: Callable[[str], None],
-                      alive: Callable[[], bool], mode: str, max_stops: int) -> dict[str, Any]:
-    """At each stop: the quick check (timed), then the signal passed on, as the driver's loops do."""
+def first_chance_loop(
+    process_factory: Callable[[], Any],
+    resume: Callable[[str], None],
+    alive: Callable[[], bool],
+    mode: str,
+    max_stops: int,
+) -> dict[str, Any]:
+    """At each stop: the quick check (timed), then the signal passed on, as the driver's loops
+    do."""
     import cProfile
 
     from spmi_dbg.analysis import diagnose
@@ -236,7 +264,8 @@ def first_chance_loop(process_factory: Callable[[], Any], resume: Callable[[str]
     while alive() and len(times) < max_stops:
         if mode == "fc-sections":
             sections.append(diagnose_by_sections(process_factory(), False))
-            quick = diagnose(process_factory(), full=False)  # for the kind and signal only, not timed
+            # for the kind and signal only, not timed
+            quick = diagnose(process_factory(), full=False)
             times.append(sum(sections[-1].values()))
         else:
             if prof is not None:
@@ -262,11 +291,14 @@ def first_chance_loop(process_factory: Callable[[], Any], resume: Callable[[str]
         pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(18)
         lines = s.getvalue().splitlines()
         start = next((i for i, line in enumerate(lines) if line.strip().startswith("ncalls")), 0)
-        out["profile"] = "\n".join(line.replace(str(ROOT) + "/", "") for line in lines[start:] if line.strip())
+        out["profile"] = "\n".join(
+            line.replace(str(ROOT) + "/", "") for line in lines[start:] if line.strip()
+        )
     return out
 
 
 # ------------------------------------------------------------------------------------ inside gdb
+
 
 def gdb_stage(mode: str, out_path: str, repeat: int, max_stops: int) -> None:
     """Runs in gdb's Python (after `run` reached the first stop)."""
@@ -281,32 +313,55 @@ def gdb_stage(mode: str, out_path: str, repeat: int, max_stops: int) -> None:
     if not mode.startswith("fc-"):
         res = seed_stage(GdbProcess, lambda c: str(gdb.execute(c, to_string=True)), mode, repeat)
     else:
-        res = first_chance_loop(GdbProcess, lambda s: gdb.execute("signal " + s, to_string=True), alive, mode,
-                                max_stops)
+        res = first_chance_loop(
+            GdbProcess, lambda s: gdb.execute("signal " + s, to_string=True), alive, mode, max_stops
+        )
     res["debugger"] = f"gdb {gdb.VERSION.split()[0]}"
     Path(out_path).write_text(json.dumps(res))
 
 
-def run_gdb_stage(argv: list[str], mode: str, out: Path, repeat: int, max_stops: int) -> dict[str, Any]:
+def run_gdb_stage(
+    argv: list[str], mode: str, out: Path, repeat: int, max_stops: int
+) -> dict[str, Any]:
     from spmi_dbg.driver.loader import gdbinit_line
 
-    call = (f"import sys; sys.path.insert(0, {str(BENCH)!r}); import diagnose_cost; "
-            f"diagnose_cost.gdb_stage({mode!r}, {str(out)!r}, {repeat}, {max_stops})")
+    call = (
+        f"import sys; sys.path.insert(0, {str(BENCH)!r}); import diagnose_cost; "
+        f"diagnose_cost.gdb_stage({mode!r}, {str(out)!r}, {repeat}, {max_stops})"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "replay.out"
-        cmd = ["gdb", "-q", "-nx", "-batch", "-iex", "set auto-load off", "-ex", "set pagination off",
-               "-ex", "set confirm off", "-ex", gdbinit_line(),
-               "-ex", "run " + " ".join(shlex.quote(a) for a in argv[1:]) + f" > {log} 2>&1 < /dev/null",
-               "-ex", "python " + call, "-ex", "kill", argv[0]]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
-                           env=USER_ENV)
+        cmd = [
+            "gdb",
+            "-q",
+            "-nx",
+            "-batch",
+            "-iex",
+            "set auto-load off",
+            "-ex",
+            "set pagination off",
+            "-ex",
+            "set confirm off",
+            "-ex",
+            gdbinit_line(),
+            "-ex",
+            "run " + " ".join(shlex.quote(a) for a in argv[1:]) + f" > {log} 2>&1 < /dev/null",
+            "-ex",
+            "python " + call,
+            "-ex",
+            "kill",
+            argv[0],
+        ]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=USER_ENV)
     if not out.exists():
         raise SystemExit(f"gdb stage {mode} failed:\n{(r.stdout + r.stderr)[-3000:]}")
     data: dict[str, Any] = json.loads(out.read_text())
     return data
 
 
-# ------------------------------------------------------------------------------------ lldb (SB API, in-process)
+# ------------------------------------------------------------------------------------ lldb (SB API,
+# in-process)
+
 
 @dataclass
 class LldbStop:
@@ -316,8 +371,9 @@ class LldbStop:
 
 
 class LldbSession:
-    """One target, launched synchronously; stdout/stderr of the inferior go to files (this bench's lldb stages:
-    lldb in this process, as tests.harness.stops.run_lldb; the product drives lldb from a worker process)."""
+    """One target, launched synchronously; stdout/stderr of the inferior go to files (this bench's
+    lldb stages: lldb in this process, as tests.harness.stops.run_lldb; the product drives lldb from
+    a worker process)."""
 
     def __init__(self, argv: list[str], stdout: Path, stderr: Path, cwd: str | None = None) -> None:
         self.lldb = sbapi.import_lldb()
@@ -331,7 +387,8 @@ class LldbSession:
         self._index_anchors()
         self.process: Any = sbapi.launch(lldb, self.target, argv, str(stdout), str(stderr), cwd)
         signals = self.process.GetUnixSignals()
-        # SIGTRAP reaches the program (superpmi's -boa/-boe debug breaks) when we resume after a stop.
+        # SIGTRAP reaches the program (superpmi's -boa/-boe debug breaks) when we resume after a
+        # stop.
         signals.SetShouldSuppress(5, False)
         self._delivered: int | None = None  # the signal the last resume delivered to the program
 
@@ -354,11 +411,15 @@ class LldbSession:
         return LldbStop("stopped", None, None)
 
     def resume(self, *, deliver: bool = True, step_over_brk: bool = False) -> None:
-        """Continue. With deliver, the signal the thread stopped with reaches the program; without, it is
-        suppressed for this resume (a debug break the debugger absorbs; on aarch64 the pc steps over brk)."""
+        """Continue. With deliver, the signal the thread stopped with reaches the program; without,
+        it is suppressed for this resume (a debug break the debugger absorbs; on aarch64 the pc
+        steps over brk)."""
         thread = self.process.GetSelectedThread()
-        signo = int(thread.GetStopReasonDataAtIndex(0)) \
-            if thread.IsValid() and thread.GetStopReason() == self.lldb.eStopReasonSignal else None
+        signo = (
+            int(thread.GetStopReasonDataAtIndex(0))
+            if thread.IsValid() and thread.GetStopReason() == self.lldb.eStopReasonSignal
+            else None
+        )
         self._delivered = signo if deliver else None
         sbapi.resume(self.process, thread, signo, deliver=deliver, step_over_brk=step_over_brk)
 
@@ -377,6 +438,7 @@ def lldb_stage(argv: list[str], mode: str, out_path: str, repeat: int, max_stops
         from spmi_dbg.lldb.view import LldbProcess
 
         try:
+
             def factory() -> Any:
                 return LldbProcess(session.target)
 
@@ -396,8 +458,13 @@ def lldb_stage(argv: list[str], mode: str, out_path: str, repeat: int, max_stops
 
                 res = seed_stage(factory, command, mode, repeat)
             else:
-                res = first_chance_loop(factory, lambda s: session.resume(),
-                                        lambda: session.state().state == "stopped", mode, max_stops)
+                res = first_chance_loop(
+                    factory,
+                    lambda s: session.resume(),
+                    lambda: session.state().state == "stopped",
+                    mode,
+                    max_stops,
+                )
             m = lldb.SBDebugger.GetVersionString().split()
             res["debugger"] = f"lldb {m[2] if len(m) > 2 else '?'}"
         finally:
@@ -405,11 +472,30 @@ def lldb_stage(argv: list[str], mode: str, out_path: str, repeat: int, max_stops
     Path(out_path).write_text(json.dumps(res))
 
 
-def run_lldb_stage(argv: list[str], mode: str, out: Path, repeat: int, max_stops: int) -> dict[str, Any]:
+def run_lldb_stage(
+    argv: list[str], mode: str, out: Path, repeat: int, max_stops: int
+) -> dict[str, Any]:
     env = dict(USER_ENV, LLDB_DEBUGSERVER_PATH=os.environ.get("LLDB_DEBUGSERVER_PATH", LLDB_SERVER))
-    r = subprocess.run([sys.executable, __file__, "--lldb-stage", mode, "--stage-out", str(out),
-                        "--repeat", str(repeat), "--stops", str(max_stops), "--", *argv],
-                       capture_output=True, text=True, timeout=600, env=env)
+    r = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--lldb-stage",
+            mode,
+            "--stage-out",
+            str(out),
+            "--repeat",
+            str(repeat),
+            "--stops",
+            str(max_stops),
+            "--",
+            *argv,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     if not out.exists():
         raise SystemExit(f"lldb stage {mode} failed:\n{(r.stdout + r.stderr)[-3000:]}")
     data: dict[str, Any] = json.loads(out.read_text())
@@ -419,14 +505,23 @@ def run_lldb_stage(argv: list[str], mode: str, out: Path, repeat: int, max_stops
 # ------------------------------------------------------------------------------------ driver
 
 
-
 def collections(root: Path, stops: int) -> tuple[Path, Path, Path]:
-    seed = cached_collection(root / "diag-seed-200.mch", methods=200, seed=2, arch="arm64",
-                             injections=[("seed-arm64", SEED_N)])
-    fc = cached_collection(root / f"diag-jit-null-{stops}.mch", methods=2 * stops, seed=1,
-                           injections=[("jit-null", 2 * i) for i in range(1, stops + 1)])
-    so = cached_collection(root / "diag-stack-overflow-10.mch", methods=10, seed=1,
-                           injections=[("stack-overflow", 5)])
+    seed = cached_collection(
+        root / "diag-seed-200.mch",
+        methods=200,
+        seed=2,
+        arch="arm64",
+        injections=[("seed-arm64", SEED_N)],
+    )
+    fc = cached_collection(
+        root / f"diag-jit-null-{stops}.mch",
+        methods=2 * stops,
+        seed=1,
+        injections=[("jit-null", 2 * i) for i in range(1, stops + 1)],
+    )
+    so = cached_collection(
+        root / "diag-stack-overflow-10.mch", methods=10, seed=1, injections=[("stack-overflow", 5)]
+    )
     return seed, fc, so
 
 
@@ -441,26 +536,35 @@ def median_sections(rows: list[dict[str, float]]) -> dict[str, float]:
 
 
 def shown(columns: list[dict[str, float]], at_least: float) -> list[tuple[str, list[float]]]:
-    """The rows of a sections table: each section that reaches `at_least` ms in some column, the largest first,
-    then one row for the others together; each row's value in each column."""
+    """The rows of a sections table: each section that reaches `at_least` ms in some column, the
+    largest first, then one row for the others together; each row's value in each column."""
     keys = {k for c in columns for k in c}
-    big = sorted((k for k in keys if max(c.get(k, 0.0) for c in columns) >= at_least),
-                 key=lambda k: -max(c.get(k, 0.0) for c in columns))
+    big = sorted(
+        (k for k in keys if max(c.get(k, 0.0) for c in columns) >= at_least),
+        key=lambda k: -max(c.get(k, 0.0) for c in columns),
+    )
     rows = [(k, [c.get(k, 0.0) for c in columns]) for k in big]
     rest = keys - set(big)
     if rest:
-        rows.append((f"({len(rest)} other sections)", [sum(c.get(k, 0.0) for k in rest) for c in columns]))
+        rows.append(
+            (f"({len(rest)} other sections)", [sum(c.get(k, 0.0) for k in rest) for c in columns])
+        )
     return rows
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     common_arguments(ap)
     ap.add_argument("--repeat", type=int, default=20, help="warm repeats at the seed stop")
     ap.add_argument("--stops", type=int, default=100, help="first-chance stops for the quick check")
     ap.add_argument("--profile", action="store_true", help="also print cProfile output")
-    ap.add_argument("--no-stack-overflow", action="store_true",
-                    help="skip the full diagnosis at a stack overflow (~21,000 frames: seconds)")
+    ap.add_argument(
+        "--no-stack-overflow",
+        action="store_true",
+        help="skip the full diagnosis at a stack overflow (~21,000 frames: seconds)",
+    )
     ap.add_argument("--lldb-stage", help=argparse.SUPPRESS)
     ap.add_argument("--stage-out", help=argparse.SUPPRESS)
     ap.add_argument("argv", nargs="*", help=argparse.SUPPRESS)
@@ -470,8 +574,11 @@ def main() -> int:
         return 0
     a = parse(ap, quick={"repeat": 1, "stops": 3})
 
-    replay, base, diff = native("bin/spmi-replay"), native("jit/libsamplejit_base.so"), \
-        native("jit/libsamplejit_diff.so")
+    replay, base, diff = (
+        native("bin/spmi-replay"),
+        native("jit/libsamplejit_base.so"),
+        native("jit/libsamplejit_diff.so"),
+    )
     seed, fc, so = collections(a.dir, a.stops)
     seed_argv = [replay, "-a", "-target", "arm64", "-bug", "91257", base, diff, str(seed)]
     fc_argv = [replay, base, str(fc)]
@@ -487,7 +594,9 @@ def main() -> int:
             for mode in modes:
                 argv = {"seed": seed_argv, "fc": fc_argv, "so": so_argv}[mode.split("-")[0]]
                 t0 = time.perf_counter()
-                res[dbg][mode] = runner(argv, mode, Path(tmp) / f"{dbg}-{mode}.json", a.repeat, a.stops)
+                res[dbg][mode] = runner(
+                    argv, mode, Path(tmp) / f"{dbg}-{mode}.json", a.repeat, a.stops
+                )
                 res[dbg][mode]["wall"] = time.perf_counter() - t0
 
     g, lv = res["gdb"], res["lldb"]
@@ -496,37 +605,65 @@ def main() -> int:
     def row(label: str, f: Callable[[dict[str, Any]], str]) -> None:
         print(f"  {label:<46}{f(g):>14}{f(lv):>14}")
 
-    print(f"spmi-replay -O2 -g; {seed.name} (seed crash at {SEED_N}), {fc.name}; capstone, cffi as installed")
-    print(f"\nFull diagnosis at the seed crash stop (goal < 50 ms)      {names[0]:>14}{names[1]:>14}")
+    print(
+        f"spmi-replay -O2 -g; {seed.name} (seed crash at {SEED_N}), {fc.name}; capstone, cffi as "
+        "installed"
+    )
+    print(
+        f"\nFull diagnosis at the seed crash stop (goal < 50 ms)      {names[0]:>14}{names[1]:>14}"
+    )
     row("frames at the stop", lambda r: str(r["seed-command"]["frames"]))
-    row("`spmi diagnose --json`, first call (cold)", lambda r: f"{r['seed-command']['command_cold']:.1f} ms")
-    row("... first call, capstone + collection reader preloaded",
-        lambda r: f"{r['seed-preloaded']['command_cold']:.1f} ms")
-    row(f"`spmi diagnose --json`, warm (median of {a.repeat})",
-        lambda r: f"{statistics.median(r['seed-command']['command_warm']):.1f} ms")
-    row("diagnose(full=True) + json.dumps, warm",
-        lambda r: f"{statistics.median(r['seed-command']['direct_warm']):.1f} ms")
+    row(
+        "`spmi diagnose --json`, first call (cold)",
+        lambda r: f"{r['seed-command']['command_cold']:.1f} ms",
+    )
+    row(
+        "... first call, capstone + collection reader preloaded",
+        lambda r: f"{r['seed-preloaded']['command_cold']:.1f} ms",
+    )
+    row(
+        f"`spmi diagnose --json`, warm (median of {a.repeat})",
+        lambda r: f"{statistics.median(r['seed-command']['command_warm']):.1f} ms",
+    )
+    row(
+        "diagnose(full=True) + json.dumps, warm",
+        lambda r: f"{statistics.median(r['seed-command']['direct_warm']):.1f} ms",
+    )
     print("  where the time goes (ms): cold = first diagnosis at the stop, warm = median")
     cold = {d: res[d]["seed-sections-cold"]["sections_cold"] for d in res}
     warm = {d: median_sections(res[d]["seed-command"]["sections_warm"]) for d in res}
     for k, (cg, wg, cl, wl) in shown([cold["gdb"], warm["gdb"], cold["lldb"], warm["lldb"]], 0.5):
         print(f"    {k:<44}{cg:>7.2f}/{wg:<6.2f}{cl:>7.2f}/{wl:<6.2f}")
-    print(f"    {'sum':<44}{sum(cold['gdb'].values()):>7.2f}/{sum(warm['gdb'].values()):<6.2f}"
-          f"{sum(cold['lldb'].values()):>7.2f}/{sum(warm['lldb'].values()):<6.2f}")
+    print(
+        f"    {'sum':<44}{sum(cold['gdb'].values()):>7.2f}/{sum(warm['gdb'].values()):<6.2f}"
+        f"{sum(cold['lldb'].values()):>7.2f}/{sum(warm['lldb'].values()):<6.2f}"
+    )
     buckets = {g["seed-command"]["bucket"], lv["seed-command"]["bucket"]}
-    print(f"  bucket: {', '.join(sorted(buckets))}" + ("" if len(buckets) == 1 else "  (the debuggers DISAGREE)"))
+    print(
+        f"  bucket: {', '.join(sorted(buckets))}"
+        + ("" if len(buckets) == 1 else "  (the debuggers DISAGREE)")
+    )
 
     if not a.no_stack_overflow:
-        print("\nFull diagnosis at a stack overflow (8 MB stack; the innermost 256 frames are read)")
+        print(
+            "\nFull diagnosis at a stack overflow (8 MB stack; the innermost 256 frames are read)"
+        )
         row("frames at the stop", lambda r: str(r["so-sections-cold"]["frames"]))
-        row("diagnosis (by sections), first call", lambda r: f"{r['so-sections-cold']['total']:.0f} ms")
+        row(
+            "diagnosis (by sections), first call",
+            lambda r: f"{r['so-sections-cold']['total']:.0f} ms",
+        )
         so_cold = {d: res[d]["so-sections-cold"]["sections_cold"] for d in res}
         for k, (sg, sl) in shown([so_cold["gdb"], so_cold["lldb"]], 10):
             print(f"    {k:<44}{sg:>11.0f} ms{sl:>11.0f} ms")
 
     print("\nQuick check per first-chance stop, diagnose(full=False) (goal < 2 ms)")
-    row("stops (of which first-chance)",
-        lambda r: f"{len(r['fc-quick']['times'])} ({r['fc-quick']['kinds'].get('first-chance', 0)})")
+    row(
+        "stops (of which first-chance)",
+        lambda r: (
+            f"{len(r['fc-quick']['times'])} ({r['fc-quick']['kinds'].get('first-chance', 0)})"
+        ),
+    )
     row("first stop", lambda r: f"{r['fc-quick']['times'][0]:.2f} ms")
     row("median", lambda r: f"{statistics.median(r['fc-quick']['times']):.2f} ms")
     row("p90", lambda r: f"{pct(r['fc-quick']['times'], 0.9):.2f} ms")
@@ -540,16 +677,25 @@ def main() -> int:
 
     verdict_full = max(g["seed-command"]["command_cold"], lv["seed-command"]["command_cold"])
     verdict_quick = max(statistics.median(r["fc-quick"]["times"]) for r in (g, lv))
-    print(f"\nfull diagnosis, worst cold: {verdict_full:.1f} ms: goal < 50 ms "
-          f"{'met' if verdict_full < 50 else 'NOT met'}")
-    print(f"quick check, worst median: {verdict_quick:.2f} ms: goal < 2 ms "
-          f"{'met' if verdict_quick < 2 else 'NOT met'}")
+    print(
+        f"\nfull diagnosis, worst cold: {verdict_full:.1f} ms: goal < 50 ms "
+        f"{'met' if verdict_full < 50 else 'NOT met'}"
+    )
+    print(
+        f"quick check, worst median: {verdict_quick:.2f} ms: goal < 2 ms "
+        f"{'met' if verdict_quick < 2 else 'NOT met'}"
+    )
     if a.profile:
         for dbg in ("gdb", "lldb"):
-            print(f"\n--- cProfile, {res[dbg]['seed-command']['debugger']}: cold full diagnosis at the seed stop")
+            print(
+                f"\n--- cProfile, {res[dbg]['seed-command']['debugger']}: cold full diagnosis at "
+                "the seed stop"
+            )
             print(res[dbg]["seed-profile"]["profile"])
-            print(f"\n--- cProfile, {res[dbg]['seed-command']['debugger']}: quick checks at "
-                  f"{len(res[dbg]['fc-profile']['times'])} first-chance stops")
+            print(
+                f"\n--- cProfile, {res[dbg]['seed-command']['debugger']}: quick checks at "
+                f"{len(res[dbg]['fc-profile']['times'])} first-chance stops"
+            )
             print(res[dbg]["fc-profile"]["profile"])
     return 0
 

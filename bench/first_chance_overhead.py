@@ -1,29 +1,33 @@
 #!/usr/bin/env python3
-"""Overhead of replaying under the debugger driver when 1 % of the methods raise a first-chance signal
-(issue 5): the driver of record (pygdbmi, spmi_dbg.driver.gdb.replay.run_replay: every SIGSEGV in the JIT hits
-gdb's conditional catchpoint, whose condition -- the quick check and the signal policy, in gdb's Python --
-notes it and lets gdb pass it on without a stop) vs the same replay natively.
+"""Overhead of replaying under the debugger driver when 1 % of the methods raise a first-chance
+signal (issue 5): the driver of record (pygdbmi, spmi_dbg.driver.gdb.replay.run_replay: every
+SIGSEGV in the JIT hits gdb's conditional catchpoint, whose condition -- the quick check and the
+signal policy, in gdb's Python -- notes it and lets gdb pass it on without a stop) vs the same
+replay natively.
 
-Collections (x64, seed 1, built once and cached under --dir): --methods method contexts with `jit-null` (a
-SIGSEGV inside the JIT that the replay's protected region survives) at every 100th one (100, 200, ...), and
-the same collection without injections. Because the ratio depends on how long a method takes to compile, it
-is measured at two method sizes (--size-factors, default "1,10"): the generator's own sizes (median ~75 bytes
-of IL; the sample JIT compiles ~30,000 of them per second here, far faster than a real JIT) and 10x larger
-methods (~5,000 per second per core, the order of a real clrjit replay).
+Collections (x64, seed 1, built once and cached under --dir): --methods method contexts with
+`jit-null` (a SIGSEGV inside the JIT that the replay's protected region survives) at every 100th one
+(100, 200, ...), and the same collection without injections. Because the ratio depends on how long a
+method takes to compile, it is measured at two method sizes (--size-factors, default "1,10"): the
+generator's own sizes (median ~75 bytes of IL; the sample JIT compiles ~30,000 of them per second
+here, far faster than a real JIT) and 10x larger methods (~5,000 per second per core, the order of a
+real clrjit replay).
 
-For each size, in one run (best wall time of --repeat runs each, default 3, interleaved: the machine is shared):
+For each size, in one run (best wall time of --repeat runs each, default 3, interleaved: the machine
+is shared):
   - native replay of the faulty and the clean collection;
   - the faulty and the clean collection under run_replay (one gdb, one process, like native);
-  - `spmi-dbg repro --workers 1` end to end on the faulty collection (exit 2: no crash) for reference.
-Prints the ratio faulty-under-driver / faulty-native (goal <= 1.3x at method size x10), the fixed cost
-(debugger start), and the per-stop cost (goal: the driver's own time per passed stop <= 0.4 ms median): from
-the wall times ((driver faulty - driver clean) - (native faulty - native clean)) / stops,
-and as the driver times each stop itself (quick note + resume).
+  - `spmi-dbg repro --workers 1` end to end on the faulty collection (exit 2: no crash) for
+reference. Prints the ratio faulty-under-driver / faulty-native (goal <= 1.3x at method size x10),
+the fixed cost (debugger start), and the per-stop cost (goal: the driver's own time per passed stop
+<= 0.4 ms median): from the wall times ((driver faulty - driver clean) - (native faulty - native
+clean)) / stops, and as the driver times each stop itself (quick note + resume).
 
---quick (CI, seconds; not a measurement): --methods 400 --size-factors 1,10 --repeat 1, the same runs and lines.
+--quick (CI, seconds; not a measurement): --methods 400 --size-factors 1,10 --repeat 1, the same
+runs and lines.
 
-Usage: bench/first_chance_overhead.py [--quick] [--methods 60000] [--size-factors 1,10] [--dir /tmp/spmi-bench]
-                                      [--repeat 3]
+Usage: bench/first_chance_overhead.py [--quick] [--methods 60000] [--size-factors 1,10] [--dir
+                                      /tmp/spmi-bench] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -45,23 +49,41 @@ from spmi_dbg.driver.gdb.replay import run_replay
 from spmi_dbg.repro.native import run_native
 
 # the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
-RATIO_LINES = [r"^  faulty under the driver / native = [\d.]+x  \(goal <= 1\.3x: (met|NOT met)\)",
-               r"^  the driver's own time per passed stop, median [\d.]+ ms  \(goal <= 0\.4 ms: (met|NOT met)\)$"]
+RATIO_LINES = [
+    r"^  faulty under the driver / native = [\d.]+x  \(goal <= 1\.3x: (met|NOT met)\)",
+    r"^  the driver's own time per passed stop, median [\d.]+ ms  \(goal <= 0\.4 ms: (met|NOT "
+    r"met)\)$",
+]
 
 
 def collections(directory: Path, methods: int, factor: float) -> tuple[Path, Path, int]:
     faults = list(range(100, methods + 1, 100))  # 1 %
-    clean = cached_collection(directory / f"fco-clean-{methods}-x{factor:g}.mch", methods=methods, seed=1,
-                              arch="x64", injections=[], size_factor=factor)
-    faulty = cached_collection(directory / f"fco-faulty-{methods}-x{factor:g}.mch", methods=methods, seed=1,
-                               arch="x64", injections=[("jit-null", n) for n in faults], size_factor=factor)
+    clean = cached_collection(
+        directory / f"fco-clean-{methods}-x{factor:g}.mch",
+        methods=methods,
+        seed=1,
+        arch="x64",
+        injections=[],
+        size_factor=factor,
+    )
+    faulty = cached_collection(
+        directory / f"fco-faulty-{methods}-x{factor:g}.mch",
+        methods=methods,
+        seed=1,
+        arch="x64",
+        injections=[("jit-null", n) for n in faults],
+        size_factor=factor,
+    )
     return clean, faulty, len(faults)
 
 
 def cpu() -> float:
-    """CPU seconds of this process and of its reaped descendants (gdb reaps the replay): less sensitive than
-    wall time to the other tenants of a shared machine."""
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    """CPU seconds of this process and of its reaped descendants (gdb reaps the replay): less
+    sensitive than wall time to the other tenants of a shared machine."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
@@ -74,10 +96,12 @@ def time_native(argv: list[str]) -> tuple[float, float]:
 
 
 def time_driver(argv: list[str], tmp: Path) -> tuple[float, float, float, list[float]]:
-    """(wall seconds, CPU seconds (driver + gdb + replay), debugger start-up seconds, per-stop seconds as the
-    driver times them)."""
+    """(wall seconds, CPU seconds (driver + gdb + replay), debugger start-up seconds, per-stop
+    seconds as the driver times them)."""
     start, c0 = time.monotonic(), cpu()
-    o = run_replay(argv, timeout=900, stdout=tmp / "out", stderr=tmp / "err", transcript=tmp / "mi.log")
+    o = run_replay(
+        argv, timeout=900, stdout=tmp / "out", stderr=tmp / "err", transcript=tmp / "mi.log"
+    )
     elapsed, used = time.monotonic() - start, cpu() - c0
     (tmp / "mi.log").unlink()
     assert o.kind == "exited", o
@@ -87,12 +111,29 @@ def time_driver(argv: list[str], tmp: Path) -> tuple[float, float, float, list[f
 def time_repro(argv: list[str], tmp: Path) -> float:
     tmp.mkdir(exist_ok=True)
     start = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "spmi_dbg", "repro", "--workers", "1", "--out",
-                        str(tmp / f"bundle-{time.monotonic_ns()}"),
-                        "--", *argv], capture_output=True, text=True, env=ENV, cwd=tmp)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spmi_dbg",
+            "repro",
+            "--workers",
+            "1",
+            "--out",
+            str(tmp / f"bundle-{time.monotonic_ns()}"),
+            "--",
+            *argv,
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=tmp,
+    )
     elapsed = time.monotonic() - start
     if r.returncode != 2:
-        raise SystemExit(f"spmi-dbg repro exited {r.returncode} (expected 2, no crash): {r.stdout[-1500:]}")
+        raise SystemExit(
+            f"spmi-dbg repro exited {r.returncode} (expected 2, no crash): {r.stdout[-1500:]}"
+        )
     return elapsed
 
 
@@ -125,46 +166,77 @@ def measure(factor: float, a: argparse.Namespace, replay: str, jit: str) -> bool
             keep("repro", time_repro([replay, jit, str(faulty)], tmp / "repro"))
 
     nf, dr = best["native-faulty"], best["driver-faulty"]
-    print(f"{a.methods} x64 methods, generator size x{factor:g} ({faulty.stat().st_size / 1e6:.0f} MB), "
-          f"{nfaults} with a first-chance SIGSEGV (jit-null at every 100th); "
-          f"{'one run each' if a.repeat == 1 else f'best of {a.repeat}'}; load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"  native       clean {best['native-clean']:7.2f} s   faulty {nf:7.2f} s   "
-          f"({a.methods / nf:,.0f} methods/s)")
-    print(f"  run_replay   clean {best['driver-clean']:7.2f} s   faulty {dr:7.2f} s   stops passed {stops}; "
-          f"debugger start {statistics.median(startup):.2f} s")
-    print(f"  spmi-dbg repro --workers 1 on the faulty collection, end to end (no crash, exit 2): "
-          f"{best['repro']:.2f} s ({best['repro'] / nf:.2f}x native)")
+    print(
+        f"{a.methods} x64 methods, generator size x{factor:g} ({faulty.stat().st_size / 1e6:.0f} "
+        "MB), "
+        f"{nfaults} with a first-chance SIGSEGV (jit-null at every 100th); "
+        f"{'one run each' if a.repeat == 1 else f'best of {a.repeat}'}; load average "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
+    print(
+        f"  native       clean {best['native-clean']:7.2f} s   faulty {nf:7.2f} s   "
+        f"({a.methods / nf:,.0f} methods/s)"
+    )
+    print(
+        f"  run_replay   clean {best['driver-clean']:7.2f} s   faulty {dr:7.2f} s   stops passed "
+        f"{stops}; "
+        f"debugger start {statistics.median(startup):.2f} s"
+    )
+    print(
+        f"  spmi-dbg repro --workers 1 on the faulty collection, end to end (no crash, exit 2): "
+        f"{best['repro']:.2f} s ({best['repro'] / nf:.2f}x native)"
+    )
     if stops:
         wall = ((dr - best["driver-clean"]) - (nf - best["native-clean"])) / stops
-        print(f"  per stop, from the wall times: {wall * 1000:.2f} ms;  as the driver times it (quick note + resume): "
-              f"median {statistics.median(own) * 1000:.2f} ms, p90 {sorted(own)[int(len(own) * 0.9)] * 1000:.2f} ms, "
-              f"first {own[0] * 1000:.1f} ms")
+        print(
+            f"  per stop, from the wall times: {wall * 1000:.2f} ms;  as the driver times it "
+            "(quick note + resume): "
+            f"median {statistics.median(own) * 1000:.2f} ms, p90 "
+            f"{sorted(own)[int(len(own) * 0.9)] * 1000:.2f} ms, "
+            f"first {own[0] * 1000:.1f} ms"
+        )
         med = statistics.median(own)
-        print(f"  the driver's own time per passed stop, median {med * 1000:.2f} ms  (goal <= 0.4 ms: "
-              f"{'met' if med <= 0.0004 else 'NOT met'})")
-        print(f"  at {med * 1000:.2f} ms per stop and 1 % of methods stopping, the stops alone stay within 1.3x "
-              f"when the native replay runs at most {0.3 * 100 / med:,.0f} methods/s")
+        print(
+            f"  the driver's own time per passed stop, median {med * 1000:.2f} ms  (goal <= 0.4 "
+            "ms: "
+            f"{'met' if med <= 0.0004 else 'NOT met'})"
+        )
+        print(
+            f"  at {med * 1000:.2f} ms per stop and 1 % of methods stopping, the stops alone stay "
+            "within 1.3x "
+            f"when the native replay runs at most {0.3 * 100 / med:,.0f} methods/s"
+        )
     ratio = dr / nf
-    print(f"  faulty under the driver / native = {ratio:.2f}x  (goal <= 1.3x: {'met' if ratio <= 1.3 else 'NOT met'}); "
-          f"without the debugger start: {(dr - statistics.median(startup)) / nf:.2f}x")
+    print(
+        f"  faulty under the driver / native = {ratio:.2f}x  (goal <= 1.3x: "
+        f"{'met' if ratio <= 1.3 else 'NOT met'}); "
+        f"without the debugger start: {(dr - statistics.median(startup)) / nf:.2f}x"
+    )
     cn, cd = best["native-cpu-faulty"], best["driver-cpu-faulty"]
     per_cpu = ((cd - best["driver-cpu-clean"]) - (cn - best["native-cpu-clean"])) / max(stops, 1)
-    print(f"  in CPU time (driver + gdb + replay vs the replay): faulty {cd:.2f} s vs {cn:.2f} s = {cd / cn:.2f}x; "
-          f"clean {best['driver-cpu-clean']:.2f} s vs {best['native-cpu-clean']:.2f} s (fixed cost); "
-          f"{per_cpu * 1000:.2f} ms CPU per stop")
+    print(
+        f"  in CPU time (driver + gdb + replay vs the replay): faulty {cd:.2f} s vs {cn:.2f} s = "
+        f"{cd / cn:.2f}x; "
+        f"clean {best['driver-cpu-clean']:.2f} s vs {best['native-cpu-clean']:.2f} s (fixed cost); "
+        f"{per_cpu * 1000:.2f} ms CPU per stop"
+    )
     return ratio <= 1.3
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--methods", type=int, default=60000)
     ap.add_argument("--size-factors", default="1,10")
     ap.add_argument("--repeat", type=int, default=3)
     common_arguments(ap)
     a = parse(ap, quick={"methods": 400, "repeat": 1})
     replay, jit = native(paths.REPLAY), native(paths.BASE_JIT)
-    print(f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the start")
+    print(
+        f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at "
+        "the start"
+    )
     for factor in (float(f) for f in a.size_factors.split(",")):
         measure(factor, a, replay, jit)
     return 0

@@ -4,7 +4,8 @@
 Builds (once, cached) a ~1 GiB collection of ~300k real-format method contexts, then in one run:
   - reads it once with `cat > /dev/null` (warm cache): the floor;
   - runs `spmi-dbg mch verify` and `spmi-dbg mch info` end to end: goal ratio to cat <= 2.0;
-  - extracts one record by number with a .mct present: goal < 20 ms (API and CLI reported separately);
+  - extracts one record by number with a .mct present: goal < 20 ms (API and CLI reported
+  separately);
   - extracts one record without a .mct (one header hop per record, no payload reads);
   - peak RSS of each command (goal < 100 MB, independent of the file size).
 
@@ -33,16 +34,22 @@ from spmi_dbg.mch.collection import Collection, write_index_file
 from spmi_dbg.sample.synth import method_context
 
 # the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
-RATIO_LINES = [r"^mch verify +[\d.]+ s  ratio to cat +[\d.]+  \(goal <= 2\.0\)$",
-               r"^mch info +[\d.]+ s  ratio to cat +[\d.]+  \(goal <= 2\.0\)$",
-               r"^extract 1 record, with \.mct   API +[\d.]+ ms \(goal < 20 ms\)",
-               r"^peak RSS \(MiB\): verify \d+, info \d+, "]
+RATIO_LINES = [
+    r"^mch verify +[\d.]+ s  ratio to cat +[\d.]+  \(goal <= 2\.0\)$",
+    r"^mch info +[\d.]+ s  ratio to cat +[\d.]+  \(goal <= 2\.0\)$",
+    r"^extract 1 record, with \.mct   API +[\d.]+ ms \(goal < 20 ms\)",
+    r"^peak RSS \(MiB\): verify \d+, info \d+, ",
+]
 
 
 def build(path: Path, target_bytes: int) -> int:
-    """A pool of distinct method contexts written round-robin (real format, ~3.5 KB each) up to the size."""
+    """A pool of distinct method contexts written round-robin (real format, ~3.5 KB each) up to the
+    size."""
     rng = random.Random(42)
-    pool = [method_context(rng, n, mean_il=120, inlinees=6, with_compile_result=True) for n in range(1, 4001)]
+    pool = [
+        method_context(rng, n, mean_il=120, inlinees=6, with_compile_result=True)
+        for n in range(1, 4001)
+    ]
     entries = []
     pos = 0
     tmp = path.with_name(path.name + ".tmp")
@@ -57,8 +64,6 @@ def build(path: Path, target_bytes: int) -> int:
     os.replace(tmp, path)
     write_index_file(path.with_name(path.name + ".mct"), entries)
     return len(entries)
-
-
 
 
 def timed(cmd: list[str], repeat: int = 3) -> float:
@@ -82,10 +87,16 @@ _RSS_PROBE = (
 
 
 def peak_rss(cmd: list[str]) -> int:
-    """Peak RSS (KiB) of one run of cmd. Measured from a small parent process: a child forked from this
-    benchmark (which holds the generated data) would report this process's RSS from before its exec."""
-    out = subprocess.run([sys.executable, "-c", _RSS_PROBE, *cmd], capture_output=True, text=True, check=True,
-                         env=ENV)
+    """Peak RSS (KiB) of one run of cmd. Measured from a small parent process: a child forked from
+    this benchmark (which holds the generated data) would report this process's RSS from before its
+    exec."""
+    out = subprocess.run(
+        [sys.executable, "-c", _RSS_PROBE, *cmd],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=ENV,
+    )
     rc, rss = out.stdout.split()
     if rc != "0":
         raise SystemExit(f"{cmd} failed with status {rc}")
@@ -93,9 +104,13 @@ def peak_rss(cmd: list[str]) -> int:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--gib", type=float, default=1.0, help="collection size in GiB (default 1.0)")
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each timed command, the best counts")
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="runs of each timed command, the best counts"
+    )
     common_arguments(ap)
     args = parse(ap, quick={"gib": 0.01, "repeat": 1})
     with run_dir(args.dir) as t:
@@ -104,13 +119,16 @@ def main() -> None:
 
 def measure(args: argparse.Namespace, work: Path) -> None:
     """The measures, with the cached collection and `work` for the outputs (removed after)."""
-    mch = cached(args.dir / f"scan-{args.gib:g}g.mch", lambda p: build(p, int(args.gib * (1 << 30))), ".mct")
+    mch = cached(
+        args.dir / f"scan-{args.gib:g}g.mch", lambda p: build(p, int(args.gib * (1 << 30))), ".mct"
+    )
     repeat = args.repeat
     spmi = [sys.executable, "-m", "spmi_dbg"]
     size = mch.stat().st_size
 
     subprocess.run(["cat", str(mch)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
-    subprocess.run([*spmi, "--help"], stdout=subprocess.DEVNULL, check=True, env=ENV)  # and the bytecode cache
+    # and the bytecode cache
+    subprocess.run([*spmi, "--help"], stdout=subprocess.DEVNULL, check=True, env=ENV)
     t_cat = timed(["sh", "-c", f"cat '{mch}' > /dev/null"], repeat)
     t_verify = timed([*spmi, "mch", "verify", str(mch)], repeat)
     t_info = timed([*spmi, "mch", "info", str(mch)], repeat)
@@ -128,10 +146,12 @@ def measure(args: argparse.Namespace, work: Path) -> None:
         with Collection.open(mch) as col:
             col.extract([target], out)
         best_api = min(best_api, time.perf_counter() - t)
-    t_extract_cli = timed([*spmi, "mch", "extract", "-c", str(target), str(mch), str(out)], repeat + 2)
+    t_extract_cli = timed(
+        [*spmi, "mch", "extract", "-c", str(target), str(mch), str(out)], repeat + 2
+    )
 
-    # Without the index: the collection under a name with no .mct beside it (a hard link, no copy; in `work`, so
-    # that it never outlives the cached collection).
+    # Without the index: the collection under a name with no .mct beside it (a hard link, no copy;
+    # in `work`, so that it never outlives the cached collection).
     bare = work / "bare" / mch.name
     bare.parent.mkdir(exist_ok=True)
     try:
@@ -151,17 +171,34 @@ def measure(args: argparse.Namespace, work: Path) -> None:
     rss_python = peak_rss([sys.executable, "-c", "import spmi_dbg.cli"])
 
     gib = size / (1 << 30)
-    print(f"collection: {count} method contexts, {size} bytes ({gib:.2f} GiB), mean record {size / count:.0f} B")
+    print(
+        f"collection: {count} method contexts, {size} bytes ({gib:.2f} GiB), mean record "
+        f"{size / count:.0f} B"
+    )
     print(f"cat > /dev/null (warm)        {t_cat:7.3f} s  ({gib / t_cat:5.2f} GiB/s)")
-    print(f"mch verify                    {t_verify:7.3f} s  ratio to cat {t_verify / t_cat:5.2f}  (goal <= 2.0)")
-    print(f"mch info                      {t_info:7.3f} s  ratio to cat {t_info / t_cat:5.2f}  (goal <= 2.0)")
+    print(
+        f"mch verify                    {t_verify:7.3f} s  ratio to cat {t_verify / t_cat:5.2f}  "
+        "(goal <= 2.0)"
+    )
+    print(
+        f"mch info                      {t_info:7.3f} s  ratio to cat {t_info / t_cat:5.2f}  (goal "
+        "<= 2.0)"
+    )
     print(f"  (python + spmi_dbg startup  {t_startup:7.3f} s, included in the CLI times)")
-    print(f"extract 1 record, with .mct   API {best_api * 1000:7.2f} ms (goal < 20 ms);"
-          f" CLI end to end {t_extract_cli * 1000:7.1f} ms")
-    print(f"extract 1 record, no .mct     API {best_noidx * 1000:7.2f} ms (header hops over {count} records)")
-    print(f"peak RSS (MiB): verify {rss_verify / 1024:.0f}, info {rss_info / 1024:.0f}, "
-          f"extract without index {rss_extract / 1024:.0f}, bare python+import {rss_python / 1024:.0f}"
-          "  (goal < 100, independent of size)")
+    print(
+        f"extract 1 record, with .mct   API {best_api * 1000:7.2f} ms (goal < 20 ms);"
+        f" CLI end to end {t_extract_cli * 1000:7.1f} ms"
+    )
+    print(
+        f"extract 1 record, no .mct     API {best_noidx * 1000:7.2f} ms (header hops over {count} "
+        "records)"
+    )
+    print(
+        f"peak RSS (MiB): verify {rss_verify / 1024:.0f}, info {rss_info / 1024:.0f}, "
+        f"extract without index {rss_extract / 1024:.0f}, bare python+import "
+        f"{rss_python / 1024:.0f}"
+        "  (goal < 100, independent of size)"
+    )
 
 
 if __name__ == "__main__":

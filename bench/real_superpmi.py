@@ -1,42 +1,46 @@
 #!/usr/bin/env python3
-"""The real superpmi (issue 19 item 8): spmi-dbg on .NET Core 3.1.23's superpmi, Checked JIT and collections
-(../shared/real-superpmi/README.md), against the same tools run natively. R is .real-superpmi/3.1.23 of the
-project, or $SPMI_DBG_REAL_SUPERPMI.
+"""The real superpmi (issue 19 item 8): spmi-dbg on .NET Core 3.1.23's superpmi, Checked JIT and
+collections (../shared/real-superpmi/README.md), against the same tools run natively. R is
+.real-superpmi/3.1.23 of the project, or $SPMI_DBG_REAL_SUPERPMI.
 
 In one run (each phase timed with time.monotonic, once unless said otherwise, in this order):
 
-  0. discovery (not counted anywhere): where `superpmi -jitoption JitStress=1 R/bin/libclrjit_checked.so
-     R/collections/api.mch` dies natively, crash after crash: each run is `stdbuf -oL superpmi -v d -c N+1-END`
-     and the crash is the method context after its last `Method N compiled` line (stdout line-buffered, so a
-     death loses nothing). It gives the crash-free selection of phases 1 (deep) and 2.
-  1. the null-map crash, `spmi-dbg repro --workers W` vs the native replay of the same command to its death:
-     shallow: `superpmi -c 2000-5514 R/bin/libclrjit_checked.so R/collections/api-reljit.mch` (dies at 2000,
-       MethodContext::repGetMethodSig, no GetMethodSig map). The native replay dies at the first record of the
-       range, in a few hundredths of a second, so this ratio has no goal: it is the debugger's fixed cost. (The
-       repro's partitions race: the first crash in time wins, which on 2 workers can be 3758 of the second
-       partition, the same bucket; the line says so when it is not the native replay's crash.)
-       api-reljit.mch has no deep crash with the Checked JIT: 4,259 of its 5,514 method contexts crash, the
-       first at 2, never more than 8 apart (found with the same loop as phase 0).
-     deep (the goal, repro / native <= 0.75 on 2 workers: parallel locate pays for the debugger): the JitStress=1
-       command on api.mch with `-c` naming every method context up to the last crash that does not crash
-       natively, then that last crash (MethodContext::repGetGSCookie, no GetGSCookie map): the native replay
-       compiles ~5,400 methods before it dies.
-  2. triage of the JitStress=1 command (the whole collection) vs its native replay to the end: superpmi dies at
-     each crash, so natively the end is reached by the loop of runs `-c N+1-END` after each crash at N (the
-     crashes known from phase 0); that loop is the baseline. Then the same triage of the crash-free selection
-     (`-c` every method context that does not crash natively, same options). Prints efficiency = native loop /
-     triage, the crash counts of the triage and of the native loop, and the cost per extra crash = (triage -
-     crash-free triage) / crashes, wall seconds (goal <= 0.15 s) and, for comparison, worker-seconds (the
-     partitions' journals).
-  3. `spmi-dbg mch verify R/collections/api.mch` vs `R/bin/mcs -integ` on it vs `cat` of it, page cache warm,
-     best of --repeat: verify / mcs (goal <= 1/3) and verify / cat. A verify that fails is reported, not timed.
+  0. discovery (not counted anywhere): where `superpmi -jitoption JitStress=1
+     R/bin/libclrjit_checked.so R/collections/api.mch` dies natively, crash after crash: each run is
+     `stdbuf -oL superpmi -v d -c N+1-END` and the crash is the method context after its last
+     `Method N compiled` line (stdout line-buffered, so a death loses nothing). It gives the
+     crash-free selection of phases 1 (deep) and 2.
+  1. the null-map crash, `spmi-dbg repro --workers W` vs the native replay of the same command to
+     its death: shallow: `superpmi -c 2000-5514 R/bin/libclrjit_checked.so
+       R/collections/api-reljit.mch` (dies at 2000, MethodContext::repGetMethodSig, no GetMethodSig
+       map). The native replay dies at the first record of the range, in a few hundredths of a
+       second, so this ratio has no goal: it is the debugger's fixed cost. (The repro's partitions
+       race: the first crash in time wins, which on 2 workers can be 3758 of the second partition,
+       the same bucket; the line says so when it is not the native replay's crash.) api-reljit.mch
+       has no deep crash with the Checked JIT: 4,259 of its 5,514 method contexts crash, the first
+     at 2, never more than 8 apart (found with the same loop as phase 0). deep (the goal, repro /
+       native <= 0.75 on 2 workers: parallel locate pays for the debugger): the JitStress=1 command
+       on api.mch with `-c` naming every method context up to the last crash that does not crash
+       natively, then that last crash (MethodContext::repGetGSCookie, no GetGSCookie map): the
+       native replay compiles ~5,400 methods before it dies.
+  2. triage of the JitStress=1 command (the whole collection) vs its native replay to the end:
+     superpmi dies at each crash, so natively the end is reached by the loop of runs `-c N+1-END`
+     after each crash at N (the crashes known from phase 0); that loop is the baseline. Then the
+     same triage of the crash-free selection (`-c` every method context that does not crash
+     natively, same options). Prints efficiency = native loop / triage, the crash counts of the
+     triage and of the native loop, and the cost per extra crash = (triage - crash-free triage) /
+     crashes, wall seconds (goal <= 0.15 s) and, for comparison, worker-seconds (the partitions'
+     journals).
+  3. `spmi-dbg mch verify R/collections/api.mch` vs `R/bin/mcs -integ` on it vs `cat` of it, page
+     cache warm, best of --repeat: verify / mcs (goal <= 1/3) and verify / cat. A verify that fails
+     is reported, not timed.
 
---quick (CI): the same phases and ratio lines on small selections: the shallow repro on -c 2000-2010, phases 0,
-1 (deep) and 2 on api.mch method contexts 1-60 (3 crashes), mch best of 2. The repro pipeline's own fixed costs
-(debugger start, verification runs) keep it near a minute.
+--quick (CI): the same phases and ratio lines on small selections: the shallow repro on -c
+2000-2010, phases 0, 1 (deep) and 2 on api.mch method contexts 1-60 (3 crashes), mch best of 2. The
+repro pipeline's own fixed costs (debugger start, verification runs) keep it near a minute.
 
-Everything is written under a temporary directory in --dir. Exit status 1 when a phase could not be measured
-(each says why), else 0; goals met or not never change it.
+Everything is written under a temporary directory in --dir. Exit status 1 when a phase could not be
+measured (each says why), else 0; goals met or not never change it.
 
 Usage: bench/real_superpmi.py [--quick] [--workers 2] [--repeat 5] [--dir /tmp/spmi-bench]
 """
@@ -72,24 +76,32 @@ COMPILED = re.compile(r"^Method (\d+) compiled", re.M)
 
 
 def reference() -> Real:
-    """The real superpmi (scripts/real_superpmi_layout.py, as the conformance suite finds it), or exit with one
-    line naming what is missing."""
+    """The real superpmi (scripts/real_superpmi_layout.py, as the conformance suite finds it), or
+    exit with one line naming what is missing."""
     r = located()
     missing = [str(p) for p in r.missing()]
     if missing:
-        raise SystemExit(f"bench/real_superpmi.py: the real superpmi is not at {r.root} (set {ENV}, or run "
-                         f"scripts/unpack-real-superpmi.sh): missing {', '.join(missing)}")
+        raise SystemExit(
+            f"bench/real_superpmi.py: the real superpmi is not at {r.root} (set {ENV}, or run "
+            f"scripts/unpack-real-superpmi.sh): missing {', '.join(missing)}"
+        )
     if shutil.which("stdbuf") is None:
-        raise SystemExit("bench/real_superpmi.py: stdbuf (coreutils) is not on PATH: it finds the native crashes")
+        raise SystemExit(
+            "bench/real_superpmi.py: stdbuf (coreutils) is not on PATH: it finds the native crashes"
+        )
     return r
 
 
-def run(cmd: list[str], *, to_null: bool = False, **kw: Any) -> tuple[float, subprocess.CompletedProcess[str]]:
-    """Wall seconds (time.monotonic) of one run of `cmd` in the user's environment, and its result (output captured,
-    or stdout to /dev/null)."""
+def run(
+    cmd: list[str], *, to_null: bool = False, **kw: Any
+) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Wall seconds (time.monotonic) of one run of `cmd` in the user's environment, and its result
+    (output captured, or stdout to /dev/null)."""
     out = subprocess.DEVNULL if to_null else subprocess.PIPE
     t = time.monotonic()
-    r = subprocess.run(cmd, stdout=out, stderr=subprocess.PIPE, text=True, errors="replace", env=USER_ENV, **kw)
+    r = subprocess.run(
+        cmd, stdout=out, stderr=subprocess.PIPE, text=True, errors="replace", env=USER_ENV, **kw
+    )
     return time.monotonic() - t, r
 
 
@@ -107,13 +119,28 @@ def stress_command(ref: Real, selection: MCList | None) -> list[str]:
 
 
 def discover(ref: Real, last: int) -> tuple[list[int], float, int]:
-    """The method contexts of api.mch 1..last where the JitStress=1 replay dies natively, the seconds the search
-    took, and the exit status of the run that reached the end."""
+    """The method contexts of api.mch 1..last where the JitStress=1 replay dies natively, the
+    seconds the search took, and the exit status of the run that reached the end."""
     crashes: list[int] = []
     start, t0 = 1, time.monotonic()
     while True:
-        r = subprocess.run(["stdbuf", "-oL", str(ref.superpmi), "-v", "d", *STRESS, "-c", f"{start}-{last}",
-                            str(ref.jit_checked), str(ref.api)], capture_output=True, text=True, env=USER_ENV)
+        r = subprocess.run(
+            [
+                "stdbuf",
+                "-oL",
+                str(ref.superpmi),
+                "-v",
+                "d",
+                *STRESS,
+                "-c",
+                f"{start}-{last}",
+                str(ref.jit_checked),
+                str(ref.api),
+            ],
+            capture_output=True,
+            text=True,
+            env=USER_ENV,
+        )
         if r.returncode != SIGSEGV:
             return crashes, time.monotonic() - t0, r.returncode
         compiled = [int(m) for m in COMPILED.findall(r.stdout)]
@@ -123,9 +150,11 @@ def discover(ref: Real, last: int) -> tuple[list[int], float, int]:
             return crashes, time.monotonic() - t0, r.returncode
 
 
-def native_loop(ref: Real, last: int, whole: bool, crashes: list[int]) -> tuple[float, int, int, int]:
-    """The native replay to the end: the command, then `-c N+1-last` after each crash at N. Seconds, runs, deaths
-    by SIGSEGV, and the last run's exit status."""
+def native_loop(
+    ref: Real, last: int, whole: bool, crashes: list[int]
+) -> tuple[float, int, int, int]:
+    """The native replay to the end: the command, then `-c N+1-last` after each crash at N. Seconds,
+    runs, deaths by SIGSEGV, and the last run's exit status."""
     total, runs, deaths, rc = 0.0, 0, 0, 0
     starts = [1, *(n + 1 for n in crashes if n < last)]
     for k, start in enumerate(starts):
@@ -137,7 +166,8 @@ def native_loop(ref: Real, last: int, whole: bool, crashes: list[int]) -> tuple[
 
 
 def repro(ref: Real, argv: list[str], workers: int, tmp: Path, name: str) -> dict[str, Any] | str:
-    """`spmi-dbg repro --workers W` on argv: its wall seconds and report, or why it could not be measured."""
+    """`spmi-dbg repro --workers W` on argv: its wall seconds and report, or why it could not be
+    measured."""
     out = tmp / name
     t, r = spmi_dbg("repro", "--workers", str(workers), "--out", str(out), "--", *argv, cwd=tmp)
     if r.returncode != 0:
@@ -147,52 +177,94 @@ def repro(ref: Real, argv: list[str], workers: int, tmp: Path, name: str) -> dic
     return report
 
 
-def print_repro(label: str, native_s: float, native_rc: int, native_at: int, rep: dict[str, Any] | str,
-                goal: float | None) -> bool:
-    print(f"  {label}: native replay to the crash {native_s:.2f} s (exit {native_rc}"
-          f"{': SIGSEGV' if native_rc == SIGSEGV else ', NOT a SIGSEGV'}, at method context {native_at})")
+def print_repro(
+    label: str,
+    native_s: float,
+    native_rc: int,
+    native_at: int,
+    rep: dict[str, Any] | str,
+    goal: float | None,
+) -> bool:
+    print(
+        f"  {label}: native replay to the crash {native_s:.2f} s (exit {native_rc}"
+        f"{': SIGSEGV' if native_rc == SIGSEGV else ', NOT a SIGSEGV'}, at method context "
+        f"{native_at})"
+    )
     if isinstance(rep, str):
         print(f"  {label}: repro NOT measured: {rep}")
         return False
     loc = rep["locate"]
     mc = loc["method_context"]
-    other = "" if mc == native_at else f" (NOT the native replay's crash at {native_at}: another partition's first)"
-    print(f"  {label}: spmi-dbg repro {rep['wall']:.2f} s wall, pipeline {rep['seconds']:.2f} s: outcome "
-          f"{rep['outcome']}, method context {mc} ({loc['method_context_source'] or '?'}){other}; "
-          f"{rep.get('title') or ''}; {loc['stops_passed_total']} stop(s) passed")
+    other = (
+        ""
+        if mc == native_at
+        else f" (NOT the native replay's crash at {native_at}: another partition's first)"
+    )
+    print(
+        f"  {label}: spmi-dbg repro {rep['wall']:.2f} s wall, pipeline {rep['seconds']:.2f} s: "
+        "outcome "
+        f"{rep['outcome']}, method context {mc} ({loc['method_context_source'] or '?'}){other}; "
+        f"{rep.get('title') or ''}; {loc['stops_passed_total']} stop(s) passed"
+    )
     print("    phases: " + ", ".join(f"{p['name']} {p['seconds']:.2f} s" for p in rep["phases"]))
     for p in loc["partitions"]:
-        print(f"    partition {p['partition']} ({p['methods']} methods): {p['status']}, {p['seconds']:.2f} s, of "
-              f"which debugger start {p['debugger_startup_seconds']:.2f} s")
+        print(
+            f"    partition {p['partition']} ({p['methods']} methods): {p['status']}, "
+            f"{p['seconds']:.2f} s, of "
+            f"which debugger start {p['debugger_startup_seconds']:.2f} s"
+        )
     ratio = rep["wall"] / native_s
-    verdict = f"goal <= {goal:g}: {'met' if ratio <= goal else 'NOT met'}" if goal is not None else \
-        "no goal: the native replay dies at the range's first record, this is the debugger's fixed cost"
+    verdict = (
+        f"goal <= {goal:g}: {'met' if ratio <= goal else 'NOT met'}"
+        if goal is not None
+        else "no goal: the native replay dies at the range's first record, this is the debugger's "
+        "fixed cost"
+    )
     print(f"repro time / native replay time to the crash ({label}): {ratio:.2f}  ({verdict})")
     return native_rc == SIGSEGV
 
 
 def triage(ref: Real, selection: MCList | None, workers: int, out: Path) -> dict[str, Any] | str:
-    t, r = spmi_dbg("triage", "--workers", str(workers), "--out", str(out), "--", *stress_command(ref, selection),
-                    cwd=out.parent)
+    t, r = spmi_dbg(
+        "triage",
+        "--workers",
+        str(workers),
+        "--out",
+        str(out),
+        "--",
+        *stress_command(ref, selection),
+        cwd=out.parent,
+    )
     if not (out / "triage.json").is_file():
         return f"spmi-dbg triage exited {r.returncode} without a triage.json: {tail(r)}"
     data: dict[str, Any] = json.loads((out / "triage.json").read_text())
     data["wall"], data["exit"] = t, r.returncode
-    data["worker_seconds"] = sum(float(json.loads(Path(p).read_text())["seconds"])
-                                 for p in glob.glob(str(out / "partitions" / "p[0-9]*.json")))
+    data["worker_seconds"] = sum(
+        float(json.loads(Path(p).read_text())["seconds"])
+        for p in glob.glob(str(out / "partitions" / "p[0-9]*.json"))
+    )
     return data
 
 
-def best_of(n: int, cmd: list[str], *, to_null: bool = False) -> tuple[float, subprocess.CompletedProcess[str]]:
+def best_of(
+    n: int, cmd: list[str], *, to_null: bool = False
+) -> tuple[float, subprocess.CompletedProcess[str]]:
     runs = [run(cmd, to_null=to_null, cwd=tempfile.gettempdir()) for _ in range(n)]
     return min(t for t, _ in runs), runs[-1][1]
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true", help="small selections, a minute or so (CI)")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--repeat", type=int, default=None, help="runs of each mch command, the best counts (5; quick 2)")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        help="runs of each mch command, the best counts (5; quick 2)",
+    )
     dir_argument(ap)
     a = parse(ap)
     ref = reference()
@@ -202,16 +274,23 @@ def main() -> int:
     last = QUICK_LAST if a.quick else count
     whole = not a.quick
     ok = True
-    print(f"real superpmi at {ref.root}; {'quick' if a.quick else 'full'} run, --workers {a.workers}; "
-          f"{os.cpu_count()} CPUs, load average {load()}")
+    print(
+        f"real superpmi at {ref.root}; {'quick' if a.quick else 'full'} run, --workers "
+        f"{a.workers}; "
+        f"{os.cpu_count()} CPUs, load average {load()}"
+    )
     warm(ref.api, ref.api_reljit)
 
     # 0. discovery
     crashes, disc_s, end_rc = discover(ref, last)
     crash_set = set(crashes)
-    print(f"0. discovery (not counted): api.mch -jitoption JitStress=1, method contexts 1-{last}: {len(crashes)} "
-          f"native crash(es) (first {crashes[0] if crashes else '-'}, last {crashes[-1] if crashes else '-'}), "
-          f"the end reached with exit {end_rc}; {disc_s:.2f} s of `stdbuf -oL superpmi -v d` runs")
+    print(
+        f"0. discovery (not counted): api.mch -jitoption JitStress=1, method contexts 1-{last}: "
+        f"{len(crashes)} "
+        f"native crash(es) (first {crashes[0] if crashes else '-'}, last "
+        f"{crashes[-1] if crashes else '-'}), "
+        f"the end reached with exit {end_rc}; {disc_s:.2f} s of `stdbuf -oL superpmi -v d` runs"
+    )
     if not crashes:
         print("   NO native crash found: phases 1 (deep) and 2 cannot be measured")
         return 1
@@ -219,77 +298,143 @@ def main() -> int:
     with run_dir(a.dir, "real-superpmi") as t:
         tmp = Path(t)
         # 1. repro of the null-map crash
-        print(f"1. null-map crash: spmi-dbg repro --workers {a.workers} vs the native replay to the crash")
-        shallow = [str(ref.superpmi), "-c", SHALLOW_QUICK if a.quick else SHALLOW, str(ref.jit_checked),
-                   str(ref.api_reljit)]
+        print(
+            f"1. null-map crash: spmi-dbg repro --workers {a.workers} vs the native replay to the "
+            "crash"
+        )
+        shallow = [
+            str(ref.superpmi),
+            "-c",
+            SHALLOW_QUICK if a.quick else SHALLOW,
+            str(ref.jit_checked),
+            str(ref.api_reljit),
+        ]
         ns, nr = run(shallow)
-        at = int(shallow[2].split("-")[0])  # the range's first record dies alone: it is where the replay dies
-        alone = run([str(ref.superpmi), "-c", str(at), str(ref.jit_checked), str(ref.api_reljit)])[1].returncode
+        # the range's first record dies alone: it is where the replay dies
+        at = int(shallow[2].split("-")[0])
+        alone = run([str(ref.superpmi), "-c", str(at), str(ref.jit_checked), str(ref.api_reljit)])[
+            1
+        ].returncode
         if alone != SIGSEGV:
-            print(f"  shallow: superpmi -c {at} alone exited {alone}, not by SIGSEGV: the crash is not at {at}")
+            print(
+                f"  shallow: superpmi -c {at} alone exited {alone}, not by SIGSEGV: the crash is "
+                f"not at {at}"
+            )
             ok = False
-        ok &= print_repro(f"shallow, -c {shallow[2]} on api-reljit.mch", ns, nr.returncode, at,
-                          repro(ref, shallow, a.workers, tmp, "repro-shallow"), None)
-        deep_sel = MCList.of([*(n for n in range(1, crashes[-1]) if n not in crash_set), crashes[-1]])
+        ok &= print_repro(
+            f"shallow, -c {shallow[2]} on api-reljit.mch",
+            ns,
+            nr.returncode,
+            at,
+            repro(ref, shallow, a.workers, tmp, "repro-shallow"),
+            None,
+        )
+        deep_sel = MCList.of(
+            [*(n for n in range(1, crashes[-1]) if n not in crash_set), crashes[-1]]
+        )
         deep = stress_command(ref, deep_sel)
         ns, nr = run(deep)
-        print(f"  deep: api.mch -jitoption JitStress=1, -c the {deep_sel.count() - 1} method contexts of 1-"
-              f"{crashes[-1] - 1} that do not crash natively, then {crashes[-1]}")
-        ok &= print_repro("deep", ns, nr.returncode, crashes[-1], repro(ref, deep, a.workers, tmp, "repro-deep"),
-                          0.75)
+        print(
+            f"  deep: api.mch -jitoption JitStress=1, -c the {deep_sel.count() - 1} method "
+            "contexts of 1-"
+            f"{crashes[-1] - 1} that do not crash natively, then {crashes[-1]}"
+        )
+        ok &= print_repro(
+            "deep",
+            ns,
+            nr.returncode,
+            crashes[-1],
+            repro(ref, deep, a.workers, tmp, "repro-deep"),
+            0.75,
+        )
 
         # 2. triage vs the native replay to the end
         sel = None if whole else MCList(((1, last),))
         clean_sel = MCList.of(n for n in range(1, last + 1) if n not in crash_set)
         what = "the whole of api.mch" if whole else f"-c 1-{last} of api.mch"
-        print(f"2. triage --workers {a.workers} of -jitoption JitStress=1, {what}, vs its native replay to the end")
+        print(
+            f"2. triage --workers {a.workers} of -jitoption JitStress=1, {what}, vs its native "
+            "replay to the end"
+        )
         loop_s, runs, deaths, loop_rc = native_loop(ref, last, whole, crashes)
         clean_native_s, cr = run(stress_command(ref, clean_sel))
         native_per = (loop_s - clean_native_s) / max(1, deaths)
-        print(f"  native loop: {runs} runs, {loop_s:.2f} s, {deaths} death(s) by SIGSEGV, the last run exit "
-              f"{loop_rc}; the crash-free selection ({clean_sel.count()} method contexts) in one native run "
-              f"{clean_native_s:.2f} s (exit {cr.returncode}): {native_per:.3f} s per crash natively")
+        print(
+            f"  native loop: {runs} runs, {loop_s:.2f} s, {deaths} death(s) by SIGSEGV, the last "
+            "run exit "
+            f"{loop_rc}; the crash-free selection ({clean_sel.count()} method contexts) in one "
+            "native run "
+            f"{clean_native_s:.2f} s (exit {cr.returncode}): {native_per:.3f} s per crash natively"
+        )
         tri = triage(ref, sel, a.workers, tmp / "triage")
         free = triage(ref, clean_sel, a.workers, tmp / "triage-crash-free")
         for label, d in (("triage", tri), ("crash-free triage", free)):
             if isinstance(d, str):
                 print(f"  {label} NOT measured: {d}")
             else:
-                print(f"  {label}: {d['wall']:.2f} s wall (exit {d['exit']}), replay {d['replay_seconds']:.2f} s, "
-                      f"{d['engine']['partitions']} partitions ({d['worker_seconds']:.2f} worker-s), "
-                      f"{len(d['crashes'])} crash(es) in {len(d['buckets'])} bucket(s)")
+                print(
+                    f"  {label}: {d['wall']:.2f} s wall (exit {d['exit']}), replay "
+                    f"{d['replay_seconds']:.2f} s, "
+                    f"{d['engine']['partitions']} partitions ({d['worker_seconds']:.2f} worker-s), "
+                    f"{len(d['crashes'])} crash(es) in {len(d['buckets'])} bucket(s)"
+                )
         if isinstance(tri, str) or isinstance(free, str):
             ok = False
         else:
             found = len(tri["crashes"])
-            print(f"crashes: triage {found}, native loop {deaths}"
-                  f"{'' if found == deaths else '  (MISMATCH)'}; the crash-free triage {len(free['crashes'])}")
-            print(f"efficiency native loop / triage: {loop_s / tri['wall']:.3f}  ({loop_s:.2f} s / "
-                  f"{tri['wall']:.2f} s)")
+            print(
+                f"crashes: triage {found}, native loop {deaths}"
+                f"{'' if found == deaths else '  (MISMATCH)'}; the crash-free triage "
+                f"{len(free['crashes'])}"
+            )
+            print(
+                f"efficiency native loop / triage: {loop_s / tri['wall']:.3f}  ({loop_s:.2f} s / "
+                f"{tri['wall']:.2f} s)"
+            )
             per = (tri["wall"] - free["wall"]) / max(1, found)
             per_w = (tri["worker_seconds"] - free["worker_seconds"]) / max(1, found)
-            print(f"cost per extra crash: {per:.3f} s  (goal <= 0.15: {'met' if per <= 0.15 else 'NOT met'}; "
-                  f"({tri['wall']:.2f} - {free['wall']:.2f}) s / {found}); in worker-seconds {per_w:.3f}")
+            print(
+                f"cost per extra crash: {per:.3f} s  (goal <= 0.15: "
+                f"{'met' if per <= 0.15 else 'NOT met'}; "
+                f"({tri['wall']:.2f} - {free['wall']:.2f}) s / {found}); in worker-seconds "
+                f"{per_w:.3f}"
+            )
             ok &= found == deaths
 
         # 3. mch verify vs mcs -integ vs cat
-        print(f"3. api.mch ({ref.api.stat().st_size / 1e6:.0f} MB), page cache warm, best of {repeat}")
+        print(
+            f"3. api.mch ({ref.api.stat().st_size / 1e6:.0f} MB), page cache warm, best of {repeat}"
+        )
         cat_s, _ = best_of(repeat, ["cat", str(ref.api)], to_null=True)
         mcs_s, mr = best_of(repeat, [str(ref.mcs), "-integ", str(ref.api)])
-        mcs_line = next((ln for ln in mr.stdout.splitlines() if "Checked the integrity" in ln), tail(mr))
-        print(f"  cat > /dev/null {cat_s:.3f} s; mcs -integ {mcs_s:.3f} s (exit {mr.returncode}: {mcs_line.strip()})")
+        mcs_line = next(
+            (ln for ln in mr.stdout.splitlines() if "Checked the integrity" in ln), tail(mr)
+        )
+        print(
+            f"  cat > /dev/null {cat_s:.3f} s; mcs -integ {mcs_s:.3f} s (exit {mr.returncode}: "
+            f"{mcs_line.strip()})"
+        )
         # the console script a user runs (its launcher takes the native verifier's fast path)
         console = Path(sys.executable).with_name("spmi-dbg")
         verify = [str(console) if console.is_file() else "spmi-dbg", "mch", "verify", str(ref.api)]
         first = run(verify, cwd=tmp)[1]
         if first.returncode != 0:
-            print(f"  spmi-dbg mch verify FAILED on api.mch (exit {first.returncode}), not timed: {tail(first)}")
+            print(
+                f"  spmi-dbg mch verify FAILED on api.mch (exit {first.returncode}), not timed: "
+                f"{tail(first)}"
+            )
             ok = False
         else:
             v_s, vr = best_of(repeat, verify)
             r_mcs, r_cat = v_s / mcs_s, v_s / cat_s
-            print(f"  spmi-dbg mch verify {v_s:.3f} s ({vr.stdout.strip().splitlines()[-1] if vr.stdout else ''})")
-            print(f"mch verify / mcs -integ: {r_mcs:.2f}  (goal <= 0.33: {'met' if r_mcs <= 1 / 3 else 'NOT met'})")
+            print(
+                f"  spmi-dbg mch verify {v_s:.3f} s "
+                f"({vr.stdout.strip().splitlines()[-1] if vr.stdout else ''})"
+            )
+            print(
+                f"mch verify / mcs -integ: {r_mcs:.2f}  (goal <= 0.33: "
+                f"{'met' if r_mcs <= 1 / 3 else 'NOT met'})"
+            )
             print(f"mch verify / cat: {r_cat:.1f}")
     print(f"load average after: {load()}")
     return 0 if ok else 1

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Replay throughput of spmi-replay (issue 3): methods per second on a 200k-method sample collection,
-one process vs `-p 2`, and the cost of the protected regions around the JIT call.
+"""Replay throughput of spmi-replay (issue 3): methods per second on a 200k-method sample
+collection, one process vs `-p 2`, and the cost of the protected regions around the JIT call.
 
 In one run:
   - builds (once, cached) a 200,000-method sample collection with `spmi_dbg.sample` (x64, seed 1);
@@ -8,16 +8,17 @@ In one run:
     (best wall time of --repeat runs each, interleaved): methods/s and the -p 2 speed-up;
   - builds a second spmi-replay with the protected regions compiled out (CMake option
     SPMI_REPLAY_PROTECTED_REGIONS=OFF, used only here) and replays the same collection with it:
-    the ratio is the cost of the regions (a sigsetjmp and a frame push/pop per region: one around each
-    compile, one per runWithErrorTrap call the JIT makes).
-Wall times are what a user waits for; CPU times (user + sys of the replay processes) are printed too, and
-the protected-region ratio is taken from them, because on a shared machine they are far less noisy.
+    the ratio is the cost of the regions (a sigsetjmp and a frame push/pop per region: one around
+    each compile, one per runWithErrorTrap call the JIT makes).
+Wall times are what a user waits for; CPU times (user + sys of the replay processes) are printed
+too, and the protected-region ratio is taken from them, because on a shared machine they are far
+less noisy.
 
-The build directory of the second spmi-replay is kept in --dir with the collections (rebuilt incrementally at
-each run, so it follows the sources).
+The build directory of the second spmi-replay is kept in --dir with the collections (rebuilt
+incrementally at each run, so it follows the sources).
 
---quick (CI, seconds once the second spmi-replay is built; not a measurement): --methods 2000 --repeat 1, the same
-runs and lines.
+--quick (CI, seconds once the second spmi-replay is built; not a measurement): --methods 2000
+--repeat 1, the same runs and lines.
 
 Usage: bench/replay_throughput.py [--quick] [--methods 200000] [--dir /tmp/spmi-bench] [--repeat 3]
 """
@@ -36,8 +37,10 @@ from _common import CACHE, ROOT, cached_collection, common_arguments, native, pa
 from spmi_dbg import paths
 
 # the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
-RATIO_LINES = [r"^-p 2 speed-up over 1 process \(wall\): [\d.]+x$",
-               r"^protected regions: CPU time ratio with/without = [\d.]+ "]
+RATIO_LINES = [
+    r"^-p 2 speed-up over 1 process \(wall\): [\d.]+x$",
+    r"^protected regions: CPU time ratio with/without = [\d.]+ ",
+]
 
 
 def collection(directory: Path, methods: int) -> Path:
@@ -48,13 +51,27 @@ def unprotected_replay(directory: Path) -> str:
     """spmi-replay built from the same sources with SPMI_REPLAY_PROTECTED_REGIONS=OFF."""
     bdir = directory / "replay-noprot-build"
     CACHE.use(bdir)
-    cfg = ["cmake", "-S", str(ROOT / "native"), "-B", str(bdir), "-DSPMI_PYTHON_BINDINGS=OFF",
-           "-DSPMI_REPLAY_PROTECTED_REGIONS=OFF", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
+    cfg = [
+        "cmake",
+        "-S",
+        str(ROOT / "native"),
+        "-B",
+        str(bdir),
+        "-DSPMI_PYTHON_BINDINGS=OFF",
+        "-DSPMI_REPLAY_PROTECTED_REGIONS=OFF",
+        "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+    ]
     t = time.perf_counter()
     subprocess.run(cfg, check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["cmake", "--build", str(bdir), "--target", "spmi-replay", "--parallel"], check=True,
-                   stdout=subprocess.DEVNULL)
-    print(f"spmi-replay without protected regions: {bdir} built (incrementally) in {time.perf_counter() - t:.1f} s")
+    subprocess.run(
+        ["cmake", "--build", str(bdir), "--target", "spmi-replay", "--parallel"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    print(
+        f"spmi-replay without protected regions: {bdir} built (incrementally) in "
+        f"{time.perf_counter() - t:.1f} s"
+    )
     CACHE.bound()
     return str(bdir / "replay" / "spmi-replay")
 
@@ -71,12 +88,16 @@ def run(cmd: list[str], methods: int) -> tuple[float, float]:
     elapsed, cpu = time.perf_counter() - t, cpu_children() - c
     expected = f"Loaded {methods}  Jitted {methods}  FailedCompile 0 Excluded 0 Missing 0"
     if r.returncode != 0 or expected not in r.stdout:
-        raise SystemExit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stdout[-500:]} {r.stderr[-500:]}")
+        raise SystemExit(
+            f"{' '.join(cmd)} failed ({r.returncode}): {r.stdout[-500:]} {r.stderr[-500:]}"
+        )
     return elapsed, cpu
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--methods", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=3)
     common_arguments(ap)
@@ -105,14 +126,22 @@ def measure(args: argparse.Namespace, mch: Path, replay: str, jit: str, noprot: 
             wall[name], cpu[name] = min(wall[name], w), min(cpu[name], c)
 
     n = args.methods
-    print(f"collection: {n} methods, {mch.stat().st_size / 1e6:.0f} MB, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f}; best of {args.repeat} runs")
+    print(
+        f"collection: {n} methods, {mch.stat().st_size / 1e6:.0f} MB, {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.1f}; best of {args.repeat} runs"
+    )
     for name in variants:
-        print(f"  {name:34s} wall {wall[name]:6.2f} s {n / wall[name]:9,.0f} methods/s   CPU {cpu[name]:6.2f} s")
+        print(
+            f"  {name:34s} wall {wall[name]:6.2f} s {n / wall[name]:9,.0f} methods/s   CPU "
+            f"{cpu[name]:6.2f} s"
+        )
     print(f"-p 2 speed-up over 1 process (wall): {wall['1 process'] / wall['-p 2']:.2f}x")
     base, off = cpu["1 process"], cpu["1 process, no protected regions"]
-    print(f"protected regions: CPU time ratio with/without = {base / off if off else float('nan'):.3f} "
-          f"({(base - off) / n * 1e9:+.0f} ns per method)")
+    print(
+        "protected regions: CPU time ratio with/without = "
+        f"{base / off if off else float('nan'):.3f} "
+        f"({(base - off) / n * 1e9:+.0f} ns per method)"
+    )
     return 0
 
 

@@ -1,28 +1,29 @@
 #!/usr/bin/env python3
-"""Time to a verified repro (issue 5): `spmi-dbg repro --workers 2` on the seed scenario vs the native floor and
-vs the naive way (the whole command under one gdb).
+"""Time to a verified repro (issue 5): `spmi-dbg repro --workers 2` on the seed scenario vs the
+native floor and vs the naive way (the whole command under one gdb).
 
-The scenario: a 200,000-method Arm64 sample collection with the seed trigger (`seed-arm64`) at method context
-150,000, replayed as asm diffs, `-a -target arm64 -bug 91257`, base + diff sample JITs: the replay dies at
-150,000 (SIGSEGV in the near differ).
+The scenario: a 200,000-method Arm64 sample collection with the seed trigger (`seed-arm64`) at
+method context 150,000, replayed as asm diffs, `-a -target arm64 -bug 91257`, base + diff sample
+JITs: the replay dies at 150,000 (SIGSEGV in the near differ).
 
-Sizing: the sample generator's methods (median ~75 bytes of IL) replay 150,000 in about 4 s here, too short
-for the fixed costs not to hide the scaling. The generator has no size option, so this script scales the
-generator's target method size by --size-factor (default 10: median ~450 bytes of IL, ~4.5 KB records, a
-~0.9 GB collection) for this collection only, which makes the floor (a) about 30 s on this machine. Built
-once and cached under --dir.
+Sizing: the sample generator's methods (median ~75 bytes of IL) replay 150,000 in about 4 s here,
+too short for the fixed costs not to hide the scaling. The generator has no size option, so this
+script scales the generator's target method size by --size-factor (default 10: median ~450 bytes of
+IL, ~4.5 KB records, a ~0.9 GB collection) for this collection only, which makes the floor (a) about
+30 s on this machine. Built once and cached under --dir.
 
 In one run (each once, in this order):
-  (a) the floor: native `spmi-replay -a -target arm64 -bug 91257 -c 1-150000 base diff X.mch` (it dies of
-      the SIGSEGV at its last method);
-  (b) `spmi-dbg repro --workers 2 -- spmi-replay -a -target arm64 -bug 91257 base diff X.mch` end to end
-      (exit 0: repro found and verified); its phases and each partition's debugger start-up are taken
-      from the bundle's report.json;
-  (c) the naive way: `gdb -batch -ex run --args spmi-replay ... X.mch` (all 200,000 methods, one process,
-      one gdb), which stops at the crash and exits.
+  (a) the floor: native `spmi-replay -a -target arm64 -bug 91257 -c 1-150000 base diff X.mch` (it
+      dies of the SIGSEGV at its last method);
+  (b) `spmi-dbg repro --workers 2 -- spmi-replay -a -target arm64 -bug 91257 base diff X.mch` end to
+      end (exit 0: repro found and verified); its phases and each partition's debugger start-up are
+      taken from the bundle's report.json;
+  (c) the naive way: `gdb -batch -ex run --args spmi-replay ... X.mch` (all 200,000 methods, one
+      process, one gdb), which stops at the crash and exits.
 Prints (b)/(a) (goal <= 0.75) and (b)/(c) (goal <= 0.6), and the load average before and after.
 
---quick (CI, seconds; not a measurement): --methods 2000 --crash-at 1500 --size-factor 1, the same runs and lines.
+--quick (CI, seconds; not a measurement): --methods 2000 --crash-at 1500 --size-factor 1, the same
+runs and lines.
 
 Usage: bench/time_to_repro.py [--quick] [--methods 200000] [--crash-at 150000] [--size-factor 10]
                               [--dir /tmp/spmi-bench]
@@ -43,17 +44,27 @@ from _common import cached_collection, load, native, parse, repro_arguments, run
 from spmi_dbg import paths
 
 # the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
-RATIO_LINES = [r"^\(b\)/\(a\) = [\d.]+  \(goal <= 0\.75: (met|NOT met)\)$",
-               r"^\(b\)/\(c\) = [\d.]+  \(goal <= 0\.6: (met|NOT met)\)$"]
+RATIO_LINES = [
+    r"^\(b\)/\(a\) = [\d.]+  \(goal <= 0\.75: (met|NOT met)\)$",
+    r"^\(b\)/\(c\) = [\d.]+  \(goal <= 0\.6: (met|NOT met)\)$",
+]
 
 
 def collection(directory: Path, methods: int, crash_at: int, factor: float) -> Path:
-    return cached_collection(directory / f"ttr-arm64-{methods}-at{crash_at}-x{factor:g}.mch", methods=methods,
-                             seed=1, arch="arm64", injections=[("seed-arm64", crash_at)], size_factor=factor)
+    return cached_collection(
+        directory / f"ttr-arm64-{methods}-at{crash_at}-x{factor:g}.mch",
+        methods=methods,
+        seed=1,
+        arch="arm64",
+        injections=[("seed-arm64", crash_at)],
+        size_factor=factor,
+    )
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     repro_arguments(ap, "crash-at")
     a = parse(ap, quick={"methods": 2000, "crash_at": 1500, "size_factor": 1.0})
     gdb = shutil.which("gdb")
@@ -71,15 +82,32 @@ def main() -> int:
     floor_argv = [replay, *opts, "-c", f"1-{a.crash_at}", base, diff, str(mch)]
     t_a, r = timed(floor_argv)
     if r.returncode != -signal.SIGSEGV:  # the range ends with the crashing method: it dies there
-        raise SystemExit(f"(a) did not die of SIGSEGV ({r.returncode}): {r.stdout[-500:]} {r.stderr[-500:]}")
+        raise SystemExit(
+            f"(a) did not die of SIGSEGV ({r.returncode}): {r.stdout[-500:]} {r.stderr[-500:]}"
+        )
 
     # (b) spmi-dbg repro end to end
     with run_dir(a.dir) as t:
         bundle = Path(t) / "bundle"
-        t_b, r = timed([sys.executable, "-m", "spmi_dbg", "repro", "--workers", str(a.workers), "--out", str(bundle),
-                        "--", *argv], cwd=t)
+        t_b, r = timed(
+            [
+                sys.executable,
+                "-m",
+                "spmi_dbg",
+                "repro",
+                "--workers",
+                str(a.workers),
+                "--out",
+                str(bundle),
+                "--",
+                *argv,
+            ],
+            cwd=t,
+        )
         if r.returncode != 0:
-            raise SystemExit(f"(b) spmi-dbg repro exited {r.returncode}: {r.stdout[-1500:]} {r.stderr[-1500:]}")
+            raise SystemExit(
+                f"(b) spmi-dbg repro exited {r.returncode}: {r.stdout[-1500:]} {r.stderr[-1500:]}"
+            )
         report = json.loads((bundle / "report.json").read_text())
 
     # (c) the naive way
@@ -88,29 +116,49 @@ def main() -> int:
     load_after = load()
 
     located = report["locate"]
-    print(f"{a.methods} methods (Arm64, generator size x{a.size_factor:g}, {mch.stat().st_size / 1e6:.0f} MB), "
-          f"seed trigger at {a.crash_at}; -a -target arm64 -bug 91257, base + diff sample JITs; "
-          f"{os.cpu_count()} CPUs, load average {load_before} before, {load_after} after; one run each")
-    print(f"  (a) native replay -c 1-{a.crash_at} (the floor)      {t_a:7.2f} s   (dies at {a.crash_at}: SIGSEGV)")
-    print(f"  (b) spmi-dbg repro --workers {a.workers} end to end        {t_b:7.2f} s   "
-          f"(outcome {report['outcome']}, method context {located['method_context']} "
-          f"from {located['method_context_source'] or '?'})")
-    print(f"  (c) gdb -batch -ex run --args <the whole command>  {t_c:7.2f} s   "
-          f"({'stopped at the SIGSEGV' if naive_stopped else 'did NOT report a SIGSEGV'})")
+    print(
+        f"{a.methods} methods (Arm64, generator size x{a.size_factor:g}, "
+        f"{mch.stat().st_size / 1e6:.0f} MB), "
+        f"seed trigger at {a.crash_at}; -a -target arm64 -bug 91257, base + diff sample JITs; "
+        f"{os.cpu_count()} CPUs, load average {load_before} before, {load_after} after; one run "
+        "each"
+    )
+    print(
+        f"  (a) native replay -c 1-{a.crash_at} (the floor)      {t_a:7.2f} s   (dies at "
+        f"{a.crash_at}: SIGSEGV)"
+    )
+    print(
+        f"  (b) spmi-dbg repro --workers {a.workers} end to end        {t_b:7.2f} s   "
+        f"(outcome {report['outcome']}, method context {located['method_context']} "
+        f"from {located['method_context_source'] or '?'})"
+    )
+    print(
+        f"  (c) gdb -batch -ex run --args <the whole command>  {t_c:7.2f} s   "
+        f"({'stopped at the SIGSEGV' if naive_stopped else 'did NOT report a SIGSEGV'})"
+    )
     print("  (b) in detail, from report.json:")
-    print(f"      pipeline total {report['seconds']:.2f} s; process start, argument parsing and writing the "
-          f"bundle/report outside the phases {t_b - report['seconds']:.2f} s")
+    print(
+        f"      pipeline total {report['seconds']:.2f} s; process start, argument parsing and "
+        "writing the "
+        f"bundle/report outside the phases {t_b - report['seconds']:.2f} s"
+    )
     for p in report["phases"]:
         print(f"      phase {p['name']:18s} {p['seconds']:7.2f} s  {p['status']}")
     for p in located["partitions"]:
-        print(f"      partition {p['partition']} ({p['compile']}, {p['methods']} methods): {p['status']}, "
-              f"{p['seconds']:.2f} s, of which debugger start {p['debugger_startup_seconds']:.2f} s")
+        print(
+            f"      partition {p['partition']} ({p['compile']}, {p['methods']} methods): "
+            f"{p['status']}, "
+            f"{p['seconds']:.2f} s, of which debugger start {p['debugger_startup_seconds']:.2f} s"
+        )
     v = report.get("verification") or report.get("verification_single_record") or {}
     if v:
         d = v.get("debugger_run") or {}
         native_runs = ", ".join(f"{r.get('seconds', 0):.2f}" for r in v.get("native_runs", []))
-        print(f"      verification: reproduced {v['reproduced']}/{v['runs']}; native runs [{native_runs}] s, "
-              f"under the debugger {d.get('seconds', 0):.2f} s")
+        print(
+            f"      verification: reproduced {v['reproduced']}/{v['runs']}; native runs "
+            f"[{native_runs}] s, "
+            f"under the debugger {d.get('seconds', 0):.2f} s"
+        )
     ba, bc = t_b / t_a, t_b / t_c
     print(f"(b)/(a) = {ba:.2f}  (goal <= 0.75: {'met' if ba <= 0.75 else 'NOT met'})")
     print(f"(b)/(c) = {bc:.2f}  (goal <= 0.6: {'met' if bc <= 0.6 else 'NOT met'})")

@@ -1,8 +1,9 @@
-"""The real superpmi reference's layout (a module, not a script): the files scripts/unpack-real-superpmi.sh
-unpacks into .real-superpmi/<version>/ (superpmi, mcs, JITs and collections of .NET Core 3.1.23,
-../shared/real-superpmi/README.md), or wherever SPMI_DBG_REAL_SUPERPMI points (a directory of the same layout:
-bin/, collections/). Named once here for the conformance suite (tests/support/real.py) and the bench
-(bench/real_superpmi.py); the tool itself never reads it. Standard library only."""
+"""The real superpmi reference's layout (a module, not a script): the files
+scripts/unpack-real-superpmi.sh unpacks into .real-superpmi/<version>/ (superpmi, mcs, JITs and
+collections of .NET Core 3.1.23, ../shared/real-superpmi/README.md), or wherever
+SPMI_DBG_REAL_SUPERPMI points (a directory of the same layout: bin/, collections/). Named once here
+for the conformance suite (tests/support/real.py) and the bench (bench/real_superpmi.py); the tool
+itself never reads it. Standard library only."""
 
 from __future__ import annotations
 
@@ -74,25 +75,43 @@ class Real:
         return self.root / "collections" / "api.map.csv"
 
     def required(self) -> list[Path]:
-        return [self.superpmi, self.superpmi_o0, self.mcs, self.jit_checked, self.jit_release,
-                self.jit_official, self.api, self.api_index, self.api_reljit, self.api_reljit_index,
-                self.api_map]
+        return [
+            self.superpmi,
+            self.superpmi_o0,
+            self.mcs,
+            self.jit_checked,
+            self.jit_release,
+            self.jit_official,
+            self.api,
+            self.api_index,
+            self.api_reljit,
+            self.api_reljit_index,
+            self.api_map,
+        ]
 
     def missing(self) -> list[Path]:
         return [p for p in self.required() if not p.is_file()]
 
     def mcs_run(self, *args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(self.mcs), *map(str, args)], capture_output=True, text=True,
-                              timeout=timeout)
+        return subprocess.run(
+            [str(self.mcs), *map(str, args)], capture_output=True, text=True, timeout=timeout
+        )
 
-    def replay(self, *args: str | Path, timeout: float = 300,
-               cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    def replay(
+        self, *args: str | Path, timeout: float = 300, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """superpmi (-O2) run natively, stdout and stderr apart."""
-        return subprocess.run([str(self.superpmi), *map(str, args)], capture_output=True, text=True,
-                              timeout=timeout, cwd=cwd)
+        return subprocess.run(
+            [str(self.superpmi), *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=cwd,
+        )
 
 
 def located() -> Real:
-    """The reference where $SPMI_DBG_REAL_SUPERPMI says, else DEFAULT (not checked: see Real.missing)."""
+    """The reference where $SPMI_DBG_REAL_SUPERPMI says, else DEFAULT (not checked: see
+    Real.missing)."""
     where = os.environ.get(ENV)
     return Real(Path(where) if where else DEFAULT)

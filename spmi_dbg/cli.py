@@ -1,5 +1,6 @@
-"""Command line: argument parsing and dispatch only. Features live in their own packages. Every parser is a
-spmi_dbg.usage.Parser: a usage error names its own command, prints its usage and exits with its status."""
+"""Command line: argument parsing and dispatch only. Features live in their own packages. Every
+parser is a spmi_dbg.usage.Parser: a usage error names its own command, prints its usage and exits
+with its status."""
 
 from __future__ import annotations
 
@@ -15,18 +16,24 @@ from spmi_dbg.usage import Parser, leaf
 
 
 def build_parser(command: str | None = None) -> Parser:
-    """All commands' parsers; with `command` "mch" only the collection tools' (they then start without importing
-    the debugger, replay, report and triage layers: `spmi-dbg mch verify` is timed against `mcs -integ`)."""
-    # No COMMAND, or an unknown one: 3, as a pipeline's usage error (the line may have been meant for `repro` or
-    # `triage`, where 2 means "no crash"); each command's own usage errors exit with its own status.
-    parser = Parser(prog="spmi-dbg", description="Find, explain and reproduce SuperPMI crashes.",
-                    usage_status=exits.PIPELINE_INPUT)
+    """All commands' parsers; with `command` "mch" only the collection tools' (they then start
+    without importing the debugger, replay, report and triage layers: `spmi-dbg mch verify` is timed
+    against `mcs -integ`)."""
+    # No COMMAND, or an unknown one: 3, as a pipeline's usage error (the line may have been meant
+    # for `repro` or `triage`, where 2 means "no crash"); each command's own usage errors exit with
+    # its own status.
+    parser = Parser(
+        prog="spmi-dbg",
+        description="Find, explain and reproduce SuperPMI crashes.",
+        usage_status=exits.PIPELINE_INPUT,
+    )
     parser.add_argument("--version", action="version", version=f"spmi-dbg {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     mch_commands.add_parsers(sub)
     if command == "mch":
         return parser
-    # Imported here, not at module level (start-up): the other commands' modules cost `spmi-dbg mch ...` ~170 ms.
+    # Imported here, not at module level (start-up): the other commands' modules cost `spmi-dbg mch
+    # ...` ~170 ms.
     from spmi_dbg.driver import launch
     from spmi_dbg.report import cli as report_cli
     from spmi_dbg.repro import cli as repro_cli
@@ -44,7 +51,8 @@ def build_parser(command: str | None = None) -> Parser:
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, handled as Ctrl-C is: every `finally` runs (debuggers killed, temporary files removed)."""
+    """SIGTERM, handled as Ctrl-C is: every `finally` runs (debuggers killed, temporary files
+    removed)."""
 
 
 def _terminate(signo: int, frame: object) -> None:
@@ -58,7 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(given)
     except SystemExit as e:  # a usage error (its status is the command's), --help or --version
         return e.code if isinstance(e.code, int) else 0 if e.code is None else exits.USAGE
-    prog = leaf(args, parser).prog  # `spmi-dbg mch info`: every line below names the command it is about
+    # `spmi-dbg mch info`: every line below names the command it is about
+    prog = leaf(args, parser).prog
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
     try:

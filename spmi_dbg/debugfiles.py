@@ -1,12 +1,14 @@
-"""Separate debug files: where a binary's symbols are, and how the debuggers are told (`--debug-dir`).
+"""Separate debug files: where a binary's symbols are, and how the debuggers are told
+(`--debug-dir`).
 
 Official builds split their debug information into `<file>.dbg` beside it, named in the binary's
-`.gnu_debuglink` (dotnet/runtime's eng/native/functions.cmake, `strip_symbols`), and symbol servers publish it by
-ELF build-id (`.build-id/ab/cdef....debug`). A `--debug-dir` may hold either layout, or be flat (`<name>.dbg`
-files, as symbol download tools write them). gdb (`debug-file-directory`) and lldb
-(`target.debug-file-search-paths`) both read the build-id layout; for the flat files, a build-id tree of links
-is made beside them (`debugger_dirs`), so both debuggers find them by build-id and check it: a `.dbg` whose
-build-id does not match is never used. `find_symbols` says, for the report, where a binary's symbols are."""
+`.gnu_debuglink` (dotnet/runtime's eng/native/functions.cmake, `strip_symbols`), and symbol servers
+publish it by ELF build-id (`.build-id/ab/cdef....debug`). A `--debug-dir` may hold either layout,
+or be flat (`<name>.dbg` files, as symbol download tools write them). gdb (`debug-file-directory`)
+and lldb (`target.debug-file-search-paths`) both read the build-id layout; for the flat files, a
+build-id tree of links is made beside them (`debugger_dirs`), so both debuggers find them by
+build-id and check it: a `.dbg` whose build-id does not match is never used. `find_symbols` says,
+for the report, where a binary's symbols are."""
 
 from __future__ import annotations
 
@@ -31,7 +33,10 @@ def check_debug_dirs(dirs: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     for d in dirs:
         p = Path(d)
         if not p.is_dir():
-            raise UsageError(f"--debug-dir {printable(d)}: " + ("not a directory" if p.exists() else "does not exist"))
+            raise UsageError(
+                f"--debug-dir {printable(d)}: "
+                + ("not a directory" if p.exists() else "does not exist")
+            )
         out.append(str(p.resolve()))
     return tuple(out)
 
@@ -46,8 +51,8 @@ def _flat_files(dirs: tuple[str, ...]) -> list[Path]:
 
 
 def debugger_dirs(dirs: tuple[str, ...]) -> tuple[str, ...]:
-    """The directories to give gdb and lldb: the `--debug-dir`s, a build-id tree of links to their flat `.dbg`
-    files (made once per run, removed at exit), and the system's /usr/lib/debug."""
+    """The directories to give gdb and lldb: the `--debug-dir`s, a build-id tree of links to their
+    flat `.dbg` files (made once per run, removed at exit), and the system's /usr/lib/debug."""
     if not dirs:
         return ()
     out = list(dirs)
@@ -76,7 +81,9 @@ def _remove_trees() -> None:
         shutil.rmtree(tree, ignore_errors=True)
 
 
-def _candidates(binary: Path, link: str | None, build_id: str | None, dirs: tuple[str, ...]) -> list[Path]:
+def _candidates(
+    binary: Path, link: str | None, build_id: str | None, dirs: tuple[str, ...]
+) -> list[Path]:
     out: list[Path] = []
     if link:
         out += [binary.parent / link, binary.parent / ".debug" / link]
@@ -92,8 +99,8 @@ def _candidates(binary: Path, link: str | None, build_id: str | None, dirs: tupl
 
 
 def find_symbols(path: str, dirs: tuple[str, ...] = ()) -> dict[str, object]:
-    """Where the binary's symbols are: {"found": bool, "where": path or "in the binary", "how": ..., "note"}.
-    A debug file whose build-id differs from the binary's is named as not used."""
+    """Where the binary's symbols are: {"found": bool, "where": path or "in the binary", "how": ...,
+    "note"}. A debug file whose build-id differs from the binary's is named as not used."""
     facts = elf.read(path)
     if facts is None:
         return {"found": False, "where": None, "how": None, "note": "not an ELF file"}
@@ -108,10 +115,15 @@ def find_symbols(path: str, dirs: tuple[str, ...] = ()) -> dict[str, object]:
         if facts.build_id and other.build_id and other.build_id != facts.build_id:
             mismatched.append(str(candidate))
             continue
-        how = "gnu_debuglink" if facts.debuglink and candidate.name == facts.debuglink else "build-id"
+        how = (
+            "gnu_debuglink" if facts.debuglink and candidate.name == facts.debuglink else "build-id"
+        )
         return {"found": True, "where": str(candidate), "how": how, "note": None}
-    note = "stripped: no .debug_info, " + (f"its gnu_debuglink {facts.debuglink} was not found" if facts.debuglink
-                                            else "no gnu_debuglink")
+    note = "stripped: no .debug_info, " + (
+        f"its gnu_debuglink {facts.debuglink} was not found"
+        if facts.debuglink
+        else "no gnu_debuglink"
+    )
     if mismatched:
         note += "; not used, the build-id differs: " + ", ".join(mismatched)
     return {"found": False, "where": None, "how": None, "note": note}

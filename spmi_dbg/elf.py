@@ -1,8 +1,9 @@
-"""ELF facts read from the file through pyelftools (no debugger): the GNU build-id (NT_GNU_BUILD_ID, what `file` and
-`readelf -n` print), the machine, the entry point, the gnu_debuglink (the separate `.dbg` file official builds
-split their debug information into), whether the file carries DWARF itself, and the dynamic symbols (`.dynsym`,
-which even a stripped library keeps: the nearest one names a frame that has no other name). Read once per file
-version (path, size, mtime). The bottom layer: anything may import it."""
+"""ELF facts read from the file through pyelftools (no debugger): the GNU build-id (NT_GNU_BUILD_ID,
+what `file` and `readelf -n` print), the machine, the entry point, the gnu_debuglink (the separate
+`.dbg` file official builds split their debug information into), whether the file carries DWARF
+itself, and the dynamic symbols (`.dynsym`, which even a stripped library keeps: the nearest one
+names a frame that has no other name). Read once per file version (path, size, mtime). The bottom
+layer: anything may import it."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ class ElfFacts:
     debuglink_crc: int | None
     has_debug_info: bool  # a .debug_info section of its own
     text_address: int | None  # sh_addr of .text
-    dynamic_symbols: tuple[tuple[int, int, str], ...]  # (value, size, name) of defined functions, by value
+    # (value, size, name) of defined functions, by value
+    dynamic_symbols: tuple[tuple[int, int, str], ...]
 
 
 def is_elf(path: str) -> bool:
@@ -67,17 +69,32 @@ def _read(path: str, size: int, mtime: int) -> ElfFacts | None:
                 end = data.find(b"\0")
                 name = data[:end].decode("utf-8", "replace") if end > 0 else None
                 crc_at = (end + 4) & ~3
-                crc = int.from_bytes(data[crc_at:crc_at + 4], "little") if len(data) >= crc_at + 4 else None
+                crc = (
+                    int.from_bytes(data[crc_at : crc_at + 4], "little")
+                    if len(data) >= crc_at + 4
+                    else None
+                )
             symbols: list[tuple[int, int, str]] = []
             dynsym = elf.get_section_by_name(".dynsym")
             if isinstance(dynsym, SymbolTableSection):
                 for sym in dynsym.iter_symbols():
-                    if sym["st_info"]["type"] == "STT_FUNC" and sym["st_shndx"] != "SHN_UNDEF" and sym.name:
+                    if (
+                        sym["st_info"]["type"] == "STT_FUNC"
+                        and sym["st_shndx"] != "SHN_UNDEF"
+                        and sym.name
+                    ):
                         symbols.append((int(sym["st_value"]), int(sym["st_size"]), str(sym.name)))
             text = elf.get_section_by_name(".text")
-            return ElfFacts(MACHINES.get(str(elf["e_machine"])), int(elf["e_entry"]), build_id, name, crc,
-                            elf.get_section_by_name(".debug_info") is not None,
-                            int(text["sh_addr"]) if text is not None else None, tuple(sorted(symbols)))
+            return ElfFacts(
+                MACHINES.get(str(elf["e_machine"])),
+                int(elf["e_entry"]),
+                build_id,
+                name,
+                crc,
+                elf.get_section_by_name(".debug_info") is not None,
+                int(text["sh_addr"]) if text is not None else None,
+                tuple(sorted(symbols)),
+            )
     except (OSError, ELFError, ValueError, KeyError, AssertionError):
         return None
 
@@ -95,8 +112,8 @@ def elf_entry(path: str) -> int | None:
 
 
 def nearest_dynamic_symbol(path: str, offset: int) -> tuple[str, int] | None:
-    """The `.dynsym` function at or before `offset` (an address relative to the file's load base) and the
-    distance from it; None when there is none before it, or `offset` lies past its end."""
+    """The `.dynsym` function at or before `offset` (an address relative to the file's load base)
+    and the distance from it; None when there is none before it, or `offset` lies past its end."""
     facts = read(path)
     if facts is None or not facts.dynamic_symbols:
         return None

@@ -6,7 +6,8 @@ from spmi_dbg import exits
 
 
 class SpmiDbgError(Exception):
-    """An error with a one-line, user-facing message. The CLI prints `str(err)` and exits non-zero."""
+    """An error with a one-line, user-facing message. The CLI prints `str(err)` and exits
+    non-zero."""
 
     exit_code = exits.BAD_INPUT
 
@@ -16,8 +17,8 @@ class UsageError(SpmiDbgError):
 
 
 class ToolFailure(SpmiDbgError):
-    """One of the tool's own helpers failed (a debugger died, stopped answering, or its extension failed):
-    never to be mistaken for a result about the program being debugged."""
+    """One of the tool's own helpers failed (a debugger died, stopped answering, or its extension
+    failed): never to be mistaken for a result about the program being debugged."""
 
     exit_code = exits.TOOL_FAILURE
 
@@ -25,8 +26,9 @@ class ToolFailure(SpmiDbgError):
 class InputError(SpmiDbgError):
     """Bad input file: the message names the file, record number and byte offset where known."""
 
-    def __init__(self, path: str, message: str, *, record: int = 0, offset: int | None = None,
-                 code: int = 0) -> None:
+    def __init__(
+        self, path: str, message: str, *, record: int = 0, offset: int | None = None, code: int = 0
+    ) -> None:
         self.path = path
         self.record = record
         self.offset = offset
@@ -46,7 +48,11 @@ def format_location(path: str, record: int = 0, offset: int | None = None) -> st
 
 
 def printable(text: str, limit: int = 200) -> str:
-    """`text` safe to show on one terminal line: control characters (escape sequences, newlines) and other
-    unprintable characters escaped as in Python literals, backslashes doubled; cut at `limit` characters."""
-    out = "".join(c if c.isprintable() and c != "\\" else c.encode("unicode_escape").decode("ascii") for c in text)
+    """`text` safe to show on one terminal line: control characters (escape sequences, newlines) and
+    other unprintable characters escaped as in Python literals, backslashes doubled; cut at `limit`
+    characters."""
+    out = "".join(
+        c if c.isprintable() and c != "\\" else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )
     return out if len(out) <= limit else out[:limit] + "..."

@@ -1,15 +1,16 @@
-"""Every exit status of `spmi-dbg`, defined once (the README's "Exit status" table is this module's).
+"""Every exit status of `spmi-dbg`, defined once (the README's "Exit status" table is this
+module's).
 
 Two families, because a pipeline's 1 and 2 are results, not errors:
-- the tools (`mch`, `sample`, `report`, `gdbinit`, `lldbinit`): 0 done; 1 a bad input (a corrupt or unreadable
-  file, named in one line) or a check that found problems (`mch verify`); 2 a usage error. `gdb` and `lldb`
-  exec the debugger: its status, or 2 for a usage error before it starts.
-- the pipelines (`repro`, `triage`, `demo`): 0 a verified repro (triage: every bucket's); 1 a crash found but
-  its repro not verified; 2 no crash; 3 a usage or input error; 4 the debugger itself failed (it died or
-  stopped answering, also after one retry with a fresh one).
+- the tools (`mch`, `sample`, `report`, `gdbinit`, `lldbinit`): 0 done; 1 a bad input (a corrupt or
+  unreadable file, named in one line) or a check that found problems (`mch verify`); 2 a usage
+  error. `gdb` and `lldb` exec the debugger: its status, or 2 for a usage error before it starts.
+- the pipelines (`repro`, `triage`, `demo`): 0 a verified repro (triage: every bucket's); 1 a crash
+  found but its repro not verified; 2 no crash; 3 a usage or input error; 4 the debugger itself
+  failed (it died or stopped answering, also after one retry with a fresh one).
 Both: 130 interrupted (Ctrl-C), 143 terminated (SIGTERM); either way the run cleans up after itself.
-`spmi-dbg` with no COMMAND or an unknown one: 3 (it may have been meant for a pipeline). Each command's parser
-(spmi_dbg.usage.Parser) exits with its own family's usage status."""
+`spmi-dbg` with no COMMAND or an unknown one: 3 (it may have been meant for a pipeline). Each
+command's parser (spmi_dbg.usage.Parser) exits with its own family's usage status."""
 
 from __future__ import annotations
 

@@ -1,14 +1,16 @@
-"""The `spmi-dbg` console script. `spmi-dbg mch verify FILE [--max-problems N]` execs the native verifier
-(native/mch/mchverify.c, installed as `_native/bin/spmi-mch-verify`), which prints the same bytes with the same
-exit status as the Python verify without starting the package (it is timed against `mcs -integ`,
-docs/mch-format.md 6); every other command line goes to `spmi_dbg.cli.main` unchanged.
+"""The `spmi-dbg` console script. `spmi-dbg mch verify FILE [--max-problems N]` execs the native
+verifier (native/mch/mchverify.c, installed as `_native/bin/spmi-mch-verify`), which prints the same
+bytes with the same exit status as the Python verify without starting the package (it is timed
+against `mcs -integ`, docs/mch-format.md 6); every other command line goes to `spmi_dbg.cli.main`
+unchanged.
 
-Only what the native verifier implements is taken: exactly one ASCII FILE that pathlib can name (not "", "." or
-"/"; non-ASCII paths are escaped by Python's Unicode rules), `--max-problems N` / `--max-problems=N` with N
-plain digits >= 1, and no other option (`-h`, `--json`, an abbreviation, `--`, anything unknown); and not when
-the Python verify would draw its progress bar (stderr a terminal and a collection of more than 256 MiB; or a .mct
-given, whose collection is not looked up here). A missing or failing binary falls back to Python too.
-This module imports os and sys only: everything else costs start-up time.
+Only what the native verifier implements is taken: exactly one ASCII FILE that pathlib can name (not
+"", "." or "/"; non-ASCII paths are escaped by Python's Unicode rules), `--max-problems N` /
+`--max-problems=N` with N plain digits >= 1, and no other option (`-h`, `--json`, an abbreviation,
+`--`, anything unknown); and not when the Python verify would draw its progress bar (stderr a
+terminal and a collection of more than 256 MiB; or a .mct given, whose collection is not looked up
+here). A missing or failing binary falls back to Python too. This module imports os and sys only:
+everything else costs start-up time.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import spmi_dbg
 from spmi_dbg.paths import MCH_VERIFY
 
 DEFAULT_MAX_PROBLEMS = 100  # spmi_dbg/mch/commands.py: verify's --max-problems default
-LONG_SCAN = 256 << 20  # spmi_dbg/mch/commands.py LONG_SCAN: the Python verify draws a progress bar above it
+# spmi_dbg/mch/commands.py LONG_SCAN: the Python verify draws a progress bar above it
+LONG_SCAN = 256 << 20
 MAX_VALUE = (1 << 63) - 1  # what the native verifier's --max-problems holds
 
 
@@ -32,7 +35,8 @@ def _count(text: str) -> int | None:
 
 
 def verify_arguments(args: list[str]) -> tuple[str, int] | None:
-    """(FILE, N) when `args` (sys.argv[1:]) is a `mch verify` the native verifier takes as it is, else None."""
+    """(FILE, N) when `args` (sys.argv[1:]) is a `mch verify` the native verifier takes as it is,
+    else None."""
     if args[:2] != ["mch", "verify"]:
         return None
     path: str | None = None
@@ -67,7 +71,8 @@ def verify_arguments(args: list[str]) -> tuple[str, int] | None:
 
 
 def _progress_bar(path: str, name: str) -> bool:
-    """Whether the Python verify would draw its progress bar (or might: a .mct's collection is not looked up)."""
+    """Whether the Python verify would draw its progress bar (or might: a .mct's collection is not
+    looked up)."""
     if not os.isatty(2):
         return False
     if name.lower().endswith(".mct"):

@@ -1,5 +1,5 @@
-"""How superpmi-compatible command lines look (docs/superpmi-conventions.md section 1): which arguments are the
-JITs and the input, classified as superpmi classifies them (by extension)."""
+"""How superpmi-compatible command lines look (docs/superpmi-conventions.md section 1): which
+arguments are the JITs and the input, classified as superpmi classifies them (by extension)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,39 @@ from dataclasses import dataclass
 JIT_SUFFIXES = (".so", ".dylib", ".dll")
 INPUT_SUFFIXES = (".mc", ".mch", ".mct")
 
-# Options followed by values (docs/superpmi-conventions.md section 1); `-jitoption [force] k=v` handled apart.
-_VALUE_OPTIONS = {"-c", "-compile", "-m", "-matchhash", "-e", "-emitmethodstats", "-v", "-verbosity", "-w",
-                  "-writelogfile", "-r", "-reproname", "-f", "-failingmclist", "-details", "-failurelimit",
-                  "-repeatcount", "-streaming", "-target", "-basemetricssummary", "-diffmetricssummary",
-                  "-metricssummary", "-diffsinfo", "-diffmclist", "-j", "-jit", "-l", "-load", "-bug"}
+# Options followed by values (docs/superpmi-conventions.md section 1); `-jitoption [force] k=v`
+# handled apart.
+_VALUE_OPTIONS = {
+    "-c",
+    "-compile",
+    "-m",
+    "-matchhash",
+    "-e",
+    "-emitmethodstats",
+    "-v",
+    "-verbosity",
+    "-w",
+    "-writelogfile",
+    "-r",
+    "-reproname",
+    "-f",
+    "-failingmclist",
+    "-details",
+    "-failurelimit",
+    "-repeatcount",
+    "-streaming",
+    "-target",
+    "-basemetricssummary",
+    "-diffmetricssummary",
+    "-metricssummary",
+    "-diffsinfo",
+    "-diffmclist",
+    "-j",
+    "-jit",
+    "-l",
+    "-load",
+    "-bug",
+}
 
 
 @dataclass(frozen=True)
@@ -34,7 +62,8 @@ class ReplayCommand:
 
 
 def parse_command(argv: Sequence[str]) -> ReplayCommand:
-    """Split a superpmi/spmi-replay argv into program, JIT paths (JIT1 = base, JIT2 = diff), input, options."""
+    """Split a superpmi/spmi-replay argv into program, JIT paths (JIT1 = base, JIT2 = diff), input,
+    options."""
     return _parse(tuple(argv))
 
 
@@ -59,7 +88,7 @@ def _parse(argv: tuple[str, ...]) -> ReplayCommand:
                     options.append(argv[i + 1])
                     i += 1
             elif low == "-stride":
-                options.extend(argv[i + 1:i + 3])
+                options.extend(argv[i + 1 : i + 3])
                 i += 2
             elif low in ("-p", "-parallel"):
                 if i + 1 < len(argv) and argv[i + 1].isdigit():

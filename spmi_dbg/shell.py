@@ -1,7 +1,8 @@
-"""The one way text from a path (or any argument) is written into a shell script, a shell command line, or a
-comment in one. A word is single-quoted for POSIX sh (`quote`): nothing in it is expanded or run, a newline
-included (it stays inside the quotes). A comment is one line (`comment`): a newline there would end the
-comment and run the rest, so control characters are escaped and the text is shown, never run."""
+"""The one way text from a path (or any argument) is written into a shell script, a shell command
+line, or a comment in one. A word is single-quoted for POSIX sh (`quote`): nothing in it is expanded
+or run, a newline included (it stays inside the quotes). A comment is one line (`comment`): a
+newline there would end the comment and run the rest, so control characters are escaped and the text
+is shown, never run."""
 
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
-"""Temporary files and directories named after the run that made them: `spmi-<kind>-<host>-<pid>-<random>`
-(directories under the system's temp directory) and `.<name>.spmi-tmp-<host>-<pid>-<random>` (a file being
-written beside its destination, renamed into place when complete; libspmimch names its own the same way). A
-run interrupted by SIGINT or SIGTERM removes its own; one killed outright (SIGKILL, a crash) cannot, so every
-run first removes the leftovers of dead runs of this host it finds where it is about to write: a name whose
-host is this one and whose pid no longer runs. Nothing of a live run, of another host (a shared file system)
-or of another user is touched."""
+"""Temporary files and directories named after the run that made them:
+`spmi-<kind>-<host>-<pid>-<random>` (directories under the system's temp directory) and
+`.<name>.spmi-tmp-<host>-<pid>-<random>` (a file being written beside its destination, renamed into
+place when complete; libspmimch names its own the same way). A run interrupted by SIGINT or SIGTERM
+removes its own; one killed outright (SIGKILL, a crash) cannot, so every run first removes the
+leftovers of dead runs of this host it finds where it is about to write: a name whose host is this
+one and whose pid no longer runs. Nothing of a live run, of another host (a shared file system) or
+of another user is touched."""
 
 from __future__ import annotations
 
@@ -47,8 +48,9 @@ def is_dead_runs(name: str) -> bool:
 
 
 def sweep(directory: str | os.PathLike[str], prefix: str = "") -> list[Path]:
-    """Remove the dead runs' temporary files and directories in `directory` whose names start with `prefix`;
-    return what was removed. Errors (a race with another sweep, no permission) are ignored."""
+    """Remove the dead runs' temporary files and directories in `directory` whose names start with
+    `prefix`; return what was removed. Errors (a race with another sweep, no permission) are
+    ignored."""
     removed: list[Path] = []
     uid = os.getuid()
     try:
@@ -56,7 +58,11 @@ def sweep(directory: str | os.PathLike[str], prefix: str = "") -> list[Path]:
     except OSError:
         return removed
     for entry in entries:
-        if not entry.name.startswith(prefix) or "spmi-" not in entry.name or not is_dead_runs(entry.name):
+        if (
+            not entry.name.startswith(prefix)
+            or "spmi-" not in entry.name
+            or not is_dead_runs(entry.name)
+        ):
             continue
         try:
             st = entry.stat(follow_symlinks=False)
@@ -75,8 +81,8 @@ def sweep(directory: str | os.PathLike[str], prefix: str = "") -> list[Path]:
 
 
 def temp_dir(kind: str) -> tempfile.TemporaryDirectory[str]:
-    """A fresh `spmi-<kind>-<host>-<pid>-*` directory under the system's temp directory (removed when the
-    context ends), after the dead runs' leftovers there are removed."""
+    """A fresh `spmi-<kind>-<host>-<pid>-*` directory under the system's temp directory (removed
+    when the context ends), after the dead runs' leftovers there are removed."""
     sweep(tempfile.gettempdir(), "spmi-")
     return tempfile.TemporaryDirectory(prefix=f"spmi-{kind}-{run_tag()}-")
 

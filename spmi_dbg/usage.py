@@ -1,10 +1,12 @@
-"""The one kind of argument parser every `spmi-dbg` command is built from, and the argument types they share.
+"""The one kind of argument parser every `spmi-dbg` command is built from, and the argument types
+they share.
 
-A usage error (an unknown or misspelt option, a missing argument, a bad value) prints the usage of the command
-it belongs to and one line with that command's own prefix (`spmi-dbg triage: error: ...`), and exits with that
-command's usage status (README "Exit status", spmi_dbg.exits: 2 for the tools, 3 for the pipelines, where 2
-means "no crash"). Options are never abbreviated (`--worker` is not `--workers`), and a bad value is described
-in the user's words (`expected a whole number of at least 1, got 'two'`), never by a Python name."""
+A usage error (an unknown or misspelt option, a missing argument, a bad value) prints the usage of
+the command it belongs to and one line with that command's own prefix (`spmi-dbg triage: error:
+...`), and exits with that command's usage status (README "Exit status", spmi_dbg.exits: 2 for the
+tools, 3 for the pipelines, where 2 means "no crash"). Options are never abbreviated (`--worker` is
+not `--workers`), and a bad value is described in the user's words (`expected a whole number of at
+least 1, got 'two'`), never by a Python name."""
 
 from __future__ import annotations
 
@@ -18,18 +20,26 @@ from typing import Any, NoReturn
 
 from spmi_dbg import exits
 
-LEAF = "_spmi_parser"  # the namespace attribute naming the innermost parser that took part (set_defaults: it wins)
+# the namespace attribute naming the innermost parser that took part (set_defaults: it wins)
+LEAF = "_spmi_parser"
 
 
 class Parser(argparse.ArgumentParser):
-    """`argparse.ArgumentParser` with the rules above; `usage_status` is this command's exit status for a usage
-    error. Sub-parsers (`add_subparsers().add_parser(...)`) are Parsers too and take `usage_status` as well."""
+    """`argparse.ArgumentParser` with the rules above; `usage_status` is this command's exit status
+    for a usage error. Sub-parsers (`add_subparsers().add_parser(...)`) are Parsers too and take
+    `usage_status` as well."""
 
-    def __init__(self, *args: Any, usage_status: int = exits.USAGE, passes_through: str | None = None,
-                 **kwargs: Any) -> None:
-        """`passes_through`: this command starts another program (a debugger) and hands it the options it does
-        not know itself, in `args.<passes_through>`; they go before `--`, the command line after it goes in
-        `args.command` (without `--`, the command starts at the first word that is not an option of ours)."""
+    def __init__(
+        self,
+        *args: Any,
+        usage_status: int = exits.USAGE,
+        passes_through: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """`passes_through`: this command starts another program (a debugger) and hands it the
+        options it does not know itself, in `args.<passes_through>`; they go before `--`, the
+        command line after it goes in `args.command` (without `--`, the command starts at the first
+        word that is not an option of ours)."""
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
         self.usage_status = usage_status
@@ -40,21 +50,27 @@ class Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         self.exit(self.usage_status, f"{self.prog}: error: {message}\n")
 
-    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
-                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+    def parse_args(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        namespace: argparse.Namespace | None = None,
+    ) -> argparse.Namespace:
         ns, extras = self.parse_known_args(args, namespace)
-        if extras:  # argparse reports these from the top-level parser: the command they were given to reports them
+        # argparse reports these from the top-level parser: the command given them reports them
+        if extras:
             leaf(ns, self).error("unrecognized arguments: " + " ".join(extras))
         return ns
 
-
-    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
-                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+    def parse_known_args(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        namespace: argparse.Namespace | None = None,
+    ) -> tuple[argparse.Namespace, list[str]]:
         if self.passes_through is None:
             return super().parse_known_args(args, namespace)
         words = list(sys.argv[1:] if args is None else args)
         if "--" in words:
-            ours, command = words[:words.index("--")], words[words.index("--") + 1:]
+            ours, command = words[: words.index("--")], words[words.index("--") + 1 :]
         else:
             with_value = {s for a in self._actions if a.nargs != 0 for s in a.option_strings}
             i = 0
@@ -64,16 +80,20 @@ class Parser(argparse.ArgumentParser):
         ns, foreign = super().parse_known_args(ours, namespace)
         if foreign and "--" not in words:
             started = self.prog.rsplit(" ", 1)[-1]
-            self.error(f"unrecognized arguments: {' '.join(foreign)} ({started}'s own options go before --, the "
-                       "command after it)")
+            self.error(
+                f"unrecognized arguments: {' '.join(foreign)} ({started}'s own options go before "
+                "--, the "
+                "command after it)"
+            )
         setattr(ns, self.passes_through, foreign)
         ns.command = command
         return ns, []
 
 
 def this_program() -> list[str]:
-    """This spmi-dbg as a shell runs it again: `spmi-dbg` when that is the entry point running and the one on
-    PATH, its full path when it is another; `python -m spmi_dbg` with this interpreter otherwise."""
+    """This spmi-dbg as a shell runs it again: `spmi-dbg` when that is the entry point running and
+    the one on PATH, its full path when it is another; `python -m spmi_dbg` with this interpreter
+    otherwise."""
     argv0 = sys.argv[0] if sys.argv else ""
     if os.path.basename(argv0) == "spmi-dbg":
         me = shutil.which(argv0) or argv0

@@ -1,5 +1,5 @@
-"""Every fixture of the suite (test modules use them by name, never import them or each other). Plain helpers and
-constants are in tests/support/."""
+"""Every fixture of the suite (test modules use them by name, never import them or each other).
+Plain helpers and constants are in tests/support/."""
 
 from __future__ import annotations
 
@@ -11,15 +11,25 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .support.common import ALL_KINDS_AT, ROOT, Collections, build_collection, run_cli, sample_jits, samplejit_host
+from .support.common import (
+    ALL_KINDS_AT,
+    ROOT,
+    Collections,
+    build_collection,
+    run_cli,
+    sample_jits,
+    samplejit_host,
+)
 
-if TYPE_CHECKING:  # importing it looks up the native artifacts, which only some tests need: in the fixture
+# importing it looks up the native artifacts, which only some tests need: in the fixture
+if TYPE_CHECKING:
     from .support.diagnosis import Runs
 
 
 @pytest.fixture
 def sample(tmp_path: Path) -> tuple[Path, list[bytes]]:
-    """A 50-record collection with stored compile results and a .mct carrying (fake, but recognisable) hashes."""
+    """A 50-record collection with stored compile results and a .mct carrying (fake, but
+    recognisable) hashes."""
     p = tmp_path / "sample.mch"
     return p, build_collection(p, with_compile_result=True)
 
@@ -31,13 +41,15 @@ def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
 
 @pytest.fixture(scope="session")
 def cols(tmp_path_factory: pytest.TempPathFactory) -> Collections:
-    """The sample collections, each built once per test session (by name) and shared by every module."""
+    """The sample collections, each built once per test session (by name) and shared by every
+    module."""
     return Collections(tmp_path_factory.mktemp("replay-collections"))
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    """tests/test_debug_diagnosis.py's collections and real-debugger runs, each run once for the module."""
+    """tests/test_debug_diagnosis.py's collections and real-debugger runs, each run once for the
+    module."""
     from .support.diagnosis import Runs
 
     return Runs(tmp_path_factory.mktemp("debug-diagnosis"))
@@ -52,8 +64,22 @@ def seed_bundle(cols: Collections, tmp_path_factory: pytest.TempPathFactory) -> 
 
     tmp = tmp_path_factory.mktemp("report")
     mch = seed_collection(cols)
-    r = repro("--workers", "2", "--verify-runs", "2", "--out", "b", "--", REPLAY, *SEED_OPTIONS, "-p", BASE, DIFF,
-              str(mch), cwd=tmp)
+    r = repro(
+        "--workers",
+        "2",
+        "--verify-runs",
+        "2",
+        "--out",
+        "b",
+        "--",
+        REPLAY,
+        *SEED_OPTIONS,
+        "-p",
+        BASE,
+        DIFF,
+        str(mch),
+        cwd=tmp,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     return tmp / "b", r.stdout
 
@@ -66,27 +92,47 @@ def injected_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]
     d = tmp_path_factory.mktemp("inj")
     plain, inj = d / "plain.mch", d / "inj.mch"
     build(plain, methods=220, seed=3, arch="arm64")
-    build(inj, methods=220, seed=3, arch="arm64", injections=[(k, n) for k, n in ALL_KINDS_AT.items()])
+    build(
+        inj, methods=220, seed=3, arch="arm64", injections=[(k, n) for k, n in ALL_KINDS_AT.items()]
+    )
     return plain, inj
 
 
 @pytest.fixture(scope="session")
 def mchcheck_asan(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """native/'s mchcheck built with -DSPMI_SANITIZE=ON (AddressSanitizer + UndefinedBehaviorSanitizer)."""
+    """native/'s mchcheck built with -DSPMI_SANITIZE=ON (AddressSanitizer +
+    UndefinedBehaviorSanitizer)."""
     build = tmp_path_factory.mktemp("asan-build")
     cmake = shutil.which("cmake")
     assert cmake, "cmake is needed to build the sanitizer harness (.ci/run installs it)"
-    subprocess.run([cmake, "-S", str(ROOT / "native"), "-B", str(build), "-DSPMI_SANITIZE=ON",
-                    "-DSPMI_PYTHON_BINDINGS=OFF", "-DCMAKE_BUILD_TYPE=Debug"], check=True, capture_output=True)
-    subprocess.run([cmake, "--build", str(build), "--target", "mchcheck", "-j2"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            cmake,
+            "-S",
+            str(ROOT / "native"),
+            "-B",
+            str(build),
+            "-DSPMI_SANITIZE=ON",
+            "-DSPMI_PYTHON_BINDINGS=OFF",
+            "-DCMAKE_BUILD_TYPE=Debug",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [cmake, "--build", str(build), "--target", "mchcheck", "-j2"],
+        check=True,
+        capture_output=True,
+    )
     exe = next(build.rglob("mchcheck"))
     return exe
 
 
 @pytest.fixture
 def samplejit_built() -> None:
-    """tests/test_sample_jit.py uses it on every test (pytestmark). Never skipped: `pip install -e .` builds both
-    (CI runs exactly that)."""
-    assert samplejit_host() is not None, \
+    """tests/test_sample_jit.py uses it on every test (pytestmark). Never skipped: `pip install -e
+    .` builds both (CI runs exactly that)."""
+    assert samplejit_host() is not None, (
         "samplejit-test was not built (build/*/jit/samplejit-test or $SAMPLEJIT_TEST)"
+    )
     assert None not in sample_jits().values(), "the sample JITs are not installed with the package"

@@ -1,4 +1,5 @@
-"""A recorded (in-memory) implementation of spmi_dbg.analysis.view, for unit tests of the analysis."""
+"""A recorded (in-memory) implementation of spmi_dbg.analysis.view, for unit tests of the
+analysis."""
 
 from __future__ import annotations
 
@@ -29,7 +30,9 @@ class RValue:
         return self.elements[index] if 0 <= index < len(self.elements) else None
 
     def enumerator(self) -> str | None:
-        return None if self.optimized_out or self.value is None else self.enumerators.get(self.value)
+        return (
+            None if self.optimized_out or self.value is None else self.enumerators.get(self.value)
+        )
 
 
 @dataclass
@@ -88,7 +91,7 @@ class RProcess:
     def read_memory(self, address: int, size: int) -> bytes | None:
         for base, data in self.memory.items():
             if base <= address < base + len(data):
-                return data[address - base:address - base + size]
+                return data[address - base : address - base + size]
         return None
 
     def registers(self) -> dict[str, int]:

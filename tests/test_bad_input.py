@@ -1,5 +1,6 @@
 """Bad input: one clear line (file, record, offset, expected vs found), non-zero exit, no traceback,
-nothing half-written. Checked through the CLI for both backends' messages (they are the same texts)."""
+nothing half-written. Checked through the CLI for both backends' messages (they are the same
+texts)."""
 
 from __future__ import annotations
 
@@ -22,25 +23,42 @@ Corrupt = Callable[[bytearray, list[int]], None]  # (file bytes, record offsets)
 def _at(rec: int, delta: int, value: bytes) -> Corrupt:
     def f(data: bytearray, offs: list[int]) -> None:
         pos = offs[rec] + delta
-        data[pos:pos + len(value)] = value
+        data[pos : pos + len(value)] = value
+
     return f
 
 
 def _truncate(keep: Callable[[int, list[int]], int]) -> Corrupt:
     def f(data: bytearray, offs: list[int]) -> None:
-        del data[keep(len(data), offs):]
+        del data[keep(len(data), offs) :]
+
     return f
 
 
 # name, mutation, expected message fragment, expected record number (1-based), offset function
 CASES: list[tuple[str, Corrupt, str, int]] = [
     ("truncated file", _truncate(lambda n, o: n - 10), "runs past end of file: expected", 20),
-    ("truncated header", _truncate(lambda n, o: o[19] + 3), "truncated record header: expected 6 bytes, found 3", 20),
+    (
+        "truncated header",
+        _truncate(lambda n, o: o[19] + 3),
+        "truncated record header: expected 6 bytes, found 3",
+        20,
+    ),
     ("wrong magic", _at(4, 0, b"MC"), "bad magic: expected 'mc' (6d 63), found 4d 43", 5),
     ("length past end", _at(6, 2, struct.pack("<I", 0x7FFFFFF0)), "runs past end of file", 7),
-    ("bad end canary", lambda d, o: d.__setitem__(slice(o[3] - 2, o[3]), b"43"), "bad end canary: expected '42'", 3),
+    (
+        "bad end canary",
+        lambda d, o: d.__setitem__(slice(o[3] - 2, o[3]), b"43"),
+        "bad end canary: expected '42'",
+        3,
+    ),
     ("bad packet canary", None, "bad canary after packet 143: expected 42", 2),  # filled below
-    ("packet past record", _at(8, 7, struct.pack("<I", 0x00FFFFFF)), "packet 143 runs past end of record", 9),
+    (
+        "packet past record",
+        _at(8, 7, struct.pack("<I", 0x00FFFFFF)),
+        "packet 143 runs past end of record",
+        9,
+    ),
 ]
 
 
@@ -69,8 +87,9 @@ def _one_error_line(stderr: str) -> str:
 
 
 @pytest.mark.parametrize(("name", "mutate", "fragment", "record"), CASES, ids=[c[0] for c in CASES])
-def test_verify_reports_each_corruption(tmp_path: Path, name: str, mutate: Corrupt, fragment: str,
-                                        record: int) -> None:
+def test_verify_reports_each_corruption(
+    tmp_path: Path, name: str, mutate: Corrupt, fragment: str, record: int
+) -> None:
     path = tmp_path / "bad.mch"
     records = build_collection(path, count=20, index=False)
     data = bytearray(path.read_bytes())
@@ -89,8 +108,9 @@ def test_verify_reports_each_corruption(tmp_path: Path, name: str, mutate: Corru
 
 @pytest.mark.parametrize(("name", "mutate", "fragment", "record"), CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_api_and_backends_agree_on_the_first_problem(tmp_path: Path, name: str, mutate: Corrupt, fragment: str,
-                                                    record: int, backend: str) -> None:
+def test_api_and_backends_agree_on_the_first_problem(
+    tmp_path: Path, name: str, mutate: Corrupt, fragment: str, record: int, backend: str
+) -> None:
     path = tmp_path / "bad.mch"
     records = build_collection(path, count=20, index=False)
     data = bytearray(path.read_bytes())
@@ -136,30 +156,54 @@ def _write_toc(path: Path, records: list[bytes], tweak: Callable[[bytearray], No
     path.with_name(path.name + ".mct").write_bytes(bytes(data))
 
 
-def _set_entry(i: int, offset: int | None = None, number: int | None = None) -> Callable[[bytearray], None]:
+def _set_entry(
+    i: int, offset: int | None = None, number: int | None = None
+) -> Callable[[bytearray], None]:
     def f(d: bytearray) -> None:
         pos = 8 + 48 * i
         off, num, h = ENTRY.unpack_from(d, pos)
-        ENTRY.pack_into(d, pos, off if offset is None else offset, num if number is None else number, h)
+        ENTRY.pack_into(
+            d, pos, off if offset is None else offset, num if number is None else number, h
+        )
+
     return f
 
 
 TOC_CASES = [
-    ("bad start sentinel", lambda d: d.__setitem__(slice(0, 4), b"XNDX"),
-     "missing the starting sentinel/length: expected 'INDX', found 58 4e 44 58"),
-    ("bad end sentinel", lambda d: d.__setitem__(slice(len(d) - 4, len(d)), b"INDY"),
-     "missing the ending sentinel: expected 'INDX', found 49 4e 44 59"),
-    ("truncated", lambda d: d.__delitem__(slice(len(d) - 30, len(d))), "truncated: expected 492 bytes for 10 entries"),
+    (
+        "bad start sentinel",
+        lambda d: d.__setitem__(slice(0, 4), b"XNDX"),
+        "missing the starting sentinel/length: expected 'INDX', found 58 4e 44 58",
+    ),
+    (
+        "bad end sentinel",
+        lambda d: d.__setitem__(slice(len(d) - 4, len(d)), b"INDY"),
+        "missing the ending sentinel: expected 'INDX', found 49 4e 44 59",
+    ),
+    (
+        "truncated",
+        lambda d: d.__delitem__(slice(len(d) - 30, len(d))),
+        "truncated: expected 492 bytes for 10 entries",
+    ),
     ("too short", lambda d: d.__delitem__(slice(5, len(d))), "expected at least 8 bytes, found 5"),
-    ("unsorted", _set_entry(4, number=2), "not sorted: expected numbers to increase, found 2 after 4"),
-    ("offset past end", _set_entry(7, offset=10**9), "entry 7: offset past the end of the collection"),
+    (
+        "unsorted",
+        _set_entry(4, number=2),
+        "not sorted: expected numbers to increase, found 2 after 4",
+    ),
+    (
+        "offset past end",
+        _set_entry(7, offset=10**9),
+        "entry 7: offset past the end of the collection",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("name", "tweak", "fragment"), TOC_CASES, ids=[c[0] for c in TOC_CASES])
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_bad_index_files(tmp_path: Path, name: str, tweak: Callable[[bytearray], None], fragment: str,
-                         backend: str) -> None:
+def test_bad_index_files(
+    tmp_path: Path, name: str, tweak: Callable[[bytearray], None], fragment: str, backend: str
+) -> None:
     path = tmp_path / "c.mch"
     records = build_collection(path, count=10, index=False)
     _write_toc(path, records, tweak)
@@ -184,9 +228,9 @@ def test_stale_index_is_reported(tmp_path: Path) -> None:
 
 
 def test_item_size_of_an_unknown_layout_is_not_corruption(tmp_path: Path) -> None:
-    # A CR CompileMethod map whose items are 4 + 20 bytes: no era's Agnostic_CompileMethodResults (16), but
-    # well framed. Framing never depends on struct sizes (docs/mch-format.md 10): verify says OK, dump says
-    # the packet is not decoded, never that it is corrupt.
+    # A CR CompileMethod map whose items are 4 + 20 bytes: no era's Agnostic_CompileMethodResults
+    # (16), but well framed. Framing never depends on struct sizes (docs/mch-format.md 10): verify
+    # says OK, dump says the packet is not decoded, never that it is corrupt.
     bad = E.record([E.packet(118, E.lwm([(E.u32(0), b"\0" * 20)]))])
     path = tmp_path / "m.mc"
     path.write_bytes(bad)
@@ -208,19 +252,25 @@ def test_items_without_bytes_are_reported(tmp_path: Path, backend: str) -> None:
     with Collection.open(path, backend=backend) as col:
         problems: list = []
         col.scan(packets=True, problems=problems)
-    assert [p.message for p in problems] == ["packet 45: items do not fill the map: expected at least 3 bytes, "
-                                             "found 0"]
+    assert [p.message for p in problems] == [
+        "packet 45: items do not fill the map: expected at least 3 bytes, found 0"
+    ]
     r = run_cli("mch", "verify", str(path))
     assert r.returncode == 1
-    assert r.stdout.splitlines()[0] == (f"{path}: record 1 at offset 6: packet 45: items do not fill the map: "
-                                        "expected at least 3 bytes, found 0")
+    assert r.stdout.splitlines()[0] == (
+        f"{path}: record 1 at offset 6: packet 45: items do not fill the map: "
+        "expected at least 3 bytes, found 0"
+    )
 
 
 @pytest.mark.parametrize("path", ["", ".", "/"])
 def test_a_path_with_no_file_name_is_one_line(tmp_path: Path, path: str) -> None:
-    """`mch verify .` once died in the index lookup (a path without a file name has no index beside it)."""
+    """`mch verify .` once died in the index lookup (a path without a file name has no index beside
+    it)."""
     for command in ("verify", "info", "list"):
         r = run_cli("mch", command, path, cwd=tmp_path)
         assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
-        assert r.stderr.strip().endswith("not a regular file: expected a .mch/.mc collection, found a directory")
+        assert r.stderr.strip().endswith(
+            "not a regular file: expected a .mch/.mc collection, found a directory"
+        )
         assert len(r.stderr.strip().splitlines()) == 1

@@ -1,8 +1,9 @@
-"""The benches run: every script in bench/ (found by globbing, so a new one cannot be forgotten) runs its `--quick`
-mode, exits 0, says that a quick figure is not a measurement, and prints each line of its RATIO_LINES (the lines
-the bench exists for). A bench with its own test (tests/**/test_bench_<name>.py, e.g. tests/real/
-test_bench_real_superpmi.py, which needs the real superpmi) is run by that test instead. No figure is checked:
-a quick run measures nothing. Also the shared cache of bench/_common.py: its bound and --clean."""
+"""The benches run: every script in bench/ (found by globbing, so a new one cannot be forgotten)
+runs its `--quick` mode, exits 0, says that a quick figure is not a measurement, and prints each
+line of its RATIO_LINES (the lines the bench exists for). A bench with its own test
+(tests/**/test_bench_<name>.py, e.g. tests/real/ test_bench_real_superpmi.py, which needs the real
+superpmi) is run by that test instead. No figure is checked: a quick run measures nothing. Also the
+shared cache of bench/_common.py: its bound and --clean."""
 
 from __future__ import annotations
 
@@ -46,10 +47,12 @@ def common() -> ModuleType:
 
 
 def ratio_lines(script: Path) -> list[str]:
-    """The script's RATIO_LINES (regular expressions, one per line it is for), read without importing it."""
+    """The script's RATIO_LINES (regular expressions, one per line it is for), read without
+    importing it."""
     for node in ast.parse(script.read_text()).body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "RATIO_LINES"
-                                                for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "RATIO_LINES" for t in node.targets
+        ):
             value = ast.literal_eval(node.value)
             assert isinstance(value, list) and all(isinstance(v, str) for v in value)
             return value
@@ -72,17 +75,31 @@ def test_every_bench_is_run() -> None:
 def test_quick_mode_runs(script: Path, cache: Path, tmp_path: Path) -> None:
     patterns = ratio_lines(script)
     assert patterns, f"{script.name} has no RATIO_LINES: the lines its --quick must print"
-    env = {k: v for k, v in os.environ.items() if k not in ("SPMI_BENCH_DIR", "SPMI_BENCH_CACHE_MAX")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("SPMI_BENCH_DIR", "SPMI_BENCH_CACHE_MAX")
+    }
     runs_before = {p.name for p in cache.iterdir() if p.name.startswith("tmp")}
-    r = subprocess.run([sys.executable, str(script), "--quick", "--dir", str(cache)], capture_output=True,
-                       text=True, cwd=tmp_path, env=env, timeout=280)
+    r = subprocess.run(
+        [sys.executable, str(script), "--quick", "--dir", str(cache)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=280,
+    )
     out = r.stdout
-    assert r.returncode == 0, f"{script.name} --quick exited {r.returncode}:\n{out[-3000:]}\n{r.stderr[-3000:]}"
-    assert out.startswith(common().QUICK_BANNER + "\n") and out.rstrip().endswith(common().QUICK_BANNER), out
+    assert r.returncode == 0, (
+        f"{script.name} --quick exited {r.returncode}:\n{out[-3000:]}\n{r.stderr[-3000:]}"
+    )
+    assert out.startswith(common().QUICK_BANNER + "\n") and out.rstrip().endswith(
+        common().QUICK_BANNER
+    ), out
     for pattern in patterns:
         assert re.search(pattern, out, re.M), f"no line matching {pattern!r} in:\n{out}"
     assert os.listdir(tmp_path) == [], "a bench writes only under --dir"
-    assert {p.name for p in cache.iterdir() if p.name.startswith("tmp")} == runs_before, "a run's directory is left"
+    assert {p.name for p in cache.iterdir() if p.name.startswith("tmp")} == runs_before, (
+        "a run's directory is left"
+    )
 
 
 def fake_collection(root: Path, name: str, size: int, age: float) -> None:
@@ -105,7 +122,12 @@ def test_cache_removes_the_least_recently_used_beyond_its_bound(tmp_path: Path) 
     assert {e.name for e in cache.entries()} == {"old.mch", "used.mch", "new.mch", "build"}
     cache.use(tmp_path / "used.mch")  # the most recently used now, and kept for this process
     assert cache.bound() == ["old.mch", "new.mch"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["build", "tmp-run", "used.mch", "used.mch.mct"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "build",
+        "tmp-run",
+        "used.mch",
+        "used.mch.mct",
+    ]
     assert cache.size() <= 1_000_000
     assert cache.bound() == []
     # what this process uses is kept even beyond the bound
@@ -115,8 +137,13 @@ def test_cache_removes_the_least_recently_used_beyond_its_bound(tmp_path: Path) 
 
 def test_cache_max_sizes() -> None:
     c = common()
-    assert [c.byte_size(s) for s in ("4G", "500M", "2GiB", "123", "1.5k")] == [4 * 10**9, 5 * 10**8, 2 * 2**30,
-                                                                              123, 1500]
+    assert [c.byte_size(s) for s in ("4G", "500M", "2GiB", "123", "1.5k")] == [
+        4 * 10**9,
+        5 * 10**8,
+        2 * 2**30,
+        123,
+        1500,
+    ]
     with pytest.raises(Exception, match="not a size"):
         c.byte_size("lots")
 
@@ -125,8 +152,12 @@ def test_clean_removes_the_cache_and_exits(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     cache.mkdir()
     fake_collection(cache, "x.mch", 1000, 0)
-    r = subprocess.run([sys.executable, str(BENCH / "stop_cost.py"), "--clean", "--dir", str(cache)],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, str(BENCH / "stop_cost.py"), "--clean", "--dir", str(cache)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert not cache.exists()
     assert r.stdout.startswith(f"removed {cache} (")

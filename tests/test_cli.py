@@ -1,5 +1,6 @@
-"""`spmi-dbg mch ...` and `spmi-dbg sample build` through the real command line; every command's usage errors
-(their status, usage and prefix, no abbreviations, argument types in the user's words) through `cli.main`."""
+"""`spmi-dbg mch ...` and `spmi-dbg sample build` through the real command line; every command's
+usage errors (their status, usage and prefix, no abbreviations, argument types in the user's words)
+through `cli.main`."""
 
 from __future__ import annotations
 
@@ -47,7 +48,9 @@ def test_list_with_compile_list_and_json(sample: tuple[Path, list[bytes]]) -> No
     assert rows[9]["name"].endswith("_10") and rows[9]["il_size"] > 0
     bad = run_cli("mch", "list", "-c", "3,2", str(path))
     assert bad.returncode == 2
-    assert bad.stderr.strip() == "spmi-dbg mch list: error: MCL list must be increasing.. found 3 -> 2"
+    assert (
+        bad.stderr.strip() == "spmi-dbg mch list: error: MCL list must be increasing.. found 3 -> 2"
+    )
 
 
 def test_extract_then_verify(sample: tuple[Path, list[bytes]], tmp_path: Path) -> None:
@@ -57,11 +60,17 @@ def test_extract_then_verify(sample: tuple[Path, list[bytes]], tmp_path: Path) -
     assert r.returncode == 0, r.stderr
     assert out.read_bytes() == records[6]
     v = run_cli("mch", "verify", str(out))
-    assert v.returncode == 0 and "OK: 1 method contexts" in v.stdout and "index repro.mch.mct consistent" in v.stdout
+    assert (
+        v.returncode == 0
+        and "OK: 1 method contexts" in v.stdout
+        and "index repro.mch.mct consistent" in v.stdout
+    )
     assert run_cli("mch", "list", str(out)).stdout.splitlines()[1].split()[4] == f"{7:032X}"
 
 
-def test_index_copies_known_hashes_and_never_invents_them(sample: tuple[Path, list[bytes]], tmp_path: Path) -> None:
+def test_index_copies_known_hashes_and_never_invents_them(
+    sample: tuple[Path, list[bytes]], tmp_path: Path
+) -> None:
     path, records = sample
     r = run_cli("mch", "index", str(path), "-o", str(tmp_path / "new.mct"))
     assert r.returncode == 0 and f"{len(records)} hashes copied" in r.stdout
@@ -99,7 +108,18 @@ def test_dump(sample: tuple[Path, list[bytes]]) -> None:
 def test_sample_build_is_deterministic(tmp_path: Path) -> None:
     a, b = tmp_path / "a.mch", tmp_path / "b.mch"
     for out in (a, b):
-        r = run_cli("sample", "build", "--methods", "300", "--seed", "5", "--arch", "arm64", "--out", str(out))
+        r = run_cli(
+            "sample",
+            "build",
+            "--methods",
+            "300",
+            "--seed",
+            "5",
+            "--arch",
+            "arm64",
+            "--out",
+            str(out),
+        )
         assert r.returncode == 0, r.stderr
     assert a.read_bytes() == b.read_bytes()
     assert Path(str(a) + ".mct").read_bytes() == Path(str(b) + ".mct").read_bytes()
@@ -120,32 +140,43 @@ def test_the_readme_exit_status_table_is_the_exits_module() -> None:
     from spmi_dbg import exits
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    table = readme[readme.index("## Exit status"):readme.index("## Architecture")]
-    rows = {int(line.split("|")[1]) for line in table.splitlines() if line.startswith("| ") and
-            line.split("|")[1].strip().isdigit()}
+    table = readme[readme.index("## Exit status") : readme.index("## Architecture")]
+    rows = {
+        int(line.split("|")[1])
+        for line in table.splitlines()
+        if line.startswith("| ") and line.split("|")[1].strip().isdigit()
+    }
     codes = {v for k, v in vars(exits).items() if k.isupper() and isinstance(v, int)}
     assert rows == codes
 
 
-# ---------------------------------------------------------------------------------------- usage errors, as a class
+# ---------------------------------------------------------------------------------------- usage
+# errors, as a class
 def _exit_status_columns() -> dict[str, int]:
-    """The README's "Exit status" table, read back: each command named in its header -> its usage error status
-    (the row that says "usage error")."""
+    """The README's "Exit status" table, read back: each command named in its header -> its usage
+    error status (the row that says "usage error")."""
     table = README.read_text()
-    table = table[table.index("## Exit status"):table.index("## Architecture")]
-    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in table.splitlines()
-            if line.startswith("| ")]
+    table = table[table.index("## Exit status") : table.index("## Architecture")]
+    rows = [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in table.splitlines()
+        if line.startswith("| ")
+    ]
     header, body = rows[0], rows[1:]
     out: dict[str, int] = {}
     for col in range(1, len(header)):
-        status = next(int(r[0]) for r in body if r[0].isdigit() and "usage" in r[col] and "error" in r[col])
+        status = next(
+            int(r[0]) for r in body if r[0].isdigit() and "usage" in r[col] and "error" in r[col]
+        )
         out.update({name: status for name in re.findall(r"`([a-z]+)`", header[col])})
     return out
 
 
-def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...],
-                                                                                             argparse.ArgumentParser]]:
-    """Every parser under `spmi-dbg`, with the words that select it (groups such as `mch` included)."""
+def _commands(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Every parser under `spmi-dbg`, with the words that select it (groups such as `mch`
+    included)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
@@ -158,14 +189,17 @@ IDS = [" ".join(words) for words, _ in ALL]
 
 
 def _status(words: tuple[str, ...]) -> int:
-    """The usage error status the README gives this command (`gdb` and `lldb`: 2, said under the table)."""
+    """The usage error status the README gives this command (`gdb` and `lldb`: 2, said under the
+    table)."""
     columns = _exit_status_columns()
     return columns.get(words[0], 2 if words[0] in ("gdb", "lldb") else -1)
 
 
-def _required(parser: argparse.ArgumentParser, instead: argparse.Action | None = None,
-              value: str = "1") -> list[str]:
-    """The arguments `parser` requires, each given a plausible value ("1"); `instead` gets `value`."""
+def _required(
+    parser: argparse.ArgumentParser, instead: argparse.Action | None = None, value: str = "1"
+) -> list[str]:
+    """The arguments `parser` requires, each given a plausible value ("1"); `instead` gets
+    `value`."""
     out: list[str] = []
     for a in parser._actions:
         if a.option_strings and (a.required or a is instead) and a.nargs != 0:
@@ -183,8 +217,8 @@ def _main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 
 def test_the_readme_names_every_command_s_exit_statuses() -> None:
-    """Each command is in one column of the table (or, the launchers, in the note under it), so its statuses
-    are written down; the pipelines' usage errors are 3, the tools' 2."""
+    """Each command is in one column of the table (or, the launchers, in the note under it), so its
+    statuses are written down; the pipelines' usage errors are 3, the tools' 2."""
     columns = _exit_status_columns()
     top = {words[0] for words, _ in ALL}
     assert top == set(columns) | {"gdb", "lldb"}
@@ -194,10 +228,11 @@ def test_the_readme_names_every_command_s_exit_statuses() -> None:
 
 
 @pytest.mark.parametrize("words", [w for w, _ in ALL], ids=IDS)
-def test_an_unknown_option_is_the_command_s_own_usage_error(words: tuple[str, ...],
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    """`--verfy-runs 3`, `--deubgger`: the status the README gives that command (never 2 for a pipeline, where
-    it means "no crash"), that command's usage, and one line with its own prefix."""
+def test_an_unknown_option_is_the_command_s_own_usage_error(
+    words: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--verfy-runs 3`, `--deubgger`: the status the README gives that command (never 2 for a
+    pipeline, where it means "no crash"), that command's usage, and one line with its own prefix."""
     sub = dict(ALL)[words]
     status, err = _main(capsys, *words, "--verfy-runs=3", *_required(sub))
     prog = "spmi-dbg " + " ".join(words)
@@ -205,7 +240,8 @@ def test_an_unknown_option_is_the_command_s_own_usage_error(words: tuple[str, ..
     lines = err.splitlines()
     assert lines[0].startswith(f"usage: {prog} "), err
     assert lines[-1].startswith(f"{prog}: error: "), err
-    group = any(isinstance(a, argparse._SubParsersAction) for a in sub._actions)  # `mch`: its VERB is missing
+    # `mch`: its VERB is missing
+    group = any(isinstance(a, argparse._SubParsersAction) for a in sub._actions)
     assert group or "unrecognized arguments: --verfy-runs=3" in lines[-1], err
     assert "Traceback" not in err
 
@@ -215,17 +251,26 @@ def _long_options() -> Iterator[tuple[tuple[str, ...], str]]:
         known = {s for a in sub._actions for s in a.option_strings}
         for a in sub._actions:
             for opt in a.option_strings:
-                if opt.startswith("--") and len(opt) > 4 and opt[:-1] not in known and opt != "--help":
+                if (
+                    opt.startswith("--")
+                    and len(opt) > 4
+                    and opt[:-1] not in known
+                    and opt != "--help"
+                ):
                     yield words, opt
 
 
 ABBREVIATED = list(_long_options())
 
 
-@pytest.mark.parametrize(("words", "option"), ABBREVIATED, ids=[" ".join(w) + " " + o for w, o in ABBREVIATED])
-def test_options_are_never_abbreviated(words: tuple[str, ...], option: str,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
-    """`--worker` is not `--workers`, `--max-crash` not `--max-crashes`: an unknown option, refused."""
+@pytest.mark.parametrize(
+    ("words", "option"), ABBREVIATED, ids=[" ".join(w) + " " + o for w, o in ABBREVIATED]
+)
+def test_options_are_never_abbreviated(
+    words: tuple[str, ...], option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--worker` is not `--workers`, `--max-crash` not `--max-crashes`: an unknown option,
+    refused."""
     sub = dict(ALL)[words]
     status, err = _main(capsys, *words, option[:-1], *_required(sub))
     assert status == _status(words), err
@@ -242,50 +287,78 @@ def _typed() -> Iterator[tuple[tuple[str, ...], argparse.Action]]:
 TYPED = list(_typed())
 
 
-@pytest.mark.parametrize(("words", "action"), TYPED,
-                         ids=[" ".join(w) + " " + (a.option_strings or [a.dest])[0] for w, a in TYPED])
-def test_a_bad_value_is_described_in_the_user_s_words(words: tuple[str, ...], action: argparse.Action,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("words", "action"),
+    TYPED,
+    ids=[" ".join(w) + " " + (a.option_strings or [a.dest])[0] for w, a in TYPED],
+)
+def test_a_bad_value_is_described_in_the_user_s_words(
+    words: tuple[str, ...], action: argparse.Action, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`--workers two`: what was expected and what was given, never `invalid positive_int value`."""
     sub = dict(ALL)[words]
     status, err = _main(capsys, *words, *_required(sub, instead=action, value="two"))
     assert status == _status(words), err
     line = err.splitlines()[-1]
-    assert re.fullmatch(rf"spmi-dbg {' '.join(words)}: error: argument \S+: expected an? [a-z ,0-9]+, got 'two'",
-                        line), line
+    assert re.fullmatch(
+        rf"spmi-dbg {' '.join(words)}: error: argument \S+: expected an? [a-z ,0-9]+, got 'two'",
+        line,
+    ), line
     assert "invalid" not in line and "_" not in line.split("argument", 1)[1].split(":", 1)[1]
 
 
 def test_typed_options_are_there_to_test() -> None:
-    """The class above covers the counts of repro, triage, demo, mch and sample (not an empty parametrization)."""
+    """The class above covers the counts of repro, triage, demo, mch and sample (not an empty
+    parametrization)."""
     names = {(w[0], (a.option_strings or [a.dest])[0]) for w, a in TYPED}
-    assert {("repro", "--workers"), ("repro", "--verify-runs"), ("repro", "--timeout"), ("triage", "--max-crashes"),
-            ("demo", "--workers"), ("mch", "number"), ("sample", "--methods")} <= names
+    assert {
+        ("repro", "--workers"),
+        ("repro", "--verify-runs"),
+        ("repro", "--timeout"),
+        ("triage", "--max-crashes"),
+        ("demo", "--workers"),
+        ("mch", "number"),
+        ("sample", "--methods"),
+    } <= names
     assert ("repro", "--workers") in {(w[0], o) for w, o in ABBREVIATED}
 
 
-def test_messages_name_their_own_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_messages_name_their_own_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """triage's "no command" names triage, not repro; a tool's input error names the tool's verb."""
     status, err = _main(capsys, "triage")
     assert status == 3
-    assert err.startswith("spmi-dbg triage: error: expected the superpmi command after --, e.g. spmi-dbg triage -- ")
+    assert err.startswith(
+        "spmi-dbg triage: error: expected the superpmi command after --, e.g. spmi-dbg triage -- "
+    )
     assert "repro" not in err
     status, err = _main(capsys, "mch", "info", str(tmp_path / "nope.mch"))
-    assert status == 1 and err.startswith(f"spmi-dbg mch info: error: {tmp_path / 'nope.mch'}: "), err
+    assert status == 1 and err.startswith(f"spmi-dbg mch info: error: {tmp_path / 'nope.mch'}: "), (
+        err
+    )
     status, err = _main(capsys, "repro", "--workers", "0", "--", "superpmi", "j.so", "x.mch")
-    assert status == 3 and err.splitlines()[-1] == ("spmi-dbg repro: error: argument --workers: expected a whole "
-                                                    "number of at least 1, got '0'")
+    assert status == 3 and err.splitlines()[-1] == (
+        "spmi-dbg repro: error: argument --workers: expected a whole number of at least 1, got '0'"
+    )
     status, err = _main(capsys, "demo", "--workers", "0")
-    assert status == 3 and err.splitlines()[-1].startswith("spmi-dbg demo: error: argument --workers: ")
+    assert status == 3 and err.splitlines()[-1].startswith(
+        "spmi-dbg demo: error: argument --workers: "
+    )
 
 
 def test_no_command_or_an_unknown_one_is_a_usage_error_a_pipeline_script_cannot_misread(
-        capsys: pytest.CaptureFixture[str]) -> None:
-    """`spmi-dbg triag ...`: 3 (2 would read as "no crash" in a script that meant triage), the top usage."""
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`spmi-dbg triag ...`: 3 (2 would read as "no crash" in a script that meant triage), the top
+    usage."""
     for argv in ([], ["triag", "--", "superpmi"]):
         status, err = _main(capsys, *argv)
-        assert status == 3 and err.startswith("usage: spmi-dbg ") and err.splitlines()[-1].startswith(
-            "spmi-dbg: error: "), err
+        assert (
+            status == 3
+            and err.startswith("usage: spmi-dbg ")
+            and err.splitlines()[-1].startswith("spmi-dbg: error: ")
+        ), err
 
 
 def test_grouped_numbers_are_numbers(capsys: pytest.CaptureFixture[str]) -> None:

@@ -43,7 +43,9 @@ def test_records_are_the_file_positions(sample: tuple[Path, list[bytes]], backen
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_open_finds_the_pair_like_superpmi(sample: tuple[Path, list[bytes]], tmp_path: Path, backend: str) -> None:
+def test_open_finds_the_pair_like_superpmi(
+    sample: tuple[Path, list[bytes]], tmp_path: Path, backend: str
+) -> None:
     path, records = sample
     with Collection.open(path, backend=backend) as col:
         assert col.toc is not None and col.toc.path.name == "sample.mch.mct"
@@ -61,7 +63,9 @@ def test_open_finds_the_pair_like_superpmi(sample: tuple[Path, list[bytes]], tmp
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_lookup_through_the_index_does_not_scan(sample: tuple[Path, list[bytes]], backend: str) -> None:
+def test_lookup_through_the_index_does_not_scan(
+    sample: tuple[Path, list[bytes]], backend: str
+) -> None:
     path, records = sample
     with Collection.open(path, backend=backend) as col:
         assert col.record(40) == records[39]
@@ -77,31 +81,52 @@ def test_decoded_method_context(sample: tuple[Path, list[bytes]], backend: str) 
     with Collection.open(path, backend=backend) as col:
         mc = col.method_context(5)
         ids = [p.id for p in col.packets(5)]
-    assert ids[:6] == [P.CompileMethod, P.PrintMethodName, P.GetMethodClass, P.PrintClassName, P.GetJitFlags,
-                       P.GetExpectedTargetArchitecture]
+    assert ids[:6] == [
+        P.CompileMethod,
+        P.PrintMethodName,
+        P.GetMethodClass,
+        P.PrintClassName,
+        P.GetJitFlags,
+        P.GetExpectedTargetArchitecture,
+    ]
     assert mc.problems == []
     assert mc.request is not None and mc.request.il_size == len(mc.request.il) > 0
     assert mc.request.il[0] == 0x02 and mc.request.il[-1] == 0x2A
     assert mc.request.ftn == 0x7FF000000000 + 5 * 0x40
-    assert mc.name is not None and mc.name.endswith(":" + mc.name.split(":")[-1]) and "_5" in mc.name
+    assert (
+        mc.name is not None and mc.name.endswith(":" + mc.name.split(":")[-1]) and "_5" in mc.name
+    )
     assert mc.target_arch_name == "x64"
     assert mc.compile_result is not None and mc.alloc_mem is not None
     assert mc.alloc_mem.layout == 56
-    assert mc.alloc_mem.hot_code_size == mc.compile_result.native_size_of_code == len(mc.alloc_mem.hot_code)
+    assert (
+        mc.alloc_mem.hot_code_size
+        == mc.compile_result.native_size_of_code
+        == len(mc.alloc_mem.hot_code)
+    )
 
 
 def _seed_like_record(layout: int) -> bytes:
-    """A context as the seed bug leaves it: AllocMem with hotCodeSize 0, no CR CompileMethod; arm64 target."""
+    """A context as the seed bug leaves it: AllocMem with hotCodeSize 0, no CR CompileMethod; arm64
+    target."""
     buf = E.BlobBuffer()
     il = bytes([0x02, 0x2A])
     off = buf.add(il)
-    return E.record([
-        E.packet(P.CompileMethod, E.lwm([(E.u32(0), E.compile_method_value(0x1234, off, len(il)))], buf)),
-        E.packet(P.GetExpectedTargetArchitecture, E.lwm([(E.u32(0), E.u32(0xAA64))])),
-        E.packet(P.CR_AllocMem, E.lwm([(E.u32(0), E.alloc_mem_value(0, 0xFFFFFFFF, 0, layout=layout))])),
-        E.packet(7, E.lwm([(E.u64(1), E.u32(2))])),  # a packet we do not decode
-        E.packet(250, b"LWM1" + struct.pack("<I", 0)),  # an id no table knows
-    ])
+    return E.record(
+        [
+            E.packet(
+                P.CompileMethod,
+                E.lwm([(E.u32(0), E.compile_method_value(0x1234, off, len(il)))], buf),
+            ),
+            E.packet(P.GetExpectedTargetArchitecture, E.lwm([(E.u32(0), E.u32(0xAA64))])),
+            E.packet(
+                P.CR_AllocMem,
+                E.lwm([(E.u32(0), E.alloc_mem_value(0, 0xFFFFFFFF, 0, layout=layout))]),
+            ),
+            E.packet(7, E.lwm([(E.u64(1), E.u32(2))])),  # a packet we do not decode
+            E.packet(250, b"LWM1" + struct.pack("<I", 0)),  # an id no table knows
+        ]
+    )
 
 
 @pytest.mark.parametrize("layout", [56, 52])
@@ -112,15 +137,24 @@ def test_alloc_mem_layouts_and_unknown_packets(tmp_path: Path, layout: int, back
     with Collection.open(path, backend=backend) as col:
         mc = col.method_context(1)
         pkts = col.packets(1)
-    assert mc.alloc_mem is not None and mc.alloc_mem.layout == layout and mc.alloc_mem.hot_code_size == 0
+    assert (
+        mc.alloc_mem is not None
+        and mc.alloc_mem.layout == layout
+        and mc.alloc_mem.hot_code_size == 0
+    )
     assert mc.alloc_mem.flag == (0 if layout == 56 else None)
     assert mc.compile_result is None  # no CompileMethod CR map: the "successful error case"
     assert mc.target_arch_name == "arm64" and mc.name is None
-    assert [(p.id, p.name) for p in pkts][-2:] == [(7, "CanGetCookieForPInvokeCalliSig"), (250, "Packet250")]
+    assert [(p.id, p.name) for p in pkts][-2:] == [
+        (7, "CanGetCookieForPInvokeCalliSig"),
+        (250, "Packet250"),
+    ]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_extract_is_byte_exact_and_indexed(sample: tuple[Path, list[bytes]], tmp_path: Path, backend: str) -> None:
+def test_extract_is_byte_exact_and_indexed(
+    sample: tuple[Path, list[bytes]], tmp_path: Path, backend: str
+) -> None:
     path, records = sample
     out = tmp_path / "cut" / "repro.mch"
     out.parent.mkdir()
@@ -153,7 +187,9 @@ def test_extract_without_source_index_leaves_hashes_unknown(tmp_path: Path, back
 def test_missing_numbers_are_clear_errors(sample: tuple[Path, list[bytes]], backend: str) -> None:
     path, _ = sample
     with Collection.open(path, backend=backend, use_toc=False) as col:
-        with pytest.raises(InputError, match="method context 51 does not exist: the collection has 50"):
+        with pytest.raises(
+            InputError, match="method context 51 does not exist: the collection has 50"
+        ):
             col.record(51)
         with pytest.raises(InputError, match="numbers start at 1"):
             col.record(0)
@@ -166,7 +202,10 @@ def test_missing_numbers_are_clear_errors(sample: tuple[Path, list[bytes]], back
 def test_refuses_to_overwrite_its_input(sample: tuple[Path, list[bytes]], backend: str) -> None:
     path, _ = sample
     before = path.read_bytes()
-    with Collection.open(path, backend=backend) as col, pytest.raises(InputError, match="overwrite"):
+    with (
+        Collection.open(path, backend=backend) as col,
+        pytest.raises(InputError, match="overwrite"),
+    ):
         col.extract([1], path)
     assert path.read_bytes() == before
 

@@ -1,12 +1,12 @@
-"""The diagnosis under REAL gdb and lldb (no mocks): every crash class of the replay core (native/README.md),
-run through the product's own drivers (spmi_dbg.driver.select's GdbDriver / LldbDriver, by tests.harness.stops;
-one fresh debugger per run) against the installed spmi-replay (-O2 -g, like real superpmi) and, for the seed
-crash, spmi-replay-O0; the two debuggers must agree. Then the `spmi` command, the pretty printers/summaries and
-the init lines inside each debugger.
+"""The diagnosis under REAL gdb and lldb (no mocks): every crash class of the replay core
+(native/README.md), run through the product's own drivers (spmi_dbg.driver.select's GdbDriver /
+LldbDriver, by tests.harness.stops; one fresh debugger per run) against the installed spmi-replay
+(-O2 -g, like real superpmi) and, for the seed crash, spmi-replay-O0; the two debuggers must agree.
+Then the `spmi` command, the pretty printers/summaries and the init lines inside each debugger.
 
-Each debugger run takes ~0.1-1 s; runs are cached per module (the `runs` fixture, tests/support/diagnosis.py) so
-that the per-debugger tests and the gdb-vs-lldb comparison share them. A missing debugger is a failure with a
-clear message, never a skip."""
+Each debugger run takes ~0.1-1 s; runs are cached per module (the `runs` fixture,
+tests/support/diagnosis.py) so that the per-debugger tests and the gdb-vs-lldb comparison share
+them. A missing debugger is a failure with a clear message, never a skip."""
 
 from __future__ import annotations
 
@@ -39,8 +39,14 @@ from .support.diagnosis import (
 from .support.natives import BASE, DIFF, REPLAY, REPLAY_O0
 
 CM_MAP = "LightWeightMap<unsigned int, Agnostic_CompileMethodResults>"
-SEED_NULL_MAP = {"owner_type": "CompileResult", "member": "CompileMethod", "map_type": CM_MAP, "packet_id": 118,
-                 "packet_name": "PacketCR_CompileMethod", "role": "base compile result (cr1)"}
+SEED_NULL_MAP = {
+    "owner_type": "CompileResult",
+    "member": "CompileMethod",
+    "map_type": CM_MAP,
+    "packet_id": 118,
+    "packet_name": "PacketCR_CompileMethod",
+    "role": "base compile result (cr1)",
+}
 
 
 def frame_names(d: dict[str, Any]) -> list[str]:
@@ -61,7 +67,9 @@ def assert_mc(d: dict[str, Any], number: int, col: Path) -> None:
     assert same_file(mc["input"], str(col)) and mc["source"]
 
 
-# ------------------------------------------------------------------------------------------ 1. the seed crash
+# ------------------------------------------------------------------------------------------ 1. the
+# seed crash
+
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
 @pytest.mark.parametrize("build_kind", ["O2", "O0"])
@@ -76,16 +84,23 @@ def test_seed_crash(runs: Runs, debugger: str, build_kind: str) -> None:
     assert {k: d["null_map"][k] for k in SEED_NULL_MAP} == SEED_NULL_MAP
     assert "base JIT's compile result has no CompileMethod map" in d["null_map"]["explanation"]
     assert d["folded"][:2] == ["CompileResult::repCompileMethod", "NearDiffer::compare"]
-    assert d["signature"].startswith("SIGSEGV near-null | CompileResult::repCompileMethod <- NearDiffer::compare")
-    assert d["signature"].endswith("| null CompileResult::CompileMethod") and re.fullmatch(r"[0-9a-f]{10}", d["bucket"])
+    assert d["signature"].startswith(
+        "SIGSEGV near-null | CompileResult::repCompileMethod <- NearDiffer::compare"
+    )
+    assert d["signature"].endswith("| null CompileResult::CompileMethod") and re.fullmatch(
+        r"[0-9a-f]{10}", d["bucket"]
+    )
     assert d["instruction"] is not None and d["instruction"]["null_base"] is not None
     assert [b["id"] for b in d["known_bugs"]] == ["dotnet/runtime#91257"]  # known_bugs.toml
     assert "91783" in d["known_bugs"][0]["fix"]
-    # gdb reads the number at -O2 (mc->index in the inline frame of InvokeNearDiffer it recovers) and at
-    # -O0; lldb 16 at -O2 may not (no frame for the inlined InvokeNearDiffer, mc optimized out): then the
-    # diagnosis has no method context and says why, never a guess.
+    # gdb reads the number at -O2 (mc->index in the inline frame of InvokeNearDiffer it recovers)
+    # and at
+    # -O0; lldb 16 at -O2 may not (no frame for the inlined InvokeNearDiffer, mc optimized out):
+    # then the diagnosis has no method context and says why, never a guess.
     if debugger == "lldb" and build_kind == "O2" and d["method_context"] is None:
-        assert any(n.startswith("method context not found in the stack: ") for n in d["notes"]), d["notes"]
+        assert any(n.startswith("method context not found in the stack: ") for n in d["notes"]), d[
+            "notes"
+        ]
     else:
         assert_mc(d, SEED_N, runs.col("seed"))
 
@@ -97,7 +112,9 @@ def test_seed_context_without_the_bug_switch_replays_to_the_end(runs: Runs, debu
     assert r.passed == []
 
 
-# ------------------------------------------------------------------------------------------ 2. state-dependent
+# ------------------------------------------------------------------------------------------ 2.
+# state-dependent
+
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
 def test_state_dependent_crash(runs: Runs, debugger: str) -> None:
@@ -107,7 +124,8 @@ def test_state_dependent_crash(runs: Runs, debugger: str) -> None:
     assert_mc(d, POISON_CRASH_N, runs.col("state"))  # the crash's context, not the poisoning one
     flush = [f for f in d["frames"] if f["function"] == "Compiler::impFlushLargeFrameCache"]
     assert flush and same_file(flush[0]["module"], BASE), frame_names(d)
-    assert d["folded"][0] == "Compiler::impFlushLargeFrameCache"  # libc's abort frames are not the culprit
+    # libc's abort frames are not the culprit
+    assert d["folded"][0] == "Compiler::impFlushLargeFrameCache"
     assert d["signature"].startswith("SIGABRT | Compiler::impFlushLargeFrameCache <- ")
     assert d["known_bugs"] == []
     # The crashing context alone does not crash: the state came from an earlier one.
@@ -115,7 +133,9 @@ def test_state_dependent_crash(runs: Runs, debugger: str) -> None:
     assert (r.outcome, r.exit_status, r.diagnosis, r.passed) == ("exited", 0, None, [])
 
 
-# ------------------------------------------------------------------------------------------ 3. JIT assert, -boa
+# ------------------------------------------------------------------------------------------ 3. JIT
+# assert, -boa
+
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
 def test_jit_assert_debug_break(runs: Runs, debugger: str) -> None:
@@ -132,23 +152,36 @@ def test_jit_assert_debug_break(runs: Runs, debugger: str) -> None:
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
 def test_jit_assert_debug_break_is_passed_on(runs: Runs, debugger: str) -> None:
-    """Without stop_first the debug break is noted and resumed past, as a debugger user does: superpmi's
-    DEBUG_BREAK (DebugBreakorAV with -boa) asks the attached debugger to stop. The core has no SIGTRAP
-    handler (SigCgt), so the signal is not delivered (delivering it would kill the process; a program that
-    handles SIGTRAP gets it with `signal SIGTRAP`). The replay then reports the assert as a failed compile."""
+    """Without stop_first the debug break is noted and resumed past, as a debugger user does:
+    superpmi's DEBUG_BREAK (DebugBreakorAV with -boa) asks the attached debugger to stop. The core
+    has no SIGTRAP handler (SigCgt), so the signal is not delivered (delivering it would kill the
+    process; a program that handles SIGTRAP gets it with `signal SIGTRAP`). The replay then reports
+    the assert as a failed compile."""
     r = runs.run(debugger, "assert-run")
-    assert r.passed == [{"signal": "SIGTRAP", "kind": "debug-break", "frame": "DebugBreakorAV",
-                         "method_context": ASSERT_N, "delivered": False}]
+    assert r.passed == [
+        {
+            "signal": "SIGTRAP",
+            "kind": "debug-break",
+            "frame": "DebugBreakorAV",
+            "method_context": ASSERT_N,
+            "delivered": False,
+        }
+    ]
     assert (r.outcome, r.exit_status, r.diagnosis) == ("exited", 1, None)
 
 
-# ------------------------------------------------------------------------------------------ 4. first-chance fault
+# ------------------------------------------------------------------------------------------ 4.
+# first-chance fault
+
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
 def test_first_chance_jit_fault(runs: Runs, debugger: str) -> None:
     d = runs.stop(debugger, "null-first")
     assert d["signal"]["name"] == "SIGSEGV" and d["signal"]["near_null"]
-    assert d["handling"]["kind"] == "first-chance" and "JitInstance::CompileMethod" in d["handling"]["reason"]
+    assert (
+        d["handling"]["kind"] == "first-chance"
+        and "JitInstance::CompileMethod" in d["handling"]["reason"]
+    )
     fm = d["faulting_module"]
     assert fm["role"] == "base JIT (JIT1)" and same_file(fm["path"], BASE)
     assert_mc(d, JIT_NULL_N, runs.col("null"))
@@ -156,11 +189,20 @@ def test_first_chance_jit_fault(runs: Runs, debugger: str) -> None:
     # Run on: the core catches it (a failed compile, exit 1); it is in `passed`, never the crash.
     r = runs.run(debugger, "null-run")
     assert (r.outcome, r.exit_status, r.diagnosis) == ("exited", 1, None)
-    assert r.passed == [{"signal": "SIGSEGV", "kind": "first-chance", "frame": d["folded"][0],
-                         "method_context": JIT_NULL_N, "delivered": True}]
+    assert r.passed == [
+        {
+            "signal": "SIGSEGV",
+            "kind": "first-chance",
+            "frame": d["folded"][0],
+            "method_context": JIT_NULL_N,
+            "delivered": True,
+        }
+    ]
 
 
-# ------------------------------------------------------------------------------------------ 5. stack overflow
+# ------------------------------------------------------------------------------------------ 5.
+# stack overflow
+
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
 def test_stack_overflow(runs: Runs, debugger: str) -> None:
@@ -171,21 +213,28 @@ def test_stack_overflow(runs: Runs, debugger: str) -> None:
     assert_mc(d, STACK_OVERFLOW_N, runs.col("stackov"))
     # ~21,000 frames: only the innermost are read (the recursion), in well under a second.
     assert len(d["frames"]) == 256 and d["folded"] == ["Compiler::fgMorphTree"]
-    assert any(n.startswith("stack overflow: only the innermost 256 frames were read") for n in d["notes"])
+    assert any(
+        n.startswith("stack overflow: only the innermost 256 frames were read") for n in d["notes"]
+    )
     assert d["method_context"]["source"].startswith("Compiler::compMethodSuperPMIIndex")
 
 
-# ------------------------------------------------------------------------------------------ gdb == lldb
+# ------------------------------------------------------------------------------------------ gdb ==
+# lldb
+
 
 def agreed(d: dict[str, Any]) -> dict[str, Any]:
-    """What both debuggers must give identically (the fields a debugger may not provide are compared apart)."""
+    """What both debuggers must give identically (the fields a debugger may not provide are compared
+    apart)."""
     nm = d["null_map"]
     return {
         "signal": d["signal"]["name"] if d["signal"] else None,
         "near_null": d["signal"]["near_null"] if d["signal"] else None,
         "handling": d["handling"]["kind"],
         "module": d["faulting_module"]["role"] if d["faulting_module"] else None,
-        "null_map": {k: nm[k] for k in ("owner_type", "member", "packet_id", "packet_name", "role")} if nm else None,
+        "null_map": {k: nm[k] for k in ("owner_type", "member", "packet_id", "packet_name", "role")}
+        if nm
+        else None,
         "assert": d["assertion"]["expr"] if d["assertion"] else None,
         "signature_frames": d["signature_frames"],
         "signature": d["signature"],
@@ -194,14 +243,18 @@ def agreed(d: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("case", ["seed", "seed-O0", "state", "assert-first", "null-first", "stackov"])
+@pytest.mark.parametrize(
+    "case", ["seed", "seed-O0", "state", "assert-first", "null-first", "stackov"]
+)
 def test_gdb_and_lldb_agree(runs: Runs, case: str) -> None:
     g, lldb = runs.stop("gdb", case), runs.stop("lldb", case)
     assert g["debugger"].startswith("gdb ") and lldb["debugger"].startswith("lldb ")
     assert agreed(g) == agreed(lldb)
     gm, lm = g["method_context"], lldb["method_context"]
     if gm is not None and lm is not None:
-        assert {k: gm[k] for k in ("number", "name", "il_size")} == {k: lm[k] for k in ("number", "name", "il_size")}
+        assert {k: gm[k] for k in ("number", "name", "il_size")} == {
+            k: lm[k] for k in ("number", "name", "il_size")
+        }
     for d in (g, lldb):  # a missing method context is said, with what was tried
         if d["method_context"] is None:
             assert any(n.startswith("method context not found in the stack: ") for n in d["notes"])
@@ -210,23 +263,44 @@ def test_gdb_and_lldb_agree(runs: Runs, case: str) -> None:
 @pytest.mark.parametrize("case", ["seed-no-bug", "state-alone", "assert-run", "null-run"])
 def test_gdb_and_lldb_agree_on_runs_that_end(runs: Runs, case: str) -> None:
     g, lldb = runs.run("gdb", case), runs.run("lldb", case)
-    assert (g.outcome, g.exit_status, g.signal, g.passed) == (lldb.outcome, lldb.exit_status, lldb.signal, lldb.passed)
+    assert (g.outcome, g.exit_status, g.signal, g.passed) == (
+        lldb.outcome,
+        lldb.exit_status,
+        lldb.signal,
+        lldb.passed,
+    )
 
 
-# ------------------------------------------------------------------------------------------ the spmi command
+# ------------------------------------------------------------------------------------------ the
+# spmi command
 
-def gdb_session(argv: list[str], commands: list[str], init: list[str] | None = None) -> dict[str, str]:
-    """gdb -batch: load the extension, run to the first stop, then each command; returns command -> output
-    (stdout and stderr interleaved, as a user sees them)."""
-    cmd = [gdb_path(), "-q", "-nx", "-batch", "-iex", "set auto-load off", "-ex", "set pagination off",
-           "-ex", "set startup-with-shell off"]
+
+def gdb_session(
+    argv: list[str], commands: list[str], init: list[str] | None = None
+) -> dict[str, str]:
+    """gdb -batch: load the extension, run to the first stop, then each command; returns command ->
+    output (stdout and stderr interleaved, as a user sees them)."""
+    cmd = [
+        gdb_path(),
+        "-q",
+        "-nx",
+        "-batch",
+        "-iex",
+        "set auto-load off",
+        "-ex",
+        "set pagination off",
+        "-ex",
+        "set startup-with-shell off",
+    ]
     for line in init if init is not None else [gdbinit_line()]:
         cmd += ["-ex", line]
     cmd += ["-ex", "run"]
     for i, c in enumerate(commands):
         cmd += ["-ex", f"echo @@{i}@@\\n", "-ex", c]
     cmd += ["-ex", f"echo @@{len(commands)}@@\\n", "--args", *argv]
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    r = subprocess.run(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120
+    )
     parts = re.split(r"^@@(\d+)@@$", r.stdout, flags=re.M)
     out = {commands[int(parts[i])]: parts[i + 1].strip("\n") for i in range(1, len(parts) - 2, 2)}
     assert len(out) == len(commands), r.stdout[-3000:]
@@ -234,9 +308,11 @@ def gdb_session(argv: list[str], commands: list[str], init: list[str] | None = N
     return out
 
 
-def lldb_session(argv: list[str], commands: list[str], init: list[str] | None = None) -> dict[str, str]:
-    """lldb-16 -b: the two lldbinit lines, `run`, then each command after the stop (-k). lldb stops a batch
-    at the first command that fails, so a failing command must come last."""
+def lldb_session(
+    argv: list[str], commands: list[str], init: list[str] | None = None
+) -> dict[str, str]:
+    """lldb-16 -b: the two lldbinit lines, `run`, then each command after the stop (-k). lldb stops
+    a batch at the first command that fails, so a failing command must come last."""
     cmd = [lldb_path(), "--no-lldbinit", "-b"]
     for line in init if init is not None else lldbinit_lines():
         cmd += ["-O", line]
@@ -244,13 +320,19 @@ def lldb_session(argv: list[str], commands: list[str], init: list[str] | None = 
     for c in commands:
         cmd += ["-k", c]
     env = dict(os.environ, LLDB_DEBUGSERVER_PATH=LLDB_SERVER)
-    r = subprocess.run([*cmd, "--", *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                       timeout=120, env=env)
+    r = subprocess.run(
+        [*cmd, "--", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     out: dict[str, str] = {}
     current: str | None = None
     for line in r.stdout.splitlines():
         if line.startswith("(lldb) "):
-            current = line[len("(lldb) "):]
+            current = line[len("(lldb) ") :]
             out[current] = ""
         elif current is not None:
             out[current] += line + "\n"
@@ -265,7 +347,7 @@ def section(text: str, header: str) -> str:
     lines = text.splitlines()
     i = lines.index(header)
     body = []
-    for line in lines[i + 1:]:
+    for line in lines[i + 1 :]:
         if not line.startswith("  "):
             break
         body.append(line)
@@ -285,8 +367,11 @@ def assert_repro(out: Path, seed: Path) -> None:
     with Collection.open(out) as c:
         assert c.locate(1).size == out.stat().st_size
     # ... and it is the crash, on its own.
-    r = subprocess.run([REPLAY, "-a", "-target", "arm64", "-bug", "91257", BASE, DIFF, str(out)],
-                       capture_output=True, timeout=60)
+    r = subprocess.run(
+        [REPLAY, "-a", "-target", "arm64", "-bug", "91257", BASE, DIFF, str(out)],
+        capture_output=True,
+        timeout=60,
+    )
     assert r.returncode == -signal.SIGSEGV
 
 
@@ -296,28 +381,46 @@ def seed_argv(runs: Runs, replay: str = REPLAY) -> list[str]:
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
 def test_spmi_command(runs: Runs, tmp_path: Path, debugger: str) -> None:
-    """gdb at -O2, as real superpmi is built; lldb at -O0, where lldb 16 reads the method context (see
-    test_seed_crash and test_spmi_command_in_lldb_at_O2_says_what_it_cannot_read for -O2)."""
+    """gdb at -O2, as real superpmi is built; lldb at -O0, where lldb 16 reads the method context
+    (see test_seed_crash and test_spmi_command_in_lldb_at_O2_says_what_it_cannot_read for -O2)."""
     require(debugger)
     out = tmp_path / "repro.mch"
     cmds = ["spmi why", "spmi diagnose --json", "spmi context", "spmi maps", f"spmi repro {out}"]
-    # Then each debugger's own commands to select NearDiffer::compare and print values (gdb's pretty printers,
-    # lldb's summaries) and the user errors: lldb stops a batch at the first command that fails, so it gets only
-    # one failing command, last.
+    # Then each debugger's own commands to select NearDiffer::compare and print values (gdb's pretty
+    # printers, lldb's summaries) and the user errors: lldb stops a batch at the first command that
+    # fails, so it gets only one failing command, last.
     if debugger == "gdb":
         case = "seed"
-        cmds += ["frame function NearDiffer::compare", "spmi maps cr1", "print *cr1", "print *cr2->AllocMem",
-                 "print *cr1->CompileMethod", "spmi bogus", "spmi maps 1+", "spmi maps cr1->AllocMem", "spmi"]
+        cmds += [
+            "frame function NearDiffer::compare",
+            "spmi maps cr1",
+            "print *cr1",
+            "print *cr2->AllocMem",
+            "print *cr1->CompileMethod",
+            "spmi bogus",
+            "spmi maps 1+",
+            "spmi maps cr1->AllocMem",
+            "spmi",
+        ]
         o = gdb_session(seed_argv(runs), cmds)
     else:
         case = "seed-O0"
-        cmds += ["frame select 3", "spmi maps cr1", "frame variable *cr1", "frame variable *cr2->AllocMem",
-                 "frame variable cr1->CompileMethod", "spmi", "spmi bogus"]
+        cmds += [
+            "frame select 3",
+            "spmi maps cr1",
+            "frame variable *cr1",
+            "frame variable *cr2->AllocMem",
+            "frame variable cr1->CompileMethod",
+            "spmi",
+            "spmi bogus",
+        ]
         o = lldb_session(seed_argv(runs, REPLAY_O0), cmds)
 
     why = o["spmi why"]
-    assert "null map: CompileResult::CompileMethod of the base compile result (cr1), packet 118 " \
-           "PacketCR_CompileMethod" in why
+    assert (
+        "null map: CompileResult::CompileMethod of the base compile result (cr1), packet 118 "
+        "PacketCR_CompileMethod" in why
+    )
     assert "stack: CompileResult::repCompileMethod <- NearDiffer::compare" in why
     assert re.search(rf"^method context: {SEED_N} \(\S+:\S+, IL size \d+\)", why, re.M), why
     assert "handling: fatal" in why and "faulting module: superpmi (replay host)" in why
@@ -332,54 +435,81 @@ def test_spmi_command(runs: Runs, tmp_path: Path, debugger: str) -> None:
 
     ctx = o["spmi context"].splitlines()
     assert ctx[0].startswith(f"method context {SEED_N}  [")
-    assert ctx[1:] == [f"name     {driver['method_context']['name']}",
-                       f"IL size  {driver['method_context']['il_size']}", f"input    {runs.col('seed')}"]
+    assert ctx[1:] == [
+        f"name     {driver['method_context']['name']}",
+        f"IL size  {driver['method_context']['il_size']}",
+        f"input    {runs.col('seed')}",
+    ]
     if debugger == "lldb":  # at -O0 the MethodContext is a plain variable of NearDiffer::compare
         assert ctx[0] == f"method context {SEED_N}  [mc->index in NearDiffer::compare (frame 3)]"
 
-    # Default maps: the MethodContext of NearDiffer::compare, with item counts, and the context's compile results
-    # (mc->cr is the diff JIT's, cr2: no CompileMethod either).
+    # Default maps: the MethodContext of NearDiffer::compare, with item counts, and the context's
+    # compile results (mc->cr is the diff JIT's, cr2: no CompileMethod either).
     maps = o["spmi maps"]
     mc_maps = section(maps, "mc (MethodContext):")
     assert re.fullmatch(r"1 item\(s\), \d+ buffer bytes", map_line(mc_maps, "CompileMethod"))
     assert map_line(mc_maps, "GetClassName") == "null (never recorded)"
-    assert map_line(section(maps, "mc->cr (CompileResult):"), "CompileMethod") == "null (never recorded)"
-    assert re.fullmatch(r"1 item\(s\), \d+ buffer bytes", map_line(section(maps, "mc->cr (CompileResult):"),
-                                                                     "AllocMem"))
+    assert (
+        map_line(section(maps, "mc->cr (CompileResult):"), "CompileMethod")
+        == "null (never recorded)"
+    )
+    assert re.fullmatch(
+        r"1 item\(s\), \d+ buffer bytes",
+        map_line(section(maps, "mc->cr (CompileResult):"), "AllocMem"),
+    )
     cr1 = o["spmi maps cr1"]
     assert cr1.splitlines()[0] == "cr1 (CompileResult):"
     assert map_line(cr1, "CompileMethod") == "null (never recorded)"
     assert map_line(cr1, "RecordRelocation") == "null (never recorded)"
     assert map_line(cr1, "AllocMem").startswith("1 item(s)")
 
-    assert o[f"spmi repro {out}"] == f"wrote method context {SEED_N} of {runs.col('seed')} to {out} " \
-                                     f"(index {out}.mct)"
+    assert (
+        o[f"spmi repro {out}"] == f"wrote method context {SEED_N} of {runs.col('seed')} to {out} "
+        f"(index {out}.mct)"
+    )
     assert_repro(out, runs.col("seed"))
 
-    # User errors: one line, no traceback (checked for the whole session by gdb_session / lldb_session); lldb
-    # prefixes a command's error with "error: ".
+    # User errors: one line, no traceback (checked for the whole session by gdb_session /
+    # lldb_session); lldb prefixes a command's error with "error: ".
     prefix = "" if debugger == "gdb" else "error: "
     assert o["spmi bogus"].startswith(prefix + "spmi: argument VERB: invalid choice: 'bogus'")
     assert len(o["spmi bogus"].splitlines()) == 1
 
     if debugger == "gdb":
         # Pretty printers: the null map of cr1, null-safe.
-        assert re.search(r"= CompileResult = \{AllocGCInfo = 1 item\(s\), AllocMem = 1 item\(s\), "
-                         r"CompileMethod = null \(never recorded\), RecordRelocation = null \(never recorded\)\}",
-                         o["print *cr1"]), o["print *cr1"]
-        assert re.search(r"= LightWeightMap<unsigned int, Agnostic_AllocMemDetails> with 1 item\(s\), \d+ buffer "
-                         r"bytes", o["print *cr2->AllocMem"]), o["print *cr2->AllocMem"]
+        assert re.search(
+            r"= CompileResult = \{AllocGCInfo = 1 item\(s\), AllocMem = 1 item\(s\), "
+            r"CompileMethod = null \(never recorded\), RecordRelocation = null \(never "
+            r"recorded\)\}",
+            o["print *cr1"],
+        ), o["print *cr1"]
+        assert re.search(
+            r"= LightWeightMap<unsigned int, Agnostic_AllocMemDetails> with 1 item\(s\), \d+ "
+            r"buffer "
+            r"bytes",
+            o["print *cr2->AllocMem"],
+        ), o["print *cr2->AllocMem"]
         assert o["print *cr1->CompileMethod"] == "Cannot access memory at address 0x0"
         assert o["spmi maps 1+"] == "spmi maps: cannot evaluate '1+'"
-        assert o["spmi maps cr1->AllocMem"].startswith("spmi maps: 'cr1->AllocMem' is a LightWeightMap<")
+        assert o["spmi maps cr1->AllocMem"].startswith(
+            "spmi maps: 'cr1->AllocMem' is a LightWeightMap<"
+        )
         assert o["spmi"].startswith("usage: spmi ")  # no verb: the help
     else:
         # Summaries: on the object, not on pointers (a pointer keeps its address).
-        assert "NearDiffer::compare(this=0x" in o["frame select 3"] and "cr1=0x" in o["frame select 3"]
-        assert o["frame variable *cr1"] == "(CompileResult) *cr1 = CompileResult: maps AllocGCInfo, AllocMem; " \
-                                           "null (never recorded): CompileMethod, RecordRelocation"
-        assert re.fullmatch(r"\(LightWeightMap<unsigned int, Agnostic_AllocMemDetails>\) \*cr2->AllocMem = "
-                            r"1 item\(s\), \d+ buffer bytes", o["frame variable *cr2->AllocMem"])
+        assert (
+            "NearDiffer::compare(this=0x" in o["frame select 3"] and "cr1=0x" in o["frame select 3"]
+        )
+        assert (
+            o["frame variable *cr1"]
+            == "(CompileResult) *cr1 = CompileResult: maps AllocGCInfo, AllocMem; "
+            "null (never recorded): CompileMethod, RecordRelocation"
+        )
+        assert re.fullmatch(
+            r"\(LightWeightMap<unsigned int, Agnostic_AllocMemDetails>\) \*cr2->AllocMem = "
+            r"1 item\(s\), \d+ buffer bytes",
+            o["frame variable *cr2->AllocMem"],
+        )
         assert o["frame variable cr1->CompileMethod"].endswith("cr1->CompileMethod = nullptr")
         assert "usage: spmi " in o["spmi"]  # no verb: the help
 
@@ -390,7 +520,9 @@ def test_spmi_command_in_lldb_at_O2_says_what_it_cannot_read(runs: Runs) -> None
     d = json.loads(o["spmi diagnose --json"])
     assert d["bucket"] == runs.stop("gdb", "seed")["bucket"] == runs.stop("lldb", "seed")["bucket"]
     if d["method_context"] is None:  # lldb 16 (see test_seed_crash): a one-line error that says why
-        assert o["spmi context"].startswith("error: spmi context: no method context found in the stack: ")
+        assert o["spmi context"].startswith(
+            "error: spmi context: no method context found in the stack: "
+        )
         assert len(o["spmi context"].splitlines()) == 1
     else:
         assert o["spmi context"].startswith(f"method context {SEED_N}  [")
@@ -398,51 +530,73 @@ def test_spmi_command_in_lldb_at_O2_says_what_it_cannot_read(runs: Runs) -> None
 
 def test_spmi_maps_default_lists_the_method_context_maps_at_O2(runs: Runs) -> None:
     o = gdb_session(seed_argv(runs), ["spmi maps"])["spmi maps"]
-    assert re.fullmatch(r"1 item\(s\), \d+ buffer bytes", map_line(section(o, "mc (MethodContext):"),
-                                                                     "CompileMethod"))
+    assert re.fullmatch(
+        r"1 item\(s\), \d+ buffer bytes",
+        map_line(section(o, "mc (MethodContext):"), "CompileMethod"),
+    )
 
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
 def test_spmi_without_a_process_is_a_one_line_error(debugger: str) -> None:
     if debugger == "gdb":
-        r = subprocess.run([gdb_path(), "-q", "-nx", "-batch", "-ex", gdbinit_line(), "-ex", "spmi why"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+        r = subprocess.run(
+            [gdb_path(), "-q", "-nx", "-batch", "-ex", gdbinit_line(), "-ex", "spmi why"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=60,
+        )
         assert r.stdout.strip() == "spmi: no process (run the program first)"
     else:
         cmd = [lldb_path(), "--no-lldbinit", "-b"]
         for line in lldbinit_lines():
             cmd += ["-O", line]
-        r = subprocess.run([*cmd, "-o", "spmi why"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, timeout=60)
-        assert r.stdout.strip().endswith("(lldb) spmi why\nerror: spmi: no process (run the program first)")
+        r = subprocess.run(
+            [*cmd, "-o", "spmi why"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=60,
+        )
+        assert r.stdout.strip().endswith(
+            "(lldb) spmi why\nerror: spmi: no process (run the program first)"
+        )
 
 
-# ------------------------------------------------------------------------------------------ init lines
+# ------------------------------------------------------------------------------------------ init
+# lines
+
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
 def test_init_lines_load_the_spmi_command(runs: Runs, tmp_path: Path, debugger: str) -> None:
     require(debugger)
     r = run_cli(f"{debugger}init")
-    # gdb's is one `python` line; lldb's are two: a `script` line, then `command script import` (lldb runs
-    # __lldb_init_module only through it).
-    assert r.returncode == 0 and r.stdout.splitlines() == ([gdbinit_line()] if debugger == "gdb" else lldbinit_lines())
+    # gdb's is one `python` line; lldb's are two: a `script` line, then `command script import`
+    # (lldb runs __lldb_init_module only through it).
+    assert r.returncode == 0 and r.stdout.splitlines() == (
+        [gdbinit_line()] if debugger == "gdb" else lldbinit_lines()
+    )
     init = tmp_path / f"{debugger}init"
     init.write_text(r.stdout)
     # A debugger that reads no init file of its own, sourcing exactly what the user would add.
     cmds = ["help spmi", "spmi diagnose --json"]
-    o = gdb_session(seed_argv(runs), cmds, init=[f"source {init}"]) if debugger == "gdb" else \
-        lldb_session(seed_argv(runs), cmds, init=[f"command source {init}"])
+    o = (
+        gdb_session(seed_argv(runs), cmds, init=[f"source {init}"])
+        if debugger == "gdb"
+        else lldb_session(seed_argv(runs), cmds, init=[f"command source {init}"])
+    )
     assert "SuperPMI-aware crash diagnosis" in o["help spmi"]
     assert json.loads(o["spmi diagnose --json"])["bucket"] == runs.stop(debugger, "seed")["bucket"]
 
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
 def test_spmi_maps_finds_a_name_up_the_stack(runs: Runs, debugger: str) -> None:
-    """At the seed crash's frame 0 (CompileResult::repCompileMethod, or the LightWeightMap accessor inlined in it)
-    `cr1` is not a variable: `spmi maps cr1` finds it up the stack, as NearDiffer::compare's argument, and says in
-    which frame (numbered as `spmi diagnose` numbers the stack, with the inline frames gdb hides at the stop pc:
-    docs/debugger-notes.md), by number and function; a name no frame has says so. gdb at -O2
-    (as real superpmi is built), lldb at -O0 (lldb 16 reads no argument of the -O2 build's NearDiffer::compare)."""
+    """At the seed crash's frame 0 (CompileResult::repCompileMethod, or the LightWeightMap accessor
+    inlined in it) `cr1` is not a variable: `spmi maps cr1` finds it up the stack, as
+    NearDiffer::compare's argument, and says in which frame (numbered as `spmi diagnose` numbers the
+    stack, with the inline frames gdb hides at the stop pc: docs/debugger-notes.md), by number and
+    function; a name no frame has says so. gdb at -O2 (as real superpmi is built), lldb at -O0 (lldb
+    16 reads no argument of the -O2 build's NearDiffer::compare)."""
     require(debugger)
     cmds = ["spmi diagnose --json", "spmi maps cr1", "spmi maps cr2", "spmi maps no_such_name"]
     if debugger == "gdb":
@@ -453,13 +607,20 @@ def test_spmi_maps_finds_a_name_up_the_stack(runs: Runs, debugger: str) -> None:
     assert "cr1" not in frames[0]["function"]
     for name in ("cr1", "cr2"):
         head = o[f"spmi maps {name}"].splitlines()[0]
-        m = re.fullmatch(rf"{name} \(CompileResult, found in frame (\d+): NearDiffer::compare\):", head)
+        m = re.fullmatch(
+            rf"{name} \(CompileResult, found in frame (\d+): NearDiffer::compare\):", head
+        )
         assert m is not None, o[f"spmi maps {name}"]
         assert frames[int(m.group(1))]["function"] == "NearDiffer::compare" and int(m.group(1)) > 0
-    assert map_line(o["spmi maps cr1"], "CompileMethod") == "null (never recorded)"  # the seed's null map
+    # the seed's null map
+    assert map_line(o["spmi maps cr1"], "CompileMethod") == "null (never recorded)"
     assert map_line(o["spmi maps cr2"], "CompileMethod") == "null (never recorded)"
     assert map_line(o["spmi maps cr1"], "AllocMem").startswith("1 item(s)")
     prefix = "" if debugger == "gdb" else "error: "
-    assert o["spmi maps no_such_name"] == prefix + "spmi maps: cannot evaluate 'no_such_name': not in the selected " \
-                                                   "frame, and no frame of the stack has a readable variable " \
-                                                   "'no_such_name'"
+    assert (
+        o["spmi maps no_such_name"]
+        == prefix
+        + "spmi maps: cannot evaluate 'no_such_name': not in the selected "
+        "frame, and no frame of the stack has a readable variable "
+        "'no_such_name'"
+    )

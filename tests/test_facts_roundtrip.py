@@ -1,8 +1,8 @@
 """Every fact a Diagnosis is made of goes to JSON and back unchanged through the one conversion
-(spmi_dbg/analysis/jsonfacts.py): the facts are found by walking Diagnosis's field types, so a new one is tested
-without being listed here; each is filled in every field (no default, no None) from its type hints, so a new
-field is too. A field added to a dataclass is carried with no from_json to touch, and JSON that is not a fact's
-form is an error naming the fact and the field."""
+(spmi_dbg/analysis/jsonfacts.py): the facts are found by walking Diagnosis's field types, so a new
+one is tested without being listed here; each is filled in every field (no default, no None) from
+its type hints, so a new field is too. A field added to a dataclass is carried with no from_json to
+touch, and JSON that is not a fact's form is an error naming the fact and the field."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def _arms(hint: Any) -> tuple[Any, ...]:
 
 
 def fact_types(root: type) -> list[type]:
-    """The dataclasses reachable from `root`'s field types (root first), through unions, lists and dicts."""
+    """The dataclasses reachable from `root`'s field types (root first), through unions, lists and
+    dicts."""
     found: list[type] = []
 
     def walk(hint: Any) -> None:
@@ -85,8 +86,11 @@ def _filled(hint: Any, where: str, default: Any = dataclasses.MISSING) -> Any:
 def populated(cls: type) -> Any:
     """An instance of the dataclass with every field set, none to its default or None."""
     hints = typing.get_type_hints(cls)
-    values = {f.name: _filled(hints[f.name], f"{cls.__name__}.{f.name}", f.default)
-              for f in dataclasses.fields(cls) if f.init}
+    values = {
+        f.name: _filled(hints[f.name], f"{cls.__name__}.{f.name}", f.default)
+        for f in dataclasses.fields(cls)
+        if f.init
+    }
     return cls(**values)
 
 
@@ -108,8 +112,19 @@ def through_json(x: Any) -> Any:
 def test_the_walk_finds_the_facts() -> None:
     names = {t.__name__ for t in FACTS}
     assert FACTS[0] is Diagnosis
-    assert {"SignalFact", "Handling", "ModuleFact", "MethodContextFact", "NullMap", "Instruction", "AssertInfo",
-            "FrameInfo", "KnownBugMatch", "NearKnownBug", "JitFact"} <= names
+    assert {
+        "SignalFact",
+        "Handling",
+        "ModuleFact",
+        "MethodContextFact",
+        "NullMap",
+        "Instruction",
+        "AssertInfo",
+        "FrameInfo",
+        "KnownBugMatch",
+        "NearKnownBug",
+        "JitFact",
+    } <= names
     assert all(t.__module__.startswith("spmi_dbg.analysis.") for t in FACTS)
 
 
@@ -117,9 +132,12 @@ def test_the_walk_finds_the_facts() -> None:
 def test_every_fact_round_trips(cls: type) -> None:
     x = populated(cls)
     defaults = _defaults(cls)
-    for f in dataclasses.fields(cls):  # fully populated: a field lost on the way could not hide behind a default
+    # fully populated: a field lost on the way could not hide behind a default
+    for f in dataclasses.fields(cls):
         value = getattr(x, f.name)
-        assert value is not None and value != defaults.get(f.name, object()), f"{cls.__name__}.{f.name}"
+        assert value is not None and value != defaults.get(f.name, object()), (
+            f"{cls.__name__}.{f.name}"
+        )
     assert issubclass(cls, JsonFact)  # to_json / from_json as methods, through the one conversion
     back = cls.from_json(through_json(x))
     assert back == x and type(back) is cls
@@ -127,26 +145,41 @@ def test_every_fact_round_trips(cls: type) -> None:
 
 
 def test_the_replay_outcome_round_trips() -> None:
-    """What the lldb worker sends the driver: a Diagnosis and the stops passed, in ReplayOutcome.to_json's form."""
+    """What the lldb worker sends the driver: a Diagnosis and the stops passed, in
+    ReplayOutcome.to_json's form."""
     for cls in (PassedStop, ReplayOutcome):
         x = populated(cls)
         assert cls.from_json(json.loads(json.dumps(x.to_json()))) == x
 
 
 def test_a_new_field_is_carried_without_a_from_json() -> None:
-    """A field added to a fact (here the faulting thread's name), and the fact nested in a new Diagnosis field."""
-    plus = make_dataclass("SignalFactPlus", [("thread_name", str, field(default=""))], bases=(SignalFact,))
-    extra = make_dataclass("Extra", [("where", list[FrameInfo]), ("kind", HandlingKind | None, field(default=None))],
-                           bases=(JsonFact,))
-    diag = make_dataclass("DiagnosisPlus", [("signal", plus | None), ("extra", extra | None, field(default=None))],
-                          bases=(Diagnosis,))
+    """A field added to a fact (here the faulting thread's name), and the fact nested in a new
+    Diagnosis field."""
+    plus = make_dataclass(
+        "SignalFactPlus", [("thread_name", str, field(default=""))], bases=(SignalFact,)
+    )
+    extra = make_dataclass(
+        "Extra",
+        [("where", list[FrameInfo]), ("kind", HandlingKind | None, field(default=None))],
+        bases=(JsonFact,),
+    )
+    diag = make_dataclass(
+        "DiagnosisPlus",
+        [("signal", plus | None), ("extra", extra | None, field(default=None))],
+        bases=(Diagnosis,),
+    )
     x = populated(diag)
     assert x.signal.thread_name and x.extra.where and x.extra.kind is not None
     back = diag.from_json(through_json(x))
     assert back == x and back.signal.thread_name == x.signal.thread_name and back.extra == x.extra
     assert through_json(x)["signal"]["thread_name"] == x.signal.thread_name
-    plain = Diagnosis.from_json(through_json(x))  # the older reader: the new keys ignored, the rest the same
-    assert type(plain.signal) is SignalFact and plain.signal.name == x.signal.name and plain.frames == x.frames
+    # the older reader: the new keys ignored, the rest the same
+    plain = Diagnosis.from_json(through_json(x))
+    assert (
+        type(plain.signal) is SignalFact
+        and plain.signal.name == x.signal.name
+        and plain.frames == x.frames
+    )
 
 
 def _diagnosis_json() -> dict[str, Any]:
@@ -167,19 +200,39 @@ def test_unknown_keys_are_ignored_and_missing_optional_ones_take_the_default() -
     assert d.signal is not None and not hasattr(d.signal, "also_new")
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda d: d["frames"][1].update(line="12"), "Diagnosis.frames[1].line: expected int or None, got str '12'"),
-    (lambda d: d["signal"].update(signo=True), "Diagnosis.signal.signo: expected int, got bool True"),
-    (lambda d: d["handling"].update(kind="fatalish"), "Diagnosis.handling.kind: expected one of 'first-chance', "
-                                                      "'fatal', 'debug-break', 'unknown', got str 'fatalish'"),
-    (lambda d: d["handling"].pop("kind"), "Diagnosis.handling.kind: missing"),
-    (lambda d: d.update(schema=None), "Diagnosis.schema: expected int, got NoneType None"),
-    (lambda d: d.update(frames={"0": {}}), "Diagnosis.frames: expected a JSON array, got dict"),
-    (lambda d: d.update(instruction=[1]), "Diagnosis.instruction: expected a JSON object (Instruction), got list"),
-    (lambda d: d["instruction"]["registers"].update(rax="0x1"), "Diagnosis.instruction.registers['rax']: "
-                                                                "expected int, got str '0x1'"),
-    (lambda d: d["known_bugs"][0].update(matched=["frames", 3]), "Diagnosis.known_bugs[0].matched[1]: expected str"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda d: d["frames"][1].update(line="12"),
+            "Diagnosis.frames[1].line: expected int or None, got str '12'",
+        ),
+        (
+            lambda d: d["signal"].update(signo=True),
+            "Diagnosis.signal.signo: expected int, got bool True",
+        ),
+        (
+            lambda d: d["handling"].update(kind="fatalish"),
+            "Diagnosis.handling.kind: expected one of 'first-chance', "
+            "'fatal', 'debug-break', 'unknown', got str 'fatalish'",
+        ),
+        (lambda d: d["handling"].pop("kind"), "Diagnosis.handling.kind: missing"),
+        (lambda d: d.update(schema=None), "Diagnosis.schema: expected int, got NoneType None"),
+        (lambda d: d.update(frames={"0": {}}), "Diagnosis.frames: expected a JSON array, got dict"),
+        (
+            lambda d: d.update(instruction=[1]),
+            "Diagnosis.instruction: expected a JSON object (Instruction), got list",
+        ),
+        (
+            lambda d: d["instruction"]["registers"].update(rax="0x1"),
+            "Diagnosis.instruction.registers['rax']: expected int, got str '0x1'",
+        ),
+        (
+            lambda d: d["known_bugs"][0].update(matched=["frames", 3]),
+            "Diagnosis.known_bugs[0].matched[1]: expected str",
+        ),
+    ],
+)
 def test_a_wrong_type_names_the_fact_and_the_field(change: Any, message: str) -> None:
     data = _diagnosis_json()
     change(data)
@@ -190,13 +243,31 @@ def test_a_wrong_type_names_the_fact_and_the_field(change: Any, message: str) ->
 
 
 def test_a_replay_outcome_of_an_unknown_kind_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"ReplayOutcome.kind: expected one of 'fatal', .*got str 'odd'"):
+    with pytest.raises(
+        ValueError, match=r"ReplayOutcome.kind: expected one of 'fatal', .*got str 'odd'"
+    ):
         ReplayOutcome.from_json({"kind": "odd"})
-    assert ReplayOutcome.from_json({"kind": "exited", "exit_status": 0}) == ReplayOutcome("exited", exit_status=0)
+    assert ReplayOutcome.from_json({"kind": "exited", "exit_status": 0}) == ReplayOutcome(
+        "exited", exit_status=0
+    )
 
 
 def test_a_float_field_takes_a_json_integer() -> None:
-    stop = from_json(PassedStop, {"signal": "SIGSEGV", "kind": "first-chance", "frame": "f", "method_context": 3,
-                                  "pc": None, "delivered": True, "seconds": 0})
-    assert stop.seconds == 0.0 and isinstance(stop.seconds, float) and stop.kind is HandlingKind.FIRST_CHANCE
+    stop = from_json(
+        PassedStop,
+        {
+            "signal": "SIGSEGV",
+            "kind": "first-chance",
+            "frame": "f",
+            "method_context": 3,
+            "pc": None,
+            "delivered": True,
+            "seconds": 0,
+        },
+    )
+    assert (
+        stop.seconds == 0.0
+        and isinstance(stop.seconds, float)
+        and stop.kind is HandlingKind.FIRST_CHANCE
+    )
     assert Handling.from_json({"kind": "fatal", "reason": "r"}) == Handling(HandlingKind.FATAL, "r")

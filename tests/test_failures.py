@@ -1,5 +1,6 @@
-"""superpmi's own failure lines as targets (spmi_dbg.failures) and the minimization of a command's JIT settings
-(spmi_dbg.repro.jitoptions), on the replay core's real output and with real native replays."""
+"""superpmi's own failure lines as targets (spmi_dbg.failures) and the minimization of a command's
+JIT settings (spmi_dbg.repro.jitoptions), on the replay core's real output and with real native
+replays."""
 
 from __future__ import annotations
 
@@ -19,13 +20,18 @@ from spmi_dbg.repro.jitoptions import JitSetting, minimize_settings, split_optio
 from .support.common import Collections
 from .support.natives import BASE, DIFF, REPLAY
 
-ASSERT_LINE = ("ISSUE: <ASSERT> #7 /src/jit/lower.cpp (1234) - Assertion failed 'op1 != nullptr' in "
-               "'Foo:Bar(int):this' during 'Lowering nodeinfo' (IL size 40; hash 0x12345678; Tier0)")
+ASSERT_LINE = (
+    "ISSUE: <ASSERT> #7 /src/jit/lower.cpp (1234) - Assertion failed 'op1 != nullptr' in "
+    "'Foo:Bar(int):this' during 'Lowering nodeinfo' (IL size 40; hash 0x12345678; Tier0)"
+)
 
 
 def test_parse_pairs_exception_lines_with_their_failed_compiles() -> None:
-    stdout = [ASSERT_LINE, "MISSING: Method context 9 failed to replay: SuperPMI assertion failed (missing key "
-              "\"key\" in map ResolveToken): token 60040a1"]
+    stdout = [
+        ASSERT_LINE,
+        "MISSING: Method context 9 failed to replay: SuperPMI assertion failed (missing key "
+        '"key" in map ResolveToken): token 60040a1',
+    ]
     stderr = [
         "ERROR: Unexpected exception c0000005 was thrown.",
         "ERROR: Unexpected exception c0000005 was thrown.",
@@ -41,19 +47,39 @@ def test_parse_pairs_exception_lines_with_their_failed_compiles() -> None:
     assert got == [
         ("error", 3, "JIT1", "Unexpected exception c0000005"),
         ("error", 3, "JIT2", "Unexpected exception c0000005"),
-        ("assert", 7, None, "op1 != nullptr"),  # its DebugBreakorAV failure is the assert's, not an error
+        # its DebugBreakorAV failure is the assert's, not an error
+        ("assert", 7, None, "op1 != nullptr"),
         ("error", 8, "main", "Null pointer in the near differ"),
-        ("missing", 9, None, "SuperPMI assertion failed (missing key \"key\" in map ResolveToken): token 60040a1"),
+        (
+            "missing",
+            9,
+            None,
+            'SuperPMI assertion failed (missing key "key" in map ResolveToken): token 60040a1',
+        ),
         ("error", 11, None, "(no exception line)"),
     ]
     a = parse_failures([ASSERT_LINE], [])[0]
-    assert (a.file, a.source_line, a.method, a.phase) == ("/src/jit/lower.cpp", 1234, "Foo:Bar(int):this",
-                                                          "Lowering nodeinfo")
+    assert (a.file, a.source_line, a.method, a.phase) == (
+        "/src/jit/lower.cpp",
+        1234,
+        "Foo:Bar(int):this",
+        "Lowering nodeinfo",
+    )
     assert a.key == "assert: op1 != nullptr (/src/jit/lower.cpp:1234)"
-    m1 = parse_failures(["MISSING: Method context 1 failed to replay: missing key in map ResolveToken: token 60040a1"],
-                        [])[0]
-    m2 = parse_failures(["MISSING: Method context 2 failed to replay: missing key in map ResolveToken: token 60040b7"],
-                        [])[0]
+    m1 = parse_failures(
+        [
+            "MISSING: Method context 1 failed to replay: missing key in map ResolveToken: token "
+            "60040a1"
+        ],
+        [],
+    )[0]
+    m2 = parse_failures(
+        [
+            "MISSING: Method context 2 failed to replay: missing key in map ResolveToken: token "
+            "60040b7"
+        ],
+        [],
+    )[0]
     assert m1.key == m2.key and "60040a1" in m1.message
 
 
@@ -64,9 +90,17 @@ def test_targets() -> None:
     for bad in ("asserts", "", "crash:x", "error:", "ASSERT"):
         with pytest.raises(UsageError, match="--failure"):
             parse_target(bad)
-    failures = parse_failures([ASSERT_LINE], ["ERROR: Exception thrown: boom",
-                                              "ERROR: Method 2 of size 5 failed to load and compile correctly (j)."])
-    assert first_match(failures, parse_target("any")) == failures[0] and failures[0].method_context == 2
+    failures = parse_failures(
+        [ASSERT_LINE],
+        [
+            "ERROR: Exception thrown: boom",
+            "ERROR: Method 2 of size 5 failed to load and compile correctly (j).",
+        ],
+    )
+    assert (
+        first_match(failures, parse_target("any")) == failures[0]
+        and failures[0].method_context == 2
+    )
     assert first_match(failures, parse_target("assert")) == failures[1]
     assert first_match(failures, parse_target("assert:lower.cpp")) == failures[1]
     assert first_match(failures, parse_target("error:boom")) == failures[0]
@@ -78,53 +112,99 @@ def test_targets() -> None:
 
 
 def test_the_replay_cores_failures_parse(cols: Collections, tmp_path: Path) -> None:
-    mch = cols.get("failures", 60, inject=[("jit-null", 10), ("jit-assert", 20), ("missing", 30),
-                                           ("ee-exception", 40), ("diff-assert", 50), ("stress-assert", 33)])
-    run, failures = run_for_failures([REPLAY, "-a", BASE, DIFF, str(mch)], timeout=120, workdir=tmp_path, name="all")
+    mch = cols.get(
+        "failures",
+        60,
+        inject=[
+            ("jit-null", 10),
+            ("jit-assert", 20),
+            ("missing", 30),
+            ("ee-exception", 40),
+            ("diff-assert", 50),
+            ("stress-assert", 33),
+        ],
+    )
+    run, failures = run_for_failures(
+        [REPLAY, "-a", BASE, DIFF, str(mch)], timeout=120, workdir=tmp_path, name="all"
+    )
     assert run.returncode == 1
     seen = {(f.kind, f.method_context, f.jit) for f in failures}
-    assert seen == {("error", 10, "JIT1"), ("error", 10, "JIT2"), ("assert", 20, None), ("missing", 30, None),
-                    ("assert", 50, None)}, failures
+    assert seen == {
+        ("error", 10, "JIT1"),
+        ("error", 10, "JIT2"),
+        ("assert", 20, None),
+        ("missing", 30, None),
+        ("assert", 50, None),
+    }, failures
     assert all(f.message == "Unexpected exception c0000005" for f in failures if f.kind == "error")
     diff_assert = next(f for f in failures if f.method_context == 50)
     assert diff_assert.message == "multiplier != 0" and diff_assert.file is not None
     assert diff_assert.file.endswith("importer.cpp") and diff_assert.phase == "Importation"
-    assert reproduces(failures, diff_assert.key, 50) and not reproduces(failures, diff_assert.key, 20)
+    assert reproduces(failures, diff_assert.key, 50) and not reproduces(
+        failures, diff_assert.key, 20
+    )
 
 
 def test_settings_split_and_rebuild() -> None:
-    opts = ("-a", "-jitoption", "JitStress=2", "-v", "q", "-jit2option", "force", "JitStressModeNames=A B",
-            "-jitoption", "JitStdOutFile=/tmp/x y=z")
+    opts = (
+        "-a",
+        "-jitoption",
+        "JitStress=2",
+        "-v",
+        "q",
+        "-jit2option",
+        "force",
+        "JitStressModeNames=A B",
+        "-jitoption",
+        "JitStdOutFile=/tmp/x y=z",
+    )
     split = split_options(opts)
     assert split.fixed == ("-a", "-v", "q")
-    assert split.settings == (JitSetting("-jitoption", False, "JitStress", "2"),
-                              JitSetting("-jit2option", True, "JitStressModeNames", "A B"),
-                              JitSetting("-jitoption", False, "JitStdOutFile", "/tmp/x y=z"))
+    assert split.settings == (
+        JitSetting("-jitoption", False, "JitStress", "2"),
+        JitSetting("-jit2option", True, "JitStressModeNames", "A B"),
+        JitSetting("-jitoption", False, "JitStdOutFile", "/tmp/x y=z"),
+    )
     assert split.options(split.settings) == opts[:1] + opts[3:5] + opts[1:3] + opts[5:]
 
 
 def test_minimize_settings_keeps_what_the_failure_needs() -> None:
-    given = [JitSetting("-jitoption", False, "JitNoInline", "1"),
-             JitSetting("-jitoption", False, "JitStress", "2"),
-             JitSetting("-jitoption", False, "JitStressModeNames", "STRESS_A STRESS_B STRESS_FOLD STRESS_C"),
-             JitSetting("-jitoption", False, "JitMinOpts", "0"),
-             JitSetting("-jit2option", False, "JitStress", "2")]
+    given = [
+        JitSetting("-jitoption", False, "JitNoInline", "1"),
+        JitSetting("-jitoption", False, "JitStress", "2"),
+        JitSetting(
+            "-jitoption", False, "JitStressModeNames", "STRESS_A STRESS_B STRESS_FOLD STRESS_C"
+        ),
+        JitSetting("-jitoption", False, "JitMinOpts", "0"),
+        JitSetting("-jit2option", False, "JitStress", "2"),
+    ]
     calls: list[list[JitSetting]] = []
 
     def fails(settings: list[JitSetting]) -> bool:
         calls.append(settings)
         d = {s.key: s.value for s in settings if s.flag == "-jitoption"}
-        return d.get("JitStress") == "2" and "STRESS_FOLD" in d.get("JitStressModeNames", "").split()
+        return (
+            d.get("JitStress") == "2" and "STRESS_FOLD" in d.get("JitStressModeNames", "").split()
+        )
 
     r = minimize_settings(given, fails)
     assert [s.text for s in r.needed] == ["JitStress=2", "JitStressModeNames=STRESS_FOLD"]
-    assert r.dropped == ["JitNoInline=1", "JitStressModeNames element STRESS_A", "JitStressModeNames element STRESS_B",
-                         "JitStressModeNames element STRESS_C", "JitMinOpts=0", "JIT2 JitStress=2"]
-    assert r.summary().startswith("fails with JitStress=2 JitStressModeNames=STRESS_FOLD; not needed: JitNoInline=1")
+    assert r.dropped == [
+        "JitNoInline=1",
+        "JitStressModeNames element STRESS_A",
+        "JitStressModeNames element STRESS_B",
+        "JitStressModeNames element STRESS_C",
+        "JitMinOpts=0",
+        "JIT2 JitStress=2",
+    ]
+    assert r.summary().startswith(
+        "fails with JitStress=2 JitStressModeNames=STRESS_FOLD; not needed: JitNoInline=1"
+    )
     assert r.tests == len(calls) == len({tuple(c) for c in calls})  # each candidate replayed once
 
     calls.clear()
-    again = minimize_settings(given, fails, known_to_fail=True)  # the caller has just seen all of them fail
+    # the caller has just seen all of them fail
+    again = minimize_settings(given, fails, known_to_fail=True)
     assert again.needed == r.needed and given not in calls and again.tests == r.tests - 1
 
     none = minimize_settings(given, lambda s: False)
@@ -134,13 +214,31 @@ def test_minimize_settings_keeps_what_the_failure_needs() -> None:
 
 
 def test_minimize_settings_with_real_replays(cols: Collections, tmp_path: Path) -> None:
-    """Six settings, two needed, against the sample JIT's stress-only assert: each test is a native replay."""
+    """Six settings, two needed, against the sample JIT's stress-only assert: each test is a native
+    replay."""
     mch = cols.get("stress-min", 40, inject=[("stress-assert", 17)])
-    split = split_options(("-jitoption", "JitNoInline=1", "-jitoption", "JitStress=2", "-jitoption",
-                           "JitStressRegs=1", "-jitoption", "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD "
-                           "STRESS_REVERSE_FLAG", "-jitoption", "JitMinOpts=0", "-jitoption", "JitDisasmSummary=0"))
-    _, all_failures = run_for_failures([REPLAY, *split.options(split.settings), "-c", "17", BASE, str(mch)],
-                                       timeout=60, workdir=tmp_path, name="all")
+    split = split_options(
+        (
+            "-jitoption",
+            "JitNoInline=1",
+            "-jitoption",
+            "JitStress=2",
+            "-jitoption",
+            "JitStressRegs=1",
+            "-jitoption",
+            "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD STRESS_REVERSE_FLAG",
+            "-jitoption",
+            "JitMinOpts=0",
+            "-jitoption",
+            "JitDisasmSummary=0",
+        )
+    )
+    _, all_failures = run_for_failures(
+        [REPLAY, *split.options(split.settings), "-c", "17", BASE, str(mch)],
+        timeout=60,
+        workdir=tmp_path,
+        name="all",
+    )
     target = first_match(all_failures, parse_target("assert"))
     assert target is not None and target.method_context == 17 and "magic[divisor]" in target.message
 
@@ -150,13 +248,26 @@ def test_minimize_settings_with_real_replays(cols: Collections, tmp_path: Path) 
         return reproduces(failures, target.key, 17)
 
     r = minimize_settings(list(split.settings), fails)
-    assert [s.text for s in r.needed] == ["JitStress=2", "JitStressModeNames=STRESS_FOLD"], r.to_json()
-    assert "JitStressRegs=1" in r.dropped and "JitStressModeNames element STRESS_MAKE_CSE" in r.dropped
+    assert [s.text for s in r.needed] == ["JitStress=2", "JitStressModeNames=STRESS_FOLD"], (
+        r.to_json()
+    )
+    assert (
+        "JitStressRegs=1" in r.dropped and "JitStressModeNames element STRESS_MAKE_CSE" in r.dropped
+    )
 
 
 def test_locate_isolate_and_verify_a_stress_only_assert(cols: Collections, tmp_path: Path) -> None:
-    mch = cols.get("failure-locate", 80, inject=[("jit-null", 10), ("jit-assert", 20), ("stress-assert", 33),
-                                                 ("missing", 50), ("stress-assert", 61)])
+    mch = cols.get(
+        "failure-locate",
+        80,
+        inject=[
+            ("jit-null", 10),
+            ("jit-assert", 20),
+            ("stress-assert", 33),
+            ("missing", 50),
+            ("stress-assert", 61),
+        ],
+    )
     stress = ["-jitoption", "JitStress=2", "-jitoption", "JitStressModeNames=STRESS_FOLD"]
     cmd = command.from_argv([REPLAY, *stress, BASE, str(mch)])
     parts = cmd.partitions(2)
@@ -168,32 +279,55 @@ def test_locate_isolate_and_verify_a_stress_only_assert(cols: Collections, tmp_p
         return locate_failure(cmd, parts, parse_target(spec), timeout=60, workdir=work)
 
     assert_20 = located("assert").failure
-    assert assert_20 is not None and assert_20.method_context == 20 and assert_20.message == "shiftAmount >= 0"
+    assert (
+        assert_20 is not None
+        and assert_20.method_context == 20
+        and assert_20.message == "shiftAmount >= 0"
+    )
     stress_33 = located("assert:magic[divisor]").failure
     assert stress_33 is not None and stress_33.method_context == 33
     error = located("error").failure
-    assert error is not None and (error.method_context, error.message) == (10, "Unexpected exception c0000005")
+    assert error is not None and (error.method_context, error.message) == (
+        10,
+        "Unexpected exception c0000005",
+    )
     missing = located("missing").failure
     assert missing is not None and missing.method_context == 50
     none = located("assert:no such text")
     assert none.failure is None and not none.notes
     line = none.no_such_failure()
     assert line.startswith("no such failure: a JIT assert containing 'no such text'; seen: ")
-    assert "shiftAmount >= 0" in line and "(method context 33)" in line and "(method context 10)" in line
+    assert (
+        "shiftAmount >= 0" in line
+        and "(method context 33)" in line
+        and "(method context 10)" in line
+    )
 
     iso = isolate(str(mch), [33], tmp_path / "bundle")
     v = verify_failure(cmd, iso.mch, stress_33, runs=3, timeout=60, workdir=tmp_path)
     assert v.accepted and v.reproduced == 3, v.to_json()
     plain = command.from_argv([REPLAY, BASE, str(mch)])
-    v = verify_failure(plain, iso.mch, stress_33, runs=2, timeout=60, workdir=tmp_path, label="plain")
-    assert not v.accepted and v.reproduced == 0 and v.summary() == "0/2 runs reported the same assert (not accepted)"
-    other = isolate(str(mch), [61], tmp_path / "other")  # the same assert in another method: the record is 1 there
-    assert verify_failure(cmd, other.mch, stress_33, runs=1, timeout=60, workdir=tmp_path, label="o").accepted
+    v = verify_failure(
+        plain, iso.mch, stress_33, runs=2, timeout=60, workdir=tmp_path, label="plain"
+    )
+    assert (
+        not v.accepted
+        and v.reproduced == 0
+        and v.summary() == "0/2 runs reported the same assert (not accepted)"
+    )
+    # the same assert in another method: the record is 1 there
+    other = isolate(str(mch), [61], tmp_path / "other")
+    assert verify_failure(
+        cmd, other.mch, stress_33, runs=1, timeout=60, workdir=tmp_path, label="o"
+    ).accepted
 
 
-def test_partitions_after_the_first_match_are_stopped_not_waited_for(cols: Collections, tmp_path: Path) -> None:
-    """An assert in the first partition, a hang in the third: the hang's partition is stopped once the first
-    partition has its match (it is not run into its timeout), and the answer is the assert."""
+def test_partitions_after_the_first_match_are_stopped_not_waited_for(
+    cols: Collections, tmp_path: Path
+) -> None:
+    """An assert in the first partition, a hang in the third: the hang's partition is stopped once
+    the first partition has its match (it is not run into its timeout), and the answer is the
+    assert."""
     mch = cols.get("failure-race", 80, inject=[("jit-assert", 5), ("hang", 50)])
     cmd = command.from_argv([REPLAY, BASE, str(mch)])
     parts = cmd.partitions(4)
@@ -204,8 +338,11 @@ def test_partitions_after_the_first_match_are_stopped_not_waited_for(cols: Colle
     assert any("was stopped early" in n for n in located.notes)
 
 
-ASSERT_31 = ("ISSUE: <ASSERT> /_/src/src/jit/codegenlinear.cpp (1164) - Assertion failed '(node->gtRegNum != REG_NA)' "
-             "in '{method}' (IL size {il})")
+ASSERT_31 = (
+    "ISSUE: <ASSERT> /_/src/src/jit/codegenlinear.cpp (1164) - Assertion failed '(node->gtRegNum "
+    "!= REG_NA)' "
+    "in '{method}' (IL size {il})"
+)
 
 
 def _assert31(method: str, il: int) -> str:
@@ -213,23 +350,37 @@ def _assert31(method: str, il: int) -> str:
 
 
 def _failed31(mc: int, il: int) -> list[str]:
-    return ["ERROR: Exception thrown: DebugBreak or AV Exception 123",
-            f"ERROR: main method {mc} of size {il} failed to load and compile correctly."]
+    return [
+        "ERROR: Exception thrown: DebugBreak or AV Exception 123",
+        f"ERROR: main method {mc} of size {il} failed to load and compile correctly.",
+    ]
 
 
 def test_31_asserts_pair_with_failed_compiles_by_il_size_in_each_streams_order() -> None:
     stdout = [_assert31("A:a()", 70), "", _assert31("B:b()", 30), "", _assert31("C:c()", 70), ""]
-    stderr = [*_failed31(12, 70), *_failed31(15, 30),
-              "ERROR: Exception thrown: SuperPMI assertion 'x' failed",
-              "ERROR: main method 16 of size 5 failed to load and compile correctly.", *_failed31(19, 70)]
+    stderr = [
+        *_failed31(12, 70),
+        *_failed31(15, 30),
+        "ERROR: Exception thrown: SuperPMI assertion 'x' failed",
+        "ERROR: main method 16 of size 5 failed to load and compile correctly.",
+        *_failed31(19, 70),
+    ]
     out = parse_output(stdout, stderr)
     got = [(f.kind, f.method_context, f.method, f.jit) for f in out.failures]
-    assert got == [("assert", 12, "A:a()", None), ("assert", 15, "B:b()", None),
-                   ("error", 16, None, None), ("assert", 19, "C:c()", None)]
+    assert got == [
+        ("assert", 12, "A:a()", None),
+        ("assert", 15, "B:b()", None),
+        ("error", 16, None, None),
+        ("assert", 19, "C:c()", None),
+    ]
     assert out.failures[2].message == "SuperPMI assertion 'x' failed" and out.awaiting == []
-    # The record's name decides between two failed compiles of the same size, where the caller can name them.
-    named = parse_output([_assert31("C:c()", 70)], [*_failed31(12, 70), *_failed31(19, 70)],
-                         name_of={12: "A:a", 19: "C:c"}.get)
+    # The record's name decides between two failed compiles of the same size, where the caller can
+    # name them.
+    named = parse_output(
+        [_assert31("C:c()", 70)],
+        [*_failed31(12, 70), *_failed31(19, 70)],
+        name_of={12: "A:a", 19: "C:c"}.get,
+    )
     assert [(f.kind, f.method_context) for f in named.failures] == [("error", 12), ("assert", 19)]
     assert named.awaiting == [named.failures[0]]
     # An ISSUE line whose failed compile is not there: no number to give it.
@@ -238,25 +389,41 @@ def test_31_asserts_pair_with_failed_compiles_by_il_size_in_each_streams_order()
 
 
 def test_31_jit2_and_near_differ_lines() -> None:
-    stderr = ["ERROR: Exception thrown: one", "ERROR: Exception thrown: two",
-              "ERROR: JIT2 main method 4 of size 9 failed to load and compile correctly.",
-              "ERROR: main method 4 of size 9 failed to load and compile correctly.",
-              "ERROR: main method 6 of size 3 failed to load and compile correctly.",
-              "ERROR: Exception thrown: near differ trouble",
-              "ERROR: main method 8 of size 2 failed to load and compile correctly."]
+    stderr = [
+        "ERROR: Exception thrown: one",
+        "ERROR: Exception thrown: two",
+        "ERROR: JIT2 main method 4 of size 9 failed to load and compile correctly.",
+        "ERROR: main method 4 of size 9 failed to load and compile correctly.",
+        "ERROR: main method 6 of size 3 failed to load and compile correctly.",
+        "ERROR: Exception thrown: near differ trouble",
+        "ERROR: main method 8 of size 2 failed to load and compile correctly.",
+    ]
     got = [(f.method_context, f.jit, f.message) for f in parse_output([], stderr).failed_compiles]
-    assert got == [(4, "JIT2", "two"), (4, None, "one"), (6, "main", "near differ trouble"),
-                   (8, None, "(no exception line)")]
+    assert got == [
+        (4, "JIT2", "two"),
+        (4, None, "one"),
+        (6, "main", "near differ trouble"),
+        (8, None, "(no exception line)"),
+    ]
 
 
 def test_a_running_replays_match_waits_for_an_issue_line_still_to_come(tmp_path: Path) -> None:
-    """stderr is ahead of stdout: an error that may still be an assert is not taken, for any target."""
+    """stderr is ahead of stdout: an error that may still be an assert is not taken, for any
+    target."""
     from spmi_dbg.repro.failure_locate import _OutputReader
 
     out, err = tmp_path / "o", tmp_path / "e"
     out.write_text("")
-    err.write_text("\n".join([*_failed31(5, 40), "ERROR: Exception thrown: boom",
-                              "ERROR: main method 9 of size 1 failed to load and compile correctly.", ""]))
+    err.write_text(
+        "\n".join(
+            [
+                *_failed31(5, 40),
+                "ERROR: Exception thrown: boom",
+                "ERROR: main method 9 of size 1 failed to load and compile correctly.",
+                "",
+            ]
+        )
+    )
     reader = _OutputReader(out, err)
     assert not reader.poll(parse_target("error")) and not reader.poll(parse_target("any"))
     out.write_text(_assert31("M:m()", 40) + "\n")

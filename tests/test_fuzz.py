@@ -1,5 +1,5 @@
-"""Mutated collections: the Python API and the CLI answer with InputError / one line, never a traceback
-or a crash, and the native and pure-Python scanners give identical results."""
+"""Mutated collections: the Python API and the CLI answer with InputError / one line, never a
+traceback or a crash, and the native and pure-Python scanners give identical results."""
 
 from __future__ import annotations
 
@@ -41,7 +41,9 @@ def _observe(path: Path, backend: str) -> tuple[object, ...]:
         return (rc, problems, table, stats, decoded)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 4))
 def test_backends_agree_on_mutated_collections(tmp_path: Path, seed: int, steps: int) -> None:
     path = tmp_path / "m.mch"
@@ -49,15 +51,20 @@ def test_backends_agree_on_mutated_collections(tmp_path: Path, seed: int, steps:
     assert _observe(path, "native") == _observe(path, "python")
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_cli_on_mutated_collections(tmp_path: Path, seed: int) -> None:
     tmp_path = tmp_path / f"case{seed}"  # the fixture directory is shared by all examples
     tmp_path.mkdir(exist_ok=True)
     path = tmp_path / "m.mch"
     path.write_bytes(mutate(BASE, random.Random(seed), 2))
-    for args in (["verify", str(path)], ["info", str(path)], ["extract", "-c", "1-3", str(path),
-                                                              str(tmp_path / "o.mch")]):
+    for args in (
+        ["verify", str(path)],
+        ["info", str(path)],
+        ["extract", "-c", "1-3", str(path), str(tmp_path / "o.mch")],
+    ):
         r = run_cli("mch", *args)
         assert r.returncode in (0, 1), r.stderr
         assert "Traceback" not in r.stderr and "Traceback" not in r.stdout

@@ -1,5 +1,5 @@
-"""The pygdbmi driver (spmi_dbg.driver.gdb.replay) on real processes under a real gdb: outcomes, the signal policy,
-exit statuses, hangs, and gdb failing under it."""
+"""The pygdbmi driver (spmi_dbg.driver.gdb.replay) on real processes under a real gdb: outcomes, the
+signal policy, exit statuses, hangs, and gdb failing under it."""
 
 from __future__ import annotations
 
@@ -21,8 +21,14 @@ from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 
 def run(tmp_path: Path, *args: str, timeout: float = 60, **kw: object) -> ReplayOutcome:
     assert shutil.which("gdb") is not None, "gdb is required (.ci/run installs it)"
-    return run_replay([REPLAY, *args], timeout=timeout, stdout=tmp_path / "out", stderr=tmp_path / "err",
-                      transcript=tmp_path / "mi.log", **kw)  # type: ignore[arg-type]
+    return run_replay(
+        [REPLAY, *args],
+        timeout=timeout,
+        stdout=tmp_path / "out",
+        stderr=tmp_path / "err",
+        transcript=tmp_path / "mi.log",
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def test_mi_quote() -> None:
@@ -35,20 +41,29 @@ def test_exit_statuses_are_read_in_octal(cols: Collections, tmp_path: Path) -> N
     assert (o.kind, o.exit_status, o.passed) == ("exited", 0, [])
     o = run(tmp_path, "-zzz", BASE, mch)
     assert (o.kind, o.exit_status) == ("exited", 255)  # MI says exit-code="0377"
-    assert "Unknown switch '-zzz'" in (tmp_path / "err").read_text()  # the replay's own stderr, in its file
+    # the replay's own stderr, in its file
+    assert "Unknown switch '-zzz'" in (tmp_path / "err").read_text()
     assert "'exit-code': '0377'" in (tmp_path / "mi.log").read_text()
     o = run(tmp_path, str(tmp_path / "nojit.so"), mch)
     assert (o.kind, o.exit_status) == ("exited", 254)
 
 
 def test_first_chance_faults_then_the_fatal_stop(cols: Collections, tmp_path: Path) -> None:
-    mch = str(cols.get("gdbmi-jit-null", 200, arch="arm64", seed=2,
-                       inject=[("jit-null", 20), ("seed-arm64", 150)]))
+    mch = str(
+        cols.get(
+            "gdbmi-jit-null",
+            200,
+            arch="arm64",
+            seed=2,
+            inject=[("jit-null", 20), ("seed-arm64", 150)],
+        )
+    )
     seen = []
     o = run(tmp_path, *SEED_OPTIONS, BASE, DIFF, mch, on_stop=seen.append)
     assert o.kind == "fatal" and o.method_context == 150
-    assert [(p.signal, p.kind, p.method_context, p.delivered) for p in o.passed] == \
-        [("SIGSEGV", "first-chance", 20, True)] * 2
+    assert [(p.signal, p.kind, p.method_context, p.delivered) for p in o.passed] == [
+        ("SIGSEGV", "first-chance", 20, True)
+    ] * 2
     assert seen == o.passed
     d = o.diagnosis.to_json() if o.diagnosis else {}
     assert d["null_map"]["member"] == "CompileMethod" and d["method_context"]["name"]
@@ -59,9 +74,11 @@ def test_first_chance_faults_then_the_fatal_stop(cols: Collections, tmp_path: Pa
 def test_debug_break_without_handler_is_absorbed(cols: Collections, tmp_path: Path) -> None:
     mch = str(cols.get("gdbmi-assert", 60, inject=[("jit-assert", 30)]))
     o = run(tmp_path, "-boa", BASE, mch)
-    assert (o.kind, o.exit_status) == ("exited", 1)  # FailedCompile: the replay went on after the break
-    assert [(p.signal, p.kind, p.method_context, p.delivered, p.frame) for p in o.passed] == \
-        [("SIGTRAP", "debug-break", 30, False, "DebugBreakorAV")]
+    # FailedCompile: the replay went on after the break
+    assert (o.kind, o.exit_status) == ("exited", 1)
+    assert [(p.signal, p.kind, p.method_context, p.delivered, p.frame) for p in o.passed] == [
+        ("SIGTRAP", "debug-break", 30, False, "DebugBreakorAV")
+    ]
 
 
 def test_hang_is_interrupted_with_stacks(cols: Collections, tmp_path: Path) -> None:
@@ -73,7 +90,10 @@ def test_hang_is_interrupted_with_stacks(cols: Collections, tmp_path: Path) -> N
     # Interrupted somewhere in the loop: in optCanonicalizeLoops or a function inlined into it.
     names = [f.function for f in o.threads[0].frames]
     assert "Compiler::optCanonicalizeLoops" in names[:2]
-    assert o.diagnosis is not None and o.diagnosis.signature_frames[0] == "Compiler::optCanonicalizeLoops"
+    assert (
+        o.diagnosis is not None
+        and o.diagnosis.signature_frames[0] == "Compiler::optCanonicalizeLoops"
+    )
     assert any(f.function == "JitInstance::CompileMethod" for f in o.threads[0].frames)
 
 
@@ -87,9 +107,13 @@ def test_cancel_stops_the_run(cols: Collections, tmp_path: Path) -> None:
 
 def _wrapper(tmp_path: Path, action: str) -> str:
     script = tmp_path / "gdb-wrapper"
-    # once gdb has started the replay (a child of its own) and it ran a moment: what the tests are about
-    script.write_text(f"#!/bin/bash\ngdb \"$@\" <&0 &\npid=$!\n(until pgrep -P $pid >/dev/null; do sleep 0.1; done; "
-                      f"sleep 1; kill -{action} $pid) &\nwait $pid\n")
+    # once gdb has started the replay (a child of its own) and it ran a moment: what the tests are
+    # about
+    script.write_text(
+        '#!/bin/bash\ngdb "$@" <&0 &\npid=$!\n(until pgrep -P $pid >/dev/null; do sleep 0.1; '
+        "done; "
+        f"sleep 1; kill -{action} $pid) &\nwait $pid\n"
+    )
     script.chmod(0o755)
     return str(script)
 

@@ -26,8 +26,13 @@ def hang(cols: Collections, tmp_path: Path, debugger: str) -> ReplayOutcome:
     mch = str(cols.get("stacks-hang", 60, inject=[("hang", 30)]))
     out = tmp_path / debugger
     out.mkdir()
-    o = RUNNERS[debugger]([REPLAY, BASE, mch], timeout=1.5, stdout=out / "out",
-                          stderr=out / "err", transcript=out / "transcript.log")
+    o = RUNNERS[debugger](
+        [REPLAY, BASE, mch],
+        timeout=1.5,
+        stdout=out / "out",
+        stderr=out / "err",
+        transcript=out / "transcript.log",
+    )
     assert o.kind == "hang" and o.method_context == 30, (o.kind, o.notes)
     return o
 
@@ -37,12 +42,13 @@ def concrete(stack: ThreadStack) -> list[str]:
     show the same inline frames, nor interrupt the loop at the same instruction, and gdb's
     backtrace ends at main."""
     names = [f.function for f in stack.frames if not f.inlined]
-    return names[names.index(HUNG_IN):names.index("main") + 1]
+    return names[names.index(HUNG_IN) : names.index("main") + 1]
 
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
-def test_a_hang_has_every_threads_stack_as_a_fact(cols: Collections, tmp_path: Path,
-                                                  debugger: str) -> None:
+def test_a_hang_has_every_threads_stack_as_a_fact(
+    cols: Collections, tmp_path: Path, debugger: str
+) -> None:
     o = hang(cols, tmp_path, debugger)
     assert o.threads and all(type(t) is ThreadStack for t in o.threads)
     assert [t.id for t in o.threads] == list(range(1, len(o.threads) + 1))

@@ -1,8 +1,9 @@
-"""Hostile and unlucky input, interruption and output safety, each as a class: text from a path never runs,
-outputs never destroy inputs or devices, -c lists are ranges, .mcl files are read safely, --out is checked first
-and written whole by one run at a time, SIGTERM cleans up like SIGINT and a SIGKILL's leftovers are removed by
-the next run, --redact holds for non-ASCII and linked homes, and the smaller ones (a path with a line break,
-lying indexes, a bad canary). The last tests fuzz the `mch` commands and `repro`'s argument handling."""
+"""Hostile and unlucky input, interruption and output safety, each as a class: text from a path
+never runs, outputs never destroy inputs or devices, -c lists are ranges, .mcl files are read
+safely, --out is checked first and written whole by one run at a time, SIGTERM cleans up like SIGINT
+and a SIGKILL's leftovers are removed by the next run, --redact holds for non-ASCII and linked
+homes, and the smaller ones (a path with a line break, lying indexes, a bad canary). The last tests
+fuzz the `mch` commands and `repro`'s argument handling."""
 
 from __future__ import annotations
 
@@ -51,8 +52,18 @@ from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import no_replays_left, report, repro
 
 # Names that run something if a shell ever reads them as code; each test checks that nothing ran.
-HOSTILE = ["sp ace", "q'uote", 'd"quote', "$(touch PWNED1)", "`touch PWNED2`", "semi;touch PWNED3", "-leading",
-           "nön-äscii", "back\\slash", "new\nline$(touch PWNED4)"]
+HOSTILE = [
+    "sp ace",
+    "q'uote",
+    'd"quote',
+    "$(touch PWNED1)",
+    "`touch PWNED2`",
+    "semi;touch PWNED3",
+    "-leading",
+    "nön-äscii",
+    "back\\slash",
+    "new\nline$(touch PWNED4)",
+]
 
 
 def pwned(*roots: Path) -> list[Path]:
@@ -76,7 +87,8 @@ def one_error_line(r: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
-# ------------------------------------------------------------------------------------------ 1. text never runs
+# ------------------------------------------------------------------------------------------ 1. text
+# never runs
 def _fake_result(program: str, jit: str, collection: str, repro_mch: Path) -> ReproResult:
     cmd = command.ReproCommand(program, (jit,), collection, ("-a",), 1)
     result = ReproResult(ReproOptions(command=cmd, debugger=GdbDriver("gdb")), [])
@@ -88,15 +100,17 @@ def _fake_result(program: str, jit: str, collection: str, repro_mch: Path) -> Re
 @pytest.mark.parametrize("name", HOSTILE)
 @pytest.mark.parametrize("redact", [False, True])
 def test_repro_sh_runs_no_text_of_a_path(tmp_path: Path, name: str, redact: bool) -> None:
-    """The program's directory, the JIT and the collection all carry the hostile name: repro.sh parses as sh,
-    its comment lines stay comments, and the program gets exactly these words."""
+    """The program's directory, the JIT and the collection all carry the hostile name: repro.sh
+    parses as sh, its comment lines stay comments, and the program gets exactly these words."""
     home = tmp_path / "home"
     where = home / name
     where.mkdir(parents=True)
     got = tmp_path / "argv.json"
     program = where / "superpmi"
-    program.write_text(f"#!{sys.executable}\nimport json, sys\n"
-                       f"open({str(got)!r}, 'w').write(json.dumps(sys.argv[1:]))\n")
+    program.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"open({str(got)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+    )
     program.chmod(0o755)
     bundle = tmp_path / "bundle"
     bundle.mkdir()
@@ -106,12 +120,19 @@ def test_repro_sh_runs_no_text_of_a_path(tmp_path: Path, name: str, redact: bool
     redactor = Redactor((str(home),), None, None) if redact else None
     script = repro_script(_fake_result(str(program), jit, collection, repro_mch), redactor)
     (bundle / "repro.sh").write_text(script)
-    head = script[:script.index("here=")].splitlines()  # the shebang and the comments: one line each
+    # the shebang and the comments: one line each
+    head = script[: script.index("here=")].splitlines()
     assert len(head) == 3 and all(line.startswith("#") for line in head)
     assert subprocess.run(["sh", "-n", str(bundle / "repro.sh")], timeout=10).returncode == 0
     env = dict(os.environ, HOME=str(home))
-    r = subprocess.run(["sh", str(bundle / "repro.sh")], capture_output=True, text=True, cwd=tmp_path, env=env,
-                       timeout=60)
+    r = subprocess.run(
+        ["sh", str(bundle / "repro.sh")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(got.read_text()) == ["-a", jit, str(repro_mch)]
     assert pwned(tmp_path) == []
@@ -119,19 +140,26 @@ def test_repro_sh_runs_no_text_of_a_path(tmp_path: Path, name: str, redact: bool
 
 def test_shell_words_and_comments() -> None:
     for word in [*HOSTILE, "", "a\tb", "\x1b[31m"]:
-        r = subprocess.run(["sh", "-c", f"printf %s {shell.quote(word)}"], capture_output=True, timeout=10)
+        r = subprocess.run(
+            ["sh", "-c", f"printf %s {shell.quote(word)}"], capture_output=True, timeout=10
+        )
         assert r.stdout.decode() == word
         assert "\n" not in shell.comment(word) and "\x1b" not in shell.comment(word)
 
 
 @pytest.fixture
 def hostile_tree(cols: Collections, tmp_path: Path) -> Iterator[tuple[Path, Path, Path, Path]]:
-    """The seed collection, both JITs and the replay program under a directory named with every hostile piece
-    that a debugger can take (a line break is refused: see test_a_line_break_in_a_path_is_a_usage_error)."""
+    """The seed collection, both JITs and the replay program under a directory named with every
+    hostile piece that a debugger can take (a line break is refused: see
+    test_a_line_break_in_a_path_is_a_usage_error)."""
     where = tmp_path / "sp ace q'uote d\"q $(touch PWNED1) `touch PWNED2` ;touch PWNED3 -x nön"
     where.mkdir()
     paths = []
-    for src, name in ((REPLAY, "spmi-replay"), (BASE, "$(touch PWNED5)base.so"), (DIFF, "-diff;.so")):
+    for src, name in (
+        (REPLAY, "spmi-replay"),
+        (BASE, "$(touch PWNED5)base.so"),
+        (DIFF, "-diff;.so"),
+    ):
         shutil.copy2(src, where / name)
         paths.append(where / name)
     mch = where / "`touch PWNED6`.mch"
@@ -140,17 +168,45 @@ def hostile_tree(cols: Collections, tmp_path: Path) -> Iterator[tuple[Path, Path
     assert pwned(tmp_path) == []
 
 
-def test_hostile_names_end_to_end(hostile_tree: tuple[Path, Path, Path, Path], tmp_path: Path) -> None:
+def test_hostile_names_end_to_end(
+    hostile_tree: tuple[Path, Path, Path, Path], tmp_path: Path
+) -> None:
     program, base, diff, mch = hostile_tree
     out = tmp_path / "out $(touch PWNED7)"
-    r = repro("--workers", "2", "--verify-runs", "1", "--out", str(out), "--", str(program), *SEED_OPTIONS,
-              str(base), str(diff), str(mch), cwd=tmp_path)
+    r = repro(
+        "--workers",
+        "2",
+        "--verify-runs",
+        "1",
+        "--out",
+        str(out),
+        "--",
+        str(program),
+        *SEED_OPTIONS,
+        str(base),
+        str(diff),
+        str(mch),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     run = subprocess.run(["sh", str(out / "repro.sh")], capture_output=True, cwd="/", timeout=60)
     assert run.returncode == 128 + signal.SIGSEGV or run.returncode == -signal.SIGSEGV
     # A second run into the same --out replaces the earlier bundle whole.
-    r2 = repro("--workers", "2", "--verify-runs", "1", "--out", str(out), "--", str(program), *SEED_OPTIONS,
-               str(base), str(diff), str(mch), cwd=tmp_path)
+    r2 = repro(
+        "--workers",
+        "2",
+        "--verify-runs",
+        "1",
+        "--out",
+        str(out),
+        "--",
+        str(program),
+        *SEED_OPTIONS,
+        str(base),
+        str(diff),
+        str(mch),
+        cwd=tmp_path,
+    )
     assert r2.returncode == 0, r2.stdout + r2.stderr
     assert sorted(p.name for p in out.iterdir()) == sorted(report(out)["files"])
     assert leftovers(tmp_path) == []
@@ -164,7 +220,8 @@ def test_a_line_break_in_a_path_is_a_usage_error(cols: Collections, tmp_path: Pa
     assert r.returncode == 3 and "line break" in one_error_line(r)
 
 
-# ------------------------------------------------------------------------------ 2. outputs destroy nothing
+# ------------------------------------------------------------------------------ 2. outputs destroy
+# nothing
 @pytest.fixture
 def collection(tmp_path: Path) -> Path:
     path = tmp_path / "in.mch"
@@ -176,18 +233,38 @@ def _state(*paths: Path) -> list[tuple[str, int, bytes | None]]:
     out = []
     for p in paths:
         st = os.lstat(p)
-        out.append((str(p), stat.S_IFMT(st.st_mode), p.read_bytes() if stat.S_ISREG(st.st_mode) else None))
+        out.append(
+            (str(p), stat.S_IFMT(st.st_mode), p.read_bytes() if stat.S_ISREG(st.st_mode) else None)
+        )
     return out
 
 
-@pytest.mark.parametrize("case", ["index-over-collection", "extract-over-index", "extract-over-other-index",
-                                  "extract-over-link", "extract-over-hard-link", "extract-over-dev-null",
-                                  "extract-over-fifo", "extract-over-directory", "sample-over-dev-null"])
-def test_outputs_never_destroy_inputs_or_devices(collection: Path, tmp_path: Path, case: str) -> None:
+@pytest.mark.parametrize(
+    "case",
+    [
+        "index-over-collection",
+        "extract-over-index",
+        "extract-over-other-index",
+        "extract-over-link",
+        "extract-over-hard-link",
+        "extract-over-dev-null",
+        "extract-over-fifo",
+        "extract-over-directory",
+        "sample-over-dev-null",
+    ],
+)
+def test_outputs_never_destroy_inputs_or_devices(
+    collection: Path, tmp_path: Path, case: str
+) -> None:
     index = toc_path_for(collection)
     other = collection.with_suffix(".mct")
     shutil.copyfile(index, other)
-    link, hard, fifo, directory = tmp_path / "link.mch", tmp_path / "hard.mch", tmp_path / "fifo", tmp_path / "dir"
+    link, hard, fifo, directory = (
+        tmp_path / "link.mch",
+        tmp_path / "hard.mch",
+        tmp_path / "fifo",
+        tmp_path / "dir",
+    )
     link.symlink_to(collection)
     os.link(collection, hard)
     os.mkfifo(fifo)
@@ -212,33 +289,57 @@ def test_outputs_never_destroy_inputs_or_devices(collection: Path, tmp_path: Pat
     assert leftovers(tmp_path) == []
 
 
-# ------------------------------------------------------------------------------------------ 3. -c is ranges
+# ------------------------------------------------------------------------------------------ 3. -c
+# is ranges
 def _limited(limit: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-@pytest.mark.parametrize("args", [["mch", "list", "-c", "1-99999999999999999999"],
-                                  ["mch", "list", "-c", "3,5-50000000"],
-                                  ["mch", "extract", "-c", "1-50000000"],
-                                  ["mch", "extract", "-c", "2,4,6-99999999999999999999"]])
-def test_mclists_are_ranges_bounded_by_the_collection(collection: Path, tmp_path: Path, args: list[str]) -> None:
-    """Within 1 GiB of address space (a list of 50 million numbers alone would need 2 GB): the walk stops at the
-    first number past the collection's end, with one line."""
-    argv = [*args[:-1], args[-1], str(collection)] + ([str(tmp_path / "out.mch")] if "extract" in args else [])
-    r = subprocess.run([sys.executable, "-m", "spmi_dbg", *argv], capture_output=True, text=True, timeout=120,
-                       preexec_fn=lambda: _limited(1 << 30))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["mch", "list", "-c", "1-99999999999999999999"],
+        ["mch", "list", "-c", "3,5-50000000"],
+        ["mch", "extract", "-c", "1-50000000"],
+        ["mch", "extract", "-c", "2,4,6-99999999999999999999"],
+    ],
+)
+def test_mclists_are_ranges_bounded_by_the_collection(
+    collection: Path, tmp_path: Path, args: list[str]
+) -> None:
+    """Within 1 GiB of address space (a list of 50 million numbers alone would need 2 GB): the walk
+    stops at the first number past the collection's end, with one line."""
+    argv = [*args[:-1], args[-1], str(collection)] + (
+        [str(tmp_path / "out.mch")] if "extract" in args else []
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "spmi_dbg", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: _limited(1 << 30),
+    )
     assert r.returncode == 1, r.stderr
-    first_missing = 13  # the first number past the 12 the collection has (every list here reaches past it)
-    assert re.search(rf"method context {first_missing} (does not exist|is not in the index)", one_error_line(r))
+    # the first number past the 12 the collection has (every list here reaches past it)
+    first_missing = 13
+    assert re.search(
+        rf"method context {first_missing} (does not exist|is not in the index)", one_error_line(r)
+    )
     assert not (tmp_path / "out.mch").exists()
 
 
 def test_repro_with_a_huge_range_is_one_line(cols: Collections, tmp_path: Path) -> None:
-    r = repro("--", REPLAY, "-c", "1-100000000", BASE, str(cols.get("hostile-small", 20)), cwd=tmp_path)
-    assert r.returncode == 3 and "-c asks for method context 100000000; the collection has 20" in one_error_line(r)
+    r = repro(
+        "--", REPLAY, "-c", "1-100000000", BASE, str(cols.get("hostile-small", 20)), cwd=tmp_path
+    )
+    assert (
+        r.returncode == 3
+        and "-c asks for method context 100000000; the collection has 20" in one_error_line(r)
+    )
 
 
-# ------------------------------------------------------------------------------------------- 4. .mcl files
+# ------------------------------------------------------------------------------------------- 4.
+# .mcl files
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "sparse-4g", "directory"])
 def test_mcl_files_are_regular_and_bounded(collection: Path, tmp_path: Path, kind: str) -> None:
     mcl = tmp_path / "list.mcl"
@@ -251,9 +352,12 @@ def test_mcl_files_are_regular_and_bounded(collection: Path, tmp_path: Path, kin
             f.truncate(4 << 30)
     else:
         mcl.mkdir()
-    for args in (["mch", "list", "-c", str(mcl), str(collection)],
-                 ["repro", "--", REPLAY, "-c", str(mcl), BASE, str(collection)]):
-        r = run_cli(*args, cwd=tmp_path)  # a FIFO with no writer would hang a plain open: the timeout fails it
+    for args in (
+        ["mch", "list", "-c", str(mcl), str(collection)],
+        ["repro", "--", REPLAY, "-c", str(mcl), BASE, str(collection)],
+    ):
+        # a FIFO with no writer would hang a plain open: the timeout fails it
+        r = run_cli(*args, cwd=tmp_path)
         assert r.returncode == (2 if args[0] == "mch" else 3), r.stderr
         line = one_error_line(r)
         assert "cannot read method context list" in line
@@ -269,7 +373,8 @@ def test_bad_mcl_content_is_shown_escaped(collection: Path, tmp_path: Path) -> N
     assert "\x1b" not in r.stderr and "\x07" not in r.stderr and "\\x1b[31mboom\\x07" in line
 
 
-# ------------------------------------------------------------------------------------------------ 5. --out
+# ------------------------------------------------------------------------------------------------
+# 5. --out
 def test_out_is_checked_before_any_replay(cols: Collections, tmp_path: Path) -> None:
     mch = str(cols.get("hostile-small", 20))
     afile = tmp_path / "afile"
@@ -277,8 +382,11 @@ def test_out_is_checked_before_any_replay(cols: Collections, tmp_path: Path) -> 
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine")
-    for out, needle in ((afile, "must name a directory"), (foreign, "holds files spmi-dbg did not write"),
-                        (tmp_path / "no" / "such", "does not exist")):
+    for out, needle in (
+        (afile, "must name a directory"),
+        (foreign, "holds files spmi-dbg did not write"),
+        (tmp_path / "no" / "such", "does not exist"),
+    ):
         r = repro("--out", str(out), "--", REPLAY, BASE, mch, cwd=tmp_path)
         assert r.returncode == 3 and needle in one_error_line(r), r.stderr
         assert "result:" not in r.stdout  # nothing was replayed
@@ -290,18 +398,29 @@ def test_one_run_per_bundle_directory(cols: Collections, tmp_path: Path) -> None
     fd = os.open(tmp_path / ".b.spmi-lock", os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # as a run writing that bundle holds it
-        r = repro("--out", str(out), "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(seed_collection(cols)),
-                  cwd=tmp_path)
+        r = repro(
+            "--out",
+            str(out),
+            "--",
+            REPLAY,
+            *SEED_OPTIONS,
+            BASE,
+            DIFF,
+            str(seed_collection(cols)),
+            cwd=tmp_path,
+        )
     finally:
         os.close(fd)
     assert r.returncode == 3 and "another spmi-dbg run is writing" in one_error_line(r)
     assert not out.exists()
 
 
-def test_a_bundle_that_cannot_be_written_claims_nothing(cols: Collections, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A full disk while the bundle is written: no bundle directory at all, not a half one; the summary says
-    why and does not say verified."""
+def test_a_bundle_that_cannot_be_written_claims_nothing(
+    cols: Collections, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk while the bundle is written: no bundle directory at all, not a half one; the
+    summary says why and does not say verified."""
+
     def full(*args: object, **kwargs: object) -> list[str]:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
@@ -310,8 +429,11 @@ def test_a_bundle_that_cannot_be_written_claims_nothing(cols: Collections, tmp_p
     assert gdb is not None
     cmd = command.from_argv([REPLAY, *SEED_OPTIONS, BASE, DIFF, str(seed_collection(cols))])
     out = tmp_path / "full"
-    result = run_repro(ReproOptions(command=cmd, debugger=GdbDriver(gdb, str(tmp_path)), out=out, workers=2,
-                                    verify_runs=1))
+    result = run_repro(
+        ReproOptions(
+            command=cmd, debugger=GdbDriver(gdb, str(tmp_path)), out=out, workers=2, verify_runs=1
+        )
+    )
     assert result.exit_code == 1 and result.outcome == "bundle-error"
     assert result.bundle_error is not None and "No space left on device" in result.bundle_error
     assert not out.exists() and leftovers(tmp_path) == []
@@ -321,10 +443,16 @@ def test_a_bundle_that_cannot_be_written_claims_nothing(cols: Collections, tmp_p
     assert "verified" not in shown and "No space left on device" in shown
 
 
-# ------------------------------------------------------------------------------------------- 6. interruption
+# ------------------------------------------------------------------------------------------- 6.
+# interruption
 def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "spmi_dbg", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "spmi_dbg", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for(predicate: object, seconds: float) -> bool:
@@ -364,7 +492,8 @@ def test_dead_run_names() -> None:
     dead.wait()
     assert is_dead_runs(f".x.mch.spmi-tmp-{host_tag()}-{dead.pid}-Ab_9")
     assert is_dead_runs(f"spmi-repro-{host_tag()}-{dead.pid}-xyz")
-    assert not is_dead_runs(f".x.mch.spmi-tmp-otherhost-{dead.pid}-Ab_9")  # another host's: never touched
+    # another host's: never touched
+    assert not is_dead_runs(f".x.mch.spmi-tmp-otherhost-{dead.pid}-Ab_9")
     assert not is_dead_runs(".x.mch.tmp1234")
 
 
@@ -378,9 +507,13 @@ def _replay_running(mch: Path) -> bool:
     return False
 
 
-def test_sigterm_during_repro_leaves_no_process_and_no_temp(cols: Collections, tmp_path: Path) -> None:
+def test_sigterm_during_repro_leaves_no_process_and_no_temp(
+    cols: Collections, tmp_path: Path
+) -> None:
     mch = cols.get("hostile-hang", 60, inject=[("hang", 30)])
-    proc = _start(["repro", "--timeout", "600", "--out", "h", "--", REPLAY, BASE, str(mch)], tmp_path)
+    proc = _start(
+        ["repro", "--timeout", "600", "--out", "h", "--", REPLAY, BASE, str(mch)], tmp_path
+    )
     assert _wait_for(lambda: _replay_running(mch), 60), "the replay never started"
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=60)
@@ -391,7 +524,8 @@ def test_sigterm_during_repro_leaves_no_process_and_no_temp(cols: Collections, t
     assert [p for p in tmp.glob(f"spmi-*-{host_tag()}-{proc.pid}-*")] == []
 
 
-# ---------------------------------------------------------------------------------------------- 7. redact
+# ---------------------------------------------------------------------------------------------- 7.
+# redact
 def test_redact_a_non_ascii_home_reached_through_a_link(cols: Collections, tmp_path: Path) -> None:
     real = tmp_path / "réal-hömé"
     real.mkdir()
@@ -400,34 +534,67 @@ def test_redact_a_non_ascii_home_reached_through_a_link(cols: Collections, tmp_p
     mch = home / "seed.mch"
     shutil.copyfile(seed_collection(cols), mch)
     env = dict(os.environ, HOME=str(home), COLUMNS="200")
-    r = subprocess.run([sys.executable, "-m", "spmi_dbg", "repro", "--redact", "--workers", "2", "--verify-runs", "1",
-                        "--out", "b", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)], capture_output=True,
-                       text=True, cwd=tmp_path, env=env, timeout=240)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spmi_dbg",
+            "repro",
+            "--redact",
+            "--workers",
+            "2",
+            "--verify-runs",
+            "1",
+            "--out",
+            "b",
+            "--",
+            REPLAY,
+            *SEED_OPTIONS,
+            BASE,
+            DIFF,
+            str(mch),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=240,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     redactor = Redactor((str(home), str(real)), None, None)
-    for name in ("report.json", "diagnosis.json", "debugger.log", "report.md", "repro.sh", "replay.stdout"):
+    for name in (
+        "report.json",
+        "diagnosis.json",
+        "debugger.log",
+        "report.md",
+        "repro.sh",
+        "replay.stdout",
+    ):
         text = (tmp_path / "b" / name).read_text(errors="replace")
         assert redactor.left_in(text) == [], name
     assert "$HOME" in (tmp_path / "b" / "report.json").read_text()
 
 
-# ----------------------------------------------------------------------------------------- 8. lying indexes
+# ----------------------------------------------------------------------------------------- 8. lying
+# indexes
 def _entries(index: Path) -> bytearray:
     return bytearray(index.read_bytes())
 
 
 def _set_offset(data: bytearray, i: int, offset: int) -> None:
-    data[8 + 48 * i:8 + 48 * i + 8] = offset.to_bytes(8, "little", signed=True)
+    data[8 + 48 * i : 8 + 48 * i + 8] = offset.to_bytes(8, "little", signed=True)
 
 
 def test_swapped_index_offsets_are_refused(collection: Path, tmp_path: Path) -> None:
     index = toc_path_for(collection)
     data = _entries(index)
-    a, b = bytes(data[8 + 48 * 3:8 + 48 * 3 + 8]), bytes(data[8 + 48 * 4:8 + 48 * 4 + 8])
-    data[8 + 48 * 3:8 + 48 * 3 + 8], data[8 + 48 * 4:8 + 48 * 4 + 8] = b, a
+    a, b = bytes(data[8 + 48 * 3 : 8 + 48 * 3 + 8]), bytes(data[8 + 48 * 4 : 8 + 48 * 4 + 8])
+    data[8 + 48 * 3 : 8 + 48 * 3 + 8], data[8 + 48 * 4 : 8 + 48 * 4 + 8] = b, a
     index.write_bytes(bytes(data))
-    for args in (["mch", "dump", str(collection), "5"], ["mch", "extract", "-c", "1-5", str(collection),
-                                                        str(tmp_path / "o.mch")]):
+    for args in (
+        ["mch", "dump", str(collection), "5"],
+        ["mch", "extract", "-c", "1-5", str(collection), str(tmp_path / "o.mch")],
+    ):
         r = run_cli(*args, cwd=tmp_path)
         assert r.returncode == 1 and "offsets out of order" in one_error_line(r)
     assert not (tmp_path / "o.mch").exists()
@@ -448,23 +615,47 @@ def test_extract_refuses_a_record_with_a_bad_canary(collection: Path, tmp_path: 
     data = bytearray(collection.read_bytes())
     data[packet.offset + 5 + packet.size] ^= 0xFF
     collection.write_bytes(bytes(data))
-    r = run_cli("mch", "extract", "-c", "2-4", str(collection), str(tmp_path / "o.mch"), cwd=tmp_path)
+    r = run_cli(
+        "mch", "extract", "-c", "2-4", str(collection), str(tmp_path / "o.mch"), cwd=tmp_path
+    )
     assert r.returncode == 1 and "canary" in one_error_line(r)
     assert not (tmp_path / "o.mch").exists()
 
 
-# ------------------------------------------------------------------------------------------------- 9. fuzz
+# -------------------------------------------------------------------------------------------------
+# 9. fuzz
 BASE_RECORDS = list(synthetic_collection(6, 5, with_compile_result=True))
 NAME_PIECES = ["a b", "q'", '"', "$(touch PWNED)", "`touch PWNED`", ";", "-x", "ü", "\\", "\n"]
 MC_LISTS = st.one_of(
-    st.sampled_from(["1", "2-4", "1,3,5", "6", "7", "0", "3,2", "1-1", "1-99999999999999999999", "", ",", "-",
-                     "5-", "a", "1;2", "4294967297", "-1"]),
+    st.sampled_from(
+        [
+            "1",
+            "2-4",
+            "1,3,5",
+            "6",
+            "7",
+            "0",
+            "3,2",
+            "1-1",
+            "1-99999999999999999999",
+            "",
+            ",",
+            "-",
+            "5-",
+            "a",
+            "1;2",
+            "4294967297",
+            "-1",
+        ]
+    ),
     st.builds(lambda a, b: f"{a}-{b}", st.integers(0, 10**12), st.integers(0, 10**12)),
-    st.lists(st.integers(-2, 12), max_size=6).map(lambda xs: ",".join(map(str, xs))))
+    st.lists(st.integers(-2, 12), max_size=6).map(lambda xs: ",".join(map(str, xs))),
+)
 
 
 def _exit_code(argv: list[str]) -> tuple[int, str]:
-    """cli.main in this process: any exception but SystemExit (argparse's usage errors) is a bug it lets out."""
+    """cli.main in this process: any exception but SystemExit (argparse's usage errors) is a bug it
+    lets out."""
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         try:
@@ -474,7 +665,9 @@ def _exit_code(argv: list[str]) -> tuple[int, str]:
     return code, err.getvalue()
 
 
-def _lay_out(root: Path, name: str, records: list[bytes], rng: random.Random, index_kind: str) -> Path:
+def _lay_out(
+    root: Path, name: str, records: list[bytes], rng: random.Random, index_kind: str
+) -> Path:
     d = root / name
     d.mkdir(parents=True, exist_ok=True)
     path = d / f"{name}.mch"
@@ -502,24 +695,36 @@ def _snapshot(root: Path) -> dict[str, bytes]:
     return {str(p): p.read_bytes() for p in root.rglob("*") if p.is_file() and not p.is_symlink()}
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 2**32 - 1), pieces=st.lists(st.sampled_from(NAME_PIECES), min_size=1, max_size=3),
-       index_kind=st.sampled_from(["intact", "none", "swapped", "negative", "garbage"]), mclist=MC_LISTS,
-       verb=st.sampled_from(["info", "list", "extract", "index", "verify", "dump", "extract-mcl"]))
-def test_fuzz_mch_commands(tmp_path: Path, seed: int, pieces: list[str], index_kind: str, mclist: str,
-                           verb: str) -> None:
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    pieces=st.lists(st.sampled_from(NAME_PIECES), min_size=1, max_size=3),
+    index_kind=st.sampled_from(["intact", "none", "swapped", "negative", "garbage"]),
+    mclist=MC_LISTS,
+    verb=st.sampled_from(["info", "list", "extract", "index", "verify", "dump", "extract-mcl"]),
+)
+def test_fuzz_mch_commands(
+    tmp_path: Path, seed: int, pieces: list[str], index_kind: str, mclist: str, verb: str
+) -> None:
     rng = random.Random(seed)
-    root = Path(tempfile.mkdtemp(prefix="case-", dir=tmp_path))  # the fixture's directory is shared by examples
+    # the fixture's directory is shared by examples
+    root = Path(tempfile.mkdtemp(prefix="case-", dir=tmp_path))
     name = "".join(pieces).replace("/", "_") or "x"
     path = _lay_out(root, name, BASE_RECORDS, rng, index_kind)
     out = root / f"out {name}.mch"
     mcl = root / f"{name}.mcl"
     mcl.write_text("\n".join(mclist.split(",")) + "\n")
-    argv = {"info": ["mch", "info", str(path)], "list": ["mch", "list", "-c", mclist, str(path)],
-            "extract": ["mch", "extract", "-c", mclist, str(path), str(out)],
-            "extract-mcl": ["mch", "extract", "-c", str(mcl), str(path), str(out)],
-            "index": ["mch", "index", str(path), "-o", str(root / "new.mct")],
-            "verify": ["mch", "verify", str(path)], "dump": ["mch", "dump", str(path), str(rng.randint(-1, 8))]}[verb]
+    argv = {
+        "info": ["mch", "info", str(path)],
+        "list": ["mch", "list", "-c", mclist, str(path)],
+        "extract": ["mch", "extract", "-c", mclist, str(path), str(out)],
+        "extract-mcl": ["mch", "extract", "-c", str(mcl), str(path), str(out)],
+        "index": ["mch", "index", str(path), "-o", str(root / "new.mct")],
+        "verify": ["mch", "verify", str(path)],
+        "dump": ["mch", "dump", str(path), str(rng.randint(-1, 8))],
+    }[verb]
     before = _snapshot(root)
     code, err = _exit_code(argv)
     assert code in (0, 1, 2), err
@@ -531,14 +736,22 @@ def test_fuzz_mch_commands(tmp_path: Path, seed: int, pieces: list[str], index_k
     assert leftovers(root) == [] and pwned(root) == []
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 2**32 - 1), pieces=st.lists(st.sampled_from(NAME_PIECES), min_size=1, max_size=3),
-       index_kind=st.sampled_from(["intact", "none", "swapped", "negative", "garbage"]), mclist=MC_LISTS,
-       form=st.sampled_from(["argv", "options", "out-file", "out-foreign"]))
-def test_fuzz_repro_arguments(tmp_path: Path, seed: int, pieces: list[str], index_kind: str, mclist: str,
-                              form: str) -> None:
-    """`repro` up to the point where it would start a debugger (--gdb names none: a command that passes every
-    check ends with "not found"): exit 3 for every bad input, never a traceback, inputs unchanged."""
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    pieces=st.lists(st.sampled_from(NAME_PIECES), min_size=1, max_size=3),
+    index_kind=st.sampled_from(["intact", "none", "swapped", "negative", "garbage"]),
+    mclist=MC_LISTS,
+    form=st.sampled_from(["argv", "options", "out-file", "out-foreign"]),
+)
+def test_fuzz_repro_arguments(
+    tmp_path: Path, seed: int, pieces: list[str], index_kind: str, mclist: str, form: str
+) -> None:
+    """`repro` up to the point where it would start a debugger (--gdb names none: a command that
+    passes every check ends with "not found"): exit 3 for every bad input, never a traceback, inputs
+    unchanged."""
     rng = random.Random(seed)
     root = Path(tempfile.mkdtemp(prefix="case-", dir=tmp_path))
     name = "".join(pieces).replace("/", "_") or "x"
@@ -550,12 +763,18 @@ def test_fuzz_repro_arguments(tmp_path: Path, seed: int, pieces: list[str], inde
         out.mkdir()
         (out / "keep.txt").write_text("x")
     common = ["repro", "--gdb", str(root / "no-gdb"), "--out", str(out)]
-    argv = ([*common, "--", REPLAY, "-c", mclist, BASE, str(path)] if form != "options" else
-            [*common, "--mch", str(path), "--jit", BASE, "--", "-c", mclist])
+    argv = (
+        [*common, "--", REPLAY, "-c", mclist, BASE, str(path)]
+        if form != "options"
+        else [*common, "--mch", str(path), "--jit", BASE, "--", "-c", mclist]
+    )
     before = _snapshot(root)
     code, err = _exit_code(argv)
     assert code == 3, err
-    assert "Traceback" not in err and len([x for x in err.splitlines() if x.startswith("spmi-dbg")]) == 1, err
+    assert (
+        "Traceback" not in err
+        and len([x for x in err.splitlines() if x.startswith("spmi-dbg")]) == 1
+    ), err
     assert _snapshot(root) == before
     assert leftovers(root) == [] and pwned(root) == []
 
@@ -573,8 +792,8 @@ def test_a_published_directory_has_mkdirs_permissions(tmp_path: Path) -> None:
 
 
 def test_spmi_report_in_gdb_writes_its_directory_whole(cols: Collections, tmp_path: Path) -> None:
-    """`spmi report DIR` inside the debugger: the same output-directory rules (written whole, an earlier report
-    replaced, a directory holding other files refused with one line)."""
+    """`spmi report DIR` inside the debugger: the same output-directory rules (written whole, an
+    earlier report replaced, a directory holding other files refused with one line)."""
     from spmi_dbg.driver.loader import gdbinit_line
 
     gdb = shutil.which("gdb")
@@ -582,12 +801,48 @@ def test_spmi_report_in_gdb_writes_its_directory_whole(cols: Collections, tmp_pa
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "mine.txt").write_text("x")
-    r = subprocess.run([gdb, "-q", "-nx", "-batch", "-iex", "set auto-load off", "-ex", gdbinit_line(), "-ex", "run",
-                        "-ex", "spmi report r", "-ex", "spmi report r", "-ex", "spmi report foreign", "-ex", "kill",
-                        "--args", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(seed_collection(cols))],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    r = subprocess.run(
+        [
+            gdb,
+            "-q",
+            "-nx",
+            "-batch",
+            "-iex",
+            "set auto-load off",
+            "-ex",
+            gdbinit_line(),
+            "-ex",
+            "run",
+            "-ex",
+            "spmi report r",
+            "-ex",
+            "spmi report r",
+            "-ex",
+            "spmi report foreign",
+            "-ex",
+            "kill",
+            "--args",
+            REPLAY,
+            *SEED_OPTIONS,
+            BASE,
+            DIFF,
+            str(seed_collection(cols)),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert r.stdout.count("wrote r: ") == 2, r.stdout + r.stderr
-    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["diagnosis.json", "report.md", "repro.mch",
-                                                                  "repro.mch.mct", "why.txt"]
-    assert "holds files spmi-dbg did not write (mine.txt)" in r.stderr and (foreign / "mine.txt").exists()
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [
+        "diagnosis.json",
+        "report.md",
+        "repro.mch",
+        "repro.mch.mct",
+        "why.txt",
+    ]
+    assert (
+        "holds files spmi-dbg did not write (mine.txt)" in r.stderr
+        and (foreign / "mine.txt").exists()
+    )
     assert leftovers(tmp_path) == []

@@ -1,7 +1,7 @@
-"""The package's layers point one way (docs/architecture.md, "Layers"): every import of every module, at module
-level or inside a function, may point only down the layer order or within its own package, no two packages
-import each other, and within a package no modules import each other in a circle. A new import that breaks the
-order fails here, naming the file and line."""
+"""The package's layers point one way (docs/architecture.md, "Layers"): every import of every
+module, at module level or inside a function, may point only down the layer order or within its own
+package, no two packages import each other, and within a package no modules import each other in a
+circle. A new import that breaks the order fails here, naming the file and line."""
 
 from __future__ import annotations
 
@@ -13,16 +13,18 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "spmi_dbg"
 
-# Lowest first. Units on one line are peers: neither may import the other. A unit is a top-level module
-# (errors.py) or a sub-package (mch/); `sample` sits beside mch, above it.
+# Lowest first. Units on one line are peers: neither may import the other. A unit is a top-level
+# module (errors.py) or a sub-package (mch/); `sample` sits beside mch, above it.
 LAYERS: list[tuple[str, ...]] = [
     ("__init__",),  # the version
     ("exits",),  # exit statuses, defined once
     ("errors",),  # one-line errors (and printable text for them)
-    ("paths", "tempfiles", "elf", "replay", "shell", "stdbuf", "failures", "usage"),  # base: native binaries,
-    # run-named temp files, ELF, command lines, sh quoting, the replays' line-buffered stdout, superpmi's failure
-    # lines, the command line's parser kind and argument types
-    ("atomic", "outdir", "debugfiles"),  # outputs checked, written aside and renamed; separate debug files
+    # base: native binaries,
+    ("paths", "tempfiles", "elf", "replay", "shell", "stdbuf", "failures", "usage"),
+    # run-named temp files, ELF, command lines, sh quoting, the replays' line-buffered stdout,
+    # superpmi's failure lines, the command line's parser kind and argument types
+    # outputs checked, written aside and renamed; separate debug files
+    ("atomic", "outdir", "debugfiles"),
     ("mch",),
     ("sample",),
     ("analysis",),
@@ -33,7 +35,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("repro",),
     ("triage",),
     ("cli",),
-    ("launcher", "__main__"),  # the console script (`mch verify` execs the native verifier, the rest goes to
+    # the console script (`mch verify` execs the native verifier, the rest goes to
+    ("launcher", "__main__"),
     # cli) and python -m spmi_dbg
 ]
 RANK = {unit: i for i, units in enumerate(LAYERS) for unit in units}
@@ -67,7 +70,9 @@ def imports_of(path: Path, source: str | None = None) -> list[Import]:
 
     def visit(node: ast.AST, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):
-            nested = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            nested = in_function or isinstance(
+                child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+            )
             targets: list[str] = []
             names: tuple[str, ...] = ()
             if isinstance(child, ast.Import):
@@ -75,15 +80,17 @@ def imports_of(path: Path, source: str | None = None) -> list[Import]:
             elif isinstance(child, ast.ImportFrom):
                 if child.level:
                     base = package.split(".")
-                    base = base[:len(base) - (child.level - 1)]
+                    base = base[: len(base) - (child.level - 1)]
                     mod = ".".join(base + ([child.module] if child.module else []))
                 else:
                     mod = child.module or ""
-                # `from spmi_dbg import x` may name a sub-package or module x: count each name as its own target
+                # `from spmi_dbg import x` may name a sub-package or module x: count each name as
+                # its own target
                 targets = [f"{mod}.{a.name}" for a in child.names] if mod == "spmi_dbg" else [mod]
                 names = tuple(a.name for a in child.names)
             elif isinstance(child, ast.Call) and _import_module_of(child):
-                targets = [_import_module_of(child)]  # importlib.import_module("spmi_dbg.x"): an import too
+                # importlib.import_module("spmi_dbg.x"): an import too
+                targets = [_import_module_of(child)]
             for t in targets:
                 if t == "spmi_dbg" or t.startswith("spmi_dbg."):
                     found.append(Import(source, t, path, child.lineno, in_function, names))
@@ -96,14 +103,19 @@ def imports_of(path: Path, source: str | None = None) -> list[Import]:
 def _import_module_of(call: ast.Call) -> str:
     """The module named by `importlib.import_module("...")` (a constant name only), else ""."""
     f = call.func
-    named = (isinstance(f, ast.Attribute) and f.attr == "import_module") or \
-        (isinstance(f, ast.Name) and f.id == "import_module")
+    named = (isinstance(f, ast.Attribute) and f.attr == "import_module") or (
+        isinstance(f, ast.Name) and f.id == "import_module"
+    )
     arg = call.args[0] if call.args else None
-    return arg.value if named and isinstance(arg, ast.Constant) and isinstance(arg.value, str) else ""
+    return (
+        arg.value if named and isinstance(arg, ast.Constant) and isinstance(arg.value, str) else ""
+    )
 
 
 def all_imports() -> list[Import]:
-    return [i for p in sorted(PACKAGE.rglob("*.py")) if "_native" not in p.parts for i in imports_of(p)]
+    return [
+        i for p in sorted(PACKAGE.rglob("*.py")) if "_native" not in p.parts for i in imports_of(p)
+    ]
 
 
 def _target_unit(imp: Import) -> str:
@@ -121,11 +133,16 @@ def violations(imports: list[Import]) -> list[str]:
         where = f"{imp.file.relative_to(PACKAGE.parent)}:{imp.line}"
         kind = "inside a function" if imp.in_function else "at module level"
         if src not in RANK or dst not in RANK:
-            bad.append(f"{where}: {imp.source} -> {imp.target}: {src if src not in RANK else dst} has no layer "
-                       "(add it to LAYERS and docs/architecture.md)")
+            bad.append(
+                f"{where}: {imp.source} -> {imp.target}: {src if src not in RANK else dst} has no "
+                "layer "
+                "(add it to LAYERS and docs/architecture.md)"
+            )
         elif RANK[dst] >= RANK[src]:
             rel = "a peer" if RANK[dst] == RANK[src] else "a higher layer"
-            bad.append(f"{where}: {imp.source} imports {imp.target} ({kind}): {dst} is {rel} of {src}")
+            bad.append(
+                f"{where}: {imp.source} imports {imp.target} ({kind}): {dst} is {rel} of {src}"
+            )
     return bad
 
 
@@ -147,13 +164,16 @@ def test_no_import_cycle_between_packages() -> None:
         src, dst = unit_of(imp.source), _target_unit(imp)
         if src != dst:
             edges.setdefault(src, set()).add(dst)
-    cycles = sorted(f"{a} <-> {b}" for a, targets in edges.items() for b in targets if a in edges.get(b, set()))
+    cycles = sorted(
+        f"{a} <-> {b}" for a, targets in edges.items() for b in targets if a in edges.get(b, set())
+    )
     assert cycles == []
 
 
-# Circles between modules of one package that are known and not yet broken: each is the set of modules of one
-# strongly connected component. It may only shrink; the engineer who breaks one removes it here. None is left
-# (the repro circle through bundle.py and pipeline.py was untied by issue 21 item 1: repro/result.py).
+# Circles between modules of one package that are known and not yet broken: each is the set of
+# modules of one strongly connected component. It may only shrink; the engineer who breaks one
+# removes it here. None is left (the repro circle through bundle.py and pipeline.py was untied by
+# issue 21 item 1: repro/result.py).
 KNOWN_CYCLES: list[frozenset[str]] = []
 
 
@@ -162,14 +182,18 @@ def modules() -> set[str]:
 
 
 def module_edges(imports: list[Import], known: set[str]) -> dict[str, dict[str, Import]]:
-    """module -> the modules of its own package it imports (the import that does it). A package's __init__ is the
-    package's name; `from spmi_dbg.x import y` imports the module x.y when there is one, else x's __init__."""
+    """module -> the modules of its own package it imports (the import that does it). A package's
+    __init__ is the package's name; `from spmi_dbg.x import y` imports the module x.y when there is
+    one, else x's __init__."""
     edges: dict[str, dict[str, Import]] = {}
     for imp in imports:
         # a name that is no module of the package is one of the package's __init__
-        targets = {f"{imp.target}.{n}" if f"{imp.target}.{n}" in known else imp.target for n in imp.names}
+        targets = {
+            f"{imp.target}.{n}" if f"{imp.target}.{n}" in known else imp.target for n in imp.names
+        }
         for t in sorted(targets) or [imp.target]:
-            while t not in known and "." in t:  # `import spmi_dbg.mch.collection.x`: the module that has x
+            # `import spmi_dbg.mch.collection.x`: the module that has x
+            while t not in known and "." in t:
                 t = t.rpartition(".")[0]
             if t != imp.source and unit_of(t) == unit_of(imp.source):
                 edges.setdefault(imp.source, {}).setdefault(t, imp)
@@ -177,7 +201,8 @@ def module_edges(imports: list[Import], known: set[str]) -> dict[str, dict[str, 
 
 
 def cycles(edges: dict[str, dict[str, Import]]) -> list[frozenset[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm, iteratively)."""
+    """The strongly connected components of more than one module (Tarjan's algorithm,
+    iteratively)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -219,44 +244,73 @@ def cycles(edges: dict[str, dict[str, Import]]) -> list[frozenset[str]]:
 
 
 def _described(component: frozenset[str], edges: dict[str, dict[str, Import]]) -> str:
-    inner = [f"{a} -> {b} ({i.file.relative_to(PACKAGE.parent)}:{i.line}"
-             f"{', inside a function' if i.in_function else ''})"
-             for a in sorted(component) for b, i in sorted(edges.get(a, {}).items()) if b in component]
+    inner = [
+        f"{a} -> {b} ({i.file.relative_to(PACKAGE.parent)}:{i.line}"
+        f"{', inside a function' if i.in_function else ''})"
+        for a in sorted(component)
+        for b, i in sorted(edges.get(a, {}).items())
+        if b in component
+    ]
     return "circle: " + "; ".join(inner)
 
 
 def test_no_import_cycle_within_a_package() -> None:
     known = modules()
     edges = module_edges(all_imports(), known)
-    assert sum(len(t) for t in edges.values()) > 100  # the walk found the imports between a package's modules
+    # the walk found the imports between a package's modules
+    assert sum(len(t) for t in edges.values()) > 100
     found = cycles(edges)
     new = [_described(c, edges) for c in found if not any(c <= k for k in KNOWN_CYCLES)]
-    assert new == [], "modules of one package importing each other in a circle (module level or in a function)"
+    assert new == [], (
+        "modules of one package importing each other in a circle (module level or in a function)"
+    )
     stale = [sorted(k) for k in KNOWN_CYCLES if not any(c <= k for c in found)]
     assert stale == [], "no longer a circle: remove it from KNOWN_CYCLES"
 
 
 def test_the_cycle_check_catches_a_circle() -> None:
-    """Through a function-level import and a package's __init__ (`from spmi_dbg.x import y` names module x.y)."""
-    def imp(source: str, target: str, in_function: bool = False, names: tuple[str, ...] = ()) -> Import:
+    """Through a function-level import and a package's __init__ (`from spmi_dbg.x import y` names
+    module x.y)."""
+
+    def imp(
+        source: str, target: str, in_function: bool = False, names: tuple[str, ...] = ()
+    ) -> Import:
         return Import(source, target, PACKAGE / "x.py", 1, in_function, names)
 
     known = {"spmi_dbg.x", "spmi_dbg.x.a", "spmi_dbg.x.b", "spmi_dbg.x.c", "spmi_dbg.y"}
-    fake = [imp("spmi_dbg.x.a", "spmi_dbg.x.b"), imp("spmi_dbg.x.b", "spmi_dbg.x.a", in_function=True),
-            imp("spmi_dbg.x", "spmi_dbg.x.c"), imp("spmi_dbg.x.c", "spmi_dbg.x", names=("c", "nothing_else")),
-            imp("spmi_dbg.x.c", "spmi_dbg.x.a.f"), imp("spmi_dbg.y", "spmi_dbg.x.a")]
+    fake = [
+        imp("spmi_dbg.x.a", "spmi_dbg.x.b"),
+        imp("spmi_dbg.x.b", "spmi_dbg.x.a", in_function=True),
+        imp("spmi_dbg.x", "spmi_dbg.x.c"),
+        imp("spmi_dbg.x.c", "spmi_dbg.x", names=("c", "nothing_else")),
+        imp("spmi_dbg.x.c", "spmi_dbg.x.a.f"),
+        imp("spmi_dbg.y", "spmi_dbg.x.a"),
+    ]
     edges = module_edges(fake, known)
-    assert sorted(sorted(c) for c in cycles(edges)) == [["spmi_dbg.x", "spmi_dbg.x.c"],
-                                                         ["spmi_dbg.x.a", "spmi_dbg.x.b"]]
+    assert sorted(sorted(c) for c in cycles(edges)) == [
+        ["spmi_dbg.x", "spmi_dbg.x.c"],
+        ["spmi_dbg.x.a", "spmi_dbg.x.b"],
+    ]
     assert "inside a function" in _described(frozenset({"spmi_dbg.x.a", "spmi_dbg.x.b"}), edges)
 
 
 def test_the_check_catches_an_upward_import() -> None:
-    """The rule is not vacuous: an analysis module importing the report layer from inside a function, a report
-    module importing repro at module level, and gdb importing its peer lldb are all named."""
-    fake = [Import("spmi_dbg.analysis.x", "spmi_dbg.report.markdown", PACKAGE / "analysis" / "x.py", 2, True),
-            Import("spmi_dbg.report.y", "spmi_dbg.repro.pipeline", PACKAGE / "report" / "y.py", 1, False),
-            Import("spmi_dbg.gdb.z", "spmi_dbg.lldb.view", PACKAGE / "gdb" / "z.py", 3, False)]
+    """The rule is not vacuous: an analysis module importing the report layer from inside a
+    function, a report module importing repro at module level, and gdb importing its peer lldb are
+    all named."""
+    fake = [
+        Import(
+            "spmi_dbg.analysis.x",
+            "spmi_dbg.report.markdown",
+            PACKAGE / "analysis" / "x.py",
+            2,
+            True,
+        ),
+        Import(
+            "spmi_dbg.report.y", "spmi_dbg.repro.pipeline", PACKAGE / "report" / "y.py", 1, False
+        ),
+        Import("spmi_dbg.gdb.z", "spmi_dbg.lldb.view", PACKAGE / "gdb" / "z.py", 3, False),
+    ]
     found = violations(fake)
     assert len(found) == 3
     assert "inside a function" in found[0] and "higher layer" in found[0]
@@ -264,28 +318,38 @@ def test_the_check_catches_an_upward_import() -> None:
     assert "a peer" in found[2]
 
 
-@pytest.mark.parametrize("text, target", [
-    ("from spmi_dbg import __version__\n", "spmi_dbg.__version__"),
-    ("from spmi_dbg import paths\n", "spmi_dbg.paths"),
-    ("from . import frames\n", "spmi_dbg.analysis"),
-    ("from .frames import fold\n", "spmi_dbg.analysis.frames"),
-    ("def f():\n    import spmi_dbg.mch.collection\n", "spmi_dbg.mch.collection"),
-    ("import importlib\nimportlib.import_module('spmi_dbg.commands.spmi')\n", "spmi_dbg.commands.spmi"),
-])
+@pytest.mark.parametrize(
+    "text, target",
+    [
+        ("from spmi_dbg import __version__\n", "spmi_dbg.__version__"),
+        ("from spmi_dbg import paths\n", "spmi_dbg.paths"),
+        ("from . import frames\n", "spmi_dbg.analysis"),
+        ("from .frames import fold\n", "spmi_dbg.analysis.frames"),
+        ("def f():\n    import spmi_dbg.mch.collection\n", "spmi_dbg.mch.collection"),
+        (
+            "import importlib\nimportlib.import_module('spmi_dbg.commands.spmi')\n",
+            "spmi_dbg.commands.spmi",
+        ),
+    ],
+)
 def test_import_forms_are_resolved(tmp_path: Path, text: str, target: str) -> None:
     where = tmp_path / "probe.py"
     where.write_text(text)
     assert [i.target for i in imports_of(where, "spmi_dbg.analysis.probe")] == [target]
 
 
-
-# ---------------------------------------------------------------------------------------- function-level imports
-# Imports belong at module level (issue 21 item 6), where a reader sees what a module needs and the layer and
-# cycle checks above see it too. The exceptions, each a (module, what it imports, reason) entry below:
-OPTIONAL = "optional dependency"  # not installed everywhere: the extra spmi-dbg[dask], lldb's own Python module
-STARTUP = "start-up"  # costs a command line a user types > 50 ms (measured; each site's comment says how much)
-LAUNCHER = "start-up of the launcher"  # the console script imports only os, sys and paths before `mch verify`
-TO_MOVE = "to move (issue 21 item 6)"  # in a module another engineer is changing; remove the entry with the move
+# ----------------------------------------------------------------------------------------
+# function-level imports Imports belong at module level (issue 21 item 6), where a reader sees what
+# a module needs and the layer and cycle checks above see it too. The exceptions, each a (module,
+# what it imports, reason) entry below: not installed everywhere: the extra spmi-dbg[dask], lldb's
+# own Python module
+OPTIONAL = "optional dependency"
+# costs a command line a user types > 50 ms (measured; each site's comment says how much)
+STARTUP = "start-up"
+# the console script imports only os, sys and paths before `mch verify`
+LAUNCHER = "start-up of the launcher"
+# in a module another engineer is changing; remove the entry with the move
+TO_MOVE = "to move (issue 21 item 6)"
 
 FUNCTION_IMPORTS_ALLOWED: list[tuple[str, str, str]] = [
     ("spmi_dbg.launcher", "spmi_dbg.cli", LAUNCHER),
@@ -332,8 +396,9 @@ class FunctionImport:
     line: int
 
 
-def function_imports(path: Path, known: set[str],
-                     source: str | None = None) -> list[FunctionImport]:
+def function_imports(
+    path: Path, known: set[str], source: str | None = None
+) -> list[FunctionImport]:
     """Every import statement inside a function (or lambda) of the module at `path`, of any package.
     `known`: the package's modules (module_name)."""
     source = source or module_name(path)
@@ -343,15 +408,17 @@ def function_imports(path: Path, known: set[str],
     def visit(node: ast.AST, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):
             if in_function and isinstance(child, ast.Import):
-                found.extend(FunctionImport(source, a.name, path, child.lineno)
-                             for a in child.names)
+                found.extend(
+                    FunctionImport(source, a.name, path, child.lineno) for a in child.names
+                )
             elif in_function and isinstance(child, ast.ImportFrom):
                 mod = child.module or ""
                 if child.level:
                     base = package.split(".")
-                    mod = ".".join(base[:len(base) - (child.level - 1)] + ([mod] if mod else []))
-                names = {f"{mod}.{a.name}" if f"{mod}.{a.name}" in known else mod
-                         for a in child.names}
+                    mod = ".".join(base[: len(base) - (child.level - 1)] + ([mod] if mod else []))
+                names = {
+                    f"{mod}.{a.name}" if f"{mod}.{a.name}" in known else mod for a in child.names
+                }
                 found.extend(FunctionImport(source, n, path, child.lineno) for n in sorted(names))
             nested = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
             visit(child, in_function or nested)
@@ -362,17 +429,28 @@ def function_imports(path: Path, known: set[str],
 
 def unlisted(found: list[FunctionImport], allowed: list[tuple[str, str, str]]) -> list[str]:
     listed = {(module, imported) for module, imported, _ in allowed}
-    where = {f.file: f.file.relative_to(PACKAGE.parent) if f.file.is_relative_to(PACKAGE.parent)
-             else f.file for f in found}
-    return [f"{where[f.file]}:{f.line}: {f.source} imports {f.imported} inside a function: import "
-            "it at module level (the exceptions: FUNCTION_IMPORTS_ALLOWED)"
-            for f in found if (f.source, f.imported) not in listed]
+    where = {
+        f.file: f.file.relative_to(PACKAGE.parent)
+        if f.file.is_relative_to(PACKAGE.parent)
+        else f.file
+        for f in found
+    }
+    return [
+        f"{where[f.file]}:{f.line}: {f.source} imports {f.imported} inside a function: import "
+        "it at module level (the exceptions: FUNCTION_IMPORTS_ALLOWED)"
+        for f in found
+        if (f.source, f.imported) not in listed
+    ]
 
 
 def test_no_import_inside_a_function_but_the_listed_exceptions() -> None:
     known = modules()
-    found = [f for p in sorted(PACKAGE.rglob("*.py")) if "_native" not in p.parts
-             for f in function_imports(p, known)]
+    found = [
+        f
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if "_native" not in p.parts
+        for f in function_imports(p, known)
+    ]
     assert unlisted(found, FUNCTION_IMPORTS_ALLOWED) == []
     used = {(f.source, f.imported) for f in found}
     stale = [entry for entry in FUNCTION_IMPORTS_ALLOWED if entry[:2] not in used]
@@ -386,22 +464,30 @@ def test_the_check_catches_an_import_inside_a_function(tmp_path: Path) -> None:
     function, a relative import); the exception listed for one module does not cover another; module
     level and TYPE_CHECKING imports are not function-level."""
     probe = tmp_path / "probe.py"
-    probe.write_text("from typing import TYPE_CHECKING\nimport json\n"
-                     "if TYPE_CHECKING:\n    import shlex\n"
-                     "def f():\n    import capstone\n"
-                     "class C:\n    def m(self):\n        def inner():\n"
-                     "            from . import frames, nope\n"
-                     "x = 1\n"
-                     "def h():\n    from spmi_dbg.mch import commands\n")
+    probe.write_text(
+        "from typing import TYPE_CHECKING\nimport json\n"
+        "if TYPE_CHECKING:\n    import shlex\n"
+        "def f():\n    import capstone\n"
+        "class C:\n    def m(self):\n        def inner():\n"
+        "            from . import frames, nope\n"
+        "x = 1\n"
+        "def h():\n    from spmi_dbg.mch import commands\n"
+    )
     known = {"spmi_dbg.analysis.frames", "spmi_dbg.mch.commands"}
     found = function_imports(probe, known, "spmi_dbg.analysis.probe")
     assert [(f.imported, f.line) for f in found] == [
-        ("capstone", 6), ("spmi_dbg.analysis", 10), ("spmi_dbg.analysis.frames", 10),
-        ("spmi_dbg.mch.commands", 13)]
-    allowed = [("spmi_dbg.analysis.probe", "capstone", STARTUP),
-               ("spmi_dbg.other", "spmi_dbg.mch.commands", STARTUP)]
+        ("capstone", 6),
+        ("spmi_dbg.analysis", 10),
+        ("spmi_dbg.analysis.frames", 10),
+        ("spmi_dbg.mch.commands", 13),
+    ]
+    allowed = [
+        ("spmi_dbg.analysis.probe", "capstone", STARTUP),
+        ("spmi_dbg.other", "spmi_dbg.mch.commands", STARTUP),
+    ]
     bad = unlisted(found, allowed)
     assert len(bad) == 3
     assert bad[2].startswith(
-        f"{probe}:13: spmi_dbg.analysis.probe imports spmi_dbg.mch.commands inside a function")
+        f"{probe}:13: spmi_dbg.analysis.probe imports spmi_dbg.mch.commands inside a function"
+    )
     assert not any("capstone" in line for line in bad)

@@ -16,20 +16,24 @@ from spmi_dbg.mch import packets as P
 from .recorded_view import RFrame, RProcess, RValue
 
 
-@pytest.mark.parametrize("packet_id, item_size, label", [
-    (149, 24, "AppendClassName (3.1's item size)"),
-    (149, 20, "PrintClassName or 3.1's AppendClassName"),  # 2022's AppendClassName is 20 too
-    (149, None, "PrintClassName or 3.1's AppendClassName"),
-    (66, 16, "GetIntrinsicID (3.1's item size)"),
-    (66, 12, "GetArrayIntrinsicID or 3.1's GetIntrinsicID"),
-    (112, 12, "ShouldEnforceCallvirtRestriction (3.1's item size)"),
-    (10, 12, "CanInlineTypeCheckWithObjectVTable (3.1's item size)"),
-    (148, 12, "IsIntrinsicType or 3.1's IsInSIMDModule"),  # the same shape in both eras
-    (143, 200, "CompileMethod"),
-    (250, None, "Packet250"),
-])
-def test_a_reused_id_is_named_by_what_its_map_shows(packet_id: int, item_size: int | None,
-                                                    label: str) -> None:
+@pytest.mark.parametrize(
+    "packet_id, item_size, label",
+    [
+        (149, 24, "AppendClassName (3.1's item size)"),
+        (149, 20, "PrintClassName or 3.1's AppendClassName"),  # 2022's AppendClassName is 20 too
+        (149, None, "PrintClassName or 3.1's AppendClassName"),
+        (66, 16, "GetIntrinsicID (3.1's item size)"),
+        (66, 12, "GetArrayIntrinsicID or 3.1's GetIntrinsicID"),
+        (112, 12, "ShouldEnforceCallvirtRestriction (3.1's item size)"),
+        (10, 12, "CanInlineTypeCheckWithObjectVTable (3.1's item size)"),
+        (148, 12, "IsIntrinsicType or 3.1's IsInSIMDModule"),  # the same shape in both eras
+        (143, 200, "CompileMethod"),
+        (250, None, "Packet250"),
+    ],
+)
+def test_a_reused_id_is_named_by_what_its_map_shows(
+    packet_id: int, item_size: int | None, label: str
+) -> None:
     assert P.packet_label(packet_id, item_size) == label
 
 
@@ -52,16 +56,30 @@ def test_a_31_null_map_is_named_by_the_superpmis_member() -> None:
     lwm = "LightWeightMap<Agnostic_AppendClassName, unsigned int>"
     mc = RValue("MethodContext *", 0x3000, {"AppendClassName": RValue(f"{lwm} *", 0)})
     frames = [
-        RFrame(f"{lwm}::GetIndex(Agnostic_AppendClassName)",
-               variables={"this": RValue(f"{lwm} * const", 0)}),
-        RFrame("MethodContext::repAppendClassName(char16_t**, int*, CORINFO_CLASS_STRUCT_*, bool, "
-               "bool, bool)", variables={"this": mc}),
+        RFrame(
+            f"{lwm}::GetIndex(Agnostic_AppendClassName)",
+            variables={"this": RValue(f"{lwm} * const", 0)},
+        ),
+        RFrame(
+            "MethodContext::repAppendClassName(char16_t**, int*, CORINFO_CLASS_STRUCT_*, bool, "
+            "bool, bool)",
+            variables={"this": mc},
+        ),
         RFrame("main"),
     ]
-    proc = RProcess(frames, SignalInfo(signal.SIGSEGV, "SIGSEGV", 1, 0x8, "$_siginfo"), memory={},
-                    regs={}, command=["/opt/spmi/superpmi", "jit.so", "/nonexistent/a.mch"],
-                    types={"MethodContext": [("AppendClassName", f"{lwm} *")]})
+    proc = RProcess(
+        frames,
+        SignalInfo(signal.SIGSEGV, "SIGSEGV", 1, 0x8, "$_siginfo"),
+        memory={},
+        regs={},
+        command=["/opt/spmi/superpmi", "jit.so", "/nonexistent/a.mch"],
+        types={"MethodContext": [("AppendClassName", f"{lwm} *")]},
+    )
     nm = diagnose(proc).null_map
     assert nm is not None
-    assert (nm.owner_type, nm.member, nm.packet_id, nm.packet_name) == \
-        ("MethodContext", "AppendClassName", 149, "AppendClassName")
+    assert (nm.owner_type, nm.member, nm.packet_id, nm.packet_name) == (
+        "MethodContext",
+        "AppendClassName",
+        149,
+        "AppendClassName",
+    )

@@ -1,6 +1,7 @@
-"""The phrasebook (spmi_dbg.report.phrases): each fact's words in each style, and the goal it serves: a new fact
-reaches `spmi why`, report.md, report.json's facts, the summary rows and triage.md through its phrase alone,
-with no view changed. The views here are the real renderers on a real repro's report.json and a real triage."""
+"""The phrasebook (spmi_dbg.report.phrases): each fact's words in each style, and the goal it
+serves: a new fact reaches `spmi why`, report.md, report.json's facts, the summary rows and
+triage.md through its phrase alone, with no view changed. The views here are the real renderers on a
+real repro's report.json and a real triage."""
 
 from __future__ import annotations
 
@@ -35,77 +36,133 @@ from .support.pipeline import report, triage
 
 
 def _jit(**changes: Any) -> dict[str, Any]:
-    j = JitFact(frame=3, function="Compiler::fgMorph", module="libclrjit.so", source="frame 3 (this)",
-                method="Ns.C:M", il_size=77, phase="PHASE_MORPH_GLOBAL", phase_value=9, phase_name="Morph - Global",
-                method_context=12, opt_level="MinOpts", phase_when="during")
+    j = JitFact(
+        frame=3,
+        function="Compiler::fgMorph",
+        module="libclrjit.so",
+        source="frame 3 (this)",
+        method="Ns.C:M",
+        il_size=77,
+        phase="PHASE_MORPH_GLOBAL",
+        phase_value=9,
+        phase_name="Morph - Global",
+        method_context=12,
+        opt_level="MinOpts",
+        phase_when="during",
+    )
     return to_json(dataclasses.replace(j, **changes))
 
 
 def _null_map() -> dict[str, Any]:
-    nm = NullMap(owner_type="CompileResult", member="CompileMethod", role="base compile result (cr1)",
-                 map_type="LightWeightMap<DWORD, Agnostic_CompileMethodResults>", packet_id=118,
-                 packet_name="PacketCR_CompileMethod",
-                 explanation="the base JIT's compile result has no CompileMethod map (packet 118 ...)",
-                 source="this of CompileResult::repCompileMethod")
+    nm = NullMap(
+        owner_type="CompileResult",
+        member="CompileMethod",
+        role="base compile result (cr1)",
+        map_type="LightWeightMap<DWORD, Agnostic_CompileMethodResults>",
+        packet_id=118,
+        packet_name="PacketCR_CompileMethod",
+        explanation="the base JIT's compile result has no CompileMethod map (packet 118 ...)",
+        source="this of CompileResult::repCompileMethod",
+    )
     return to_json(nm)
 
 
 def test_the_jit_in_each_style() -> None:
     j = _jit()
-    assert phrases.jit_text(j, phrases.WHY) == ("compiling Ns.C:M (IL size 77) during Morph - Global "
-                                                "[PHASE_MORPH_GLOBAL], method context 12, MinOpts")
-    assert phrases.jit_text(j, phrases.MARKDOWN) == ("compiling `Ns.C:M` (IL size 77) during Morph - Global "
-                                                     "(PHASE_MORPH_GLOBAL), MinOpts")
-    assert phrases.jit_text(j, phrases.SUMMARY) == ("compiling Ns.C:M (IL size 77) during Morph - Global "
-                                                    "(PHASE_MORPH_GLOBAL), MinOpts")
-    unknown = _jit(method=None, il_size=None, phase=None, phase_value=None, phase_name=None, method_context=None,
-                   opt_level=None)
+    assert phrases.jit_text(j, phrases.WHY) == (
+        "compiling Ns.C:M (IL size 77) during Morph - Global "
+        "[PHASE_MORPH_GLOBAL], method context 12, MinOpts"
+    )
+    assert phrases.jit_text(j, phrases.MARKDOWN) == (
+        "compiling `Ns.C:M` (IL size 77) during Morph - Global (PHASE_MORPH_GLOBAL), MinOpts"
+    )
+    assert phrases.jit_text(j, phrases.SUMMARY) == (
+        "compiling Ns.C:M (IL size 77) during Morph - Global (PHASE_MORPH_GLOBAL), MinOpts"
+    )
+    unknown = _jit(
+        method=None,
+        il_size=None,
+        phase=None,
+        phase_value=None,
+        phase_name=None,
+        method_context=None,
+        opt_level=None,
+    )
     assert phrases.jit_text(unknown, phrases.WHY) == "method not known yet, phase not known yet"
     assert phrases.jit_text(unknown, phrases.MARKDOWN) == "compiling a method not known yet"
     numbered = _jit(phase=None, phase_name=None, phase_when="after")  # only the number was read
     assert "after phase 9," in phrases.jit_text(numbered, phrases.SUMMARY)
     fact = JitFact(**{k: v for k, v in _jit().items()})
-    assert jit_line(fact) == phrases.jit_text(_jit(), phrases.WHY)  # `spmi why`'s line is the phrasebook's
+    # `spmi why`'s line is the phrasebook's
+    assert jit_line(fact) == phrases.jit_text(_jit(), phrases.WHY)
 
 
 def test_the_null_map_and_the_signal_in_each_style() -> None:
     nm = _null_map()
-    assert phrases.null_map_text(nm, phrases.WHY) == ("CompileResult::CompileMethod of the base compile result "
-                                                      "(cr1), packet 118 PacketCR_CompileMethod")
-    assert phrases.null_map_text(nm, phrases.MARKDOWN).startswith("`CompileResult::CompileMethod` of the base")
-    assert phrases.null_map_text(nm, phrases.SUMMARY) == "CompileResult::CompileMethod of the base compile result (cr1)"
+    assert phrases.null_map_text(nm, phrases.WHY) == (
+        "CompileResult::CompileMethod of the base compile result "
+        "(cr1), packet 118 PacketCR_CompileMethod"
+    )
+    assert phrases.null_map_text(nm, phrases.MARKDOWN).startswith(
+        "`CompileResult::CompileMethod` of the base"
+    )
+    assert (
+        phrases.null_map_text(nm, phrases.SUMMARY)
+        == "CompileResult::CompileMethod of the base compile result (cr1)"
+    )
     assert phrases.null_map_cause(nm) == "the base JIT's compile result has no CompileMethod map"
-    assert phrases.signal_text("SIGSEGV", 0x14, True, phrases.WHY) == "SIGSEGV at address 0x14 (near null)"
-    assert phrases.signal_text("SIGSEGV", 0x14, True, phrases.SUMMARY) == "SIGSEGV at 0x14 (near null)"
+    assert (
+        phrases.signal_text("SIGSEGV", 0x14, True, phrases.WHY)
+        == "SIGSEGV at address 0x14 (near null)"
+    )
+    assert (
+        phrases.signal_text("SIGSEGV", 0x14, True, phrases.SUMMARY) == "SIGSEGV at 0x14 (near null)"
+    )
     assert phrases.signal_text("SIGABRT", None, False, phrases.MARKDOWN) == "`SIGABRT`"
 
 
 def _diagnosis() -> Diagnosis:
-    return Diagnosis(schema=1, debugger="gdb", arch="x86_64",
-                     signal=SignalFact("SIGSEGV", 11, 1, 0x14, True, "$_siginfo"),
-                     handling=Handling(HandlingKind.FATAL, "fault outside the JIT's protected call"),
-                     faulting_module=ModuleFact("/bin/superpmi", ModuleRole.SUPERPMI, "the pc's mapping"),
-                     method_context=None, null_map=NullMap(**_null_map()), instruction=None, assertion=None,
-                     folded=["CompileResult::repCompileMethod", "NearDiffer::compare"], signature="S",
-                     bucket="b", jit=JitFact(**_jit()))
+    return Diagnosis(
+        schema=1,
+        debugger="gdb",
+        arch="x86_64",
+        signal=SignalFact("SIGSEGV", 11, 1, 0x14, True, "$_siginfo"),
+        handling=Handling(HandlingKind.FATAL, "fault outside the JIT's protected call"),
+        faulting_module=ModuleFact("/bin/superpmi", ModuleRole.SUPERPMI, "the pc's mapping"),
+        method_context=None,
+        null_map=NullMap(**_null_map()),
+        instruction=None,
+        assertion=None,
+        folded=["CompileResult::repCompileMethod", "NearDiffer::compare"],
+        signature="S",
+        bucket="b",
+        jit=JitFact(**_jit()),
+    )
 
 
 def test_a_fault_and_a_debug_break() -> None:
-    """A compile-failure target stops at a debug break superpmi asked for: no faulting module, no SIGTRAP."""
+    """A compile-failure target stops at a debug break superpmi asked for: no faulting module, no
+    SIGTRAP."""
     d = to_json(_diagnosis())
     labels = [label for label, _ in phrases.fact_lines(d, phrases.MARKDOWN)]
     assert labels == ["faulting module", "", "null map", "stack", "signature"]
-    assert "faulting module" not in [label for label, _ in phrases.fact_lines(d, phrases.MARKDOWN, at_fault=False)]
+    assert "faulting module" not in [
+        label for label, _ in phrases.fact_lines(d, phrases.MARKDOWN, at_fault=False)
+    ]
     trap = d | {"signal": d["signal"] | {"name": "SIGTRAP"}}
     assert phrases.fact_lines(trap, phrases.WHY, at_fault=False)[0][1] != "SIGTRAP"
     assert phrases.fact_lines(trap, phrases.WHY)[0][1].startswith("SIGTRAP at address 0x14")
     assert ("null map", "none") in phrases.fact_lines(d | {"null_map": None}, phrases.SUMMARY)
     why = render_text(_diagnosis()).splitlines()
     assert why[0] == "SIGSEGV at address 0x14 (near null)  [$_siginfo]"
-    assert "method context: not found in the stack" in why and why[-2:] == ["signature: S", "bucket: b"]
+    assert "method context: not found in the stack" in why and why[-2:] == [
+        "signature: S",
+        "bucket: b",
+    ]
 
 
-# ------------------------------------------------------------------------------ a new fact, one place
+# ------------------------------------------------------------------------------ a new fact, one
+# place
 def _thread(d: phrases.Json, style: phrases.Style, at_fault: bool) -> list[phrases.Line]:
     t = d.get("thread")
     return [("thread", style.code(str(t["name"])) + f" (LWP {t['lwp']})")] if t else []
@@ -113,14 +170,19 @@ def _thread(d: phrases.Json, style: phrases.Style, at_fault: bool) -> list[phras
 
 @pytest.fixture()
 def thread_phrase(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The faulting thread's name, added to the phrasebook as a new fact would be: its phrase, its place in each
-    style's order, a column of the triage table. Nothing else changes."""
+    """The faulting thread's name, added to the phrasebook as a new fact would be: its phrase, its
+    place in each style's order, a column of the triage table. Nothing else changes."""
     monkeypatch.setitem(phrases.PHRASES, "thread", _thread)
     for name in ("WHY", "MARKDOWN", "SUMMARY"):
         style = getattr(phrases, name)
-        monkeypatch.setattr(phrases, name, dataclasses.replace(style, order=(*style.order, "thread")))
-    monkeypatch.setattr(phrases, "TRIAGE_COLUMNS", (*phrases.TRIAGE_COLUMNS,
-                                                    ("thread", lambda d: str((d.get("thread") or {}).get("name")))))
+        monkeypatch.setattr(
+            phrases, name, dataclasses.replace(style, order=(*style.order, "thread"))
+        )
+    monkeypatch.setattr(
+        phrases,
+        "TRIAGE_COLUMNS",
+        (*phrases.TRIAGE_COLUMNS, ("thread", lambda d: str((d.get("thread") or {}).get("name")))),
+    )
     yield
 
 
@@ -128,14 +190,21 @@ THREAD = {"name": "superpmi-worker", "lwp": 4242}
 
 
 def test_a_new_fact_reaches_why_through_its_phrase_alone(thread_phrase: None) -> None:
-    plus = dataclasses.make_dataclass("DiagnosisPlus", [("thread", dict[str, Any] | None, dataclasses.field(
-        default=None))], bases=(Diagnosis,))
-    d = plus(**{f.name: getattr(_diagnosis(), f.name) for f in dataclasses.fields(Diagnosis)}, thread=THREAD)
+    plus = dataclasses.make_dataclass(
+        "DiagnosisPlus",
+        [("thread", dict[str, Any] | None, dataclasses.field(default=None))],
+        bases=(Diagnosis,),
+    )
+    d = plus(
+        **{f.name: getattr(_diagnosis(), f.name) for f in dataclasses.fields(Diagnosis)},
+        thread=THREAD,
+    )
     assert "thread: superpmi-worker (LWP 4242)" in render_text(d).splitlines()
 
 
-def test_a_new_fact_reaches_the_report_through_its_phrase_alone(thread_phrase: None,
-                                                                 seed_bundle: tuple[Path, str]) -> None:
+def test_a_new_fact_reaches_the_report_through_its_phrase_alone(
+    thread_phrase: None, seed_bundle: tuple[Path, str]
+) -> None:
     data = json.loads(json.dumps(report(seed_bundle[0])))
     data["diagnosis"]["thread"] = THREAD
     assert "- thread: `superpmi-worker` (LWP 4242)" in render_markdown(data).splitlines()
@@ -144,14 +213,31 @@ def test_a_new_fact_reaches_the_report_through_its_phrase_alone(thread_phrase: N
     assert {"label": "thread", "text": "`superpmi-worker` (LWP 4242)"} in actual["facts"]
 
 
-def test_a_new_fact_reaches_the_triage_through_its_phrase_alone(thread_phrase: None, cols: Collections,
-                                                                tmp_path: Path) -> None:
-    r = triage("--workers", "1", "--verify-runs", "1", "--failure", "crash", "--out", "t", "--", REPLAY,
-               *SEED_OPTIONS, BASE, DIFF, str(seed_collection(cols)), cwd=tmp_path)
+def test_a_new_fact_reaches_the_triage_through_its_phrase_alone(
+    thread_phrase: None, cols: Collections, tmp_path: Path
+) -> None:
+    r = triage(
+        "--workers",
+        "1",
+        "--verify-runs",
+        "1",
+        "--failure",
+        "crash",
+        "--out",
+        "t",
+        "--",
+        REPLAY,
+        *SEED_OPTIONS,
+        BASE,
+        DIFF,
+        str(seed_collection(cols)),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     data = json.loads((tmp_path / "t" / "triage.json").read_text())
     bucket = data["buckets"][0]
-    assert bucket["diagnosis"]["signature"] == bucket["signature"]  # the smallest member's diagnosis
+    # the smallest member's diagnosis
+    assert bucket["diagnosis"]["signature"] == bucket["signature"]
     before = triage_markdown(data)
     bucket["diagnosis"]["thread"] = THREAD
     md = triage_markdown(data).splitlines()
@@ -163,14 +249,34 @@ def test_a_new_fact_reaches_the_triage_through_its_phrase_alone(thread_phrase: N
 
 
 def test_a_bug_in_how_the_crash_was_reported_is_no_known_bug_of_the_crash() -> None:
-    """known_bugs.toml's `about = "reporting"` (#56506: -p hid the crash) is said as "also", in every style."""
-    hid = {"id": "dotnet/runtime#56506", "title": "parallel mode hides a crash", "url": "https://x/56506",
-           "fix": "", "fix_url": "", "cause": "", "about": "reporting", "said": "-p hid the crash"}
-    seed = {"id": "dotnet/runtime#91257", "title": "near differ", "url": "https://x/91257", "fix": "#91783",
-            "fix_url": "https://x/91783", "cause": "", "about": "crash", "said": ""}
+    """known_bugs.toml's `about = "reporting"` (#56506: -p hid the crash) is said as "also", in
+    every style."""
+    hid = {
+        "id": "dotnet/runtime#56506",
+        "title": "parallel mode hides a crash",
+        "url": "https://x/56506",
+        "fix": "",
+        "fix_url": "",
+        "cause": "",
+        "about": "reporting",
+        "said": "-p hid the crash",
+    }
+    seed = {
+        "id": "dotnet/runtime#91257",
+        "title": "near differ",
+        "url": "https://x/91257",
+        "fix": "#91783",
+        "fix_url": "https://x/91783",
+        "cause": "",
+        "about": "crash",
+        "said": "",
+    }
     d = to_json(_diagnosis()) | {"known_bugs": [hid, seed]}
     why = phrases.joined(phrases.fact_lines(d, phrases.WHY))
     assert "known bug: dotnet/runtime#91257: near differ" in why
     assert "also: -p hid the crash (dotnet/runtime#56506 https://x/56506)" in why
     assert not any(line.startswith("known bug: dotnet/runtime#56506") for line in why)
-    assert phrases.known_bug_summary(hid) == ("also", "-p hid the crash (dotnet/runtime#56506 https://x/56506)")
+    assert phrases.known_bug_summary(hid) == (
+        "also",
+        "-p hid the crash (dotnet/runtime#56506 https://x/56506)",
+    )

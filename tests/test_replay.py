@@ -1,5 +1,6 @@
-"""spmi-replay, the replay core, run as a real process on sample collections: command line, console lines,
-exit codes and signals for every crash class of native/README.md (superpmi-conventions.md 1-2)."""
+"""spmi-replay, the replay core, run as a real process on sample collections: command line, console
+lines, exit codes and signals for every crash class of native/README.md (superpmi-conventions.md
+1-2)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from .support.common import Collections, build_collection, mc_bytes
 from .support.natives import BASE, DIFF
 from .support.replay import LOADED, replay, summary
 
-# ------------------------------------------------------------------------------------------ command line
+# ------------------------------------------------------------------------------------------ command
+# line
+
 
 def test_help_and_usage_errors(cols: Collections) -> None:
     mch = str(cols.clean())
@@ -32,16 +35,35 @@ def test_help_and_usage_errors(cols: Collections) -> None:
         ("-zzz", BASE, mch): "ERROR: Unknown switch '-zzz' passed as argument.",
         (BASE, "input.txt"): "ERROR: Unknown file type passed as argument, 'input.txt'.",
         (BASE, BASE, BASE, mch): "ERROR: Too many JITs specified.",
-        ("-p", "2", "-c", "3", BASE, mch): "ERROR: Cannot use method context list in parallel mode.",
-        ("-stride", "0", "2", BASE, mch): "ERROR: Incorrect offset/increment specified for -stride. "
-                                          "Offset and increment both must be > 0.",
+        (
+            "-p",
+            "2",
+            "-c",
+            "3",
+            BASE,
+            mch,
+        ): "ERROR: Cannot use method context list in parallel mode.",
+        (
+            "-stride",
+            "0",
+            "2",
+            BASE,
+            mch,
+        ): "ERROR: Incorrect offset/increment specified for -stride. "
+        "Offset and increment both must be > 0.",
         ("-skipCleanup", BASE, mch): "ERROR: -skipCleanup requires -parallel.",
         ("-c", "5,3", BASE, mch): "ERROR: MCL list must be increasing.. found 5 -> 3",
         ("-c", "abc", BASE, mch): "ERROR: Arg 'abc' is invalid, needed method context list.",
         ("-c", "0,3", BASE, mch): "ERROR: MCL list needs to start from 1!",
-        ("-p", "65", BASE, mch): "ERROR: Invalid workers count specified, workers count must be between 1 and 64.",
+        (
+            "-p",
+            "65",
+            BASE,
+            mch,
+        ): "ERROR: Invalid workers count specified, workers count must be between 1 and 64.",
         ("-jitoption", "JitDump", BASE, mch): "ERROR: Could not parse jitoption 'JitDump'",
-        ("-targ", "arm64", BASE, mch): "ERROR: Unknown switch '-targ' passed as argument.",  # -target needs 6 chars
+        # -target needs 6 chars
+        ("-targ", "arm64", BASE, mch): "ERROR: Unknown switch '-targ' passed as argument.",
     }
     for args, line in cases.items():
         r = replay(*args)
@@ -56,8 +78,21 @@ def test_help_and_usage_errors(cols: Collections) -> None:
 
 def test_prefix_matching_in_superpmis_order(cols: Collections, tmp_path: Path) -> None:
     mch = str(cols.clean())
-    # -c = -compile, -f = -failingMCList, -v = -verbosity, -TARGETx = -target (6 chars compared), -boeX = -boe.
-    r = replay("-c", "3-4", "-f", str(tmp_path / "f.mcl"), "-v", "n", "-TARGETx", "amd64", "-boeX", BASE, mch)
+    # -c = -compile, -f = -failingMCList, -v = -verbosity, -TARGETx = -target (6 chars compared),
+    # -boeX = -boe.
+    r = replay(
+        "-c",
+        "3-4",
+        "-f",
+        str(tmp_path / "f.mcl"),
+        "-v",
+        "n",
+        "-TARGETx",
+        "amd64",
+        "-boeX",
+        BASE,
+        mch,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout == "Loaded 2  Jitted 2  FailedCompile 0 Excluded 0 Missing 0\n"
     assert (tmp_path / "f.mcl").read_bytes() == b""
@@ -76,7 +111,9 @@ def test_unreadable_input_is_a_general_failure(tmp_path: Path) -> None:
     assert r.returncode == 255 and r.stderr.startswith("ERROR: ")
 
 
-# ------------------------------------------------------------------------------------------ clean replay
+# ------------------------------------------------------------------------------------------ clean
+# replay
+
 
 def test_clean_replay_progress_summary_and_mct_input(cols: Collections) -> None:
     mch = cols.clean()
@@ -88,14 +125,21 @@ def test_clean_replay_progress_summary_and_mct_input(cols: Collections) -> None:
     assert re.fullmatch(r"Jit startup took \d+\.\d+ms", lines[2])
     progress = [ln for ln in lines if "per second" in ln]
     assert len(progress) == 2
-    assert re.fullmatch(r" 41\.7% - Loaded 500  Jitted 500  FailedCompile 0 at \d+ per second", progress[0])
-    assert re.fullmatch(r" 83\.3% - Loaded 1000  Jitted 1000  FailedCompile 0 at \d+ per second", progress[1])
+    assert re.fullmatch(
+        r" 41\.7% - Loaded 500  Jitted 500  FailedCompile 0 at \d+ per second", progress[0]
+    )
+    assert re.fullmatch(
+        r" 83\.3% - Loaded 1000  Jitted 1000  FailedCompile 0 at \d+ per second", progress[1]
+    )
     assert lines[-2] == "Loaded 1200  Jitted 1200  FailedCompile 0 Excluded 0 Missing 0"
     assert re.fullmatch(r"Total time: \d+\.\d+ms", lines[-1])
 
     # The .mct on the command line opens its collection.
     r = replay("-v", "n", "-c", "7", BASE, str(mch) + ".mct")
-    assert r.returncode == 0 and r.stdout == "Loaded 1  Jitted 1  FailedCompile 0 Excluded 0 Missing 0\n"
+    assert (
+        r.returncode == 0
+        and r.stdout == "Loaded 1  Jitted 1  FailedCompile 0 Excluded 0 Missing 0\n"
+    )
 
 
 def test_selection_with_and_without_index(cols: Collections, tmp_path: Path) -> None:
@@ -109,13 +153,16 @@ def test_selection_with_and_without_index(cols: Collections, tmp_path: Path) -> 
         assert summary(r.stdout) == (5, 5, 0, 0, 0)
         r = replay("-v", "ewmin", "-c", str(mcl), BASE, str(path))
         assert summary(r.stdout) == (3, 3, 0, 0, 0)
-        r = replay("-v", "ewmin", "-c", "1199-1300", BASE, str(path))  # past the end: stops at the last one
+        # past the end: stops at the last one
+        r = replay("-v", "ewmin", "-c", "1199-1300", BASE, str(path))
         assert summary(r.stdout) == (2, 2, 0, 0, 0)
         r = replay("-v", "ewmin", "-stride", "2", "500", BASE, str(path))  # 2, 502, 1002
         assert summary(r.stdout) == (3, 3, 0, 0, 0)
 
 
-# ------------------------------------------------------------------------------------------ per-context outcomes
+# ------------------------------------------------------------------------------------------
+# per-context outcomes
+
 
 def test_failures_misses_and_recorded_exceptions(cols: Collections, tmp_path: Path) -> None:
     mch = cols.mixed()
@@ -126,15 +173,26 @@ def test_failures_misses_and_recorded_exceptions(cols: Collections, tmp_path: Pa
     out = r.stdout.splitlines()
     # jit-null: a SIGSEGV inside the JIT, caught by the protected region (first chance).
     assert err[0] == "ERROR: Unexpected exception c0000005 was thrown."
-    assert re.fullmatch(rf"ERROR: Method 10 of size \d+ failed to load and compile correctly \({re.escape(BASE)}\)\.",
-                        err[1])
+    assert re.fullmatch(
+        r"ERROR: Method 10 of size \d+ failed to load and compile correctly "
+        rf"\({re.escape(BASE)}\)\.",
+        err[1],
+    )
     # jit-assert: doAssert -> ISSUE line, then DebugBreakorAV(0x7b) -> 0xE042107B.
-    assert any(re.fullmatch(r"ISSUE: <ASSERT> #20 \S+ \(\d+\) - .*shiftAmount >= 0.*", ln) for ln in out), out
+    assert any(
+        re.fullmatch(r"ISSUE: <ASSERT> #20 \S+ \(\d+\) - .*shiftAmount >= 0.*", ln) for ln in out
+    ), out
     assert "ERROR: Exception thrown: DebugBreak or AV Exception 123" in err
     assert any(ln.startswith("ERROR: Method 20 of size ") for ln in err)
     # missing: a call token without a ResolveToken record.
-    assert any(re.fullmatch(r'MISSING: Method context 30 failed to replay: SuperPMI assertion failed '
-                            r'\(missing key "key" in map ResolveToken\): token [0-9a-f]+', ln) for ln in out), out
+    assert any(
+        re.fullmatch(
+            r"MISSING: Method context 30 failed to replay: SuperPMI assertion failed "
+            r'\(missing key "key" in map ResolveToken\): token [0-9a-f]+',
+            ln,
+        )
+        for ln in out
+    ), out
     # ee-exception (40) is a success; diff-assert (50) only asserts in the diff JIT.
     assert not any("#40" in ln or " 40 " in ln or "#50" in ln for ln in out + err)
     assert summary(r.stdout) == (120, 120, 3, 0, 1)
@@ -158,17 +216,31 @@ def test_failures_misses_and_recorded_exceptions(cols: Collections, tmp_path: Pa
 def test_two_jits_report_which_one_failed(cols: Collections) -> None:
     r = replay("-v", "ewmin", "-c", "50", BASE, DIFF, str(cols.mixed()))
     assert r.returncode == 1
-    assert re.search(rf"^ERROR: Method 50 of size \d+ failed to load and compile correctly by JIT2 "
-                     rf"\({re.escape(DIFF)}\)\.$", r.stderr, re.M), r.stderr
+    assert re.search(
+        rf"^ERROR: Method 50 of size \d+ failed to load and compile correctly by JIT2 "
+        rf"\({re.escape(DIFF)}\)\.$",
+        r.stderr,
+        re.M,
+    ), r.stderr
     r = replay("-v", "ewmin", "-c", "10", BASE, DIFF, str(cols.mixed()))
-    assert re.search(r"^ERROR: Method 10 of size \d+ failed to load and compile correctly by JIT1 ", r.stderr, re.M)
-    assert re.search(r"^ERROR: Method 10 of size \d+ failed to load and compile correctly by JIT2 ", r.stderr, re.M)
+    assert re.search(
+        r"^ERROR: Method 10 of size \d+ failed to load and compile correctly by JIT1 ",
+        r.stderr,
+        re.M,
+    )
+    assert re.search(
+        r"^ERROR: Method 10 of size \d+ failed to load and compile correctly by JIT2 ",
+        r.stderr,
+        re.M,
+    )
 
 
 def test_assert_with_boa_and_no_debugger_does_not_trap(cols: Collections) -> None:
     r = replay("-boa", "-c", "20", BASE, str(cols.mixed()))
     assert r.returncode == 1  # no SIGTRAP: nobody is tracing the process
-    assert re.search(r"^ERROR: SuperPMI: Assert Failure \(PID \d+, Thread \d+/[0-9a-f]+\)$", r.stderr, re.M)
+    assert re.search(
+        r"^ERROR: SuperPMI: Assert Failure \(PID \d+, Thread \d+/[0-9a-f]+\)$", r.stderr, re.M
+    )
     assert re.search(r"^\S+importer\.cpp, Line: \d+$", r.stderr, re.M)
     assert "ERROR: Exception thrown: DebugBreak or AV Exception 123" in r.stderr
     assert "ISSUE: <ASSERT> #20 " in r.stdout
@@ -193,8 +265,14 @@ def test_log_file(cols: Collections, tmp_path: Path) -> None:
     r = replay("-w", str(log), "-c", "10", BASE, str(cols.mixed()))
     assert r.returncode == 1
     text = log.read_bytes().decode()
-    assert re.search(r"^ - \S+ \[\S+\.cpp:\d+\] - ERROR - Unexpected exception c0000005 was thrown\.\r$", text, re.M)
-    assert re.search(r"^ - main \[superpmi\.cpp:\d+\] - INFO - Loaded 1  Jitted 1  FailedCompile 1 ", text, re.M)
+    assert re.search(
+        r"^ - \S+ \[\S+\.cpp:\d+\] - ERROR - Unexpected exception c0000005 was thrown\.\r$",
+        text,
+        re.M,
+    )
+    assert re.search(
+        r"^ - main \[superpmi\.cpp:\d+\] - INFO - Loaded 1  Jitted 1  FailedCompile 1 ", text, re.M
+    )
 
 
 def test_failure_limit(cols: Collections) -> None:
@@ -206,7 +284,9 @@ def test_failure_limit(cols: Collections) -> None:
 def test_badcode_is_a_successful_compile(cols: Collections) -> None:
     # Since dotnet/runtime#89626 (July 2023) CORJIT_BADCODE is not a replay failure.
     il = cols.root / "bad.il"
-    il.write_text(".method Sample.Bad:Unknown(1)\n  .noverify\n  ldarg.0\n  .bytes A5\n  ret\n.end\n")
+    il.write_text(
+        ".method Sample.Bad:Unknown(1)\n  .noverify\n  ldarg.0\n  .bytes A5\n  ret\n.end\n"
+    )
     mch = str(cols.get("badcode", 3, corpus=[str(il)]))
     r = replay("-v", "ewmin", BASE, mch)
     assert r.returncode == 0 and r.stderr == "" and summary(r.stdout) == (3, 3, 0, 0, 0)
@@ -231,7 +311,9 @@ def test_corrupt_record_is_low_integrity(cols: Collections) -> None:
     assert r.returncode == 255 and r.stderr == "ERROR: Method 42 is of low integrity.\n"
 
 
-# ------------------------------------------------------------------------------------------ fatal crash classes
+# ------------------------------------------------------------------------------------------ fatal
+# crash classes
+
 
 def test_poison_then_poison_crash_aborts_but_alone_it_does_not(cols: Collections) -> None:
     mch = str(cols.get("poison", 300, inject=[("poison", 100), ("poison-crash", 200)]))
@@ -252,11 +334,14 @@ def test_hang_is_killed_by_a_timeout(cols: Collections) -> None:
 def test_stack_overflow_kills_the_process(cols: Collections) -> None:
     mch = str(cols.get("stackov", 10, inject=[("stack-overflow", 5)]))
     r = replay("-v", "ewmin", BASE, mch)
-    assert r.returncode == -signal.SIGSEGV  # no alternate signal stack: not caught, even inside the JIT
+    # no alternate signal stack: not caught, even inside the JIT
+    assert r.returncode == -signal.SIGSEGV
     assert "Loaded" not in r.stdout
 
 
-# ------------------------------------------------------------------------------------------ asm diffs
+# ------------------------------------------------------------------------------------------ asm
+# diffs
+
 
 def test_asm_diffs_between_base_and_diff_jit(cols: Collections, tmp_path: Path) -> None:
     mch = cols.clean()
@@ -266,8 +351,11 @@ def test_asm_diffs_between_base_and_diff_jit(cols: Collections, tmp_path: Path) 
     diffs = re.findall(r"^ISSUE: <ASM_DIFF> main method (\d+) of size \d+ differs$", r.stdout, re.M)
     loaded, jitted, failed, _excluded, missing, ndiffs = summary(r.stdout)
     assert (loaded, jitted, failed, missing) == (1200, 1200, 0, 0) and ndiffs == len(diffs) > 50
-    assert re.search(r"^ \d+\.\d% - Loaded 500  Jitted 500  Diffs \d+  FailedCompile 0 at \d+ per second$",
-                     r.stdout, re.M)
+    assert re.search(
+        r"^ \d+\.\d% - Loaded 500  Jitted 500  Diffs \d+  FailedCompile 0 at \d+ per second$",
+        r.stdout,
+        re.M,
+    )
     # With no -diffsInfo, the contexts with diffs go to the -f list.
     assert fail.read_bytes() == b"".join(b"%s\r\n" % d.encode() for d in diffs)
     # The same JIT twice: no diffs.
@@ -284,29 +372,49 @@ def test_one_jit_against_the_stored_compile_result(tmp_path: Path) -> None:
     build_collection(mch, count=20, with_compile_result=True)
     r = replay("-a", "-v", "ewmin", BASE, str(mch))
     assert r.returncode == 2, r.stderr
-    assert len(re.findall(r"^ISSUE: <ASM_DIFF> main method \d+ of size \d+ differs$", r.stdout, re.M)) == 20
+    assert (
+        len(re.findall(r"^ISSUE: <ASM_DIFF> main method \d+ of size \d+ differs$", r.stdout, re.M))
+        == 20
+    )
     assert summary(r.stdout) == (20, 20, 0, 0, 0, 20)
 
 
 def test_diffs_info_details_and_metrics_summaries(cols: Collections, tmp_path: Path) -> None:
     mch = cols.mixed()
-    r = replay("-a", "-v", "ewmin", "-diffsInfo", str(tmp_path / "d.csv"), "-details", str(tmp_path / "det.csv"),
-               "-baseMetricsSummary", str(tmp_path / "b.csv"), "-diffMetricsSummary", str(tmp_path / "m.csv"),
-               BASE, DIFF, str(mch))
+    r = replay(
+        "-a",
+        "-v",
+        "ewmin",
+        "-diffsInfo",
+        str(tmp_path / "d.csv"),
+        "-details",
+        str(tmp_path / "det.csv"),
+        "-baseMetricsSummary",
+        str(tmp_path / "b.csv"),
+        "-diffMetricsSummary",
+        str(tmp_path / "m.csv"),
+        BASE,
+        DIFF,
+        str(mch),
+    )
     assert r.returncode == 1
     diffs = re.findall(r"^ISSUE: <ASM_DIFF> main method (\d+) ", r.stdout, re.M)
     rows = (tmp_path / "d.csv").read_text().splitlines()
     assert rows[0] == "Context,Base size,Diff size,Base instructions,Diff instructions,Context size"
     assert [row.split(",")[0] for row in rows[1:]] == diffs
     det = (tmp_path / "det.csv").read_text().splitlines()
-    assert det[0] == ("Context,Context size,Method full name,Tier name,Base result,Diff result,MinOpts,Has diff,"
-                      "Base instructions,Diff instructions")
+    assert det[0] == (
+        "Context,Context size,Method full name,Tier name,Base result,Diff result,MinOpts,Has diff,"
+        "Base instructions,Diff instructions"
+    )
     assert len(det) == 121 and det[10].startswith("10,") and ",Error,Error," in det[10]
     assert ',"' in det[1] and ":" in det[1].split('"')[1]  # "Namespace.Class:Method"
     assert ",Miss,Miss," in det[30] and ",Success,Error," in det[50]
     base = (tmp_path / "b.csv").read_text().splitlines()
-    assert base[0] == ("Successful compiles,Failing compiles,Missing compiles,Contexts with diffs,Code bytes,"
-                       "Diffed code bytes,Executed instructions,Diff executed instructions,Name")
+    assert base[0] == (
+        "Successful compiles,Failing compiles,Missing compiles,Contexts with diffs,Code bytes,"
+        "Diffed code bytes,Executed instructions,Diff executed instructions,Name"
+    )
     assert base[1].startswith(f"117,2,1,{len(diffs)},") and base[1].endswith(",Overall")
     assert [row.rsplit(",", 1)[1] for row in base[1:]] == ["Overall", "MinOpts", "FullOpts"]
     assert (tmp_path / "m.csv").read_text().splitlines()[1].startswith(f"116,3,1,{len(diffs)},")
@@ -314,26 +422,34 @@ def test_diffs_info_details_and_metrics_summaries(cols: Collections, tmp_path: P
     r = replay("-details", str(tmp_path / "r.csv"), "-c", "1-3", BASE, str(mch))
     rows = (tmp_path / "r.csv").read_text().splitlines()
     assert rows[0] == "Context,Context size,Method full name,Tier name,Result,MinOpts,Instructions"
-    assert len(rows) == 4 and rows[1].startswith("1,") and rows[1].endswith(",FullOpts,Success,False,0")
+    assert (
+        len(rows) == 4
+        and rows[1].startswith("1,")
+        and rows[1].endswith(",FullOpts,Success,False,0")
+    )
 
 
 def test_arm64_literal_pool_is_split_before_diffing(cols: Collections) -> None:
     mch = str(cols.get("bigconst", 4, arch="arm64", corpus=["bigconst.il"]))
     r = replay("-a", "-v", "ewmind", "-target", "arm64", "-c", "1", BASE, BASE, mch)
     assert r.returncode == 0, r.stderr
-    # The near differ's debug line: the hot code was cut at nativeSizeOfCode and the rest became ro data.
+    # The near differ's debug line: the hot code was cut at nativeSizeOfCode and the rest became ro
+    # data.
     sizes = re.findall(r"^HCS1 (\d+) CCS1 0 RDS1 (\d+) ", r.stdout, re.M)
     assert sizes and int(sizes[0][1]) >= 16, r.stdout  # two 64-bit constants (plus alignment)
     r = replay("-a", "-v", "ewmind", "-target", "x64", "-c", "1", BASE, BASE, mch)
     assert re.search(r"^HCS1 \d+ CCS1 0 RDS1 0 ", r.stdout, re.M)  # no split for an x64 target
 
 
-# ------------------------------------------------------------------------------------------ the seed crash
+# ------------------------------------------------------------------------------------------ the
+# seed crash
+
 
 def test_seed_crash_with_bug_91257(cols: Collections) -> None:
     mch = str(cols.seed_arm64())
     r = replay("-a", "-target", "arm64", "-bug", "91257", BASE, DIFF, mch)
-    assert r.returncode == -signal.SIGSEGV  # a real fault outside any protected region: the process dies
+    # a real fault outside any protected region: the process dies
+    assert r.returncode == -signal.SIGSEGV
     assert "Loaded 500  Jitted 500  Diffs" in r.stdout and "Loaded 1000" not in r.stdout
     assert LOADED.search(r.stdout) is None
     # Up to the crash, progress and diffs were printed and nothing was lost.
@@ -348,12 +464,17 @@ def test_seed_context_without_the_bug_switch_is_a_success(cols: Collections) -> 
     assert summary(r.stdout)[:5] == (1200, 1200, 0, 0, 0)
     # Without -a, or without the arm64 target, even -bug 91257 does not reach the null map.
     assert replay("-bug", "91257", "-c", "700", BASE, mch).returncode == 0
-    assert replay("-a", "-bug", "91257", "-target", "x64", "-c", "700", BASE, DIFF, mch).returncode == 0
+    assert (
+        replay("-a", "-bug", "91257", "-target", "x64", "-c", "700", BASE, DIFF, mch).returncode
+        == 0
+    )
     # The recorded target is used when -target is absent.
     assert replay("-a", "-bug", "91257", "-c", "700", BASE, DIFF, mch).returncode == -signal.SIGSEGV
 
 
-# ------------------------------------------------------------------------------------------ configuration
+# ------------------------------------------------------------------------------------------
+# configuration
+
 
 def test_jit_config_lookup_order(cols: Collections) -> None:
     plain = str(cols.clean())
@@ -366,14 +487,31 @@ def test_jit_config_lookup_order(cols: Collections) -> None:
         return m.group(1)
 
     assert tier(plain, "-jitoption", "JitDisasmSummary=1") == "FullOpts"
-    assert tier(plain, "-jitoption", "JitDisasmSummary=1", "-jitoption", "JitMinOpts=1") == "MinOpts"
-    assert tier(plain, env=dict(os.environ, DOTNET_JitDisasmSummary="1", COMPlus_JitMinOpts="1")) == "MinOpts"
+    assert (
+        tier(plain, "-jitoption", "JitDisasmSummary=1", "-jitoption", "JitMinOpts=1") == "MinOpts"
+    )
+    assert (
+        tier(plain, env=dict(os.environ, DOTNET_JitDisasmSummary="1", COMPlus_JitMinOpts="1"))
+        == "MinOpts"
+    )
     # Recorded values win over plain -jitoption and the environment, not over -jitoption force.
     assert tier(recorded) == "FullOpts"
-    assert tier(recorded, "-jitoption", "JitMinOpts=1", env=dict(os.environ, DOTNET_JitMinOpts="1")) == "FullOpts"
+    assert (
+        tier(recorded, "-jitoption", "JitMinOpts=1", env=dict(os.environ, DOTNET_JitMinOpts="1"))
+        == "FullOpts"
+    )
     assert tier(recorded, "-jitoption", "force", "JitMinOpts=1") == "MinOpts"
-    assert tier(recorded, "-ignoreStoredConfig", "-jitoption", "JitMinOpts=1", "-jitoption",
-                "JitDisasmSummary=1") == "MinOpts"
+    assert (
+        tier(
+            recorded,
+            "-ignoreStoredConfig",
+            "-jitoption",
+            "JitMinOpts=1",
+            "-jitoption",
+            "JitDisasmSummary=1",
+        )
+        == "MinOpts"
+    )
 
 
 def test_stress_assert_and_jit_stdout_file(cols: Collections, tmp_path: Path) -> None:
@@ -387,27 +525,53 @@ def test_stress_assert_and_jit_stdout_file(cols: Collections, tmp_path: Path) ->
     assert "magic[divisor] != 0" in issues[0]
     assert "ERROR: Method 33 of size " in r.stderr
     # The same settings from the environment; an allow list without the mode turns it off.
-    assert replay(BASE, mch, env=dict(os.environ, DOTNET_JitStress="2",
-                                      DOTNET_JitStressModeNames="STRESS_FOLD")).returncode == 1
-    assert replay(*stress, "-jitoption", "JitStressModeNamesAllow=STRESS_MAKE_CSE", BASE, mch).returncode == 0
+    assert (
+        replay(
+            BASE,
+            mch,
+            env=dict(os.environ, DOTNET_JitStress="2", DOTNET_JitStressModeNames="STRESS_FOLD"),
+        ).returncode
+        == 1
+    )
+    assert (
+        replay(
+            *stress, "-jitoption", "JitStressModeNamesAllow=STRESS_MAKE_CSE", BASE, mch
+        ).returncode
+        == 0
+    )
 
     # JitStdOutFile takes the JIT's own output (appended); superpmi's lines stay on stdout.
     out = tmp_path / "jit out.txt"
     out.write_text("earlier\n")
-    r = replay("-c", "1-3", "-jitoption", "JitDisasmSummary=1", "-jitoption", f"JitStdOutFile={out}", BASE, mch)
-    assert r.returncode == 0 and "JIT compiled" not in r.stdout and summary(r.stdout)[:3] == (3, 3, 0), r.stdout
+    r = replay(
+        "-c",
+        "1-3",
+        "-jitoption",
+        "JitDisasmSummary=1",
+        "-jitoption",
+        f"JitStdOutFile={out}",
+        BASE,
+        mch,
+    )
+    assert (
+        r.returncode == 0 and "JIT compiled" not in r.stdout and summary(r.stdout)[:3] == (3, 3, 0)
+    ), r.stdout
     text = out.read_text().splitlines()
-    assert text[0] == "earlier" and len([ln for ln in text if ln.startswith("JIT compiled ")]) == 3, text
+    assert (
+        text[0] == "earlier" and len([ln for ln in text if ln.startswith("JIT compiled ")]) == 3
+    ), text
 
 
-# ------------------------------------------------------------------------------------------ damaged maps
+# ------------------------------------------------------------------------------------------ damaged
+# maps
+
 
 def packets_of(record: bytes) -> list[tuple[int, bytes]]:
     payload = record[6:-2]
     out, pos = [], 0
     while pos < len(payload):
         pid, size = struct.unpack_from("<BI", payload, pos)
-        out.append((pid, payload[pos + 5:pos + 5 + size]))
+        out.append((pid, payload[pos + 5 : pos + 5 + size]))
         pos += 6 + size
     return out
 
@@ -423,15 +587,23 @@ def test_damaged_maps_are_low_integrity_never_a_crash(cols: Collections, tmp_pat
     assert record_of(packets) == good
 
     def with_map(i: int, new_map: bytes) -> bytes:
-        return record_of([*packets[:i], (packets[i][0], new_map), *packets[i + 1:]])
+        return record_of([*packets[:i], (packets[i][0], new_map), *packets[i + 1 :]])
 
     variants: dict[str, bytes] = {}
     for i, (pid, m) in enumerate(packets):
         hdr = 4 if m[:4] in (b"LWM1", b"DWM1") else 0
         count, buflen = struct.unpack_from("<II", m, hdr)
-        for what, value in (("count+1", count + 1), ("count-1", max(count - 1, 0)), ("count huge", 0x7FFFFFFF)):
-            variants[f"{pid} {what}"] = with_map(i, m[:hdr] + struct.pack("<I", value) + m[hdr + 4:])
-        variants[f"{pid} buflen+1"] = with_map(i, m[:hdr + 4] + struct.pack("<I", buflen + 1) + m[hdr + 8:])
+        for what, value in (
+            ("count+1", count + 1),
+            ("count-1", max(count - 1, 0)),
+            ("count huge", 0x7FFFFFFF),
+        ):
+            variants[f"{pid} {what}"] = with_map(
+                i, m[:hdr] + struct.pack("<I", value) + m[hdr + 4 :]
+            )
+        variants[f"{pid} buflen+1"] = with_map(
+            i, m[: hdr + 4] + struct.pack("<I", buflen + 1) + m[hdr + 8 :]
+        )
         variants[f"{pid} truncated"] = with_map(i, m[:-1])
         variants[f"{pid} dense tag"] = with_map(i, b"DWM1" + m[hdr:])
     variants["unknown packet 250"] = record_of([*packets, (250, b"LWM1" + struct.pack("<I", 0))])
@@ -442,7 +614,10 @@ def test_damaged_maps_are_low_integrity_never_a_crash(cols: Collections, tmp_pat
         r = replay("-v", "ewmin", BASE, str(path))
         assert r.returncode in (0, 1, 3, 255), (name, r.returncode, r.stderr)  # never a signal
         if r.returncode == 255:
-            assert r.stderr.splitlines()[-1] == "ERROR: Method 1 is of low integrity.", (name, r.stderr)
+            assert r.stderr.splitlines()[-1] == "ERROR: Method 1 is of low integrity.", (
+                name,
+                r.stderr,
+            )
         if name.startswith(("unknown", "unread")) or "truncated" in name or "count huge" in name:
             assert r.returncode == 255, name
 
@@ -455,8 +630,12 @@ def test_legacy_and_dense_map_layouts(cols: Collections, tmp_path: Path) -> None
     dense = b"DWM1" + struct.pack("<IIQQ", 2, 0, 0x1234, 0x5678)
     legacy = struct.pack("<IIIIQQ", 2, 0, 1, 0, 0x5678, 0x1234)
     bad_key = struct.pack("<IIIIQQ", 2, 0, 1, 2, 0x5678, 0x1234)
-    cases = {"untagged": (untagged, 0), "dense": ([*packets, (184, dense)], 0),
-             "legacy dense": ([*packets, (184, legacy)], 0), "illegal dense key": ([*packets, (184, bad_key)], 255)}
+    cases = {
+        "untagged": (untagged, 0),
+        "dense": ([*packets, (184, dense)], 0),
+        "legacy dense": ([*packets, (184, legacy)], 0),
+        "illegal dense key": ([*packets, (184, bad_key)], 255),
+    }
     for name, (pk, rc) in cases.items():
         path = tmp_path / "one.mc"
         path.write_bytes(record_of(pk))
@@ -464,22 +643,29 @@ def test_legacy_and_dense_map_layouts(cols: Collections, tmp_path: Path) -> None
         assert r.returncode == rc, (name, r.stdout, r.stderr)
 
 
-def test_near_differ_exceptions_are_caught_and_not_errors(cols: Collections, tmp_path: Path) -> None:
-    # A stored compile result whose CompileMethod map exists but is empty: on Arm64 the near differ's
-    # repCompileMethod misses in Get (the experiment in dotnet/runtime#91257 that turned the crash into a
-    # caught SuperPMI exception).
+def test_near_differ_exceptions_are_caught_and_not_errors(
+    cols: Collections, tmp_path: Path
+) -> None:
+    # A stored compile result whose CompileMethod map exists but is empty: on Arm64 the near
+    # differ's repCompileMethod misses in Get (the experiment in dotnet/runtime#91257 that turned
+    # the crash into a caught SuperPMI exception).
     code = E.BlobBuffer()
     hot = code.add(bytes(range(16)))
-    stored = [(P.CR_AllocMem, E.lwm([(E.u32(0), E.alloc_mem_value(16, hot, 0x10000))], code)),
-              (P.CR_CompileMethod, b"LWM1" + struct.pack("<I", 0))]
+    stored = [
+        (P.CR_AllocMem, E.lwm([(E.u32(0), E.alloc_mem_value(16, hot, 0x10000))], code)),
+        (P.CR_CompileMethod, b"LWM1" + struct.pack("<I", 0)),
+    ]
     path = tmp_path / "stored.mc"
     path.write_bytes(record_of([*packets_of(mc_bytes(cols.clean(), 5)), *stored]))
     fail = tmp_path / "f.mcl"
     r = replay("-a", "-target", "arm64", "-v", "ewmin", "-f", str(fail), BASE, str(path))
     assert r.returncode == 0, r.stderr  # not counted as an error
     assert r.stderr.splitlines() == [
-        f"ERROR: main method 1 of size {il_size(cols.clean(), 5)} failed to load and compile correctly.",
-        "ERROR: Exception thrown: SuperPMI assertion 'index != -1' failed (Didn't find Item (in Get))"]
+        f"ERROR: main method 1 of size {il_size(cols.clean(), 5)} failed to load and compile "
+        "correctly.",
+        "ERROR: Exception thrown: SuperPMI assertion 'index != -1' failed (Didn't find Item (in "
+        "Get))",
+    ]
     assert fail.read_bytes() == b"1\r\n"
     assert summary(r.stdout) == (1, 1, 0, 0, 0, 0)
 

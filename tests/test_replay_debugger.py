@@ -1,5 +1,6 @@
-"""spmi-replay under a real gdb: first-chance faults the core survives, the fatal second chance, and the
-debug break of -boa that only happens when a debugger is attached (debugger-notes.md, "Signals")."""
+"""spmi-replay under a real gdb: first-chance faults the core survives, the fatal second chance, and
+the debug break of -boa that only happens when a debugger is attached (debugger-notes.md,
+"Signals")."""
 
 from __future__ import annotations
 
@@ -15,7 +16,16 @@ GDB = shutil.which("gdb")
 
 def gdb(commands: list[str], *args: str) -> str:
     assert GDB is not None, "gdb is required (.ci/run installs it)"
-    cmd = [GDB, "-q", "-nx", "-batch", "-ex", "set startup-with-shell off", "-ex", "set pagination off"]
+    cmd = [
+        GDB,
+        "-q",
+        "-nx",
+        "-batch",
+        "-ex",
+        "set startup-with-shell off",
+        "-ex",
+        "set pagination off",
+    ]
     for c in commands:
         cmd += ["-ex", c]
     r = subprocess.run([*cmd, "--args", REPLAY, *args], capture_output=True, text=True, timeout=120)
@@ -43,9 +53,25 @@ def test_boa_breaks_only_under_a_debugger(cols: Collections) -> None:
 
 
 def test_seed_crash_first_and_second_chance(cols: Collections) -> None:
-    out = gdb(["run", "bt", "continue", "continue"], "-a", "-target", "arm64", "-bug", "91257", "-c", "700",
-              BASE, DIFF, str(cols.seed_arm64()))
-    stops = re.findall(r"Program received signal SIGSEGV, Segmentation fault\.\n(0x[0-9a-f]+ in )?(\S+)", out)
-    assert len(stops) == 2 and stops[0] == stops[1], out  # same pc, twice: the handler declined the first
-    assert "CompileResult::repCompileMethod" in out and "NearDiffer::compare" in out and "main" in out
+    out = gdb(
+        ["run", "bt", "continue", "continue"],
+        "-a",
+        "-target",
+        "arm64",
+        "-bug",
+        "91257",
+        "-c",
+        "700",
+        BASE,
+        DIFF,
+        str(cols.seed_arm64()),
+    )
+    stops = re.findall(
+        r"Program received signal SIGSEGV, Segmentation fault\.\n(0x[0-9a-f]+ in )?(\S+)", out
+    )
+    # same pc, twice: the handler declined the first
+    assert len(stops) == 2 and stops[0] == stops[1], out
+    assert (
+        "CompileResult::repCompileMethod" in out and "NearDiffer::compare" in out and "main" in out
+    )
     assert "Program terminated with signal SIGSEGV" in out

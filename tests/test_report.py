@@ -1,6 +1,7 @@
-"""Reports: report.json against its shipped schema, report.md in dotnet/runtime's bug template rendered from
-report.json alone (`spmi-dbg report` gives the same), `--gh-issue`, `--redact` (no home directory, user name
-or host name left in any file of the bundle), and bad bundles as one-line errors. Real gdb, real processes."""
+"""Reports: report.json against its shipped schema, report.md in dotnet/runtime's bug template
+rendered from report.json alone (`spmi-dbg report` gives the same), `--gh-issue`, `--redact` (no
+home directory, user name or host name left in any file of the bundle), and bad bundles as one-line
+errors. Real gdb, real processes."""
 
 from __future__ import annotations
 
@@ -24,9 +25,17 @@ from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import report, validate
 
 
-def spmi_report(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "spmi_dbg", "report", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=60)
+def spmi_report(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "spmi_dbg", "report", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=60,
+    )
 
 
 def test_report_json_follows_its_schema(seed_bundle: tuple[Path, str]) -> None:
@@ -44,7 +53,8 @@ def test_known_bugs_the_pipeline_adds(seed_bundle: tuple[Path, str]) -> None:
     data = report(seed_bundle[0])
     ids = [b["id"] for b in data["known_bugs"]]
     assert ids == ["dotnet/runtime#91257", "dotnet/runtime#56506"]  # the crash was in a -p worker
-    assert "dotnet/runtime#56506" not in [b["id"] for b in data["diagnosis"]["known_bugs"]]  # not in the debugger
+    # not in the debugger
+    assert "dotnet/runtime#56506" not in [b["id"] for b in data["diagnosis"]["known_bugs"]]
 
 
 def test_markdown_and_text_rerender_from_the_data(seed_bundle: tuple[Path, str]) -> None:
@@ -77,23 +87,56 @@ def test_redact_leaves_no_home_user_or_host(cols: Collections, tmp_path: Path) -
     mch = work / "seed.mch"
     mch.write_bytes(seed_collection(cols).read_bytes())
     env = dict(os.environ, HOME=str(home), USER="jdoe", LOGNAME="jdoe", COLUMNS="200")
-    r = subprocess.run([sys.executable, "-m", "spmi_dbg", "repro", "--redact", "--workers", "2", "--verify-runs", "1",
-                        "--out", "b", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)], capture_output=True,
-                       text=True, cwd=work, env=env, timeout=240)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spmi_dbg",
+            "repro",
+            "--redact",
+            "--workers",
+            "2",
+            "--verify-runs",
+            "1",
+            "--out",
+            "b",
+            "--",
+            REPLAY,
+            *SEED_OPTIONS,
+            BASE,
+            DIFF,
+            str(mch),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env=env,
+        timeout=240,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     bundle = work / "b"
     texts = [p for p in bundle.iterdir() if p.name not in ("repro.mch", "repro.mch.mct")]
-    assert {p.name for p in texts} >= {"report.md", "report.json", "diagnosis.json", "debugger.log", "repro.sh",
-                                        "replay.stdout", "replay.stderr"}
+    assert {p.name for p in texts} >= {
+        "report.md",
+        "report.json",
+        "diagnosis.json",
+        "debugger.log",
+        "repro.sh",
+        "replay.stdout",
+        "replay.stderr",
+    }
     for p in bundle.iterdir():
         content = p.read_bytes().decode(errors="replace")
         for secret in (str(home), "jdoe", host):
             assert secret not in content, (p.name, secret)
     data = report(bundle)
     assert data["command"]["input"] == "$HOME/$HOSTNAME/runs/seed.mch"  # still readable
-    assert (bundle / "repro.mch").read_bytes() == mc_bytes(mch, 300)  # the record is never rewritten
+    # the record is never rewritten
+    assert (bundle / "repro.mch").read_bytes() == mc_bytes(mch, 300)
     # repro.sh still runs: the home directory is "$HOME" in it.
-    run = subprocess.run([str(bundle / "repro.sh")], capture_output=True, cwd="/", env=env, timeout=60)
+    run = subprocess.run(
+        [str(bundle / "repro.sh")], capture_output=True, cwd="/", env=env, timeout=60
+    )
     assert run.returncode == -signal.SIGSEGV
     out = spmi_report(str(bundle), "--redact", "--gh-issue", cwd=work, env=env)
     body = Path(shlex.split(out.stdout)[-1])
@@ -108,17 +151,25 @@ def test_bad_bundles_are_one_line_errors(tmp_path: Path) -> None:
     old = tmp_path / "old"
     old.mkdir()
     (old / "report.json").write_text('{"schema": 1}')
-    cases = {"empty": "not a bundle: no report.json", "missing": "missing: not found",
-             "bad": "report.json: line 2 column 11 (offset 24): not valid JSON", "old": "schema 1, expected 4"}
+    cases = {
+        "empty": "not a bundle: no report.json",
+        "missing": "missing: not found",
+        "bad": "report.json: line 2 column 11 (offset 24): not valid JSON",
+        "old": "schema 1, expected 4",
+    }
     for name, text in cases.items():
         r = spmi_report(str(tmp_path / name), cwd=tmp_path)
         assert r.returncode != 0 and r.stdout == ""
         lines = r.stderr.splitlines()
-        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (name, r.stderr)
+        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (
+            name,
+            r.stderr,
+        )
 
 
-# ------------------------------------------------------------------------------------------ paths in the reports
-TEMP_RUN_DIR = re.compile(r"(?:^|/)spmi-[a-z]+-[^/\s]+-\d+-[^/\s]+")  # spmi_dbg.tempfiles: spmi-<kind>-<host>-<pid>-*
+# ------------------------------------------------------------------------------------------ paths
+# in the reports spmi_dbg.tempfiles: spmi-<kind>-<host>-<pid>-*
+TEMP_RUN_DIR = re.compile(r"(?:^|/)spmi-[a-z]+-[^/\s]+-\d+-[^/\s]+")
 
 
 def strings(value: object) -> list[str]:
@@ -133,26 +184,39 @@ def strings(value: object) -> list[str]:
 
 
 def path_like(text: str) -> list[str]:
-    """The words of a text that are file paths: absolute, or relative with a directory part and a file name with
-    an extension (not `2/2`, `GNU/Linux`); URLs aside."""
+    """The words of a text that are file paths: absolute, or relative with a directory part and a
+    file name with an extension (not `2/2`, `GNU/Linux`); URLs aside."""
     words = [w.rstrip(".:") for w in re.split(r"[\s`'\"(),;\[\]]+", text)]
-    return [w for w in words if "/" in w and "://" not in w and re.fullmatch(r"[\w./@+~-]+", w)
-            and ((w.startswith("/") and len(w) > 1) or re.search(r"/[^/]+\.\w+$", w))]
+    return [
+        w
+        for w in words
+        if "/" in w
+        and "://" not in w
+        and re.fullmatch(r"[\w./@+~-]+", w)
+        and ((w.startswith("/") and len(w) > 1) or re.search(r"/[^/]+\.\w+$", w))
+    ]
 
 
 def test_every_path_names_the_bundle_or_the_inputs(seed_bundle: tuple[Path, str]) -> None:
-    """report.json and report.md of a real bundle (found in a -p run, two JITs: the regression runs too) name no
-    temporary directory of the run (gone once the bundle is in place); every path naming a bundle file exists, and
-    so does every other path they name (the inputs, the binaries, their sources)."""
+    """report.json and report.md of a real bundle (found in a -p run, two JITs: the regression runs
+    too) name no temporary directory of the run (gone once the bundle is in place); every path
+    naming a bundle file exists, and so does every other path they name (the inputs, the binaries,
+    their sources)."""
     bundle, _ = seed_bundle
     data = report(bundle)
     texts = [*strings(data), (bundle / "report.md").read_text()]
-    assert not [t for t in texts if TEMP_RUN_DIR.search(t)], [t for t in texts if TEMP_RUN_DIR.search(t)][:5]
+    assert not [t for t in texts if TEMP_RUN_DIR.search(t)], [
+        t for t in texts if TEMP_RUN_DIR.search(t)
+    ][:5]
     paths = {p for t in texts for p in path_like(t)}
-    named_bundle = [p for p in paths if Path(p).name in BUNDLE_FILES or Path(p).parent.name == bundle.name]
-    assert named_bundle, paths  # the regression runs' argv, the repro's path in the summary and phases
+    named_bundle = [
+        p for p in paths if Path(p).name in BUNDLE_FILES or Path(p).parent.name == bundle.name
+    ]
+    # the regression runs' argv, the repro's path in the summary and phases
+    assert named_bundle, paths
     for p in paths:
-        where = Path(p) if p.startswith("/") else bundle.parent / p  # relative: to the run's directory
+        # relative: to the run's directory
+        where = Path(p) if p.startswith("/") else bundle.parent / p
         assert where.exists(), f"{p} (in report.json or report.md) does not exist"
     assert (bundle.parent / data["bundle"]).resolve() == bundle.resolve()
     for key in ("base_jit", "diff_jit"):
@@ -172,8 +236,8 @@ def test_regression_runs_are_labelled(seed_bundle: tuple[Path, str]) -> None:
 
 
 def test_a_bug_about_the_reporting_is_said_as_such(seed_bundle: tuple[Path, str]) -> None:
-    """#56506 is about how -p reported the crash (known_bugs.toml: about = "reporting"): 'also: -p hid the
-    crash', never a second known bug of the crash."""
+    """#56506 is about how -p reported the crash (known_bugs.toml: about = "reporting"): 'also: -p
+    hid the crash', never a second known bug of the crash."""
     bundle, stdout = seed_bundle
     data = report(bundle)
     about = {b["id"]: b["about"] for b in data["known_bugs"]}
@@ -181,16 +245,23 @@ def test_a_bug_about_the_reporting_is_said_as_such(seed_bundle: tuple[Path, str]
     lines = stdout.splitlines()
     assert [ln for ln in lines if ln.startswith("known bug: ")] == [
         "known bug: dotnet/runtime#91257 https://github.com/dotnet/runtime/issues/91257, fix "
-        "https://github.com/dotnet/runtime/pull/91783"]
-    assert "also: -p hid the crash (dotnet/runtime#56506 https://github.com/dotnet/runtime/issues/56506)" in lines
+        "https://github.com/dotnet/runtime/pull/91783"
+    ]
+    assert (
+        "also: -p hid the crash (dotnet/runtime#56506 "
+        "https://github.com/dotnet/runtime/issues/56506)" in lines
+    )
     desc = data["issue"]["description"]
-    assert "Known upstream: dotnet/runtime#91257" in desc and "Known upstream: dotnet/runtime#56506" not in desc
+    assert (
+        "Known upstream: dotnet/runtime#91257" in desc
+        and "Known upstream: dotnet/runtime#56506" not in desc
+    )
     assert "Also: -p hid the crash (dotnet/runtime#56506" in desc
 
 
 def test_the_panel_keeps_file_names(seed_bundle: tuple[Path, str]) -> None:
-    """The terminal's panel, narrower than the faulting module's path: its directory part is shortened, the file
-    name kept (never cut with an ellipsis)."""
+    """The terminal's panel, narrower than the faulting module's path: its directory part is
+    shortened, the file name kept (never cut with an ellipsis)."""
     from types import SimpleNamespace
     from typing import cast
 
@@ -204,10 +275,13 @@ def test_the_panel_keeps_file_names(seed_bundle: tuple[Path, str]) -> None:
     assert len(fm) > 40
     for width in (60, 80, 100):
         console = Console(width=width, record=True, force_terminal=True, color_system=None)
-        result = cast(ReproResult, SimpleNamespace(report=data, bundle_error=None, outcome=data["outcome"]))
+        result = cast(
+            ReproResult, SimpleNamespace(report=data, bundle_error=None, outcome=data["outcome"])
+        )
         print_summary(result, console, rich_panel=True)
         text = console.export_text()
         assert "…" not in text, text
         line = next(ln for ln in text.splitlines() if Path(fm).name in ln)
-        assert f"/{Path(fm).parent.name}/{Path(fm).name}" in line, text  # the name and its directory
+        # the name and its directory
+        assert f"/{Path(fm).parent.name}/{Path(fm).name}" in line, text
         assert max(len(ln) for ln in text.splitlines()) <= width

@@ -1,6 +1,6 @@
-"""`spmi-dbg repro` end to end: the real command line, real gdb (through pygdbmi) -- and, for the tests
-parametrized by debugger, real lldb 16 (`--debugger lldb`) --, the replay core as real processes, on sample
-collections with injected crash classes (native/README.md)."""
+"""`spmi-dbg repro` end to end: the real command line, real gdb (through pygdbmi) -- and, for the
+tests parametrized by debugger, real lldb 16 (`--debugger lldb`) --, the replay core as real
+processes, on sample collections with injected crash classes (native/README.md)."""
 
 from __future__ import annotations
 
@@ -23,22 +23,45 @@ from .support.common import DEBUGGERS, Collections, mc_bytes, seed_collection
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import assert_seed_diagnosis, no_replays_left, report, repro, validate
 
-# ------------------------------------------------------------------------------------------ the seed crash
+# ------------------------------------------------------------------------------------------ the
+# seed crash
+
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
 def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path, debugger: str) -> None:
     mch = seed_collection(cols)
     start = time.monotonic()
-    # The user's command as superpmi.py ran it: in parallel (-p), where the crash of a worker is invisible.
-    r = repro("--workers", "2", "--", REPLAY, *SEED_OPTIONS, "-p", BASE, DIFF, str(mch), cwd=tmp_path,
-              debugger=debugger)
+    # The user's command as superpmi.py ran it: in parallel (-p), where the crash of a worker is
+    # invisible.
+    r = repro(
+        "--workers",
+        "2",
+        "--",
+        REPLAY,
+        *SEED_OPTIONS,
+        "-p",
+        BASE,
+        DIFF,
+        str(mch),
+        cwd=tmp_path,
+        debugger=debugger,
+    )
     elapsed = time.monotonic() - start
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(next(tmp_path.glob("spmi-repro-*")))
     bundle = Path(tmp_path / rep["bundle"])
     assert bundle.name == f"spmi-repro-{rep['diagnosis']['bucket']}"  # the default --out
-    for name in ("repro.mch", "repro.mch.mct", "repro.sh", "diagnosis.json", "report.md", "report.json",
-                 "debugger.log", "replay.stdout", "replay.stderr"):
+    for name in (
+        "repro.mch",
+        "repro.mch.mct",
+        "repro.sh",
+        "diagnosis.json",
+        "report.md",
+        "report.json",
+        "debugger.log",
+        "replay.stdout",
+        "replay.stderr",
+    ):
         assert (bundle / name).is_file(), name
 
     d = json.loads((bundle / "diagnosis.json").read_text())
@@ -55,17 +78,36 @@ def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path, debugger: str)
     assert any("dropped `-p`" in n for n in rep["command"]["notes"])
 
     md = (bundle / "report.md").read_text()
-    assert md.startswith("# superpmi SIGSEGV in CompileResult::repCompileMethod for method context 300")
+    assert md.startswith(
+        "# superpmi SIGSEGV in CompileResult::repCompileMethod for method context 300"
+    )
     assert "CompileResult::CompileMethod" in md
     # dotnet/runtime's bug template, filled from facts.
-    sections = ["### Description", "### Reproduction Steps", "### Expected behavior", "### Actual behavior",
-                "### Regression?", "### Known Workarounds", "### Configuration", "### Other information"]
+    sections = [
+        "### Description",
+        "### Reproduction Steps",
+        "### Expected behavior",
+        "### Actual behavior",
+        "### Regression?",
+        "### Known Workarounds",
+        "### Configuration",
+        "### Other information",
+    ]
     assert [ln for ln in md.splitlines() if ln.startswith("### ")] == sections
-    assert "superpmi segfaults in CompileResult::repCompileMethod (called from NearDiffer::compare) for method " \
-           "context 300" in md and "the base JIT's compile result has no CompileMethod map" in md
+    assert (
+        "superpmi segfaults in CompileResult::repCompileMethod (called from NearDiffer::compare) "
+        "for method "
+        "context 300"
+        in md
+        and "the base JIT's compile result has no CompileMethod map" in md
+    )
     assert "Known upstream: dotnet/runtime#91257" in md and "dotnet/runtime#91783" in md
-    assert "By experiment: neither JIT crashes on its own" in md  # the seed needs the near differ: both JITs
-    assert rep["regression"]["base_jit"]["crashes"] is False and rep["regression"]["diff_jit"]["crashes"] is False
+    # the seed needs the near differ: both JITs
+    assert "By experiment: neither JIT crashes on its own" in md
+    assert (
+        rep["regression"]["base_jit"]["crashes"] is False
+        and rep["regression"]["diff_jit"]["crashes"] is False
+    )
     conf = rep["issue"]["configuration"]
     assert conf["target"] == "arm64" and re.fullmatch(r"[0-9a-f]{40}", conf["superpmi"]["build_id"])
     assert [j["role"] for j in conf["jits"]] == ["base JIT (JIT1)", "diff JIT (JIT2)"]
@@ -73,15 +115,20 @@ def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path, debugger: str)
     assert len(md) < 65536 and "<details><summary>Backtrace" in md
     log = (bundle / "debugger.log").read_text()
     if debugger == "gdb":
-        assert d["debugger"].startswith("gdb ") and conf["debugger"]["version"].startswith("GNU gdb")
+        assert d["debugger"].startswith("gdb ") and conf["debugger"]["version"].startswith(
+            "GNU gdb"
+        )
         assert "*stopped" in log  # the MI transcript
-        # gdb reads the number at -O2: mc->index in the inline frame of InvokeNearDiffer it recovers.
+        # gdb reads the number at -O2: mc->index in the inline frame of InvokeNearDiffer it
+        # recovers.
         assert "InvokeNearDiffer" in rep["locate"]["method_context_source"]
     else:
-        assert d["debugger"].startswith("lldb 16") and conf["debugger"]["version"].startswith("lldb")
+        assert d["debugger"].startswith("lldb 16") and conf["debugger"]["version"].startswith(
+            "lldb"
+        )
         assert "# fatal stop: SIGSEGV near-null" in log  # the lldb worker's log
-        # lldb 16 at -O2 has no frame for the inlined InvokeNearDiffer (and cannot read entry values): the number
-        # comes from the native bisection.
+        # lldb 16 at -O2 has no frame for the inlined InvokeNearDiffer (and cannot read entry
+        # values): the number comes from the native bisection.
         assert rep["locate"]["method_context_source"].startswith("native bisection")
     # The summary panel's facts, in plain text when piped.
     assert "method context: 300" in r.stdout and "verification: 3/3 native runs" in r.stdout
@@ -97,24 +144,62 @@ def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path, debugger: str)
 
 def test_friendly_options_form(cols: Collections, tmp_path: Path) -> None:
     mch = seed_collection(cols)
-    r = repro("--mch", str(mch), "--base-jit", BASE, "--jit", DIFF, "--target", "arm64", "--workers", "2",
-              "--verify-runs", "1", "--out", "b", "--", "-a", "-bug", "91257", cwd=tmp_path)
+    r = repro(
+        "--mch",
+        str(mch),
+        "--base-jit",
+        BASE,
+        "--jit",
+        DIFF,
+        "--target",
+        "arm64",
+        "--workers",
+        "2",
+        "--verify-runs",
+        "1",
+        "--out",
+        "b",
+        "--",
+        "-a",
+        "-bug",
+        "91257",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
-    assert rep["command"]["program"] == str(Path(REPLAY).resolve())  # the bundled spmi-replay by default
+    # the bundled spmi-replay by default
+    assert rep["command"]["program"] == str(Path(REPLAY).resolve())
     assert rep["command"]["options"] == ["-a", "-bug", "91257", "-target", "arm64"]
     assert rep["repro"]["method_contexts"] == [300] and rep["verification"]["runs"] == 1
 
 
-# ------------------------------------------------------------------------------------------ other crash classes
+# ------------------------------------------------------------------------------------------ other
+# crash classes
+
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
-def test_state_dependent_crash_is_minimized_to_two_records(cols: Collections, tmp_path: Path, debugger: str) -> None:
+def test_state_dependent_crash_is_minimized_to_two_records(
+    cols: Collections, tmp_path: Path, debugger: str
+) -> None:
     mch = cols.get("repro-poison", 400, inject=[("poison", 100), ("poison-crash", 200)])
-    r = repro("--workers", "2", "--out", "b", "--", REPLAY, BASE, str(mch), cwd=tmp_path, debugger=debugger)
+    r = repro(
+        "--workers",
+        "2",
+        "--out",
+        "b",
+        "--",
+        REPLAY,
+        BASE,
+        str(mch),
+        cwd=tmp_path,
+        debugger=debugger,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
-    assert rep["diagnosis"]["method_context"]["number"] == 200 and rep["locate"]["method_context"] == 200
+    assert (
+        rep["diagnosis"]["method_context"]["number"] == 200
+        and rep["locate"]["method_context"] == 200
+    )
     assert rep["diagnosis"]["signal"]["name"] == "SIGABRT"
     single = rep["verification_single_record"]
     assert single["reproduced"] == 0 and not single["accepted"]  # the record alone does not crash
@@ -122,17 +207,41 @@ def test_state_dependent_crash_is_minimized_to_two_records(cols: Collections, tm
     assert rep["repro"]["records"] == 2 and rep["repro"]["method_contexts"] == [100, 200]
     assert (tmp_path / "b" / "repro.mch").read_bytes() == mc_bytes(mch, 100) + mc_bytes(mch, 200)
     assert rep["verification"]["accepted"] and rep["verification"]["rate"] >= 0.5
-    assert [p["name"] for p in rep["phases"]] == ["locate", "isolate", "verify", "minimize", "isolate-minimized",
-                                                  "verify-minimized"]
-    assert "The crashing record alone does not fail: the repro keeps the earlier record(s) 100" in \
-        (tmp_path / "b" / "report.md").read_text()
+    assert [p["name"] for p in rep["phases"]] == [
+        "locate",
+        "isolate",
+        "verify",
+        "minimize",
+        "isolate-minimized",
+        "verify-minimized",
+    ]
+    assert (
+        "The crashing record alone does not fail: the repro keeps the earlier record(s) 100"
+        in (tmp_path / "b" / "report.md").read_text()
+    )
 
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
-def test_hang_is_interrupted_and_classified(cols: Collections, tmp_path: Path, debugger: str) -> None:
+def test_hang_is_interrupted_and_classified(
+    cols: Collections, tmp_path: Path, debugger: str
+) -> None:
     mch = cols.get("repro-hang", 400, inject=[("hang", 250)])
-    r = repro("--workers", "2", "--timeout", "2", "--verify-runs", "1", "--out", "b", "--", REPLAY, BASE, str(mch),
-              cwd=tmp_path, debugger=debugger)
+    r = repro(
+        "--workers",
+        "2",
+        "--timeout",
+        "2",
+        "--verify-runs",
+        "1",
+        "--out",
+        "b",
+        "--",
+        REPLAY,
+        BASE,
+        str(mch),
+        cwd=tmp_path,
+        debugger=debugger,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     validate(rep)
@@ -143,44 +252,81 @@ def test_hang_is_interrupted_and_classified(cols: Collections, tmp_path: Path, d
     assert statuses == {1: "exited", 2: "hang"}
     threads = rep["locate"]["hang_threads"]
     # The interrupt lands in the loop, or in BasicBlock::isJumpOnly inlined into it.
-    assert threads and "Compiler::optCanonicalizeLoops" in [f["function"] for f in threads[0]["frames"][:2]]
+    assert threads and "Compiler::optCanonicalizeLoops" in [
+        f["function"] for f in threads[0]["frames"][:2]
+    ]
     assert rep["verification"]["expected"]["kind"] == "hang"
-    assert rep["verification"]["native_runs"][0]["timed_out"] and rep["verification"]["debugger_run"]["reproduced"]
-    assert "superpmi hangs in Compiler::optCanonicalizeLoops for method context 250" in \
-        (tmp_path / "b" / "report.md").read_text()
+    assert (
+        rep["verification"]["native_runs"][0]["timed_out"]
+        and rep["verification"]["debugger_run"]["reproduced"]
+    )
+    assert (
+        "superpmi hangs in Compiler::optCanonicalizeLoops for method context 250"
+        in (tmp_path / "b" / "report.md").read_text()
+    )
     assert no_replays_left(mch) and no_replays_left(tmp_path / "b" / "repro.mch")
 
 
 def test_first_chance_faults_are_passed_on(cols: Collections, tmp_path: Path) -> None:
-    mch = cols.get("repro-jit-null", 400, arch="arm64", seed=2,
-                   inject=[("jit-null", 50), ("jit-null", 150), ("seed-arm64", 300)])
-    r = repro("--workers", "1", "--verify-runs", "1", "--out", "b", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF,
-              str(mch), cwd=tmp_path)
+    mch = cols.get(
+        "repro-jit-null",
+        400,
+        arch="arm64",
+        seed=2,
+        inject=[("jit-null", 50), ("jit-null", 150), ("seed-arm64", 300)],
+    )
+    r = repro(
+        "--workers",
+        "1",
+        "--verify-runs",
+        "1",
+        "--out",
+        "b",
+        "--",
+        REPLAY,
+        *SEED_OPTIONS,
+        BASE,
+        DIFF,
+        str(mch),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
-    assert rep["diagnosis"]["method_context"]["number"] == 300  # not 50: those faults are the JIT's, caught
+    # not 50: those faults are the JIT's, caught
+    assert rep["diagnosis"]["method_context"]["number"] == 300
     passed = rep["locate"]["stops_passed"]
     # Each jit-null method faults in both JITs; every fault is passed on and the replay goes on.
-    assert [(s["method_context"], s["signal"], s["kind"]) for s in passed] == \
-        [(50, "SIGSEGV", "first-chance")] * 2 + [(150, "SIGSEGV", "first-chance")] * 2
+    assert [(s["method_context"], s["signal"], s["kind"]) for s in passed] == [
+        (50, "SIGSEGV", "first-chance")
+    ] * 2 + [(150, "SIGSEGV", "first-chance")] * 2
     assert all(s["frame"] == "Compiler::gtFoldDivByConst" for s in passed)
     out = (tmp_path / "b" / "replay.stderr").read_text()
-    assert out.count("ERROR: Unexpected exception c0000005 was thrown.") == 4  # the replay's handler ran
+    # the replay's handler ran
+    assert out.count("ERROR: Unexpected exception c0000005 was thrown.") == 4
 
 
 def test_debug_breaks_and_faults_alone_are_no_crash(cols: Collections, tmp_path: Path) -> None:
-    """-boa makes the JIT assert a SIGTRAP under a debugger: passed on with `signal SIGTRAP`, never swallowed."""
-    mch = cols.get("repro-asserts", 300, inject=[("jit-null", 10), ("jit-assert", 20), ("jit-assert", 220)])
+    """-boa makes the JIT assert a SIGTRAP under a debugger: passed on with `signal SIGTRAP`, never
+    swallowed."""
+    mch = cols.get(
+        "repro-asserts", 300, inject=[("jit-null", 10), ("jit-assert", 20), ("jit-assert", 220)]
+    )
     r = repro("--workers", "2", "--out", "b", "--", REPLAY, "-boa", BASE, str(mch), cwd=tmp_path)
     assert r.returncode == 2, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     assert rep["outcome"] == "no-crash" and rep["diagnosis"] is None
-    kinds = sorted((s["method_context"], s["signal"], s["kind"], s["delivered"])
-                   for s in rep["locate"]["stops_passed"])
+    kinds = sorted(
+        (s["method_context"], s["signal"], s["kind"], s["delivered"])
+        for s in rep["locate"]["stops_passed"]
+    )
     # The fault goes to the replay's handler; the breaks, which it has no handler for, are absorbed.
-    assert kinds == [(10, "SIGSEGV", "first-chance", True), (20, "SIGTRAP", "debug-break", False),
-                     (220, "SIGTRAP", "debug-break", False)]
-    assert [p["exit_status"] for p in rep["locate"]["partitions"]] == [1, 1]  # FailedCompile, as natively
+    assert kinds == [
+        (10, "SIGSEGV", "first-chance", True),
+        (20, "SIGTRAP", "debug-break", False),
+        (220, "SIGTRAP", "debug-break", False),
+    ]
+    # FailedCompile, as natively
+    assert [p["exit_status"] for p in rep["locate"]["partitions"]] == [1, 1]
     assert "ERROR: SuperPMI: Assert Failure" in (tmp_path / "b" / "replay.stderr").read_text()
 
 
@@ -201,44 +347,79 @@ def test_native_bisection_when_debug_info_cannot_tell(cols: Collections, tmp_pat
     mch = seed_collection(cols)
     stripped = tmp_path / "superpmi"
     subprocess.run(["strip", "-o", str(stripped), REPLAY], check=True)
-    r = repro("--workers", "2", "--verify-runs", "1", "--out", "b", "--", str(stripped), *SEED_OPTIONS, BASE, DIFF,
-              str(mch), cwd=tmp_path)
+    r = repro(
+        "--workers",
+        "2",
+        "--verify-runs",
+        "1",
+        "--out",
+        "b",
+        "--",
+        str(stripped),
+        *SEED_OPTIONS,
+        BASE,
+        DIFF,
+        str(mch),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     assert rep["locate"]["method_context"] == 300
-    assert rep["locate"]["method_context_source"].startswith("native bisection with -c ranges over partition 2")
+    assert rep["locate"]["method_context_source"].startswith(
+        "native bisection with -c ranges over partition 2"
+    )
     assert rep["locate"]["bisection"][0]["compile"] == "201-400"
     assert (tmp_path / "b" / "repro.mch").read_bytes() == mc_bytes(mch, 300)
     assert "native bisection" in (tmp_path / "b" / "report.md").read_text()
 
 
-# ------------------------------------------------------------------------------------------ bad input, tool faults
+# ------------------------------------------------------------------------------------------ bad
+# input, tool faults
+
 
 def test_bad_inputs_are_one_line_errors(cols: Collections, tmp_path: Path) -> None:
     mch = cols.get("repro-clean", 300)
     junk = tmp_path / "junk.mch"
     junk.write_bytes(b"\x11\xb4" + b"\0" * 300)
     script = tmp_path / "superpmi.sh"
-    script.write_text(f"#!/bin/sh\nexec {REPLAY} \"$@\"\n")
+    script.write_text(f'#!/bin/sh\nexec {REPLAY} "$@"\n')
     script.chmod(0o755)
     cases = {
         ("--", REPLAY, str(tmp_path / "missing" / "libclrjit.so"), str(mch)): "JIT not found",
         ("--", REPLAY, BASE, str(junk)): "junk.mch: record 1 at offset 0: bad magic",
         ("--", REPLAY, BASE, str(tmp_path / "none.mch")): "none.mch: collection not found",
         ("--", str(tmp_path / "superpmi"), BASE, str(mch)): "superpmi program not found",
-        ("--gdb", str(tmp_path / "no-gdb"), "--", REPLAY, BASE, str(mch)): "no-gdb not found: gdb is needed",
+        (
+            "--gdb",
+            str(tmp_path / "no-gdb"),
+            "--",
+            REPLAY,
+            BASE,
+            str(mch),
+        ): "no-gdb not found: gdb is needed",
         ("--", str(script), BASE, str(mch)): "superpmi program is not an ELF executable",
         ("--", REPLAY, BASE): "no collection (.mch/.mc) in the command",
         ("--", REPLAY, "-c", "5,3", BASE, str(mch)): "MCL list must be increasing",
-        ("--workers", "0", "--", REPLAY, BASE, str(mch)): "--workers: expected a whole number of at least 1, got '0'",
+        (
+            "--workers",
+            "0",
+            "--",
+            REPLAY,
+            BASE,
+            str(mch),
+        ): "--workers: expected a whole number of at least 1, got '0'",
         ("--jit", BASE, "--", REPLAY, BASE, str(mch)): "go with --mch",
     }
     for args, text in cases.items():
         r = repro(*args, cwd=tmp_path)
         assert r.returncode == 3, (args, r.stdout, r.stderr)
         lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
-        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (args, r.stderr)
-    assert not list(tmp_path.glob("spmi-repro-*"))  # nothing written for a command that was never run
+        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (
+            args,
+            r.stderr,
+        )
+    # nothing written for a command that was never run
+    assert not list(tmp_path.glob("spmi-repro-*"))
 
     # A JIT that the replay cannot load: superpmi's JitFailedToInit (254) is an input error too.
     bad = tmp_path / "libbad.so"
@@ -283,8 +464,9 @@ def _descends_from(pid: int, ancestor: int) -> bool:
 
 
 def _lldb_workers(ancestor: int) -> list[int]:
-    """The lldb workers (spmi_dbg/driver/lldb/replay.py starts `python -P -m spmi_dbg.driver.lldb.worker`)
-    below `ancestor` in the process tree: those of this test's own repro, not of another run on the machine."""
+    """The lldb workers (spmi_dbg/driver/lldb/replay.py starts `python -P -m
+    spmi_dbg.driver.lldb.worker`) below `ancestor` in the process tree: those of this test's own
+    repro, not of another run on the machine."""
     out = []
     for pid in os.listdir("/proc"):
         if pid.isdigit():
@@ -301,8 +483,8 @@ def _lldb_workers(ancestor: int) -> list[int]:
 
 @contextlib.contextmanager
 def _lldb_worker_killer() -> Iterator[list[int]]:
-    """SIGKILL each lldb worker of this test process's children 1.5 s after it appears; yields the pids
-    killed."""
+    """SIGKILL each lldb worker of this test process's children 1.5 s after it appears; yields the
+    pids killed."""
     killed: list[int] = []
     done = threading.Event()
     me = os.getpid()
@@ -328,12 +510,16 @@ def _lldb_worker_killer() -> Iterator[list[int]]:
 
 
 def test_the_lldb_worker_killer_kills_only_this_tests_workers(tmp_path: Path) -> None:
-    """Another run's worker (here one reparented away from this process, as any process not started by
-    this test is) survives; this test's own is killed."""
+    """Another run's worker (here one reparented away from this process, as any process not started
+    by this test is) survives; this test's own is killed."""
     fake = [sys.executable, "-c", "import time; time.sleep(60)", "spmi_dbg.driver.lldb.worker"]
     ours = subprocess.Popen(fake)
-    started = subprocess.run(["sh", "-c", f"{shlex.join(fake)} >/dev/null 2>&1 & echo $!"],
-                             capture_output=True, text=True, check=True)
+    started = subprocess.run(
+        ["sh", "-c", f"{shlex.join(fake)} >/dev/null 2>&1 & echo $!"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     other = int(started.stdout)
     try:
         assert _lldb_workers(os.getpid()) == [ours.pid]
@@ -347,20 +533,27 @@ def test_the_lldb_worker_killer_kills_only_this_tests_workers(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
-def test_debugger_killed_mid_run_is_retried_then_a_tool_failure(cols: Collections, tmp_path: Path,
-                                                                 debugger: str) -> None:
+def test_debugger_killed_mid_run_is_retried_then_a_tool_failure(
+    cols: Collections, tmp_path: Path, debugger: str
+) -> None:
     mch = cols.get("repro-hang", 400, inject=[("hang", 250)])
     argv = ["--workers", "1", "--timeout", "60", "--out", "b", "--", REPLAY, BASE, str(mch)]
-    # How the debugger is killed differs: gdb is a program named with --gdb (a wrapper that kills it), the lldb
-    # worker a Python process of spmi-dbg's own (killed from here, found by its command line).
+    # How the debugger is killed differs: gdb is a program named with --gdb (a wrapper that kills
+    # it), the lldb worker a Python process of spmi-dbg's own (killed from here, found by its
+    # command line).
     if debugger == "gdb":
         r = repro("--gdb", str(_gdb_killer(tmp_path, times=99)), *argv, cwd=tmp_path)
     else:
         with _lldb_worker_killer() as killed:
             r = repro(*argv, cwd=tmp_path, debugger="lldb")
     assert r.returncode == 4, r.stdout + r.stderr
-    # One retry with a fresh debugger: the wrapper counts gdb's starts, the killer the workers it killed.
-    assert ((tmp_path / "gdb-starts").read_text().strip() == "2") if debugger == "gdb" else len(killed) == 2
+    # One retry with a fresh debugger: the wrapper counts gdb's starts, the killer the workers it
+    # killed.
+    assert (
+        ((tmp_path / "gdb-starts").read_text().strip() == "2")
+        if debugger == "gdb"
+        else len(killed) == 2
+    )
     rep = report(tmp_path / "b")
     validate(rep)
     assert rep["outcome"] == "tool-failure" and rep["failed_phase"] == "locate"
@@ -374,47 +567,98 @@ def test_debugger_killed_mid_run_is_retried_then_a_tool_failure(cols: Collection
 def test_gdb_killed_once_is_retried(cols: Collections, tmp_path: Path) -> None:
     mch = cols.get("repro-hang", 400, inject=[("hang", 250)])
     gdb = _gdb_killer(tmp_path, times=1)
-    r = repro("--gdb", str(gdb), "--workers", "1", "--timeout", "2", "--verify-runs", "1", "--out", "b", "--",
-              REPLAY, BASE, str(mch), cwd=tmp_path)
+    r = repro(
+        "--gdb",
+        str(gdb),
+        "--workers",
+        "1",
+        "--timeout",
+        "2",
+        "--verify-runs",
+        "1",
+        "--out",
+        "b",
+        "--",
+        REPLAY,
+        BASE,
+        str(mch),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     part = report(tmp_path / "b")["locate"]["partitions"][0]
     assert part["status"] == "hang" and part["attempts"] == 2 and len(part["failures"]) == 1
 
 
 @pytest.mark.parametrize("workers", [3])
-def test_crash_in_the_first_partition_cancels_the_others(cols: Collections, tmp_path: Path, workers: int) -> None:
-    mch = cols.get("repro-early-hang", 300, arch="arm64", seed=2, inject=[("seed-arm64", 40), ("hang", 250)])
-    r = repro("--workers", str(workers), "--timeout", "60", "--verify-runs", "1", "--out", "b", "--", REPLAY,
-              *SEED_OPTIONS, BASE, DIFF, str(mch), cwd=tmp_path)
+def test_crash_in_the_first_partition_cancels_the_others(
+    cols: Collections, tmp_path: Path, workers: int
+) -> None:
+    mch = cols.get(
+        "repro-early-hang", 300, arch="arm64", seed=2, inject=[("seed-arm64", 40), ("hang", 250)]
+    )
+    r = repro(
+        "--workers",
+        str(workers),
+        "--timeout",
+        "60",
+        "--verify-runs",
+        "1",
+        "--out",
+        "b",
+        "--",
+        REPLAY,
+        *SEED_OPTIONS,
+        BASE,
+        DIFF,
+        str(mch),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     statuses = [p["status"] for p in rep["locate"]["partitions"]]
-    assert statuses[0] == "fatal" and statuses[2] == "cancelled"  # the hang did not run to its timeout
+    # the hang did not run to its timeout
+    assert statuses[0] == "fatal" and statuses[2] == "cancelled"
     assert rep["repro"]["method_contexts"] == [40]
     assert no_replays_left(mch)
 
 
 def test_repro_sh_quotes_odd_paths(cols: Collections, tmp_path: Path) -> None:
-    odd = tmp_path / "it's a \"dir\" $HOME"
+    odd = tmp_path / 'it\'s a "dir" $HOME'
     odd.mkdir()
     mch = odd / "seed col.mch"
     mch.write_bytes(seed_collection(cols).read_bytes())
     base, diff = odd / "base jit.so", odd / "diff;jit.so"
     base.write_bytes(Path(BASE).read_bytes())
     diff.write_bytes(Path(DIFF).read_bytes())
-    r = repro("--workers", "2", "--verify-runs", "1", "--out", str(odd / "out dir"), "--", REPLAY, *SEED_OPTIONS,
-              str(base), str(diff), str(mch), cwd=tmp_path)
+    r = repro(
+        "--workers",
+        "2",
+        "--verify-runs",
+        "1",
+        "--out",
+        str(odd / "out dir"),
+        "--",
+        REPLAY,
+        *SEED_OPTIONS,
+        str(base),
+        str(diff),
+        str(mch),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     bundle = odd / "out dir"
     assert report(bundle)["diagnosis"]["faulting_module"]["role"] == "superpmi (replay host)"
-    run = subprocess.run(["sh", str(bundle / "repro.sh")], capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        ["sh", str(bundle / "repro.sh")], capture_output=True, text=True, timeout=60
+    )
     assert run.returncode == 128 + signal.SIGSEGV or run.returncode == -signal.SIGSEGV, run.stderr
     assert f"Using jit({base}) with input ({bundle}/repro.mch)" in run.stdout
 
 
 @pytest.mark.parametrize("phase", ["isolate", "verify"])
-def test_a_later_phase_failure_still_writes_the_bundle(cols: Collections, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch, phase: str) -> None:
+def test_a_later_phase_failure_still_writes_the_bundle(
+    cols: Collections, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, phase: str
+) -> None:
     """Locate runs for real; a later phase is made to fail (a full disk, a bug of ours)."""
     from spmi_dbg import cli
     from spmi_dbg.repro import pipeline
@@ -428,7 +672,9 @@ def test_a_later_phase_failure_still_writes_the_bundle(cols: Collections, tmp_pa
     monkeypatch.setattr(pipeline, phase, disk_full if phase == "verify" else bug)
     monkeypatch.chdir(tmp_path)
     mch = seed_collection(cols)
-    rc = cli.main(["repro", "--workers", "2", "--out", "b", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)])
+    rc = cli.main(
+        ["repro", "--workers", "2", "--out", "b", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)]
+    )
     assert rc == 1  # a crash was found, but no verified repro
     bundle = tmp_path / "b"
     rep = report(bundle)
@@ -442,17 +688,42 @@ def test_a_later_phase_failure_still_writes_the_bundle(cols: Collections, tmp_pa
         assert (bundle / "repro.mch").read_bytes() == mc_bytes(mch, 300)  # isolate's result is kept
         assert (bundle / "repro.sh").exists()
     else:
-        assert rep["failure"] == "internal error: RuntimeError: a bug" and "RuntimeError" in rep["failure_traceback"]
+        assert (
+            rep["failure"] == "internal error: RuntimeError: a bug"
+            and "RuntimeError" in rep["failure_traceback"]
+        )
         assert not (bundle / "repro.mch").exists()
 
 
-def test_a_crash_repro_keeps_only_the_jit_settings_it_needs(cols: Collections, tmp_path: Path) -> None:
-    """The seed crash with two JIT settings it does not need (it needs `-bug 91257`, not a JIT setting): repro.sh
-    drops them, and the report says so."""
+def test_a_crash_repro_keeps_only_the_jit_settings_it_needs(
+    cols: Collections, tmp_path: Path
+) -> None:
+    """The seed crash with two JIT settings it does not need (it needs `-bug 91257`, not a JIT
+    setting): repro.sh drops them, and the report says so."""
     mch = seed_collection(cols)
-    settings = ["-jitoption", "JitStressRegs=1", "-jit2option", "force", "JitStressModeNames=STRESS_A STRESS_B"]
-    r = repro("--workers", "2", "--verify-runs", "2", "--out", "b", "--", REPLAY, *SEED_OPTIONS, *settings, BASE, DIFF,
-              str(mch), cwd=tmp_path)
+    settings = [
+        "-jitoption",
+        "JitStressRegs=1",
+        "-jit2option",
+        "force",
+        "JitStressModeNames=STRESS_A STRESS_B",
+    ]
+    r = repro(
+        "--workers",
+        "2",
+        "--verify-runs",
+        "2",
+        "--out",
+        "b",
+        "--",
+        REPLAY,
+        *SEED_OPTIONS,
+        *settings,
+        BASE,
+        DIFF,
+        str(mch),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     validate(rep)
@@ -467,19 +738,35 @@ def test_a_crash_repro_keeps_only_the_jit_settings_it_needs(cols: Collections, t
 
 
 def test_verify_runs_0_is_not_called_verified(cols: Collections, tmp_path: Path) -> None:
-    """--verify-runs 0: the repro is replayed only under the debugger, which checks the bucket but verifies
-    nothing; the summary says what was and was not run, and the exit status follows (1: crash found, repro not
-    verified). Nothing is minimized: nothing says the record alone does not crash."""
+    """--verify-runs 0: the repro is replayed only under the debugger, which checks the bucket but
+    verifies nothing; the summary says what was and was not run, and the exit status follows (1:
+    crash found, repro not verified). Nothing is minimized: nothing says the record alone does not
+    crash."""
     mch = seed_collection(cols)
-    r = repro("--workers", "2", "--verify-runs", "0", "--out", "b", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch),
-              cwd=tmp_path)
+    r = repro(
+        "--workers",
+        "2",
+        "--verify-runs",
+        "0",
+        "--out",
+        "b",
+        "--",
+        REPLAY,
+        *SEED_OPTIONS,
+        BASE,
+        DIFF,
+        str(mch),
+        cwd=tmp_path,
+    )
     assert r.returncode == 1, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     validate(rep)
     v = rep["verification"]
     assert rep["outcome"] == "not-verified" and rep["exit_code"] == 1 and not v["accepted"]
     assert v["runs"] == 0 and v["native_runs"] == [] and v["debugger_run"]["reproduced"] is True
-    assert v["summary"].startswith("no native run (--verify-runs 0): not verified; under the debugger: same bucket")
+    assert v["summary"].startswith(
+        "no native run (--verify-runs 0): not verified; under the debugger: same bucket"
+    )
     assert f"verification: {v['summary']}" in r.stdout.splitlines()
     assert "result: crash found, repro not verified (exit 1, " in r.stdout
     assert [p["name"] for p in rep["phases"]] == ["locate", "isolate", "verify"]

@@ -1,5 +1,5 @@
-"""`spmi-dbg repro --failure`: JIT asserts, failed compiles and missing data superpmi reports itself, as repro
-targets, end to end (real command line, real replays, real gdb and lldb)."""
+"""`spmi-dbg repro --failure`: JIT asserts, failed compiles and missing data superpmi reports
+itself, as repro targets, end to end (real command line, real replays, real gdb and lldb)."""
 
 from __future__ import annotations
 
@@ -14,25 +14,59 @@ from .support.common import Collections
 from .support.natives import BASE, REPLAY
 from .support.pipeline import report, repro, validate
 
-SETTINGS = ["-jitoption", "JitNoInline=1", "-jitoption", "JitStress=2", "-jitoption", "JitStressRegs=1",
-            "-jitoption", "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD STRESS_REVERSE_FLAG",
-            "-jitoption", "JitMinOpts=0", "-jitoption", "JitDisasmSummary=0"]
+SETTINGS = [
+    "-jitoption",
+    "JitNoInline=1",
+    "-jitoption",
+    "JitStress=2",
+    "-jitoption",
+    "JitStressRegs=1",
+    "-jitoption",
+    "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD STRESS_REVERSE_FLAG",
+    "-jitoption",
+    "JitMinOpts=0",
+    "-jitoption",
+    "JitDisasmSummary=0",
+]
 STRESS_AT = 140
 
 
 def failures_collection(cols: Collections) -> Path:
-    """A JIT assert at 60, a stress-only assert at STRESS_AT, a caught fault at 90, missing data at 110."""
-    return cols.get("repro-failures", 200, inject=[("jit-assert", 60), ("jit-null", 90), ("missing", 110),
-                                                   ("stress-assert", STRESS_AT)])
+    """A JIT assert at 60, a stress-only assert at STRESS_AT, a caught fault at 90, missing data at
+    110."""
+    return cols.get(
+        "repro-failures",
+        200,
+        inject=[
+            ("jit-assert", 60),
+            ("jit-null", 90),
+            ("missing", 110),
+            ("stress-assert", STRESS_AT),
+        ],
+    )
 
 
 @pytest.mark.parametrize("debugger", ["gdb", "lldb"])
 def test_a_stress_only_assert_gets_a_verified_repro_with_only_the_needed_settings(
-        cols: Collections, tmp_path: Path, debugger: str) -> None:
+    cols: Collections, tmp_path: Path, debugger: str
+) -> None:
     mch = failures_collection(cols)
     out = tmp_path / "bundle dir"
-    r = repro("--failure", "assert:magic[divisor]", "--workers", "2", "--out", str(out), "--", REPLAY, *SETTINGS,
-              BASE, str(mch), cwd=tmp_path, debugger=debugger)
+    r = repro(
+        "--failure",
+        "assert:magic[divisor]",
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+        "--",
+        REPLAY,
+        *SETTINGS,
+        BASE,
+        str(mch),
+        cwd=tmp_path,
+        debugger=debugger,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(out)
     validate(rep)
@@ -47,71 +81,151 @@ def test_a_stress_only_assert_gets_a_verified_repro_with_only_the_needed_setting
     t = rep["target"]
     assert t["kind"] == "assert" and t["failure"]["method_context"] == STRESS_AT
     assert t["options"]["needed"] == ["JitStress=2", "JitStressModeNames=STRESS_FOLD"]
-    assert set(t["options"]["dropped"]) == {"JitNoInline=1", "JitStressRegs=1", "JitMinOpts=0",
-                                            "JitDisasmSummary=0", "JitStressModeNames element STRESS_MAKE_CSE",
-                                            "JitStressModeNames element STRESS_REVERSE_FLAG"}
+    assert set(t["options"]["dropped"]) == {
+        "JitNoInline=1",
+        "JitStressRegs=1",
+        "JitMinOpts=0",
+        "JitDisasmSummary=0",
+        "JitStressModeNames element STRESS_MAKE_CSE",
+        "JitStressModeNames element STRESS_REVERSE_FLAG",
+    }
     script = (out / "repro.sh").read_text()
     command = script.splitlines()[-1]
     assert "-jitoption JitStress=2 -jitoption JitStressModeNames=STRESS_FOLD " in command
-    assert "JitNoInline" not in command and "STRESS_MAKE_CSE" not in command and "JitMinOpts" not in command
-    assert rep["title"].startswith("Assertion failed 'divisor > 0 && divisor <= 8 && magic[divisor] != 0' in '")
+    assert (
+        "JitNoInline" not in command
+        and "STRESS_MAKE_CSE" not in command
+        and "JitMinOpts" not in command
+    )
+    assert rep["title"].startswith(
+        "Assertion failed 'divisor > 0 && divisor <= 8 && magic[divisor] != 0' in '"
+    )
     assert rep["title"].endswith("' during 'Importation'")
 
     d = rep["diagnosis"]  # the -boa stop: in the assert, the JIT's state there
-    assert d["assertion"]["expr"] == t["failure"]["message"] and d["assertion"]["line"] == t["failure"]["source_line"]
+    assert (
+        d["assertion"]["expr"] == t["failure"]["message"]
+        and d["assertion"]["line"] == t["failure"]["source_line"]
+    )
     assert d["method_context"]["number"] == STRESS_AT
     assert d["jit"]["phase_name"] == "Importation" and d["jit"]["method"] == t["failure"]["method"]
-    assert d["folded"][:4] == ["DebugBreakorAV", "MyICJI::doAssert", "assertAbort", "Compiler::gtFoldModByConst"]
+    assert d["folded"][:4] == [
+        "DebugBreakorAV",
+        "MyICJI::doAssert",
+        "assertAbort",
+        "Compiler::gtFoldModByConst",
+    ]
 
     jit_out = (out / "jit-stdout.txt").read_text()
     assert jit_out.startswith(f"****** START compiling {t['failure']['method']} (MethodHash=")
     md = (out / "report.md").read_text()
-    assert "`JitStress=2`, `JitStressModeNames=STRESS_FOLD`" in md and "- JIT output: `jit-stdout.txt`" in md
+    assert (
+        "`JitStress=2`, `JitStressModeNames=STRESS_FOLD`" in md
+        and "- JIT output: `jit-stdout.txt`" in md
+    )
     assert t["failure"]["line"] in md
 
     # The bundle's script reproduces the assert where it is, and only with the settings it carries.
     run = subprocess.run(["sh", str(out / "repro.sh")], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 1 and "ISSUE: <ASSERT> #1 " in run.stdout and "magic[divisor]" in run.stdout
+    assert (
+        run.returncode == 1
+        and "ISSUE: <ASSERT> #1 " in run.stdout
+        and "magic[divisor]" in run.stdout
+    )
 
 
-def test_a_failed_compile_stops_at_its_first_chance_fault(cols: Collections, tmp_path: Path) -> None:
+def test_a_failed_compile_stops_at_its_first_chance_fault(
+    cols: Collections, tmp_path: Path
+) -> None:
     mch = failures_collection(cols)
-    r = repro("--failure", "error", "--out", str(tmp_path / "b"), "--", REPLAY, BASE, str(mch), cwd=tmp_path)
+    r = repro(
+        "--failure",
+        "error",
+        "--out",
+        str(tmp_path / "b"),
+        "--",
+        REPLAY,
+        BASE,
+        str(mch),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     validate(rep)
     f = rep["target"]["failure"]
-    assert (f["kind"], f["method_context"], f["message"]) == ("error", 90, "Unexpected exception c0000005")
+    assert (f["kind"], f["method_context"], f["message"]) == (
+        "error",
+        90,
+        "Unexpected exception c0000005",
+    )
     assert rep["target"]["options"] is None  # no JIT settings to minimize
     d = rep["diagnosis"]
     assert d["signal"]["name"] == "SIGSEGV" and d["folded"][0] == "Compiler::gtFoldDivByConst"
     assert d["method_context"]["number"] == 90
-    assert rep["title"] == "superpmi: the compile of method context 90 fails (Unexpected exception c0000005)"
+    assert (
+        rep["title"]
+        == "superpmi: the compile of method context 90 fails (Unexpected exception c0000005)"
+    )
 
 
 def test_missing_data_under_lldb_and_the_first_assert(cols: Collections, tmp_path: Path) -> None:
     mch = failures_collection(cols)
-    r = repro("--failure", "missing", "--out", str(tmp_path / "m"), "--", REPLAY, BASE, str(mch), cwd=tmp_path,
-              debugger="lldb")
+    r = repro(
+        "--failure",
+        "missing",
+        "--out",
+        str(tmp_path / "m"),
+        "--",
+        REPLAY,
+        BASE,
+        str(mch),
+        cwd=tmp_path,
+        debugger="lldb",
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "m")
     assert rep["target"]["failure"]["method_context"] == 110
     assert rep["diagnosis"]["folded"][0] == "ThrowSpmiException"
-    # Without the stress settings the first assert is the one at 60 (the stress-only one does not fire).
-    r = repro("--failure", "assert", "--out", str(tmp_path / "a"), "--", REPLAY, BASE, str(mch), cwd=tmp_path)
+    # Without the stress settings the first assert is the one at 60 (the stress-only one does not
+    # fire).
+    r = repro(
+        "--failure",
+        "assert",
+        "--out",
+        str(tmp_path / "a"),
+        "--",
+        REPLAY,
+        BASE,
+        str(mch),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "a")
-    assert rep["target"]["failure"]["method_context"] == 60 and rep["diagnosis"]["assertion"]["expr"] == \
-        "shiftAmount >= 0"
+    assert (
+        rep["target"]["failure"]["method_context"] == 60
+        and rep["diagnosis"]["assertion"]["expr"] == "shiftAmount >= 0"
+    )
 
 
 def test_no_such_failure_and_an_unknown_kind(cols: Collections, tmp_path: Path) -> None:
     mch = failures_collection(cols)
-    r = repro("--failure", "assert:no assert says this", "--out", str(tmp_path / "n"), "--", REPLAY, BASE, str(mch),
-              cwd=tmp_path)
+    r = repro(
+        "--failure",
+        "assert:no assert says this",
+        "--out",
+        str(tmp_path / "n"),
+        "--",
+        REPLAY,
+        BASE,
+        str(mch),
+        cwd=tmp_path,
+    )
     assert r.returncode == 2, r.stdout + r.stderr
     why = [ln for ln in r.stdout.splitlines() if ln.startswith("why: ")]
-    assert len(why) == 1 and "no such failure: a JIT assert containing 'no assert says this'; seen: " in why[0]
+    assert (
+        len(why) == 1
+        and "no such failure: a JIT assert containing 'no assert says this'; seen: " in why[0]
+    )
     assert "shiftAmount >= 0" in why[0] and "(method context 90)" in why[0]
     validate(report(tmp_path / "n"))
     r = repro("--failure", "asserts", "--", REPLAY, BASE, str(mch), cwd=tmp_path)
@@ -125,8 +239,19 @@ def test_verify_runs_0_is_not_called_verified(cols: Collections, tmp_path: Path)
     verified (exit 1), the summary says so, and no earlier records are minimized; the run under the
     debugger and the JIT's output are still made."""
     mch = failures_collection(cols)
-    r = repro("--failure", "assert", "--verify-runs", "0", "--out", str(tmp_path / "b"), "--",
-              REPLAY, BASE, str(mch), cwd=tmp_path)
+    r = repro(
+        "--failure",
+        "assert",
+        "--verify-runs",
+        "0",
+        "--out",
+        str(tmp_path / "b"),
+        "--",
+        REPLAY,
+        BASE,
+        str(mch),
+        cwd=tmp_path,
+    )
     assert r.returncode == 1, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     validate(rep)

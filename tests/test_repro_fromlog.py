@@ -1,5 +1,6 @@
-"""`spmi-dbg repro --from-log`: the failing command recovered from a superpmi.py log (superpmi-conventions.md
-3.1), then the whole pipeline with real gdb (and lldb 16) on the sample seed crash."""
+"""`spmi-dbg repro --from-log`: the failing command recovered from a superpmi.py log
+(superpmi-conventions.md 3.1), then the whole pipeline with real gdb (and lldb 16) on the sample
+seed crash."""
 
 from __future__ import annotations
 
@@ -15,23 +16,30 @@ from .support.pipeline import render_fixture, report, repro
 
 
 def test_parse_log_picks_the_failing_run_and_its_hints() -> None:
-    text = "\n".join([
-        "Running SuperPMI replay of /c/a.mch",
-        "Invoking: git rev-parse HEAD",
-        "Invoking: /core_root/superpmi -v ewi -f /tmp/x/a_fail.mcl /core_root/libclrjit.so /c/a.mch",
-        "ERROR: Method 17 of size 40 failed to load and compile correctly by JIT1",
-        "ISSUE: <ASSERT> #23 /src/jit/morph.cpp (123) - Assertion failed 'x' in 'M:N()' during 'Morph' (IL size 9)",
-        "MISSING: Method context 31 is missing a recorded getClassName answer",
-        "Compilation failures",
-        "Method numbers with compilation failures:",
-        "17",
-        "23",
-        "44",
-        "Running SuperPMI replay of /c/b.mch",
-        "[10:00:01] Invoking: C:\\core_root\\superpmi.exe -v ewi /core_root/libclrjit.so /c/b.mch",
-        "[10:00:09] ERROR: main method 9 of size 12 failed to load and compile correctly by JIT2",
-        "[10:00:09] Fatal error, SuperPMI has returned SIGSEGV (segmentation fault), please check the log",
-    ])
+    text = "\n".join(
+        [
+            "Running SuperPMI replay of /c/a.mch",
+            "Invoking: git rev-parse HEAD",
+            "Invoking: /core_root/superpmi -v ewi -f /tmp/x/a_fail.mcl /core_root/libclrjit.so "
+            "/c/a.mch",
+            "ERROR: Method 17 of size 40 failed to load and compile correctly by JIT1",
+            "ISSUE: <ASSERT> #23 /src/jit/morph.cpp (123) - Assertion failed 'x' in 'M:N()' "
+            "during 'Morph' (IL size 9)",
+            "MISSING: Method context 31 is missing a recorded getClassName answer",
+            "Compilation failures",
+            "Method numbers with compilation failures:",
+            "17",
+            "23",
+            "44",
+            "Running SuperPMI replay of /c/b.mch",
+            "[10:00:01] Invoking: C:\\core_root\\superpmi.exe -v ewi /core_root/libclrjit.so "
+            "/c/b.mch",
+            "[10:00:09] ERROR: main method 9 of size 12 failed to load and compile correctly by "
+            "JIT2",
+            "[10:00:09] Fatal error, SuperPMI has returned SIGSEGV (segmentation fault), please "
+            "check the log",
+        ]
+    )
     runs = parse_log(text)
     assert [r.mch for r in runs] == ["/c/a.mch", "/c/b.mch"]  # git's Invoking: line is not superpmi
     assert runs[0].argv[0] == "/core_root/superpmi" and runs[0].line == 3
@@ -42,52 +50,102 @@ def test_parse_log_picks_the_failing_run_and_its_hints() -> None:
 @pytest.mark.parametrize("debugger", DEBUGGERS)
 def test_from_log_finds_the_seed_crash(cols: Collections, tmp_path: Path, debugger: str) -> None:
     log, big = render_fixture(tmp_path, cols)
-    r = repro("--from-log", str(log), "--workers", "2", "--verify-runs", "1", "--out", "b", cwd=tmp_path,
-              debugger=debugger)
+    r = repro(
+        "--from-log",
+        str(log),
+        "--workers",
+        "2",
+        "--verify-runs",
+        "1",
+        "--out",
+        "b",
+        cwd=tmp_path,
+        debugger=debugger,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     assert rep["outcome"] == "verified"
     d = rep["diagnosis"]
     assert d["method_context"]["number"] == 300 and rep["locate"]["method_context"] == 300
-    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == ("CompileResult", "CompileMethod")
+    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == (
+        "CompileResult",
+        "CompileMethod",
+    )
     assert d["null_map"]["role"].startswith("base compile result")
     assert (tmp_path / "b" / "repro.mch").read_bytes() == mc_bytes(big, 300)
 
     cmd = rep["command"]
     assert cmd["input"] == str(big) and cmd["jits"] == [BASE, DIFF]
     # The temp files are gone, -p is dropped; the replay options stay.
-    assert cmd["options"] == ["-a", "-v", "ewi", "-target", "arm64", "-bug", "91257", "-jitoption", "force",
-                              "JitEnableNoWayAssert=1", "-jitoption", "force", "JitNoForceFallback=1", "-jit2option",
-                              "force", "JitEnableNoWayAssert=1", "-jit2option", "force", "JitNoForceFallback=1",
-                              "-failureLimit", "100"]
+    assert cmd["options"] == [
+        "-a",
+        "-v",
+        "ewi",
+        "-target",
+        "arm64",
+        "-bug",
+        "91257",
+        "-jitoption",
+        "force",
+        "JitEnableNoWayAssert=1",
+        "-jitoption",
+        "force",
+        "JitNoForceFallback=1",
+        "-jit2option",
+        "force",
+        "JitEnableNoWayAssert=1",
+        "-jit2option",
+        "force",
+        "JitNoForceFallback=1",
+        "-failureLimit",
+        "100",
+    ]
     notes = cmd["notes"]
-    assert notes[0] == "command from superpmi.4.log line 14 (asm diffs of " + str(big) + \
-        "; of 2 runs in the log, the first that failed fatally)"
+    assert (
+        notes[0]
+        == "command from superpmi.4.log line 14 (asm diffs of "
+        + str(big)
+        + "; of 2 runs in the log, the first that failed fatally)"
+    )
     assert sum("superpmi.py's temporary file no longer exists" in n for n in notes) == 5
     assert any("dropped `-p`" in n for n in notes)
-    assert cmd["from_log"]["line"] == 14 and cmd["from_log"]["failures"] == \
-        ["ERROR: Couldn't load base metrics summary created by child process"]
+    assert cmd["from_log"]["line"] == 14 and cmd["from_log"]["failures"] == [
+        "ERROR: Couldn't load base metrics summary created by child process"
+    ]
     assert "command from superpmi.4.log line 14" in (tmp_path / "b" / "report.md").read_text()
 
 
 def test_from_log_bad_logs_are_one_line_errors(cols: Collections, tmp_path: Path) -> None:
     log, _ = render_fixture(tmp_path, cols)
     no_invoking = tmp_path / "no-invoking.log"
-    no_invoking.write_text("\n".join(ln for ln in log.read_text().splitlines() if "Invoking:" not in ln) + "\n")
+    no_invoking.write_text(
+        "\n".join(ln for ln in log.read_text().splitlines() if "Invoking:" not in ln) + "\n"
+    )
     cases = {
         ("--from-log", str(no_invoking)): "no-invoking.log: no superpmi command in the log",
         ("--from-log", str(tmp_path / "none.log")): "none.log: superpmi.py log not found",
-        ("--from-log", str(log), "--", REPLAY, BASE, str(log)): "--from-log takes the whole command from the log",
+        (
+            "--from-log",
+            str(log),
+            "--",
+            REPLAY,
+            BASE,
+            str(log),
+        ): "--from-log takes the whole command from the log",
     }
     for args, text in cases.items():
         r = repro(*args, cwd=tmp_path)
         assert r.returncode == 3, (args, r.stdout, r.stderr)
         lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
-        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (args, r.stderr)
+        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (
+            args,
+            r.stderr,
+        )
 
 
 def _with_output(log: Path, *lines: str) -> Path:
-    """The fixture log with more output lines of the failing (big.mch) run, after its Invoking: line."""
+    """The fixture log with more output lines of the failing (big.mch) run, after its Invoking:
+    line."""
     text = log.read_text().splitlines()
     at = next(i for i, ln in enumerate(text) if "Invoking:" in ln and "big.mch" in ln) + 1
     text[at:at] = [f"[15:39:20] {ln}" for ln in lines]
@@ -96,52 +154,86 @@ def _with_output(log: Path, *lines: str) -> Path:
     return out
 
 
-def test_from_log_replays_the_named_method_contexts_first(cols: Collections, tmp_path: Path) -> None:
+def test_from_log_replays_the_named_method_contexts_first(
+    cols: Collections, tmp_path: Path
+) -> None:
     log, big = render_fixture(tmp_path, cols)
-    log = _with_output(log, "ERROR: Method 7 of size 52 failed to load and compile correctly by JIT2 (diff.so).",
-                       "ISSUE: <ASSERT> #300 importer.cpp (92) - Assertion failed 'x' in 'M' during 'Import' "
-                       "(IL size 34; hash 0x1; Tier0)")
-    r = repro("--from-log", str(log), "--workers", "2", "--verify-runs", "1", "--out", "b", cwd=tmp_path)
+    log = _with_output(
+        log,
+        "ERROR: Method 7 of size 52 failed to load and compile correctly by JIT2 (diff.so).",
+        "ISSUE: <ASSERT> #300 importer.cpp (92) - Assertion failed 'x' in 'M' during 'Import' "
+        "(IL size 34; hash 0x1; Tier0)",
+    )
+    r = repro(
+        "--from-log", str(log), "--workers", "2", "--verify-runs", "1", "--out", "b", cwd=tmp_path
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     assert rep["command"]["from_log"]["hints"] == [7, 300]
     parts = rep["locate"]["partitions"]
-    assert [(p["partition"], p["compile"], p["status"]) for p in parts] == [(0, "7,300", "fatal")]  # no full replay
+    # no full replay
+    assert [(p["partition"], p["compile"], p["status"]) for p in parts] == [(0, "7,300", "fatal")]
     assert rep["locate"]["method_context"] == 300
-    assert any("were replayed first, alone, and the crash is among them" in n for n in rep["locate"]["notes"])
+    assert any(
+        "were replayed first, alone, and the crash is among them" in n
+        for n in rep["locate"]["notes"]
+    )
     assert (tmp_path / "b" / "repro.mch").read_bytes() == mc_bytes(big, 300)
 
 
-def test_from_log_named_method_contexts_that_do_not_crash(cols: Collections, tmp_path: Path) -> None:
+def test_from_log_named_method_contexts_that_do_not_crash(
+    cols: Collections, tmp_path: Path
+) -> None:
     log, _ = render_fixture(tmp_path, cols)
-    log = _with_output(log, "ERROR: Method 7 of size 52 failed to load and compile correctly by JIT2 (diff.so).")
-    r = repro("--from-log", str(log), "--workers", "2", "--verify-runs", "1", "--out", "b", cwd=tmp_path)
+    log = _with_output(
+        log, "ERROR: Method 7 of size 52 failed to load and compile correctly by JIT2 (diff.so)."
+    )
+    r = repro(
+        "--from-log", str(log), "--workers", "2", "--verify-runs", "1", "--out", "b", cwd=tmp_path
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     parts = rep["locate"]["partitions"]
-    assert [(p["partition"], p["compile"]) for p in parts] == [(0, "7"), (1, "1-200"), (2, "201-400")]
+    assert [(p["partition"], p["compile"]) for p in parts] == [
+        (0, "7"),
+        (1, "1-200"),
+        (2, "201-400"),
+    ]
     assert parts[0]["status"] == "exited" and rep["locate"]["method_context"] == 300
     assert any("without a crash: then the whole selection" in n for n in rep["locate"]["notes"])
 
 
 def test_parse_log_of_31s_superpmi_py_and_a_lost_worker() -> None:
-    """3.1's superpmi.py: `Starting SuperPMI replay.`, no `Running ... of`; the collection is the command's input.
-    Its -p parent says nothing of a dead worker but its summary falls short of the collection."""
+    """3.1's superpmi.py: `Starting SuperPMI replay.`, no `Running ... of`; the collection is the
+    command's input. Its -p parent says nothing of a dead worker but its summary falls short of the
+    collection."""
     from spmi_dbg.repro.fromlog import lost_worker
 
-    text = "\n".join([
-        "Starting SuperPMI replay.", "", "Temp Location: /tmp/tmpab", "",
-        "Invoking: /b/superpmi -p -f /tmp/tmpab/fail.mcl -r /tmp/tmpab/repro -jitoption force AltJit= "
-        "/b/libclrjit.so /c/api.mch",
-        "Using child (/b/superpmi) with args ( -reproName /tmp/tmpab/repro /b/libclrjit.so /c/api.mch)",
-        " workerCount=2, skipCleanup=0.",
-        "Loaded 0  Jitted 0  FailedCompile 0 Excluded 0",
-        "ERROR: JIT2 main method 7 of size 3 failed to load and compile correctly.",
-    ])
+    text = "\n".join(
+        [
+            "Starting SuperPMI replay.",
+            "",
+            "Temp Location: /tmp/tmpab",
+            "",
+            "Invoking: /b/superpmi -p -f /tmp/tmpab/fail.mcl -r /tmp/tmpab/repro -jitoption force "
+            "AltJit= "
+            "/b/libclrjit.so /c/api.mch",
+            "Using child (/b/superpmi) with args ( -reproName /tmp/tmpab/repro /b/libclrjit.so "
+            "/c/api.mch)",
+            " workerCount=2, skipCleanup=0.",
+            "Loaded 0  Jitted 0  FailedCompile 0 Excluded 0",
+            "ERROR: JIT2 main method 7 of size 3 failed to load and compile correctly.",
+        ]
+    )
     runs = parse_log(text)
-    assert [(r.mode, r.mch, r.line, r.loaded, r.hints) for r in runs] == [("SuperPMI replay", "/c/api.mch", 5, 0, [7])]
+    assert [(r.mode, r.mch, r.line, r.loaded, r.hints) for r in runs] == [
+        ("SuperPMI replay", "/c/api.mch", 5, 0, [7])
+    ]
     line = lost_worker(runs[0], 5657)
-    assert line is not None and line.startswith("-p lost a worker: the parent's summary counts 0 of 5,657 ")
+    assert line is not None and line.startswith(
+        "-p lost a worker: the parent's summary counts 0 of 5,657 "
+    )
     assert lost_worker(runs[0], 0) is None and lost_worker(runs[0], None) is None
     runs[0].argv.remove("-p")
-    assert lost_worker(runs[0], 5657) is None  # a short summary without -p is a -c list, not a lost worker
+    # a short summary without -p is a -c list, not a lost worker
+    assert lost_worker(runs[0], 5657) is None

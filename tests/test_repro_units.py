@@ -1,4 +1,5 @@
-"""The repro pipeline's pure parts: command parsing and partitions, ddmin, what counts as a reproduction."""
+"""The repro pipeline's pure parts: command parsing and partitions, ddmin, what counts as a
+reproduction."""
 
 from __future__ import annotations
 
@@ -23,8 +24,22 @@ from .support.natives import BASE, DIFF, REPLAY
 
 def test_command_drops_parallel_and_partitions_contiguously(cols: Collections) -> None:
     mch = str(cols.get("units-clean", 10))
-    cmd = command.from_argv([REPLAY, "-a", "-p", "4", "-target", "arm64", "-jitoption", "force", "JitStress=2",
-                             BASE, DIFF, mch])
+    cmd = command.from_argv(
+        [
+            REPLAY,
+            "-a",
+            "-p",
+            "4",
+            "-target",
+            "arm64",
+            "-jitoption",
+            "force",
+            "JitStress=2",
+            BASE,
+            DIFF,
+            mch,
+        ]
+    )
     assert cmd.options == ("-a", "-target", "arm64", "-jitoption", "force", "JitStress=2")
     assert cmd.jits == (BASE, DIFF) and cmd.count == 10 and cmd.selection is None
     assert cmd.notes == ("dropped `-p 4`: each partition runs sequentially under its own debugger",)
@@ -48,16 +63,39 @@ def test_command_selection_is_what_gets_partitioned(cols: Collections) -> None:
 
 def test_friendly_form_and_jitoptions(cols: Collections) -> None:
     mch = str(cols.get("units-clean", 10))
-    cmd = command.from_options(mch=mch, jit=DIFF, base_jit=BASE, superpmi=None, target="arm64",
-                               jitoptions=["JitStdOutFile=x.txt"], extra=["-a"])
+    cmd = command.from_options(
+        mch=mch,
+        jit=DIFF,
+        base_jit=BASE,
+        superpmi=None,
+        target="arm64",
+        jitoptions=["JitStdOutFile=x.txt"],
+        extra=["-a"],
+    )
     assert cmd.jits == (BASE, DIFF) and Path(cmd.program).name == "spmi-replay"
-    assert cmd.options == ("-a", "-target", "arm64", "-jitoption", "JitStdOutFile=x.txt", "-jit2option",
-                           "JitStdOutFile=x.txt")
+    assert cmd.options == (
+        "-a",
+        "-target",
+        "arm64",
+        "-jitoption",
+        "JitStdOutFile=x.txt",
+        "-jit2option",
+        "JitStdOutFile=x.txt",
+    )
     with pytest.raises(UsageError, match="only superpmi options"):
-        command.from_options(mch=mch, jit=DIFF, base_jit=None, superpmi=None, target=None, jitoptions=[],
-                             extra=[BASE])
+        command.from_options(
+            mch=mch,
+            jit=DIFF,
+            base_jit=None,
+            superpmi=None,
+            target=None,
+            jitoptions=[],
+            extra=[BASE],
+        )
     with pytest.raises(UsageError, match="needs --jit"):
-        command.from_options(mch=mch, jit=None, base_jit=None, superpmi=None, target=None, jitoptions=[], extra=[])
+        command.from_options(
+            mch=mch, jit=None, base_jit=None, superpmi=None, target=None, jitoptions=[], extra=[]
+        )
 
 
 def test_shell_line_quotes_what_needs_quoting(cols: Collections, tmp_path: Path) -> None:
@@ -65,10 +103,17 @@ def test_shell_line_quotes_what_needs_quoting(cols: Collections, tmp_path: Path)
     odd.mkdir()
     jit = odd / "lib jit.so"
     jit.write_bytes(Path(BASE).read_bytes())
-    cmd = command.from_argv([REPLAY, "-jitoption", "JitDisasm=Foo:Bar*", str(jit), str(cols.get("units-clean", 10))])
+    cmd = command.from_argv(
+        [REPLAY, "-jitoption", "JitDisasm=Foo:Bar*", str(jit), str(cols.get("units-clean", 10))]
+    )
     line = cmd.shell_line('"$here/repro.mch"')
-    assert shlex.split(line.replace('"$here/repro.mch"', "R")) == [REPLAY, "-jitoption", "JitDisasm=Foo:Bar*",
-                                                                    str(jit), "R"]
+    assert shlex.split(line.replace('"$here/repro.mch"', "R")) == [
+        REPLAY,
+        "-jitoption",
+        "JitDisasm=Foo:Bar*",
+        str(jit),
+        "R",
+    ]
 
 
 def test_ddmin_finds_minimal_culprits() -> None:
@@ -80,6 +125,7 @@ def test_ddmin_finds_minimal_culprits() -> None:
             nonlocal calls
             calls += 1
             return all(c in subset for c in culprits)
+
         return fails
 
     assert ddmin(items, needs(100)) == [100]
@@ -94,10 +140,23 @@ def _native(rc: int | None, sig: str | None, timed_out: bool = False) -> NativeR
     return NativeRun([], rc, sig, timed_out, 0.1)
 
 
-def _diagnosis(bucket: str, signal: str | None = None, frames: list[str] | None = None) -> Diagnosis:
-    return Diagnosis(1, "gdb", "x86_64", None if signal is None else SignalFact(signal, 11, None, None, False, ""),
-                     Handling(HandlingKind.FATAL, ""), None, None, None, None, None,
-                     signature_frames=frames or [], bucket=bucket)
+def _diagnosis(
+    bucket: str, signal: str | None = None, frames: list[str] | None = None
+) -> Diagnosis:
+    return Diagnosis(
+        1,
+        "gdb",
+        "x86_64",
+        None if signal is None else SignalFact(signal, 11, None, None, False, ""),
+        Handling(HandlingKind.FATAL, ""),
+        None,
+        None,
+        None,
+        None,
+        None,
+        signature_frames=frames or [],
+        bucket=bucket,
+    )
 
 
 def test_what_counts_as_a_reproduction() -> None:
@@ -117,10 +176,13 @@ def test_what_counts_as_a_reproduction() -> None:
     assert Expectation("crash", "SIGSEGV", None).matches_outcome(died)
     assert Expectation("crash", "SIGSEGV", None).matches_outcome(fatal)
 
-    hung = ReplayOutcome("hang", diagnosis=_diagnosis("of-the-SIGINT",
-                                                      frames=["Compiler::optCanonicalizeLoops", "main"]))
+    hung = ReplayOutcome(
+        "hang",
+        diagnosis=_diagnosis("of-the-SIGINT", frames=["Compiler::optCanonicalizeLoops", "main"]),
+    )
     assert hung.diagnosis is not None
     sig, bucket = hang_signature(hung.diagnosis)
     assert sig == "hang | Compiler::optCanonicalizeLoops <- main"
-    assert expectation_of(hung) == Expectation("hang", None, bucket) and Expectation("hang", None, bucket) \
-        .matches_outcome(hung)
+    assert expectation_of(hung) == Expectation("hang", None, bucket) and Expectation(
+        "hang", None, bucket
+    ).matches_outcome(hung)

@@ -1,4 +1,5 @@
-"""spmi_dbg.sample: the IL assembler, method-context records, the random generator, injection, `sample build/asm`."""
+"""spmi_dbg.sample: the IL assembler, method-context records, the random generator, injection,
+`sample build/asm`."""
 
 from __future__ import annotations
 
@@ -50,7 +51,9 @@ def call_tokens(il: bytes) -> list[int]:
     return [i.operand for i in IL.decode(il) if i.op.name == "call" and i.operand is not None]
 
 
-# ------------------------------------------------------------------------------------------ assembler
+# ------------------------------------------------------------------------------------------
+# assembler
+
 
 def test_assembles_exact_bytes_with_forward_and_backward_branches() -> None:
     m = asm1("""
@@ -73,7 +76,9 @@ def test_assembles_exact_bytes_with_forward_and_backward_branches() -> None:
       ret
     .end
     """)
-    assert m.il == bytes.fromhex("16 0a 2b 04 06 02 58 0a 06 1f 64 32 f7 06 21 89 67 45 23 01 00 00 00 58 2a")
+    assert m.il == bytes.fromhex(
+        "16 0a 2b 04 06 02 58 0a 06 1f 64 32 f7 06 21 89 67 45 23 01 00 00 00 58 2a"
+    )
     assert (m.name, m.nargs, m.nlocals, m.max_stack) == ("A.B:Loop", 1, 1, 2)
     assert m.class_name == "A.B" and m.method_name == "Loop"
 
@@ -97,7 +102,8 @@ def test_long_branches_raw_displacements_and_repeat() -> None:
 
 
 def test_calls_get_tokens_and_signatures() -> None:
-    a = assemble_text("""
+    a = assemble_text(
+        """
     .callee System.Math:Max(2) -> long
     .callee X.Y:Log(1) -> void
     .callee X.Y:Gone(0) -> int missing
@@ -119,11 +125,15 @@ def test_calls_get_tokens_and_signatures() -> None:
       ldarg.0
       ret
     .end
-    """, "t.il")
+    """,
+        "t.il",
+    )
     m = a.methods[0]
     by_name = {c.name: c for c in m.callees}
-    assert call_tokens(m.il) == [by_name[n].token for n in
-                                 ("System.Math:Max", "X.Y:Log", "X.Y:Bad", "X.Y:Gone", "A.B:D", "Z.Z:Inline")]
+    assert call_tokens(m.il) == [
+        by_name[n].token
+        for n in ("System.Math:Max", "X.Y:Log", "X.Y:Bad", "X.Y:Gone", "A.B:D", "Z.Z:Inline")
+    ]
     assert by_name["System.Math:Max"].token == 0x0A000001
     assert not by_name["X.Y:Gone"].recorded and by_name["X.Y:Gone"].ret_type == IL.TYPE_INT
     assert by_name["X.Y:Bad"].exception_code == CLR_EXCEPTION
@@ -132,35 +142,61 @@ def test_calls_get_tokens_and_signatures() -> None:
     assert m.max_stack == 2
 
 
-@pytest.mark.parametrize(("text", "line", "needle"), [
-    (".method A.B:C(1)\n  ldarg.0\n  starg.s 0\n  ret\n.end", 3, "unknown opcode 'starg.s'"),
-    (".method A.B:C(1)\n  br.s NOWHERE\n.end", 2, "undefined label 'NOWHERE'"),
-    (".method A.B:C(1)\n  ldc.i4.s 200\n  ret\n.end", 2, "200 is out of range: expected -128..127"),
-    (".method A.B:C(1)\n  ldc.i4.s x\n  ret\n.end", 2, "expected an integer"),
-    (".method A.B:C(1)\n  add\n  ret\n.end", 2, "underflows the stack"),
-    (".method A.B:C(1)\n  ldarg.0\n  ldarg.0\n  ret\n.end", 4, "ret with stack depth 2"),
-    (".method A.B:C(1)\n  ldarg.1\n  ret\n.end", 2, "out of range: the method has 1 arguments"),
-    (".method A.B:C(1)\n  ldarg.0\n  pop\n.end", 3, "falls off the end"),
-    (".method A.B:C(1)\n  ldarg.0\n  ret\n", 1, "has no .end"),
-    (".method A.B:C(1)\n  call X.Y:Z\n  ret\n.end", 2, "call to undeclared X.Y:Z"),
-    (".method A.B:C(1)\nL: ldarg.0\nL: ret\n.end", 3, "label L is already defined at line 2"),
-    (".method A.B:C(1)\n  ldarg.0 5\n  ret\n.end", 2, "takes no operand"),
-    (".method A.B:C(1)\n  .locals x\n  ldarg.0\n  ret\n.end", 2, ".locals: expected an integer"),
-    ("  ldarg.0\n", 1, "outside a method"),
-    (".method A.B:C\n", 1, "expected Namespace.Class:Method(ARGS)"),
-    (".bogus 1\n", 1, "outside a method"),
-    (".method A.B:C(1)\n  .bogus\n.end", 2, "unknown directive .bogus"),
-    ("# nothing\n", 1, "no methods"),
-    (".callee A.B:X(1) -> float\n", 1, "unknown return type 'float'"),
-    (".method A.B:C(1)\n  ldarg.0\n  brtrue.s L\n  .repeat 130 nop\nL: ldarg.0\n  ret\n.end", 3,
-     "displacement 130 does not fit a short branch (-128..127): use brtrue"),
-    (".method A.B:C(1)\n  ldarg.0\n  ldarg.0\n  beq.s L\n  .repeat 130 nop\nL: ldarg.0\n  ret\n.end", 4,
-     "use ceq and brtrue/brfalse"),
-    (".method A.B:C(1)\n  ldarg.0\n  brtrue.s L\n  ldarg.0\n  ldarg.0\nL: ldarg.0\n  ret\n.end", 6,
-     "stack depth 2 does not match 0 from a branch here"),
-    (".method A.B:C(1)\n  ldarg.0\n  brtrue.s 1\n  ldc.i4.s 5\n  pop\n  ldarg.0\n  ret\n.end", 3,
-     "target 4 is not an instruction start"),
-])
+@pytest.mark.parametrize(
+    ("text", "line", "needle"),
+    [
+        (".method A.B:C(1)\n  ldarg.0\n  starg.s 0\n  ret\n.end", 3, "unknown opcode 'starg.s'"),
+        (".method A.B:C(1)\n  br.s NOWHERE\n.end", 2, "undefined label 'NOWHERE'"),
+        (
+            ".method A.B:C(1)\n  ldc.i4.s 200\n  ret\n.end",
+            2,
+            "200 is out of range: expected -128..127",
+        ),
+        (".method A.B:C(1)\n  ldc.i4.s x\n  ret\n.end", 2, "expected an integer"),
+        (".method A.B:C(1)\n  add\n  ret\n.end", 2, "underflows the stack"),
+        (".method A.B:C(1)\n  ldarg.0\n  ldarg.0\n  ret\n.end", 4, "ret with stack depth 2"),
+        (".method A.B:C(1)\n  ldarg.1\n  ret\n.end", 2, "out of range: the method has 1 arguments"),
+        (".method A.B:C(1)\n  ldarg.0\n  pop\n.end", 3, "falls off the end"),
+        (".method A.B:C(1)\n  ldarg.0\n  ret\n", 1, "has no .end"),
+        (".method A.B:C(1)\n  call X.Y:Z\n  ret\n.end", 2, "call to undeclared X.Y:Z"),
+        (".method A.B:C(1)\nL: ldarg.0\nL: ret\n.end", 3, "label L is already defined at line 2"),
+        (".method A.B:C(1)\n  ldarg.0 5\n  ret\n.end", 2, "takes no operand"),
+        (
+            ".method A.B:C(1)\n  .locals x\n  ldarg.0\n  ret\n.end",
+            2,
+            ".locals: expected an integer",
+        ),
+        ("  ldarg.0\n", 1, "outside a method"),
+        (".method A.B:C\n", 1, "expected Namespace.Class:Method(ARGS)"),
+        (".bogus 1\n", 1, "outside a method"),
+        (".method A.B:C(1)\n  .bogus\n.end", 2, "unknown directive .bogus"),
+        ("# nothing\n", 1, "no methods"),
+        (".callee A.B:X(1) -> float\n", 1, "unknown return type 'float'"),
+        (
+            ".method A.B:C(1)\n  ldarg.0\n  brtrue.s L\n  .repeat 130 nop\nL: ldarg.0\n  ret\n.end",
+            3,
+            "displacement 130 does not fit a short branch (-128..127): use brtrue",
+        ),
+        (
+            ".method A.B:C(1)\n  ldarg.0\n  ldarg.0\n  beq.s L\n  .repeat 130 nop\nL: ldarg.0\n  "
+            "ret\n.end",
+            4,
+            "use ceq and brtrue/brfalse",
+        ),
+        (
+            ".method A.B:C(1)\n  ldarg.0\n  brtrue.s L\n  ldarg.0\n  ldarg.0\nL: ldarg.0\n  "
+            "ret\n.end",
+            6,
+            "stack depth 2 does not match 0 from a branch here",
+        ),
+        (
+            ".method A.B:C(1)\n  ldarg.0\n  brtrue.s 1\n  ldc.i4.s 5\n  pop\n  ldarg.0\n  "
+            "ret\n.end",
+            3,
+            "target 4 is not an instruction start",
+        ),
+    ],
+)
 def test_errors_are_one_line_with_file_and_line(text: str, line: int, needle: str) -> None:
     msg = asm_error(text)
     assert msg.startswith(f"t.il:{line}: "), msg
@@ -180,7 +216,9 @@ def test_corpus_assembles_and_each_trigger_file_has_its_trigger() -> None:
     for f in files:
         a = assemble_file(f)
         for m in a.methods:
-            found = set(IL.find_triggers(m.il, nlocals=m.nlocals, max_stack=m.max_stack)) & BUG_KINDS
+            found = (
+                set(IL.find_triggers(m.il, nlocals=m.nlocals, max_stack=m.max_stack)) & BUG_KINDS
+            )
             kind = f.stem.removeprefix("trigger-")
             if f.stem.startswith("trigger-") and kind in BUG_KINDS:
                 assert found == {kind}, (f.name, found)
@@ -199,10 +237,21 @@ def test_corpus_assembles_and_each_trigger_file_has_its_trigger() -> None:
 
 # ------------------------------------------------------------------------------------------ records
 
+
 def test_records_decode_with_the_collection_api(tmp_path: Path) -> None:
     out = tmp_path / "calls.mch"
-    r = run_cli("sample", "asm", str(CORPUS / "calls.il"), str(CORPUS / "bigconst.il"), "--arch", "arm64",
-                "--config", "JitMinOpts=1", "--out", str(out))
+    r = run_cli(
+        "sample",
+        "asm",
+        str(CORPUS / "calls.il"),
+        str(CORPUS / "bigconst.il"),
+        "--arch",
+        "arm64",
+        "--config",
+        "JitMinOpts=1",
+        "--out",
+        str(out),
+    )
     assert r.returncode == 0, r.stderr
     src = assemble_file(CORPUS / "calls.il").methods
     with Collection.open(out) as col:
@@ -222,7 +271,8 @@ def test_records_decode_with_the_collection_api(tmp_path: Path) -> None:
         assert struct.unpack_from("<I", v, 40 + 20)[0] == IL.TYPE_LONG  # args.retType
         assert struct.unpack_from("<I", v, 40 + 84 + 28)[0] == 0  # locals.numArgs
         assert mc.request.max_stack == src[0].max_stack
-        # ResolveToken: one item per callee, keyed {0, scope, token, 2}, values of 44 bytes, sorted bytewise.
+        # ResolveToken: one item per callee, keyed {0, scope, token, 2}, values of 44 bytes, sorted
+        # bytewise.
         rt = maps[P.ResolveToken]
         assert rt.item_size == 24 + 44 and rt.keys() == sorted(rt.keys())
         tokens = set()
@@ -232,7 +282,14 @@ def test_records_decode_with_the_collection_api(tmp_path: Path) -> None:
             assert (ctx, scope, kind) == (0, mc.request.scope, 2)
             tokens.add(token)
             hcls, hmeth, hfld, ts, cts, ms, cms, exc = struct.unpack("<QQQIIIII", val)
-            assert hcls and hmeth and hfld == 0 and exc == 0 and ts == ms == 0xFFFFFFFF and cts == cms == 0
+            assert (
+                hcls
+                and hmeth
+                and hfld == 0
+                and exc == 0
+                and ts == ms == 0xFFFFFFFF
+                and cts == cms == 0
+            )
             sig_keys.append(struct.pack("<QQ", hmeth, 0))
         assert tokens == set(call_tokens(src[0].il))
         sig = maps[P.GetMethodSig]
@@ -267,13 +324,17 @@ def test_minopts_and_corrupt_flags() -> None:
     blob = jf.blob(struct.unpack("<II", jf.values()[0])[0])
     assert blob is not None and struct.unpack_from("<Q", blob)[0] == 1
     assert mc.name == "A.B:C" and mc.target_arch == 0x8664
-    bad = b.record(dataclasses.replace(m, corrupt=True), ftn=0x1000, class_handle=0x2000, scope=0x3000)
+    bad = b.record(
+        dataclasses.replace(m, corrupt=True), ftn=0x1000, class_handle=0x2000, scope=0x3000
+    )
     assert len(bad) == len(rec) and sum(x != y for x, y in zip(bad, rec, strict=True)) == 1
     with pytest.raises(ValueError, match="bad packet 154"):
         decode_method_context(1, 0, bad)
 
 
-# ------------------------------------------------------------------------------------------ generator
+# ------------------------------------------------------------------------------------------
+# generator
+
 
 def check_method(m: Method) -> None:
     """What the sample JIT requires and what the generator promises."""
@@ -304,7 +365,11 @@ def test_generator_statistics() -> None:
     for m in methods:
         check_method(m)
     sizes = sorted(len(m.il) for m in methods)
-    assert sizes[0] >= 10 and 40 <= sizes[len(sizes) // 2] <= 150 and sizes[int(len(sizes) * 0.9)] <= 320
+    assert (
+        sizes[0] >= 10
+        and 40 <= sizes[len(sizes) // 2] <= 150
+        and sizes[int(len(sizes) * 0.9)] <= 320
+    )
     assert sizes[-1] > 300  # a few larger methods
     pow2 = sum(1 for m in methods if "pow2-mul" in IL.find_triggers(m.il)) / len(methods)
     assert 0.10 <= pow2 <= 0.20
@@ -313,7 +378,9 @@ def test_generator_statistics() -> None:
         for ins in IL.decode(m.il):
             t = ins.target
             if t is not None:
-                kinds["back" if t < ins.offset else "fwd"] = kinds.get("back" if t < ins.offset else "fwd", 0) + 1
+                kinds["back" if t < ins.offset else "fwd"] = (
+                    kinds.get("back" if t < ins.offset else "fwd", 0) + 1
+                )
                 if ins.op.operand == IL.BR32:
                     kinds["long"] = kinds.get("long", 0) + 1
             if ins.op.name == "ldc.i8":
@@ -323,7 +390,9 @@ def test_generator_statistics() -> None:
     assert len({m.il for m in methods}) > 0.99 * len(methods)
 
 
-# ------------------------------------------------------------------------------------------ injection
+# ------------------------------------------------------------------------------------------
+# injection
+
 
 def records(path: Path) -> Iterator[bytes]:
     with Collection.open(path) as col:
@@ -331,7 +400,9 @@ def records(path: Path) -> Iterator[bytes]:
             yield col.record(n)
 
 
-def test_injection_places_each_trigger_at_its_number_and_nowhere_else(injected_pair: tuple[Path, Path]) -> None:
+def test_injection_places_each_trigger_at_its_number_and_nowhere_else(
+    injected_pair: tuple[Path, Path],
+) -> None:
     plain, inj = injected_pair
     at = {n: k for k, n in ALL_KINDS_AT.items()}
     a, b = list(records(plain)), list(records(inj))
@@ -348,20 +419,30 @@ def test_injection_places_each_trigger_at_its_number_and_nowhere_else(injected_p
             mc = col.method_context(n)
             assert mc.request is not None and mc.name and mc.target_arch_name == "arm64"
             il = mc.request.il
-            nlocals = struct.unpack_from("<I", maps_of(mc)[P.CompileMethod].values()[0], 40 + 84 + 28)[0]
-            found = set(IL.find_triggers(il, nlocals=nlocals, max_stack=mc.request.max_stack)) & BUG_KINDS
+            nlocals = struct.unpack_from(
+                "<I", maps_of(mc)[P.CompileMethod].values()[0], 40 + 84 + 28
+            )[0]
+            found = (
+                set(IL.find_triggers(il, nlocals=nlocals, max_stack=mc.request.max_stack))
+                & BUG_KINDS
+            )
             assert found == ({kind} if kind in BUG_KINDS else set()), (n, kind, found)
             maps = maps_of(mc)
             rt = maps.get(P.ResolveToken)
             recorded = {}
             if rt is not None:
                 for k, v in zip(rt.keys(), rt.values(), strict=True):
-                    recorded[struct.unpack_from("<I", k, 16)[0]] = struct.unpack_from("<I", v, 40)[0]
+                    recorded[struct.unpack_from("<I", k, 16)[0]] = struct.unpack_from("<I", v, 40)[
+                        0
+                    ]
             unrecorded = set(call_tokens(il)) - set(recorded)
             throwing = {t for t, code in recorded.items() if code}
             assert bool(unrecorded) == (kind == "missing"), (n, kind)
-            assert throwing == ({t for t, c in recorded.items() if c == CLR_EXCEPTION}
-                                if kind in ("ee-exception", "seed-arm64") else set())
+            assert throwing == (
+                {t for t, c in recorded.items() if c == CLR_EXCEPTION}
+                if kind in ("ee-exception", "seed-arm64")
+                else set()
+            )
             assert bool(throwing) == (kind in ("ee-exception", "seed-arm64")), (n, kind)
             if kind == "stack-overflow":
                 assert 55_000 < len(il) < 65_000
@@ -379,9 +460,12 @@ def test_injected_methods_compile_data_is_consistent() -> None:
         m = injected(gen, kind, 5).method
         effects = {c.token: c.effect for c in m.callees}
         if kind != "stack-overflow":
-            depth = IL.check_stack(m.il, nargs=m.nargs, nlocals=m.nlocals, call_effect=lambda t, e=effects: e[t])
+            depth = IL.check_stack(
+                m.il, nargs=m.nargs, nlocals=m.nlocals, call_effect=lambda t, e=effects: e[t]
+            )
             assert depth == m.max_stack, kind
-        assert injected(gen, kind, 5).method.il == m.il  # deterministic, independent of the main RNG
+        # deterministic, independent of the main RNG
+        assert injected(gen, kind, 5).method.il == m.il
 
 
 def test_parse_inject() -> None:
@@ -393,12 +477,27 @@ def test_parse_inject() -> None:
 
 # ------------------------------------------------------------------------------------------ CLI
 
+
 def test_build_is_deterministic_and_seeded(tmp_path: Path) -> None:
     outs = []
     for name, seed in (("a", "5"), ("b", "5"), ("c", "6")):
         out = tmp_path / f"{name}.mch"
-        r = run_cli("sample", "build", "--methods", "400", "--seed", seed, "--inject", "hang@7,300",
-                    "--inject", "jit-null@9", "--corpus", str(CORPUS / "arith.il"), "--out", str(out))
+        r = run_cli(
+            "sample",
+            "build",
+            "--methods",
+            "400",
+            "--seed",
+            seed,
+            "--inject",
+            "hang@7,300",
+            "--inject",
+            "jit-null@9",
+            "--corpus",
+            str(CORPUS / "arith.il"),
+            "--out",
+            str(out),
+        )
         assert r.returncode == 0, r.stderr
         assert "400 method contexts" in r.stdout and "hang@7" in r.stdout
         outs.append(out)
@@ -412,20 +511,27 @@ def test_build_is_deterministic_and_seeded(tmp_path: Path) -> None:
     assert run_cli("mch", "verify", str(a)).returncode == 0
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["--inject", "bogus@3"], "unknown kind 'bogus'"),
-    (["--inject", "hang"], "expected KIND@N"),
-    (["--inject", "hang@0"], "expected an integer >= 1"),
-    (["--inject", "hang@51"], "the collection has 50 method contexts"),
-    (["--inject", "hang@5", "--inject", "jit-null@5"], "already holds hang"),
-    (["--corpus", "/nonexistent.il"], "no such file"),
-    (["--config", "X"], "expected NAME=VALUE"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--inject", "bogus@3"], "unknown kind 'bogus'"),
+        (["--inject", "hang"], "expected KIND@N"),
+        (["--inject", "hang@0"], "expected an integer >= 1"),
+        (["--inject", "hang@51"], "the collection has 50 method contexts"),
+        (["--inject", "hang@5", "--inject", "jit-null@5"], "already holds hang"),
+        (["--corpus", "/nonexistent.il"], "no such file"),
+        (["--config", "X"], "expected NAME=VALUE"),
+    ],
+)
 def test_build_usage_errors_are_one_line(tmp_path: Path, args: list[str], needle: str) -> None:
     out = tmp_path / "x.mch"
     r = run_cli("sample", "build", "--methods", "50", *args, "--out", str(out))
     assert r.returncode == 2, r.stdout + r.stderr
-    assert needle in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert (
+        needle in r.stderr
+        and len(r.stderr.strip().splitlines()) == 1
+        and "Traceback" not in r.stderr
+    )
     assert not out.exists()
 
 
@@ -438,14 +544,26 @@ def test_asm_errors_name_file_and_line(tmp_path: Path) -> None:
 
 
 def test_seed_arm64_in_an_x64_collection_is_accepted_with_a_note(tmp_path: Path) -> None:
-    r = run_cli("sample", "build", "--methods", "20", "--inject", "seed-arm64@4", "--out", str(tmp_path / "s.mch"))
+    r = run_cli(
+        "sample",
+        "build",
+        "--methods",
+        "20",
+        "--inject",
+        "seed-arm64@4",
+        "--out",
+        str(tmp_path / "s.mch"),
+    )
     assert r.returncode == 0 and "meant for an Arm64 collection" in r.stderr
 
 
 def test_collection_records_match_the_built_file(tmp_path: Path) -> None:
     out = tmp_path / "x.mch"
     build(out, methods=60, seed=2, injections=[("poison", 30)])
-    assert b"".join(collection_records(60, 2, RecordBuilder("x64"), injections=[("poison", 30)])) == out.read_bytes()
+    assert (
+        b"".join(collection_records(60, 2, RecordBuilder("x64"), injections=[("poison", 30)]))
+        == out.read_bytes()
+    )
     rng = random.Random(0)
     with Collection.open(out) as col:
         for n in rng.sample(range(1, 61), 10):
@@ -464,4 +582,5 @@ def test_size_factor_scales_methods_and_one_changes_nothing(tmp_path: Path) -> N
     with Collection.open(base) as a, Collection.open(big) as c:
         il_a = sum(a.method_context(n).il_size or 0 for n in range(1, 201))
         il_c = sum(c.method_context(n).il_size or 0 for n in range(1, 201))
-    assert il_c > 3 * il_a  # statements are whole fragments, so the IL grows a little less than the target
+    # statements are whole fragments, so the IL grows a little less than the target
+    assert il_c > 3 * il_a

@@ -1,5 +1,6 @@
-"""libspmimch under AddressSanitizer + UndefinedBehaviorSanitizer on a corpus of mutated collections and
-indexes (the same mutations as the property tests). Built from native/ with -DSPMI_SANITIZE=ON."""
+"""libspmimch under AddressSanitizer + UndefinedBehaviorSanitizer on a corpus of mutated collections
+and indexes (the same mutations as the property tests). Built from native/ with
+-DSPMI_SANITIZE=ON."""
 
 from __future__ import annotations
 
@@ -37,9 +38,15 @@ def _corpus(dest: Path, count: int) -> list[Path]:
 
 def test_asan_ubsan_on_mutated_corpus(mchcheck_asan: Path, tmp_path: Path) -> None:
     files = _corpus(tmp_path, 400)
-    env = dict(os.environ, ASAN_OPTIONS="abort_on_error=0:exitcode=99:detect_leaks=1",
-               UBSAN_OPTIONS="halt_on_error=1:exitcode=98:print_stacktrace=1", TMPDIR=str(tmp_path))
-    r = subprocess.run([str(mchcheck_asan), *map(str, files)], capture_output=True, text=True, env=env, timeout=600)
+    env = dict(
+        os.environ,
+        ASAN_OPTIONS="abort_on_error=0:exitcode=99:detect_leaks=1",
+        UBSAN_OPTIONS="halt_on_error=1:exitcode=98:print_stacktrace=1",
+        TMPDIR=str(tmp_path),
+    )
+    r = subprocess.run(
+        [str(mchcheck_asan), *map(str, files)], capture_output=True, text=True, env=env, timeout=600
+    )
     out = r.stdout + r.stderr
     assert "AddressSanitizer" not in out and "runtime error" not in out, out[-4000:]
     assert r.returncode == 0, out[-4000:]

@@ -1,6 +1,7 @@
-"""`spmi-dbg triage` end to end with real gdb: a collection with three distinct fatal crash kinds, each
-repeated, plus a first-chance fault and a JIT assert: exactly three buckets, each with a verified repro of its
-smallest member; the partition resumes after each crash instead of replaying from the start."""
+"""`spmi-dbg triage` end to end with real gdb: a collection with three distinct fatal crash kinds,
+each repeated, plus a first-chance fault and a JIT assert: exactly three buckets, each with a
+verified repro of its smallest member; the partition resumes after each crash instead of replaying
+from the start."""
 
 from __future__ import annotations
 
@@ -18,20 +19,39 @@ from .support.pipeline import triage, triage_collection, validate
 
 def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
     mch = triage_collection(cols)
-    r = triage("--workers", "2", "--verify-runs", "1", "--out", "t", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch),
-               cwd=tmp_path)
+    r = triage(
+        "--workers",
+        "2",
+        "--verify-runs",
+        "1",
+        "--out",
+        "t",
+        "--",
+        REPLAY,
+        *SEED_OPTIONS,
+        BASE,
+        DIFF,
+        str(mch),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     data: dict[str, Any] = json.loads((tmp_path / "t" / "triage.json").read_text())
     validate(data, "triage-3.json")
     assert [c["method_context"] for c in data["crashes"]] == [110, 150, 200, 300, 410, 450, 500]
     name = mch.name
     assert data["crashes"][0]["member"] == f"{name}:110"
-    by_members = {tuple(int(m.rsplit(":", 1)[1]) for m in b["method_contexts"]): b for b in data["buckets"]}
+    by_members = {
+        tuple(int(m.rsplit(":", 1)[1]) for m in b["method_contexts"]): b for b in data["buckets"]
+    }
     assert set(by_members) == {(150, 300, 450), (110, 410), (200, 500)}  # exactly three buckets
     assert all(m.startswith(f"{name}:") for b in data["buckets"] for m in b["method_contexts"])
     cov = data["coverage"]
     assert len(cov) == 1 and cov[0]["method_contexts"] == 600 and cov[0]["crashed"] == 7
-    assert cov[0]["failed_compile"] == 2 and cov[0]["not_reached"] == 0 and cov[0]["replayed_clean"] == 591
+    assert (
+        cov[0]["failed_compile"] == 2
+        and cov[0]["not_reached"] == 0
+        and cov[0]["replayed_clean"] == 591
+    )
 
     seed = by_members[(150, 300, 450)]
     assert seed["signal"] == "SIGSEGV" and seed["null_map"]["member"] == "CompileMethod"
@@ -52,12 +72,13 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
         assert b["smallest"]["method_context"] == rep["method_contexts"][-1]
     small = seed["smallest"]["method_context"]
     assert (tmp_path / seed["repro"]["bundle"] / "repro.mch").read_bytes() == mc_bytes(mch, small)
-    # The state-dependent member is repro'd with the record that poisoned it, found by ddmin in its segment.
+    # The state-dependent member is repro'd with the record that poisoned it, found by ddmin in its
+    # segment.
     poisoned = abort["repro"]["method_contexts"]
     assert poisoned in ([100, 110], [400, 410])
 
-    # Each partition resumed after each of its crashes: segments start right after the crash, and a partition's
-    # segments are the replays of one debugger session.
+    # Each partition resumed after each of its crashes: segments start right after the crash, and a
+    # partition's segments are the replays of one debugger session.
     crashed = {c["method_context"] for c in data["crashes"]}
     for p in range(1, data["engine"]["partitions"] + 1):
         segs = [s for s in data["segments"] if s["partition"] == p]
@@ -65,13 +86,18 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
         starts = [int(s["compile"].split("-")[0]) for s in segs]
         assert all(s["compile"].endswith(f"-{last}") for s in segs)
         assert starts[1:] == [n + 1 for n in sorted(crashed) if starts[0] <= n < last]
-    assert data["engine"]["name"] == "local" and data["engine"]["partitions"] == 4  # 2 per worker, by bytes
-    # The stops passed on and what superpmi said itself are summarised; the failures superpmi reported are
-    # buckets too, and (by default) the assert's gets a verified bundle, the failed compile's none.
-    assert [(g["key"], g["method_contexts"]) for g in data["first_chance"]] == \
-        [("SIGSEGV first-chance in Compiler::gtFoldDivByConst", [f"{name}:50"])]
+    # 2 per worker, by bytes
+    assert data["engine"]["name"] == "local" and data["engine"]["partitions"] == 4
+    # The stops passed on and what superpmi said itself are summarised; the failures superpmi
+    # reported are buckets too, and (by default) the assert's gets a verified bundle, the failed
+    # compile's none.
+    assert [(g["key"], g["method_contexts"]) for g in data["first_chance"]] == [
+        ("SIGSEGV first-chance in Compiler::gtFoldDivByConst", [f"{name}:50"])
+    ]
     asserts = data["reported_by_superpmi"]["asserts"]
-    assert [(g["expr"], g["method_contexts"]) for g in asserts] == [("shiftAmount >= 0", [f"{name}:60"])]
+    assert [(g["expr"], g["method_contexts"]) for g in asserts] == [
+        ("shiftAmount >= 0", [f"{name}:60"])
+    ]
     assert data["bundle_kinds"] == ["crash", "assert"]
     fbs = {b["kind"]: b for b in data["failure_buckets"]}
     assert set(fbs) == {"assert", "error"}
@@ -91,20 +117,43 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
     assert "result: 3 bucket(s), 7 crash(es)" in r.stdout
     # Progress, piped: plain lines on stderr, the first naming the engine, the last the whole tally.
     progress = [ln for ln in r.stderr.splitlines() if ln.startswith("triage: ")]
-    assert progress[0] == "triage: 4 partition(s), 600 method contexts, on this machine (2 worker(s))", r.stderr
-    assert progress[-1].startswith("triage: 600/600 method contexts (100.0%), ") and ", 7 crash(es), 4/4 " \
-        "partitions, ETA " in progress[-1], progress
+    assert (
+        progress[0] == "triage: 4 partition(s), 600 method contexts, on this machine (2 worker(s))"
+    ), r.stderr
+    assert (
+        progress[-1].startswith("triage: 600/600 method contexts (100.0%), ")
+        and ", 7 crash(es), 4/4 partitions, ETA " in progress[-1]
+    ), progress
     assert sorted(p.name for p in (tmp_path / "t").iterdir()) == sorted(
-        ["triage.json", "triage.md", "partitions"] + [f"bucket-{b['bucket']}" for b in data["buckets"]]
-        + [f"bucket-{b['bucket']}" for b in data["failure_buckets"] if b["repro"]])
+        ["triage.json", "triage.md", "partitions"]
+        + [f"bucket-{b['bucket']}" for b in data["buckets"]]
+        + [f"bucket-{b['bucket']}" for b in data["failure_buckets"] if b["repro"]]
+    )
 
 
 def test_max_crashes_and_no_crash(cols: Collections, tmp_path: Path) -> None:
     mch = triage_collection(cols)
-    r = triage("--workers", "1", "--max-crashes", "2", "--verify-runs", "0", "--out", "t", "--", REPLAY,
-               *SEED_OPTIONS, BASE, DIFF, str(mch), cwd=tmp_path)
+    r = triage(
+        "--workers",
+        "1",
+        "--max-crashes",
+        "2",
+        "--verify-runs",
+        "0",
+        "--out",
+        "t",
+        "--",
+        REPLAY,
+        *SEED_OPTIONS,
+        BASE,
+        DIFF,
+        str(mch),
+        cwd=tmp_path,
+    )
     data = json.loads((tmp_path / "t" / "triage.json").read_text())
-    assert [c["method_context"] for c in data["crashes"]] == [110, 150] and data["stopped_at_max_crashes"]
+    assert [c["method_context"] for c in data["crashes"]] == [110, 150] and data[
+        "stopped_at_max_crashes"
+    ]
     assert r.returncode in (0, 1), r.stdout + r.stderr
     clean = cols.get("repro-clean", 300)
     r = triage("--workers", "2", "--out", "c", "--", REPLAY, BASE, str(clean), cwd=tmp_path)
@@ -116,26 +165,62 @@ def test_max_crashes_and_no_crash(cols: Collections, tmp_path: Path) -> None:
 
 def test_triage_bad_inputs_are_one_line_errors(cols: Collections, tmp_path: Path) -> None:
     mch = cols.get("repro-clean", 300)
-    cases = {("--", REPLAY, BASE, str(tmp_path / "none.mch")): "none.mch: collection not found",
-             ("--max-crashes", "0", "--", REPLAY, BASE, str(mch)): "--max-crashes: expected a whole number of at "
-                                                                    "least 1, got '0'",
-             ("--", REPLAY, str(tmp_path / "nojit.so"), str(mch)): "JIT not found"}
+    cases = {
+        ("--", REPLAY, BASE, str(tmp_path / "none.mch")): "none.mch: collection not found",
+        (
+            "--max-crashes",
+            "0",
+            "--",
+            REPLAY,
+            BASE,
+            str(mch),
+        ): "--max-crashes: expected a whole number of at least 1, got '0'",
+        ("--", REPLAY, str(tmp_path / "nojit.so"), str(mch)): "JIT not found",
+    }
     for args, text in cases.items():
         r = triage(*args, cwd=tmp_path)
         assert r.returncode == 3, (args, r.stdout, r.stderr)
         lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
-        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (args, r.stderr)
+        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (
+            args,
+            r.stderr,
+        )
     assert not (tmp_path / "spmi-triage").exists()
 
 
 def test_failure_buckets_with_stress_settings(cols: Collections, tmp_path: Path) -> None:
-    """Two members of one stress-only assert and a failed compile, no crash: with --failure assert,error each
-    failure bucket gets a verified bundle from its smallest member, with only the JIT settings it needs."""
-    mch = cols.get("triage-failures", 120, inject=[("stress-assert", 30), ("jit-null", 50), ("stress-assert", 90)])
-    settings = ["-jitoption", "JitStress=2", "-jitoption", "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD",
-                "-jitoption", "JitStressRegs=1"]
-    r = triage("--workers", "2", "--verify-runs", "1", "--failure", "assert,error", "--out", "t", "--", REPLAY,
-               *settings, BASE, str(mch), cwd=tmp_path)
+    """Two members of one stress-only assert and a failed compile, no crash: with --failure
+    assert,error each failure bucket gets a verified bundle from its smallest member, with only the
+    JIT settings it needs."""
+    mch = cols.get(
+        "triage-failures",
+        120,
+        inject=[("stress-assert", 30), ("jit-null", 50), ("stress-assert", 90)],
+    )
+    settings = [
+        "-jitoption",
+        "JitStress=2",
+        "-jitoption",
+        "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD",
+        "-jitoption",
+        "JitStressRegs=1",
+    ]
+    r = triage(
+        "--workers",
+        "2",
+        "--verify-runs",
+        "1",
+        "--failure",
+        "assert,error",
+        "--out",
+        "t",
+        "--",
+        REPLAY,
+        *settings,
+        BASE,
+        str(mch),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     data: dict[str, Any] = json.loads((tmp_path / "t" / "triage.json").read_text())
     validate(data, "triage-3.json")
@@ -145,9 +230,13 @@ def test_failure_buckets_with_stress_settings(cols: Collections, tmp_path: Path)
     assert a["method_contexts"] == [f"{mch.name}:30", f"{mch.name}:90"] and a["count"] == 2
     sizes = {m["method_context"]: m["il_size"] for m in a["members"]}
     assert a["smallest"]["method_context"] == min(sizes, key=lambda n: (sizes[n], n))
-    assert a["repro"]["outcome"] == "verified" and a["repro"]["method_contexts"] == [a["smallest"]["method_context"]]
-    assert a["jit_settings"] == "fails with JitStress=2 JitStressModeNames=STRESS_FOLD; not needed: " \
-                                "JitStressModeNames element STRESS_MAKE_CSE; JitStressRegs=1"
+    assert a["repro"]["outcome"] == "verified" and a["repro"]["method_contexts"] == [
+        a["smallest"]["method_context"]
+    ]
+    assert (
+        a["jit_settings"] == "fails with JitStress=2 JitStressModeNames=STRESS_FOLD; not needed: "
+        "JitStressModeNames element STRESS_MAKE_CSE; JitStressRegs=1"
+    )
     script = (tmp_path / a["repro"]["bundle"] / "repro.sh").read_text().splitlines()[-1]
     assert "JitStressRegs" not in script and "JitStressModeNames=STRESS_FOLD " in script
     e = fbs["error"]
@@ -155,17 +244,46 @@ def test_failure_buckets_with_stress_settings(cols: Collections, tmp_path: Path)
     assert "assert bucket assert-" in r.stdout and "error bucket error-" in r.stdout
 
     bad = triage("--failure", "crash,nope", "--", REPLAY, BASE, str(mch), cwd=tmp_path)
-    assert bad.returncode == 3 and len(bad.stderr.strip().splitlines()) == 1 and "'nope'" in bad.stderr
+    assert (
+        bad.returncode == 3 and len(bad.stderr.strip().splitlines()) == 1 and "'nope'" in bad.stderr
+    )
 
 
 def test_progress_on_a_terminal(cols: Collections, tmp_path: Path) -> None:
-    """On a terminal: one rich progress bar over all partitions (method contexts, rate, crashes, partitions)."""
-    mch = cols.get("triage-tty", 300, arch="arm64", seed=2, inject=[("seed-arm64", 100), ("seed-arm64", 250)])
+    """On a terminal: one rich progress bar over all partitions (method contexts, rate, crashes,
+    partitions)."""
+    mch = cols.get(
+        "triage-tty", 300, arch="arm64", seed=2, inject=[("seed-arm64", 100), ("seed-arm64", 250)]
+    )
     leader, follower = os.openpty()
-    argv = [sys.executable, "-m", "spmi_dbg", "triage", "--workers", "2", "--verify-runs", "0", "--failure",
-            "missing", "--out", "t", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)]
-    proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=follower, text=True,
-                            env=dict(os.environ, COLUMNS="160", TERM="xterm"))
+    argv = [
+        sys.executable,
+        "-m",
+        "spmi_dbg",
+        "triage",
+        "--workers",
+        "2",
+        "--verify-runs",
+        "0",
+        "--failure",
+        "missing",
+        "--out",
+        "t",
+        "--",
+        REPLAY,
+        *SEED_OPTIONS,
+        BASE,
+        DIFF,
+        str(mch),
+    ]
+    proc = subprocess.Popen(
+        argv,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        text=True,
+        env=dict(os.environ, COLUMNS="160", TERM="xterm"),
+    )
     os.close(follower)
     shown = b""
     while True:
@@ -181,5 +299,7 @@ def test_progress_on_a_terminal(cols: Collections, tmp_path: Path) -> None:
     assert proc.returncode == 0, out
     text = shown.decode(errors="replace")
     assert "triage: 4 partition(s) on this machine (2 worker(s))" in text
-    assert "300/300 method contexts" in text and "2 crash(es)" in text and "partitions" in text, text[-2000:]
+    assert "300/300 method contexts" in text and "2 crash(es)" in text and "partitions" in text, (
+        text[-2000:]
+    )
     assert "\x1b[" in text  # drawn (rich's control sequences), not plain lines

@@ -1,8 +1,8 @@
-"""`spmi-dbg triage` on a real dask.distributed cluster started by the tests (a `dask scheduler` and two `dask
-worker` processes on 127.0.0.1): three collections with crashes of four kinds give the same buckets and the same
-coverage as on this machine; a worker SIGKILL'd in the middle of a replay loses nothing; a coordinator SIGKILL'd
-mid-run is continued by --resume without replaying finished partitions; an unreachable scheduler and a path the
-workers cannot see are one-line input errors."""
+"""`spmi-dbg triage` on a real dask.distributed cluster started by the tests (a `dask scheduler` and
+two `dask worker` processes on 127.0.0.1): three collections with crashes of four kinds give the
+same buckets and the same coverage as on this machine; a worker SIGKILL'd in the middle of a replay
+loses nothing; a coordinator SIGKILL'd mid-run is continued by --resume without replaying finished
+partitions; an unreachable scheduler and a path the workers cannot see are one-line input errors."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from .support.common import Collections, wait_for
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import triage, validate
 
-HANG = 230  # in benchmarks.mch: the replay that is running when a worker or the coordinator is killed
+# in benchmarks.mch: the replay that is running when a worker or the coordinator is killed
+HANG = 230
 TIMEOUT = "6"  # --timeout: the hang's length
 EXPECTED = {  # bucket kind -> members, whatever ran the partitions
     "seed": ["benchmarks.mch:50", "libraries.pmi.mch:100", "libraries.pmi.mch:250"],
@@ -35,14 +36,26 @@ EXPECTED = {  # bucket kind -> members, whatever ran the partitions
 
 @pytest.fixture(scope="module")
 def collections(tmp_path_factory: pytest.TempPathFactory, cols: Collections) -> Path:
-    """Three Arm64 collections in one directory (each poison record in the same 100-record partition as the
-    crash it causes)."""
+    """Three Arm64 collections in one directory (each poison record in the same 100-record partition
+    as the crash it causes)."""
     d = tmp_path_factory.mktemp("mch")
-    for name, inject in (("libraries.pmi", [("seed-arm64", 100), ("seed-arm64", 250), ("jit-assert", 40)]),
-                         ("coreclr_tests", [("stack-overflow", 120), ("poison", 220), ("poison-crash", 230),
-                                            ("jit-null", 30)]),
-                         ("benchmarks", [("seed-arm64", 50), ("poison", 150), ("poison-crash", 160),
-                                         ("hang", HANG), ("stack-overflow", 280)])):
+    for name, inject in (
+        ("libraries.pmi", [("seed-arm64", 100), ("seed-arm64", 250), ("jit-assert", 40)]),
+        (
+            "coreclr_tests",
+            [("stack-overflow", 120), ("poison", 220), ("poison-crash", 230), ("jit-null", 30)],
+        ),
+        (
+            "benchmarks",
+            [
+                ("seed-arm64", 50),
+                ("poison", 150),
+                ("poison-crash", 160),
+                ("hang", HANG),
+                ("stack-overflow", 280),
+            ],
+        ),
+    ):
         src = cols.get(f"cluster-{name}", 300, arch="arm64", seed=5, inject=inject)
         for suffix in ("", ".mct"):
             os.link(f"{src}{suffix}", d / f"{name}.mch{suffix}")
@@ -51,23 +64,52 @@ def collections(tmp_path_factory: pytest.TempPathFactory, cols: Collections) -> 
 
 def args(collections: Path, out: str, *extra: str, bundles: str = "missing") -> list[str]:
     """`bundles`: --failure (default: missing, of which there is none: no bundles)."""
-    return ["--mch", str(collections), "--partition-methods", "100", "--timeout", TIMEOUT, "--failure", bundles,
-            "--out", out, *extra, "--", REPLAY, *SEED_OPTIONS, BASE, DIFF]
+    return [
+        "--mch",
+        str(collections),
+        "--partition-methods",
+        "100",
+        "--timeout",
+        TIMEOUT,
+        "--failure",
+        bundles,
+        "--out",
+        out,
+        *extra,
+        "--",
+        REPLAY,
+        *SEED_OPTIONS,
+        BASE,
+        DIFF,
+    ]
 
 
 def kinds(data: dict[str, Any]) -> dict[str, list[str]]:
     out = {}
     for b in data["buckets"]:
         sig = b["signature"] or ""
-        kind = ("hang" if b["kind"] == "hang" else "seed" if "CompileMethod" in (b["title"] or "") else
-                "abort" if b["signal"] == "SIGABRT" else "overflow" if "fgMorphTree" in sig else sig)
+        kind = (
+            "hang"
+            if b["kind"] == "hang"
+            else "seed"
+            if "CompileMethod" in (b["title"] or "")
+            else "abort"
+            if b["signal"] == "SIGABRT"
+            else "overflow"
+            if "fgMorphTree" in sig
+            else sig
+        )
         out[kind] = sorted(b["method_contexts"])
     return out
 
 
 def check_full_coverage(data: dict[str, Any]) -> None:
     validate(data, "triage-3.json")
-    assert [c["collection"] for c in data["coverage"]] == ["benchmarks.mch", "coreclr_tests.mch", "libraries.pmi.mch"]
+    assert [c["collection"] for c in data["coverage"]] == [
+        "benchmarks.mch",
+        "coreclr_tests.mch",
+        "libraries.pmi.mch",
+    ]
     for c in data["coverage"]:
         assert c["method_contexts"] == 300 and c["not_reached"] == 0, c
         assert c["replayed_clean"] + c["crashed"] + c["failed_compile"] + c["not_reached"] == 300
@@ -76,14 +118,26 @@ def check_full_coverage(data: dict[str, Any]) -> None:
 
 
 def test_cluster_gives_the_local_buckets(collections: Path, tmp_path: Path) -> None:
-    """The same buckets, coverage and repro bundles (crash and assert buckets, --verify-runs 1); on the cluster the
-    bundles are built by the workers."""
-    local = triage(*args(collections, "local", "--workers", "2", "--verify-runs", "1", bundles="crash,assert"),
-                   cwd=tmp_path)
+    """The same buckets, coverage and repro bundles (crash and assert buckets, --verify-runs 1); on
+    the cluster the bundles are built by the workers."""
+    local = triage(
+        *args(collections, "local", "--workers", "2", "--verify-runs", "1", bundles="crash,assert"),
+        cwd=tmp_path,
+    )
     assert local.returncode == 0, local.stdout + local.stderr
     with cluster(tmp_path) as c:
-        r = triage(*args(collections, "dask", "--scheduler", c.address, "--verify-runs", "1", bundles="crash,assert"),
-                   cwd=tmp_path)
+        r = triage(
+            *args(
+                collections,
+                "dask",
+                "--scheduler",
+                c.address,
+                "--verify-runs",
+                "1",
+                bundles="crash,assert",
+            ),
+            cwd=tmp_path,
+        )
     assert r.returncode == 0, r.stdout + r.stderr
     here = json.loads((tmp_path / "local" / "triage.json").read_text())
     there = json.loads((tmp_path / "dask" / "triage.json").read_text())
@@ -94,21 +148,31 @@ def test_cluster_gives_the_local_buckets(collections: Path, tmp_path: Path) -> N
     assert here["coverage"] == [{**c, "path": c["path"]} for c in there["coverage"]]
     assert there["engine"]["name"] == "dask" and there["engine"]["scheduler"] == c.address
     assert there["engine"]["partitions"] == 9 and there["engine"]["workers"] == 2
-    assert "dashboard http://127.0.0.1:" in r.stderr  # printed when a cluster is used (plain lines: piped)
-    # Both workers ran partitions; every method context's failures (assert, first-chance) are there too.
-    by = {s["by"] for p in (tmp_path / "dask" / "partitions").glob("p[0-9]*.json") for s in json.loads(p.read_text())
-          ["segments"]}
+    # printed when a cluster is used (plain lines: piped)
+    assert "dashboard http://127.0.0.1:" in r.stderr
+    # Both workers ran partitions; every method context's failures (assert, first-chance) are there
+    # too.
+    by = {
+        s["by"]
+        for p in (tmp_path / "dask" / "partitions").glob("p[0-9]*.json")
+        for s in json.loads(p.read_text())["segments"]
+    }
     assert by == {f"{w.address} ({w.name})" for w in c.workers}
     rep = there["reported_by_superpmi"]
     assert [g["method_contexts"] for g in rep["asserts"]] == [["libraries.pmi.mch:40"]]
     assert [g["method_contexts"] for g in there["first_chance"]] == [["coreclr_tests.mch:30"]]
-    # One verified bundle per bucket either way; on the cluster each built by a worker, in the shared --out.
+    # One verified bundle per bucket either way; on the cluster each built by a worker, in the
+    # shared --out.
     for data in (here, there):
-        reps = [b["repro"] for b in data["buckets"]] + [b["repro"] for b in data["failure_buckets"] if b["repro"]]
+        reps = [b["repro"] for b in data["buckets"]] + [
+            b["repro"] for b in data["failure_buckets"] if b["repro"]
+        ]
         assert len(reps) == 5 and all(rep["outcome"] == "verified" for rep in reps), reps
         assert all((tmp_path / rep["bundle"] / "repro.sh").is_file() for rep in reps)
     built = there["engine"]["bundle_workers"]
-    assert len(built) == 5 and {b["worker"] for b in built} <= {f"{w.address} ({w.name})" for w in c.workers}
+    assert len(built) == 5 and {b["worker"] for b in built} <= {
+        f"{w.address} ({w.name})" for w in c.workers
+    }
     assert here["engine"]["bundle_workers"] == []
     md = (tmp_path / "dask" / "triage.md").read_text()
     assert "| benchmarks.mch | 300 |" in md and "on the dask cluster" in md
@@ -127,8 +191,14 @@ def _running(out: Path, number: int) -> dict[str, Any] | None:
 
 
 def _spawn(argv: list[str], cwd: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "spmi_dbg", "triage", *argv], cwd=cwd, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, COLUMNS="200"))
+    return subprocess.Popen(
+        [sys.executable, "-m", "spmi_dbg", "triage", *argv],
+        cwd=cwd,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, COLUMNS="200"),
+    )
 
 
 def test_a_worker_killed_mid_replay_loses_nothing(collections: Path, tmp_path: Path) -> None:
@@ -156,7 +226,11 @@ def test_coordinator_killed_then_resume(collections: Path, tmp_path: Path) -> No
         wait_for(lambda: any(json.loads(p.read_text())["done"] for p in parts.glob("p[0-9]*.json")))
         coordinator.send_signal(signal.SIGKILL)
         coordinator.wait(timeout=30)
-        done = {p.name: p.read_bytes() for p in parts.glob("p[0-9]*.json") if json.loads(p.read_bytes())["done"]}
+        done = {
+            p.name: p.read_bytes()
+            for p in parts.glob("p[0-9]*.json")
+            if json.loads(p.read_bytes())["done"]
+        }
         assert done and len(done) < 9
         r = triage(*args(collections, "t", "--scheduler", c.address, "--resume"), cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -167,23 +241,34 @@ def test_coordinator_killed_then_resume(collections: Path, tmp_path: Path) -> No
     assert set(done) <= resumed  # finished before the kill: not replayed again
     for name, before in done.items():
         assert (parts / name).read_bytes() == before
-    bad = triage("--mch", str(collections), "--out", "t", "--resume", "--", REPLAY, BASE, cwd=tmp_path)
-    assert bad.returncode == 3 and "--resume" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
+    bad = triage(
+        "--mch", str(collections), "--out", "t", "--resume", "--", REPLAY, BASE, cwd=tmp_path
+    )
+    assert bad.returncode == 3 and "--resume" in bad.stderr and "Traceback" not in bad.stderr, (
+        bad.stderr
+    )
 
 
 def test_max_crashes_stops_the_cluster(collections: Path, tmp_path: Path) -> None:
-    """--max-crashes on a cluster: the running tasks are stopped through the cluster-wide event, and what they did
-    not reach is accounted as such."""
+    """--max-crashes on a cluster: the running tasks are stopped through the cluster-wide event, and
+    what they did not reach is accounted as such."""
     with cluster(tmp_path) as c:
         start = time.monotonic()
-        r = triage(*args(collections, "t", "--scheduler", c.address, "--max-crashes", "2"), cwd=tmp_path)
+        r = triage(
+            *args(collections, "t", "--scheduler", c.address, "--max-crashes", "2"), cwd=tmp_path
+        )
         took = time.monotonic() - start
     assert r.returncode == 0, r.stdout + r.stderr
     data = json.loads((tmp_path / "t" / "triage.json").read_text())
     validate(data, "triage-3.json")
-    assert data["stopped_at_max_crashes"] and len(data["crashes"]) == 2  # one count across the cluster
-    stopped = sum(r["count"] for c in data["coverage"] for r in c["not_reached_reasons"]
-                  if r["reason"].startswith("--max-crashes reached"))
+    # one count across the cluster
+    assert data["stopped_at_max_crashes"] and len(data["crashes"]) == 2
+    stopped = sum(
+        r["count"]
+        for c in data["coverage"]
+        for r in c["not_reached_reasons"]
+        if r["reason"].startswith("--max-crashes reached")
+    )
     assert stopped > 0
     for c in data["coverage"]:
         assert c["replayed_clean"] + c["crashed"] + c["failed_compile"] + c["not_reached"] == 300
@@ -192,22 +277,39 @@ def test_max_crashes_stops_the_cluster(collections: Path, tmp_path: Path) -> Non
 
 def test_unreachable_scheduler_is_one_line(collections: Path, tmp_path: Path) -> None:
     start = time.monotonic()
-    r = triage(*args(collections, "t", "--scheduler", f"tcp://127.0.0.1:{free_port()}"), cwd=tmp_path)
+    r = triage(
+        *args(collections, "t", "--scheduler", f"tcp://127.0.0.1:{free_port()}"), cwd=tmp_path
+    )
     assert time.monotonic() - start < 40
     assert r.returncode == 3, r.stdout + r.stderr
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and "--scheduler: no dask scheduler there (Connection refused)" in lines[0], r.stderr
-    for address, said in (("tcp://", "not a scheduler address"), ("inproc://x", "not a scheduler address"),
-                          ("udp://127.0.0.1:1", "udp:// is not supported")):
+    assert (
+        len(lines) == 1 and "--scheduler: no dask scheduler there (Connection refused)" in lines[0]
+    ), r.stderr
+    for address, said in (
+        ("tcp://", "not a scheduler address"),
+        ("inproc://x", "not a scheduler address"),
+        ("udp://127.0.0.1:1", "udp:// is not supported"),
+    ):
         r = triage(*args(collections, "t", "--scheduler", address), cwd=tmp_path)
-        assert r.returncode == 3 and said in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert r.returncode == 3 and said in r.stderr and len(r.stderr.strip().splitlines()) == 1, (
+            r.stderr
+        )
     assert not (tmp_path / "t" / "triage.json").exists()
 
 
 def test_a_path_missing_on_the_workers(collections: Path, tmp_path: Path) -> None:
     """The worker runs in a mount namespace where the collections' directory is an empty tmpfs."""
-    hide = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-            f"mount -t tmpfs tmpfs {shlex.quote(str(collections))} && exec \"$@\"", "sh"]
+    hide = [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        f'mount -t tmpfs tmpfs {shlex.quote(str(collections))} && exec "$@"',
+        "sh",
+    ]
     with cluster(tmp_path, workers=0) as c:
         w = c.add_worker("blind", hide)
         c.wait_for_workers(1)
@@ -215,4 +317,6 @@ def test_a_path_missing_on_the_workers(collections: Path, tmp_path: Path) -> Non
     assert r.returncode == 3, r.stdout + r.stderr
     lines = [ln for ln in r.stderr.strip().splitlines() if not ln.startswith("triage: ")]
     assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
-    assert f"worker {w.address} (blind): {collections}/" in lines[0] and ": not found" in lines[0], lines
+    assert (
+        f"worker {w.address} (blind): {collections}/" in lines[0] and ": not found" in lines[0]
+    ), lines

@@ -1,8 +1,9 @@
-"""`spmi-dbg triage`'s plan, journal and accounting without a debugger: the partitions (triage/plan.py) cover every
-selected method context of every collection once, contiguous and in order, sized by bytes or by
---partition-methods; `--mch` arguments become collections; a saved plan is only resumed by the same command; the
-coverage (triage/coverage.py) counts each method context once; a partition's journal (triage/journal.py) round-trips
-and an unreadable one is an error naming its path."""
+"""`spmi-dbg triage`'s plan, journal and accounting without a debugger: the partitions
+(triage/plan.py) cover every selected method context of every collection once, contiguous and in
+order, sized by bytes or by
+--partition-methods; `--mch` arguments become collections; a saved plan is only resumed by the same
+command; the coverage (triage/coverage.py) counts each method context once; a partition's journal
+(triage/journal.py) round-trips and an unreadable one is an error naming its path."""
 
 from __future__ import annotations
 
@@ -44,35 +45,50 @@ from spmi_dbg.triage.task import KILLER_REASON, MAX_CRASHES_REASON
 from .support.common import Collections
 
 # The command the plans are made for: never run here (plan_partitions reads only the collections).
-BASE = ReproCommand("/opt/core_root/superpmi", ("/opt/base/libclrjit.so", "/opt/diff/libclrjit.so"), "/none.mch",
-                    ("-a", "-target", "arm64"), 1)
+BASE = ReproCommand(
+    "/opt/core_root/superpmi",
+    ("/opt/base/libclrjit.so", "/opt/diff/libclrjit.so"),
+    "/none.mch",
+    ("-a", "-target", "arm64"),
+    1,
+)
 
 
 @pytest.fixture(scope="module")
 def three(cols: Collections) -> list[ReproCommand]:
-    """Three collections of different sizes, one with a ~60 KB record (a stack-overflow method) among ~1 KB ones."""
-    return [command_for(BASE, str(cols.get("plan-a", 300, arch="arm64", seed=5, inject=[("stack-overflow", 120)]))),
-            command_for(BASE, str(cols.get("plan-b", 130, seed=2))),
-            command_for(BASE, str(cols.get("plan-c", 41, seed=3)))]
+    """Three collections of different sizes, one with a ~60 KB record (a stack-overflow method)
+    among ~1 KB ones."""
+    return [
+        command_for(
+            BASE,
+            str(cols.get("plan-a", 300, arch="arm64", seed=5, inject=[("stack-overflow", 120)])),
+        ),
+        command_for(BASE, str(cols.get("plan-b", 130, seed=2))),
+        command_for(BASE, str(cols.get("plan-c", 41, seed=3))),
+    ]
 
 
 @pytest.fixture(scope="module")
 def even(cols: Collections) -> list[ReproCommand]:
     """Three collections whose records are all small (a few KB at most)."""
-    return [command_for(BASE, str(cols.get("plan-even", 300, arch="arm64", seed=5))),
-            command_for(BASE, str(cols.get("plan-b", 130, seed=2))),
-            command_for(BASE, str(cols.get("plan-c", 41, seed=3)))]
+    return [
+        command_for(BASE, str(cols.get("plan-even", 300, arch="arm64", seed=5))),
+        command_for(BASE, str(cols.get("plan-b", 130, seed=2))),
+        command_for(BASE, str(cols.get("plan-c", 41, seed=3))),
+    ]
 
 
 def target_of(commands: list[ReproCommand], workers: int) -> int:
-    """The byte target the plan promises: total / (workers x PARTITIONS_PER_WORKER), at most PARTITION_BYTES."""
+    """The byte target the plan promises: total / (workers x PARTITIONS_PER_WORKER), at most
+    PARTITION_BYTES."""
     total = sum(sum(record_sizes(c.input)[n - 1] for n in c.numbers()) for c in commands)
     return max(1, min(plan.PARTITION_BYTES, math.ceil(total / (workers * PARTITIONS_PER_WORKER))))
 
 
 def check_covers(parts: list[TriagePartition], commands: list[ReproCommand]) -> None:
-    """Every selected number of every collection exactly once, in order, each partition a contiguous run of its
-    collection's selection, the collections in the commands' order and never interleaved or mixed."""
+    """Every selected number of every collection exactly once, in order, each partition a contiguous
+    run of its collection's selection, the collections in the commands' order and never interleaved
+    or mixed."""
     assert [p.index for p in parts] == list(range(1, len(parts) + 1))
     grouped = [(c, list(ps)) for c, ps in itertools.groupby(parts, key=lambda p: p.collection)]
     assert [c for c, _ in grouped] == [c.input for c in commands]
@@ -83,7 +99,7 @@ def check_covers(parts: list[TriagePartition], commands: list[ReproCommand]) -> 
         pos = 0
         for p in ps:
             numbers = list(p.numbers)
-            assert numbers and numbers == selected[pos:pos + len(numbers)]
+            assert numbers and numbers == selected[pos : pos + len(numbers)]
             pos += len(numbers)
             assert p.methods == len(numbers) and p.spec == MCList.of(numbers).spec()
             assert p.bytes == sum(sizes[n - 1] for n in numbers)
@@ -98,17 +114,21 @@ def test_partitions_by_bytes_cover_everything_once(three: list[ReproCommand], wo
     check_covers(parts, three)
     assert len(parts) >= workers * PARTITIONS_PER_WORKER  # 471 method contexts allow it
     target = target_of(three, workers)
-    for p in parts:  # within the target at record granularity: what is over it is the piece's last record
+    # within the target at record granularity: what is over it is the piece's last record
+    for p in parts:
         sizes = record_sizes(p.collection)
         assert p.bytes - sizes[p.numbers.last - 1] < target, (p, target)
-        # a record larger than the target (the 60 KB one, from 8 workers on) is a partition of its own
+        # a record larger than the target (the 60 KB one, from 8 workers on) is a partition of its
+        # own
         assert p.methods == 1 or all(sizes[n - 1] <= target for n in p.numbers), (p, target)
     alone = (three[0].input, "120") in [(p.collection, p.spec) for p in parts]
     assert alone == (record_sizes(three[0].input)[119] > target), (workers, target)
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3, 4, 5, 8, 16, 30])
-def test_partitions_by_bytes_at_least_two_per_worker(even: list[ReproCommand], workers: int) -> None:
+def test_partitions_by_bytes_at_least_two_per_worker(
+    even: list[ReproCommand], workers: int
+) -> None:
     parts = plan_partitions(even, workers)
     check_covers(parts, even)
     assert len(parts) >= workers * PARTITIONS_PER_WORKER
@@ -132,19 +152,26 @@ def test_partition_bytes_cap(even: list[ReproCommand], monkeypatch: pytest.Monke
 
 
 def test_an_oversized_record_does_not_swallow_its_neighbours(cols: Collections) -> None:
-    cmd = command_for(BASE, str(cols.get("plan-oversized", 40, seed=1, inject=[("stack-overflow", 20)])))
+    cmd = command_for(
+        BASE, str(cols.get("plan-oversized", 40, seed=1, inject=[("stack-overflow", 20)]))
+    )
     sizes = record_sizes(cmd.input)
     target = target_of([cmd], 2)
-    if not (sizes[19] > target > sum(sizes[:19]) and sum(sizes[20:]) < target):  # 1-19, 20, 21-40 would do
+    # 1-19, 20, 21-40 would do
+    if not (sizes[19] > target > sum(sizes[:19]) and sum(sizes[20:]) < target):
         pytest.fail(f"not the collection this test is about: {sizes}, target {target}")
     parts = plan_partitions([cmd], 2)
     check_covers(parts, [cmd])
-    assert all(p.bytes <= target or p.methods == 1 for p in parts), [(p.spec, p.bytes, target) for p in parts]
+    assert all(p.bytes <= target or p.methods == 1 for p in parts), [
+        (p.spec, p.bytes, target) for p in parts
+    ]
     assert len(parts) >= 2 * PARTITIONS_PER_WORKER
     # 1-19, 20 alone, and the largest piece left (21-40) halved by bytes for the fourth partition
     assert [p.spec for p in parts[:2]] == ["1-19", "20"] and len(parts) == 4
     assert parts[2].numbers.first == 21 and parts[3].numbers.last == 40
-    assert abs(parts[2].bytes - parts[3].bytes) < max(sizes[20:]), [(p.spec, p.bytes) for p in parts]
+    assert abs(parts[2].bytes - parts[3].bytes) < max(sizes[20:]), [
+        (p.spec, p.bytes) for p in parts
+    ]
 
 
 def test_partition_methods_gives_pieces_of_n(three: list[ReproCommand]) -> None:
@@ -152,10 +179,20 @@ def test_partition_methods_gives_pieces_of_n(three: list[ReproCommand]) -> None:
     check_covers(parts, three)
     a, b, c = (cmd.input for cmd in three)
     assert [(p.collection, p.spec) for p in parts] == [
-        (a, "1-100"), (a, "101-200"), (a, "201-300"), (b, "1-100"), (b, "101-130"), (c, "1-41")]
+        (a, "1-100"),
+        (a, "101-200"),
+        (a, "201-300"),
+        (b, "1-100"),
+        (b, "101-130"),
+        (c, "1-41"),
+    ]
     by_41 = plan_partitions(three, 1, partition_methods=41)  # 8 + 4 + 1 pieces
     check_covers(by_41, three)
-    assert [p.index for p in by_41] == list(range(1, 14)) and [p.methods for p in by_41[6:9]] == [41, 13, 41]
+    assert [p.index for p in by_41] == list(range(1, 14)) and [p.methods for p in by_41[6:9]] == [
+        41,
+        13,
+        41,
+    ]
     whole = plan_partitions(three, 2, partition_methods=1000)
     assert [(p.collection, p.spec) for p in whole] == [(a, "1-300"), (b, "1-130"), (c, "1-41")]
     ones = plan_partitions([three[2]], 2, partition_methods=1)
@@ -179,7 +216,8 @@ def test_a_selection_is_respected(three: list[ReproCommand]) -> None:
 
 
 def test_without_an_index_the_same_partitions(three: list[ReproCommand], tmp_path: Path) -> None:
-    """record_sizes scans the record headers when there is no .mct: the same sizes, the same plan."""
+    """record_sizes scans the record headers when there is no .mct: the same sizes, the same
+    plan."""
     src = Path(three[0].input)
     copy = tmp_path / src.name
     shutil.copyfile(src, copy)  # the .mch alone
@@ -206,13 +244,27 @@ def test_collections_of_directories_and_files(tmp_path: Path) -> None:
     os.mkfifo(d / "zz.mch")  # not a regular file: left out of the directory's list
     listed = [str(d / n) for n in ("benchmarks.mch", "coreclr_tests.mch", "libraries.pmi.mch")]
     assert collections_of([str(d)]) == listed  # sorted by name, not recursive
-    # Each collection once, at its first mention (a file also named through its directory, a symlink to it).
+    # Each collection once, at its first mention (a file also named through its directory, a symlink
+    # to it).
     (tmp_path / "link.mch").symlink_to(d / "coreclr_tests.mch")
     other = tmp_path / "other.mch"
     other.write_bytes(b"x")
-    got = collections_of([str(d / "libraries.pmi.mch"), str(other), str(d), str(tmp_path / "link.mch"), str(other),
-                          str(d) + "/"])
-    assert got == [str(d / "libraries.pmi.mch"), str(other), str(d / "benchmarks.mch"), str(d / "coreclr_tests.mch")]
+    got = collections_of(
+        [
+            str(d / "libraries.pmi.mch"),
+            str(other),
+            str(d),
+            str(tmp_path / "link.mch"),
+            str(other),
+            str(d) + "/",
+        ]
+    )
+    assert got == [
+        str(d / "libraries.pmi.mch"),
+        str(other),
+        str(d / "benchmarks.mch"),
+        str(d / "coreclr_tests.mch"),
+    ]
     # A path that does not exist is passed on: the command for it says so.
     missing = str(tmp_path / "missing.mch")
     assert collections_of([missing]) == [missing]
@@ -238,10 +290,18 @@ def test_collections_of_refuses_what_is_not_a_collection(tmp_path: Path) -> None
 
 
 def test_member_names() -> None:
-    cs = ["/mch/a/libraries.pmi.mch", "/mch/b/libraries.pmi.mch", "/mch/a/benchmarks.mch", "rel/x.mch"]
-    assert member_names(cs) == {"/mch/a/libraries.pmi.mch": "/mch/a/libraries.pmi.mch",
-                                "/mch/b/libraries.pmi.mch": "/mch/b/libraries.pmi.mch",
-                                "/mch/a/benchmarks.mch": "benchmarks.mch", "rel/x.mch": "x.mch"}
+    cs = [
+        "/mch/a/libraries.pmi.mch",
+        "/mch/b/libraries.pmi.mch",
+        "/mch/a/benchmarks.mch",
+        "rel/x.mch",
+    ]
+    assert member_names(cs) == {
+        "/mch/a/libraries.pmi.mch": "/mch/a/libraries.pmi.mch",
+        "/mch/b/libraries.pmi.mch": "/mch/b/libraries.pmi.mch",
+        "/mch/a/benchmarks.mch": "benchmarks.mch",
+        "rel/x.mch": "x.mch",
+    }
     assert member_names(["/a/x.mch"]) == {"/a/x.mch": "x.mch"}
     assert member_names([]) == {}
 
@@ -262,8 +322,13 @@ def test_check_resumable_only_the_same_command(three: list[ReproCommand]) -> Non
         with pytest.raises(UsageError) as e:
             check_resumable(saved, commands, "/work/t")
         msg = str(e.value)
-        assert msg.startswith("--resume: /work/t holds a triage of another command (") and "\n" not in msg, what
-        assert "/opt/core_root/superpmi -a -target arm64" in msg and "leave out --resume" in msg, what
+        assert (
+            msg.startswith("--resume: /work/t holds a triage of another command (")
+            and "\n" not in msg
+        ), what
+        assert "/opt/core_root/superpmi -a -target arm64" in msg and "leave out --resume" in msg, (
+            what
+        )
         assert e.value.exit_code == exits.USAGE
     with pytest.raises(UsageError, match="--resume"):
         check_resumable({**saved, "schema": 2}, three, "out")
@@ -271,7 +336,10 @@ def test_check_resumable_only_the_same_command(three: list[ReproCommand]) -> Non
         check_resumable({}, three, "out")
     # With a selection, the same selection resumes.
     sel_parts = plan_partitions([selected], 2)
-    assert check_resumable(json.loads(json.dumps(plan_json([selected], sel_parts))), [selected], "o") == sel_parts
+    assert (
+        check_resumable(json.loads(json.dumps(plan_json([selected], sel_parts))), [selected], "o")
+        == sel_parts
+    )
 
 
 def _broken_plan(saved: dict[str, Any], how: str) -> Any:
@@ -293,21 +361,44 @@ def _broken_plan(saved: dict[str, Any], how: str) -> Any:
     return out
 
 
-@pytest.mark.parametrize("how", ["not-an-object", "partition-missing-fields", "bad-compile", "another-collection",
-                                 "no-partitions", "beyond-the-collection"])
+@pytest.mark.parametrize(
+    "how",
+    [
+        "not-an-object",
+        "partition-missing-fields",
+        "bad-compile",
+        "another-collection",
+        "no-partitions",
+        "beyond-the-collection",
+    ],
+)
 def test_check_resumable_refuses_a_broken_plan(three: list[ReproCommand], how: str) -> None:
-    """A plan.json a foreign hand broke is refused as not this triage's plan (one line naming --resume)."""
-    saved = json.loads(json.dumps(plan_json(three, plan_partitions(three, 2, partition_methods=100))))
+    """A plan.json a foreign hand broke is refused as not this triage's plan (one line naming
+    --resume)."""
+    saved = json.loads(
+        json.dumps(plan_json(three, plan_partitions(three, 2, partition_methods=100)))
+    )
     assert len(check_resumable(saved, three, "out")) == 6
-    with pytest.raises(SpmiDbgError, match="--resume"):  # a UsageError or an InputError naming the plan
+    # a UsageError or an InputError naming the plan
+    with pytest.raises(SpmiDbgError, match="--resume"):
         check_resumable(_broken_plan(saved, how), three, "out")
 
 
 def _failure(kind: str, n: int) -> dict[str, object]:
     if kind == "assert":
-        return Failure("assert", n, f"ISSUE: <ASSERT> #{n} x.cpp (1) - Assertion failed 'x' in 'M' during 'P'", "x",
-                       file="x.cpp", source_line=1, method="M", phase="P").to_json()
-    return Failure("error", n, f"ERROR: Method {n} of size 9 failed to load and compile correctly", "boom").to_json()
+        return Failure(
+            "assert",
+            n,
+            f"ISSUE: <ASSERT> #{n} x.cpp (1) - Assertion failed 'x' in 'M' during 'P'",
+            "x",
+            file="x.cpp",
+            source_line=1,
+            method="M",
+            phase="P",
+        ).to_json()
+    return Failure(
+        "error", n, f"ERROR: Method {n} of size 9 failed to load and compile correctly", "boom"
+    ).to_json()
 
 
 UNIDENTIFIED = "a crash in this replay whose method context could not be identified"
@@ -315,26 +406,48 @@ TASK_FAILED = "the partition's task failed: ValueError: broken journal"
 
 
 def _journals() -> list[Journal]:
-    a1 = Journal(TriagePartition(1, "/c/a.mch", MCList(((1, 50),)), 5000), accounted=50, done=True,
-                 crashes=[{"method_context": 10}, {"method_context": 30}],
-                 failures=[_failure("assert", 5), _failure("error", 10), _failure("assert", 45)],
-                 failed_compiles=[5, 7, 10],  # 5: also an assert line; 10: the crash
-                 not_reached=[{"compile": "41-50", "reason": MAX_CRASHES_REASON}])  # 45 has a failure line
-    a2 = Journal(TriagePartition(2, "/c/a.mch", MCList(((51, 80),)), 3000), accounted=80, done=True,
-                 crashes=[{"method_context": 75}], failures=[_failure("error", 70), _failure("assert", 78)],
-                 failed_compiles=[70], killers=[60],
-                 not_reached=[{"compile": "60", "reason": KILLER_REASON},
-                              {"compile": "76-80", "reason": UNIDENTIFIED}])
-    b = Journal(TriagePartition(3, "/c/b.mch", MCList(((1, 10), (20, 30))), 2100), accounted=30,
-                crashes=[{"method_context": 25}], failed_compiles=[3, 27],
-                not_reached=[{"compile": "26-30", "reason": TASK_FAILED}])
-    stray = Journal(TriagePartition(4, "/d/stray.mch", MCList(((1, 5),)), 500), accounted=5, done=True,
-                    failures=[_failure("error", 2)])
+    a1 = Journal(
+        TriagePartition(1, "/c/a.mch", MCList(((1, 50),)), 5000),
+        accounted=50,
+        done=True,
+        crashes=[{"method_context": 10}, {"method_context": 30}],
+        failures=[_failure("assert", 5), _failure("error", 10), _failure("assert", 45)],
+        failed_compiles=[5, 7, 10],  # 5: also an assert line; 10: the crash
+        # 45 has a failure line
+        not_reached=[{"compile": "41-50", "reason": MAX_CRASHES_REASON}],
+    )
+    a2 = Journal(
+        TriagePartition(2, "/c/a.mch", MCList(((51, 80),)), 3000),
+        accounted=80,
+        done=True,
+        crashes=[{"method_context": 75}],
+        failures=[_failure("error", 70), _failure("assert", 78)],
+        failed_compiles=[70],
+        killers=[60],
+        not_reached=[
+            {"compile": "60", "reason": KILLER_REASON},
+            {"compile": "76-80", "reason": UNIDENTIFIED},
+        ],
+    )
+    b = Journal(
+        TriagePartition(3, "/c/b.mch", MCList(((1, 10), (20, 30))), 2100),
+        accounted=30,
+        crashes=[{"method_context": 25}],
+        failed_compiles=[3, 27],
+        not_reached=[{"compile": "26-30", "reason": TASK_FAILED}],
+    )
+    stray = Journal(
+        TriagePartition(4, "/d/stray.mch", MCList(((1, 5),)), 500),
+        accounted=5,
+        done=True,
+        failures=[_failure("error", 2)],
+    )
     return [a1, a2, b, stray]
 
 
 def _oracle(js: list[Journal]) -> dict[str, dict[str, int]]:
-    """Each method context put in exactly one class by hand: crashed, failed compile, not reached, else clean."""
+    """Each method context put in exactly one class by hand: crashed, failed compile, not reached,
+    else clean."""
     out: dict[str, dict[str, int]] = {}
     for j in js:
         counts = out.setdefault(j.partition.collection, {})
@@ -343,8 +456,15 @@ def _oracle(js: list[Journal]) -> dict[str, dict[str, int]]:
         for n in j.partition.numbers:
             reasons = [e["reason"] for e in j.not_reached if n in parse_mclist(e["compile"])]
             assert len(reasons) <= 1
-            what = ("crashed" if n in crashed else "failed_compile" if n in failed else
-                    f"not_reached:{reasons[0]}" if reasons else "replayed_clean")
+            what = (
+                "crashed"
+                if n in crashed
+                else "failed_compile"
+                if n in failed
+                else f"not_reached:{reasons[0]}"
+                if reasons
+                else "replayed_clean"
+            )
             counts[what] = counts.get(what, 0) + 1
     return out
 
@@ -355,20 +475,41 @@ def test_coverage_counts_each_method_context_once() -> None:
     covs = coverage(js, names)
     assert [c.collection for c in covs] == ["/c/a.mch", "/c/empty.mch", "/c/b.mch", "/d/stray.mch"]
     a, empty, b, stray = covs
-    assert (a.method_contexts, a.crashed, a.failed_compile, a.replayed_clean, a.partitions) == (80, 3, 5, 58, 2)
+    assert (a.method_contexts, a.crashed, a.failed_compile, a.replayed_clean, a.partitions) == (
+        80,
+        3,
+        5,
+        58,
+        2,
+    )
     assert a.not_reached == {MAX_CRASHES_REASON: 9, KILLER_REASON: 1, UNIDENTIFIED: 4}
     assert a.killers == [60] and len(a.not_reached_lists) == 3
-    assert (b.method_contexts, b.crashed, b.failed_compile, b.not_reached, b.replayed_clean) == \
-        (21, 1, 2, {TASK_FAILED: 4}, 14)
+    assert (b.method_contexts, b.crashed, b.failed_compile, b.not_reached, b.replayed_clean) == (
+        21,
+        1,
+        2,
+        {TASK_FAILED: 4},
+        14,
+    )
     assert (empty.method_contexts, empty.partitions, empty.replayed_clean) == (0, 0, 0)
-    assert (stray.name, stray.method_contexts, stray.failed_compile, stray.replayed_clean) == ("stray.mch", 5, 1, 4)
+    assert (stray.name, stray.method_contexts, stray.failed_compile, stray.replayed_clean) == (
+        "stray.mch",
+        5,
+        1,
+        4,
+    )
     oracle = _oracle(js)
     for cov in (a, b, stray):
         d = cov.to_json()
-        assert d["replayed_clean"] + d["crashed"] + d["failed_compile"] + d["not_reached"] == d["method_contexts"]
-        got = {"crashed": d["crashed"], "failed_compile": d["failed_compile"],
-               "replayed_clean": d["replayed_clean"]} | {f"not_reached:{r['reason']}": r["count"]
-                                                         for r in d["not_reached_reasons"]}
+        assert (
+            d["replayed_clean"] + d["crashed"] + d["failed_compile"] + d["not_reached"]
+            == d["method_contexts"]
+        )
+        got = {
+            "crashed": d["crashed"],
+            "failed_compile": d["failed_compile"],
+            "replayed_clean": d["replayed_clean"],
+        } | {f"not_reached:{r['reason']}": r["count"] for r in d["not_reached_reasons"]}
         assert {k: v for k, v in got.items() if v} == oracle[cov.collection]
         assert [r["reason"] for r in d["not_reached_reasons"]] == sorted(cov.not_reached)
     assert a.to_json()["worker_killers"] == [60] and a.to_json()["collection"] == "a.mch"
@@ -376,21 +517,34 @@ def test_coverage_counts_each_method_context_once() -> None:
 
 def _full_journal() -> Journal:
     p = TriagePartition(7, "/c/a.mch", MCList(((1, 10), (20, 30))), 4321)
-    return Journal(p, accounted=25, done=False,
-                   running={"from": 26, "to": 30, "compile": "26-30", "by": "host (pid 1)"}, window_end=28,
-                   deaths={"1-30": 2, "26-30": 1},
-                   segments=[{"compile": "1-10,20-30", "attempts": 1, "outcome": None, "stdout": "/x/seg-1.stdout"}],
-                   crashes=[{"method_context": 22, "segment": 1, "expectation": None}],
-                   failures=[_failure("assert", 5)], failed_compiles=[5, 8], not_reached=[{"compile": "24",
-                                                                                           "reason": KILLER_REASON}],
-                   killers=[24], tool_failures=[{"compile": "1-10", "failures": ["gdb died"]}], notes=["a note"],
-                   attempts=3, seconds=12.5)
+    return Journal(
+        p,
+        accounted=25,
+        done=False,
+        running={"from": 26, "to": 30, "compile": "26-30", "by": "host (pid 1)"},
+        window_end=28,
+        deaths={"1-30": 2, "26-30": 1},
+        segments=[
+            {"compile": "1-10,20-30", "attempts": 1, "outcome": None, "stdout": "/x/seg-1.stdout"}
+        ],
+        crashes=[{"method_context": 22, "segment": 1, "expectation": None}],
+        failures=[_failure("assert", 5)],
+        failed_compiles=[5, 8],
+        not_reached=[{"compile": "24", "reason": KILLER_REASON}],
+        killers=[24],
+        tool_failures=[{"compile": "1-10", "failures": ["gdb died"]}],
+        notes=["a note"],
+        attempts=3,
+        seconds=12.5,
+    )
 
 
 def test_journal_round_trip(tmp_path: Path) -> None:
     j = _full_journal()
     data = j.to_json()
-    assert data["schema"] == journals.JOURNAL_SCHEMA and data["partition"]["compile"] == "1-10,20-30"
+    assert (
+        data["schema"] == journals.JOURNAL_SCHEMA and data["partition"]["compile"] == "1-10,20-30"
+    )
     back = Journal.from_json(json.loads(json.dumps(data)))
     assert back == j and back.to_json() == data
     journals.save(tmp_path, j)
@@ -403,7 +557,9 @@ def test_journal_round_trip(tmp_path: Path) -> None:
     fresh = journals.load(tmp_path, dataclasses.replace(j.partition, index=8))
     assert fresh == Journal(dataclasses.replace(j.partition, index=8))
     assert Journal.from_json(json.loads(json.dumps(fresh.to_json()))) == fresh
-    assert not list(tmp_path.glob("*.tmp*")) and sorted(f.name for f in tmp_path.iterdir()) == ["p7.json"]
+    assert not list(tmp_path.glob("*.tmp*")) and sorted(f.name for f in tmp_path.iterdir()) == [
+        "p7.json"
+    ]
 
 
 def test_journal_remaining_and_give_up() -> None:
@@ -424,9 +580,11 @@ def test_journal_of_another_partition_is_an_error(tmp_path: Path) -> None:
     j = _full_journal()
     journals.save(tmp_path, j)
     path = journals.journal_path(tmp_path, 7)
-    for other in (dataclasses.replace(j.partition, numbers=MCList(((1, 10),))),
-                  dataclasses.replace(j.partition, collection="/c/b.mch"),
-                  dataclasses.replace(j.partition, bytes=1)):
+    for other in (
+        dataclasses.replace(j.partition, numbers=MCList(((1, 10),))),
+        dataclasses.replace(j.partition, collection="/c/b.mch"),
+        dataclasses.replace(j.partition, bytes=1),
+    ):
         with pytest.raises(ValueError) as e:
             journals.load(tmp_path, other)
         assert str(e.value).startswith(f"{path}: the journal of another partition (")
@@ -439,18 +597,27 @@ def _bad_spec() -> str:
     return json.dumps(data)
 
 
-@pytest.mark.parametrize("text", [
-    pytest.param("garbage", id="not-json"),
-    pytest.param("", id="empty"),
-    pytest.param("{}", id="no-schema"),
-    pytest.param('{"schema": 2}', id="other-schema"),
-    pytest.param('{"schema": 1, "partition": {"index": 7}}', id="no-partition-fields"),
-    pytest.param(json.dumps({**_full_journal().to_json(), "accounted": "many"}), id="accounted-not-int"),
-    pytest.param(json.dumps({**_full_journal().to_json(), "deaths": [1, 2]}), id="deaths-not-dict"),
-    pytest.param("[]", id="list"),  # these three raised AttributeError / MCListError before ddc383d
-    pytest.param("null", id="null"),
-    pytest.param(_bad_spec(), id="bad-compile"),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("garbage", id="not-json"),
+        pytest.param("", id="empty"),
+        pytest.param("{}", id="no-schema"),
+        pytest.param('{"schema": 2}', id="other-schema"),
+        pytest.param('{"schema": 1, "partition": {"index": 7}}', id="no-partition-fields"),
+        pytest.param(
+            json.dumps({**_full_journal().to_json(), "accounted": "many"}), id="accounted-not-int"
+        ),
+        pytest.param(
+            json.dumps({**_full_journal().to_json(), "deaths": [1, 2]}), id="deaths-not-dict"
+        ),
+        pytest.param(
+            "[]", id="list"
+        ),  # these three raised AttributeError / MCListError before ddc383d
+        pytest.param("null", id="null"),
+        pytest.param(_bad_spec(), id="bad-compile"),
+    ],
+)
 def test_unreadable_journal_is_an_error_naming_it(tmp_path: Path, text: str) -> None:
     p = _full_journal().partition
     path = journals.journal_path(tmp_path, p.index)
@@ -458,7 +625,8 @@ def test_unreadable_journal_is_an_error_naming_it(tmp_path: Path, text: str) -> 
     with pytest.raises(ValueError) as e:
         journals.load(tmp_path, p)
     assert str(e.value).startswith(f"{path}: not a partition journal of this spmi-dbg (")
-    assert journals.read(tmp_path, p.index) is None  # the progress display and the tally: unreadable is None
+    # the progress display and the tally: unreadable is None
+    assert journals.read(tmp_path, p.index) is None
     assert path.read_text() == text  # never silently restarted
 
 

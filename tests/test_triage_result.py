@@ -1,5 +1,6 @@
-"""A bucket's repro bundle runs with every option of the triage (a new ReproOptions field included): only its
-collection, its own bundle directory and its target are the bucket's (triage/pipeline.py _bundle_jobs)."""
+"""A bucket's repro bundle runs with every option of the triage (a new ReproOptions field included):
+only its collection, its own bundle directory and its target are the bucket's (triage/pipeline.py
+_bundle_jobs)."""
 
 from __future__ import annotations
 
@@ -22,11 +23,22 @@ def _command(collection: str) -> ReproCommand:
 
 
 def _every_option_set(command: ReproCommand) -> ReproOptions:
-    """ReproOptions with each field away from its default (the debugger is only carried, never used here)."""
-    values: dict[str, Any] = {"command": command, "debugger": object(), "out": Path("/triage/out"), "workers": 3,
-                              "timeout": 77.0, "verify_runs": 5, "core": Path("/cores/core.1"), "redact": True,
-                              "debug_dirs": ("/debug",), "failure": FailureTarget("error", "boom")}
-    for f in dataclasses.fields(ReproOptions):  # a field added later: any value that is not its default
+    """ReproOptions with each field away from its default (the debugger is only carried, never used
+    here)."""
+    values: dict[str, Any] = {
+        "command": command,
+        "debugger": object(),
+        "out": Path("/triage/out"),
+        "workers": 3,
+        "timeout": 77.0,
+        "verify_runs": 5,
+        "core": Path("/cores/core.1"),
+        "redact": True,
+        "debug_dirs": ("/debug",),
+        "failure": FailureTarget("error", "boom"),
+    }
+    # a field added later: any value that is not its default
+    for f in dataclasses.fields(ReproOptions):
         if f.name not in values:
             values[f.name] = object()
     return ReproOptions(**values)
@@ -35,15 +47,26 @@ def _every_option_set(command: ReproCommand) -> ReproOptions:
 def test_a_bucket_bundle_keeps_every_option_of_the_triage() -> None:
     first, second = _command("/c/a.mch"), _command("/c/b.mch")
     repro = _every_option_set(first)
-    opts = TriageOptions(repro, Path("/triage/out"), bundle_kinds=frozenset({"assert"}), commands=[first, second])
-    failure = Failure("assert", 4, "ISSUE: <ASSERT> #4 x.cpp (1) - Assertion failed 'x' in 'M' during 'P'", "x")
+    opts = TriageOptions(
+        repro, Path("/triage/out"), bundle_kinds=frozenset({"assert"}), commands=[first, second]
+    )
+    failure = Failure(
+        "assert", 4, "ISSUE: <ASSERT> #4 x.cpp (1) - Assertion failed 'x' in 'M' during 'P'", "x"
+    )
     result = TriageResult(opts, cast(TriageRun, None))
-    result.failure_buckets = [FailureBucket("assert-0123456789", failure.key,
-                                            [FailureMember(4, "M", 12, failure, second.input, "b:4")])]
+    result.failure_buckets = [
+        FailureBucket(
+            "assert-0123456789",
+            failure.key,
+            [FailureMember(4, "M", 12, failure, second.input, "b:4")],
+        )
+    ]
     [job] = _bundle_jobs(opts, result, {c.input: c for c in opts.commands})
     got = job.options
     assert got.command is second and got.out == Path("/triage/out/bucket-assert-0123456789")
     assert got.failure == FailureTarget("assert") and got.core is None and job.failure is failure
     for f in dataclasses.fields(ReproOptions):
         if f.name not in ("command", "out", "failure", "core"):
-            assert getattr(got, f.name) is getattr(repro, f.name), f"--{f.name} was not carried to the bundle"
+            assert getattr(got, f.name) is getattr(repro, f.name), (
+                f"--{f.name} was not carried to the bundle"
+            )

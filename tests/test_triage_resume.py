@@ -1,8 +1,8 @@
-"""`spmi-dbg triage` picking up after deaths, with real gdb and real processes: a partition's task finding the
-journal a dead worker left (`running` set, the lock free) counts the death, halves a window that died twice and gives
-up on a single method context that did, and goes on; a coordinator SIGKILL'd mid-run is continued by `--resume`
-without replaying its finished partitions, leaving no process behind; `--resume` where there is no triage is a
-one-line error."""
+"""`spmi-dbg triage` picking up after deaths, with real gdb and real processes: a partition's task
+finding the journal a dead worker left (`running` set, the lock free) counts the death, halves a
+window that died twice and gives up on a single method context that did, and goes on; a coordinator
+SIGKILL'd mid-run is continued by `--resume` without replaying its finished partitions, leaving no
+process behind; `--resume` where there is no triage is a one-line error."""
 
 from __future__ import annotations
 
@@ -30,19 +30,30 @@ from .support.common import Collections, wait_for
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import no_replays_left, triage, validate
 
-# The worker-death collection: 40 method contexts, seed crashes at 12 and 30, a JIT assert and a failed compile.
+# The worker-death collection: 40 method contexts, seed crashes at 12 and 30, a JIT assert and a
+# failed compile.
 SEED_AT = (12, 30)
 ASSERT_AT, NULL_AT = 5, 25
-# The --resume collection: 300 method contexts in partitions of 100; the hang's replay runs when the coordinator dies.
+# The --resume collection: 300 method contexts in partitions of 100; the hang's replay runs when the
+# coordinator dies.
 HANG = 150
 TIMEOUT = "6"
 
 
 @pytest.fixture(scope="module")
 def small(cols: Collections) -> Path:
-    return cols.get("resume-deaths", 40, arch="arm64", seed=2,
-                    inject=[("seed-arm64", SEED_AT[0]), ("seed-arm64", SEED_AT[1]), ("jit-assert", ASSERT_AT),
-                            ("jit-null", NULL_AT)])
+    return cols.get(
+        "resume-deaths",
+        40,
+        arch="arm64",
+        seed=2,
+        inject=[
+            ("seed-arm64", SEED_AT[0]),
+            ("seed-arm64", SEED_AT[1]),
+            ("jit-assert", ASSERT_AT),
+            ("jit-null", NULL_AT),
+        ],
+    )
 
 
 def _one_partition(mch: Path) -> tuple[ReproCommand, TriagePartition]:
@@ -56,17 +67,26 @@ def _run(cmd: ReproCommand, p: TriagePartition, directory: Path) -> dict[str, An
     task = PartitionTask(cmd, p, pick("gdb"), 30.0, str(directory), 1000)
     out = run_partition(task, where="test-worker")
     saved = journals.read(directory, p.index)
-    assert saved is not None and journals.with_records(saved) == Journal.from_json(out)  # saved as returned
-    assert saved.failures == [] and all("outcome" not in s for s in saved.segments)  # those are in the records
+    # saved as returned
+    assert saved is not None and journals.with_records(saved) == Journal.from_json(out)
+    # those are in the records
+    assert saved.failures == [] and all("outcome" not in s for s in saved.segments)
     return out
 
 
-def _check_accounted(out: dict[str, Any], mch: Path, crashed: int, not_reached: int, failed: int) -> None:
+def _check_accounted(
+    out: dict[str, Any], mch: Path, crashed: int, not_reached: int, failed: int
+) -> None:
     j = Journal.from_json(out)
     assert j.done and j.accounted == 40 and j.running is None and j.window_end is None
     [cov] = coverage([j], member_names([str(mch)]))
-    assert (cov.method_contexts, cov.crashed, sum(cov.not_reached.values()), cov.failed_compile, cov.partitions) == \
-        (40, crashed, not_reached, failed, 1)
+    assert (
+        cov.method_contexts,
+        cov.crashed,
+        sum(cov.not_reached.values()),
+        cov.failed_compile,
+        cov.partitions,
+    ) == (40, crashed, not_reached, failed, 1)
     assert cov.replayed_clean == 40 - crashed - not_reached - failed
 
 
@@ -75,39 +95,68 @@ def test_a_window_that_killed_its_worker_twice_is_halved(small: Path, tmp_path: 
     directory = tmp_path / "partitions"
     directory.mkdir()
     dead = "the worker replaying -c 1-40 (gone (pid 1)) died; replayed again from 1"
-    # As the second worker to die left it: the first death counted, its own replay of the whole window running.
-    journals.save(directory, Journal(p, running={"from": 1, "to": 40, "compile": "1-40", "by": "gone (pid 2)"},
-                                     deaths={"1-40": DEATHS_BEFORE_SPLIT - 1}, notes=[dead], attempts=2))
+    # As the second worker to die left it: the first death counted, its own replay of the whole
+    # window running.
+    journals.save(
+        directory,
+        Journal(
+            p,
+            running={"from": 1, "to": 40, "compile": "1-40", "by": "gone (pid 2)"},
+            deaths={"1-40": DEATHS_BEFORE_SPLIT - 1},
+            notes=[dead],
+            attempts=2,
+        ),
+    )
     out = _run(cmd, p, directory)
     assert out["deaths"] == {"1-40": 2} and out["attempts"] == 3
-    assert out["notes"] == [dead, "the worker replaying -c 1-40 (gone (pid 2)) died; replayed again from 1"]
+    assert out["notes"] == [
+        dead,
+        "the worker replaying -c 1-40 (gone (pid 2)) died; replayed again from 1",
+    ]
     # The first replay is the first half; after the crash in it the rest is one window again.
     assert [s["compile"] for s in out["segments"]] == ["1-20", "13-40", "31-40"]
     assert [s["outcome"]["kind"] for s in out["segments"]] == ["fatal", "fatal", "exited"]
     assert all(s["by"] == "test-worker" for s in out["segments"])
-    assert [(c["method_context"], c["segment"], c["expectation"]["signal"]) for c in out["crashes"]] == \
-        [(SEED_AT[0], 1, "SIGSEGV"), (SEED_AT[1], 2, "SIGSEGV")]
+    assert [
+        (c["method_context"], c["segment"], c["expectation"]["signal"]) for c in out["crashes"]
+    ] == [(SEED_AT[0], 1, "SIGSEGV"), (SEED_AT[1], 2, "SIGSEGV")]
     assert out["killers"] == [] and out["not_reached"] == [] and out["tool_failures"] == []
-    assert sorted({f["method_context"] for f in out["failures"]} | set(out["failed_compiles"])) == [ASSERT_AT, NULL_AT]
+    assert sorted({f["method_context"] for f in out["failures"]} | set(out["failed_compiles"])) == [
+        ASSERT_AT,
+        NULL_AT,
+    ]
     _check_accounted(out, small, crashed=2, not_reached=0, failed=2)
-    assert (directory / "p1" / "seg-1.stdout").is_file() and not (directory / "p1" / "seg-4.stdout").exists()
+    assert (directory / "p1" / "seg-1.stdout").is_file() and not (
+        directory / "p1" / "seg-4.stdout"
+    ).exists()
 
 
-def test_a_method_context_that_killed_its_worker_twice_is_given_up(small: Path, tmp_path: Path) -> None:
+def test_a_method_context_that_killed_its_worker_twice_is_given_up(
+    small: Path, tmp_path: Path
+) -> None:
     cmd, p = _one_partition(small)
     directory = tmp_path / "partitions"
     directory.mkdir()
-    # The halvings of 12-40 (each window died twice) narrowed the replay to method context 12 alone, which killed
-    # its worker once already and was running when the next worker died too.
+    # The halvings of 12-40 (each window died twice) narrowed the replay to method context 12 alone,
+    # which killed its worker once already and was running when the next worker died too.
     deaths = {"12-40": 2, "12-25": 2, "12-18": 2, "12-14": 2, "12-12": 1}
-    journals.save(directory, Journal(p, accounted=SEED_AT[0] - 1, window_end=SEED_AT[0],
-                                     running={"from": 12, "to": 12, "compile": "12", "by": "gone"},
-                                     deaths=deaths, attempts=9))
+    journals.save(
+        directory,
+        Journal(
+            p,
+            accounted=SEED_AT[0] - 1,
+            window_end=SEED_AT[0],
+            running={"from": 12, "to": 12, "compile": "12", "by": "gone"},
+            deaths=deaths,
+            attempts=9,
+        ),
+    )
     out = _run(cmd, p, directory)
     assert out["deaths"] == deaths | {"12-12": 2} and out["attempts"] == 10
     assert out["killers"] == [SEED_AT[0]]
     assert out["not_reached"] == [{"compile": "12", "reason": KILLER_REASON}]
-    assert [s["compile"] for s in out["segments"]] == ["13-40", "31-40"]  # the rest, after the killer
+    # the rest, after the killer
+    assert [s["compile"] for s in out["segments"]] == ["13-40", "31-40"]
     assert [c["method_context"] for c in out["crashes"]] == [SEED_AT[1]]
     assert set(out["failed_compiles"]) | {f["method_context"] for f in out["failures"]} == {NULL_AT}
     _check_accounted(out, small, crashed=1, not_reached=1, failed=1)
@@ -123,14 +172,37 @@ def test_a_method_context_that_killed_its_worker_twice_is_given_up(small: Path, 
 
 @pytest.fixture(scope="module")
 def hanging(cols: Collections) -> Path:
-    """A hang in partition 2 of 3 (the largest: it starts first) and two crashes of other kinds elsewhere."""
-    return cols.get("resume-hang", 300, arch="arm64", seed=5,
-                    inject=[("seed-arm64", 40), ("hang", HANG), ("poison", 250), ("poison-crash", 260)])
+    """A hang in partition 2 of 3 (the largest: it starts first) and two crashes of other kinds
+    elsewhere."""
+    return cols.get(
+        "resume-hang",
+        300,
+        arch="arm64",
+        seed=5,
+        inject=[("seed-arm64", 40), ("hang", HANG), ("poison", 250), ("poison-crash", 260)],
+    )
 
 
 def _args(mch: Path, out: str, *extra: str) -> list[str]:
-    return ["--workers", "2", "--partition-methods", "100", "--timeout", TIMEOUT, "--failure", "missing",
-            "--out", out, *extra, "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)]
+    return [
+        "--workers",
+        "2",
+        "--partition-methods",
+        "100",
+        "--timeout",
+        TIMEOUT,
+        "--failure",
+        "missing",
+        "--out",
+        out,
+        *extra,
+        "--",
+        REPLAY,
+        *SEED_OPTIONS,
+        BASE,
+        DIFF,
+        str(mch),
+    ]
 
 
 def _journals(parts: Path) -> dict[int, dict[str, Any]]:
@@ -149,14 +221,17 @@ def _descendants(pid: int) -> dict[int, tuple[str, str]]:
             for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split():
                 with contextlib.suppress(OSError):
                     started = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[19]
-                    cmdline = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+                    cmdline = (
+                        Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+                    )
                     out[int(child)] = (started, cmdline)
                     out |= _descendants(int(child))
     return out
 
 
 def _alive(procs: dict[int, tuple[str, str]]) -> list[str]:
-    """Those of `procs` still running (the same process: same start time; a zombie is not running)."""
+    """Those of `procs` still running (the same process: same start time; a zombie is not
+    running)."""
     alive = []
     for pid, (started, cmdline) in procs.items():
         with contextlib.suppress(OSError):
@@ -167,9 +242,13 @@ def _alive(procs: dict[int, tuple[str, str]]) -> list[str]:
 
 
 def _buckets(data: dict[str, Any]) -> dict[str, Any]:
-    return {"buckets": sorted((b["bucket"], b["kind"], b["signal"], b["method_contexts"]) for b in data["buckets"]),
-            "crashes": [(c["member"], c["bucket"], c["kind"]) for c in data["crashes"]],
-            "coverage": data["coverage"]}
+    return {
+        "buckets": sorted(
+            (b["bucket"], b["kind"], b["signal"], b["method_contexts"]) for b in data["buckets"]
+        ),
+        "crashes": [(c["member"], c["bucket"], c["kind"]) for c in data["crashes"]],
+        "coverage": data["coverage"],
+    }
 
 
 def test_coordinator_killed_then_resume(hanging: Path, tmp_path: Path) -> None:
@@ -177,14 +256,22 @@ def test_coordinator_killed_then_resume(hanging: Path, tmp_path: Path) -> None:
     assert ref.returncode == 0, ref.stdout + ref.stderr
     expected = _buckets(json.loads((tmp_path / "ref" / "triage.json").read_text()))
     assert sorted((kind, signal, members) for _, kind, signal, members in expected["buckets"]) == [
-        ("crash", "SIGABRT", [f"{hanging.name}:260"]), ("crash", "SIGSEGV", [f"{hanging.name}:40"]),
-        ("hang", None, [f"{hanging.name}:{HANG}"])]
+        ("crash", "SIGABRT", [f"{hanging.name}:260"]),
+        ("crash", "SIGSEGV", [f"{hanging.name}:40"]),
+        ("hang", None, [f"{hanging.name}:{HANG}"]),
+    ]
 
     parts = tmp_path / "t" / "partitions"
-    proc = subprocess.Popen([sys.executable, "-m", "spmi_dbg", "triage", *_args(hanging, "t")], cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            env=dict(os.environ, COLUMNS="200"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spmi_dbg", "triage", *_args(hanging, "t")],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env=dict(os.environ, COLUMNS="200"),
+    )
     try:
+
         def hang_running_and_one_done() -> dict[int, dict[str, Any]] | None:
             js = _journals(parts)
             running = [j["running"] for j in js.values() if j.get("running")]
@@ -193,7 +280,8 @@ def test_coordinator_killed_then_resume(hanging: Path, tmp_path: Path) -> None:
 
         wait_for(hang_running_and_one_done)
         time.sleep(0.5)  # well inside the hang's replay (TIMEOUT seconds)
-        procs = _descendants(proc.pid)  # its debuggers (each in a session of its own) and their replays
+        # its debuggers (each in a session of its own) and their replays
+        procs = _descendants(proc.pid)
         os.kill(proc.pid, signal.SIGKILL)  # the coordinator alone, as the OOM killer would
         proc.wait(timeout=30)
     finally:
@@ -201,11 +289,15 @@ def test_coordinator_killed_then_resume(hanging: Path, tmp_path: Path) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
     assert any(Path(cmdline.split(" ")[0]).name == "gdb" for _, cmdline in procs.values()), procs
-    assert any(Path(cmdline.split(" ")[0]).name == "spmi-replay" for _, cmdline in procs.values()), procs
+    assert any(
+        Path(cmdline.split(" ")[0]).name == "spmi-replay" for _, cmdline in procs.values()
+    ), procs
     left = _journals(parts)
     done = {i: journals.journal_path(parts, i).read_bytes() for i, j in left.items() if j["done"]}
     interrupted = {i: j["running"] for i, j in left.items() if not j["done"] and j.get("running")}
-    assert done and len(done) < 3 and any(r["from"] <= HANG <= r["to"] for r in interrupted.values())
+    assert (
+        done and len(done) < 3 and any(r["from"] <= HANG <= r["to"] for r in interrupted.values())
+    )
 
     r = triage(*_args(hanging, "t", "--resume"), cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -215,16 +307,23 @@ def test_coordinator_killed_then_resume(hanging: Path, tmp_path: Path) -> None:
     assert _buckets(data) == expected
     [cov] = data["coverage"]
     assert cov["method_contexts"] == 300 and cov["not_reached"] == 0 and cov["crashed"] == 3
-    assert data["engine"]["resumed_partitions"] == sorted(done) and data["engine"]["partitions"] == 3
+    assert (
+        data["engine"]["resumed_partitions"] == sorted(done) and data["engine"]["partitions"] == 3
+    )
     for i, before in done.items():  # finished before the kill: not replayed, not rewritten
         assert journals.journal_path(parts, i).read_bytes() == before
     after = _journals(parts)
-    for i, running in interrupted.items():  # each interrupted replay counted once as its worker's death
+    # each interrupted replay counted once as its worker's death
+    for i, running in interrupted.items():
         window = f"{running['from']}-{running['to']}"
         assert after[i]["done"] and after[i]["deaths"] == {window: 1}, after[i]
         assert any(f"died; replayed again from {running['from']}" in n for n in after[i]["notes"])
-        replayed_again = after[i]["segments"][len(left[i]["segments"])]  # the first replay after the kill
-        assert replayed_again["compile"].startswith(f"{running['from']}-") and replayed_again["by"] != running["by"]
+        # the first replay after the kill
+        replayed_again = after[i]["segments"][len(left[i]["segments"])]
+        assert (
+            replayed_again["compile"].startswith(f"{running['from']}-")
+            and replayed_again["by"] != running["by"]
+        )
     assert sum("died; replayed again from" in n for n in data["notes"]) == len(interrupted)
     deadline = time.monotonic() + 10
     while _alive(procs) and time.monotonic() < deadline:
@@ -241,14 +340,17 @@ def test_resume_where_there_is_no_triage(small: Path, tmp_path: Path) -> None:
         assert r.returncode == 3, r.stdout + r.stderr
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
-        assert lines[0] == f"spmi-dbg triage: error: {out}: --resume: no triage to resume here (no " \
-                           "partitions/plan.json)"
+        assert (
+            lines[0] == f"spmi-dbg triage: error: {out}: --resume: no triage to resume here (no "
+            "partitions/plan.json)"
+        )
         assert r.stdout == ""
     assert list(empty.iterdir()) == []
 
 
 def _finished_clean_triage(cols: Collections, tmp_path: Path, per: int) -> list[str]:
-    """A complete triage of a clean 30-method collection into tmp_path/t, partitions of `per`; its arguments."""
+    """A complete triage of a clean 30-method collection into tmp_path/t, partitions of `per`; its
+    arguments."""
     mch = cols.get("resume-clean", 30)
     argv = ["--partition-methods", str(per), "--out", "t", "--", REPLAY, BASE, str(mch)]
     first = triage(*argv, cwd=tmp_path)
@@ -256,9 +358,11 @@ def _finished_clean_triage(cols: Collections, tmp_path: Path, per: int) -> list[
     return argv
 
 
-@pytest.mark.parametrize("text", ["{}", "[]"])  # "[]": a traceback from run.replay_partitions before ddc383d
+# "[]": a traceback from run.replay_partitions before ddc383d
+@pytest.mark.parametrize("text", ["{}", "[]"])
 def test_resume_with_a_broken_journal(cols: Collections, tmp_path: Path, text: str) -> None:
-    """A journal broken by a foreign hand is that partition's failure, named in triage.json; never a traceback."""
+    """A journal broken by a foreign hand is that partition's failure, named in triage.json; never a
+    traceback."""
     argv = _finished_clean_triage(cols, tmp_path, 30)
     path = tmp_path / "t" / "partitions" / "p1.json"
     path.write_text(text)
@@ -267,7 +371,10 @@ def test_resume_with_a_broken_journal(cols: Collections, tmp_path: Path, text: s
     assert r.returncode == 4, r.stdout + r.stderr
     data = json.loads((tmp_path / "t" / "triage.json").read_text())
     [failure] = data["engine"]["task_failures"]
-    assert failure["partition"] == 1 and f"{path}: not a partition journal of this spmi-dbg" in failure["why"]
+    assert (
+        failure["partition"] == 1
+        and f"{path}: not a partition journal of this spmi-dbg" in failure["why"]
+    )
     assert data["coverage"][0]["not_reached"] == 30 and path.read_text() == text
 
 
@@ -278,9 +385,13 @@ def test_resume_with_a_broken_plan(cols: Collections, tmp_path: Path, how: str) 
     path = tmp_path / "t" / "partitions" / "plan.json"
     saved = json.loads(path.read_text())
     assert [p["compile"] for p in saved["partitions"]] == ["1-15", "16-30"]
-    broken = ([saved] if how == "not-an-object" else
-              saved | {"partitions": [saved["partitions"][0] | {"collection": "/elsewhere/x.mch"}]}
-              if how == "another-collection" else saved | {"partitions": []})
+    broken = (
+        [saved]
+        if how == "not-an-object"
+        else saved | {"partitions": [saved["partitions"][0] | {"collection": "/elsewhere/x.mch"}]}
+        if how == "another-collection"
+        else saved | {"partitions": []}
+    )
     path.write_text(json.dumps(broken))
     for journal in path.parent.glob("p[0-9]*.json"):
         journal.unlink()

@@ -1,5 +1,6 @@
-"""JIT assert text at a stop: `MyICJI::doAssert(szFile, iLine, szExpr)` arguments (docs/superpmi-conventions.md
-1.1). superpmi's `ISSUE: <ASSERT>` lines in its output are read by spmi_dbg.failures.output."""
+"""JIT assert text at a stop: `MyICJI::doAssert(szFile, iLine, szExpr)` arguments
+(docs/superpmi-conventions.md 1.1). superpmi's `ISSUE: <ASSERT>` lines in its output are read by
+spmi_dbg.failures.output."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ from spmi_dbg.analysis.jsonfacts import JsonFact
 from spmi_dbg.analysis.values import frame_int, read_c_string
 from spmi_dbg.analysis.view import Frame, Process
 
-# Today's JIT: "Assertion failed '<expr>' in '<method>' during '<phase>' (IL size <n>; hash ...)"; 3.1's has no phase:
-# "Assertion failed '<expr>' in '<method>' (IL size <n>)" (dotnet/coreclr v3.1.23 src/jit/error.cpp assertAbort).
-JIT_MESSAGE = re.compile(r"Assertion failed '(?P<expr>.*)' in '(?P<method>.*?)'(?: during '(?P<phase>.*?)')? "
-                         r"\(IL size")
+# Today's JIT: "Assertion failed '<expr>' in '<method>' during '<phase>' (IL size <n>; hash ...)";
+# 3.1's has no phase: "Assertion failed '<expr>' in '<method>' (IL size <n>)" (dotnet/coreclr
+# v3.1.23 src/jit/error.cpp assertAbort).
+JIT_MESSAGE = re.compile(
+    r"Assertion failed '(?P<expr>.*)' in '(?P<method>.*?)'(?: during '(?P<phase>.*?)')? "
+    r"\(IL size"
+)
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,9 @@ def from_frames(process: Process, frames: Sequence[Frame]) -> AssertInfo | None:
     expr_ptr = frame_int(f, "szExpr")
     expr = read_c_string(process, expr_ptr)
     if expr is None:
-        return AssertInfo("(assert text not available)", None, None, source=f"MyICJI::doAssert (frame {i})")
+        return AssertInfo(
+            "(assert text not available)", None, None, source=f"MyICJI::doAssert (frame {i})"
+        )
     file = read_c_string(process, frame_int(f, "szFile"))
     line = frame_int(f, "iLine")
     source = f"arguments of MyICJI::doAssert (frame {i})"
@@ -44,4 +50,3 @@ def from_frames(process: Process, frames: Sequence[Frame]) -> AssertInfo | None:
     if m:
         return AssertInfo(m["expr"], file, line, m["method"], m["phase"], source)
     return AssertInfo(expr, file, line, source=source)
-

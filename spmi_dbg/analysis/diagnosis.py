@@ -1,5 +1,6 @@
 """Stop -> Diagnosis: the one function every `spmi why`, `spmi diagnose --json` and the unattended
-pipeline use. Debugger-neutral: it reads only the view in `view.py`. Every fact says how it was obtained."""
+pipeline use. Debugger-neutral: it reads only the view in `view.py`. Every fact says how it was
+obtained."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ __all__ = ["Diagnosis", "diagnose"]
 SCHEMA_VERSION = 1
 NEAR_NULL_LIMIT = 0x10000
 HARDWARE_SIGNALS = {_signal.SIGSEGV, _signal.SIGBUS, _signal.SIGILL, _signal.SIGFPE}
-QUICK_FRAMES = 64  # the quick check at first-chance stops looks no deeper (JitInstance::CompileMethod is near)
+# the quick check at first-chance stops looks no deeper (JitInstance::CompileMethod is near)
+QUICK_FRAMES = 64
 OVERFLOW_FRAMES = 256  # read at a stack overflow
 
 
@@ -55,28 +57,48 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     if full and thread is not None:
         top = thread.frames(1)
         insn = decode(process, top[0].pc) if top else None
-        if sig is not None and sig.address is None and sig.signo in (_signal.SIGSEGV, _signal.SIGBUS) and \
-                insn is not None and insn.memory_address is not None:
-            # No siginfo (lldb on a core file, a qemu stub): the faulting instruction's memory operand, from the
-            # registers, is where it faulted.
-            sig = dataclasses.replace(sig, address=insn.memory_address, source=sig.source + "; fault address "
-                                      "computed from the faulting instruction and the registers")
-            notes.append("no fault address in the signal information: computed from the faulting instruction's "
-                         f"memory operand ({insn.text}) and the registers")
+        if (
+            sig is not None
+            and sig.address is None
+            and sig.signo in (_signal.SIGSEGV, _signal.SIGBUS)
+            and insn is not None
+            and insn.memory_address is not None
+        ):
+            # No siginfo (lldb on a core file, a qemu stub): the faulting instruction's memory
+            # operand, from the registers, is where it faulted.
+            sig = dataclasses.replace(
+                sig,
+                address=insn.memory_address,
+                source=sig.source + "; fault address "
+                "computed from the faulting instruction and the registers",
+            )
+            notes.append(
+                "no fault address in the signal information: computed from the faulting "
+                "instruction's "
+                f"memory operand ({insn.text}) and the registers"
+            )
     overflow = full and sig is not None and stack_overflow(process, sig)
-    # A stack overflow's ~20,000 frames would take seconds to read: its innermost frames show the recursion, and
-    # the JIT's Compiler::compMethodSuperPMIIndex there gives the method context (else: native bisection).
+    # A stack overflow's ~20,000 frames would take seconds to read: its innermost frames show the
+    # recursion, and the JIT's Compiler::compMethodSuperPMIIndex there gives the method context
+    # (else: native bisection).
     limit = OVERFLOW_FRAMES if overflow else (None if full else QUICK_FRAMES)
     frames = F.name_unnamed(thread.frames(limit), process.modules) if thread is not None else []
     if overflow and len(frames) >= OVERFLOW_FRAMES:
-        notes.append(f"stack overflow: only the innermost {OVERFLOW_FRAMES} frames were read (the recursion); the "
-                     "outer ones, down to main, were not")
+        notes.append(
+            f"stack overflow: only the innermost {OVERFLOW_FRAMES} frames were read (the "
+            "recursion); the "
+            "outer ones, down to main, were not"
+        )
     argv = process.argv()
     cmd = parse_command(argv) if argv else None
 
     signal_fact: SignalFact | None = None
     if sig is not None:
-        near = sig.address is not None and sig.address < NEAR_NULL_LIMIT and sig.signo in HARDWARE_SIGNALS
+        near = (
+            sig.address is not None
+            and sig.address < NEAR_NULL_LIMIT
+            and sig.signo in HARDWARE_SIGNALS
+        )
         signal_fact = SignalFact(sig.name, sig.signo, sig.code, sig.address, near, sig.source)
     else:
         notes.append("no signal information at this stop")
@@ -92,8 +114,11 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     nm = find_null_map(process, frames, signal_fact.address if signal_fact else None)
     assertion = asserts.from_frames(process, frames)
     jit, jit_notes = jit_state(process, frames, mc_fact)  # its info checked against the record
-    if jit is None and ((module is not None and module.role.is_jit) or any(_is_jit_frame(f) for f in frames[:8])):
-        notes.extend(jit_notes)  # a stop inside a JIT whose state could not be read: say what was tried
+    if jit is None and (
+        (module is not None and module.role.is_jit) or any(_is_jit_frame(f) for f in frames[:8])
+    ):
+        # a stop inside a JIT whose state could not be read: say what was tried
+        notes.extend(jit_notes)
 
     folded_frames = F.fold(frames)
     folded = [f.name for f in folded_frames]
@@ -108,8 +133,17 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
         null_map=nm,
         instruction=insn,
         assertion=assertion,
-        frames=[FrameInfo(i, f.name if isinstance(f, F.NamedFrame) else F.short_name(f.function), f.file, f.line,
-                          f.module, f.inlined) for i, f in enumerate(frames)],
+        frames=[
+            FrameInfo(
+                i,
+                f.name if isinstance(f, F.NamedFrame) else F.short_name(f.function),
+                f.file,
+                f.line,
+                f.module,
+                f.inlined,
+            )
+            for i, f in enumerate(frames)
+        ],
         folded=folded,
         signature_frames=F.up_to_main([f.name for f in folded_frames if not f.inlined]),
         notes=notes,
@@ -123,24 +157,51 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     return diag
 
 
-def _quick(process: Process, signal_fact: SignalFact | None, handling: Handling, module: ModuleFact | None,
-           frames: Sequence[Frame], notes: list[str], pc: int | None) -> Diagnosis:
-    """The per-stop check: what is needed to decide whether to pass the stop on, and where it happened
-    (the first folded frame and the method context number that passes the checks of its command line)."""
-    # The same candidates and checks as the full diagnosis, without the collection (no file is opened here).
+def _quick(
+    process: Process,
+    signal_fact: SignalFact | None,
+    handling: Handling,
+    module: ModuleFact | None,
+    frames: Sequence[Frame],
+    notes: list[str],
+    pc: int | None,
+) -> Diagnosis:
+    """The per-stop check: what is needed to decide whether to pass the stop on, and where it
+    happened (the first folded frame and the method context number that passes the checks of its
+    command line)."""
+    # The same candidates and checks as the full diagnosis, without the collection (no file is
+    # opened here).
     found = find_method_context(frames, Evidence(selection_of(process.argv())))[0]
-    mc_fact = MethodContextFact(found.number, found.source, checks=list(found.checks),
-                                rejected=list(found.rejected)) if found is not None else None
+    mc_fact = (
+        MethodContextFact(
+            found.number, found.source, checks=list(found.checks), rejected=list(found.rejected)
+        )
+        if found is not None
+        else None
+    )
     first = F.first_folded(frames)
-    d = Diagnosis(schema=SCHEMA_VERSION, debugger=process.debugger, arch=process.arch, signal=signal_fact,
-                  handling=handling, faulting_module=module, method_context=mc_fact, null_map=None,
-                  instruction=None, assertion=None, folded=[first] if first else [], notes=notes, pc=pc)
+    d = Diagnosis(
+        schema=SCHEMA_VERSION,
+        debugger=process.debugger,
+        arch=process.arch,
+        signal=signal_fact,
+        handling=handling,
+        faulting_module=module,
+        method_context=mc_fact,
+        null_map=None,
+        instruction=None,
+        assertion=None,
+        folded=[first] if first else [],
+        notes=notes,
+        pc=pc,
+    )
     d.signature, d.bucket = signature(d)
     return d
 
 
-def _faulting_module(process: Process, frames: Sequence[Frame], jits: list[str], program: str | None) \
-        -> ModuleFact | None:
+def _faulting_module(
+    process: Process, frames: Sequence[Frame], jits: list[str], program: str | None
+) -> ModuleFact | None:
     if not frames:
         return None
     pc = frames[0].pc
@@ -177,59 +238,92 @@ def _role(path: str, jits: list[str], program: str | None) -> ModuleRole:
 
 
 def stack_overflow(process: Process, sig: SignalInfo) -> bool:
-    """A fault just below the stack pointer: the guard page was hit (a null dereference is never there)."""
+    """A fault just below the stack pointer: the guard page was hit (a null dereference is never
+    there)."""
     if sig.signo != _signal.SIGSEGV or sig.address is None or sig.address < NEAR_NULL_LIMIT:
         return False
     sp = process.stack_pointer()
     return sp is not None and sp - 65536 <= sig.address <= sp + 4096
 
 
-def _handling(process: Process, sig: SignalInfo | None, frames: Sequence[Frame], module: ModuleFact | None) \
-        -> Handling:
-    """Would superpmi survive this signal? A hardware fault while the JIT runs (JitInstance::CompileMethod on
-    the stack, the fault in the JIT or in a host callback made by it) may be converted into a failed compile
-    (docs/superpmi-conventions.md section 2): first chance. Anywhere else it kills the process. Without
-    symbols the stack cannot tell: a fault in a process with a handler for it (SigCgt) is passed on, and if
-    the handler declines it the same fault comes back, and that second stop is the fatal one (policy.py).
-    `rule` says which of these decided."""
+def _handling(
+    process: Process, sig: SignalInfo | None, frames: Sequence[Frame], module: ModuleFact | None
+) -> Handling:
+    """Would superpmi survive this signal? A hardware fault while the JIT runs
+    (JitInstance::CompileMethod on the stack, the fault in the JIT or in a host callback made by it)
+    may be converted into a failed compile (docs/superpmi-conventions.md section 2): first chance.
+    Anywhere else it kills the process. Without symbols the stack cannot tell: a fault in a process
+    with a handler for it (SigCgt) is passed on, and if the handler declines it the same fault comes
+    back, and that second stop is the fatal one (policy.py). `rule` says which of these decided."""
     if sig is None:
         return Handling(HandlingKind.UNKNOWN, "no signal", "no signal")
     signo = sig.signo
     if signo == _signal.SIGTRAP:
-        return Handling(HandlingKind.DEBUG_BREAK,
-                        "a debug break (superpmi's -boa/-boe/-box DEBUG_BREAK, or a JIT assert): it asks the "
-                        "attached debugger to stop; resuming past it continues the replay", "debug break")
+        return Handling(
+            HandlingKind.DEBUG_BREAK,
+            "a debug break (superpmi's -boa/-boe/-box DEBUG_BREAK, or a JIT assert): it asks the "
+            "attached debugger to stop; resuming past it continues the replay",
+            "debug break",
+        )
     if signo == _signal.SIGABRT:
-        return Handling(HandlingKind.FATAL, "abort() is not converted into an exception by superpmi", "abort")
+        return Handling(
+            HandlingKind.FATAL, "abort() is not converted into an exception by superpmi", "abort"
+        )
     if signo not in HARDWARE_SIGNALS:
-        return Handling(HandlingKind.UNKNOWN, f"signal {signo} is not a fault superpmi handles", "not a fault")
+        return Handling(
+            HandlingKind.UNKNOWN, f"signal {signo} is not a fault superpmi handles", "not a fault"
+        )
     if stack_overflow(process, sig):
-        return Handling(HandlingKind.FATAL, "stack overflow (the fault is at the stack pointer's guard page): the "
-                                            "signal handler cannot run on the exhausted stack", "stack overflow")
+        return Handling(
+            HandlingKind.FATAL,
+            "stack overflow (the fault is at the stack pointer's guard page): the "
+            "signal handler cannot run on the exhausted stack",
+            "stack overflow",
+        )
     caught = process.caught_signals()
     if caught is not None and not caught & (1 << (signo - 1)):
-        return Handling(HandlingKind.FATAL, "the process has no handler for this signal (SigCgt)", "no handler")
+        return Handling(
+            HandlingKind.FATAL, "the process has no handler for this signal (SigCgt)", "no handler"
+        )
     hit = F.find(frames, "JitInstance::CompileMethod")
     in_jit = module is not None and module.role.is_jit
     if hit is not None:
         i, _ = hit
         jit_on_stack = in_jit or any(_is_jit_frame(fr) for fr in frames[:i])
         if jit_on_stack:
-            return Handling(HandlingKind.FIRST_CHANCE, f"fault while the JIT runs (JitInstance::CompileMethod at frame "
-                                                       f"{i}): superpmi may turn it into a failed compile",
-                            "symbols: in the JIT's protected call")
+            return Handling(
+                HandlingKind.FIRST_CHANCE,
+                f"fault while the JIT runs (JitInstance::CompileMethod at frame "
+                f"{i}): superpmi may turn it into a failed compile",
+                "symbols: in the JIT's protected call",
+            )
     if caught is not None and not _superpmi_symbols(frames):
-        return Handling(HandlingKind.FIRST_CHANCE, "the process has a handler for this signal (SigCgt) and its stack "
-                                                   "has no symbols to tell whether the fault is in the JIT's protected "
-                                                   "call: passed on; if the handler declines it, it comes back",
-                        "no symbols: a handler is installed")
-    return Handling(HandlingKind.FATAL, "fault outside the JIT's protected call: superpmi does not survive it",
-                    "symbols: outside the JIT's protected call")
+        return Handling(
+            HandlingKind.FIRST_CHANCE,
+            "the process has a handler for this signal (SigCgt) and its stack "
+            "has no symbols to tell whether the fault is in the JIT's protected "
+            "call: passed on; if the handler declines it, it comes back",
+            "no symbols: a handler is installed",
+        )
+    return Handling(
+        HandlingKind.FATAL,
+        "fault outside the JIT's protected call: superpmi does not survive it",
+        "symbols: outside the JIT's protected call",
+    )
 
 
 # Names of superpmi's own code: a stack that shows one has the symbols to tell where a fault is.
-_SUPERPMI_NAMES = ("JitInstance::", "MethodContext::", "CompileResult::", "NearDiffer::", "MethodContextReader::",
-                   "MyICJI::", "LightWeightMap<", "DenseLightWeightMap<", "InvokeNearDiffer")
+_SUPERPMI_NAMES = (
+    "JitInstance::",
+    "MethodContext::",
+    "CompileResult::",
+    "NearDiffer::",
+    "MethodContextReader::",
+    "MyICJI::",
+    "LightWeightMap<",
+    "DenseLightWeightMap<",
+    "InvokeNearDiffer",
+)
 
 
 def _superpmi_symbols(frames: Sequence[Frame]) -> bool:
@@ -239,19 +333,25 @@ def _superpmi_symbols(frames: Sequence[Frame]) -> bool:
 
 def _is_jit_frame(frame: Frame) -> bool:
     name = F.short_name(frame.function)
-    return bool(frame.module and "jit" in frame.module.rsplit("/", 1)[-1].lower()) or name.startswith(
-        ("Compiler::", "CodeGen::", "CILJit::", "emitter::"))
+    return bool(
+        frame.module and "jit" in frame.module.rsplit("/", 1)[-1].lower()
+    ) or name.startswith(("Compiler::", "CodeGen::", "CILJit::", "emitter::"))
 
 
-def _method_context(frames: Sequence[Frame], argv: list[str] | None, input_path: str | None,
-                    notes: list[str]) -> tuple[MethodContextFact | None, list[str]]:
-    """The number every candidate of the stack is checked for (mcnumber.py): the -c list or -stride of this
-    process, the collection's size, and the record's IL size against the compile request's."""
+def _method_context(
+    frames: Sequence[Frame], argv: list[str] | None, input_path: str | None, notes: list[str]
+) -> tuple[MethodContextFact | None, list[str]]:
+    """The number every candidate of the stack is checked for (mcnumber.py): the -c list or -stride
+    of this process, the collection's size, and the record's IL size against the compile
+    request's."""
     records = CollectionRecords(input_path) if input_path else None
     try:
-        evidence = Evidence(selection_of(argv), records.count if records else None,
-                            records.identity if records is not None and records.count is not None else None,
-                            compiled_il_sizes(frames))
+        evidence = Evidence(
+            selection_of(argv),
+            records.count if records else None,
+            records.identity if records is not None and records.count is not None else None,
+            compiled_il_sizes(frames),
+        )
         search = find_method_context(frames, evidence)
         found = search.found
         if found is None:
@@ -259,8 +359,13 @@ def _method_context(frames: Sequence[Frame], argv: list[str] | None, input_path:
             if records is not None and records.problem:
                 notes.append(records.problem)
             return None, list(search.rejected)
-        fact = MethodContextFact(found.number, found.source, input=input_path, checks=list(found.checks),
-                                 rejected=list(found.rejected))
+        fact = MethodContextFact(
+            found.number,
+            found.source,
+            input=input_path,
+            checks=list(found.checks),
+            rejected=list(found.rejected),
+        )
         ident = records.identity(found.number) if records is not None else None
         if ident is not None:
             fact.name, fact.il_size = ident.name, ident.il_size

@@ -1,6 +1,6 @@
-"""The code of a live CompileResult (its AllocMem map's hot code, as recAllocMemCapture stored it), read
-through debug info and disassembled with capstone; on Arm64 the literal pool after nativeSizeOfCode is
-shown as data (docs/mch-format.md 5.4 and 9)."""
+"""The code of a live CompileResult (its AllocMem map's hot code, as recAllocMemCapture stored it),
+read through debug info and disassembled with capstone; on Arm64 the literal pool after
+nativeSizeOfCode is shown as data (docs/mch-format.md 5.4 and 9)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,9 @@ def code_of(process: Process, cr: Value, arch: str) -> CodeListing:
         except DisasmError:
             native = None
     split = native if (arch == "aarch64" and native is not None and native <= hot) else hot
-    return CodeListing(hot, native, arch, disassemble(code[:split], arch) + _pool(code[split:], split))
+    return CodeListing(
+        hot, native, arch, disassemble(code[:split], arch) + _pool(code[split:], split)
+    )
 
 
 def disassemble(code: bytes, arch: str) -> list[str]:
@@ -68,7 +70,10 @@ def disassemble(code: bytes, arch: str) -> list[str]:
     out = []
     end = 0
     for insn in md.disasm(code, 0):
-        out.append(f"  {insn.address:06x}  {bytes(insn.bytes).hex():<20} {insn.mnemonic} {insn.op_str}".rstrip())
+        out.append(
+            f"  {insn.address:06x}  {bytes(insn.bytes).hex():<20} {insn.mnemonic} "
+            f"{insn.op_str}".rstrip()
+        )
         end = insn.address + insn.size
     if end < len(code):
         out.append(f"  {end:06x}  ({len(code) - end} bytes not decodable)")

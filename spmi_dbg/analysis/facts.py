@@ -1,6 +1,7 @@
-"""The facts a diagnosis is made of, typed, each with its JSON form (to_json / from_json, one conversion for all
-from the fields' type hints: spmi_dbg.analysis.jsonfacts). Every fact says how it was obtained (`source`). The
-JSON keys are report.json's `diagnosis` object (spmi_dbg/report/schema/report-4.json) and what `spmi diagnose
+"""The facts a diagnosis is made of, typed, each with its JSON form (to_json / from_json, one
+conversion for all from the fields' type hints: spmi_dbg.analysis.jsonfacts). Every fact says how it
+was obtained (`source`). The JSON keys are report.json's `diagnosis` object
+(spmi_dbg/report/schema/report-4.json) and what `spmi diagnose
 --json` prints; the drivers read a diagnosis back with Diagnosis.from_json."""
 
 from __future__ import annotations
@@ -13,17 +14,34 @@ from spmi_dbg.analysis.instruction import Instruction
 from spmi_dbg.analysis.jsonfacts import JsonFact, to_json
 from spmi_dbg.analysis.nullmap import NullMap
 
-__all__ = ["AssertInfo", "Diagnosis", "FrameInfo", "Handling", "HandlingKind", "Instruction", "JitFact",
-           "KnownBugInfo", "KnownBugMatch", "MethodContextFact", "ModuleFact", "ModuleRole", "NearKnownBug",
-           "NullMap", "SignalFact", "to_json"]
+__all__ = [
+    "AssertInfo",
+    "Diagnosis",
+    "FrameInfo",
+    "Handling",
+    "HandlingKind",
+    "Instruction",
+    "JitFact",
+    "KnownBugInfo",
+    "KnownBugMatch",
+    "MethodContextFact",
+    "ModuleFact",
+    "ModuleRole",
+    "NearKnownBug",
+    "NullMap",
+    "SignalFact",
+    "to_json",
+]
 
 
 class HandlingKind(StrEnum):
     """Would superpmi survive the stop if its signal were passed on?"""
 
-    FIRST_CHANCE = "first-chance"  # a fault while the JIT runs: superpmi turns it into a failed compile
+    # a fault while the JIT runs: superpmi turns it into a failed compile
+    FIRST_CHANCE = "first-chance"
     FATAL = "fatal"
-    DEBUG_BREAK = "debug-break"  # a DEBUG_BREAK (-boa/-boe, a JIT assert) asking the attached debugger to stop
+    # a DEBUG_BREAK (-boa/-boe, a JIT assert) asking the attached debugger to stop
+    DEBUG_BREAK = "debug-break"
     UNKNOWN = "unknown"
 
 
@@ -57,7 +75,8 @@ class SignalFact(JsonFact):
 class Handling(JsonFact):
     kind: HandlingKind
     reason: str
-    rule: str = ""  # which rule decided: "symbols: in the JIT's protected call", "second chance", ...
+    # which rule decided: "symbols: in the JIT's protected call", "second chance", ...
+    rule: str = ""
 
 
 @dataclass
@@ -74,8 +93,10 @@ class MethodContextFact(JsonFact):
     name: str | None = None  # from the collection record
     il_size: int | None = None
     input: str | None = None  # the collection superpmi was replaying
-    checks: list[str] = field(default_factory=list)  # what the number was checked against, and passed
-    rejected: list[str] = field(default_factory=list)  # candidates that failed a check, with why (mcnumber.py)
+    # what the number was checked against, and passed
+    checks: list[str] = field(default_factory=list)
+    # candidates that failed a check, with why (mcnumber.py)
+    rejected: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -90,8 +111,9 @@ class FrameInfo(JsonFact):
 
 @dataclass
 class JitFact(JsonFact):
-    """What the JIT was doing (spmi_dbg.analysis.jitstate): each field is absent when the JIT does not have it,
-    debug information cannot give it or its value is not believed (not filled in yet), and `tried` says why."""
+    """What the JIT was doing (spmi_dbg.analysis.jitstate): each field is absent when the JIT does
+    not have it, debug information cannot give it or its value is not believed (not filled in yet),
+    and `tried` says why."""
 
     frame: int  # the frame whose Compiler was read
     function: str
@@ -102,17 +124,22 @@ class JitFact(JsonFact):
     phase: str | None = None  # the enumerator, e.g. PHASE_MORPH_GLOBAL
     phase_value: int | None = None
     phase_name: str | None = None  # its display name from PhaseNames[], e.g. "Morph - Global"
-    method_context: int | None = None  # Compiler::info.compMethodSuperPMIIndex (or a Compiler member of that name)
+    # Compiler::info.compMethodSuperPMIIndex (or a Compiler member of that name)
+    method_context: int | None = None
     il_size: int | None = None
     opt_level: str | None = None
     tried: list[str] = field(default_factory=list)
-    phase_when: str | None = None  # "during" (mostRecentlyActivePhase) | "after" (previousCompletedPhase, 3.1)
-    phase_source: str | None = None  # Compiler::mostRecentlyActivePhase | Compiler::previousCompletedPhase
-    info_check: str | None = None  # what the IL size was checked against (the record's, or plausibility only)
+    # "during" (mostRecentlyActivePhase) | "after" (previousCompletedPhase, 3.1)
+    phase_when: str | None = None
+    # Compiler::mostRecentlyActivePhase | Compiler::previousCompletedPhase
+    phase_source: str | None = None
+    # what the IL size was checked against (the record's, or plausibility only)
+    info_check: str | None = None
 
     @property
     def phase_shown(self) -> str | None:
-        """The phase as a person reads it: the display name, else the enumerator, else the number."""
+        """The phase as a person reads it: the display name, else the enumerator, else the
+        number."""
         if self.phase_name:
             return self.phase_name
         if self.phase:
@@ -121,7 +148,8 @@ class JitFact(JsonFact):
 
     @property
     def phase_text(self) -> str | None:
-        """`during Morph - Global` / `after Post-import` (3.1 tells the last phase that ended, not the running one)."""
+        """`during Morph - Global` / `after Post-import` (3.1 tells the last phase that ended, not
+        the running one)."""
         shown = self.phase_shown
         return None if shown is None else f"{self.phase_when or 'during'} {shown}"
 
@@ -136,7 +164,8 @@ class KnownBugInfo(JsonFact):
     fix: str
     fix_url: str
     cause: str
-    about: str = "crash"  # "crash": the bug is the crash; "reporting": how the crash was reported (known_bugs.toml)
+    # "crash": the bug is the crash; "reporting": how the crash was reported (known_bugs.toml)
+    about: str = "crash"
     said: str = ""  # the short words for it in a summary ("-p hid the crash")
 
 
@@ -159,7 +188,8 @@ class NearKnownBug(JsonFact):
 
 @dataclass
 class Diagnosis(JsonFact):
-    """Everything `spmi why` says about a stop, and what the pipeline reads (`spmi diagnose --json`)."""
+    """Everything `spmi why` says about a stop, and what the pipeline reads (`spmi diagnose
+    --json`)."""
 
     schema: int
     debugger: str
@@ -173,15 +203,19 @@ class Diagnosis(JsonFact):
     assertion: AssertInfo | None
     frames: list[FrameInfo] = field(default_factory=list)
     folded: list[str] = field(default_factory=list)
-    signature_frames: list[str] = field(default_factory=list)  # folded, concrete (not inlined) frames
+    # folded, concrete (not inlined) frames
+    signature_frames: list[str] = field(default_factory=list)
     signature: str = ""
     bucket: str = ""
     notes: list[str] = field(default_factory=list)
     pc: int | None = None  # of frame 0
-    known_bugs: list[KnownBugMatch] = field(default_factory=list)  # known_bugs.toml entries this stop matches
-    near_known_bugs: list[NearKnownBug] = field(default_factory=list)  # ... or misses by one criterion
-    hang: bool = False  # the stop is our interrupt of a hang (spmi_dbg.analysis.signature.mark_hang)
+    # known_bugs.toml entries this stop matches
+    known_bugs: list[KnownBugMatch] = field(default_factory=list)
+    # ... or misses by one criterion
+    near_known_bugs: list[NearKnownBug] = field(default_factory=list)
+    # the stop is our interrupt of a hang (spmi_dbg.analysis.signature.mark_hang)
+    hang: bool = False
     jit: JitFact | None = None  # what the JIT was doing, at a stop inside a JIT
-    # the stack's method context numbers that failed their checks when none passed (mcnumber.py); when one passed,
-    # those before it are in method_context.rejected
+    # the stack's method context numbers that failed their checks when none passed (mcnumber.py);
+    # when one passed, those before it are in method_context.rejected
     method_context_rejected: list[str] = field(default_factory=list)

@@ -1,4 +1,5 @@
-"""Frame names: normalisation, folding (docs/architecture.md "Decisions"), and lookups by SuperPMI symbol."""
+"""Frame names: normalisation, folding (docs/architecture.md "Decisions"), and lookups by SuperPMI
+symbol."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from spmi_dbg.elf import nearest_dynamic_symbol
 _IGNORED_MODULES = re.compile(r"/(libc|libpthread|ld-linux[^/]*|libstdc\+\+|libgcc_s)[.-][^/]*$")
 _IGNORED_FUNCTIONS = re.compile(
     r"^(__restore_rt|__GI_raise|raise|__GI_abort|abort|__pthread_kill\w*|pthread_kill\w*|__libc_\w+|"
-    r"_start|__libc_start_main\w*|__libc_start_call_main|<signal handler called>|__kernel_rt_sigreturn|"
+    r"_start|__libc_start_main\w*|__libc_start_call_main|<signal handler "
+    r"called>|__kernel_rt_sigreturn|"
     r"malloc_printerr|_int_free\w*|__libc_free|free|__libc_message\w*)$"
 )
 # LightWeightMap accessors are folded into their caller: the null map is reported separately.
@@ -24,12 +26,14 @@ LWM_FUNCTION = re.compile(r"^(?:Dense)?LightWeightMap(?:Base)?<(?P<args>.*)>::(?
 
 @functools.lru_cache(maxsize=8192)  # the same few hundred names at every stop
 def short_name(function: str | None) -> str:
-    """`CompileResult::repCompileMethod(unsigned int*, ...) const` -> `CompileResult::repCompileMethod`;
-    template arguments of the class are kept, parameter lists and return types dropped."""
+    """`CompileResult::repCompileMethod(unsigned int*, ...) const` ->
+    `CompileResult::repCompileMethod`; template arguments of the class are kept, parameter lists and
+    return types dropped."""
     if not function:
         return "??"
     name = function.strip()
-    if name.startswith("::"):  # lldb 16 names a static (internal linkage) function "::InvokeNearDiffer(...)"
+    # lldb 16 names a static (internal linkage) function "::InvokeNearDiffer(...)"
+    if name.startswith("::"):
         name = name[2:]
     depth = 0
     for i, ch in enumerate(name):  # cut the parameter list: the first '(' outside template brackets
@@ -52,7 +56,9 @@ def is_ignored(frame: Frame) -> bool:
     name = short_name(frame.function)
     if _IGNORED_FUNCTIONS.match(name):
         return True
-    return bool(frame.module and _IGNORED_MODULES.search(frame.module) and not LWM_FUNCTION.match(name))
+    return bool(
+        frame.module and _IGNORED_MODULES.search(frame.module) and not LWM_FUNCTION.match(name)
+    )
 
 
 def is_lwm(frame: Frame) -> bool:
@@ -67,8 +73,8 @@ class FoldedFrame:
 
 
 def fold(frames: Sequence[Frame]) -> list[FoldedFrame]:
-    """The frames that identify a crash: ignored frames dropped, LightWeightMap accessors folded into
-    their caller, consecutive duplicates (inline chains of the same function) merged."""
+    """The frames that identify a crash: ignored frames dropped, LightWeightMap accessors folded
+    into their caller, consecutive duplicates (inline chains of the same function) merged."""
     out: list[FoldedFrame] = []
     for i, f in enumerate(frames):
         if is_ignored(f) or is_lwm(f):
@@ -81,9 +87,10 @@ def fold(frames: Sequence[Frame]) -> list[FoldedFrame]:
 
 
 def up_to_main(names: list[str]) -> list[str]:
-    """The frames up to and including `main`: what lies beyond it is the C runtime's start-up, which debuggers
-    unwind differently (lldb 16 over qemu's stub shows an unnamed frame there), so it never identifies a crash."""
-    return names[:names.index("main") + 1] if "main" in names else names
+    """The frames up to and including `main`: what lies beyond it is the C runtime's start-up, which
+    debuggers unwind differently (lldb 16 over qemu's stub shows an unnamed frame there), so it
+    never identifies a crash."""
+    return names[: names.index("main") + 1] if "main" in names else names
 
 
 def first_folded(frames: Sequence[Frame]) -> str | None:
@@ -121,8 +128,9 @@ def class_of(function: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class NamedFrame:
-    """A frame that has no symbol, named `module+0xoffset` (and the nearest `.dynsym` function, where the module
-    has one): stable across runs and load addresses, so signatures and buckets can use it."""
+    """A frame that has no symbol, named `module+0xoffset` (and the nearest `.dynsym` function,
+    where the module has one): stable across runs and load addresses, so signatures and buckets can
+    use it."""
 
     frame: Frame
     name: str
@@ -159,14 +167,15 @@ class NamedFrame:
 
 
 def unnamed(frame: Frame) -> bool:
-    """No symbol: gdb says "??" (or nothing); lldb 16 makes one up per run ("___lldb_unnamed_symbol96")."""
+    """No symbol: gdb says "??" (or nothing); lldb 16 makes one up per run
+    ("___lldb_unnamed_symbol96")."""
     name = short_name(frame.function)
     return name == "??" or name.startswith("___lldb_unnamed_symbol")
 
 
 def name_unnamed(frames: Sequence[Frame], modules: Callable[[], list[Module]]) -> list[Frame]:
-    """`frames` with every frame that has no symbol named by its module and offset (`modules` is called once,
-    and only when some frame needs it)."""
+    """`frames` with every frame that has no symbol named by its module and offset (`modules` is
+    called once, and only when some frame needs it)."""
     if not any(unnamed(f) for f in frames):
         return list(frames)
     mods = modules()
@@ -178,6 +187,8 @@ def name_unnamed(frames: Sequence[Frame], modules: Callable[[], list[Module]]) -
             continue
         offset = f.pc - mod.base
         near = nearest_dynamic_symbol(mod.path, offset)
-        name = f"{os.path.basename(mod.path)}+{offset:#x}" + (f" ({near[0]}+{near[1]:#x})" if near else "")
+        name = f"{os.path.basename(mod.path)}+{offset:#x}" + (
+            f" ({near[0]}+{near[1]:#x})" if near else ""
+        )
         out.append(NamedFrame(f, name))
     return out

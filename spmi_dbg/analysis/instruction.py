@@ -16,14 +16,16 @@ class Instruction(JsonFact):
     text: str  # "mov edx, dword ptr [rdi]"
     registers: dict[str, int] = field(default_factory=dict)  # registers read, with values
     null_base: str | None = None  # the memory operand's base register when it is (near) zero
-    memory_address: int | None = None  # the memory operand's address, from the registers (base + index*scale + disp)
+    # the memory operand's address, from the registers (base + index*scale + disp)
+    memory_address: int | None = None
 
 
 def decode(process: Process, pc: int) -> Instruction | None:
     code = process.read_memory(pc, 16)
     if not code:
         return None
-    try:  # imported here (start-up): capstone costs every command ~70 ms, and the CLI imports analysis
+    # imported here (start-up): capstone costs every command ~70 ms, and the CLI imports analysis
+    try:
         import capstone
     except ImportError:
         return None
@@ -51,13 +53,18 @@ def decode(process: Process, pc: int) -> Instruction | None:
                 address = _operand_address(insn, op, regs)
     except capstone.CsError:
         pass
-    null_base = base_reg if base_reg is not None and used.get(base_reg, regs.get(base_reg, 1)) < 0x1000 else None
+    null_base = (
+        base_reg
+        if base_reg is not None and used.get(base_reg, regs.get(base_reg, 1)) < 0x1000
+        else None
+    )
     text = f"{insn.mnemonic} {insn.op_str}".strip()
     return Instruction(pc, bytes(insn.bytes).hex(), text, used, null_base, address)
 
 
 def _operand_address(insn: object, op: object, regs: dict[str, int]) -> int | None:
-    """base + index * scale + displacement, when the registers are known (x64 rip-relative: not a fault)."""
+    """base + index * scale + displacement, when the registers are known (x64 rip-relative: not a
+    fault)."""
     mem = op.mem  # type: ignore[attr-defined]
     base = insn.reg_name(mem.base)  # type: ignore[attr-defined]
     if base not in regs:

@@ -1,26 +1,31 @@
-"""What the JIT was doing at a stop inside it: the method being compiled, the phase, the method context, the IL
-size and the optimization level, read from the JIT's own `Compiler` (docs/superpmi-conventions.md section 2:
-a hardware fault in the JIT kills superpmi on Linux, so this is what a JIT developer needs first).
+"""What the JIT was doing at a stop inside it: the method being compiled, the phase, the method
+context, the IL size and the optimization level, read from the JIT's own `Compiler`
+(docs/superpmi-conventions.md section 2: a hardware fault in the JIT kills superpmi on Linux, so
+this is what a JIT developer needs first).
 
-The `Compiler` is found in the innermost frame that has one: a `Compiler` member function's `this`, a
-`Compiler*` local or argument under the names the real JIT uses (`comp`, `compiler`, `pComp`), or the
-`Compiler*` member of the object a JIT frame runs on (`CodeGen::compiler`, `emitter::emitComp`,
-`LinearScan::compiler`). Members are read by the real JIT's names, never by layout, and each JIT era's own
-(docs/superpmi-conventions.md 7.1, "JIT state"):
+The `Compiler` is found in the innermost frame that has one: a `Compiler` member function's `this`,
+a `Compiler*` local or argument under the names the real JIT uses (`comp`, `compiler`, `pComp`), or
+the `Compiler*` member of the object a JIT frame runs on (`CodeGen::compiler`, `emitter::emitComp`,
+`LinearScan::compiler`). Members are read by the real JIT's names, never by layout, and each JIT
+era's own (docs/superpmi-conventions.md 7.1, "JIT state"):
 - the method: `info.compFullName`, else `info.compMethodName`;
-- the phase: `mostRecentlyActivePhase` (the phase running: "during X"), else `previousCompletedPhase` (3.1: the
-  last phase that ended: "after X"); the display name from the JIT's `PhaseNames[]` table;
-- the method context: `info.compMethodSuperPMIIndex` (today), else `compMethodSuperPMIIndex` (3.1 has neither);
+- the phase: `mostRecentlyActivePhase` (the phase running: "during X"), else
+  `previousCompletedPhase` (3.1: the last phase that ended: "after X"); the display name from the
+  JIT's `PhaseNames[]` table;
+- the method context: `info.compMethodSuperPMIIndex` (today), else `compMethodSuperPMIIndex` (3.1
+has neither);
 - `info.compILCodeSize`, `opts.compMinOpts`, `opts.compDbgCode`.
 
-Nothing uninitialised is shown as a fact. Early in a compile the JIT has not filled `info` in yet (the Checked
-JIT's arena fills fresh memory with 0xdd; a Release JIT's may hold a previous compile's values): a name must be a
-readable string that is not one of the JIT's placeholders (`hackishMethodName`, `<unknown method>`), and the IL size
-must be the record's (the caller passes the method context it established, with the record's IL size and name),
-or, when the record is not known, lie within what the JIT can compile (1 to 2^30 bytes). `previousCompletedPhase`
-and `opts` are written only after `info.compILCodeSize` is (EndPhase, compInitOptions), so they are believed only
-when the IL size is. A member the JIT does not have, or that debug information cannot give (a release or
-stripped JIT), is left out, never guessed, and `tried` says what was looked for and why a value was not believed."""
+Nothing uninitialised is shown as a fact. Early in a compile the JIT has not filled `info` in yet
+(the Checked JIT's arena fills fresh memory with 0xdd; a Release JIT's may hold a previous compile's
+values): a name must be a readable string that is not one of the JIT's placeholders
+(`hackishMethodName`, `<unknown method>`), and the IL size must be the record's (the caller passes
+the method context it established, with the record's IL size and name), or, when the record is not
+known, lie within what the JIT can compile (1 to 2^30 bytes). `previousCompletedPhase` and `opts`
+are written only after `info.compILCodeSize` is (EndPhase, compInitOptions), so they are believed
+only when the IL size is. A member the JIT does not have, or that debug information cannot give (a
+release or stripped JIT), is left out, never guessed, and `tried` says what was looked for and why a
+value was not believed."""
 
 from __future__ import annotations
 
@@ -33,11 +38,14 @@ from spmi_dbg.analysis.view import Frame, Process, Value
 
 COMPILER_LOCALS = ("comp", "compiler", "pComp", "m_compiler")
 COMPILER_MEMBERS = ("compiler", "emitComp", "m_compiler", "m_comp", "comp")
-SEARCH_FRAMES = 64  # the JIT's frames are the innermost ones; JitInstance::CompileMethod ends the search
-# The names the JIT gives a method it could not ask the host about (3.1's ee_il_dll.cpp eeGetMethodName and
-# eeinterface.cpp eeGetMethodFullName; today's eeinterface.cpp): never the method's name.
+# the JIT's frames are the innermost ones; JitInstance::CompileMethod ends the search
+SEARCH_FRAMES = 64
+# The names the JIT gives a method it could not ask the host about (3.1's ee_il_dll.cpp
+# eeGetMethodName and eeinterface.cpp eeGetMethodFullName; today's eeinterface.cpp): never the
+# method's name.
 PLACEHOLDERS = ("hackishMethodName", "hackishClassName", "<unknown method>")
-# The JIT keeps IL offsets in 30 bits (jit.h IL_OFFSETX: the top two bits are flags, BAD_IL_OFFSET 0x80000000).
+# The JIT keeps IL offsets in 30 bits (jit.h IL_OFFSETX: the top two bits are flags, BAD_IL_OFFSET
+# 0x80000000).
 IL_SIZE_LIMIT = 1 << 30
 # The phase members, newest first: (member, how its phase relates to the stop).
 PHASE_MEMBERS = (("mostRecentlyActivePhase", "during"), ("previousCompletedPhase", "after"))
@@ -75,11 +83,12 @@ def compiler_in(frame: Frame, index: int, *, locals_too: bool = True) -> tuple[V
 
 
 def find_compiler(frames: Sequence[Frame]) -> tuple[int, Value, str] | None:
-    """The innermost frame's Compiler: (frame index, the Compiler* value, how it was found). The frames' `this`
-    first, then their locals: a name a frame does not have is looked up in every module's symbols by gdb (seconds
-    in a Checked JIT's debug information), so locals are asked for only when no `this` leads to a Compiler."""
+    """The innermost frame's Compiler: (frame index, the Compiler* value, how it was found). The
+    frames' `this` first, then their locals: a name a frame does not have is looked up in every
+    module's symbols by gdb (seconds in a Checked JIT's debug information), so locals are asked for
+    only when no `this` leads to a Compiler."""
     hit = F.find(frames, "JitInstance::CompileMethod")
-    searched = frames[:hit[0] if hit is not None else SEARCH_FRAMES]
+    searched = frames[: hit[0] if hit is not None else SEARCH_FRAMES]
     for locals_too in (False, True):
         for i, frame in enumerate(searched):
             found = compiler_in(frame, i, locals_too=locals_too)
@@ -89,8 +98,9 @@ def find_compiler(frames: Sequence[Frame]) -> tuple[int, Value, str] | None:
 
 
 def superpmi_index(comp: Value | None) -> tuple[int | None, str | None]:
-    """The JIT's own method context number (today's `info.compMethodSuperPMIIndex`, else a Compiler member of that
-    name) and the member it came from; (None, None) when the JIT has neither or it is not set (-1)."""
+    """The JIT's own method context number (today's `info.compMethodSuperPMIIndex`, else a Compiler
+    member of that name) and the member it came from; (None, None) when the JIT has neither or it is
+    not set (-1)."""
     for path in INDEX_MEMBERS:
         n = member_int(comp, *path)
         if n is not None:
@@ -98,17 +108,20 @@ def superpmi_index(comp: Value | None) -> tuple[int | None, str | None]:
     return None, None
 
 
-def jit_state(process: Process, frames: Sequence[Frame], record: MethodContextFact | None = None) \
-        -> tuple[JitFact | None, list[str]]:
-    """(the JIT's state, notes): None when no frame has a Compiler (the notes say what was tried). `record` is the
-    method context the diagnosis established, with the record's IL size and name when the collection gave them:
-    what the JIT's `info` is checked against."""
+def jit_state(
+    process: Process, frames: Sequence[Frame], record: MethodContextFact | None = None
+) -> tuple[JitFact | None, list[str]]:
+    """(the JIT's state, notes): None when no frame has a Compiler (the notes say what was tried).
+    `record` is the method context the diagnosis established, with the record's IL size and name
+    when the collection gave them: what the JIT's `info` is checked against."""
     found = find_compiler(frames)
     if found is None:
         return None, [_no_compiler(frames)]
     index, comp, source = found
     frame = frames[index]
-    fact = JitFact(frame=index, function=F.short_name(frame.function), module=frame.module, source=source)
+    fact = JitFact(
+        frame=index, function=F.short_name(frame.function), module=frame.module, source=source
+    )
     tried = fact.tried
 
     il_ok = _il_size(comp, record, fact)
@@ -119,25 +132,38 @@ def jit_state(process: Process, frames: Sequence[Frame], record: MethodContextFa
     if n is not None:
         fact.method_context = n
     elif all(member_int(comp, *p) is None for p in INDEX_MEMBERS):
-        tried.append("method context: the JIT has no info.compMethodSuperPMIIndex or compMethodSuperPMIIndex in its "
-                     "debug information")
+        tried.append(
+            "method context: the JIT has no info.compMethodSuperPMIIndex or "
+            "compMethodSuperPMIIndex in its "
+            "debug information"
+        )
 
     if il_ok:
         fact.opt_level = _opt_level(comp, tried)
     else:
-        tried.append("optimization level: not known yet (opts are set after info.compILCodeSize, by "
-                     "compInitOptions)")
+        tried.append(
+            "optimization level: not known yet (opts are set after info.compILCodeSize, by "
+            "compInitOptions)"
+        )
     return fact, []
 
 
 def _no_compiler(frames: Sequence[Frame]) -> str:
-    note = ("JIT state: not known: no Compiler in the stack (looked for a Compiler member function's `this`, a "
-            f"Compiler* named {', '.join(COMPILER_LOCALS)}, or a JIT object's {'/'.join(COMPILER_MEMBERS)} member)")
+    note = (
+        "JIT state: not known: no Compiler in the stack (looked for a Compiler member function's "
+        "`this`, a "
+        f"Compiler* named {', '.join(COMPILER_LOCALS)}, or a JIT object's "
+        f"{'/'.join(COMPILER_MEMBERS)} member)"
+    )
     bare = [(i, f) for i, f in enumerate(frames[:SEARCH_FRAMES]) if _in_jit(f) and f.file is None]
     if bare:
         modules = sorted({(f.module or "?").rsplit("/", 1)[-1] for _, f in bare})
-        note += (f"; the JIT's frames ({', '.join(str(i) for i, _ in bare[:6])}{'...' if len(bare) > 6 else ''} in "
-                 f"{', '.join(modules)}) have no debug information: its method, phase and IL size cannot be read")
+        note += (
+            "; the JIT's frames "
+            f"({', '.join(str(i) for i, _ in bare[:6])}{'...' if len(bare) > 6 else ''} in "
+            f"{', '.join(modules)}) have no debug information: its method, phase and IL size "
+            "cannot be read"
+        )
     else:
         note += "; a JIT without debug information cannot tell"
     return note
@@ -145,12 +171,14 @@ def _no_compiler(frames: Sequence[Frame]) -> str:
 
 def _in_jit(frame: Frame) -> bool:
     name = F.short_name(frame.function)
-    return bool(frame.module and "jit" in frame.module.rsplit("/", 1)[-1].lower()) or name.startswith(
-        ("Compiler::", "CodeGen::", "CILJit::", "emitter::", "jitNativeCode"))
+    return bool(
+        frame.module and "jit" in frame.module.rsplit("/", 1)[-1].lower()
+    ) or name.startswith(("Compiler::", "CodeGen::", "CILJit::", "emitter::", "jitNativeCode"))
 
 
 def _il_size(comp: Value, record: MethodContextFact | None, fact: JitFact) -> bool:
-    """info.compILCodeSize, believed when it is the record's (else, without the record, when plausible)."""
+    """info.compILCodeSize, believed when it is the record's (else, without the record, when
+    plausible)."""
     tried = fact.tried
     size = member_int(comp, "info", "compILCodeSize")
     if size is None:
@@ -158,19 +186,34 @@ def _il_size(comp: Value, record: MethodContextFact | None, fact: JitFact) -> bo
         return False
     if record is not None and record.il_size is not None:
         if size != record.il_size:
-            tried.append(f"IL size: not known yet: Compiler::info.compILCodeSize is {size}, method context "
-                         f"{record.number}'s record says {record.il_size} (the JIT has not filled info in yet)")
+            tried.append(
+                f"IL size: not known yet: Compiler::info.compILCodeSize is {size}, method context "
+                f"{record.number}'s record says {record.il_size} (the JIT has not filled info in "
+                "yet)"
+            )
             return False
-        fact.il_size, fact.info_check = size, f"info.compILCodeSize is method context {record.number}'s IL size"
+        fact.il_size, fact.info_check = (
+            size,
+            f"info.compILCodeSize is method context {record.number}'s IL size",
+        )
         return True
-    why = ("the method context number is not known" if record is None else
-           f"method context {record.number}'s record was not read")
+    why = (
+        "the method context number is not known"
+        if record is None
+        else f"method context {record.number}'s record was not read"
+    )
     if not 0 < size < IL_SIZE_LIMIT:
-        tried.append(f"IL size: not known yet: Compiler::info.compILCodeSize is {size}, not an IL size the JIT can "
-                     f"compile (1 to 2^30 bytes): info is not filled in yet ({why}: not checked against the record)")
+        tried.append(
+            f"IL size: not known yet: Compiler::info.compILCodeSize is {size}, not an IL size the "
+            "JIT can "
+            f"compile (1 to 2^30 bytes): info is not filled in yet ({why}: not checked against the "
+            "record)"
+        )
         return False
     fact.il_size = size
-    fact.info_check = f"not checked against the record ({why}); info.compILCodeSize is a plausible IL size"
+    fact.info_check = (
+        f"not checked against the record ({why}); info.compILCodeSize is a plausible IL size"
+    )
     return True
 
 
@@ -211,23 +254,34 @@ def _phase(process: Process, frame: Frame, comp: Value, il_ok: bool, fact: JitFa
             continue
         enumerator = phase.enumerator()
         if enumerator is None:
-            tried.append(f"phase: not known yet: Compiler::{member} is {value}, which names no phase (uninitialised)")
+            tried.append(
+                f"phase: not known yet: Compiler::{member} is {value}, which names no phase "
+                "(uninitialised)"
+            )
             return
         if when == "after" and not il_ok:
-            tried.append(f"phase: not known yet: Compiler::{member} ({enumerator}) is written at a phase's end only, "
-                         "and info is not filled in yet, so no phase of this method has ended: the value is left "
-                         "over")
+            tried.append(
+                f"phase: not known yet: Compiler::{member} ({enumerator}) is written at a phase's "
+                "end only, "
+                "and info is not filled in yet, so no phase of this method has ended: the value is "
+                "left "
+                "over"
+            )
             return
         fact.phase, fact.phase_value, fact.phase_when = enumerator, value, when
         fact.phase_source = f"Compiler::{member}"
         fact.phase_name = _phase_name(process, frame, value, tried)
         return
-    tried.append("phase: the JIT has neither Compiler::mostRecentlyActivePhase nor previousCompletedPhase in its debug "
-                 "information")
+    tried.append(
+        "phase: the JIT has neither Compiler::mostRecentlyActivePhase nor previousCompletedPhase "
+        "in its debug "
+        "information"
+    )
 
 
 def _phase_name(process: Process, frame: Frame, value: int, tried: list[str]) -> str | None:
-    """The phase's display name from the JIT's PhaseNames[] table, as the JIT's own messages name it."""
+    """The phase's display name from the JIT's PhaseNames[] table, as the JIT's own messages name
+    it."""
     table = frame.global_variable("PhaseNames")
     if table is None:
         tried.append("phase display name: no PhaseNames table in the JIT's symbols")
@@ -244,8 +298,11 @@ def _opt_level(comp: Value, tried: list[str]) -> str | None:
     minopts = member_int(comp, "opts", "compMinOpts")
     dbg = member_int(comp, "opts", "compDbgCode")
     if (minopts is not None and minopts not in (0, 1)) or (dbg is not None and dbg not in (0, 1)):
-        tried.append(f"optimization level: not known: opts.compMinOpts/compDbgCode read {minopts}/{dbg}, not "
-                     "booleans (uninitialised)")
+        tried.append(
+            f"optimization level: not known: opts.compMinOpts/compDbgCode read {minopts}/{dbg}, "
+            "not "
+            "booleans (uninitialised)"
+        )
         return None
     if dbg:
         return "debuggable code (opts.compDbgCode)"

@@ -1,9 +1,10 @@
-"""A fact's JSON form and the way back, for every fact dataclass at once: `to_json` (the fields as JSON types, an
-enum as its value) and `from_json` (the dataclass rebuilt from its fields' type hints: nested facts, lists and
-tuples of them, Optional and other unions, enums, Literal, int/float/str/bool, dict[str, X], Any). A key the
-dataclass does not have is ignored; a missing key takes the field's default (None for an Optional field without
-one); anything else is a FactJsonError naming the fact and the field (`Diagnosis.frames[2].line: expected int or
-None, got str '12'`). A field added to a dataclass is carried both ways with no code here to change."""
+"""A fact's JSON form and the way back, for every fact dataclass at once: `to_json` (the fields as
+JSON types, an enum as its value) and `from_json` (the dataclass rebuilt from its fields' type
+hints: nested facts, lists and tuples of them, Optional and other unions, enums, Literal,
+int/float/str/bool, dict[str, X], Any). A key the dataclass does not have is ignored; a missing key
+takes the field's default (None for an Optional field without one); anything else is a FactJsonError
+naming the fact and the field (`Diagnosis.frames[2].line: expected int or None, got str '12'`). A
+field added to a dataclass is carried both ways with no code here to change."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ _MISSING = object()
 
 
 class FactJsonError(ValueError):
-    """JSON that is not the form of the fact it is read as (a ValueError: the drivers' readers catch those)."""
+    """JSON that is not the form of the fact it is read as (a ValueError: the drivers' readers catch
+    those)."""
 
 
 class JsonFact:
@@ -66,11 +68,19 @@ class _Field:
 
 @functools.cache
 def _fields(cls: type) -> tuple[_Field, ...]:
-    """The fields __init__ takes, with their resolved type hints (functools.cache: the hints are read once)."""
+    """The fields __init__ takes, with their resolved type hints (functools.cache: the hints are
+    read once)."""
     hints = typing.get_type_hints(cls)
-    return tuple(_Field(f.name, hints[f.name], _MISSING if f.default is dataclasses.MISSING else f.default,
-                        _MISSING if f.default_factory is dataclasses.MISSING else f.default_factory)
-                 for f in dataclasses.fields(cls) if f.init)
+    return tuple(
+        _Field(
+            f.name,
+            hints[f.name],
+            _MISSING if f.default is dataclasses.MISSING else f.default,
+            _MISSING if f.default_factory is dataclasses.MISSING else f.default_factory,
+        )
+        for f in dataclasses.fields(cls)
+        if f.init
+    )
 
 
 def _fact(cls: type, data: Any, where: str) -> Any:
@@ -93,7 +103,11 @@ def _fact(cls: type, data: Any, where: str) -> Any:
 
 
 def _admits_none(hint: Any) -> bool:
-    return hint is Any or hint is type(None) or (_is_union(hint) and type(None) in typing.get_args(hint))
+    return (
+        hint is Any
+        or hint is type(None)
+        or (_is_union(hint) and type(None) in typing.get_args(hint))
+    )
 
 
 def _is_union(hint: Any) -> bool:
@@ -111,8 +125,10 @@ def _value(hint: Any, value: Any, where: str) -> Any:
     if origin is typing.Literal:
         if value in typing.get_args(hint) and not isinstance(value, bool | dict | list):
             return value
-        raise FactJsonError(f"{where}: expected one of {', '.join(map(repr, typing.get_args(hint)))}, "
-                            f"got {_shown(value)}")
+        raise FactJsonError(
+            f"{where}: expected one of {', '.join(map(repr, typing.get_args(hint)))}, "
+            f"got {_shown(value)}"
+        )
     if origin in (list, tuple, frozenset, set):
         if not isinstance(value, list):
             raise FactJsonError(f"{where}: expected a JSON array, got {_shown(value)}")
@@ -120,7 +136,10 @@ def _value(hint: Any, value: Any, where: str) -> Any:
         if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
             if len(args) != len(value):
                 raise FactJsonError(f"{where}: expected {len(args)} items, got {len(value)}")
-            return tuple(_value(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value, strict=True)))
+            return tuple(
+                _value(a, v, f"{where}[{i}]")
+                for i, (a, v) in enumerate(zip(args, value, strict=True))
+            )
         item = args[0] if args else Any
         items = [_value(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
         return items if origin is list else origin(items)
@@ -128,13 +147,18 @@ def _value(hint: Any, value: Any, where: str) -> Any:
         if not isinstance(value, dict):
             raise FactJsonError(f"{where}: expected a JSON object, got {_shown(value)}")
         key, item = typing.get_args(hint) or (Any, Any)
-        return {_value(key, k, f"{where} key {k!r}"): _value(item, v, f"{where}[{k!r}]") for k, v in value.items()}
+        return {
+            _value(key, k, f"{where} key {k!r}"): _value(item, v, f"{where}[{k!r}]")
+            for k, v in value.items()
+        }
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         try:
             return hint(value)
         except ValueError:
             allowed = ", ".join(repr(m.value) for m in hint)
-            raise FactJsonError(f"{where}: expected one of {allowed}, got {_shown(value)}") from None
+            raise FactJsonError(
+                f"{where}: expected one of {allowed}, got {_shown(value)}"
+            ) from None
     if hint is float:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
@@ -148,7 +172,9 @@ def _value(hint: Any, value: Any, where: str) -> Any:
         if value is None:
             return None
     else:
-        raise FactJsonError(f"{where}: a field of type {hint!r} has no JSON form here (jsonfacts.py)")
+        raise FactJsonError(
+            f"{where}: a field of type {hint!r} has no JSON form here (jsonfacts.py)"
+        )
     raise FactJsonError(f"{where}: expected {_name(hint)}, got {_shown(value)}")
 
 
@@ -166,7 +192,9 @@ def _union(hint: Any, value: Any, where: str) -> Any:
             errors.append(e)
     if len(errors) == 1 and not _simple(arms):
         raise errors[0]  # Optional[fact]: the fact's own error says which of its fields
-    raise FactJsonError(f"{where}: expected {' or '.join(_name(a) for a in arms)}, got {_shown(value)}")
+    raise FactJsonError(
+        f"{where}: expected {' or '.join(_name(a) for a in arms)}, got {_shown(value)}"
+    )
 
 
 def _simple(arms: tuple[Any, ...]) -> bool:

@@ -1,6 +1,7 @@
-"""The known-bug table (known_bugs.toml): upstream issues a diagnosis matches, with the link and the fix.
-Matched inside the debugger (`spmi why`, from the diagnosis and the process's command line) and again by the
-pipeline with what only it knows (a `-p` it dropped, superpmi.py's log lines, the replay's output)."""
+"""The known-bug table (known_bugs.toml): upstream issues a diagnosis matches, with the link and the
+fix. Matched inside the debugger (`spmi why`, from the diagnosis and the process's command line) and
+again by the pipeline with what only it knows (a `-p` it dropped, superpmi.py's log lines, the
+replay's output)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from spmi_dbg.analysis.facts import Diagnosis, KnownBugInfo, KnownBugMatch, Near
 
 TABLE = Path(__file__).with_name("known_bugs.toml")
 CRITERIA = ("signal", "near_null", "frames", "null_map", "target", "parallel", "text")
-ABOUT = ("crash", "reporting")  # what an entry is about: the crash itself, or how the crash was reported
+# what an entry is about: the crash itself, or how the crash was reported
+ABOUT = ("crash", "reporting")
 
 
 @dataclass(frozen=True)
@@ -49,25 +51,51 @@ def table(path: Path = TABLE) -> tuple[KnownBug, ...]:
             raise ValueError(f"{path}: bug {b.get('id')}: unknown criteria {sorted(unknown)}")
         about = b.get("about", "crash")
         if about not in ABOUT:
-            raise ValueError(f"{path}: bug {b.get('id')}: about = {about!r}, expected one of {list(ABOUT)}")
+            raise ValueError(
+                f"{path}: bug {b.get('id')}: about = {about!r}, expected one of {list(ABOUT)}"
+            )
         if about == "reporting" and not b.get("said"):
-            raise ValueError(f"{path}: bug {b.get('id')}: about = \"reporting\" needs said (its words in a summary)")
-        out.append(KnownBug(b["id"], b["title"], b["url"], b.get("fix", ""), b.get("fix_url", ""),
-                            b.get("cause", ""), about=about, said=b.get("said", ""), match=dict(b.get("match", {}))))
+            raise ValueError(
+                f'{path}: bug {b.get("id")}: about = "reporting" needs said (its words in a '
+                "summary)"
+            )
+        out.append(
+            KnownBug(
+                b["id"],
+                b["title"],
+                b["url"],
+                b.get("fix", ""),
+                b.get("fix_url", ""),
+                b.get("cause", ""),
+                about=about,
+                said=b.get("said", ""),
+                match=dict(b.get("match", {})),
+            )
+        )
     return tuple(out)
 
 
-def facts_of(diagnosis: Diagnosis | None, *, argv: list[str] | None = None, parallel: bool = False,
-             texts: list[str] | None = None) -> Facts:
-    """Facts from a diagnosis (None: the pipeline found a crash it could not diagnose); `argv` the replay's
-    command line (a `-stride` worker or a `-p` run is parallel), `texts` more text to search (superpmi.py log
-    lines, the replay's output)."""
+def facts_of(
+    diagnosis: Diagnosis | None,
+    *,
+    argv: list[str] | None = None,
+    parallel: bool = False,
+    texts: list[str] | None = None,
+) -> Facts:
+    """Facts from a diagnosis (None: the pipeline found a crash it could not diagnose); `argv` the
+    replay's command line (a `-stride` worker or a `-p` run is parallel), `texts` more text to
+    search (superpmi.py log lines, the replay's output)."""
     d = diagnosis
     sig, nm = (d.signal, d.null_map) if d is not None else (None, None)
-    out = Facts(signal=sig.name if sig else None, near_null=bool(sig and sig.near_null),
-                frames=list(d.folded) if d is not None else [],
-                null_map=f"{nm.owner_type}::{nm.member}" if nm else None,
-                target=_target(argv, d.arch if d is not None else None), parallel=parallel, texts=list(texts or []))
+    out = Facts(
+        signal=sig.name if sig else None,
+        near_null=bool(sig and sig.near_null),
+        frames=list(d.folded) if d is not None else [],
+        null_map=f"{nm.owner_type}::{nm.member}" if nm else None,
+        target=_target(argv, d.arch if d is not None else None),
+        parallel=parallel,
+        texts=list(texts or []),
+    )
     if argv is not None and any(x.lower() in ("-p", "-parallel", "-stride") for x in argv[1:]):
         out.parallel = True
     if d is not None and d.assertion is not None:
@@ -106,13 +134,26 @@ def _holds(bug: KnownBug, f: Facts) -> list[str]:
 
 def match(f: Facts) -> list[KnownBugMatch]:
     """The known bugs these facts match."""
-    return [KnownBugMatch(bug.id, bug.title, bug.url, bug.fix, bug.fix_url, bug.cause, about=bug.about,
-                          said=bug.said, matched=sorted(bug.match))
-            for bug in table() if bug.match and not _holds(bug, f)]
+    return [
+        KnownBugMatch(
+            bug.id,
+            bug.title,
+            bug.url,
+            bug.fix,
+            bug.fix_url,
+            bug.cause,
+            about=bug.about,
+            said=bug.said,
+            matched=sorted(bug.match),
+        )
+        for bug in table()
+        if bug.match and not _holds(bug, f)
+    ]
 
 
 def near_misses(f: Facts) -> list[NearKnownBug]:
-    """Known bugs of more than one criterion that miss by exactly one (said, never claimed as the cause)."""
+    """Known bugs of more than one criterion that miss by exactly one (said, never claimed as the
+    cause)."""
     out = []
     for bug in table():
         failed = _holds(bug, f)

@@ -1,14 +1,16 @@
-"""Which method context was being replayed, and how we know (docs/superpmi-conventions.md section 2, "Debugger
-anchors" and "The method context number across versions").
+"""Which method context was being replayed, and how we know (docs/superpmi-conventions.md section 2,
+"Debugger anchors" and "The method context number across versions").
 
-Every place that may hold the number is a candidate, in this order: JitInstance::CompileMethod's `mcIndex`,
-`mc->index` (3.1's superpmi stores there the count of method contexts this process has loaded, not the number:
-under `-c` or `-stride` it is another number), the reader's `curMCIndex`, the JIT's `compMethodSuperPMIIndex`. A
-value read from an optimized frame may be a stale register, so no candidate is believed on its own: it must lie in
-what this process replays (its `-c` list or `-stride`, from its command line, and within the collection), and where
-the record can be looked up, the record's identity must agree with what the stopped process shows (the IL size of
-the method being compiled, read from the compile request superpmi built from the record). A candidate that fails is
-named in `rejected` with why; then the next one; with none left the caller bisects natively."""
+Every place that may hold the number is a candidate, in this order: JitInstance::CompileMethod's
+`mcIndex`, `mc->index` (3.1's superpmi stores there the count of method contexts this process has
+loaded, not the number: under `-c` or `-stride` it is another number), the reader's `curMCIndex`,
+the JIT's `compMethodSuperPMIIndex`. A value read from an optimized frame may be a stale register,
+so no candidate is believed on its own: it must lie in what this process replays (its `-c` list or
+`-stride`, from its command line, and within the collection), and where the record can be looked up,
+the record's identity must agree with what the stopped process shows (the IL size of the method
+being compiled, read from the compile request superpmi built from the record). A candidate that
+fails is named in `rejected` with why; then the next one; with none left the caller bisects
+natively."""
 
 from __future__ import annotations
 
@@ -37,12 +39,15 @@ class MethodContextNumber:
 
 
 class MethodContextSearch(NamedTuple):
-    """What find_method_context found: the number that passed its checks (None when none did), the places
-    tried that held no value, and the values that failed a check, with why (the report's rejected list)."""
+    """What find_method_context found: the number that passed its checks (None when none did), the
+    places tried that held no value, and the values that failed a check, with why (the report's
+    rejected list)."""
 
     found: MethodContextNumber | None
-    tried: tuple[str, ...]  # "mcIndex argument of JitInstance::CompileMethod (frame 5): not available"
-    rejected: tuple[str, ...]  # "reader->curMCIndex in main (frame 6) = 16909060: rejected, past ..."
+    # "mcIndex argument of JitInstance::CompileMethod (frame 5): not available"
+    tried: tuple[str, ...]
+    # "reader->curMCIndex in main (frame 6) = 16909060: rejected, past ..."
+    rejected: tuple[str, ...]
 
     @property
     def attempts(self) -> list[str]:
@@ -55,29 +60,34 @@ class RecordIdentity:
     """What the collection says of one record."""
 
     il_size: int | None
-    name: str | None = None  # None when the record holds no name (superpmi's placeholder is no name)
+    # None when the record holds no name (superpmi's placeholder is no name)
+    name: str | None = None
     name_note: str | None = None  # why there is no name
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """What a candidate number is checked against: the process's selection, and the collection's records."""
+    """What a candidate number is checked against: the process's selection, and the collection's
+    records."""
 
     selection: Selection
     count: int | None = None  # the collection's method contexts, when known
-    record: Callable[[int], RecordIdentity | None] | None = None  # a record's identity, when the collection is at hand
-    il_sizes: tuple[tuple[int, str], ...] = ()  # IL sizes of the method being compiled, each with where it was read
+    # a record's identity, when the collection is at hand
+    record: Callable[[int], RecordIdentity | None] | None = None
+    # IL sizes of the method being compiled, each with where it was read
+    il_sizes: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class Selection:
-    """The method contexts a superpmi process replays, from its command line: `-c LIST` (or `-compile`), or the
-    `-stride OFFSET INCREMENT` of a `-p` worker; neither: all of them."""
+    """The method contexts a superpmi process replays, from its command line: `-c LIST` (or
+    `-compile`), or the `-stride OFFSET INCREMENT` of a `-p` worker; neither: all of them."""
 
     mclist: MCList | None = None
     spec: str | None = None
     stride: tuple[int, int] | None = None
-    problem: str | None = None  # a -c argument that could not be read (a missing .mcl): nothing is checked by it
+    # a -c argument that could not be read (a missing .mcl): nothing is checked by it
+    problem: str | None = None
 
     def refuses(self, n: int) -> str | None:
         """Why `n` cannot be a method context this process replays; None when it can."""
@@ -166,24 +176,32 @@ class _Search:
             out.append(f"within the collection ({ev.count:,} method contexts)")
         ident = ev.record(n) if ev.record is not None and ev.il_sizes else None
         if ident is not None and ident.il_size is not None:
-            out += [f"record {n}'s IL size {ident.il_size} = {where}" if size == ident.il_size else
-                    f"{where} = {size} disagrees (not believed: a value read from an optimized frame)"
-                    for size, where in ev.il_sizes]
+            out += [
+                f"record {n}'s IL size {ident.il_size} = {where}"
+                if size == ident.il_size
+                else f"{where} = {size} disagrees (not believed: a value read from an optimized "
+                "frame)"
+                for size, where in ev.il_sizes
+            ]
         elif ev.record is not None and ev.il_sizes:
             out.append(f"the record's identity not checked: record {n}'s IL size is not decoded")
         elif ev.record is None:
             out.append("the record's identity not checked: the collection is not at hand")
         elif not ev.il_sizes:
-            out.append("the record's identity not checked: no IL size of the method being compiled is readable")
+            out.append(
+                "the record's identity not checked: no IL size of the method being compiled is "
+                "readable"
+            )
         return out
 
 
 def compiled_il_sizes(frames: Sequence[Frame]) -> tuple[tuple[int, str], ...]:
-    """Reads of the IL size of the method being compiled, each with where it was read: the compile request superpmi
-    built out of the record (the JIT's `methodInfo->ILCodeSize` argument in CILJit::compileMethod or jitNativeCode),
-    the MethodContext's `methodSize` (set from the record by repCompileMethod), the JIT's `info.compILCodeSize`
-    (not filled in early in a compile: 3.1's Checked JIT has 0xdddddddd there). Any of them may be a stale register
-    of an optimized frame: a number is believed when one of them agrees with its record."""
+    """Reads of the IL size of the method being compiled, each with where it was read: the compile
+    request superpmi built out of the record (the JIT's `methodInfo->ILCodeSize` argument in
+    CILJit::compileMethod or jitNativeCode), the MethodContext's `methodSize` (set from the record
+    by repCompileMethod), the JIT's `info.compILCodeSize` (not filled in early in a compile: 3.1's
+    Checked JIT has 0xdddddddd there). Any of them may be a stale register of an optimized frame: a
+    number is believed when one of them agrees with its record."""
     out: list[tuple[int, str]] = []
     seen: set[str] = set()
 
@@ -195,13 +213,23 @@ def compiled_il_sizes(frames: Sequence[Frame]) -> tuple[tuple[int, str], ...]:
     for i, f in enumerate(frames):
         name = short_name(f.function)
         if name in ("CILJit::compileMethod", "jitNativeCode"):
-            add(member_int(f.variable("methodInfo"), "ILCodeSize"), f"methodInfo->ILCodeSize in {name} (frame {i})",
-                "methodInfo")
+            add(
+                member_int(f.variable("methodInfo"), "ILCodeSize"),
+                f"methodInfo->ILCodeSize in {name} (frame {i})",
+                "methodInfo",
+            )
         for var, v in _method_contexts(f):
-            add(member_int(v, "methodSize"), f"{var}->methodSize in {name} (frame {i})", f"mc {v.as_int()}")
+            add(
+                member_int(v, "methodSize"),
+                f"{var}->methodSize in {name} (frame {i})",
+                f"mc {v.as_int()}",
+            )
         if class_of(f.function) == "Compiler":
-            add(member_int(f.variable("this"), "info", "compILCodeSize"), f"Compiler::info.compILCodeSize in {name} "
-                f"(frame {i})", "compiler")
+            add(
+                member_int(f.variable("this"), "info", "compILCodeSize"),
+                f"Compiler::info.compILCodeSize in {name} (frame {i})",
+                "compiler",
+            )
     return tuple(out)
 
 
@@ -218,26 +246,33 @@ def _method_contexts(f: Frame) -> list[tuple[str, Value]]:
     return found
 
 
-def find_method_context(frames: Sequence[Frame],
-                        evidence: Evidence | None = None) -> MethodContextSearch:
-    """The number that passed its checks, with its evidence (else None), the places tried and the values
-    rejected."""
+def find_method_context(
+    frames: Sequence[Frame], evidence: Evidence | None = None
+) -> MethodContextSearch:
+    """The number that passed its checks, with its evidence (else None), the places tried and the
+    values rejected."""
     s = _Search(evidence or Evidence(Selection()))
     for i, f in enumerate(frames):
         if short_name(f.function) == COMPILE_METHOD and f.variable("mcIndex") is not None:
-            found = s.check(frame_int(f, "mcIndex"), f"mcIndex argument of {COMPILE_METHOD} (frame {i})")
+            found = s.check(
+                frame_int(f, "mcIndex"), f"mcIndex argument of {COMPILE_METHOD} (frame {i})"
+            )
             if found is not None:
                 return s.result(found)
     for i, f in enumerate(frames):
         for var, v in _method_contexts(f):
-            found = s.check(member_int(v, "index"), f"{var}->index in {short_name(f.function)} (frame {i})")
+            found = s.check(
+                member_int(v, "index"), f"{var}->index in {short_name(f.function)} (frame {i})"
+            )
             if found is not None:
                 return s.result(found)
     for i, f in enumerate(frames):
         reader = f.variable("reader")
         if reader is not None and "MethodContextReader" in reader.type_name:
-            found = s.check(member_int(reader, "curMCIndex"),
-                            f"reader->curMCIndex in {short_name(f.function)} (frame {i})")
+            found = s.check(
+                member_int(reader, "curMCIndex"),
+                f"reader->curMCIndex in {short_name(f.function)} (frame {i})",
+            )
             if found is not None:
                 return s.result(found)
     for i, f in enumerate(frames):

@@ -1,9 +1,10 @@
-"""The null map: a LightWeightMap/DenseLightWeightMap method running with `this == 0` (docs/mch-format.md 9:
-every MethodContext and CompileResult map is optional; a null pointer means "never recorded").
+"""The null map: a LightWeightMap/DenseLightWeightMap method running with `this == 0`
+(docs/mch-format.md 9: every MethodContext and CompileResult map is optional; a null pointer means
+"never recorded").
 
-Finds the owner (MethodContext or CompileResult), the member that is null and has the map's type, the
-packet that member is recorded from, and the owner's role (method context, base compile result `cr1`,
-diff compile result `cr2`, stored compile result)."""
+Finds the owner (MethodContext or CompileResult), the member that is null and has the map's type,
+the packet that member is recorded from, and the owner's role (method context, base compile result
+`cr1`, diff compile result `cr2`, stored compile result)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,9 @@ def _norm_type(t: str) -> str:
     return t.rstrip(" *").replace(" >", ">")
 
 
-def find_null_map(process: Process, frames: Sequence[Frame], fault_address: int | None) -> NullMap | None:
+def find_null_map(
+    process: Process, frames: Sequence[Frame], fault_address: int | None
+) -> NullMap | None:
     lwm_index = next((i for i, f in enumerate(frames[:6]) if is_lwm(f)), None)
     if lwm_index is None:
         return None
@@ -60,21 +63,33 @@ def find_null_map(process: Process, frames: Sequence[Frame], fault_address: int 
     if this == 0:
         evidence.append(f"this == 0 in {short_name(lwm_frame.function)}")
     elif this is None and fault_address is not None and fault_address < 0x1000:
-        evidence.append(f"near-null fault address 0x{fault_address:x} inside {short_name(lwm_frame.function)} "
-                        "(`this` not available)")
+        evidence.append(
+            f"near-null fault address 0x{fault_address:x} inside {short_name(lwm_frame.function)} "
+            "(`this` not available)"
+        )
     else:
         return None
 
     # The owner: the first frame after the accessors whose class is a MethodContext/CompileResult.
-    caller_index = next((i for i in range(lwm_index + 1, len(frames)) if not is_lwm(frames[i])), None)
+    caller_index = next(
+        (i for i in range(lwm_index + 1, len(frames)) if not is_lwm(frames[i])), None
+    )
     if caller_index is None:
         return None
     caller = frames[caller_index]
     owner_type = class_of(caller.function)
     if owner_type not in OWNERS:
-        return NullMap("?", "?", map_type, None, None, "unknown",
-                       f"a null {map_type} was used by {short_name(caller.function)}, which is not a "
-                       "MethodContext/CompileResult method", "; ".join(evidence))
+        return NullMap(
+            "?",
+            "?",
+            map_type,
+            None,
+            None,
+            "unknown",
+            f"a null {map_type} was used by {short_name(caller.function)}, which is not a "
+            "MethodContext/CompileResult method",
+            "; ".join(evidence),
+        )
     method = short_name(caller.function).rsplit("::", 1)[1]
     owner = caller.variable("this")
     owner_ptr = owner.as_int() if owner is not None and not owner.optimized_out else None
@@ -87,11 +102,21 @@ def find_null_map(process: Process, frames: Sequence[Frame], fault_address: int 
     # the member's own packet (a re-used id's other era does not name it)
     own = f"PacketCR_{member}" if owner_type == "CompileResult" else member
     pname = own if pid is not None else None
-    return NullMap(owner_type, member, map_type, pid, pname, role,
-                   _explain(owner_type, member, role, pid, pname), "; ".join(e for e in evidence if e))
+    return NullMap(
+        owner_type,
+        member,
+        map_type,
+        pid,
+        pname,
+        role,
+        _explain(owner_type, member, role, pid, pname),
+        "; ".join(e for e in evidence if e),
+    )
 
 
-def _member(process: Process, owner_type: str, owner: object, map_type: str, method: str) -> tuple[str, str]:
+def _member(
+    process: Process, owner_type: str, owner: object, map_type: str, method: str
+) -> tuple[str, str]:
     """Which member: the null field of the owner with the map's type; ties (and an unreadable owner)
     are broken by superpmi's naming (rep<Name>/rec<Name> use the map <Name>)."""
     want = _norm_type(map_type)
@@ -112,8 +137,9 @@ def _member(process: Process, owner_type: str, owner: object, map_type: str, met
     return "?", "member not determined"
 
 
-def _role(frames: Sequence[Frame], caller_index: int, owner_type: str, owner_ptr: int | None,
-          member: str) -> tuple[str, str]:
+def _role(
+    frames: Sequence[Frame], caller_index: int, owner_type: str, owner_ptr: int | None, member: str
+) -> tuple[str, str]:
     if owner_type == "MethodContext":
         return "method context", ""
     hit = find(frames[caller_index:], "NearDiffer::compare")
@@ -125,21 +151,32 @@ def _role(frames: Sequence[Frame], caller_index: int, owner_type: str, owner_ptr
             return _cr_role(which), f"this == {which} of NearDiffer::compare"
         # The owner pointer is not readable: see which of cr1/cr2 has the null member.
         if member != "?":
-            state = {w: member_int(nd.variable(w), member) for w in ("cr1", "cr2")}  # None = not readable
+            # None = not readable
+            state = {w: member_int(nd.variable(w), member) for w in ("cr1", "cr2")}
             nulls = [w for w, v in state.items() if v == 0]
             if nulls == ["cr1", "cr2"]:
-                return _cr_role("cr1"), "both cr1 and cr2 lack the map; NearDiffer::compare uses cr1 first"
+                return _cr_role(
+                    "cr1"
+                ), "both cr1 and cr2 lack the map; NearDiffer::compare uses cr1 first"
             if len(nulls) == 1:
                 return _cr_role(nulls[0]), f"{nulls[0]}->{member} is null in NearDiffer::compare"
             known = [w for w, v in state.items() if v]
             if len(known) == 1:
                 other = "cr2" if known[0] == "cr1" else "cr1"
-                return _cr_role(other), (f"{known[0]}->{member} is not null and {other} is optimized out in "
-                                         "NearDiffer::compare, so the null map is " + other + "'s")
-        return "compile result (base or diff not determined)", "cr1/cr2 of NearDiffer::compare not readable"
+                return _cr_role(other), (
+                    f"{known[0]}->{member} is not null and {other} is optimized out in "
+                    "NearDiffer::compare, so the null map is " + other + "'s"
+                )
+        return (
+            "compile result (base or diff not determined)",
+            "cr1/cr2 of NearDiffer::compare not readable",
+        )
     hit = find(frames[caller_index:], "JitInstance::CompileMethod")
     if hit is not None:
-        return "compile result of the JIT being run (mc->cr)", "called during JitInstance::CompileMethod"
+        return (
+            "compile result of the JIT being run (mc->cr)",
+            "called during JitInstance::CompileMethod",
+        )
     return "compile result", ""
 
 
@@ -151,10 +188,19 @@ def _explain(owner_type: str, member: str, role: str, pid: int | None, pname: st
     packet = f"packet {pid} {pname}" if pid is not None else "its packet"
     if owner_type == "CompileResult" and member == "CompileMethod":
         who = "base JIT's" if "cr1" in role else "diff JIT's" if "cr2" in role else "JIT's"
-        return (f"the {who} compile result has no CompileMethod map ({packet} was never recorded): the compile "
-                "was counted as a success without producing code (an EE exception replayed as "
-                "\"Successful Compile (EE API exception)\"), and the caller assumed the map exists")
+        return (
+            f"the {who} compile result has no CompileMethod map ({packet} was never recorded): the "
+            "compile "
+            "was counted as a success without producing code (an EE exception replayed as "
+            '"Successful Compile (EE API exception)"), and the caller assumed the map exists'
+        )
     if owner_type == "CompileResult":
-        return f"the {role} has no {member} map ({packet} was never recorded) and the caller assumed it exists"
-    return (f"the method context has no {member} map ({packet} is absent from the collection record) and "
-            "the caller assumed it exists")
+        return (
+            f"the {role} has no {member} map ({packet} was never recorded) and the caller "
+            "assumed it exists"
+        )
+    return (
+        f"the method context has no {member} map ({packet} is absent from the collection record) "
+        "and "
+        "the caller assumed it exists"
+    )

@@ -1,15 +1,16 @@
-"""The signal policy, written once for every way of running a replay under a debugger (the gdb condition
-function, the in-gdb loop, the lldb worker, the MI driver): given the quick diagnosis of a stop, pass its
-signal on or stop there (docs/debugger-notes.md "Signals", "First and second chance").
+"""The signal policy, written once for every way of running a replay under a debugger (the gdb
+condition function, the in-gdb loop, the lldb worker, the MI driver): given the quick diagnosis of a
+stop, pass its signal on or stop there (docs/debugger-notes.md "Signals", "First and second
+chance").
 
-- A stop the replay survives (a first-chance fault inside the JIT's protected call; a debug break nobody
-  asked to stop at) is passed on, after a quick note of where it happened.
-- A hardware fault at the same pc, in the same method context, with the same fault address as the stop
-  passed just before is the replay's handler declining the fault (it restored the default action and the
-  instruction ran again): that second stop is the fatal one.
-- A debug break is delivered only to a program that has a SIGTRAP handler (SigCgt); otherwise the debugger
-  absorbs it as a user's `continue` does (superpmi's DEBUG_BREAK expects that), stepping over an aarch64
-  `brk`, which would trap again."""
+- A stop the replay survives (a first-chance fault inside the JIT's protected call; a debug break
+  nobody asked to stop at) is passed on, after a quick note of where it happened.
+- A hardware fault at the same pc, in the same method context, with the same fault address as the
+  stop passed just before is the replay's handler declining the fault (it restored the default
+  action and the instruction ran again): that second stop is the fatal one.
+- A debug break is delivered only to a program that has a SIGTRAP handler (SigCgt); otherwise the
+  debugger absorbs it as a user's `continue` does (superpmi's DEBUG_BREAK expects that), stepping
+  over an aarch64 `brk`, which would trap again."""
 
 from __future__ import annotations
 
@@ -43,18 +44,27 @@ class PassedStop(JsonFact):
     frame: str
     method_context: int | None
     pc: int | None
-    delivered: bool  # the signal was delivered to the replay (a debug break it has no handler for is absorbed)
+    # the signal was delivered to the replay (a debug break it has no handler for is absorbed)
+    delivered: bool
     seconds: float  # quick diagnosis + resume with the signal, as seen by whoever passed it
     address: int | None = None  # the fault address
 
     def to_json(self) -> dict[str, Any]:
-        return {"signal": self.signal, "kind": str(self.kind), "frame": self.frame,
-                "method_context": self.method_context, "pc": self.pc, "delivered": self.delivered,
-                "seconds": round(self.seconds, 6), "address": self.address}
+        return {
+            "signal": self.signal,
+            "kind": str(self.kind),
+            "frame": self.frame,
+            "method_context": self.method_context,
+            "pc": self.pc,
+            "delivered": self.delivered,
+            "seconds": round(self.seconds, 6),
+            "address": self.address,
+        }
 
 
 class Verdict(IntEnum):
-    """A decision as one number (what gdb's `$_spmi_should_stop` returns to a catchpoint or the MI driver)."""
+    """A decision as one number (what gdb's `$_spmi_should_stop` returns to a catchpoint or the MI
+    driver)."""
 
     PASS = 0  # resume with the signal
     STOP = 1  # the stop that matters: diagnose it in full
@@ -66,10 +76,12 @@ class Verdict(IntEnum):
 class Decision:
     stop: bool  # True: this is the stop that matters (diagnose it in full); False: pass it on
     deliver: bool = True  # resume with the signal (False: the debugger absorbs a debug break)
-    step_over_brk: bool = False  # aarch64: move the pc past the `brk` before resuming without the signal
+    # aarch64: move the pc past the `brk` before resuming without the signal
+    step_over_brk: bool = False
     note: str | None = None  # why this stop is the one, when that is not obvious from its diagnosis
     passed: PassedStop | None = None  # the note of a stop passed on
-    second_chance: bool = False  # the stop is a fault's second chance: fatal, whatever its quick diagnosis said
+    # the stop is a fault's second chance: fatal, whatever its quick diagnosis said
+    second_chance: bool = False
 
     @property
     def verdict(self) -> Verdict:
@@ -84,53 +96,86 @@ def _catches(mask: int | None, signo: int) -> bool:
     return mask is not None and bool(mask & (1 << (signo - 1)))
 
 
-def decide(quick: Diagnosis, *, pc: int | None, arch: str, caught_mask: int | None, previous: PassedStop | None,
-           passes_left: bool, seconds: float = 0.0, stop_at_break: bool = False) -> Decision:
-    """`quick` is `diagnose(view, full=False)`; `previous` the stop passed just before. `stop_at_break`: a debug
-    break is the stop (a replay run with -boa/-boe to stop in a JIT assert or at a failed compile)."""
+def decide(
+    quick: Diagnosis,
+    *,
+    pc: int | None,
+    arch: str,
+    caught_mask: int | None,
+    previous: PassedStop | None,
+    passes_left: bool,
+    seconds: float = 0.0,
+    stop_at_break: bool = False,
+) -> Decision:
+    """`quick` is `diagnose(view, full=False)`; `previous` the stop passed just before.
+    `stop_at_break`: a debug break is the stop (a replay run with -boa/-boe to stop in a JIT assert
+    or at a failed compile)."""
     sig = quick.signal
     kind = quick.handling.kind
     name = sig.name if sig else ""
     mc = quick.method_context.number if quick.method_context else None
     address = sig.address if sig else None
-    if previous is not None and name != "SIGTRAP" and (previous.signal, previous.pc, previous.address) == \
-            (name, pc, address) and (previous.method_context is None or mc is None or previous.method_context == mc):
-        return Decision(True, second_chance=True,
-                        note=f"{name} again at the same pc in the same method context: the replay's handler "
-                                   "declined the fault, this second stop is the fatal one")
+    if (
+        previous is not None
+        and name != "SIGTRAP"
+        and (previous.signal, previous.pc, previous.address) == (name, pc, address)
+        and (previous.method_context is None or mc is None or previous.method_context == mc)
+    ):
+        return Decision(
+            True,
+            second_chance=True,
+            note=f"{name} again at the same pc in the same method context: the replay's handler "
+            "declined the fault, this second stop is the fatal one",
+        )
     if stop_at_break and kind == HandlingKind.DEBUG_BREAK:
         return Decision(True, note="a debug break, and this run stops at the first one")
     if kind not in PASS_KINDS or name not in PASSABLE:
         return Decision(True)
     if not passes_left:
         return Decision(True, note="the limit of stops passed on was reached")
-    deliver = kind != HandlingKind.DEBUG_BREAK or _catches(caught_mask, sig.signo if sig else _signal.SIGTRAP)
+    deliver = kind != HandlingKind.DEBUG_BREAK or _catches(
+        caught_mask, sig.signo if sig else _signal.SIGTRAP
+    )
     folded = quick.folded or ["?"]
     note = PassedStop(name, kind, str(folded[0]), mc or None, pc, deliver, seconds, address)
-    return Decision(False, deliver=deliver, step_over_brk=not deliver and arch == "aarch64", passed=note)
+    return Decision(
+        False, deliver=deliver, step_over_brk=not deliver and arch == "aarch64", passed=note
+    )
 
 
-def check_stop(process: Process, *, previous: PassedStop | None, passes_left: bool,
-               stop_at_break: bool = False) -> Decision:
-    """The quick diagnosis of the current stop, then the decision: what every loop that runs a replay under a
-    debugger calls at each stop (gdb's `$_spmi_should_stop`, which the MI driver also asks; the lldb worker; the
-    test and bench harnesses). The caller resumes as told, or diagnoses the stop in full."""
+def check_stop(
+    process: Process, *, previous: PassedStop | None, passes_left: bool, stop_at_break: bool = False
+) -> Decision:
+    """The quick diagnosis of the current stop, then the decision: what every loop that runs a
+    replay under a debugger calls at each stop (gdb's `$_spmi_should_stop`, which the MI driver also
+    asks; the lldb worker; the test and bench harnesses). The caller resumes as told, or diagnoses
+    the stop in full."""
     fast = _fault_in_a_jit(process, previous, passes_left)
     if fast is not None:
         return fast
     quick = diagnose(process, full=False)
-    return decide(quick, pc=quick.pc, arch=process.arch, caught_mask=process.caught_signals(),
-                  previous=previous, passes_left=passes_left, stop_at_break=stop_at_break)
+    return decide(
+        quick,
+        pc=quick.pc,
+        arch=process.arch,
+        caught_mask=process.caught_signals(),
+        previous=previous,
+        passes_left=passes_left,
+        stop_at_break=stop_at_break,
+    )
 
 
 SECOND_CHANCE = "second chance"
 
 
 def mark_second_chance(d: Diagnosis, note: str | None) -> None:
-    """The full diagnosis of a second-chance stop: the fault came back after the replay's handler declined it,
-    so it is fatal, whatever the stack suggested at its first chance."""
-    d.handling = Handling(HandlingKind.FATAL, note or "the same fault again after the replay's handler declined it",
-                          SECOND_CHANCE)
+    """The full diagnosis of a second-chance stop: the fault came back after the replay's handler
+    declined it, so it is fatal, whatever the stack suggested at its first chance."""
+    d.handling = Handling(
+        HandlingKind.FATAL,
+        note or "the same fault again after the replay's handler declined it",
+        SECOND_CHANCE,
+    )
 
 
 def _in_a_jit(module: str | None, argv: list[str] | None) -> bool:
@@ -142,36 +187,57 @@ def _in_a_jit(module: str | None, argv: list[str] | None) -> bool:
     return any(os.path.basename(j) == os.path.basename(module) for j in jits)
 
 
-def _fault_in_a_jit(process: Process, previous: PassedStop | None, passes_left: bool) -> Decision | None:
-    """The fast path: a hardware fault whose pc lies in a JIT, in a process with a handler for it (SigCgt), is
-    passed on without unwinding: the JIT's protected call may survive it, and if it does not, the handler
-    declines and the same fault comes back (its second chance goes the full way). The note names frame 0 and,
-    when frame 0 runs on the JIT's Compiler, its compMethodSuperPMIIndex."""
+def _fault_in_a_jit(
+    process: Process, previous: PassedStop | None, passes_left: bool
+) -> Decision | None:
+    """The fast path: a hardware fault whose pc lies in a JIT, in a process with a handler for it
+    (SigCgt), is passed on without unwinding: the JIT's protected call may survive it, and if it
+    does not, the handler declines and the same fault comes back (its second chance goes the full
+    way). The note names frame 0 and, when frame 0 runs on the JIT's Compiler, its
+    compMethodSuperPMIIndex."""
     sig = process.signal()
-    if sig is None or sig.signo not in FAULT_SIGNALS or not passes_left or not _catches(process.caught_signals(),
-                                                                                      sig.signo):
+    if (
+        sig is None
+        or sig.signo not in FAULT_SIGNALS
+        or not passes_left
+        or not _catches(process.caught_signals(), sig.signo)
+    ):
         return None
-    if stack_overflow(process, sig):  # the handler cannot run on the exhausted stack: the full way, fatal
+    # the handler cannot run on the exhausted stack: the full way, fatal
+    if stack_overflow(process, sig):
         return None
     thread = process.selected_thread()
     top = thread.frames(1) if thread is not None else []
-    if top and top[0].inlined:  # frame 0 is a function inlined at the pc: its physical frame holds the Compiler
+    # frame 0 is a function inlined at the pc: its physical frame holds the Compiler
+    if top and top[0].inlined:
         top = thread.frames(FAST_FRAMES) if thread is not None else []
     if not top or not _in_a_jit(top[0].module, process.argv()):
         return None
     frame = top[0]
     mc = None
-    for i, f in enumerate(top):  # frame 0 and the functions inlined at its pc: one physical frame, no unwinding
+    # frame 0 and the functions inlined at its pc: one physical frame, no unwinding
+    for i, f in enumerate(top):
         found = compiler_in(f, i)
         mc = superpmi_index(found[0])[0] if found is not None else None
         if mc is not None or not f.inlined:
             break
     mc = mc if mc is not None and mc > 0 else None
-    if previous is not None and (previous.signal, previous.pc, previous.address) == (sig.name, frame.pc, sig.address) \
-            and (mc is None or previous.method_context in (None, mc)):
+    if (
+        previous is not None
+        and (previous.signal, previous.pc, previous.address) == (sig.name, frame.pc, sig.address)
+        and (mc is None or previous.method_context in (None, mc))
+    ):
         return None  # perhaps the same fault again: the full quick check decides (a second chance)
     if F.unnamed(frame):
         frame = F.name_unnamed([frame], process.modules)[0]
-    note = PassedStop(sig.name, HandlingKind.FIRST_CHANCE, F.short_name(frame.function), mc, frame.pc, True, 0.0,
-                      sig.address)
+    note = PassedStop(
+        sig.name,
+        HandlingKind.FIRST_CHANCE,
+        F.short_name(frame.function),
+        mc,
+        frame.pc,
+        True,
+        0.0,
+        sig.address,
+    )
     return Decision(False, passed=note)

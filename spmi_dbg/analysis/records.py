@@ -1,6 +1,7 @@
-"""The collection a stopped superpmi replays, as evidence: how many method contexts it has, and a record's identity
-(IL size, method name) to check a method context number against (mcnumber.py). Opened once per diagnosis; a
-collection that cannot be read is a note, never an error of the diagnosis."""
+"""The collection a stopped superpmi replays, as evidence: how many method contexts it has, and a
+record's identity (IL size, method name) to check a method context number against (mcnumber.py).
+Opened once per diagnosis; a collection that cannot be read is a note, never an error of the
+diagnosis."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ class CollectionRecords:
     def __enter__(self) -> CollectionRecords:
         return self
 
-    def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def close(self) -> None:
@@ -44,8 +47,11 @@ class CollectionRecords:
             try:
                 mc = self._col.method_context(n)
                 note = mc.name_note
-                self._cache[n] = RecordIdentity(mc.il_size, None, f"record {n}: {note} ({mc.name})") if note \
+                self._cache[n] = (
+                    RecordIdentity(mc.il_size, None, f"record {n}: {note} ({mc.name})")
+                    if note
                     else RecordIdentity(mc.il_size, mc.name)
+                )
             except (SpmiDbgError, OSError, ValueError) as e:
                 self.problem = f"record {n} of {self.path} was not read: {e}"
                 self._cache[n] = None

@@ -1,7 +1,8 @@
-"""The crash signature and its bucket: the one place that says when two stops are "the same crash" (DESIGN
-decisions in docs/architecture.md, "Decisions"). A diagnosis gets its signature when it is made; a hang's (our
-own interrupt, not the replay's signal) is rebuilt here; a finding with no diagnosis is bucketed by its kind
-and signal. Repro's verification, triage's buckets and the bundle names all use these."""
+"""The crash signature and its bucket: the one place that says when two stops are "the same crash"
+(DESIGN decisions in docs/architecture.md, "Decisions"). A diagnosis gets its signature when it is
+made; a hang's (our own interrupt, not the replay's signal) is rebuilt here; a finding with no
+diagnosis is bucketed by its kind and signal. Repro's verification, triage's buckets and the bundle
+names all use these."""
 
 from __future__ import annotations
 
@@ -25,10 +26,11 @@ def _key(signature_text: str) -> str:
 
 
 def signature(d: Diagnosis) -> tuple[str, str]:
-    """(signature, bucket) of a stop: signal + near-null flag + top folded frames + null map + assert text;
-    addresses, paths, numbers out. Only concrete (not inlined) frames count: gdb and lldb do not show the same
-    inline frames of callers (lldb 16 drops some), so this is what both debuggers agree on. The same code built
-    with different inlining (-O0 vs -O2) therefore gets different buckets."""
+    """(signature, bucket) of a stop: signal + near-null flag + top folded frames + null map +
+    assert text; addresses, paths, numbers out. Only concrete (not inlined) frames count: gdb and
+    lldb do not show the same inline frames of callers (lldb 16 drops some), so this is what both
+    debuggers agree on. The same code built with different inlining (-O0 vs -O2) therefore gets
+    different buckets."""
     parts = []
     if d.signal is not None:
         parts.append(d.signal.name + (" near-null" if d.signal.near_null else ""))
@@ -42,20 +44,23 @@ def signature(d: Diagnosis) -> tuple[str, str]:
 
 
 def hang_signature(d: Diagnosis) -> tuple[str, str]:
-    """(signature, bucket) of a hang: "hang | <concrete frames>" (the SIGINT of the interrupt is ours)."""
+    """(signature, bucket) of a hang: "hang | <concrete frames>" (the SIGINT of the interrupt is
+    ours)."""
     frames = d.signature_frames or d.folded
     text = "hang | " + (" <- ".join(frames[:HANG_FRAMES]) or "no frames")
     return text, _key(text)
 
 
 def mark_hang(d: Diagnosis) -> None:
-    """The interrupt's SIGINT is ours, not the replay's: a hang's signature and bucket say hang instead."""
+    """The interrupt's SIGINT is ours, not the replay's: a hang's signature and bucket say hang
+    instead."""
     d.hang = True
     d.signature, d.bucket = hang_signature(d)
 
 
 def bucket_of(d: Diagnosis | None, *, hang: bool = False) -> str | None:
-    """The bucket of a diagnosed stop (a hang's rebuilt from its frames); None without a diagnosis."""
+    """The bucket of a diagnosed stop (a hang's rebuilt from its frames); None without a
+    diagnosis."""
     if d is None:
         return None
     if hang:
@@ -64,6 +69,6 @@ def bucket_of(d: Diagnosis | None, *, hang: bool = False) -> str | None:
 
 
 def bucket_key(bucket: str | None, kind: str, signal: str | None) -> str:
-    """A finding's key for grouping and naming: its bucket, else `<kind>-<signal>` (a replay that died with no
-    stop to diagnose)."""
+    """A finding's key for grouping and naming: its bucket, else `<kind>-<signal>` (a replay that
+    died with no stop to diagnose)."""
     return bucket or f"{kind}-{signal or 'unknown'}"

@@ -48,8 +48,10 @@ def thread_stacks(process: Process, limit: int = STACK_FRAMES) -> list[ThreadSta
 
 
 def _stack(number: int, thread: Thread, pid: int | None, limit: int) -> ThreadStack:
-    frames = [StackFrame(level, short_name(f.function), f.pc, f.file, f.line, f.module, f.inlined)
-              for level, f in enumerate(thread.frames(limit))]
+    frames = [
+        StackFrame(level, short_name(f.function), f.pc, f.file, f.line, f.module, f.inlined)
+        for level, f in enumerate(thread.frames(limit))
+    ]
     return ThreadStack(number, f"LWP {thread.tid}", frames, procfs.thread_name(pid, thread.tid))
 
 

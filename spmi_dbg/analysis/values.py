@@ -1,4 +1,5 @@
-"""Reading typed values through the view without ever raising: every read says how it was obtained."""
+"""Reading typed values through the view without ever raising: every read says how it was
+obtained."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ def frame_int(frame: Frame, name: str) -> int | None:
 
 
 def member_int(value: Value | None, *path: str) -> int | None:
-    """value->a->b ... as an int; None when any step is unavailable or a pointer on the way is null."""
+    """value->a->b ... as an int; None when any step is unavailable or a pointer on the way is
+    null."""
     cur = value
     for name in path:
         if cur is None or cur.optimized_out:

@@ -19,16 +19,19 @@ from typing import Protocol, runtime_checkable
 @runtime_checkable
 class Value(Protocol):
     @property
-    def type_name(self) -> str: ...  # e.g. "LightWeightMap<unsigned int, Agnostic_CompileMethodResults> *"
+    # e.g. "LightWeightMap<unsigned int, Agnostic_CompileMethodResults> *"
+    def type_name(self) -> str: ...
 
     @property
     def optimized_out(self) -> bool: ...
 
     def as_int(self) -> int | None: ...  # integer or pointer value; None when unavailable
 
-    def field(self, name: str) -> Value | None: ...  # member of a struct, or of the struct a pointer points to
+    # member of a struct, or of the struct a pointer points to
+    def field(self, name: str) -> Value | None: ...
 
-    def fields(self) -> Sequence[tuple[str, Value]]: ...  # all members (of the pointee for pointers)
+    # all members (of the pointee for pointers)
+    def fields(self) -> Sequence[tuple[str, Value]]: ...
 
     def element(self, index: int) -> Value | None: ...  # element of an array, or pointer[index]
 
@@ -56,7 +59,8 @@ class Frame(Protocol):
 
     def variable(self, name: str) -> Value | None: ...  # argument or local visible in this frame
 
-    def global_variable(self, name: str) -> Value | None: ...  # a global as this frame's module sees it
+    # a global as this frame's module sees it
+    def global_variable(self, name: str) -> Value | None: ...
 
 
 def signal_name(signo: int) -> str:
@@ -97,7 +101,8 @@ class Thread(Protocol):
     @property
     def tid(self) -> int: ...
 
-    def frames(self, limit: int | None = None) -> Sequence[Frame]: ...  # innermost first, inlined included
+    # innermost first, inlined included
+    def frames(self, limit: int | None = None) -> Sequence[Frame]: ...
 
 
 class Process(Protocol):
@@ -128,14 +133,17 @@ class Process(Protocol):
 
     def caught_signals(self) -> int | None: ...  # SigCgt mask from /proc/PID/status, when readable
 
-    def lookup_type_fields(self, type_name: str) -> list[tuple[str, str]] | None: ...  # (member, type) from debug info
+    # (member, type) from debug info
+    def lookup_type_fields(self, type_name: str) -> list[tuple[str, str]] | None: ...
 
-    def evaluate(self, expression: str) -> Value | None: ...  # a C++ expression in the selected frame
+    # a C++ expression in the selected frame
+    def evaluate(self, expression: str) -> Value | None: ...
 
 
 class WithStopSignal:
-    """A view whose stop has no readable siginfo (qemu's gdbstub gives none; docs/debugger-notes.md): the signal as
-    the debugger reported the stop. Everything else is the wrapped view's."""
+    """A view whose stop has no readable siginfo (qemu's gdbstub gives none;
+    docs/debugger-notes.md): the signal as the debugger reported the stop. Everything else is the
+    wrapped view's."""
 
     def __init__(self, process: Process, signo: int) -> None:
         self._process = process
@@ -148,8 +156,13 @@ class WithStopSignal:
         found = self._process.signal()
         if found is not None:
             return found
-        return SignalInfo(self._signo, signal_name(self._signo), None, None,
-                          "the debugger's stop reason (this target gives no siginfo)")
+        return SignalInfo(
+            self._signo,
+            signal_name(self._signo),
+            None,
+            None,
+            "the debugger's stop reason (this target gives no siginfo)",
+        )
 
 
 def with_stop_signal(process: Process, signal_name_or_number: str | int | None) -> Process:
@@ -157,8 +170,11 @@ def with_stop_signal(process: Process, signal_name_or_number: str | int | None) 
     if signal_name_or_number is None:
         return process
     text = str(signal_name_or_number)
-    signo = int(text) if text.isdigit() else int(getattr(signal, text.upper(), 0) or getattr(
-        signal, "SIG" + text.upper(), 0))
+    signo = (
+        int(text)
+        if text.isdigit()
+        else int(getattr(signal, text.upper(), 0) or getattr(signal, "SIG" + text.upper(), 0))
+    )
     if not signo:
         return process
     view: Process = WithStopSignal(process, signo)  # type: ignore[assignment]

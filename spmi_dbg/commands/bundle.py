@@ -1,5 +1,6 @@
-"""A report bundle written from inside a debugger (`spmi report DIR`): diagnosis.json, why.txt, report.md and
-the method context's record as repro.mch (+ .mct), byte-exact. Files are written atomically."""
+"""A report bundle written from inside a debugger (`spmi report DIR`): diagnosis.json, why.txt,
+report.md and the method context's record as repro.mch (+ .mct), byte-exact. Files are written
+atomically."""
 
 from __future__ import annotations
 
@@ -19,16 +20,40 @@ def render_markdown(d: Diagnosis) -> str:
     data = d.to_json()
     sig = d.signal
     mc = d.method_context
-    title = phrases.crash_title(sig.name if sig else "stop", data, hang=d.hang,
-                                where=f" for method context {mc.number}" if mc is not None and mc.number else "")
+    title = phrases.crash_title(
+        sig.name if sig else "stop",
+        data,
+        hang=d.hang,
+        where=f" for method context {mc.number}" if mc is not None and mc.number else "",
+    )
     lines = [f"# {title}", "", "## Description", ""]
     what = f"{sig.name if sig else 'A stop'} ({d.handling.kind}: {d.handling.reason})"
     if d.null_map is not None:
-        what += f"; null map {phrases.null_map_text(data['null_map'], phrases.SUMMARY)}: {d.null_map.explanation}"
-    lines += [what, "", *phrases.joined(phrases.fact_lines(data, phrases.MARKDOWN), "- "), "",
-              "## Diagnosis", "", "```", render_text(d), "```", "", "<details><summary>Frames</summary>", "", "```"]
-    lines += [f"#{f.index} {f.function}" + (f" at {f.file}:{f.line}" if f.file else "") +
-              (" [inlined]" if f.inlined else "") for f in d.frames[:60]]
+        what += (
+            f"; null map {phrases.null_map_text(data['null_map'], phrases.SUMMARY)}: "
+            f"{d.null_map.explanation}"
+        )
+    lines += [
+        what,
+        "",
+        *phrases.joined(phrases.fact_lines(data, phrases.MARKDOWN), "- "),
+        "",
+        "## Diagnosis",
+        "",
+        "```",
+        render_text(d),
+        "```",
+        "",
+        "<details><summary>Frames</summary>",
+        "",
+        "```",
+    ]
+    lines += [
+        f"#{f.index} {f.function}"
+        + (f" at {f.file}:{f.line}" if f.file else "")
+        + (" [inlined]" if f.inlined else "")
+        for f in d.frames[:60]
+    ]
     lines += ["```", "", "</details>", ""]
     return "\n".join(lines)
 
@@ -37,15 +62,18 @@ REPORT_FILES = frozenset({"diagnosis.json", "why.txt", "report.md", "repro.mch",
 
 
 def write_bundle(d: Diagnosis, out: Path) -> list[Path]:
-    """The bundle, checked, locked, built beside `out` and renamed into place whole (spmi_dbg.outdir): an
-    existing `out` must hold only an earlier report of this kind."""
+    """The bundle, checked, locked, built beside `out` and renamed into place whole
+    (spmi_dbg.outdir): an existing `out` must hold only an earlier report of this kind."""
     check_out_dir(out, ours=REPORT_FILES, option="the report directory")
     with locked(out):
         staged = stage(out)
         try:
             names = []
-            for name, text in (("diagnosis.json", json.dumps(d.to_json(), indent=2, sort_keys=True) + "\n"),
-                               ("why.txt", render_text(d) + "\n"), ("report.md", render_markdown(d))):
+            for name, text in (
+                ("diagnosis.json", json.dumps(d.to_json(), indent=2, sort_keys=True) + "\n"),
+                ("why.txt", render_text(d) + "\n"),
+                ("report.md", render_markdown(d)),
+            ):
                 (staged / name).write_text(text)
                 names.append(name)
             mc = d.method_context

@@ -1,5 +1,6 @@
-"""`spmi maps` and `spmi disasm`: a MethodContext's or CompileResult's maps with their item counts (null ones
-marked), and a compile result's code disassembled for the architecture the JIT generated it for."""
+"""`spmi maps` and `spmi disasm`: a MethodContext's or CompileResult's maps with their item counts
+(null ones marked), and a compile result's code disassembled for the architecture the JIT generated
+it for."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ def _is_map(type_name: str) -> bool:
 
 
 def describe_maps(owner: Value, label: str, where: str = "") -> list[str]:
-    """One line per map member of a MethodContext/CompileResult: name, item count, or null. `where`: the frame
-    it was found in, when not the selected one."""
+    """One line per map member of a MethodContext/CompileResult: name, item count, or null. `where`:
+    the frame it was found in, when not the selected one."""
     if owner.as_int() == 0:
         return [f"{label}: null pointer" + (f" ({where})" if where else "")]
     out = [f"{label} ({owner.type_name.rstrip(' *')}" + (f", {where}" if where else "") + "):"]
@@ -37,8 +38,11 @@ def describe_maps(owner: Value, label: str, where: str = "") -> list[str]:
         else:
             n = member_int(v, "numItems")
             buf = member_int(v, "bufferLength")
-            out.append(f"  {name:<40} {n if n is not None else '?'} item(s), {buf if buf is not None else '?'} "
-                       "buffer bytes")
+            out.append(
+                f"  {name:<40} {n if n is not None else '?'} item(s), "
+                f"{buf if buf is not None else '?'} "
+                "buffer bytes"
+            )
     return out
 
 
@@ -48,8 +52,12 @@ def maps(process: Process, expr: str | None) -> CommandResult:
         if v is None:
             return CommandResult("", f"spmi maps: {_not_found(expr)}")
         if not any(t in v.type_name for t in ("MethodContext", "CompileResult")):
-            return CommandResult("", f"spmi maps: '{expr}' is a {v.type_name}" + (f" ({where})" if where else "")
-                                 + ", expected a MethodContext* or CompileResult*")
+            return CommandResult(
+                "",
+                f"spmi maps: '{expr}' is a {v.type_name}"
+                + (f" ({where})" if where else "")
+                + ", expected a MethodContext* or CompileResult*",
+            )
         return CommandResult("\n".join(describe_maps(v, expr, where)))
     thread = process.selected_thread()
     for f in thread.frames() if thread is not None else []:
@@ -66,12 +74,13 @@ def maps(process: Process, expr: str | None) -> CommandResult:
 
 
 def find_value(process: Process, expr: str) -> tuple[Value | None, str]:
-    """`expr` in the selected frame; a plain name that frame does not have (or has optimized out) is looked up
-    in the frames of the stack, innermost first (cr1/cr2 are NearDiffer::compare's arguments, a few frames up
-    from a fault in CompileResult::repCompileMethod). Returns (value, "found in frame N: function") for a value
-    found up the stack, (value, "") for the selected frame's, (None, "") when neither has it. N numbers the
-    stack as the diagnosis does (`spmi why`'s "(frame N)"): with the inline frames gdb hides at the stop pc
-    (docs/debugger-notes.md), so gdb's own number can be lower; the function names the frame either way."""
+    """`expr` in the selected frame; a plain name that frame does not have (or has optimized out) is
+    looked up in the frames of the stack, innermost first (cr1/cr2 are NearDiffer::compare's
+    arguments, a few frames up from a fault in CompileResult::repCompileMethod). Returns (value,
+    "found in frame N: function") for a value found up the stack, (value, "") for the selected
+    frame's, (None, "") when neither has it. N numbers the stack as the diagnosis does (`spmi why`'s
+    "(frame N)"): with the inline frames gdb hides at the stop pc (docs/debugger-notes.md), so gdb's
+    own number can be lower; the function names the frame either way."""
     v = process.evaluate(expr)
     if v is not None and not v.optimized_out:
         return v, ""
@@ -86,8 +95,11 @@ def find_value(process: Process, expr: str) -> tuple[Value | None, str]:
 
 def _not_found(expr: str) -> str:
     if expr.isidentifier():
-        return (f"cannot evaluate '{expr}': not in the selected frame, and no frame of the stack has a readable "
-                f"variable '{expr}'")
+        return (
+            f"cannot evaluate '{expr}': not in the selected frame, and no frame of the stack has a "
+            "readable "
+            f"variable '{expr}'"
+        )
     return f"cannot evaluate '{expr}'"
 
 
@@ -117,7 +129,9 @@ def disasm(process: Process, expr: str) -> CommandResult:
     if v is None:
         return CommandResult("", f"spmi disasm: {_not_found(expr)}")
     if "CompileResult" not in v.type_name:
-        return CommandResult("", f"spmi disasm: '{expr}' is a {v.type_name}, expected a CompileResult*")
+        return CommandResult(
+            "", f"spmi disasm: '{expr}' is a {v.type_name}, expected a CompileResult*"
+        )
     if v.as_int() == 0:
         return CommandResult("", f"spmi disasm: '{expr}' is a null pointer")
     arch = target_arch(process)
@@ -125,7 +139,15 @@ def disasm(process: Process, expr: str) -> CommandResult:
         listing = code_of(process, v, arch)
     except DisasmError as e:
         return CommandResult("", f"spmi disasm: {expr}: {e}")
-    native = "unknown (no CompileMethod map)" if listing.native_size is None else str(listing.native_size)
-    head = f"{expr}" + (f" ({where})" if where else "") + f": {arch} code, hotCodeSize {listing.hot_code_size}, " \
+    native = (
+        "unknown (no CompileMethod map)"
+        if listing.native_size is None
+        else str(listing.native_size)
+    )
+    head = (
+        f"{expr}"
+        + (f" ({where})" if where else "")
+        + f": {arch} code, hotCodeSize {listing.hot_code_size}, "
         f"nativeSizeOfCode {native}"
+    )
     return CommandResult("\n".join([head, *listing.lines]))

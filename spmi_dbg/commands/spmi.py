@@ -1,6 +1,7 @@
-"""The `spmi ...` command inside gdb and lldb: one argparse definition, one implementation over the view.
-The debugger adapters (spmi_dbg.gdb, spmi_dbg.lldb) only pass the argument string and print the result (or the
-one-line error). The diagnosis itself is spmi_dbg.analysis'; this package parses, renders and writes files."""
+"""The `spmi ...` command inside gdb and lldb: one argparse definition, one implementation over the
+view. The debugger adapters (spmi_dbg.gdb, spmi_dbg.lldb) only pass the argument string and print
+the result (or the one-line error). The diagnosis itself is spmi_dbg.analysis'; this package parses,
+renders and writes files."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ class _UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs["allow_abbrev"] = False  # as every spmi-dbg parser (spmi_dbg.usage): `--js` is not `--json`
+        # as every spmi-dbg parser (spmi_dbg.usage): `--js` is not `--json`
+        kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
@@ -38,29 +40,61 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="spmi", description="SuperPMI-aware crash diagnosis (spmi-dbg).", add_help=True)
+    p = _Parser(
+        prog="spmi", description="SuperPMI-aware crash diagnosis (spmi-dbg).", add_help=True
+    )
     sub = p.add_subparsers(dest="verb", metavar="VERB")
-    sub.add_parser("why", help="explain the current stop: signal, module, method context, null map, instruction")
+    sub.add_parser(
+        "why",
+        help="explain the current stop: signal, module, method context, null map, instruction",
+    )
     d = sub.add_parser("diagnose", help="the full diagnosis")
-    d.add_argument("--json", action="store_true", help="as JSON (what the unattended pipeline reads)")
-    d.add_argument("--quick", action="store_true", help="skip the collection lookup and disassembly")
-    d.add_argument("--signal", metavar="SIG", help="the stop's signal, for targets that give no siginfo (qemu's "
-                                                   "gdbstub): used only when the debugger cannot read it")
-    sub.add_parser("context", help="the method context being replayed: number, name, IL size, input file")
-    sub.add_parser("jit", help="what the JIT was doing: the method being compiled, the phase, IL size, options")
-    m = sub.add_parser("maps", help="the maps of a MethodContext/CompileResult: item counts, null ones marked")
-    m.add_argument("expr", nargs="?", help="a MethodContext* or CompileResult* expression (default: the current "
-                                           "method context and its compile results)")
-    da = sub.add_parser("disasm", help="disassemble a compile result's code (Arm64: literal pool split off)")
+    d.add_argument(
+        "--json", action="store_true", help="as JSON (what the unattended pipeline reads)"
+    )
+    d.add_argument(
+        "--quick", action="store_true", help="skip the collection lookup and disassembly"
+    )
+    d.add_argument(
+        "--signal",
+        metavar="SIG",
+        help="the stop's signal, for targets that give no siginfo (qemu's "
+        "gdbstub): used only when the debugger cannot read it",
+    )
+    sub.add_parser(
+        "context", help="the method context being replayed: number, name, IL size, input file"
+    )
+    sub.add_parser(
+        "jit", help="what the JIT was doing: the method being compiled, the phase, IL size, options"
+    )
+    m = sub.add_parser(
+        "maps", help="the maps of a MethodContext/CompileResult: item counts, null ones marked"
+    )
+    m.add_argument(
+        "expr",
+        nargs="?",
+        help="a MethodContext* or CompileResult* expression (default: the current "
+        "method context and its compile results)",
+    )
+    da = sub.add_parser(
+        "disasm", help="disassemble a compile result's code (Arm64: literal pool split off)"
+    )
     da.add_argument("cr", help="cr1 | cr2 | a CompileResult* expression")
-    rp = sub.add_parser("report", help="write a report bundle (diagnosis.json, why.txt, report.md, repro.mch)")
+    rp = sub.add_parser(
+        "report", help="write a report bundle (diagnosis.json, why.txt, report.md, repro.mch)"
+    )
     rp.add_argument("dir", nargs="?", help="output directory (default: spmi-report-<bucket>)")
-    r = sub.add_parser("repro", help="write the current method context, byte-exact, to OUT (+ its .mct)")
-    r.add_argument("out", nargs="?", help="output .mch (default: repro-<N>.mch in the current directory)")
+    r = sub.add_parser(
+        "repro", help="write the current method context, byte-exact, to OUT (+ its .mct)"
+    )
+    r.add_argument(
+        "out", nargs="?", help="output .mch (default: repro-<N>.mch in the current directory)"
+    )
     return p
 
 
-_PARSER = build_parser()  # built once: building it costs ~2.5 ms (argparse's gettext lookups), once per stop
+# built once: building it costs ~2.5 ms (argparse's gettext lookups), once per stop
+_PARSER = build_parser()
 HELP = _PARSER.format_help()
 
 
@@ -74,12 +108,18 @@ def _parse(arguments: str) -> argparse.Namespace | CommandResult:
     return CommandResult(HELP) if args.verb is None else args
 
 
-def without_process(arguments: str, *, ended: bool = False, status: int | None = None,
-                    signal: str | None = None, detail: str | None = None) -> CommandResult:
-    """`spmi ...` when the debugger has no live process: before the first run ("run the program first"), or
-    after the program ended (`ended`): with exit `status`, by `signal`, or killed (neither known). `detail` is
-    the debugger's own word on it. There is no stop to read, so every verb answers the same: nothing to
-    diagnose. The help and usage errors are as with a process."""
+def without_process(
+    arguments: str,
+    *,
+    ended: bool = False,
+    status: int | None = None,
+    signal: str | None = None,
+    detail: str | None = None,
+) -> CommandResult:
+    """`spmi ...` when the debugger has no live process: before the first run ("run the program
+    first"), or after the program ended (`ended`): with exit `status`, by `signal`, or killed
+    (neither known). `detail` is the debugger's own word on it. There is no stop to read, so every
+    verb answers the same: nothing to diagnose. The help and usage errors are as with a process."""
     args = _parse(arguments)
     if isinstance(args, CommandResult):
         return args
@@ -92,8 +132,11 @@ def without_process(arguments: str, *, ended: bool = False, status: int | None =
     else:
         how = "was killed"
     extra = f" ({detail})" if detail else ""
-    return CommandResult("", f"spmi {args.verb}: the program {how}{extra}: nothing to diagnose (the spmi "
-                             "commands read a stopped process)")
+    return CommandResult(
+        "",
+        f"spmi {args.verb}: the program {how}{extra}: nothing to diagnose (the spmi "
+        "commands read a stopped process)",
+    )
 
 
 def run(process: Process, arguments: str) -> CommandResult:
@@ -111,21 +154,31 @@ def _dispatch(process: Process, args: argparse.Namespace) -> CommandResult:
         return CommandResult(render_text(diagnose(process)))
     if args.verb == "diagnose":
         d = diagnose(with_stop_signal(process, args.signal), full=not args.quick)
-        return CommandResult(json.dumps(d.to_json(), indent=None if args.json else 2, sort_keys=True)
-                             if args.json else render_text(d))
+        return CommandResult(
+            json.dumps(d.to_json(), indent=None if args.json else 2, sort_keys=True)
+            if args.json
+            else render_text(d)
+        )
     if args.verb == "context":
         d = diagnose(process)
         mc = d.method_context
         if mc is None:
-            return CommandResult("", "spmi context: no method context found in the stack: " + "; ".join(d.notes))
-        return CommandResult("\n".join([
-            f"method context {mc.number}  [{mc.source}]",
-            f"name     {mc.name or '(no name recorded)'}",
-            f"IL size  {mc.il_size if mc.il_size is not None else '(unknown)'}",
-            f"input    {mc.input or '(unknown)'}",
-        ]))
+            return CommandResult(
+                "", "spmi context: no method context found in the stack: " + "; ".join(d.notes)
+            )
+        return CommandResult(
+            "\n".join(
+                [
+                    f"method context {mc.number}  [{mc.source}]",
+                    f"name     {mc.name or '(no name recorded)'}",
+                    f"IL size  {mc.il_size if mc.il_size is not None else '(unknown)'}",
+                    f"input    {mc.input or '(unknown)'}",
+                ]
+            )
+        )
     if args.verb == "jit":
-        d = diagnose(process)  # the method context and its record: what the JIT's info is checked against
+        # the method context and its record: what the JIT's info is checked against
+        d = diagnose(process)
         if d.jit is None:
             thread = process.selected_thread()
             notes = jit_state(process, thread.frames() if thread is not None else [])[1]

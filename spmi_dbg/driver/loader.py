@@ -1,7 +1,8 @@
-"""How a debugger's embedded Python finds this package (docs/debugger-notes.md "Making gdb and lldb see our
-package"): the interpreter's own site-packages is put FIRST on sys.path (appending would let Debian's
-_cffi_backend and pygments shadow ours) and processed with site.addsitedir, so that the .pth hooks of an
-editable install run too. Paths are derived from the running installation, not assumed."""
+"""How a debugger's embedded Python finds this package (docs/debugger-notes.md "Making gdb and lldb
+see our package"): the interpreter's own site-packages is put FIRST on sys.path (appending would let
+Debian's _cffi_backend and pygments shadow ours) and processed with site.addsitedir, so that the
+.pth hooks of an editable install run too. Paths are derived from the running installation, not
+assumed."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ def site_packages() -> str:
 def python_bootstrap(module: str) -> str:
     """One line of Python that makes `module` importable inside the debugger and imports it."""
     site = site_packages()
-    return (f"import sys, site; sys.path.insert(0, {site!r}); site.addsitedir({site!r}); "
-            f"import {module}")
+    return (
+        f"import sys, site; sys.path.insert(0, {site!r}); site.addsitedir({site!r}); "
+        f"import {module}"
+    )
 
 
 def gdbinit_line() -> str:

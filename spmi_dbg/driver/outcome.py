@@ -12,9 +12,10 @@ from spmi_dbg.analysis.stacks import ThreadStack
 
 __all__ = ["PASS_KINDS", "OutcomeKind", "PassedStop", "ReplayOutcome"]
 
-# fatal: a stop the replay does not survive, diagnosed in full | hang: --timeout expired, interrupted, diagnosed
-# | exited: ran to the end | signaled: died of a signal the debugger had passed on (no diagnosis) | cancelled:
-# another partition won first
+# fatal: a stop the replay does not survive, diagnosed in full | hang: --timeout expired,
+# interrupted, diagnosed
+# | exited: ran to the end | signaled: died of a signal the debugger had passed on (no diagnosis) |
+# cancelled: another partition won first
 OutcomeKind = Literal["fatal", "hang", "exited", "signaled", "cancelled"]
 OUTCOME_KINDS: tuple[OutcomeKind, ...] = ("fatal", "hang", "exited", "signaled", "cancelled")
 
@@ -37,13 +38,20 @@ class ReplayOutcome:
         return mc.number if mc is not None and mc.number else None
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "diagnosis": None if self.diagnosis is None else self.diagnosis.to_json(),
-                "passed": [p.to_json() for p in self.passed], "exit_status": self.exit_status,
-                "signal": self.signal, "threads": [t.to_json() for t in self.threads],
-                "seconds": self.seconds,
-                "startup_seconds": self.startup_seconds, "notes": self.notes}
+        return {
+            "kind": self.kind,
+            "diagnosis": None if self.diagnosis is None else self.diagnosis.to_json(),
+            "passed": [p.to_json() for p in self.passed],
+            "exit_status": self.exit_status,
+            "signal": self.signal,
+            "threads": [t.to_json() for t in self.threads],
+            "seconds": self.seconds,
+            "startup_seconds": self.startup_seconds,
+            "notes": self.notes,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ReplayOutcome:
-        """From to_json's form (FactJsonError, a ValueError, naming the field when it is not that form)."""
+        """From to_json's form (FactJsonError, a ValueError, naming the field when it is not that
+        form)."""
         return from_json(cls, data)

@@ -1,10 +1,12 @@
-"""Arm64 (or any qemu-user guest) replays debugged from this machine (docs/debugger-notes.md "Cross-arch"): each
-partition runs as `qemu-aarch64 -L <sysroot> -g PORT <superpmi argv>`, which waits for a debugger on PORT,
-and gdb-multiarch attaches with `target remote` (sysroot set, the JITs' directories on solib-search-path).
+"""Arm64 (or any qemu-user guest) replays debugged from this machine (docs/debugger-notes.md
+"Cross-arch"): each partition runs as `qemu-aarch64 -L <sysroot> -g PORT <superpmi argv>`, which
+waits for a debugger on PORT, and gdb-multiarch attaches with `target remote` (sysroot set, the
+JITs' directories on solib-search-path).
 
-Ports are chosen here and never handed out twice by this process; a qemu that cannot bind its port (another
-program took it in between) is noticed before gdb connects, and started again on another one. Nothing is
-ever connected to the port but gdb: qemu's gdbstub takes one connection, and a probe would be that one."""
+Ports are chosen here and never handed out twice by this process; a qemu that cannot bind its port
+(another program took it in between) is noticed before gdb connects, and started again on another
+one. Nothing is ever connected to the port but gdb: qemu's gdbstub takes one connection, and a probe
+would be that one."""
 
 from __future__ import annotations
 
@@ -43,8 +45,8 @@ class QemuTarget:
 
 
 def library_dirs(argv: list[str]) -> list[str]:
-    """Where the debugger finds the guest's own shared objects: the JITs' (absolute host paths) and the
-    program's directories; the system libraries come from the sysroot."""
+    """Where the debugger finds the guest's own shared objects: the JITs' (absolute host paths) and
+    the program's directories; the system libraries come from the sysroot."""
     out: list[str] = []
     for p in [*parse_command(argv).jits, argv[0]]:
         d = os.path.dirname(os.path.abspath(p))
@@ -80,19 +82,28 @@ def _listening(port: int) -> bool:
     return False
 
 
-def start(target: QemuTarget, argv: list[str], *, stdout: Path, stderr: Path, cwd: str | None) \
-        -> tuple[subprocess.Popen[bytes], int]:
+def start(
+    target: QemuTarget, argv: list[str], *, stdout: Path, stderr: Path, cwd: str | None
+) -> tuple[subprocess.Popen[bytes], int]:
     """The guest under qemu's gdbstub, waiting for gdb: (the qemu process, its port)."""
     last = ""
     for _ in range(PORT_ATTEMPTS):
         port = free_port()
         with open(stdout, "wb") as out, open(stderr, "wb") as err:
             try:
-                proc = subprocess.Popen([*target.prefix(), "-g", str(port), *argv], stdin=subprocess.DEVNULL,
-                                        stdout=out, stderr=err, cwd=cwd, start_new_session=True)
+                proc = subprocess.Popen(
+                    [*target.prefix(), "-g", str(port), *argv],
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    cwd=cwd,
+                    start_new_session=True,
+                )
             except OSError as e:
-                raise ToolFailure(f"cannot start {target.emulator}: {e.strerror} (Debian: apt-get install "
-                                  "qemu-user)") from None
+                raise ToolFailure(
+                    f"cannot start {target.emulator}: {e.strerror} (Debian: apt-get install "
+                    "qemu-user)"
+                ) from None
         deadline = time.monotonic() + LISTEN_TIMEOUT
         while time.monotonic() < deadline:
             if proc.poll() is not None:
@@ -103,7 +114,9 @@ def start(target: QemuTarget, argv: list[str], *, stdout: Path, stderr: Path, cw
         with contextlib.suppress(OSError):
             last = stderr.read_text(errors="replace").strip()[-300:]
         kill(proc)
-    raise ToolFailure(f"{target.emulator} did not open its gdbstub ({PORT_ATTEMPTS} ports tried): {last}")
+    raise ToolFailure(
+        f"{target.emulator} did not open its gdbstub ({PORT_ATTEMPTS} ports tried): {last}"
+    )
 
 
 def kill(proc: subprocess.Popen[bytes]) -> None:

@@ -1,6 +1,6 @@
-"""`--failure KIND[:TEXT]`: which failure a repro is for. KIND is crash (a process-killing crash or hang, found
-under the debugger: the default), assert, error, missing or any; TEXT, when given, must occur in the failure's
-line or message (case-sensitive, as superpmi printed it)."""
+"""`--failure KIND[:TEXT]`: which failure a repro is for. KIND is crash (a process-killing crash or
+hang, found under the debugger: the default), assert, error, missing or any; TEXT, when given, must
+occur in the failure's line or message (case-sensitive, as superpmi printed it)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from typing import Literal
 from spmi_dbg.errors import UsageError
 from spmi_dbg.failures.output import Failure
 
-# The superpmi switch that makes each kind of failure stop under a debugger (docs/superpmi-conventions.md 1):
-# -boa breaks in a JIT assert, -boe after a failed compile, -box at superpmi's own exceptions (missing data).
+# The superpmi switch that makes each kind of failure stop under a debugger
+# (docs/superpmi-conventions.md 1):
+# -boa breaks in a JIT assert, -boe after a failed compile, -box at superpmi's own exceptions
+# (missing data).
 BREAK_SWITCH = {"assert": "-boa", "error": "-boe", "missing": "-box"}
 
 TargetKind = Literal["crash", "assert", "error", "missing", "any"]
@@ -29,8 +31,13 @@ class FailureTarget:
         return self.kind == "crash"
 
     def describe(self) -> str:
-        what = {"crash": "a crash", "assert": "a JIT assert", "error": "a failed compile", "missing": "missing data",
-                "any": "a failure"}[self.kind]
+        what = {
+            "crash": "a crash",
+            "assert": "a JIT assert",
+            "error": "a failed compile",
+            "missing": "missing data",
+            "any": "a failure",
+        }[self.kind]
         return f"{what} containing {self.text!r}" if self.text else what
 
     def matches(self, failure: Failure) -> bool:
@@ -42,12 +49,16 @@ class FailureTarget:
 def parse_target(spec: str) -> FailureTarget:
     kind, sep, text = spec.partition(":")
     if kind not in TARGET_KINDS:
-        raise UsageError(f"--failure {spec!r}: unknown kind {kind!r}; expected one of {', '.join(TARGET_KINDS)}"
-                         " (optionally followed by :TEXT)")
+        raise UsageError(
+            f"--failure {spec!r}: unknown kind {kind!r}; expected one of {', '.join(TARGET_KINDS)}"
+            " (optionally followed by :TEXT)"
+        )
     if sep and not text:
         raise UsageError(f"--failure {spec!r}: empty TEXT after ':'")
     if kind == "crash" and sep:
-        raise UsageError(f"--failure {spec!r}: TEXT selects superpmi's own failure lines; a crash takes none")
+        raise UsageError(
+            f"--failure {spec!r}: TEXT selects superpmi's own failure lines; a crash takes none"
+        )
     return FailureTarget(kind, text if sep else None)
 
 

@@ -1,4 +1,5 @@
-"""The `spmi` command for gdb: parses nothing itself, runs spmi_dbg.commands.spmi over GdbProcess."""
+"""The `spmi` command for gdb: parses nothing itself, runs spmi_dbg.commands.spmi over
+GdbProcess."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from spmi_dbg.commands.spmi import HELP, run, without_process
 from spmi_dbg.gdb import passing, printers
 from spmi_dbg.gdb.view import GdbProcess
 
-# How each inferior's last process ended (by inferior number): (exit code, exit signal), both None after `kill`.
-# The exited event says it, where $_exitcode and $_exitsignal would not: gdb leaves both as they were at `kill`.
-# An end without an exit code is a death by signal when the process was running, a `kill` when it was stopped.
+# How each inferior's last process ended (by inferior number): (exit code, exit signal), both None
+# after `kill`. The exited event says it, where $_exitcode and $_exitsignal would not: gdb leaves
+# both as they were at `kill`. An end without an exit code is a death by signal when the process was
+# running, a `kill` when it was stopped.
 _ENDED: dict[int, tuple[int | None, int | None]] = {}
 _STOPPED: set[int] = set()
 
@@ -43,14 +45,18 @@ class SpmiCommand(gdb.Command):  # type: ignore[misc]
         try:
             if inferior.pid == 0:  # as the lldb adapter: no stop to diagnose, not an empty one
                 ended = _ENDED.get(inferior.num)
-                result = without_process(argument, ended=ended is not None,
-                                         status=ended[0] if ended else None,
-                                         signal=signal_name(ended[1]) if ended and ended[1] is not None else None)
+                result = without_process(
+                    argument,
+                    ended=ended is not None,
+                    status=ended[0] if ended else None,
+                    signal=signal_name(ended[1]) if ended and ended[1] is not None else None,
+                )
             else:
                 result = run(GdbProcess(), argument)
         except gdb.error as e:  # the debugger itself refused something: one line, no traceback
             raise gdb.GdbError(f"spmi: {e}") from None
-        except Exception as e:  # a bug of ours: still one line (the JSON/driver path reports it too)
+        # a bug of ours: still one line (the JSON/driver path reports it too)
+        except Exception as e:
             raise gdb.GdbError(f"spmi: internal error: {type(e).__name__}: {e}") from None
         if result.text:
             gdb.write(result.text + "\n")

@@ -1,8 +1,9 @@
-"""Symbols for a core file whose PIE executable gdb could not relocate (qemu-user's guest cores dump no page of
-the executable's text, so gdb cannot check the program headers at AT_PHDR and leaves the displacement at 0):
-the driver gives the displacement (AT_ENTRY - e_entry) with `symbol-file -o`, then `load_solibs` walks the
-dynamic linker's list from the executable's DT_DEBUG entry (r_debug.r_map -> link_map {l_addr, l_name, ...})
-and adds each library at its l_addr. Runs inside gdb."""
+"""Symbols for a core file whose PIE executable gdb could not relocate (qemu-user's guest cores dump
+no page of the executable's text, so gdb cannot check the program headers at AT_PHDR and leaves the
+displacement at 0): the driver gives the displacement (AT_ENTRY - e_entry) with `symbol-file -o`,
+then `load_solibs` walks the dynamic linker's list from the executable's DT_DEBUG entry
+(r_debug.r_map -> link_map {l_addr, l_name, ...}) and adds each library at its l_addr. Runs inside
+gdb."""
 
 from __future__ import annotations
 
@@ -29,8 +30,11 @@ def _string(address: int, limit: int = 4096) -> str:
 
 
 def _find(name: str, sysroot: str, dirs: list[str]) -> str | None:
-    for cand in ([os.path.join(sysroot, name.lstrip("/"))] if sysroot else []) + [name] + \
-            [os.path.join(d, os.path.basename(name)) for d in dirs]:
+    for cand in (
+        ([os.path.join(sysroot, name.lstrip("/"))] if sysroot else [])
+        + [name]
+        + [os.path.join(d, os.path.basename(name)) for d in dirs]
+    ):
         if os.path.isfile(cand):
             return cand
     return None

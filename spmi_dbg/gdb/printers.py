@@ -1,5 +1,6 @@
-"""gdb pretty printers for LightWeightMap<K,V>, DenseLightWeightMap<V>, MethodContext and CompileResult.
-Registered per objfile; null-safe (an unreadable map prints as such, never raises)."""
+"""gdb pretty printers for LightWeightMap<K,V>, DenseLightWeightMap<V>, MethodContext and
+CompileResult. Registered per objfile; null-safe (an unreadable map prints as such, never
+raises)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,10 @@ class LightWeightMapPrinter:
 
     def to_string(self) -> str:
         try:
-            return (f"{self.val.type.strip_typedefs()} with {self._count()} item(s), "
-                    f"{int(self.val['bufferLength'])} buffer bytes")
+            return (
+                f"{self.val.type.strip_typedefs()} with {self._count()} item(s), "
+                f"{int(self.val['bufferLength'])} buffer bytes"
+            )
         except (gdb.error, gdb.MemoryError):
             return f"{self.val.type} <unreadable>"
 
@@ -51,7 +54,8 @@ class LightWeightMapPrinter:
 
 
 class MapOwnerPrinter:
-    """MethodContext / CompileResult: the recorded maps with their item counts; null = never recorded."""
+    """MethodContext / CompileResult: the recorded maps with their item counts; null = never
+    recorded."""
 
     def __init__(self, val: Any) -> None:
         self.val = val

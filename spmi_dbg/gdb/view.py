@@ -51,8 +51,11 @@ class GdbValue:
     def fields(self) -> list[tuple[str, GdbValue]]:
         try:
             s = self._struct()
-            return [(f.name, GdbValue(s[f.name])) for f in s.type.strip_typedefs().fields()
-                    if f.name and not f.is_base_class]
+            return [
+                (f.name, GdbValue(s[f.name]))
+                for f in s.type.strip_typedefs().fields()
+                if f.name and not f.is_base_class
+            ]
         except (gdb.error, gdb.MemoryError):
             return []
 
@@ -74,7 +77,8 @@ class GdbValue:
 
 
 class GdbFrame:
-    """A gdb frame, or an inline frame gdb hides at the stop pc (`block`, read through the real frame)."""
+    """A gdb frame, or an inline frame gdb hides at the stop pc (`block`, read through the real
+    frame)."""
 
     def __init__(self, frame: Any, block: Any | None = None) -> None:
         self._f = frame
@@ -125,7 +129,8 @@ class GdbFrame:
     def global_variable(self, name: str) -> GdbValue | None:
         try:
             block = self._block if self._block is not None else self._f.block()
-            sym = gdb.lookup_symbol(name, block)[0]  # the frame's own compilation unit and objfile first
+            # the frame's own compilation unit and objfile first
+            sym = gdb.lookup_symbol(name, block)[0]
             if sym is None or not sym.is_variable:
                 return None
             return GdbValue(sym.value(self._f))
@@ -133,13 +138,16 @@ class GdbFrame:
             return None
 
     def variable(self, name: str) -> GdbValue | None:
-        """An argument or local of this frame: its blocks are searched up to the function's, never the globals
-        (Frame.read_var(name) looks a name the frame does not have up in every module's symbols: seconds per
-        name in a Checked JIT's debug information; lldb's FindVariable does not either)."""
+        """An argument or local of this frame: its blocks are searched up to the function's, never
+        the globals (Frame.read_var(name) looks a name the frame does not have up in every module's
+        symbols: seconds per name in a Checked JIT's debug information; lldb's FindVariable does not
+        either)."""
         try:
             block = self._block if self._block is not None else self._f.block()
             while block is not None and not (block.is_global or block.is_static):
-                sym = next((s for s in block if s.name == name and (s.is_argument or s.is_variable)), None)
+                sym = next(
+                    (s for s in block if s.name == name and (s.is_argument or s.is_variable)), None
+                )
                 if sym is not None:
                     return GdbValue(self._f.read_var(sym, block))
                 if block.function is not None:
@@ -151,8 +159,9 @@ class GdbFrame:
 
 
 def _program_module() -> Module | None:
-    """The executable itself (not in `info sharedlibrary`): its .text range and load bias from `info files`
-    (the run-time entry point minus the ELF's), which also holds for a core file and a remote target."""
+    """The executable itself (not in `info sharedlibrary`): its .text range and load bias from `info
+    files` (the run-time entry point minus the ELF's), which also holds for a core file and a remote
+    target."""
     path = gdb.current_progspace().filename
     if not path:
         return None
@@ -165,13 +174,16 @@ def _program_module() -> Module | None:
     if section is None:
         return None
     facts = elf.read(path)
-    base = int(entry.group(1), 16) - facts.entry if entry is not None and facts is not None else None
+    base = (
+        int(entry.group(1), 16) - facts.entry if entry is not None and facts is not None else None
+    )
     return Module(resolve_path(path), int(section.group(1), 16), int(section.group(2), 16), base)
 
 
 def _hidden_inline_frames(frame: Any) -> list[GdbFrame]:
-    """Inline frames gdb hides because their block starts exactly at the stop pc (docs/debugger-notes.md): the
-    chain of inlined function blocks around the pc, innermost first, down to the function frame 0 shows."""
+    """Inline frames gdb hides because their block starts exactly at the stop pc
+    (docs/debugger-notes.md): the chain of inlined function blocks around the pc, innermost first,
+    down to the function frame 0 shows."""
     try:
         block = gdb.block_for_pc(frame.pc())
     except RuntimeError:
@@ -240,7 +252,8 @@ class ReadFrame:
 
 
 class GdbProcess:
-    """One stop's view: made anew at each stop, so what it caches (architecture, SigCgt) is of that stop."""
+    """One stop's view: made anew at each stop, so what it caches (architecture, SigCgt) is of that
+    stop."""
 
     def __init__(self) -> None:
         self._inferior = gdb.selected_inferior()
@@ -262,8 +275,8 @@ class GdbProcess:
 
     @property
     def pid(self) -> int | None:
-        """The process's pid on this machine, for /proc: None for a core file or a remote target (qemu's gdbstub
-        calls its guest process 1)."""
+        """The process's pid on this machine, for /proc: None for a core file or a remote target
+        (qemu's gdbstub calls its guest process 1)."""
         if not self._native():
             return None
         return int(self._inferior.pid) or None
@@ -308,10 +321,17 @@ class GdbProcess:
             text = gdb.execute("info sharedlibrary", to_string=True)
         except gdb.error:
             return out
-        for m in re.finditer(r"^(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+\S+\s+(?:\(\*\)\s+)?(/\S+)$", text, re.M):
+        for m in re.finditer(
+            r"^(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+\S+\s+(?:\(\*\)\s+)?(/\S+)$", text, re.M
+        ):
             path, start = m.group(3), int(m.group(1), 16)
-            facts = elf.read(path)  # gdb's From is where .text was loaded: the bias is that minus its ELF address
-            base = start - facts.text_address if facts is not None and facts.text_address is not None else None
+            # gdb's From is where .text was loaded: the bias is that minus its ELF address
+            facts = elf.read(path)
+            base = (
+                start - facts.text_address
+                if facts is not None and facts.text_address is not None
+                else None
+            )
             out.append(Module(path, start, int(m.group(2), 16), base))
         return out
 
@@ -322,9 +342,29 @@ class GdbProcess:
             return None
 
     def registers(self) -> dict[str, int]:
-        names = [f"x{i}" for i in range(31)] + ["sp", "pc"] if self.arch == "aarch64" else \
-            ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13",
-             "r14", "r15", "rip"]
+        names = (
+            [f"x{i}" for i in range(31)] + ["sp", "pc"]
+            if self.arch == "aarch64"
+            else [
+                "rax",
+                "rbx",
+                "rcx",
+                "rdx",
+                "rsi",
+                "rdi",
+                "rbp",
+                "rsp",
+                "r8",
+                "r9",
+                "r10",
+                "r11",
+                "r12",
+                "r13",
+                "r14",
+                "r15",
+                "rip",
+            ]
+        )
         out: dict[str, int] = {}
         try:
             frame = gdb.newest_frame()
@@ -369,4 +409,8 @@ class GdbProcess:
             t = gdb.lookup_type(type_name)
         except gdb.error:
             return None
-        return [(f.name, str(f.type.strip_typedefs())) for f in t.fields() if f.name and not f.is_base_class]
+        return [
+            (f.name, str(f.type.strip_typedefs()))
+            for f in t.fields()
+            if f.name and not f.is_base_class
+        ]

@@ -1,7 +1,7 @@
 """Runs INSIDE lldb: `command script import spmi_dbg.lldb` registers the `spmi` command.
 
-`spmi-dbg lldbinit` prints the line to add to ~/.lldbinit. The logic lives in spmi_dbg.analysis; this
-package only adapts the SB API to its view."""
+`spmi-dbg lldbinit` prints the line to add to ~/.lldbinit. The logic lives in spmi_dbg.analysis;
+this package only adapts the SB API to its view."""
 
 from __future__ import annotations
 

@@ -10,16 +10,26 @@ from spmi_dbg.commands.spmi import HELP, run, without_process
 from spmi_dbg.lldb.view import LldbProcess
 
 
-def spmi_command(debugger: Any, command: str, exe_ctx: Any, result: Any, internal_dict: dict[str, Any]) -> None:
-    target = exe_ctx.GetTarget() if exe_ctx is not None and exe_ctx.GetTarget().IsValid() \
+def spmi_command(
+    debugger: Any, command: str, exe_ctx: Any, result: Any, internal_dict: dict[str, Any]
+) -> None:
+    target = (
+        exe_ctx.GetTarget()
+        if exe_ctx is not None and exe_ctx.GetTarget().IsValid()
         else debugger.GetSelectedTarget()
+    )
     process = target.GetProcess() if target.IsValid() else None
     try:
         if process is None or not process.IsValid():
             res = without_process(command)
-        elif process.GetState() == lldb.eStateExited:  # lldb gives a signal's death as its number, no name
-            res = without_process(command, ended=True, status=process.GetExitStatus(),
-                                  detail=process.GetExitDescription() or None)
+        # lldb gives a signal's death as its number, no name
+        elif process.GetState() == lldb.eStateExited:
+            res = without_process(
+                command,
+                ended=True,
+                status=process.GetExitStatus(),
+                detail=process.GetExitDescription() or None,
+            )
         else:
             res = run(LldbProcess(target), command)
     except Exception as e:  # a bug of ours: one line, never a traceback in the user's session

@@ -1,5 +1,5 @@
-"""lldb summaries and synthetic children for LightWeightMap<K,V>, DenseLightWeightMap<V>, MethodContext and
-CompileResult (the lldb side of spmi_dbg/gdb/printers.py). Null-safe."""
+"""lldb summaries and synthetic children for LightWeightMap<K,V>, DenseLightWeightMap<V>,
+MethodContext and CompileResult (the lldb side of spmi_dbg/gdb/printers.py). Null-safe."""
 
 from __future__ import annotations
 
@@ -61,15 +61,23 @@ def owner_summary(valobj: Any, internal_dict: dict[str, Any]) -> str:
             continue
         ptr = v.GetChildMemberWithName(f.GetName()).GetValueAsUnsigned(0)
         (present if ptr else null).append(f.GetName())
-    head = f"MethodContext #{_u(v, 'index')}" if t.GetName() == "MethodContext" else str(t.GetName())
-    return f"{head}: maps {', '.join(present) or 'none'}; null (never recorded): {', '.join(null) or 'none'}"
+    head = (
+        f"MethodContext #{_u(v, 'index')}" if t.GetName() == "MethodContext" else str(t.GetName())
+    )
+    return (
+        f"{head}: maps {', '.join(present) or 'none'}; null (never recorded): "
+        f"{', '.join(null) or 'none'}"
+    )
 
 
 def register(debugger: Any) -> None:
     cmds = [
-        'type summary add -w spmi -x "^(Dense)?LightWeightMap<.+>$" -F spmi_dbg.lldb.printers.lwm_summary',
-        'type synthetic add -w spmi -x "^(Dense)?LightWeightMap<.+>$" -l spmi_dbg.lldb.printers.LightWeightMapChildren',
-        'type summary add -w spmi -p -x "^(MethodContext|CompileResult)$" -F spmi_dbg.lldb.printers.owner_summary',
+        'type summary add -w spmi -x "^(Dense)?LightWeightMap<.+>$" -F '
+        "spmi_dbg.lldb.printers.lwm_summary",
+        'type synthetic add -w spmi -x "^(Dense)?LightWeightMap<.+>$" -l '
+        "spmi_dbg.lldb.printers.LightWeightMapChildren",
+        'type summary add -w spmi -p -x "^(MethodContext|CompileResult)$" -F '
+        "spmi_dbg.lldb.printers.owner_summary",
         "type category enable spmi",
     ]
     for c in cmds:

@@ -1,5 +1,5 @@
-"""The analysis view (spmi_dbg.analysis.view) over lldb's SB API. Runs inside lldb's Python (or with the
-lldb module imported by the driver)."""
+"""The analysis view (spmi_dbg.analysis.view) over lldb's SB API. Runs inside lldb's Python (or with
+the lldb module imported by the driver)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import lldb
 from spmi_dbg.analysis import procfs
 from spmi_dbg.analysis.view import Module, SignalInfo, resolve_path, signal_name
 
-# si_code values by the words lldb's Linux signal descriptions use for them (SEGV_MAPERR, SEGV_ACCERR, BUS_*).
+# si_code values by the words lldb's Linux signal descriptions use for them (SEGV_MAPERR,
+# SEGV_ACCERR, BUS_*).
 _SI_CODES: dict[int, tuple[tuple[str, int], ...]] = {
     11: (("invalid address", 1), ("invalid permissions", 2)),
     7: (("illegal alignment", 1), ("illegal address", 2), ("hardware error", 3)),
@@ -33,8 +34,9 @@ class LldbValue:
     def optimized_out(self) -> bool:
         if not self._v.IsValid() or self._v.GetError().Fail():
             return True
-        return "optimized out" in (self._v.GetSummary() or "") or (self._v.GetValue() is None and \
-            self._v.GetNumChildren() == 0)
+        return "optimized out" in (self._v.GetSummary() or "") or (
+            self._v.GetValue() is None and self._v.GetNumChildren() == 0
+        )
 
     def as_int(self) -> int | None:
         if self.optimized_out:
@@ -47,7 +49,8 @@ class LldbValue:
         v = self._v
         if v.GetType().GetCanonicalType().IsPointerType():
             v = v.Dereference()
-        # The members, not the synthetic children the `spmi` category gives a LightWeightMap ([0], [1], ...)
+        # The members, not the synthetic children the `spmi` category gives a LightWeightMap ([0],
+        # [1], ...)
         return v.GetNonSyntheticValue()
 
     def field(self, name: str) -> LldbValue | None:
@@ -136,13 +139,15 @@ class LldbFrame:
         v = self._f.FindVariable(name)
         if v.IsValid():
             return LldbValue(v)
-        # lldb 16 does not always make a frame for a function inlined into a caller frame (gdb does); its
-        # variables are still in the lexical blocks around the pc. Collected once per frame.
+        # lldb 16 does not always make a frame for a function inlined into a caller frame (gdb
+        # does); its variables are still in the lexical blocks around the pc. Collected once per
+        # frame.
         if self._block_vars is None:
             self._block_vars = {}
             block = self._f.GetBlock()
             if self._f.IsInlined() or not block.GetContainingInlinedBlock().IsValid():
-                return None  # the pc is not inside a function lldb left without a frame: nothing hidden
+                # the pc is not inside a function lldb left without a frame: nothing hidden
+                return None
             while block.IsValid():
                 values = block.GetVariables(self._f, True, True, False, lldb.eNoDynamicValues)
                 for i in range(values.GetSize()):
@@ -164,7 +169,8 @@ class LldbThread:
     def frames(self, limit: int | None = None) -> list[LldbFrame]:
         out: list[LldbFrame] = []
         i = 0
-        while limit is None or i < limit:  # GetFrameAtIndex unwinds lazily; GetNumFrames would unwind all
+        # GetFrameAtIndex unwinds lazily; GetNumFrames would unwind all
+        while limit is None or i < limit:
             f = self._t.GetFrameAtIndex(i)
             if not f.IsValid():
                 break
@@ -181,12 +187,19 @@ class LldbProcess:
     @property
     def arch(self) -> str:
         triple = str(self._target.GetTriple() or "")
-        return "aarch64" if triple.startswith(("aarch64", "arm64")) else "x86_64" if "x86_64" in triple else triple
+        return (
+            "aarch64"
+            if triple.startswith(("aarch64", "arm64"))
+            else "x86_64"
+            if "x86_64" in triple
+            else triple
+        )
 
     @property
     def pid(self) -> int | None:
-        """The process's pid on this machine, for /proc: None for a core file, or when the pid is not this
-        target's program here (a remote stub's: qemu's gdbstub calls its guest process 1)."""
+        """The process's pid on this machine, for /proc: None for a core file, or when the pid is
+        not this target's program here (a remote stub's: qemu's gdbstub calls its guest process
+        1)."""
         pid = self._process.GetProcessID()
         if not pid:
             return None
@@ -209,15 +222,20 @@ class LldbProcess:
         if not thread.IsValid() or thread.GetStopReason() != lldb.eStopReasonSignal:
             return None
         signo = int(thread.GetStopReasonDataAtIndex(0))
-        # lldb's stop description already carries the fault address and names the si_code ("signal SIGSEGV:
-        # invalid address (fault address: 0x14)"); reading it costs microseconds, building siginfo_t through
-        # GetSiginfo ~10 ms at the first stop. GetSiginfo remains the fallback.
+        # lldb's stop description already carries the fault address and names the si_code ("signal
+        # SIGSEGV: invalid address (fault address: 0x14)"); reading it costs microseconds, building
+        # siginfo_t through GetSiginfo ~10 ms at the first stop. GetSiginfo remains the fallback.
         desc = thread.GetStopDescription(256) or ""
         m = re.search(r"fault address: (0x[0-9a-fA-F]+)", desc)
         if m or signo not in (4, 7, 8, 11):
             named = next((c for phrase, c in _SI_CODES.get(signo, ()) if phrase in desc), None)
-            return SignalInfo(signo, signal_name(signo), named, int(m.group(1), 16) if m else None,
-                              "SBThread stop description")
+            return SignalInfo(
+                signo,
+                signal_name(signo),
+                named,
+                int(m.group(1), 16) if m else None,
+                "SBThread stop description",
+            )
         code: int | None = None
         addr: int | None = None
         source = "SBThread stop reason"
@@ -225,7 +243,9 @@ class LldbProcess:
         if siginfo is not None and siginfo.IsValid() and not siginfo.GetError().Fail():
             code = siginfo.GetChildMemberWithName("si_code").GetValueAsSigned()
             if signo in (4, 7, 8, 11):
-                fault = siginfo.GetChildMemberWithName("_sifields").GetChildMemberWithName("_sigfault")
+                fault = siginfo.GetChildMemberWithName("_sifields").GetChildMemberWithName(
+                    "_sigfault"
+                )
                 addr = fault.GetChildMemberWithName("si_addr").GetValueAsUnsigned()
             source = "SBThread::GetSiginfo"
         else:
@@ -240,7 +260,10 @@ class LldbProcess:
         return LldbThread(t) if t.IsValid() else None
 
     def threads(self) -> list[LldbThread]:
-        return [LldbThread(self._process.GetThreadAtIndex(i)) for i in range(self._process.GetNumThreads())]
+        return [
+            LldbThread(self._process.GetThreadAtIndex(i))
+            for i in range(self._process.GetNumThreads())
+        ]
 
     def modules(self) -> list[Module]:
         out = []
@@ -255,7 +278,8 @@ class LldbProcess:
                 lo = start if lo is None else min(lo, start)
                 hi = start + sec.GetByteSize() if hi is None else max(hi, start + sec.GetByteSize())
             if lo is not None and hi is not None:
-                header = mod.GetObjectFileHeaderAddress().GetLoadAddress(self._target)  # where the ELF header is
+                # where the ELF header is
+                header = mod.GetObjectFileHeaderAddress().GetLoadAddress(self._target)
                 base = None if header == lldb.LLDB_INVALID_ADDRESS else int(header)
                 out.append(Module(os.path.realpath(str(mod.GetFileSpec())), lo, hi, base))
         return out
@@ -265,7 +289,8 @@ class LldbProcess:
         data = self._process.ReadMemory(address, size, err)
         if err.Success() and data:
             return bytes(data)
-        # A core file has no file-backed text pages: the target reads them from the module's object file.
+        # A core file has no file-backed text pages: the target reads them from the module's object
+        # file.
         err = lldb.SBError()
         data = self._target.ReadMemory(lldb.SBAddress(address, self._target), size, err)
         return bytes(data) if err.Success() and data else None
@@ -313,8 +338,14 @@ class LldbProcess:
         t = self._target.FindFirstType(type_name)
         if not t.IsValid():
             return None
-        return [(t.GetFieldAtIndex(i).GetName(), str(t.GetFieldAtIndex(i).GetType().GetCanonicalType().GetName()))
-                for i in range(t.GetNumberOfFields()) if t.GetFieldAtIndex(i).GetName()]
+        return [
+            (
+                t.GetFieldAtIndex(i).GetName(),
+                str(t.GetFieldAtIndex(i).GetType().GetCanonicalType().GetName()),
+            )
+            for i in range(t.GetNumberOfFields())
+            if t.GetFieldAtIndex(i).GetName()
+        ]
 
     def evaluate(self, expression: str) -> LldbValue | None:
         frame = self._process.GetSelectedThread().GetSelectedFrame()
@@ -324,18 +355,29 @@ class LldbProcess:
         return LldbValue(v) if v.IsValid() and not v.GetError().Fail() else None
 
 
-# superpmi's debugger anchors (docs/superpmi-conventions.md section 2). lldb parses debug info and sets up its
-# value machinery lazily; doing it for these before the crash makes the first diagnosis ~20 ms cheaper.
-ANCHOR_FUNCTIONS = ("JitInstance::CompileMethod", "NearDiffer::compare", "CompileResult::repCompileMethod",
-                    "MethodContext::repCompileMethod", "main")
+# superpmi's debugger anchors (docs/superpmi-conventions.md section 2). lldb parses debug info and
+# sets up its value machinery lazily; doing it for these before the crash makes the first diagnosis
+# ~20 ms cheaper.
+ANCHOR_FUNCTIONS = (
+    "JitInstance::CompileMethod",
+    "NearDiffer::compare",
+    "CompileResult::repCompileMethod",
+    "MethodContext::repCompileMethod",
+    "main",
+)
 ANCHOR_TYPES = ("MethodContext", "CompileResult", "MethodContextReader")
-_LLDB_FORMATTERS = ("lldb.formatters.cpp.gnu_libstdcpp", "lldb.formatters.cpp.libcxx", "lldb.formatters.synth",
-                    "lldb.formatters.metrics")
+_LLDB_FORMATTERS = (
+    "lldb.formatters.cpp.gnu_libstdcpp",
+    "lldb.formatters.cpp.libcxx",
+    "lldb.formatters.synth",
+    "lldb.formatters.metrics",
+)
 
 
 def warm_up(target: Any) -> None:
-    """Before the program runs (or right after the extension loads): index the anchors, make one value of each
-    anchor type from bytes, and import lldb's own formatter modules (it does so at the first value read)."""
+    """Before the program runs (or right after the extension loads): index the anchors, make one
+    value of each anchor type from bytes, and import lldb's own formatter modules (it does so at the
+    first value read)."""
     if not target.IsValid():
         return
     for name in ANCHOR_FUNCTIONS:

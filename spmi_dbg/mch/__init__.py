@@ -1,7 +1,7 @@
 """SuperPMI collections: records, packets, .mct indexes and -c lists (see docs/mch-format.md).
 
-The names below are imported on first use, so that a command importing one module of the package (e.g.
-`spmi-dbg mch verify`, timed against `mcs -integ`) does not pay for the others."""
+The names below are imported on first use, so that a command importing one module of the package
+(e.g. `spmi-dbg mch verify`, timed against `mcs -integ`) does not pay for the others."""
 
 from __future__ import annotations
 
@@ -14,10 +14,27 @@ if TYPE_CHECKING:
     from spmi_dbg.mch.mclist import MCList, parse_mclist
     from spmi_dbg.mch.mct import Toc, TocEntry
 
-_WHERE = {"Collection": "collection", "RecordRef": "collection", "MethodContextInfo": "context", "Packet": "context",
-          "MCList": "mclist", "parse_mclist": "mclist", "Toc": "mct", "TocEntry": "mct"}
+_WHERE = {
+    "Collection": "collection",
+    "RecordRef": "collection",
+    "MethodContextInfo": "context",
+    "Packet": "context",
+    "MCList": "mclist",
+    "parse_mclist": "mclist",
+    "Toc": "mct",
+    "TocEntry": "mct",
+}
 
-__all__ = ["Collection", "MCList", "MethodContextInfo", "Packet", "RecordRef", "Toc", "TocEntry", "parse_mclist"]
+__all__ = [
+    "Collection",
+    "MCList",
+    "MethodContextInfo",
+    "Packet",
+    "RecordRef",
+    "Toc",
+    "TocEntry",
+    "parse_mclist",
+]
 
 
 def __getattr__(name: str) -> Any:

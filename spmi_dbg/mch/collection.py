@@ -24,7 +24,8 @@ from spmi_dbg.mch.mct import Toc, collection_for_toc, find_toc, open_toc, toc_pa
 from spmi_dbg.mch.native import Native, load
 from spmi_dbg.mch.pyscan import SCAN_DONE, SCAN_MORE, SCAN_PACKETS, SCAN_RELEASE, Problem, Stats
 
-SCAN_BUDGET = 16 << 20  # bytes per scan step: progress granularity, and the most mapped pages kept resident
+# bytes per scan step: progress granularity, and the most mapped pages kept resident
+SCAN_BUDGET = 16 << 20
 
 
 class RecordRef(NamedTuple):
@@ -36,8 +37,14 @@ class RecordRef(NamedTuple):
 class _Backend(Protocol):
     size: int
 
-    def scan(self, flags: int, budget: int, stats: Stats | None, problems: list[Problem],
-             max_problems: int) -> int: ...
+    def scan(
+        self,
+        flags: int,
+        budget: int,
+        stats: Stats | None,
+        problems: list[Problem],
+        max_problems: int,
+    ) -> int: ...
     def position(self) -> int: ...
     def reset(self) -> None: ...
     def count(self) -> int: ...
@@ -67,8 +74,14 @@ class _NativeBackend:
         self._records: Any = None
         self._count = 0
 
-    def scan(self, flags: int, budget: int, stats: Stats | None, problems: list[Problem],
-             max_problems: int) -> int:
+    def scan(
+        self,
+        flags: int,
+        budget: int,
+        stats: Stats | None,
+        problems: list[Problem],
+        max_problems: int,
+    ) -> int:
         ffi, lib = self.nat.ffi, self.nat.lib
         cap = max(0, min(max_problems - len(problems), 1024))
         buf = ffi.new("spmimch_error[]", max(cap, 1))
@@ -77,7 +90,9 @@ class _NativeBackend:
         rc = int(lib.spmimch_scan(self.handle, flags, budget, cstats, buf, cap, n))
         for i in range(min(int(n[0]), cap)):
             e = buf[i]
-            problems.append(Problem(int(e.code), int(e.record), int(e.offset), ffi.string(e.message).decode()))
+            problems.append(
+                Problem(int(e.code), int(e.record), int(e.offset), ffi.string(e.message).decode())
+            )
         if stats is not None:
             for pid in range(256):
                 stats.packet_count[pid] += cstats.packet_count[pid]
@@ -107,14 +122,16 @@ class _NativeBackend:
         return memoryview(self.nat.ffi.buffer(self._records, self._count * 16)).cast("B").cast("Q")
 
     def read(self, offset: int, size: int) -> bytes:
-        return bytes(self._data[offset:offset + size])
+        return bytes(self._data[offset : offset + size])
 
     def check_record(self, offset: int, number: int, flags: int) -> int | Problem:
         ffi = self.nat.ffi
         err = ffi.new("spmimch_error*")
         size = ffi.new("uint64_t*")
         if self.nat.lib.spmimch_check_record(self.handle, offset, number, flags, size, err) != 0:
-            return Problem(int(err.code), int(err.record), int(err.offset), ffi.string(err.message).decode())
+            return Problem(
+                int(err.code), int(err.record), int(err.offset), ffi.string(err.message).decode()
+            )
         return int(size[0])
 
     def write_records(self, ranges: Sequence[tuple[int, int]], out: Path) -> None:
@@ -125,8 +142,12 @@ class _NativeBackend:
         try:
             prepare_destination(out)
         except OSError as e:
-            raise InputError(str(out), f"cannot write {out}: {e.strerror}", code=pyscan.E_IO) from None
-        if self.nat.lib.spmimch_write_records(self.handle, offs, sizes, len(ranges), os.fsencode(out), err):
+            raise InputError(
+                str(out), f"cannot write {out}: {e.strerror}", code=pyscan.E_IO
+            ) from None
+        if self.nat.lib.spmimch_write_records(
+            self.handle, offs, sizes, len(ranges), os.fsencode(out), err
+        ):
             raise InputError(str(out), ffi.string(err.message).decode(), code=int(err.code))
 
     def close(self) -> None:
@@ -144,10 +165,15 @@ class _PyBackend:
             raise _open_error(path, pyscan.E_IO, f"cannot open: {e.strerror}") from None
         if not stat.S_ISREG(st.st_mode):
             kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a special file"
-            raise _open_error(path, pyscan.E_NOTFILE,
-                              f"not a regular file: expected a .mch/.mc collection, found {kind}")
+            raise _open_error(
+                path,
+                pyscan.E_NOTFILE,
+                f"not a regular file: expected a .mch/.mc collection, found {kind}",
+            )
         if st.st_size == 0:
-            raise _open_error(path, pyscan.E_EMPTY, "empty file: expected at least one method context record")
+            raise _open_error(
+                path, pyscan.E_EMPTY, "empty file: expected at least one method context record"
+            )
         try:
             with open(path, "rb") as f:
                 self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -156,8 +182,14 @@ class _PyBackend:
         self.size = len(self._map)
         self._scanner = pyscan.PyScanner(self._map)
 
-    def scan(self, flags: int, budget: int, stats: Stats | None, problems: list[Problem],
-             max_problems: int) -> int:
+    def scan(
+        self,
+        flags: int,
+        budget: int,
+        stats: Stats | None,
+        problems: list[Problem],
+        max_problems: int,
+    ) -> int:
         return self._scanner.scan(flags, budget, stats, problems, max_problems)
 
     def position(self) -> int:
@@ -177,7 +209,7 @@ class _PyBackend:
         return memoryview(array("Q", [v for r in self._scanner.records for v in r]))
 
     def read(self, offset: int, size: int) -> bytes:
-        return self._map[offset:offset + size]
+        return self._map[offset : offset + size]
 
     def check_record(self, offset: int, number: int, flags: int) -> int | Problem:
         return pyscan.check_record(self._map, offset, number, flags)
@@ -185,14 +217,20 @@ class _PyBackend:
     def write_records(self, ranges: Sequence[tuple[int, int]], out: Path) -> None:
         for off, size in ranges:
             if off + size > self.size:
-                raise InputError(str(out), f"record range {off}+{size} is past the end of file: "
-                                 f"expected at most {self.size}", code=pyscan.E_RANGE)
+                raise InputError(
+                    str(out),
+                    f"record range {off}+{size} is past the end of file: "
+                    f"expected at most {self.size}",
+                    code=pyscan.E_RANGE,
+                )
         try:
             with atomic_open(out) as f:
                 for off, size in ranges:
-                    f.write(self._map[off:off + size])
+                    f.write(self._map[off : off + size])
         except OSError as e:
-            raise InputError(str(out), f"cannot write {out}: {e.strerror}", code=pyscan.E_IO) from None
+            raise InputError(
+                str(out), f"cannot write {out}: {e.strerror}", code=pyscan.E_IO
+            ) from None
 
     def close(self) -> None:
         self._scanner.data.release()
@@ -214,7 +252,9 @@ class Collection:
 
     # ------------------------------------------------------------------ opening
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, backend: str = "auto", use_toc: bool = True) -> Collection:
+    def open(
+        cls, path: str | os.PathLike[str], *, backend: str = "auto", use_toc: bool = True
+    ) -> Collection:
         """Open a `.mch`/`.mc` (finding its `.mct` as superpmi does) or a `.mct` (opening its pair).
         `backend` is "auto" (native when installed), "native" or "python"."""
         p = Path(path)
@@ -226,7 +266,9 @@ class Collection:
         be: _Backend
         nat = load() if backend != "python" else None
         if backend == "native" and nat is None:
-            raise InputError(str(p), "the native library libspmimch is not installed (reinstall spmi-dbg)")
+            raise InputError(
+                str(p), "the native library libspmimch is not installed (reinstall spmi-dbg)"
+            )
         be = _NativeBackend(nat, p) if nat is not None else _PyBackend(p)
         try:
             toc = open_toc(toc_path, be.size, backend=backend) if toc_path is not None else None
@@ -247,7 +289,9 @@ class Collection:
     def __enter__(self) -> Collection:
         return self
 
-    def __exit__(self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     @property
@@ -255,10 +299,18 @@ class Collection:
         return self._backend.size
 
     # ------------------------------------------------------------------ scanning
-    def scan(self, *, packets: bool = False, stats: Stats | None = None, problems: list[Problem] | None = None,
-             max_problems: int = 1000, progress: ProgressFn | None = None) -> int:
-        """Scan the whole file (framing; with packets=True also packets and maps). Returns the final scan
-        status (pyscan.SCAN_DONE or SCAN_STOPPED). Without `problems`, the first problem raises InputError."""
+    def scan(
+        self,
+        *,
+        packets: bool = False,
+        stats: Stats | None = None,
+        problems: list[Problem] | None = None,
+        max_problems: int = 1000,
+        progress: ProgressFn | None = None,
+    ) -> int:
+        """Scan the whole file (framing; with packets=True also packets and maps). Returns the final
+        scan status (pyscan.SCAN_DONE or SCAN_STOPPED). Without `problems`, the first problem raises
+        InputError."""
         sink: list[Problem] = [] if problems is None else problems
         if self._backend.position() or self._backend.count():
             self._backend.reset()
@@ -287,20 +339,30 @@ class Collection:
         if self.scan(problems=problems, max_problems=1) != SCAN_DONE:
             if problems:
                 raise self._input_error(problems[0])
-            raise InputError(str(self.path), "the collection's framing is broken (see `spmi-dbg mch verify`)")
+            raise InputError(
+                str(self.path), "the collection's framing is broken (see `spmi-dbg mch verify`)"
+            )
 
     def _frame_until_break(self) -> Problem | None:
-        """Frame the records as far as the file allows (once); the framing error that stopped it, or None.
-        Records before a framing error can still be read and copied (as `mcs -copy` copies them)."""
+        """Frame the records as far as the file allows (once); the framing error that stopped it, or
+        None. Records before a framing error can still be read and copied (as `mcs -copy` copies
+        them)."""
         if self._framed:
             return None
         if self._break is None:
             problems: list[Problem] = []
             if self.scan(problems=problems, max_problems=1) == SCAN_DONE:
                 return None
-            self._break = problems[0] if problems else Problem(
-                pyscan.E_FRAMING, 0, self._backend.position(),
-                "the collection's framing is broken (see `spmi-dbg mch verify`)")
+            self._break = (
+                problems[0]
+                if problems
+                else Problem(
+                    pyscan.E_FRAMING,
+                    0,
+                    self._backend.position(),
+                    "the collection's framing is broken (see `spmi-dbg mch verify`)",
+                )
+            )
         return self._break
 
     def __len__(self) -> int:
@@ -319,7 +381,8 @@ class Collection:
         return self._backend.table()[0::2].tolist()
 
     def record_offsets_raw(self) -> bytes:
-        """Offsets of all records as packed u64 LE (compares byte-for-byte with an index's offsets)."""
+        """Offsets of all records as packed u64 LE (compares byte-for-byte with an index's
+        offsets)."""
         self._ensure_framed()
         return self._backend.table()[0::2].tobytes()
 
@@ -331,27 +394,39 @@ class Collection:
 
     # ------------------------------------------------------------------ records
     def locate(self, number: int) -> RecordRef:
-        """Where method context `number` is. With a .mct, one index lookup and a check of that record's
-        framing (no scan of the file); without, one header hop per record up to the end."""
+        """Where method context `number` is. With a .mct, one index lookup and a check of that
+        record's framing (no scan of the file); without, one header hop per record up to the end."""
         if number < 1:
-            raise InputError(str(self.path), f"method context {number} does not exist: numbers start at 1")
+            raise InputError(
+                str(self.path), f"method context {number} does not exist: numbers start at 1"
+            )
         if self.toc is not None and not self._framed:
             entry = self.toc.find(number)
             if entry is None:
-                raise InputError(str(self.toc.path), f"method context {number} is not in the index "
-                                 f"({self.toc.count} entries)")
+                raise InputError(
+                    str(self.toc.path),
+                    f"method context {number} is not in the index ({self.toc.count} entries)",
+                )
             res = self._backend.check_record(entry.offset, number, 0)
             if isinstance(res, Problem):
-                raise InputError(str(self.path), f"{res.message} (the index {self.toc.path.name} points here; "
-                                 "it may be stale: rebuild it with `spmi-dbg mch index`)",
-                                 record=number, offset=res.offset, code=res.code)
+                raise InputError(
+                    str(self.path),
+                    f"{res.message} (the index {self.toc.path.name} points here; "
+                    "it may be stale: rebuild it with `spmi-dbg mch index`)",
+                    record=number,
+                    offset=res.offset,
+                    code=res.code,
+                )
             return RecordRef(number, entry.offset, res)
         broken = self._frame_until_break()
         if broken is not None and number > self._backend.count():
             raise self._input_error(broken)
         if number > self._backend.count():
-            raise InputError(str(self.path), f"method context {number} does not exist: the collection has "
-                             f"{self._backend.count()}")
+            raise InputError(
+                str(self.path),
+                f"method context {number} does not exist: the collection has "
+                f"{self._backend.count()}",
+            )
         off, size = self._backend.record_at(number - 1)
         return RecordRef(number, off, size)
 
@@ -368,8 +443,8 @@ class Collection:
         return split_packets(self._backend.read(ref.offset, ref.size), ref.offset)
 
     def _checked(self, number: int) -> RecordRef:
-        """Where method context `number` is, with its packets' framing checked (a record is copied only whole:
-        a bad canary inside it is an InputError, not a corrupt copy)."""
+        """Where method context `number` is, with its packets' framing checked (a record is copied
+        only whole: a bad canary inside it is an InputError, not a corrupt copy)."""
         ref = self.locate(number)
         problem = self._backend.check_record(ref.offset, number, SCAN_PACKETS)
         if isinstance(problem, Problem):
@@ -385,14 +460,21 @@ class Collection:
 
     # ------------------------------------------------------------------ writing
     def inputs(self) -> list[Path]:
-        """The files this collection is read from: the collection and every index superpmi would pair with it
-        (an output must be none of them)."""
-        return [self.path, toc_path_for(self.path), self.path.with_suffix(".mct"),
-                *([self.toc.path] if self.toc is not None else [])]
+        """The files this collection is read from: the collection and every index superpmi would
+        pair with it (an output must be none of them)."""
+        return [
+            self.path,
+            toc_path_for(self.path),
+            self.path.with_suffix(".mct"),
+            *([self.toc.path] if self.toc is not None else []),
+        ]
 
-    def extract(self, numbers: Iterable[int], out: str | os.PathLike[str], *, write_index: bool = True) -> Path:
-        """Copy the listed records byte-for-byte, in order, to `out` (and its .mct). Returns the .mct path.
-        Hashes in the new .mct come from this collection's .mct when it has one, else stay unknown."""
+    def extract(
+        self, numbers: Iterable[int], out: str | os.PathLike[str], *, write_index: bool = True
+    ) -> Path:
+        """Copy the listed records byte-for-byte, in order, to `out` (and its .mct). Returns the
+        .mct path. Hashes in the new .mct come from this collection's .mct when it has one, else
+        stay unknown."""
         out_path = Path(out)
         toc_out = toc_path_for(out_path)
         inputs = self.inputs()
@@ -422,11 +504,15 @@ def write_index_file(path: Path, entries: Sequence[tuple[int, int, bytes | None]
     n = len(entries)
     offs = ffi.new("int64_t[]", [e[0] for e in entries] or [0])
     nums = ffi.new("int32_t[]", [e[1] for e in entries] or [0])
-    hashes = ffi.new("char[]", b"".join((e[2] or b"\0" * 33)[:33].ljust(33, b"\0") for e in entries) or b"\0")
+    hashes = ffi.new(
+        "char[]", b"".join((e[2] or b"\0" * 33)[:33].ljust(33, b"\0") for e in entries) or b"\0"
+    )
     err = ffi.new("spmimch_error*")
     try:
         prepare_destination(Path(path))
     except OSError as e:
-        raise InputError(str(path), f"cannot write {path}: {e.strerror}", code=pyscan.E_IO) from None
+        raise InputError(
+            str(path), f"cannot write {path}: {e.strerror}", code=pyscan.E_IO
+        ) from None
     if nat.lib.spmimch_toc_write(os.fsencode(path), n, offs, nums, hashes, err):
         raise InputError(str(path), ffi.string(err.message).decode(), code=int(err.code))

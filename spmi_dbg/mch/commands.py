@@ -1,4 +1,5 @@
-"""`spmi-dbg mch info|list|extract|index|verify|dump`: mcs-like tools that never modify their input."""
+"""`spmi-dbg mch info|list|extract|index|verify|dump`: mcs-like tools that never modify their
+input."""
 
 from __future__ import annotations
 
@@ -33,14 +34,26 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_info)
 
-    p = verbs.add_parser("list", help="one line per method context: number, offset, size, IL size, name, hash")
+    p = verbs.add_parser(
+        "list", help="one line per method context: number, offset, size, IL size, name, hash"
+    )
     p.add_argument("collection")
-    p.add_argument("-c", "--compile", metavar="LIST", help="only these method contexts (superpmi -c syntax)")
+    p.add_argument(
+        "-c", "--compile", metavar="LIST", help="only these method contexts (superpmi -c syntax)"
+    )
     p.add_argument("--json", action="store_true", help="a JSON array instead of a table")
     p.set_defaults(func=cmd_list)
 
-    p = verbs.add_parser("extract", help="copy method contexts byte-for-byte into a new collection (+ .mct)")
-    p.add_argument("-c", "--compile", metavar="LIST", required=True, help="method contexts (superpmi -c syntax)")
+    p = verbs.add_parser(
+        "extract", help="copy method contexts byte-for-byte into a new collection (+ .mct)"
+    )
+    p.add_argument(
+        "-c",
+        "--compile",
+        metavar="LIST",
+        required=True,
+        help="method contexts (superpmi -c syntax)",
+    )
     p.add_argument("input")
     p.add_argument("output")
     p.set_defaults(func=cmd_extract)
@@ -50,10 +63,17 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("-o", "--output", help="index file (default: <collection>.mct)")
     p.set_defaults(func=cmd_index)
 
-    p = verbs.add_parser("verify", help="full framing check; exit 0 clean, 1 corrupt, one line per problem")
+    p = verbs.add_parser(
+        "verify", help="full framing check; exit 0 clean, 1 corrupt, one line per problem"
+    )
     p.add_argument("collection")
-    p.add_argument("--max-problems", type=integer(minimum=1), default=100, metavar="N",
-                   help="stop listing after N (default 100)")
+    p.add_argument(
+        "--max-problems",
+        type=integer(minimum=1),
+        default=100,
+        metavar="N",
+        help="stop listing after N (default 100)",
+    )
     p.set_defaults(func=cmd_verify)
 
     p = verbs.add_parser("dump", help="the packets of one method context")
@@ -70,11 +90,18 @@ def progress_bar(label: str, enabled: bool) -> Iterator[Callable[[int, int], Non
     if not enabled or not sys.stderr.isatty():
         yield None
         return
-    # Imported here (start-up): rich costs every `spmi-dbg mch ...` ~70 ms; the bar is for long scans only.
+    # Imported here (start-up): rich costs every `spmi-dbg mch ...` ~70 ms; the bar is for long
+    # scans only.
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
-    with Progress(TextColumn(label), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                  transient=True, console=_stderr_console()) as prog:
+    with Progress(
+        TextColumn(label),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        transient=True,
+        console=_stderr_console(),
+    ) as prog:
         task = prog.add_task(label, total=None)
 
         def update(done: int, total: int) -> None:
@@ -111,13 +138,20 @@ def cmd_info(args: argparse.Namespace) -> int:
             "bytes": col.size,
             "record_size": {"min": smallest, "mean": round(col.size / count, 1), "max": largest},
             "target_arch": arch,
-            "target_arch_source": "GetExpectedTargetArchitecture of method context 1" if arch else None,
+            "target_arch_source": "GetExpectedTargetArchitecture of method context 1"
+            if arch
+            else None,
             "layout": layout,
             "layout_source": "CompileMethod of method context 1" if layout else None,
             "packets": [
-                {"id": pid, "name": P.packet_label(pid), "count": stats.packet_count[pid],
-                 "bytes": stats.packet_bytes[pid]}
-                for pid in range(256) if stats.packet_count[pid]
+                {
+                    "id": pid,
+                    "name": P.packet_label(pid),
+                    "count": stats.packet_count[pid],
+                    "bytes": stats.packet_bytes[pid],
+                }
+                for pid in range(256)
+                if stats.packet_count[pid]
             ],
             "scan_seconds": round(time.perf_counter() - start, 3),
         }
@@ -137,8 +171,9 @@ def cmd_info(args: argparse.Namespace) -> int:
     width = max([44, *(len(row["name"]) for row in info["packets"])])  # a re-used id's two names
     out.write(f"  {'id':>3}  {'name':<{width}} {'count':>10} {'bytes':>14}\n")
     for row in sorted(info["packets"], key=lambda r: -r["bytes"]):
-        out.write(f"  {row['id']:>3}  {row['name']:<{width}} {row['count']:>10} "
-                  f"{row['bytes']:>14}\n")
+        out.write(
+            f"  {row['id']:>3}  {row['name']:<{width}} {row['count']:>10} {row['bytes']:>14}\n"
+        )
     return 0
 
 
@@ -161,7 +196,8 @@ def _layout(mc: MethodContextInfo | None) -> str | None:
 
 # ---------------------------------------------------------------------------------------- list
 def _selected(col: Collection, compile_arg: str | None) -> Iterable[int]:
-    """The numbers to show, walked lazily: a list past the collection's end fails at its first missing number."""
+    """The numbers to show, walked lazily: a list past the collection's end fails at its first
+    missing number."""
     if compile_arg is None:
         return range(1, len(col) + 1)
     return parse_mclist(compile_arg)
@@ -170,8 +206,15 @@ def _selected(col: Collection, compile_arg: str | None) -> Iterable[int]:
 def _row(col: Collection, n: int) -> dict[str, Any]:
     mc = col.method_context(n)
     entry = col.toc.find(n) if col.toc is not None else None
-    return {"number": n, "offset": mc.offset, "size": mc.size, "il_size": mc.il_size, "name": mc.name,
-            "name_note": mc.name_note, "hash": entry.hash if entry is not None else None}
+    return {
+        "number": n,
+        "offset": mc.offset,
+        "size": mc.size,
+        "il_size": mc.il_size,
+        "name": mc.name,
+        "name_note": mc.name_note,
+        "hash": entry.hash if entry is not None else None,
+    }
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -188,12 +231,15 @@ def cmd_list(args: argparse.Namespace) -> int:
         for n in numbers:
             r = _row(col, n)
             il = "-" if r["il_size"] is None else str(r["il_size"])
-            out.write(f"{n:>8} {r['offset']:>12} {r['size']:>8} {il:>6}  {r['hash'] or '(unknown)':<32}  "
-                      f"{r['name'] or '(no name packet)'}\n")
+            out.write(
+                f"{n:>8} {r['offset']:>12} {r['size']:>8} {il:>6}  {r['hash'] or '(unknown)':<32}  "
+                f"{r['name'] or '(no name packet)'}\n"
+            )
     return 0
 
 
-# ---------------------------------------------------------------------------------------- extract / index
+# ---------------------------------------------------------------------------------------- extract /
+# index
 def cmd_extract(args: argparse.Namespace) -> int:
     numbers = parse_mclist(args.compile)
     with Collection.open(args.input) as col:
@@ -221,7 +267,11 @@ def cmd_index(args: argparse.Namespace) -> int:
             else:
                 entries.append((offset, number, None))
         write_index_file(out, entries)
-    hashes = f"{known} hashes copied from {old.path.name}" if old is not None else "hashes unknown (no source .mct)"
+    hashes = (
+        f"{known} hashes copied from {old.path.name}"
+        if old is not None
+        else "hashes unknown (no source .mct)"
+    )
     print(f"wrote {out}: {len(entries)} entries, {hashes}")
     return 0
 
@@ -235,7 +285,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     lines: list[str] = []
     with Collection.open(mch, use_toc=False) as col:
         with progress_bar("verifying", col.size > LONG_SCAN) as prog:
-            rc = col.scan(packets=True, problems=problems, max_problems=args.max_problems, progress=prog)
+            rc = col.scan(
+                packets=True, problems=problems, max_problems=args.max_problems, progress=prog
+            )
         lines += [p.line(str(col.path)) for p in problems]
         count = len(col) if rc == SCAN_DONE else None
         size = col.size
@@ -246,7 +298,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 lines.append(str(e))
             if col.toc is not None and rc == SCAN_DONE:
                 lines += _toc_problems(col)
-    for line in lines[:args.max_problems]:
+    for line in lines[: args.max_problems]:
         print(line)
     if len(lines) > args.max_problems:
         print("... and more problems (raise --max-problems to see them)")
@@ -263,8 +315,9 @@ def _toc_problems(col: Collection) -> list[str]:
     assert col.toc is not None
     toc, out = col.toc, []
     raw_offsets, raw_numbers = toc.offsets_and_numbers_raw()
-    # Numbers were checked >= 1 and strictly increasing when the index was opened, so n of them ending at n
-    # are exactly 1..n; offsets are compared in bulk. The usual case costs a few ms for 300k entries.
+    # Numbers were checked >= 1 and strictly increasing when the index was opened, so n of them
+    # ending at n are exactly 1..n; offsets are compared in bulk. The usual case costs a few ms for
+    # 300k entries.
     n = len(col)
     last = array("i", raw_numbers[-4:])[0] if raw_numbers else 0
     if toc.count == n and last == n and raw_offsets == col.record_offsets_raw():
@@ -273,10 +326,15 @@ def _toc_problems(col: Collection) -> list[str]:
     toc_offsets, toc_numbers = toc.offsets_and_numbers()
     for off, num in zip(toc_offsets, toc_numbers, strict=True):
         if num > len(offsets):
-            out.append(f"{toc.path}: entry for method context {num}: the collection has only {len(offsets)}")
+            out.append(
+                f"{toc.path}: entry for method context {num}: the collection has only "
+                f"{len(offsets)}"
+            )
         elif offsets[num - 1] != off:
-            out.append(f"{toc.path}: entry for method context {num}: expected offset {offsets[num - 1]}, "
-                       f"found {off} (stale index: rebuild it with `spmi-dbg mch index`)")
+            out.append(
+                f"{toc.path}: entry for method context {num}: expected offset {offsets[num - 1]}, "
+                f"found {off} (stale index: rebuild it with `spmi-dbg mch index`)"
+            )
         if len(out) >= 20:
             break
     if not out and toc.count != len(offsets):
@@ -290,68 +348,124 @@ def cmd_dump(args: argparse.Namespace) -> int:
         mc = col.method_context(args.number)
     rows = []
     for pkt in mc.packets:
-        row: dict[str, Any] = {"id": pkt.id, "name": P.packet_label(pkt.id), "offset": pkt.offset,
-                               "size": pkt.size}
+        row: dict[str, Any] = {
+            "id": pkt.id,
+            "name": P.packet_label(pkt.id),
+            "offset": pkt.offset,
+            "size": pkt.size,
+        }
         try:
             m = parse_map(pkt.id, pkt.data)
             row["name"] = P.packet_label(pkt.id, m.item_size if m.count else None)
-            row.update(kind="dense" if m.dense else ("keyed" if m.tagged else "keyed (untagged)"),
-                       items=m.count, item_size=m.item_size, buffer=len(m.buffer))
+            row.update(
+                kind="dense" if m.dense else ("keyed" if m.tagged else "keyed (untagged)"),
+                items=m.count,
+                item_size=m.item_size,
+                buffer=len(m.buffer),
+            )
         except MapError as e:
             row["problem"] = str(e)
         rows.append(row)
     facts = _facts(mc)
     if args.json:
-        print(json.dumps({"method_context": args.number, "offset": mc.offset, "size": mc.size, **facts,
-                          "packets": rows, "problems": mc.problems}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "method_context": args.number,
+                    "offset": mc.offset,
+                    "size": mc.size,
+                    **facts,
+                    "packets": rows,
+                    "problems": mc.problems,
+                },
+                indent=2,
+            )
+        )
         return 0
     _print_dump(sys.stdout, args.number, mc, facts, rows)
     return 0
 
 
 def _facts(mc: MethodContextInfo) -> dict[str, Any]:
-    f: dict[str, Any] = {"name": mc.name, "name_note": mc.name_note, "target_arch": mc.target_arch_name,
-                         "undecoded": mc.undecoded}
+    f: dict[str, Any] = {
+        "name": mc.name,
+        "name_note": mc.name_note,
+        "target_arch": mc.target_arch_name,
+        "undecoded": mc.undecoded,
+    }
     if mc.request is not None:
         r = mc.request
-        f["compile_method"] = {"ftn": f"0x{r.ftn:x}", "il_size": r.il_size, "il": r.il.hex(),
-                               "max_stack": r.max_stack, "eh_count": r.eh_count, "flags": f"0x{r.flags:x}",
-                               "layout": r.layout.describe()}
+        f["compile_method"] = {
+            "ftn": f"0x{r.ftn:x}",
+            "il_size": r.il_size,
+            "il": r.il.hex(),
+            "max_stack": r.max_stack,
+            "eh_count": r.eh_count,
+            "flags": f"0x{r.flags:x}",
+            "layout": r.layout.describe(),
+        }
     if mc.compile_result is not None:
         c = mc.compile_result
-        f["compile_result"] = {"native_entry": f"0x{c.native_entry:x}",
-                               "native_size_of_code": c.native_size_of_code, "cor_jit_result": c.cor_jit_result}
+        f["compile_result"] = {
+            "native_entry": f"0x{c.native_entry:x}",
+            "native_size_of_code": c.native_size_of_code,
+            "cor_jit_result": c.cor_jit_result,
+        }
     if mc.alloc_mem is not None:
         a = mc.alloc_mem
-        f["alloc_mem"] = {"layout": a.layout, "hot_code_size": a.hot_code_size, "cold_code_size": a.cold_code_size,
-                          "ro_data_size": a.ro_data_size, "hot_code_block": f"0x{a.hot_code_block:x}"}
+        f["alloc_mem"] = {
+            "layout": a.layout,
+            "hot_code_size": a.hot_code_size,
+            "cold_code_size": a.cold_code_size,
+            "ro_data_size": a.ro_data_size,
+            "hot_code_block": f"0x{a.hot_code_block:x}",
+        }
     return f
 
 
-def _print_dump(out: TextIO, number: int, mc: MethodContextInfo, facts: dict[str, Any],
-                rows: list[dict[str, Any]]) -> None:
-    out.write(f"method context {number}: offset {mc.offset}, {mc.size} bytes, {len(rows)} packets\n")
+def _print_dump(
+    out: TextIO,
+    number: int,
+    mc: MethodContextInfo,
+    facts: dict[str, Any],
+    rows: list[dict[str, Any]],
+) -> None:
+    out.write(
+        f"method context {number}: offset {mc.offset}, {mc.size} bytes, {len(rows)} packets\n"
+    )
     note = f" ({facts['name_note']})" if facts["name_note"] else ""
     out.write(f"  name         {facts['name'] or '(no name packet)'}{note}\n")
     out.write(f"  target arch  {facts['target_arch'] or 'not recorded'}\n")
     if "compile_method" in facts:
         cm = facts["compile_method"]
-        out.write(f"  method       {cm['ftn']}  IL size {cm['il_size']}  maxStack {cm['max_stack']}  "
-                  f"EH {cm['eh_count']}\n  IL           {cm['il'][:96]}{'...' if len(cm['il']) > 96 else ''}\n"
-                  f"  layout       {cm['layout']}\n")
+        out.write(
+            f"  method       {cm['ftn']}  IL size {cm['il_size']}  maxStack {cm['max_stack']}  "
+            f"EH {cm['eh_count']}\n  IL           "
+            f"{cm['il'][:96]}{'...' if len(cm['il']) > 96 else ''}\n"
+            f"  layout       {cm['layout']}\n"
+        )
     if "compile_result" in facts:
         cr = facts["compile_result"]
-        out.write(f"  stored CR    CompileMethod: nativeSizeOfCode {cr['native_size_of_code']}, "
-                  f"CorJitResult {cr['cor_jit_result']}\n")
+        out.write(
+            f"  stored CR    CompileMethod: nativeSizeOfCode {cr['native_size_of_code']}, "
+            f"CorJitResult {cr['cor_jit_result']}\n"
+        )
     if "alloc_mem" in facts:
         am = facts["alloc_mem"]
-        out.write(f"  stored CR    AllocMem ({am['layout']}-byte layout): hotCodeSize {am['hot_code_size']}\n")
+        out.write(
+            f"  stored CR    AllocMem ({am['layout']}-byte layout): hotCodeSize "
+            f"{am['hot_code_size']}\n"
+        )
     width = max([44, *(len(r["name"]) for r in rows)])  # a re-used id's two names
     out.write(f"  {'id':>3}  {'name':<{width}} {'offset':>12} {'size':>8}  map\n")
     for r in rows:
-        desc = r.get("problem") or f"{r['kind']}, {r['items']} item(s) x {r['item_size']} B, buffer {r['buffer']} B"
-        out.write(f"  {r['id']:>3}  {r['name']:<{width}} {r['offset']:>12} {r['size']:>8}  "
-                  f"{desc}\n")
+        desc = (
+            r.get("problem")
+            or f"{r['kind']}, {r['items']} item(s) x {r['item_size']} B, buffer {r['buffer']} B"
+        )
+        out.write(
+            f"  {r['id']:>3}  {r['name']:<{width}} {r['offset']:>12} {r['size']:>8}  {desc}\n"
+        )
     for u in mc.undecoded:
         out.write(f"  {u}\n")
     for p in mc.problems:

@@ -59,7 +59,7 @@ def split_packets(record: bytes, base_offset: int = 0) -> list[Packet]:
         (size,) = struct.unpack_from("<I", record, p + 1)
         if p + 5 + size + 1 > end or record[p + 5 + size] != 0x42:
             raise ValueError(f"bad packet {pid} at +{p}")
-        out.append(Packet(pid, base_offset + p, size, bytes(record[p + 5:p + 5 + size])))
+        out.append(Packet(pid, base_offset + p, size, bytes(record[p + 5 : p + 5 + size])))
         p += 6 + size
     return out
 
@@ -77,7 +77,8 @@ class MethodContextInfo:
     compile_result: CompileMethodResults | None = None
     alloc_mem: AllocMemDetails | None = None
     problems: list[str] = field(default_factory=list)  # decode problems: reported, never raised
-    undecoded: list[str] = field(default_factory=list)  # packets of a layout this tool does not know (no problem)
+    # packets of a layout this tool does not know (no problem)
+    undecoded: list[str] = field(default_factory=list)
 
     @property
     def il_size(self) -> int | None:
@@ -128,7 +129,8 @@ def decode_method_context(number: int, offset: int, record: bytes) -> MethodCont
 
 
 def _print_result(m: SerializedMap, key: bytes) -> str | None:
-    """Agnostic_PrintResult {u32 requiredBufferSize, stringBuffer, stringBufferSize} -> the string."""
+    """Agnostic_PrintResult {u32 requiredBufferSize, stringBuffer, stringBufferSize} -> the
+    string."""
     v = m.get(key)
     if v is None or len(v) < 12:
         return None
@@ -137,7 +139,8 @@ def _print_result(m: SerializedMap, key: bytes) -> str | None:
 
 
 def _blob_text(m: SerializedMap, offset: int) -> str:
-    """A name blob as mcs prints it with printf("%s"): a recorded null (0xFFFFFFFF) reads "(null)"."""
+    """A name blob as mcs prints it with printf("%s"): a recorded null (0xFFFFFFFF) reads
+    "(null)"."""
     text = decode_string_blob(m.blob(offset))
     return "(null)" if text is None else text
 
@@ -149,9 +152,10 @@ HACKISH_CLASS = "hackishClassName"  # 3.1's repGetClassName without a recorded n
 def _dump_map_name(maps: dict[int, SerializedMap], key: bytes) -> tuple[str, str | None] | None:
     """3.1 `mcs -dumpMap`'s "method name" (verbdumpmap.cpp `DumpMap`): `className:methodName` with
     methodName = repGetMethodName(ftn, &moduleName) (the GetMethodName item keyed {ftn, 1}, else
-    "hackishMethodName") and className = repGetClassName(repGetMethodClass(ftn)) (else "hackishClassName").
-    None when the record has neither name (mcs would print "hackishClassName:hackishMethodName"), or no
-    GetMethodClass answer for the method (mcs would stop on it). The second item says which part is a placeholder."""
+    "hackishMethodName") and className = repGetClassName(repGetMethodClass(ftn)) (else
+    "hackishClassName"). None when the record has neither name (mcs would print
+    "hackishClassName:hackishMethodName"), or no GetMethodClass answer for the method (mcs would
+    stop on it). The second item says which part is a placeholder."""
     hcls = maps[P.GetMethodClass].get(key) if P.GetMethodClass in maps else None
     if hcls is None or len(hcls) < 8:
         return None
@@ -170,16 +174,20 @@ def _dump_map_name(maps: dict[int, SerializedMap], key: bytes) -> tuple[str, str
     if method is None and cls is None:
         return None
     missing = [what for what, got in (("method", method), ("class", cls)) if got is None]
-    note = (f"{' and '.join(missing)} name not recorded: superpmi's placeholder, as mcs -dumpMap prints it"
-            if missing else None)
+    note = (
+        f"{' and '.join(missing)} name not recorded: superpmi's placeholder, as mcs -dumpMap "
+        "prints it"
+        if missing
+        else None
+    )
     return f"{cls or HACKISH_CLASS}:{method or HACKISH_METHOD}", note
 
 
 def method_full_name(maps: dict[int, SerializedMap], ftn: int) -> tuple[str | None, str | None]:
-    """(`Class:Method`, note) from whichever name packets the collection recorded: PrintMethodName (2023+);
-    else the name 3.1's `mcs -dumpMap` prints (GetMethodName keyed {ftn, 1}, GetMethodClass + GetClassName;
-    the note says when part of it is superpmi's placeholder); else GetMethodNameFromMetadata; else any
-    GetMethodName item of the method; else (None, None)."""
+    """(`Class:Method`, note) from whichever name packets the collection recorded: PrintMethodName
+    (2023+); else the name 3.1's `mcs -dumpMap` prints (GetMethodName keyed {ftn, 1}, GetMethodClass
+    + GetClassName; the note says when part of it is superpmi's placeholder); else
+    GetMethodNameFromMetadata; else any GetMethodName item of the method; else (None, None)."""
     key = struct.pack("<Q", ftn)
     method: str | None = None
     cls: str | None = None
@@ -218,5 +226,7 @@ def method_full_name(maps: dict[int, SerializedMap], ftn: int) -> tuple[str | No
             if cls is None and P.GetClassName in maps:
                 cv = maps[P.GetClassName].get(hcls[:8])
                 if cv is not None:
-                    cls = decode_string_blob(maps[P.GetClassName].blob(struct.unpack_from("<I", cv)[0]))
+                    cls = decode_string_blob(
+                        maps[P.GetClassName].blob(struct.unpack_from("<I", cv)[0])
+                    )
     return (f"{cls}:{method}" if cls else method), None

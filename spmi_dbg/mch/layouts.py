@@ -1,4 +1,5 @@
-"""Agnostic struct layouts the product decodes (docs/mch-format.md 5.4; all packed, little-endian)."""
+"""Agnostic struct layouts the product decodes (docs/mch-format.md 5.4; all packed,
+little-endian)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ COMPILE_METHOD_SIZE = METHOD_INFO_SIZE + 8  # today's value: METHOD_INFO, flags,
 
 
 class UnknownLayout(MapError):
-    """A packet whose item size matches no layout this tool knows: not decoded, and not a problem of the
-    collection (framing never depends on struct sizes, docs/mch-format.md 10)."""
+    """A packet whose item size matches no layout this tool knows: not decoded, and not a problem of
+    the collection (framing never depends on struct sizes, docs/mch-format.md 10)."""
 
     def __init__(self, what: str, size: int) -> None:
         super().__init__(f"not decoded (unknown layout, {size} bytes)")
@@ -24,7 +25,8 @@ class UnknownLayout(MapError):
 
 @dataclass(frozen=True)
 class CompileMethodLayout:
-    """One era's `Agnostic_CompileMethod` (packet 143), told apart by its item size (key 4 + value)."""
+    """One era's `Agnostic_CompileMethod` (packet 143), told apart by its item size (key 4 +
+    value)."""
 
     item_size: int
     era: str
@@ -44,12 +46,15 @@ class CompileMethodLayout:
 _TODAY = "dotnet/runtime src/coreclr/tools/superpmi/superpmi-shared/agnostic.h"
 _V31 = "dotnet/coreclr v3.1.23 src/ToolBox/superpmi/superpmi-shared/methodcontext.h"
 
-# docs/mch-format.md 5.4 and 11. The fields before regionKind (ftn, scope, ILCode_offset, ILCodeSize,
-# maxStack, EHcount, options) are at the same offsets in every layout.
+# docs/mch-format.md 5.4 and 11. The fields before regionKind (ftn, scope, ILCode_offset,
+# ILCodeSize, maxStack, EHcount, options) are at the same offsets in every layout.
 COMPILE_METHOD_LAYOUTS: dict[int, CompileMethodLayout] = {
-    layout.item_size: layout for layout in (
+    layout.item_size: layout
+    for layout in (
         CompileMethodLayout(4 + 216, "today's METHOD_INFO", 84, True, True, _TODAY),
-        CompileMethodLayout(4 + 212, "today's METHOD_INFO without regionKind", 84, False, True, _TODAY),
+        CompileMethodLayout(
+            4 + 212, "today's METHOD_INFO without regionKind", 84, False, True, _TODAY
+        ),
         CompileMethodLayout(4 + 196, "3.1-era METHOD_INFO", 76, True, False, _V31),
     )
 }
@@ -101,8 +106,20 @@ def decode_compile_method(m: SerializedMap) -> CompileMethodRequest:
         il = b""
     if len(il) < il_size:
         raise MapError(f"CompileMethod IL: expected {il_size} bytes, found {len(il)}")
-    return CompileMethodRequest(ftn, scope, il_off, il_size, max_stack, eh, options, region, flags, os_,
-                                bytes(il[:il_size]), layout)
+    return CompileMethodRequest(
+        ftn,
+        scope,
+        il_off,
+        il_size,
+        max_stack,
+        eh,
+        options,
+        region,
+        flags,
+        os_,
+        bytes(il[:il_size]),
+        layout,
+    )
 
 
 @dataclass(frozen=True)
@@ -125,7 +142,8 @@ def decode_cr_compile_method(m: SerializedMap) -> CompileMethodResults:
 
 @dataclass(frozen=True)
 class AllocMemDetails:
-    """Compile-result AllocMem (packet 115); `layout` is 56 (3.1 to 2025) or 52 (2025/26 main, no flag)."""
+    """Compile-result AllocMem (packet 115); `layout` is 56 (3.1 to 2025) or 52 (2025/26 main, no
+    flag)."""
 
     layout: int
     hot_code_size: int
@@ -165,8 +183,23 @@ def decode_alloc_mem(m: SerializedMap) -> AllocMemDetails:
             raise MapError(f"AllocMem block at {offset}: expected {size} bytes, found {len(data)}")
         return bytes(data[:size])
 
-    return AllocMemDetails(len(v), hot, cold, ro, xc, flag, hoff, coff, roff, hblk, cblk, rblk,
-                           code(hot, hoff), code(cold, coff), code(ro, roff))
+    return AllocMemDetails(
+        len(v),
+        hot,
+        cold,
+        ro,
+        xc,
+        flag,
+        hoff,
+        coff,
+        roff,
+        hblk,
+        cblk,
+        rblk,
+        code(hot, hoff),
+        code(cold, coff),
+        code(ro, roff),
+    )
 
 
 # GetExpectedTargetArchitecture (183): IMAGE_FILE_MACHINE_* in 2023-era collections.
@@ -194,7 +227,8 @@ def decode_u32_value(m: SerializedMap) -> int:
 
 
 def decode_string_blob(raw: bytes | None) -> str | None:
-    """A name blob: 8-bit chars, usually NUL-terminated (older WCHAR blobs are detected and decoded)."""
+    """A name blob: 8-bit chars, usually NUL-terminated (older WCHAR blobs are detected and
+    decoded)."""
     if raw is None:
         return None
     if len(raw) >= 4 and len(raw) % 2 == 0 and raw[1] == 0 and raw[3] == 0:

@@ -1,4 +1,5 @@
-"""Decoding of serialised `LightWeightMap<K,V>` and `DenseLightWeightMap<V>` packets (docs/mch-format.md 3-4)."""
+"""Decoding of serialised `LightWeightMap<K,V>` and `DenseLightWeightMap<V>` packets
+(docs/mch-format.md 3-4)."""
 
 from __future__ import annotations
 
@@ -51,13 +52,13 @@ class SerializedMap:
         k = 0 if self.dense else (self.key_size or 0)
         n = self.item_size - k if self.count else 0
         keys_len = self.count * k
-        return [self.items[keys_len + i * n: keys_len + (i + 1) * n] for i in range(self.count)]
+        return [self.items[keys_len + i * n : keys_len + (i + 1) * n] for i in range(self.count)]
 
     def keys(self) -> list[bytes]:
         if self.dense:
             return [struct.pack("<I", i) for i in range(self.count)]
         k = self.key_size or 0
-        return [self.items[i * k:(i + 1) * k] for i in range(self.count)]
+        return [self.items[i * k : (i + 1) * k] for i in range(self.count)]
 
     def get(self, key: bytes) -> bytes | None:
         """Value for a key (compared bytewise, as LightWeightMap::GetIndex does with memcmp)."""
@@ -71,16 +72,21 @@ class SerializedMap:
         if offset == NO_BLOB:
             return None
         if offset < 4 or offset > len(self.buffer):
-            raise MapError(f"blob offset {offset} outside the side buffer of {len(self.buffer)} bytes")
+            raise MapError(
+                f"blob offset {offset} outside the side buffer of {len(self.buffer)} bytes"
+            )
         (length,) = struct.unpack_from("<I", self.buffer, offset - 4)
         if offset + length > len(self.buffer):
-            raise MapError(f"blob at {offset} of {length} bytes runs past the side buffer "
-                           f"({len(self.buffer)} bytes)")
-        return self.buffer[offset:offset + length]
+            raise MapError(
+                f"blob at {offset} of {length} bytes runs past the side buffer "
+                f"({len(self.buffer)} bytes)"
+            )
+        return self.buffer[offset : offset + length]
 
 
 def parse_map(packet_id: int, data: bytes) -> SerializedMap:
-    """Parse a packet's map bytes. Structure errors raise MapError (pyscan.check_map gives the text)."""
+    """Parse a packet's map bytes. Structure errors raise MapError (pyscan.check_map gives the
+    text)."""
     problem = check_map(memoryview(data), 0, len(data))
     if problem is not None:
         raise MapError(problem)
@@ -90,11 +96,15 @@ def parse_map(packet_id: int, data: bytes) -> SerializedMap:
     hdr = 4 if tagged else 0
     (count,) = struct.unpack_from("<I", data, hdr)
     if count == 0:
-        return SerializedMap(packet_id, dense, tagged, 0, 0, b"", b"", None if dense else KEY_SIZES.get(packet_id))
+        return SerializedMap(
+            packet_id, dense, tagged, 0, 0, b"", b"", None if dense else KEY_SIZES.get(packet_id)
+        )
     (buflen,) = struct.unpack_from("<I", data, hdr + 4)
-    items = data[hdr + 8:len(data) - buflen]
+    items = data[hdr + 8 : len(data) - buflen]
     item_size = len(items) // count
     key_size = None if dense else KEY_SIZES.get(packet_id)
     if key_size is not None and key_size > item_size:
         raise MapError(f"items of {item_size} bytes cannot hold a {key_size}-byte key")
-    return SerializedMap(packet_id, dense, tagged, count, item_size, items, data[len(data) - buflen:], key_size)
+    return SerializedMap(
+        packet_id, dense, tagged, count, item_size, items, data[len(data) - buflen :], key_size
+    )

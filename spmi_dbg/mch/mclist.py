@@ -1,12 +1,14 @@
-"""superpmi's `-c` method context lists (MCList::processArgAsMCL, docs/superpmi-conventions.md section 1).
+"""superpmi's `-c` method context lists (MCList::processArgAsMCL, docs/superpmi-conventions.md
+section 1).
 
-An argument made only of digits, `-` and `,` is a list of numbers and ranges (`20`, `20,25,30`, `10-99`,
-`5,10-99,101`); anything else must be a file ending in `.mcl` holding one number per line (the first
-number on each line; superpmi writes `%d\\r\\n`). Lists start at 1 and strictly increase.
+An argument made only of digits, `-` and `,` is a list of numbers and ranges (`20`, `20,25,30`,
+`10-99`, `5,10-99,101`); anything else must be a file ending in `.mcl` holding one number per line
+(the first number on each line; superpmi writes `%d\\r\\n`). Lists start at 1 and strictly increase.
 The error texts are superpmi's.
 
-A list is kept as its ranges, never as a list of numbers: `-c 1-99999999999999999999` costs two integers, and
-whoever walks it stops at the end of the collection (`within`), so memory is bounded by the collection.
+A list is kept as its ranges, never as a list of numbers: `-c 1-99999999999999999999` costs two
+integers, and whoever walks it stops at the end of the collection (`within`), so memory is bounded
+by the collection.
 """
 
 from __future__ import annotations
@@ -69,12 +71,15 @@ class MCList:
         return sum(hi - lo + 1 for lo, hi in self.ranges)
 
     def within(self, count: int) -> MCList:
-        """The numbers that exist in a collection of `count` method contexts (superpmi stops at its end)."""
+        """The numbers that exist in a collection of `count` method contexts (superpmi stops at its
+        end)."""
         return MCList(tuple((lo, min(hi, count)) for lo, hi in self.ranges if lo <= count))
 
     def between(self, lo: int, hi: int) -> MCList:
         """The numbers of the list from `lo` to `hi`, both included."""
-        return MCList(tuple((max(a, lo), min(b, hi)) for a, b in self.ranges if b >= lo and a <= hi))
+        return MCList(
+            tuple((max(a, lo), min(b, hi)) for a, b in self.ranges if b >= lo and a <= hi)
+        )
 
     def spec(self) -> str:
         """The shortest `-c` argument for it (`1-3,7,9-12`)."""
@@ -111,7 +116,8 @@ def parse_mclist(arg: str) -> MCList:
 
 
 class _Builder:
-    """Ranges appended in order, checked as superpmi checks the numbers (start at 1, strictly increase)."""
+    """Ranges appended in order, checked as superpmi checks the numbers (start at 1, strictly
+    increase)."""
 
     def __init__(self) -> None:
         self.ranges: list[tuple[int, int]] = []
@@ -157,11 +163,12 @@ def check_sorted(numbers: Sequence[int]) -> None:
 
 
 def read_mcl(path: str | os.PathLike[str]) -> MCList:
-    """A `.mcl` file: a regular file of at most MAX_MCL_BYTES (a FIFO, a device or a huge sparse file is refused
-    before anything is read); bad content is shown escaped."""
+    """A `.mcl` file: a regular file of at most MAX_MCL_BYTES (a FIFO, a device or a huge sparse
+    file is refused before anything is read); bad content is shown escaped."""
     shown = printable(str(path))
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO with no writer must not hang the open
+        # a FIFO with no writer must not hang the open
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as e:
         raise MCListError(f"{shown}: cannot read method context list: {e.strerror}") from None
     try:
@@ -169,8 +176,10 @@ def read_mcl(path: str | os.PathLike[str]) -> MCList:
         if not stat.S_ISREG(st.st_mode):
             raise MCListError(f"{shown}: cannot read method context list: not a regular file")
         if st.st_size > MAX_MCL_BYTES:
-            raise MCListError(f"{shown}: cannot read method context list: {st.st_size} bytes, expected at most "
-                              f"{MAX_MCL_BYTES} (one number per line)")
+            raise MCListError(
+                f"{shown}: cannot read method context list: {st.st_size} bytes, expected at most "
+                f"{MAX_MCL_BYTES} (one number per line)"
+            )
         with os.fdopen(fd, "rb", closefd=False) as f:
             data = f.read(MAX_MCL_BYTES + 1)
     except OSError as e:
@@ -183,8 +192,10 @@ def read_mcl(path: str | os.PathLike[str]) -> MCList:
             continue
         m = _LEADING_NUMBER.match(line)
         if m is None:
-            raise MCListError(f"{shown}: expected a method context number on each line, found "
-                              f"'{printable(line.strip().decode('utf-8', 'replace'))}'")
+            raise MCListError(
+                f"{shown}: expected a method context number on each line, found "
+                f"'{printable(line.strip().decode('utf-8', 'replace'))}'"
+            )
         n = int(m.group(1))
         out.add(n, n)
     return out.done()
@@ -198,4 +209,3 @@ def format_mcl(numbers: Sequence[int] | MCList) -> bytes:
 def compress_ranges(numbers: Sequence[int]) -> str:
     """The shortest `-c` argument for a sorted list (`1-3,7,9-12`)."""
     return MCList.of(numbers).spec()
-

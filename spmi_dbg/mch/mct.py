@@ -1,8 +1,9 @@
 """.mct table of contents (docs/mch-format.md section 6): read, validate, look up, write.
 
-Layout: "INDX", u32 count, count x 48-byte entries {i64 Offset; i32 Number; char Hash[33]; 3 pad}, "INDX".
-Numbers strictly increase; superpmi binary-searches them for `-c`. The hash field is opaque to us: it is
-copied from a source .mct when there is one and otherwise left all-zero ("unknown"), never invented.
+Layout: "INDX", u32 count, count x 48-byte entries {i64 Offset; i32 Number; char Hash[33]; 3 pad},
+"INDX". Numbers strictly increase; superpmi binary-searches them for `-c`. The hash field is opaque
+to us: it is copied from a source .mct when there is one and otherwise left all-zero ("unknown"),
+never invented.
 """
 
 from __future__ import annotations
@@ -30,16 +31,18 @@ COLLECTION_SUFFIXES = (".mch", ".mc")
 
 
 def toc_path_for(mch: str | os.PathLike[str]) -> Path:
-    """Where we write the index of a collection: `<file>.mct` appended, as `mcs -toc file.mch` writes
-    `file.mch.mct` and as superpmi.py's downloaded collections are stored."""
+    """Where we write the index of a collection: `<file>.mct` appended, as `mcs -toc file.mch`
+    writes `file.mch.mct` and as superpmi.py's downloaded collections are stored."""
     p = Path(mch)
     return p.with_name(p.name + ".mct")
 
 
 def find_toc(mch: str | os.PathLike[str]) -> Path | None:
-    """The index paired with a collection, as superpmi looks for it: `file.mch.mct`, then `file.mct`."""
+    """The index paired with a collection, as superpmi looks for it: `file.mch.mct`, then
+    `file.mct`."""
     p = Path(mch)
-    if not p.name:  # "", "." or "/": no file name, so no index beside it (the open refuses the path itself)
+    # "", "." or "/": no file name, so no index beside it (the open refuses the path itself)
+    if not p.name:
         return None
     for candidate in (toc_path_for(p), p.with_suffix(".mct")):
         if candidate != p and candidate.is_file():
@@ -77,8 +80,13 @@ class Toc:
     """A validated .mct. Lookups go through the native library when present (no per-entry Python
     objects for a 300k-entry index); otherwise through the parsed Python list."""
 
-    def __init__(self, path: Path, count: int, native: tuple[Native, object] | None,
-                 entries: list[TocEntry] | None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        count: int,
+        native: tuple[Native, object] | None,
+        entries: list[TocEntry] | None,
+    ) -> None:
         self.path = path
         self.count = count
         self._native = native
@@ -112,8 +120,9 @@ class Toc:
             yield self.entry(i)
 
     def offsets_and_numbers_raw(self) -> tuple[bytes, bytes]:
-        """All offsets (i64 LE) and numbers (i32 LE), packed, from one bulk read of the validated file."""
-        data = self.path.read_bytes()[8:8 + 48 * self.count]
+        """All offsets (i64 LE) and numbers (i32 LE), packed, from one bulk read of the validated
+        file."""
+        data = self.path.read_bytes()[8 : 8 + 48 * self.count]
         if not data:
             return b"", b""
         view = memoryview(data)
@@ -125,7 +134,7 @@ class Toc:
 
     def all_entries(self) -> list[TocEntry]:
         """Every entry, in one bulk read of the (already validated) file."""
-        data = self.path.read_bytes()[8:8 + 48 * self.count]
+        data = self.path.read_bytes()[8 : 8 + 48 * self.count]
         return [TocEntry(o, n, h) for o, n, h in ENTRY.iter_unpack(data)]
 
     def find(self, number: int) -> TocEntry | None:
@@ -165,31 +174,42 @@ def _error(p: Path, code: int, record: int, offset: int, message: str) -> InputE
 
 
 def _open_toc_py(p: Path, mch_size: int) -> Toc:
-    def fail(message: str, offset: int = 0, record: int = 0, code: int = pyscan.E_TOC) -> InputError:
+    def fail(
+        message: str, offset: int = 0, record: int = 0, code: int = pyscan.E_TOC
+    ) -> InputError:
         return _error(p, code, record, offset, message)
 
     try:
         st = p.stat()
         if not stat.S_ISREG(st.st_mode):
             kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a special file"
-            raise fail(f"not a regular file: expected a .mct index, found {kind}", code=pyscan.E_NOTFILE)
+            raise fail(
+                f"not a regular file: expected a .mct index, found {kind}", code=pyscan.E_NOTFILE
+            )
         data = p.read_bytes()
     except OSError as e:
         raise fail(f"cannot open: {e.strerror}", code=pyscan.E_IO) from None
     if len(data) < 8:
-        raise fail(f"missing the starting sentinel/length: expected at least 8 bytes, found {len(data)}")
+        raise fail(
+            f"missing the starting sentinel/length: expected at least 8 bytes, found {len(data)}"
+        )
     if data[:4] != SENTINEL:
-        raise fail("missing the starting sentinel/length: expected 'INDX', found "
-                   + " ".join(f"{b:02x}" for b in data[:4]))
+        raise fail(
+            "missing the starting sentinel/length: expected 'INDX', found "
+            + " ".join(f"{b:02x}" for b in data[:4])
+        )
     (count,) = struct.unpack_from("<I", data, 4)
     need = 8 + 48 * count + 4
     if len(data) < need:
         raise fail(f"truncated: expected {need} bytes for {count} entries, found {len(data)}")
     if len(data) > need:
         raise fail(f"unexpected size: expected {need} bytes for {count} entries, found {len(data)}")
-    if data[need - 4:need] != SENTINEL:
-        raise fail("missing the ending sentinel: expected 'INDX', found "
-                   + " ".join(f"{b:02x}" for b in data[need - 4:need]), offset=need - 4)
+    if data[need - 4 : need] != SENTINEL:
+        raise fail(
+            "missing the ending sentinel: expected 'INDX', found "
+            + " ".join(f"{b:02x}" for b in data[need - 4 : need]),
+            offset=need - 4,
+        )
     entries: list[TocEntry] = []
     prev = prev_off = 0
     for i in range(count):
@@ -198,15 +218,30 @@ def _open_toc_py(p: Path, mch_size: int) -> Toc:
         if num < 1:
             raise fail(f"entry {i}: expected a method context number >= 1, found {num}", offset=pos)
         if i and num <= prev:
-            raise fail(f"not sorted: expected numbers to increase, found {num} after {prev}", pos, num)
+            raise fail(
+                f"not sorted: expected numbers to increase, found {num} after {prev}", pos, num
+            )
         if off < 0:
-            raise fail(f"entry {i}: negative offset: expected 0 to {max(mch_size - 8, 0)}, found {off}", pos, num)
+            raise fail(
+                f"entry {i}: negative offset: expected 0 to {max(mch_size - 8, 0)}, found {off}",
+                pos,
+                num,
+            )
         if i and off <= prev_off:  # records are in file order: a later number lies further on
-            raise fail(f"entry {i}: offsets out of order: expected more than {prev_off} (entry {i - 1}'s), found "
-                       f"{off}", pos, num)
+            raise fail(
+                f"entry {i}: offsets out of order: expected more than {prev_off} (entry "
+                f"{i - 1}'s), found "
+                f"{off}",
+                pos,
+                num,
+            )
         if off + 8 > mch_size:
-            raise fail(f"entry {i}: offset past the end of the collection: expected at most "
-                       f"{max(mch_size - 8, 0)}, found {off}", pos, num)
+            raise fail(
+                f"entry {i}: offset past the end of the collection: expected at most "
+                f"{max(mch_size - 8, 0)}, found {off}",
+                pos,
+                num,
+            )
         entries.append(TocEntry(off, num, h))
         prev, prev_off = num, off
     return Toc(p, count, None, entries)
@@ -225,5 +260,7 @@ def build_toc_bytes(entries: Sequence[tuple[int, int, bytes | None]]) -> bytes:
     return b"".join(out)
 
 
-def write_toc(path: str | os.PathLike[str], entries: Sequence[tuple[int, int, bytes | None]]) -> None:
+def write_toc(
+    path: str | os.PathLike[str], entries: Sequence[tuple[int, int, bytes | None]]
+) -> None:
     atomic_write_bytes(path, build_toc_bytes(entries))

@@ -27,8 +27,8 @@ class Native:
 
 
 def _make_ffi() -> Any:
-    """The ffi object: from the out-of-line module generated at build time when it is installed (no C
-    parsing at start-up), else by parsing the cdef shipped with the package (~70 ms)."""
+    """The ffi object: from the out-of-line module generated at build time when it is installed (no
+    C parsing at start-up), else by parsing the cdef shipped with the package (~70 ms)."""
     generated = native_file("_spmimch_cffi.py")
     if generated is not None:
         spec = importlib.util.spec_from_file_location("spmi_dbg._native._spmimch_cffi", generated)

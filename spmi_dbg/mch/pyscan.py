@@ -1,8 +1,8 @@
 """Pure-Python collection scanner: the same checks and the same message texts as libspmimch.
 
-Used when the native library is not available and for small in-memory jobs (a single record's bytes);
-a test feeds both implementations the same mutated collections and requires identical results.
-The rules are documented once, in native/mch/spmimch.h.
+Used when the native library is not available and for small in-memory jobs (a single record's
+bytes); a test feeds both implementations the same mutated collections and requires identical
+results. The rules are documented once, in native/mch/spmimch.h.
 """
 
 from __future__ import annotations
@@ -39,9 +39,11 @@ SCAN_STOPPED = -1
 
 _U32 = struct.Struct("<I")
 
+
 class Problem(NamedTuple):
     """One finding: status code, 1-based method context number (0 = none), byte offset, message.
-    (Named tuples, not dataclasses, on the scan path: `mch verify` does not import dataclasses and inspect.)"""
+    (Named tuples, not dataclasses, on the scan path: `mch verify` does not import dataclasses and
+    inspect.)"""
 
     code: int
     record: int
@@ -64,8 +66,11 @@ class Stats:
         self.records = 0
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Stats) and (self.packet_count, self.packet_bytes, self.records) == (
-            other.packet_count, other.packet_bytes, other.records)
+        return isinstance(other, Stats) and (
+            self.packet_count,
+            self.packet_bytes,
+            self.records,
+        ) == (other.packet_count, other.packet_bytes, other.records)
 
     def __repr__(self) -> str:
         used = {i: (c, self.packet_bytes[i]) for i, c in enumerate(self.packet_count) if c}
@@ -82,8 +87,14 @@ class PyScanner:
         self.records: list[tuple[int, int]] = []
         self.stopped = False
 
-    def scan(self, flags: int, budget: int = 0, stats: Stats | None = None,
-             problems: list[Problem] | None = None, max_problems: int = 1 << 30) -> int:
+    def scan(
+        self,
+        flags: int,
+        budget: int = 0,
+        stats: Stats | None = None,
+        problems: list[Problem] | None = None,
+        max_problems: int = 1 << 30,
+    ) -> int:
         sink = problems if problems is not None else []
         start = self.pos
         if self.stopped:
@@ -110,28 +121,49 @@ class PyScanner:
 
 
 def check_framing(data: memoryview, off: int, number: int) -> int | Problem:
-    """Record header, length and end canary of the record at `off`; returns its size or the problem."""
+    """Record header, length and end canary of the record at `off`; returns its size or the
+    problem."""
     size = len(data)
     remain = size - off
     if remain < 6:
-        return Problem(E_FRAMING, number, off, f"truncated record header: expected 6 bytes, found {remain}")
+        return Problem(
+            E_FRAMING, number, off, f"truncated record header: expected 6 bytes, found {remain}"
+        )
     if data[off] != 0x6D or data[off + 1] != 0x63:
-        return Problem(E_FRAMING, number, off,
-                       f"bad magic: expected 'mc' (6d 63), found {data[off]:02x} {data[off + 1]:02x}")
+        return Problem(
+            E_FRAMING,
+            number,
+            off,
+            f"bad magic: expected 'mc' (6d 63), found {data[off]:02x} {data[off + 1]:02x}",
+        )
     total: int = _U32.unpack_from(data, off + 2)[0]
     if total + 2 > remain - 6:
-        return Problem(E_FRAMING, number, off,
-                       f"record length {total} runs past end of file: expected {total + 2} more bytes, "
-                       f"found {remain - 6}")
+        return Problem(
+            E_FRAMING,
+            number,
+            off,
+            f"record length {total} runs past end of file: expected {total + 2} more bytes, "
+            f"found {remain - 6}",
+        )
     end = off + 6 + total
     if data[end] != 0x34 or data[end + 1] != 0x32:
-        return Problem(E_FRAMING, number, end,
-                       f"bad end canary: expected '42' (34 32), found {data[end]:02x} {data[end + 1]:02x}")
+        return Problem(
+            E_FRAMING,
+            number,
+            end,
+            f"bad end canary: expected '42' (34 32), found {data[end]:02x} {data[end + 1]:02x}",
+        )
     return total + 8
 
 
-def walk_packets(data: memoryview, off: int, record_size: int, number: int, stats: Stats | None,
-                 emit: Callable[[Problem], None]) -> None:
+def walk_packets(
+    data: memoryview,
+    off: int,
+    record_size: int,
+    number: int,
+    stats: Stats | None,
+    emit: Callable[[Problem], None],
+) -> None:
     p = off + 6
     end = off + record_size - 2
     if stats is not None:
@@ -139,19 +171,39 @@ def walk_packets(data: memoryview, off: int, record_size: int, number: int, stat
     while p < end:
         remain = end - p
         if remain < 5:
-            emit(Problem(E_PACKET, number, p, f"truncated packet header: expected 5 bytes, found {remain}"))
+            emit(
+                Problem(
+                    E_PACKET,
+                    number,
+                    p,
+                    f"truncated packet header: expected 5 bytes, found {remain}",
+                )
+            )
             return
         pid = data[p]
         (size,) = _U32.unpack_from(data, p + 1)
         avail = remain - 5
         if size + 1 > avail:
-            emit(Problem(E_PACKET, number, p,
-                         f"packet {pid} runs past end of record: expected {size + 1} bytes, found {avail}"))
+            emit(
+                Problem(
+                    E_PACKET,
+                    number,
+                    p,
+                    f"packet {pid} runs past end of record: expected {size + 1} bytes, found "
+                    f"{avail}",
+                )
+            )
             return
         canary = data[p + 5 + size]
         if canary != 0x42:
-            emit(Problem(E_PACKET, number, p + 5 + size,
-                         f"bad canary after packet {pid}: expected 42, found {canary:02x}"))
+            emit(
+                Problem(
+                    E_PACKET,
+                    number,
+                    p + 5 + size,
+                    f"bad canary after packet {pid}: expected 42, found {canary:02x}",
+                )
+            )
             return
         if stats is not None:
             stats.packet_count[pid] += 1
@@ -163,11 +215,12 @@ def walk_packets(data: memoryview, off: int, record_size: int, number: int, stat
 
 
 def check_map(data: memoryview, m: int, size: int) -> str | None:
-    """Structure of the serialised map at data[m:m+size]; returns the problem text or None. Only what holds in
-    every JIT-EE era is checked, never the item size of one era's agnostic structs (docs/mch-format.md 10)."""
+    """Structure of the serialised map at data[m:m+size]; returns the problem text or None. Only
+    what holds in every JIT-EE era is checked, never the item size of one era's agnostic structs
+    (docs/mch-format.md 10)."""
     if size < 4:
         return f"map too short: expected at least 4 bytes, found {size}"
-    tag = bytes(data[m:m + 4])
+    tag = bytes(data[m : m + 4])
     hdr = 4 if tag in (b"LWM1", b"DWM1") else 0
     if size < hdr + 4:
         return f"map too short: expected at least {hdr + 4} bytes, found {size}"
@@ -195,7 +248,10 @@ def check_map(data: memoryview, m: int, size: int) -> str | None:
             return f"side buffer chunk at +{q} runs past the buffer: expected 4 bytes, found {left}"
         (ln,) = _U32.unpack_from(data, base + q)
         if 4 + ln > left:
-            return f"side buffer chunk at +{q} runs past the buffer: expected {4 + ln} bytes, found {left}"
+            return (
+                f"side buffer chunk at +{q} runs past the buffer: expected {4 + ln} bytes, "
+                f"found {left}"
+            )
         q += 4 + ln
     return None
 
@@ -204,8 +260,12 @@ def check_record(data: Buffer, offset: int, number: int, flags: int) -> int | Pr
     """Check one record at `offset` without scanning the file (see spmimch_check_record)."""
     view = memoryview(data).cast("B")
     if offset >= len(view):
-        return Problem(E_RANGE, number, offset,
-                       f"record offset {offset} is past the end of file: expected less than {len(view)}")
+        return Problem(
+            E_RANGE,
+            number,
+            offset,
+            f"record offset {offset} is past the end of file: expected less than {len(view)}",
+        )
     result: int | Problem = check_framing(view, offset, number)
     if isinstance(result, Problem) or not flags & SCAN_PACKETS:
         return result

@@ -1,6 +1,6 @@
-"""`spmi-dbg report BUNDLE [--format md|json|text] [--redact] [--gh-issue]`: re-render a repro bundle (or a
-triage directory) from its report.json (triage.json) alone; `--gh-issue` prints the `gh issue create` command
-for it without running it."""
+"""`spmi-dbg report BUNDLE [--format md|json|text] [--redact] [--gh-issue]`: re-render a repro
+bundle (or a triage directory) from its report.json (triage.json) alone; `--gh-issue` prints the `gh
+issue create` command for it without running it."""
 
 from __future__ import annotations
 
@@ -23,15 +23,28 @@ GH_REPO = "dotnet/runtime"
 
 
 def add_parsers(sub: Any) -> None:
-    p = sub.add_parser("report", help="re-render a repro bundle or a triage directory (Markdown, JSON, text)",
-                       description="Re-render a bundle written by `spmi-dbg repro` (report.json) or a directory "
-                                   "written by `spmi-dbg triage` (triage.json), from its data alone.")
-    p.add_argument("bundle", type=Path, help="the bundle directory (or its report.json / triage.json)")
-    p.add_argument("--format", choices=("md", "json", "text"), default="md", help="output format (default md)")
-    p.add_argument("--redact", action="store_true",
-                   help="replace the home directory, user name and host name in the output")
-    p.add_argument("--gh-issue", action="store_true",
-                   help=f"print the `gh issue create` command for this report ({GH_REPO}); nothing is run")
+    p = sub.add_parser(
+        "report",
+        help="re-render a repro bundle or a triage directory (Markdown, JSON, text)",
+        description="Re-render a bundle written by `spmi-dbg repro` (report.json) or a directory "
+        "written by `spmi-dbg triage` (triage.json), from its data alone.",
+    )
+    p.add_argument(
+        "bundle", type=Path, help="the bundle directory (or its report.json / triage.json)"
+    )
+    p.add_argument(
+        "--format", choices=("md", "json", "text"), default="md", help="output format (default md)"
+    )
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace the home directory, user name and host name in the output",
+    )
+    p.add_argument(
+        "--gh-issue",
+        action="store_true",
+        help=f"print the `gh issue create` command for this report ({GH_REPO}); nothing is run",
+    )
     p.set_defaults(func=run)
 
 
@@ -41,8 +54,10 @@ def load(path: Path) -> tuple[str, dict[str, Any], Path]:
         candidates = [path / "report.json", path / "triage.json"]
         found = next((c for c in candidates if c.is_file()), None)
         if found is None:
-            raise InputError(str(path), "not a bundle: no report.json (spmi-dbg repro) or triage.json "
-                                        "(spmi-dbg triage)")
+            raise InputError(
+                str(path),
+                "not a bundle: no report.json (spmi-dbg repro) or triage.json (spmi-dbg triage)",
+            )
         path = found
     kind = "triage" if path.name == "triage.json" else "report"
     try:
@@ -54,13 +69,17 @@ def load(path: Path) -> tuple[str, dict[str, Any], Path]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise InputError(str(path), f"line {e.lineno} column {e.colno} (offset {e.pos}): not valid JSON: "
-                                    f"{e.msg}") from None
+        raise InputError(
+            str(path), f"line {e.lineno} column {e.colno} (offset {e.pos}): not valid JSON: {e.msg}"
+        ) from None
     want = TRIAGE_SCHEMA_VERSION if kind == "triage" else REPORT_SCHEMA_VERSION
     if not isinstance(data, dict) or data.get("schema") != want:
         got = data.get("schema") if isinstance(data, dict) else None
-        raise InputError(str(path), f"schema {got}, expected {want}: written by another spmi-dbg version; "
-                                    f"run spmi-dbg {'triage' if kind == 'triage' else 'repro'} again")
+        raise InputError(
+            str(path),
+            f"schema {got}, expected {want}: written by another spmi-dbg version; "
+            f"run spmi-dbg {'triage' if kind == 'triage' else 'repro'} again",
+        )
     return kind, data, path.parent
 
 
@@ -72,17 +91,34 @@ def run(args: argparse.Namespace) -> int:
     if args.gh_issue:
         title = data["title"] if kind == "report" else _triage_title(data)
         body = directory / ("report.md" if kind == "report" else "triage.md")
-        if redactor is not None:  # the bundle's own files stay as they are: the redacted body beside them
+        # the bundle's own files stay as they are: the redacted body beside them
+        if redactor is not None:
             body = body.with_name(body.stem + ".redacted.md")
             atomic_write_text(body, render(kind, data, "md"))
-        print(shell.join(["gh", "issue", "create", "--repo", GH_REPO, "--title", title, "--body-file", str(body)]))
+        print(
+            shell.join(
+                [
+                    "gh",
+                    "issue",
+                    "create",
+                    "--repo",
+                    GH_REPO,
+                    "--title",
+                    title,
+                    "--body-file",
+                    str(body),
+                ]
+            )
+        )
         return 0
     sys.stdout.write(render(kind, data, args.format))
     return 0
 
 
 def _triage_title(data: dict[str, Any]) -> str:
-    return f"superpmi: {len(data['buckets'])} crash bucket(s) in {Path(data['command']['input']).name}"
+    return (
+        f"superpmi: {len(data['buckets'])} crash bucket(s) in {Path(data['command']['input']).name}"
+    )
 
 
 def render(kind: str, data: dict[str, Any], fmt: str) -> str:

@@ -1,9 +1,9 @@
-"""report.json's words for dotnet/runtime's bug template, from report.json's data alone: the title, and the
-`issue` section's description, reproduction steps, expected and actual behaviour, regression, known
-workarounds and other information (the configuration is the run's: spmi_dbg.repro.report_data). A crash and a
-compile failure (`repro --failure`: "Assertion failed '<expr>' in '<method>' during '<phase>'", dotnet/runtime's
-words for a JIT assert) each have their own title, description and expectation; the facts are the
-phrasebook's (spmi_dbg.report.phrases)."""
+"""report.json's words for dotnet/runtime's bug template, from report.json's data alone: the title,
+and the `issue` section's description, reproduction steps, expected and actual behaviour,
+regression, known workarounds and other information (the configuration is the run's:
+spmi_dbg.repro.report_data). A crash and a compile failure (`repro --failure`: "Assertion failed
+'<expr>' in '<method>' during '<phase>'", dotnet/runtime's words for a JIT assert) each have their
+own title, description and expectation; the facts are the phrasebook's (spmi_dbg.report.phrases)."""
 
 from __future__ import annotations
 
@@ -15,18 +15,33 @@ from spmi_dbg.report import phrases
 
 Data = dict[str, Any]
 
-VERBS = {"SIGSEGV": "segfaults", "SIGABRT": "aborts", "SIGBUS": "dies of SIGBUS (bus error)",
-         "SIGILL": "dies of SIGILL (illegal instruction)", "SIGFPE": "dies of SIGFPE (arithmetic exception)",
-         "SIGTRAP": "dies of an unhandled debug break (SIGTRAP)"}
-NO_WINNER = {"no-crash": "no crash", "input-error": "the replay rejected its input",
-             "tool-failure": "the debugger failed"}
+VERBS = {
+    "SIGSEGV": "segfaults",
+    "SIGABRT": "aborts",
+    "SIGBUS": "dies of SIGBUS (bus error)",
+    "SIGILL": "dies of SIGILL (illegal instruction)",
+    "SIGFPE": "dies of SIGFPE (arithmetic exception)",
+    "SIGTRAP": "dies of an unhandled debug break (SIGTRAP)",
+}
+NO_WINNER = {
+    "no-crash": "no crash",
+    "input-error": "the replay rejected its input",
+    "tool-failure": "the debugger failed",
+}
 
 
 def issue(data: Data, configuration: Data) -> Data:
     """The `issue` section; `data` must already have its title."""
-    return {"description": description(data), "reproduction": reproduction(data), "expected": expected(data),
-            "actual": actual(data), "regression": regression(data), "workarounds": workarounds(data),
-            "configuration": configuration, "other": other(data)}
+    return {
+        "description": description(data),
+        "reproduction": reproduction(data),
+        "expected": expected(data),
+        "actual": actual(data),
+        "regression": regression(data),
+        "workarounds": workarounds(data),
+        "configuration": configuration,
+        "other": other(data),
+    }
 
 
 def _collection(data: Data) -> str:
@@ -42,12 +57,14 @@ def _expected_stop(data: Data) -> Data:
 
 
 def signal_name(data: Data) -> str | None:
-    """The stop's signal: the diagnosis', else the one the run expected (a hang's, a stop with no siginfo)."""
+    """The stop's signal: the diagnosis', else the one the run expected (a hang's, a stop with no
+    siginfo)."""
     sig = (data["diagnosis"] or {}).get("signal") or {}
     return sig.get("name") or _expected_stop(data).get("signal")
 
 
-# ------------------------------------------------------------------------------------------ the title
+# ------------------------------------------------------------------------------------------ the
+# title
 def title(data: Data) -> str:
     if data.get("target"):
         return failure_title(data) or f"no {data['target']['describe']} in {_collection(data)}"
@@ -55,9 +72,12 @@ def title(data: Data) -> str:
         what = NO_WINNER.get(str(data["outcome"]), str(data["outcome"]))
         return f"{what} in {_collection(data)}"
     mc = data["locate"]["method_context"]
-    return phrases.crash_title(signal_name(data), data["diagnosis"] or {},
-                               hang=_expected_stop(data).get("kind") == "hang",
-                               where=f" for method context {mc}" if mc else "")
+    return phrases.crash_title(
+        signal_name(data),
+        data["diagnosis"] or {},
+        hang=_expected_stop(data).get("kind") == "hang",
+        where=f" for method context {mc}" if mc else "",
+    )
 
 
 def failure_title(data: Data) -> str | None:
@@ -75,9 +95,9 @@ def failure_title(data: Data) -> str | None:
 
 
 def assert_phase(data: Data) -> tuple[str | None, str]:
-    """The assert's phase and how to say it: ("P", "during") when the ISSUE line names it; else the JIT's state
-    at the debugger's stop in the assert (3.1: Compiler::previousCompletedPhase, the phase completed last:
-    "after"); else (None, "")."""
+    """The assert's phase and how to say it: ("P", "during") when the ISSUE line names it; else the
+    JIT's state at the debugger's stop in the assert (3.1: Compiler::previousCompletedPhase, the
+    phase completed last: "after"); else (None, "")."""
     f = ((data.get("target") or {}).get("failure")) or {}
     if f.get("phase"):
         return str(f["phase"]), "during"
@@ -87,7 +107,8 @@ def assert_phase(data: Data) -> tuple[str | None, str]:
     return None, ""
 
 
-# ------------------------------------------------------------------------------------ the description
+# ------------------------------------------------------------------------------------ the
+# description
 def description(data: Data) -> str:
     if data.get("target"):
         return failure_description(data)
@@ -98,7 +119,9 @@ def description(data: Data) -> str:
     jit = d.get("jit") or {}
     shown = phrases.phase_shown(jit)
     if jit.get("method") or shown:
-        text += " while " + (f"compiling `{jit['method']}`" if jit.get("method") else "the JIT was compiling it")
+        text += " while " + (
+            f"compiling `{jit['method']}`" if jit.get("method") else "the JIT was compiling it"
+        )
         text += f" {jit.get('phase_when') or 'during'} {shown}" if shown else ""
     if d.get("null_map"):
         text += f": {phrases.null_map_cause(d['null_map'])}"
@@ -106,14 +129,19 @@ def description(data: Data) -> str:
     fm = d.get("faulting_module")
     if fm and fm.get("role"):
         text += " " + phrases.module_clause(fm)
-    return text + _settings_sentence(data.get("jit_settings")) + _repro_sentence(data) + "".join(
-        " " + phrases.known_bug_sentence(b) for b in _bugs_in_order(data))
+    return (
+        text
+        + _settings_sentence(data.get("jit_settings"))
+        + _repro_sentence(data)
+        + "".join(" " + phrases.known_bug_sentence(b) for b in _bugs_in_order(data))
+    )
 
 
 def _what_happened(data: Data, d: Data) -> str:
     """`superpmi segfaults in F (called from G) for method context N (`name`, IL size S)`."""
-    who = phrases.method_context_text(data["locate"].get("method_context"), d.get("method_context"),
-                                      phrases.MARKDOWN)
+    who = phrases.method_context_text(
+        data["locate"].get("method_context"), d.get("method_context"), phrases.MARKDOWN
+    )
     folded = [f for f in d.get("folded") or [] if f and f != "??"]
     where = f" in {folded[0]}" if folded else ""
     if len(folded) > 1:
@@ -146,14 +174,24 @@ def failure_description(data: Data) -> str:
     if f is None:
         return f"{data['failure'] or 'no such failure'}."
     d = data["diagnosis"] or {}
-    who = phrases.method_context_text(f["method_context"], d.get("method_context"), phrases.MARKDOWN)
+    who = phrases.method_context_text(
+        f["method_context"], d.get("method_context"), phrases.MARKDOWN
+    )
     if f["kind"] == "assert":
         phase, when = assert_phase(data)
         source = (d.get("jit") or {}).get("phase_source")
-        during = "" if phase is None else f" {when} {phase}" if not (f.get("phase") is None and source) else \
-            f" {when} {phase} ({source} at the debugger's stop in the assert)"
-        text = (f"The JIT asserts `{f['message']}` at `{f['file']}` line {f['source_line']} while compiling "
-                f"`{f['method']}`{during}, replaying {who}.")
+        during = (
+            ""
+            if phase is None
+            else f" {when} {phase}"
+            if not (f.get("phase") is None and source)
+            else f" {when} {phase} ({source} at the debugger's stop in the assert)"
+        )
+        text = (
+            f"The JIT asserts `{f['message']}` at `{f['file']}` line {f['source_line']} while "
+            "compiling "
+            f"`{f['method']}`{during}, replaying {who}."
+        )
     elif f["kind"] == "error":
         text = f"The compile of {who} fails: superpmi caught `{f['message']}`."
     else:
@@ -161,21 +199,33 @@ def failure_description(data: Data) -> str:
     return text + _settings_sentence(t.get("options")) + _repro_sentence(data)
 
 
-# ------------------------------------------------------------------------- reproduction and expectation
+# ------------------------------------------------------------------------- reproduction and
+# expectation
 def reproduction(data: Data) -> Data:
     rep = data["repro"]
     if rep is None:
-        return {"attachment": None, "command": shell.join(_argv(data)), "steps": [
-            f"Run `{shell.join(_argv(data))}` (no single-method repro was produced: see Other information)."]}
+        return {
+            "attachment": None,
+            "command": shell.join(_argv(data)),
+            "steps": [
+                f"Run `{shell.join(_argv(data))}` (no single-method repro was produced: see Other "
+                "information)."
+            ],
+        }
     numbers = ", ".join(map(str, rep["method_contexts"]))
-    steps = [f"Download the attached `repro.mch` (method context(s) {numbers} of `{_collection(data)}`, "
-             f"byte-for-byte, {rep['bytes']} bytes; `repro.mch.mct` is its index)."]
+    steps = [
+        f"Download the attached `repro.mch` (method context(s) {numbers} of `{_collection(data)}`, "
+        f"byte-for-byte, {rep['bytes']} bytes; `repro.mch.mct` is its index)."
+    ]
     opts = data.get("jit_settings")
     if opts and opts["given"]:
         needed = ", ".join(f"`{s}`" for s in opts["needed"]) or "none of the JIT settings given"
         dropped = "; ".join(opts["dropped"])
-        steps.append(f"The failure needs these JIT settings: {needed}"
-                     + (f" (not needed: {dropped})" if dropped else "") + "; the command has only them.")
+        steps.append(
+            f"The failure needs these JIT settings: {needed}"
+            + (f" (not needed: {dropped})" if dropped else "")
+            + "; the command has only them."
+        )
     steps.append("Run `repro.sh` from the bundle, or the same command with your paths:")
     return {"attachment": "repro.mch", "command": data["repro_command"], "steps": steps}
 
@@ -187,63 +237,120 @@ def _argv(data: Data) -> list[str]:
 
 def expected(data: Data) -> str:
     if data.get("target"):
-        what = {"assert": "without a JIT assert", "error": "without a failed compile",
-                "missing": "without missing data"}.get(data["target"]["kind"], "without a failure")
+        what = {
+            "assert": "without a JIT assert",
+            "error": "without a failed compile",
+            "missing": "without missing data",
+        }.get(data["target"]["kind"], "without a failure")
         return f"superpmi replays the method context(s) {what} (exit status 0)."
     cmd = data["command"]
     if len(cmd["jits"]) > 1 and any(o.lower().startswith("-a") for o in cmd["options"]):
-        return ("superpmi replays the method context(s) and compares the two JITs' code without crashing "
-                "(exit status 0, or 2 when the code differs).")
-    return "superpmi replays the method context(s) without crashing (exit status 0; 1 for a failed compile)."
+        return (
+            "superpmi replays the method context(s) and compares the two JITs' code without "
+            "crashing "
+            "(exit status 0, or 2 when the code differs)."
+        )
+    return (
+        "superpmi replays the method context(s) without crashing (exit status 0; 1 for a failed "
+        "compile)."
+    )
 
 
 # --------------------------------------------------------------------------------- actual behaviour
-ACTUAL_FACTS = ("handling", "instruction", "null_map", "jit", "faulting_module", "assertion", "signature",
-                "bucket")  # the diagnosis' facts the section carries as they are
+ACTUAL_FACTS = (
+    "handling",
+    "instruction",
+    "null_map",
+    "jit",
+    "faulting_module",
+    "assertion",
+    "signature",
+    "bucket",
+)  # the diagnosis' facts the section carries as they are
 
 
 def actual(data: Data) -> Data:
     """What happened: the stop's facts as data, and in words (`facts`: report.md's list of them)."""
     d = data["diagnosis"] or {}
     sig = d.get("signal") or {}
-    return {"signal": signal_name(data), "fault_address": sig.get("address"), "near_null": sig.get("near_null"),
-            "signal_source": sig.get("source"), "hang": bool(d.get("hang")),
-            **{key: d.get(key) for key in ACTUAL_FACTS},
-            "backtrace": list(d.get("folded") or []), "frames": _frames(d),
-            "facts": [{"label": label, "text": text} for label, text in
-                      phrases.fact_lines(d, phrases.MARKDOWN, at_fault=not data.get("target"))]}
+    return {
+        "signal": signal_name(data),
+        "fault_address": sig.get("address"),
+        "near_null": sig.get("near_null"),
+        "signal_source": sig.get("source"),
+        "hang": bool(d.get("hang")),
+        **{key: d.get(key) for key in ACTUAL_FACTS},
+        "backtrace": list(d.get("folded") or []),
+        "frames": _frames(d),
+        "facts": [
+            {"label": label, "text": text}
+            for label, text in phrases.fact_lines(
+                d, phrases.MARKDOWN, at_fault=not data.get("target")
+            )
+        ],
+    }
 
 
 def _frames(d: Data) -> list[str]:
-    return [f"#{f['index']} {f['function']}" + (f" at {f['file']}:{f['line']}" if f.get("file") else "")
-            + (" [inlined]" if f.get("inlined") else "") for f in (d.get("frames") or [])[:60]]
+    return [
+        f"#{f['index']} {f['function']}"
+        + (f" at {f['file']}:{f['line']}" if f.get("file") else "")
+        + (" [inlined]" if f.get("inlined") else "")
+        for f in (d.get("frames") or [])[:60]
+    ]
 
 
 # ------------------------------------------------------------------- regression, workarounds, other
 def regression(data: Data) -> Data:
     r = data["regression"]
     if r is not None:
-        return {"answered": True, "conclusion": r["conclusion"], "base_jit": r["base_jit"],
-                "diff_jit": r["diff_jit"]}
-    why = ("one JIT only in the command: replay the repro with another build of the JIT to tell"
-           if len(data["command"]["jits"]) < 2 else "not answered: the repro was not verified")
+        return {
+            "answered": True,
+            "conclusion": r["conclusion"],
+            "base_jit": r["base_jit"],
+            "diff_jit": r["diff_jit"],
+        }
+    why = (
+        "one JIT only in the command: replay the repro with another build of the JIT to tell"
+        if len(data["command"]["jits"]) < 2
+        else "not answered: the repro was not verified"
+    )
     return {"answered": False, "conclusion": why}
 
 
 def workarounds(data: Data) -> list[str]:
     """Each known bug's fix: `id (what it hid): fix`."""
-    said = {b["id"]: f" ({b['said']})" for b in data["known_bugs"]
-            if not phrases.is_about_the_crash(b) and b.get("said")}
-    return [f"{b['id']}{said.get(b['id'], '')}: {b['fix']}" for b in data["known_bugs"] if b.get("fix")]
+    said = {
+        b["id"]: f" ({b['said']})"
+        for b in data["known_bugs"]
+        if not phrases.is_about_the_crash(b) and b.get("said")
+    }
+    return [
+        f"{b['id']}{said.get(b['id'], '')}: {b['fix']}" for b in data["known_bugs"] if b.get("fix")
+    ]
 
 
 def other(data: Data) -> Data:
     d = data["diagnosis"] or {}
     located = data["locate"] or {}
-    how = [f"method context {located['method_context']}: {located['method_context_source']}"] \
-        if located.get("method_context") else []
+    how = (
+        [f"method context {located['method_context']}: {located['method_context_source']}"]
+        if located.get("method_context")
+        else []
+    )
     v = data["verification"]
-    return {"verification": None if v is None else {k: v[k] for k in ("rate", "runs", "reproduced", "accepted")},
-            "how_found": how + phrases.how_found(d), "minimization": data["minimization"],
-            "notes": [*data["command"]["notes"], *(located.get("notes") or []), *(d.get("notes") or [])],
-            "phases": [{k: p[k] for k in ("name", "status", "seconds", "detail")} for p in data["phases"]]}
+    return {
+        "verification": None
+        if v is None
+        else {k: v[k] for k in ("rate", "runs", "reproduced", "accepted")},
+        "how_found": how + phrases.how_found(d),
+        "minimization": data["minimization"],
+        "notes": [
+            *data["command"]["notes"],
+            *(located.get("notes") or []),
+            *(d.get("notes") or []),
+        ],
+        "phases": [
+            {k: p[k] for k in ("name", "status", "seconds", "detail")} for p in data["phases"]
+        ],
+    }

@@ -1,7 +1,7 @@
-"""report.md, rendered from report.json's data alone, in the sections of dotnet/runtime's bug template
-(Description, Reproduction Steps, Expected behavior, Actual behavior, Regression?, Known Workarounds,
-Configuration, Other information). Kept under GitHub's 65,536-character issue body: long parts (frames,
-logs) are cut or referenced as attachments, never pasted whole."""
+"""report.md, rendered from report.json's data alone, in the sections of dotnet/runtime's bug
+template (Description, Reproduction Steps, Expected behavior, Actual behavior, Regression?, Known
+Workarounds, Configuration, Other information). Kept under GitHub's 65,536-character issue body:
+long parts (frames, logs) are cut or referenced as attachments, never pasted whole."""
 
 from __future__ import annotations
 
@@ -29,8 +29,11 @@ def render_markdown(data: dict[str, Any]) -> str:
     out += ["", "### Configuration", "", *_configuration(i["configuration"]), ""]
     out += ["### Other information", "", *_other(data, i["other"])]
     text = "\n".join(out).rstrip() + "\n"
-    if len(text) > BUDGET:  # a pathological case (huge names, notes): cut, and say where the rest is
-        text = text[:BUDGET] + "\n\n(cut to stay under GitHub's issue size limit: see report.json)\n"
+    # a pathological case (huge names, notes): cut, and say where the rest is
+    if len(text) > BUDGET:
+        text = (
+            text[:BUDGET] + "\n\n(cut to stay under GitHub's issue size limit: see report.json)\n"
+        )
     return text
 
 
@@ -41,9 +44,13 @@ def _reproduction(data: dict[str, Any]) -> list[str]:
     out += ["", "```sh", r["command"], "```", ""]
     if data["minimization"] and data["minimization"]["method_contexts"]:
         m = data["minimization"]
-        out += [f"The crashing record alone does not fail: the repro keeps the earlier record(s) "
-                f"{', '.join(map(str, m['method_contexts'][:-1]))} (ddmin over {m['candidates']} earlier records of "
-                f"its partition, {m['tests']} native replays).", ""]
+        out += [
+            f"The crashing record alone does not fail: the repro keeps the earlier record(s) "
+            f"{', '.join(map(str, m['method_contexts'][:-1]))} (ddmin over {m['candidates']} "
+            "earlier records of "
+            f"its partition, {m['tests']} native replays).",
+            "",
+        ]
     return out
 
 
@@ -55,21 +62,35 @@ def _actual(data: dict[str, Any], a: dict[str, Any]) -> list[str]:
         out += ["superpmi reports:", "", "```", failure["line"], "```", ""]
         if not data["locate"] or data["locate"]["winner"] is None:
             return out
-        out.append(f"Under the debugger (`{BREAK_SWITCH.get(str(failure['kind']), '-boa')}`) the replay stops there:")
+        out.append(
+            f"Under the debugger (`{BREAK_SWITCH.get(str(failure['kind']), '-boa')}`) the replay "
+            "stops there:"
+        )
     elif not data["locate"] or data["locate"]["winner"] is None:
         return [*out, data["issue"]["description"], ""]
     if a["hang"]:
-        out.append(f"superpmi neither exits nor crashes: it was interrupted after {data['locate']['timeout']:g} s "
-                   "(a hang); the stack below is where it was running.")
+        out.append(
+            "superpmi neither exits nor crashes: it was interrupted after "
+            f"{data['locate']['timeout']:g} s "
+            "(a hang); the stack below is where it was running."
+        )
     elif a["signal"] and (not failure or a["signal"] != "SIGTRAP"):
-        said = phrases.signal_text(a["signal"], a["fault_address"], a["near_null"], phrases.MARKDOWN)
+        said = phrases.signal_text(
+            a["signal"], a["fault_address"], a["near_null"], phrases.MARKDOWN
+        )
         out.append(said + (f" — {a['handling']['reason']}" if a.get("handling") else ""))
     out.append("")
-    facts = phrases.joined(phrases.fact_lines(data["diagnosis"] or {}, phrases.MARKDOWN, at_fault=not failure),
-                           "- ")
+    facts = phrases.joined(
+        phrases.fact_lines(data["diagnosis"] or {}, phrases.MARKDOWN, at_fault=not failure), "- "
+    )
     out += [*facts, ""]
     if a["frames"]:
-        out += ["<details><summary>Backtrace of the faulting thread</summary>", "", "```", *a["frames"][:MAX_FRAMES]]
+        out += [
+            "<details><summary>Backtrace of the faulting thread</summary>",
+            "",
+            "```",
+            *a["frames"][:MAX_FRAMES],
+        ]
         if len(a["frames"]) > MAX_FRAMES:
             out.append("...")
         out += ["```", "", "</details>", ""]
@@ -90,7 +111,11 @@ def _regression(r: dict[str, Any]) -> list[str]:
     for key in ("base_jit", "diff_jit"):
         j = r[key]
         runs = j["runs"]
-        said = runs[0] if len(runs) == 1 else "; ".join(f"run {n}: {run}" for n, run in enumerate(runs, 1))
+        said = (
+            runs[0]
+            if len(runs) == 1
+            else "; ".join(f"run {n}: {run}" for n, run in enumerate(runs, 1))
+        )
         out.append(f"- {j['role']} alone (`{j['path']}`): {said}")
     return out
 
@@ -104,8 +129,12 @@ def _identity(b: dict[str, Any]) -> str:
     symbols = b.get("symbols")
     if symbols:
         where = symbols.get("where")
-        sym = ("; symbols " + (where if where == "in the binary" else f"from `{where}` ({symbols.get('how')})")
-               if symbols.get("found") else f"; no symbols: {symbols.get('note')}")
+        sym = (
+            "; symbols "
+            + (where if where == "in the binary" else f"from `{where}` ({symbols.get('how')})")
+            if symbols.get("found")
+            else f"; no symbols: {symbols.get('note')}"
+        )
     else:
         sym = ""
     return f"{b['role']}: `{b['path']}` ({b['size']:,} bytes, modified {b['mtime']}{build}{sym})"
@@ -113,14 +142,20 @@ def _identity(b: dict[str, Any]) -> str:
 
 def _configuration(c: dict[str, Any]) -> list[str]:
     dbg = c["debugger"]
-    return [f"- OS: {c['os']} (kernel {c['kernel']}), host architecture {c['host_arch']}",
-            f"- target: {c['target']}",
-            f"- {_identity(c['superpmi'])}",
-            *[f"- {_identity(j)}" for j in c["jits"]],
-            f"- {_identity(c['collection'])}",
-            f"- debugger: {dbg['version'] or dbg['name']}",
-            *([f"- emulator: `{c['emulator']['command']}` ({c['emulator']['version']})"] if c.get("emulator") else []),
-            f"- spmi-dbg {c['spmi_dbg']} (Python {c['python']})"]
+    return [
+        f"- OS: {c['os']} (kernel {c['kernel']}), host architecture {c['host_arch']}",
+        f"- target: {c['target']}",
+        f"- {_identity(c['superpmi'])}",
+        *[f"- {_identity(j)}" for j in c["jits"]],
+        f"- {_identity(c['collection'])}",
+        f"- debugger: {dbg['version'] or dbg['name']}",
+        *(
+            [f"- emulator: `{c['emulator']['command']}` ({c['emulator']['version']})"]
+            if c.get("emulator")
+            else []
+        ),
+        f"- spmi-dbg {c['spmi_dbg']} (Python {c['python']})",
+    ]
 
 
 def _other(data: dict[str, Any], o: dict[str, Any]) -> list[str]:
@@ -128,26 +163,42 @@ def _other(data: dict[str, Any], o: dict[str, Any]) -> list[str]:
     v = o["verification"]
     if v is not None:
         expected = data["verification"]["expected"]
-        out.append(f"- verification: {data['verification']['summary']}; {expected['kind']} expected"
-                   + (f", bucket `{expected['bucket']}`" if expected["bucket"] else ""))
+        out.append(
+            f"- verification: {data['verification']['summary']}; {expected['kind']} expected"
+            + (f", bucket `{expected['bucket']}`" if expected["bucket"] else "")
+        )
     if data["failed_phase"]:
         out.append(f"- failed phase: {data['failed_phase']}: {data['failure']}")
     out += [f"- {h}" for h in o["how_found"]]
     jit_output = (data.get("target") or {}).get("jit_output")
     if jit_output:
-        out.append(f"- JIT output: `{jit_output['file']}` ({jit_output['bytes']} bytes: JitStdOutFile with "
-                   "JitDump=* and JitDisasm=* on the repro)" if jit_output.get("file")
-                   else f"- JIT output: {jit_output.get('note')}")
+        out.append(
+            f"- JIT output: `{jit_output['file']}` ({jit_output['bytes']} bytes: JitStdOutFile "
+            "with "
+            "JitDump=* and JitDisasm=* on the repro)"
+            if jit_output.get("file")
+            else f"- JIT output: {jit_output.get('note')}"
+        )
     m = o["minimization"]
     if m:
-        out.append(f"- minimization: the record alone did not reproduce; ddmin over {m['candidates']} earlier "
-                   f"record(s), {m['tests']} native replays, {m['seconds']:.1f} s: "
-                   + ("; ".join(m["notes"]) or "no notes"))
+        out.append(
+            f"- minimization: the record alone did not reproduce; ddmin over {m['candidates']} "
+            "earlier "
+            f"record(s), {m['tests']} native replays, {m['seconds']:.1f} s: "
+            + ("; ".join(m["notes"]) or "no notes")
+        )
     out += [f"- note: {n}" for n in o["notes"][:MAX_NOTES]]
     out += ["", "| phase | status | seconds | detail |", "|---|---|---|---|"]
-    out += [f"| {p['name']} | {p['status']} | {p['seconds']:.2f} | {_cell(p['detail'])} |" for p in o["phases"]]
-    out += ["", "Found by spmi-dbg (`spmi-dbg repro`); the bundle also holds `report.json`, `diagnosis.json`, "
-            "`debugger.log` and the replay's own `replay.stdout`/`replay.stderr`."]
+    out += [
+        f"| {p['name']} | {p['status']} | {p['seconds']:.2f} | {_cell(p['detail'])} |"
+        for p in o["phases"]
+    ]
+    out += [
+        "",
+        "Found by spmi-dbg (`spmi-dbg repro`); the bundle also holds `report.json`, "
+        "`diagnosis.json`, "
+        "`debugger.log` and the replay's own `replay.stdout`/`replay.stderr`.",
+    ]
     return out
 
 

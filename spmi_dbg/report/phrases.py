@@ -1,8 +1,9 @@
-"""The phrasebook: each fact of a diagnosis in words, written once, over its JSON form (the `diagnosis` object of
-report.json, `spmi diagnose --json`; spmi_dbg.analysis.facts). Every view renders from here: `spmi why`
-(WHY), report.md and triage.md (MARKDOWN), the summary rows of the terminal and `spmi-dbg report --format text`
-(SUMMARY). A view asks for `fact_lines(diagnosis, style)`: the facts that style shows, in its order, each as
-(label, text). A new fact gets its phrase and its place in the styles' orders here, and every view shows it."""
+"""The phrasebook: each fact of a diagnosis in words, written once, over its JSON form (the
+`diagnosis` object of report.json, `spmi diagnose --json`; spmi_dbg.analysis.facts). Every view
+renders from here: `spmi why` (WHY), report.md and triage.md (MARKDOWN), the summary rows of the
+terminal and `spmi-dbg report --format text` (SUMMARY). A view asks for `fact_lines(diagnosis,
+style)`: the facts that style shows, in its order, each as (label, text). A new fact gets its phrase
+and its place in the styles' orders here, and every view shows it."""
 
 from __future__ import annotations
 
@@ -12,14 +13,16 @@ from pathlib import Path
 from typing import Any
 
 Json = Mapping[str, Any]
-Line = tuple[str, str]  # (label, text): "null map", "CompileResult::CompileMethod of ..."; a label "" is a
+# (label, text): "null map", "CompileResult::CompileMethod of ..."; a label "" is a
+Line = tuple[str, str]
 # line of its own (WHY's first line, an indented detail)
 
 
 @dataclass(frozen=True)
 class Style:
-    """How a view says things: `markdown` puts names in backticks; `detail` is the in-debugger form (what is not
-    known, how each fact was obtained, in brackets); `terse` is the one-line summary (no packet, no reason)."""
+    """How a view says things: `markdown` puts names in backticks; `detail` is the in-debugger form
+    (what is not known, how each fact was obtained, in brackets); `terse` is the one-line summary
+    (no packet, no reason)."""
 
     name: str
     markdown: bool
@@ -34,7 +37,8 @@ class Style:
         return f"[{text}]" if self.detail else f"({text})"
 
 
-# --------------------------------------------------------------------------------------- one fact each
+# --------------------------------------------------------------------------------------- one fact
+# each
 def signal_text(name: str, address: int | None, near_null: bool | None, style: Style) -> str:
     """`SIGSEGV at address 0x14 (near null)` (the summary: `at 0x14`)."""
     at = "" if address is None else f" at {'' if style.terse else 'address '}0x{address:x}"
@@ -42,7 +46,8 @@ def signal_text(name: str, address: int | None, near_null: bool | None, style: S
 
 
 def null_map_text(nm: Json, style: Style, *, packet: bool = True) -> str:
-    """`CompileResult::CompileMethod of the base compile result (cr1), packet 118 PacketCR_CompileMethod`."""
+    """`CompileResult::CompileMethod of the base compile result (cr1), packet 118
+    PacketCR_CompileMethod`."""
     text = f"{style.code(str(nm['owner_type']) + '::' + str(nm['member']))} of the {nm['role']}"
     if packet and not style.terse and nm.get("packet_id") is not None:
         text += f", packet {nm['packet_id']} {nm['packet_name']}"
@@ -52,20 +57,23 @@ def null_map_text(nm: Json, style: Style, *, packet: bool = True) -> str:
 def null_map_cause(nm: Json) -> str:
     """Why the map is null, as a clause: the explanation without its packet, or the plain fact."""
     why = str(nm.get("explanation") or "").split(" (packet", 1)[0]
-    return why or "the {}::{} map of the {} is null".format(nm["owner_type"], nm["member"], nm["role"])
+    return why or "the {}::{} map of the {} is null".format(
+        nm["owner_type"], nm["member"], nm["role"]
+    )
 
 
 def phase_shown(j: Json) -> str | None:
-    """The JIT's phase as a person reads it: the display name, else the enumerator, else its number."""
+    """The JIT's phase as a person reads it: the display name, else the enumerator, else its
+    number."""
     if j.get("phase_name") or j.get("phase"):
         return str(j.get("phase_name") or j.get("phase"))
     return None if j.get("phase_value") is None else f"phase {j['phase_value']}"
 
 
 def jit_text(j: Json, style: Style) -> str:
-    """`compiling X (IL size N) during Morph - Global (PHASE_MORPH_GLOBAL), MinOpts` (3.1's JIT: `after
-    <phase>`, the phase that ended last). The in-debugger form also says what is not known yet and the JIT's
-    own method context number."""
+    """`compiling X (IL size N) during Morph - Global (PHASE_MORPH_GLOBAL), MinOpts` (3.1's JIT:
+    `after <phase>`, the phase that ended last). The in-debugger form also says what is not known
+    yet and the JIT's own method context number."""
     if j.get("method"):
         parts = [f"compiling {style.code(str(j['method']))}"]
     else:
@@ -87,11 +95,18 @@ def jit_text(j: Json, style: Style) -> str:
 
 
 def method_context_text(number: int | None, mc: Json | None, style: Style) -> str:
-    """`method context 150 (`Sample.C:M`, IL size 198)`: the number, and the record's name and IL size."""
+    """`method context 150 (`Sample.C:M`, IL size 198)`: the number, and the record's name and IL
+    size."""
     who = f"method context {number}" if number else "an unidentified method context"
     mc = mc or {}
-    extra = ", ".join(x for x in (mc.get("name") and style.code(str(mc["name"])),
-                                  mc.get("il_size") is not None and f"IL size {mc['il_size']}") if x)
+    extra = ", ".join(
+        x
+        for x in (
+            mc.get("name") and style.code(str(mc["name"])),
+            mc.get("il_size") is not None and f"IL size {mc['il_size']}",
+        )
+        if x
+    )
     return f"{who} ({extra})" if extra else who
 
 
@@ -105,8 +120,14 @@ def module_text(fm: Json, style: Style) -> str:
 def module_clause(fm: Json) -> str:
     """Where the faulting code is, as a description says it."""
     role = str(fm["role"])
-    where = "superpmi itself (the replay host), not in a JIT" if role.startswith("superpmi") else f"the {role}"
-    return f"The faulting code is in {where}" + (f" (`{Path(fm['path']).name}`)." if fm.get("path") else ".")
+    where = (
+        "superpmi itself (the replay host), not in a JIT"
+        if role.startswith("superpmi")
+        else f"the {role}"
+    )
+    return f"The faulting code is in {where}" + (
+        f" (`{Path(fm['path']).name}`)." if fm.get("path") else "."
+    )
 
 
 def instruction_text(i: Json, style: Style) -> str:
@@ -120,7 +141,8 @@ def stack_text(folded: list[str], style: Style) -> str:
 
 
 def top_frames(d: Json) -> list[str]:
-    """The stack a title names: the signature's frames (concrete ones), else the folded stack, unknowns out."""
+    """The stack a title names: the signature's frames (concrete ones), else the folded stack,
+    unknowns out."""
     return [f for f in d.get("signature_frames") or d.get("folded") or [] if f and f != "??"]
 
 
@@ -136,9 +158,12 @@ def crash_title(signal: str | None, d: Json, *, hang: bool, where: str = "") -> 
 
 
 def known_bug_summary(b: Json) -> Line:
-    """One row: the crash's known bug (`known bug: id url, fix url`), or one in how it was reported (`also`)."""
+    """One row: the crash's known bug (`known bug: id url, fix url`), or one in how it was reported
+    (`also`)."""
     if is_about_the_crash(b):
-        return "known bug", f"{b['id']} {b['url']}" + (f", fix {b['fix_url']}" if b.get("fix_url") else "")
+        return "known bug", f"{b['id']} {b['url']}" + (
+            f", fix {b['fix_url']}" if b.get("fix_url") else ""
+        )
     return "also", f"{b.get('said') or b['title']} ({b['id']} {b['url']})"
 
 
@@ -149,25 +174,36 @@ def known_bug_sentence(b: Json) -> str:
 
 
 def is_about_the_crash(b: Json) -> bool:
-    """known_bugs.toml's `about`: "crash" (the bug is the crash) or "reporting" (how the crash was reported)."""
+    """known_bugs.toml's `about`: "crash" (the bug is the crash) or "reporting" (how the crash was
+    reported)."""
     return bool(b.get("about", "crash") == "crash")
 
 
 def how_found(d: Json) -> list[str]:
     """How each fact was obtained, one line each (report.md's Other information)."""
-    how = [f"{label}: {d[key].get('source')}" for key, label in
-           (("signal", "signal"), ("null_map", "null map"), ("faulting_module", "faulting module")) if d.get(key)]
+    how = [
+        f"{label}: {d[key].get('source')}"
+        for key, label in (
+            ("signal", "signal"),
+            ("null_map", "null map"),
+            ("faulting_module", "faulting module"),
+        )
+        if d.get(key)
+    ]
     j = d.get("jit")
     if j:
-        how.append(f"JIT state: the Compiler of {j['source']}"
-                   + (f"; method from {j['method_source']}" if j.get("method_source") else "")
-                   + (f"; phase from {j['phase_source']}" if j.get("phase_source") else "")
-                   + (f"; IL size {j['info_check']}" if j.get("info_check") else "")
-                   + "".join(f"; {t}" for t in j.get("tried") or []))
+        how.append(
+            f"JIT state: the Compiler of {j['source']}"
+            + (f"; method from {j['method_source']}" if j.get("method_source") else "")
+            + (f"; phase from {j['phase_source']}" if j.get("phase_source") else "")
+            + (f"; IL size {j['info_check']}" if j.get("info_check") else "")
+            + "".join(f"; {t}" for t in j.get("tried") or [])
+        )
     return how
 
 
-# ------------------------------------------------------------------------------- the facts of a view
+# ------------------------------------------------------------------------------- the facts of a
+# view
 def _signal(d: Json, s: Style, at_fault: bool) -> list[Line]:
     sig = d.get("signal")
     if not sig or (not at_fault and sig["name"] == "SIGTRAP"):
@@ -190,9 +226,14 @@ def _method_context(d: Json, s: Style, at_fault: bool) -> list[Line]:
     mc = d.get("method_context")
     if not mc:
         return [("method context", "not found in the stack")]
-    extra = ", ".join(x for x in (mc.get("name"), mc.get("il_size") is not None and f"IL size {mc['il_size']}")
-                      if x)
-    return [("method context", f"{mc['number']}{' (' + extra + ')' if extra else ''}  [{mc['source']}]")]
+    extra = ", ".join(
+        x
+        for x in (mc.get("name"), mc.get("il_size") is not None and f"IL size {mc['il_size']}")
+        if x
+    )
+    return [
+        ("method context", f"{mc['number']}{' (' + extra + ')' if extra else ''}  [{mc['source']}]")
+    ]
 
 
 def _jit(d: Json, s: Style, at_fault: bool) -> list[Line]:
@@ -200,7 +241,10 @@ def _jit(d: Json, s: Style, at_fault: bool) -> list[Line]:
     if not j:
         return []
     if s.detail:
-        return [("JIT", f"{jit_text(j, s)}  [{j['source']}]"), *(("", f"  not known: {t}") for t in j["tried"])]
+        return [
+            ("JIT", f"{jit_text(j, s)}  [{j['source']}]"),
+            *(("", f"  not known: {t}") for t in j["tried"]),
+        ]
     if s.markdown:
         return [("", f"the JIT was {jit_text(j, s)} ({s.code(str(j['function']))})")]
     return [("JIT", jit_text(j, s))]
@@ -242,16 +286,26 @@ def _known_bugs(d: Json, s: Style, at_fault: bool) -> list[Line]:
     for b in (b for b in bugs if is_about_the_crash(b)):
         out += [("known bug", f"{b['id']}: {b['title']}"), ("", f"  {b['url']}")]
         out += [("", f"  fix: {b['fix']}")] if b.get("fix") else []
-    out += [known_bug_summary(b) for b in bugs if not is_about_the_crash(b)]  # how it was reported: "also"
+    # how it was reported: "also"
+    out += [known_bug_summary(b) for b in bugs if not is_about_the_crash(b)]
     for n in d.get("near_known_bugs") or []:
-        out.append(("", f"resembles known bug {n['id']} (all but its {n['differs_in']} criterion): {n['url']}"))
+        out.append(
+            (
+                "",
+                f"resembles known bug {n['id']} (all but its {n['differs_in']} criterion): "
+                f"{n['url']}",
+            )
+        )
     return out
 
 
 def _signature(d: Json, s: Style, at_fault: bool) -> list[Line]:
     if s.markdown:
-        return [("signature", f"{s.code(d['signature'])} (bucket {s.code(d['bucket'])})")] if d.get("signature") \
+        return (
+            [("signature", f"{s.code(d['signature'])} (bucket {s.code(d['bucket'])})")]
+            if d.get("signature")
             else []
+        )
     return [("signature", d.get("signature") or ""), ("bucket", d.get("bucket") or "")]
 
 
@@ -261,24 +315,65 @@ def _notes(d: Json, s: Style, at_fault: bool) -> list[Line]:
 
 Phrase = Callable[[Json, Style, bool], list[Line]]
 PHRASES: dict[str, Phrase] = {
-    "signal": _signal, "handling": _handling, "faulting_module": _faulting_module,
-    "method_context": _method_context, "jit": _jit, "null_map": _null_map, "assertion": _assertion,
-    "instruction": _instruction, "stack": _stack, "known_bugs": _known_bugs, "signature": _signature,
+    "signal": _signal,
+    "handling": _handling,
+    "faulting_module": _faulting_module,
+    "method_context": _method_context,
+    "jit": _jit,
+    "null_map": _null_map,
+    "assertion": _assertion,
+    "instruction": _instruction,
+    "stack": _stack,
+    "known_bugs": _known_bugs,
+    "signature": _signature,
     "notes": _notes,
 }
 
-WHY = Style("why", markdown=False, detail=True, terse=False, order=(
-    "signal", "handling", "faulting_module", "method_context", "jit", "null_map", "assertion", "instruction",
-    "stack", "known_bugs", "signature", "notes"))
-MARKDOWN = Style("markdown", markdown=True, detail=False, terse=False, order=(
-    "faulting_module", "jit", "null_map", "instruction", "assertion", "stack", "signature"))
-SUMMARY = Style("summary", markdown=False, detail=False, terse=True, order=(
-    "jit", "null_map", "faulting_module"))  # the signal row is the report's (a hang has none; the expected one)
+WHY = Style(
+    "why",
+    markdown=False,
+    detail=True,
+    terse=False,
+    order=(
+        "signal",
+        "handling",
+        "faulting_module",
+        "method_context",
+        "jit",
+        "null_map",
+        "assertion",
+        "instruction",
+        "stack",
+        "known_bugs",
+        "signature",
+        "notes",
+    ),
+)
+MARKDOWN = Style(
+    "markdown",
+    markdown=True,
+    detail=False,
+    terse=False,
+    order=("faulting_module", "jit", "null_map", "instruction", "assertion", "stack", "signature"),
+)
+SUMMARY = Style(
+    "summary",
+    markdown=False,
+    detail=False,
+    terse=True,
+    order=(
+        # the signal row is the report's (a hang has none; the expected one)
+        "jit",
+        "null_map",
+        "faulting_module",
+    ),
+)
 
 
 def fact_lines(d: Json, style: Style, *, at_fault: bool = True) -> list[Line]:
-    """The facts `style` shows, in its order. `at_fault` False: the stop is a debug break superpmi asked for (a
-    compile-failure target), not a fault: no faulting module or instruction, no SIGTRAP."""
+    """The facts `style` shows, in its order. `at_fault` False: the stop is a debug break superpmi
+    asked for (a compile-failure target), not a fault: no faulting module or instruction, no
+    SIGTRAP."""
     return [line for key in style.order for line in PHRASES[key](d, style, at_fault)]
 
 
@@ -292,5 +387,6 @@ def _jit_phase_cell(d: Json) -> str:
     return phase_shown(d.get("jit") or {}) or "-"
 
 
-# The bucket table's columns from a bucket's diagnosis (the smallest member's), after "what": (header, cell).
+# The bucket table's columns from a bucket's diagnosis (the smallest member's), after "what":
+# (header, cell).
 TRIAGE_COLUMNS: tuple[tuple[str, Callable[[Json], str]], ...] = (("JIT phase", _jit_phase_cell),)

@@ -1,6 +1,7 @@
 """The versions of the data formats report/ renders: report.json (`schema/report-N.json`, written by
-spmi_dbg.repro.report_data) and triage.json (`schema/triage-N.json`, written by spmi_dbg.triage.triage_data).
-A renderer refuses data of another version rather than guess at its shape."""
+spmi_dbg.repro.report_data) and triage.json (`schema/triage-N.json`, written by
+spmi_dbg.triage.triage_data). A renderer refuses data of another version rather than guess at its
+shape."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The summary of a report as `key: value` rows (the terminal's panel, a piped run's lines, `spmi-dbg report
+"""The summary of a report as `key: value` rows (the terminal's panel, a piped run's lines,
+`spmi-dbg report
 --format text`), from report.json's data alone."""
 
 from __future__ import annotations
@@ -7,21 +8,36 @@ from typing import Any
 
 from spmi_dbg.report import phrases
 
-RESULTS = {"verified": "verified repro", "not-verified": "crash found, repro not verified", "no-crash": "no crash",
-           "no-failure": "no such failure", "input-error": "input error", "tool-failure": "tool failure"}
+RESULTS = {
+    "verified": "verified repro",
+    "not-verified": "crash found, repro not verified",
+    "no-crash": "no crash",
+    "no-failure": "no such failure",
+    "input-error": "input error",
+    "tool-failure": "tool failure",
+}
 
 
 def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
     located = data["locate"] or {}
     d = data["diagnosis"] or {}
     target = data.get("target")
-    out = [("result", f"{RESULTS.get(data['outcome'], data['outcome'])} (exit {data['exit_code']}, "
-                      f"{data['seconds']:.1f} s)")]
+    out = [
+        (
+            "result",
+            f"{RESULTS.get(data['outcome'], data['outcome'])} (exit {data['exit_code']}, "
+            f"{data['seconds']:.1f} s)",
+        )
+    ]
     if data["failure"]:
-        out.append(("why", (f"{data['failed_phase']}: " if data["failed_phase"] else "") + data["failure"]))
+        out.append(
+            ("why", (f"{data['failed_phase']}: " if data["failed_phase"] else "") + data["failure"])
+        )
     if located.get("method_context"):
         mc = d.get("method_context") or {}
-        out.append(("method context", f"{located['method_context']}  [{located['method_context_source']}]"))
+        out.append(
+            ("method context", f"{located['method_context']}  [{located['method_context_source']}]")
+        )
         if mc.get("name"):
             out.append(("name", f"{mc['name']} (IL size {mc.get('il_size')})"))
     if located.get("winner") is not None:
@@ -30,8 +46,14 @@ def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         if a["hang"]:
             out.append(("signal", f"none: a hang, interrupted after {located['timeout']:g} s"))
         elif a["signal"] and (not target or a["signal"] != "SIGTRAP"):
-            out.append(("signal", phrases.signal_text(a["signal"], a["fault_address"], a["near_null"],
-                                                      phrases.SUMMARY)))
+            out.append(
+                (
+                    "signal",
+                    phrases.signal_text(
+                        a["signal"], a["fault_address"], a["near_null"], phrases.SUMMARY
+                    ),
+                )
+            )
         out += phrases.fact_lines(d, phrases.SUMMARY, at_fault=not target)
     if target:
         if target.get("failure"):
@@ -40,11 +62,21 @@ def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
             out.append(("JIT settings", target["options"]["summary"]))
         jo = target.get("jit_output") or {}
         if jo.get("file") or jo.get("note"):
-            out.append(("JIT output", f"{data['bundle']}/{jo['file']}" if jo.get("file") else str(jo["note"])))
+            out.append(
+                (
+                    "JIT output",
+                    f"{data['bundle']}/{jo['file']}" if jo.get("file") else str(jo["note"]),
+                )
+            )
     if data["repro"]:
         r = data["repro"]
-        out.append(("repro", f"{data['bundle']}/{r['file']} ({r['records']} record(s): "
-                             f"{', '.join(map(str, r['method_contexts']))})"))
+        out.append(
+            (
+                "repro",
+                f"{data['bundle']}/{r['file']} ({r['records']} record(s): "
+                f"{', '.join(map(str, r['method_contexts']))})",
+            )
+        )
     v = data["verification"]
     if v is not None:
         out.append(("verification", v["summary"]))
@@ -52,7 +84,10 @@ def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
     if reg["answered"]:
         out.append(("regression", reg["conclusion"]))
     bugs = data["known_bugs"]  # the crash's own first, then those in how the crash was reported
-    out += [phrases.known_bug_summary(b) for b in sorted(bugs, key=lambda b: not phrases.is_about_the_crash(b))]
+    out += [
+        phrases.known_bug_summary(b)
+        for b in sorted(bugs, key=lambda b: not phrases.is_about_the_crash(b))
+    ]
     if located.get("winner") is None:
         out += [("note", n) for n in located.get("notes") or []]
     out.append(("bundle", data["bundle"]))

@@ -1,6 +1,7 @@
 """triage.md and the triage summary, rendered from triage.json's data alone (written by
-spmi_dbg.triage.triage_data; schema spmi_dbg/report/schema/triage-N.json): the bucket table, each bucket's
-members, smallest member and repro bundle, the first-chance stops passed on, what superpmi reported itself."""
+spmi_dbg.triage.triage_data; schema spmi_dbg/report/schema/triage-N.json): the bucket table, each
+bucket's members, smallest member and repro bundle, the first-chance stops passed on, what superpmi
+reported itself."""
 
 from __future__ import annotations
 
@@ -18,51 +19,96 @@ def triage_markdown(data: dict[str, Any]) -> str:
     crashes = len(data["crashes"])
     cols = data["collections"]
     engine = data["engine"]
-    where = (f"on the dask cluster {engine['scheduler']} ({engine['workers']} worker thread(s))"
-             if engine["name"] == "dask" else f"on this machine ({engine['workers']} worker(s))")
-    resumed = (f" Resumed: {len(engine['resumed_partitions'])} partition(s) finished earlier were not replayed "
-               "again." if engine["resumed_partitions"] else "")
-    lines = [f"# spmi-dbg triage: {len(buckets)} crash bucket(s), {crashes} crash(es) in "
-             + (Path(cmd['input']).name if len(cols) == 1 else f"{len(cols)} collections"), "",
-             f"`{shell.join(cmd['argv'])}`" + (" (and the same on each collection)" if len(cols) > 1 else ""), "",
-             f"{cmd['method_contexts']} method contexts replayed in {engine['partitions']} partition(s) {where} under "
-             f"{data['debugger']}, resumed after each crash; {data['seconds']:.1f} s in all "
-             f"({data['replay_seconds']:.1f} s of replay)."
-             + (f" Stopped after --max-crashes {data['max_crashes']}." if data["stopped_at_max_crashes"] else "")
-             + resumed, ""]
+    where = (
+        f"on the dask cluster {engine['scheduler']} ({engine['workers']} worker thread(s))"
+        if engine["name"] == "dask"
+        else f"on this machine ({engine['workers']} worker(s))"
+    )
+    resumed = (
+        f" Resumed: {len(engine['resumed_partitions'])} partition(s) finished earlier were not "
+        "replayed "
+        "again."
+        if engine["resumed_partitions"]
+        else ""
+    )
+    lines = [
+        f"# spmi-dbg triage: {len(buckets)} crash bucket(s), {crashes} crash(es) in "
+        + (Path(cmd["input"]).name if len(cols) == 1 else f"{len(cols)} collections"),
+        "",
+        f"`{shell.join(cmd['argv'])}`"
+        + (" (and the same on each collection)" if len(cols) > 1 else ""),
+        "",
+        f"{cmd['method_contexts']} method contexts replayed in {engine['partitions']} partition(s) "
+        f"{where} under "
+        f"{data['debugger']}, resumed after each crash; {data['seconds']:.1f} s in all "
+        f"({data['replay_seconds']:.1f} s of replay)."
+        + (
+            f" Stopped after --max-crashes {data['max_crashes']}."
+            if data["stopped_at_max_crashes"]
+            else ""
+        )
+        + resumed,
+        "",
+    ]
     lines += coverage_markdown(data["coverage"])
     if buckets:
         columns = phrases.TRIAGE_COLUMNS
-        lines += ["| bucket | what | " + "".join(f"{h} | " for h, _ in columns)
-                  + "count | method contexts | smallest (IL size) | repro | known bug |",
-                  "|---|---|" + "---|" * len(columns) + "---|---|---|---|---|"]
+        lines += [
+            "| bucket | what | "
+            + "".join(f"{h} | " for h, _ in columns)
+            + "count | method contexts | smallest (IL size) | repro | known bug |",
+            "|---|---|" + "---|" * len(columns) + "---|---|---|---|---|",
+        ]
         for b in buckets:
-            mcs = ", ".join(map(str, b["method_contexts"][:12])) + (" ..." if b["count"] > 12 else "")
+            mcs = ", ".join(map(str, b["method_contexts"][:12])) + (
+                " ..." if b["count"] > 12 else ""
+            )
             s = b["smallest"]
             rep = b["repro"] or {}
             outcome = str(rep.get("outcome") or "-")
             verdict = {"verified": "verified", "not-verified": "NOT verified"}.get(outcome, outcome)
-            bundle = f"[{Path(rep['bundle']).name}]({Path(rep['bundle']).name}/report.md)" if rep.get("bundle") else ""
-            known = ", ".join(f"[{k['id']}]({k['url']})" for k in b["known_bugs"]
-                              if phrases.is_about_the_crash(k)) or "-"
+            bundle = (
+                f"[{Path(rep['bundle']).name}]({Path(rep['bundle']).name}/report.md)"
+                if rep.get("bundle")
+                else ""
+            )
+            known = (
+                ", ".join(
+                    f"[{k['id']}]({k['url']})"
+                    for k in b["known_bugs"]
+                    if phrases.is_about_the_crash(k)
+                )
+                or "-"
+            )
             cells = "".join(f"{_cell(cell(_diagnosis(b)))} | " for _, cell in columns)
-            lines.append(f"| `{b['bucket']}` | {_cell(b['title'])} | {cells}{b['count']} | {mcs} | "
-                         f"{s['method_context']} ({s['il_size'] if s['il_size'] is not None else '?'}) | {verdict} "
-                         f"{bundle} | {known} |")
+            lines.append(
+                f"| `{b['bucket']}` | {_cell(b['title'])} | {cells}{b['count']} | {mcs} | "
+                f"{s['method_context']} ({s['il_size'] if s['il_size'] is not None else '?'}) | "
+                f"{verdict} "
+                f"{bundle} | {known} |"
+            )
         lines.append("")
         for b in buckets:
-            lines += [f"## `{b['bucket']}`: {b['title']}", "",
-                      f"- method contexts ({b['count']}): {', '.join(map(str, b['method_contexts']))}",
-                      f"- smallest by IL size: {b['smallest']['method_context']} "
-                      f"(`{b['smallest']['name'] or '?'}`, IL size {b['smallest']['il_size']})"]
+            lines += [
+                f"## `{b['bucket']}`: {b['title']}",
+                "",
+                f"- method contexts ({b['count']}): {', '.join(map(str, b['method_contexts']))}",
+                f"- smallest by IL size: {b['smallest']['method_context']} "
+                f"(`{b['smallest']['name'] or '?'}`, IL size {b['smallest']['il_size']})",
+            ]
             facts = phrases.fact_lines(_diagnosis(b), phrases.MARKDOWN)
             if facts:
                 lines += ["- at the smallest member's stop:", *phrases.joined(facts, "  - ")]
             if b["repro"]:
-                lines.append(f"- repro: `{b['repro']['bundle']}`: {b['repro']['summary'] or b['repro']['outcome']}")
+                lines.append(
+                    f"- repro: `{b['repro']['bundle']}`: "
+                    f"{b['repro']['summary'] or b['repro']['outcome']}"
+                )
             for k in b["known_bugs"]:
                 if phrases.is_about_the_crash(k):
-                    lines.append(f"- known bug [{k['id']}]({k['url']}): {k['title']}; fix: {k['fix']}")
+                    lines.append(
+                        f"- known bug [{k['id']}]({k['url']}): {k['title']}; fix: {k['fix']}"
+                    )
                 else:  # a bug in how the crash was reported, not the crash's
                     lines.append(f"- also: {k.get('said') or k['title']} ([{k['id']}]({k['url']}))")
             lines.append("")
@@ -71,39 +117,71 @@ def triage_markdown(data: dict[str, Any]) -> str:
     fbs = data["failure_buckets"]
     if fbs:
         kinds = ", ".join(data["bundle_kinds"])
-        lines += ["## JIT asserts and failed compiles (reported by superpmi)", "",
-                  f"Repro bundles for: {kinds}.", "",
-                  "| bucket | what | count | method contexts | smallest (IL size) | JIT settings needed | repro |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            "## JIT asserts and failed compiles (reported by superpmi)",
+            "",
+            f"Repro bundles for: {kinds}.",
+            "",
+            "| bucket | what | count | method contexts | smallest (IL size) | JIT settings needed "
+            "| repro |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for b in fbs:
             s = b["smallest"]
             rep = b["repro"] or {}
             outcome = str(rep.get("outcome") or "-")
             verdict = {"verified": "verified", "not-verified": "NOT verified"}.get(outcome, outcome)
-            bundle = f"[{Path(rep['bundle']).name}]({Path(rep['bundle']).name}/report.md)" if rep.get("bundle") else ""
-            lines.append(f"| `{b['bucket']}` | {_cell(b['title'])} | {b['count']} | {_list(b['method_contexts'])} | "
-                         f"{s['method_context']} ({s['il_size'] if s['il_size'] is not None else '?'}) | "
-                         f"{_cell(b.get('jit_settings') or '-')} | {verdict} {bundle} |")
+            bundle = (
+                f"[{Path(rep['bundle']).name}]({Path(rep['bundle']).name}/report.md)"
+                if rep.get("bundle")
+                else ""
+            )
+            lines.append(
+                f"| `{b['bucket']}` | {_cell(b['title'])} | {b['count']} | "
+                f"{_list(b['method_contexts'])} | "
+                f"{s['method_context']} ({s['il_size'] if s['il_size'] is not None else '?'}) | "
+                f"{_cell(b.get('jit_settings') or '-')} | {verdict} {bundle} |"
+            )
         lines.append("")
     fc = data["first_chance"]
     if fc:
-        lines += ["## Stops passed on (the replay survived them)", "", "| stop | count | method contexts |",
-                  "|---|---|---|"]
-        lines += [f"| {_cell(g['key'])} | {g['count']} | {_list(g['method_contexts'])} |" for g in fc]
+        lines += [
+            "## Stops passed on (the replay survived them)",
+            "",
+            "| stop | count | method contexts |",
+            "|---|---|---|",
+        ]
+        lines += [
+            f"| {_cell(g['key'])} | {g['count']} | {_list(g['method_contexts'])} |" for g in fc
+        ]
         lines.append("")
     rep = data["reported_by_superpmi"]
     if any(rep.values()):
-        lines += ["## Reported by superpmi itself", "", "| kind | what | count | method contexts |",
-                  "|---|---|---|---|"]
-        for kind, label in (("asserts", "JIT assert"), ("missing", "missing data"),
-                            ("failed_compiles", "failed compile")):
-            lines += [f"| {label} | {_cell(g['key'])} | {g['count']} | {_list(g['method_contexts'])} |"
-                      for g in rep[kind]]
+        lines += [
+            "## Reported by superpmi itself",
+            "",
+            "| kind | what | count | method contexts |",
+            "|---|---|---|---|",
+        ]
+        for kind, label in (
+            ("asserts", "JIT assert"),
+            ("missing", "missing data"),
+            ("failed_compiles", "failed compile"),
+        ):
+            lines += [
+                f"| {label} | {_cell(g['key'])} | {g['count']} | {_list(g['method_contexts'])} |"
+                for g in rep[kind]
+            ]
         lines.append("")
     for t in data["tool_failures"]:
-        lines.append(f"- tool failure in partition {t['partition']} (-c {t['compile']}): {'; '.join(t['failures'])}")
+        lines.append(
+            f"- tool failure in partition {t['partition']} (-c {t['compile']}): "
+            f"{'; '.join(t['failures'])}"
+        )
     for e in data["replay_input_errors"]:
-        lines.append(f"- the replay exited with status {e['exit_status']} ({e['name']}): check its input")
+        lines.append(
+            f"- the replay exited with status {e['exit_status']} ({e['name']}): check its input"
+        )
     for n in data["notes"] + cmd["notes"]:
         lines.append(f"- {n}")
     return "\n".join(lines).rstrip() + "\n"
@@ -111,12 +189,20 @@ def triage_markdown(data: dict[str, Any]) -> str:
 
 def coverage_markdown(coverage: list[dict[str, Any]]) -> list[str]:
     """Per collection: every method context once, in one of four columns."""
-    lines = ["| collection | method contexts | replayed clean | crashed | failed compile | not reached |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| collection | method contexts | replayed clean | crashed | failed compile | not reached "
+        "|",
+        "|---|---|---|---|---|---|",
+    ]
     for c in coverage:
-        why = "; ".join(f"{r['count']}: {r['reason']}" for r in c["not_reached_reasons"] if r["count"])
-        lines.append(f"| {_cell(c['collection'])} | {c['method_contexts']} | {c['replayed_clean']} | {c['crashed']} | "
-                     f"{c['failed_compile']} | {c['not_reached']}{' (' + _cell(why) + ')' if why else ''} |")
+        why = "; ".join(
+            f"{r['count']}: {r['reason']}" for r in c["not_reached_reasons"] if r["count"]
+        )
+        lines.append(
+            f"| {_cell(c['collection'])} | {c['method_contexts']} | {c['replayed_clean']} | "
+            f"{c['crashed']} | "
+            f"{c['failed_compile']} | {c['not_reached']}{' (' + _cell(why) + ')' if why else ''} |"
+        )
     return [*lines, ""]
 
 
@@ -124,28 +210,40 @@ def triage_text(data: dict[str, Any]) -> str:
     """The summary as `key: value` lines."""
     cols = data["collections"]
     where = printable(data["command"]["input"]) if len(cols) == 1 else f"{len(cols)} collections"
-    out = [f"result: {len(data['buckets'])} bucket(s), {len(data['crashes'])} crash(es) in {where} "
-           f"(exit {data['exit_code']}, {data['seconds']:.1f} s)"]
+    out = [
+        f"result: {len(data['buckets'])} bucket(s), {len(data['crashes'])} crash(es) in {where} "
+        f"(exit {data['exit_code']}, {data['seconds']:.1f} s)"
+    ]
     for c in data["coverage"]:
-        out.append(f"coverage {printable(c['collection'])}: {c['method_contexts']} method contexts: "
-                   f"{c['replayed_clean']} clean, {c['crashed']} crashed, {c['failed_compile']} failed compile, "
-                   f"{c['not_reached']} not reached")
+        out.append(
+            f"coverage {printable(c['collection'])}: {c['method_contexts']} method contexts: "
+            f"{c['replayed_clean']} clean, {c['crashed']} crashed, {c['failed_compile']} failed "
+            "compile, "
+            f"{c['not_reached']} not reached"
+        )
     for b in data["buckets"]:
         rep = b["repro"] or {}
         s = b["smallest"]
-        known = "".join(f"; known bug {k['id']}" if phrases.is_about_the_crash(k) else f"; also {k['id']}"
-                        for k in b["known_bugs"])
+        known = "".join(
+            f"; known bug {k['id']}" if phrases.is_about_the_crash(k) else f"; also {k['id']}"
+            for k in b["known_bugs"]
+        )
         more = " ..." if b["count"] > 10 else ""
         members = ", ".join(map(str, b["method_contexts"][:10]))
-        out.append(f"bucket {b['bucket']}: {b['title']} x{b['count']} ({members}{more}); smallest "
-                   f"{s['method_context']} (IL size {s['il_size']}); repro {rep.get('outcome', '-')}: "
-                   f"{printable(str(rep.get('bundle', '-')))}{known}")
+        out.append(
+            f"bucket {b['bucket']}: {b['title']} x{b['count']} ({members}{more}); smallest "
+            f"{s['method_context']} (IL size {s['il_size']}); repro {rep.get('outcome', '-')}: "
+            f"{printable(str(rep.get('bundle', '-')))}{known}"
+        )
     for b in data["failure_buckets"]:
         rep = b["repro"] or {}
         s = b["smallest"]
-        out.append(f"{b['kind']} bucket {b['bucket']}: {b['title']} x{b['count']}; smallest {s['method_context']} "
-                   f"(IL size {s['il_size']}); repro {rep.get('outcome', '-')}: "
-                   f"{printable(str(rep.get('bundle', '-')))}")
+        out.append(
+            f"{b['kind']} bucket {b['bucket']}: {b['title']} x{b['count']}; smallest "
+            f"{s['method_context']} "
+            f"(IL size {s['il_size']}); repro {rep.get('outcome', '-')}: "
+            f"{printable(str(rep.get('bundle', '-')))}"
+        )
     out += [f"passed on: {g['key']} x{g['count']}" for g in data["first_chance"]]
     for kind, groups in data["reported_by_superpmi"].items():
         out += [f"reported by superpmi ({kind}): {g['key']} x{g['count']}" for g in groups]
@@ -156,8 +254,11 @@ def triage_text(data: dict[str, Any]) -> str:
 
 
 def _diagnosis(bucket: dict[str, Any]) -> dict[str, Any]:
-    """The bucket's diagnosis (its smallest member's); a triage.json of before it had one: its facts."""
-    return bucket.get("diagnosis") or {k: bucket.get(k) for k in ("null_map", "jit", "faulting_module")}
+    """The bucket's diagnosis (its smallest member's); a triage.json of before it had one: its
+    facts."""
+    return bucket.get("diagnosis") or {
+        k: bucket.get(k) for k in ("null_map", "jit", "faulting_module")
+    }
 
 
 def _list(numbers: list[str]) -> str:

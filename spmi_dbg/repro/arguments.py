@@ -1,7 +1,7 @@
-"""The command line `spmi-dbg repro`, `spmi-dbg triage` and `spmi-dbg demo` share: the replay's inputs and the
-debugger's options, and the pipelines' exit statuses for usage errors and our own errors (spmi_dbg.exits: 3
-usage or input, 4 the debugger failed; 2 means "no crash" there). Their parsers are spmi_dbg.usage.Parsers
-made with `usage_status=PIPELINE_USAGE`."""
+"""The command line `spmi-dbg repro`, `spmi-dbg triage` and `spmi-dbg demo` share: the replay's
+inputs and the debugger's options, and the pipelines' exit statuses for usage errors and our own
+errors (spmi_dbg.exits: 3 usage or input, 4 the debugger failed; 2 means "no crash" there). Their
+parsers are spmi_dbg.usage.Parsers made with `usage_status=PIPELINE_USAGE`."""
 
 from __future__ import annotations
 
@@ -20,45 +20,104 @@ PIPELINE_USAGE = exits.PIPELINE_INPUT  # a pipeline's usage error: 3, never 2 ("
 
 
 def add_replay_arguments(p: argparse.ArgumentParser, *, collections: bool = False) -> None:
-    """The inputs and debugger options `spmi-dbg repro` and `spmi-dbg triage` share (`collections`: --mch is
-    repeatable and takes directories, for triage)."""
+    """The inputs and debugger options `spmi-dbg repro` and `spmi-dbg triage` share (`collections`:
+    --mch is repeatable and takes directories, for triage)."""
     if collections:
-        p.add_argument("--mch", metavar="PATH", action="append", default=[],
-                       help="a collection, or a directory standing for all its *.mch (as superpmi.py's -mch_files); "
-                            "repeatable. The command after -- then names no collection")
+        p.add_argument(
+            "--mch",
+            metavar="PATH",
+            action="append",
+            default=[],
+            help="a collection, or a directory standing for all its *.mch (as superpmi.py's "
+            "-mch_files); "
+            "repeatable. The command after -- then names no collection",
+        )
     else:
-        p.add_argument("--mch", metavar="FILE", help="the collection (instead of a full command after --)")
+        p.add_argument(
+            "--mch", metavar="FILE", help="the collection (instead of a full command after --)"
+        )
     p.add_argument("--jit", metavar="SO", help="the JIT (the diff JIT when --base-jit is given)")
     p.add_argument("--base-jit", metavar="SO", help="the base JIT (JIT1) for asm diffs")
-    p.add_argument("--superpmi", metavar="PROG", help="superpmi to run (default: the bundled spmi-replay)")
+    p.add_argument(
+        "--superpmi", metavar="PROG", help="superpmi to run (default: the bundled spmi-replay)"
+    )
     p.add_argument("--target", metavar="ARCH", help="superpmi -target")
-    p.add_argument("--jitoption", metavar="K=V", action="append", default=[],
-                   help="superpmi -jitoption (both JITs in asm diffs); repeatable")
-    p.add_argument("--from-log", metavar="LOG", type=Path,
-                   help="take the failing superpmi command from a superpmi.py log (superpmi.N.log)")
-    p.add_argument("--debugger", choices=NAMES, default=DEFAULT, help=f"debugger to replay under ({DEFAULT})")
-    p.add_argument("--gdb", metavar="PATH", help="the gdb executable (default: gdb on PATH; gdb-multiarch with --qemu)")
-    p.add_argument("--qemu", choices=("aarch64",), metavar="ARCH",
-                   help="the superpmi command is an ARCH Linux program: run it under qemu-ARCH (qemu-user) and debug "
-                        "it with gdb-multiarch through qemu's gdbstub")
-    p.add_argument("--sysroot", metavar="DIR", help="the guest's libraries for --qemu (default /usr/aarch64-linux-gnu, "
-                                                    "Debian's cross libraries)")
-    p.add_argument("--workers", type=integer(minimum=1), default=os.cpu_count() or 1, metavar="N",
-                   help="partitions replayed in parallel, one debugger each (default: CPU count)")
-    p.add_argument("--timeout", type=number(above=0), default=1800.0, metavar="S",
-                   help="seconds a partition may take before it is a hang (default 1800; a verification run "
-                        "of the repro gets at most 60)")
-    p.add_argument("--verify-runs", type=integer(minimum=0), default=3, metavar="K",
-                   help="native replays of the repro to verify it (default 3; plus one under the debugger)")
-    p.add_argument("--debug-dir", metavar="DIR", action="append", default=[],
-                   help="where separate debug files are (the <file>.dbg a stripped build names in its gnu_debuglink, "
-                        "a .build-id/ tree, or a flat directory of .dbg files); repeatable")
-    p.add_argument("--redact", action="store_true",
-                   help="replace the home directory, user name and host name in the written files")
+    p.add_argument(
+        "--jitoption",
+        metavar="K=V",
+        action="append",
+        default=[],
+        help="superpmi -jitoption (both JITs in asm diffs); repeatable",
+    )
+    p.add_argument(
+        "--from-log",
+        metavar="LOG",
+        type=Path,
+        help="take the failing superpmi command from a superpmi.py log (superpmi.N.log)",
+    )
+    p.add_argument(
+        "--debugger", choices=NAMES, default=DEFAULT, help=f"debugger to replay under ({DEFAULT})"
+    )
+    p.add_argument(
+        "--gdb",
+        metavar="PATH",
+        help="the gdb executable (default: gdb on PATH; gdb-multiarch with --qemu)",
+    )
+    p.add_argument(
+        "--qemu",
+        choices=("aarch64",),
+        metavar="ARCH",
+        help="the superpmi command is an ARCH Linux program: run it under qemu-ARCH (qemu-user) "
+        "and debug "
+        "it with gdb-multiarch through qemu's gdbstub",
+    )
+    p.add_argument(
+        "--sysroot",
+        metavar="DIR",
+        help="the guest's libraries for --qemu (default /usr/aarch64-linux-gnu, "
+        "Debian's cross libraries)",
+    )
+    p.add_argument(
+        "--workers",
+        type=integer(minimum=1),
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="partitions replayed in parallel, one debugger each (default: CPU count)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=number(above=0),
+        default=1800.0,
+        metavar="S",
+        help="seconds a partition may take before it is a hang (default 1800; a verification run "
+        "of the repro gets at most 60)",
+    )
+    p.add_argument(
+        "--verify-runs",
+        type=integer(minimum=0),
+        default=3,
+        metavar="K",
+        help="native replays of the repro to verify it (default 3; plus one under the debugger)",
+    )
+    p.add_argument(
+        "--debug-dir",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="where separate debug files are (the <file>.dbg a stripped build names in its "
+        "gnu_debuglink, "
+        "a .build-id/ tree, or a flat directory of .dbg files); repeatable",
+    )
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace the home directory, user name and host name in the written files",
+    )
 
 
 def pipeline_errors(name: str, body: Callable[[], int]) -> int:
-    """`body`, with our errors as one line on stderr: 4 for the debugger failing, 3 for usage and input."""
+    """`body`, with our errors as one line on stderr: 4 for the debugger failing, 3 for usage and
+    input."""
     try:
         return body()
     except ToolFailure as e:

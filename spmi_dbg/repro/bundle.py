@@ -1,9 +1,9 @@
-"""The repro bundle: repro.mch + repro.mch.mct (written by isolate), repro.sh (the exact command on the repro,
-quoted for sh), diagnosis.json, report.json (repro.report_data) and report.md (rendered from it by
-spmi_dbg.report), debugger.log (the debugger transcripts), replay.stdout/replay.stderr (the replay's own
-output). Written atomically, also when a phase failed: the report then says which one and why. With --redact
-every file but the collection records has the home directory, user name and host name replaced
-(spmi_dbg.report.redact)."""
+"""The repro bundle: repro.mch + repro.mch.mct (written by isolate), repro.sh (the exact command on
+the repro, quoted for sh), diagnosis.json, report.json (repro.report_data) and report.md (rendered
+from it by spmi_dbg.report), debugger.log (the debugger transcripts), replay.stdout/replay.stderr
+(the replay's own output). Written atomically, also when a phase failed: the report then says which
+one and why. With --redact every file but the collection records has the home directory, user name
+and host name replaced (spmi_dbg.report.redact)."""
 
 from __future__ import annotations
 
@@ -23,23 +23,37 @@ from spmi_dbg.repro.report_data import in_bundle, report_data
 from spmi_dbg.repro.result import JIT_OUTPUT_FILE, Bundle, ReproResult
 
 # Every file `spmi-dbg repro` writes into a bundle (nothing else may be in a directory it replaces).
-BUNDLE_FILES = frozenset({"repro.mch", "repro.mch.mct", "repro.sh", "diagnosis.json", "report.md", "report.json",
-                          "debugger.log", "replay.stdout", "replay.stderr", JIT_OUTPUT_FILE})
+BUNDLE_FILES = frozenset(
+    {
+        "repro.mch",
+        "repro.mch.mct",
+        "repro.sh",
+        "diagnosis.json",
+        "report.md",
+        "report.json",
+        "debugger.log",
+        "replay.stdout",
+        "replay.stderr",
+        JIT_OUTPUT_FILE,
+    }
+)
 
 
 JIT_OUTPUT_LIMIT = 64 << 20  # bytes of the JIT's own output kept in the bundle
 
 
 def out_dir_for(result: ReproResult) -> Path:
-    """By the target's bucket (a crash), or kind and method context (a compile failure); else by the outcome."""
+    """By the target's bucket (a crash), or kind and method context (a compile failure); else by the
+    outcome."""
     name = result.target.bundle_name() if result.target is not None else None
     return Path(name or f"spmi-repro-{result.outcome}")
 
 
 def write_bundle(result: ReproResult, work: Path) -> Bundle:
-    """Build the bundle in a temporary sibling of `result.out` and rename it into place when complete (an
-    earlier run's bundle there is replaced whole). With --redact, values are redacted before they are
-    serialised (report.json, diagnosis.json) and texts in every form they take there (the logs)."""
+    """Build the bundle in a temporary sibling of `result.out` and rename it into place when
+    complete (an earlier run's bundle there is replaced whole). With --redact, values are redacted
+    before they are serialised (report.json, diagnosis.json) and texts in every form they take there
+    (the logs)."""
     assert result.out is not None
     out = result.out
     staged = stage(out)
@@ -49,8 +63,13 @@ def write_bundle(result: ReproResult, work: Path) -> Bundle:
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise
-    isolated = None if result.isolated is None else \
-        dataclasses.replace(result.isolated, mch=out / result.isolated.mch.name, mct=out / result.isolated.mct.name)
+    isolated = (
+        None
+        if result.isolated is None
+        else dataclasses.replace(
+            result.isolated, mch=out / result.isolated.mch.name, mct=out / result.isolated.mct.name
+        )
+    )
     return Bundle([out / name for name in names], report, isolated)
 
 
@@ -73,8 +92,11 @@ def _write_files(result: ReproResult, work: Path, staged: Path) -> tuple[list[st
     diagnosis = result.target.diagnosis if result.target else None
     if diagnosis is not None:
         d = in_bundle(result, diagnosis.to_json())
-        put("diagnosis.json", json.dumps(redactor.data(d) if redactor is not None else d, indent=2,
-                                         sort_keys=True) + "\n")
+        put(
+            "diagnosis.json",
+            json.dumps(redactor.data(d) if redactor is not None else d, indent=2, sort_keys=True)
+            + "\n",
+        )
     jit_output = result.target.jit_output if result.target else None
     if jit_output is not None and jit_output.file is not None and jit_output.file.is_file():
         with open(jit_output.file, "rb") as f:  # a Checked JIT's dump of a big method can be huge
@@ -86,8 +108,11 @@ def _write_files(result: ReproResult, work: Path, staged: Path) -> tuple[list[st
     put("replay.stdout", stdout)
     put("replay.stderr", stderr)
     put("debugger.log", _debugger_log(result, work))
-    data = report_data(result, [*names, "report.md", "report.json"],
-                       replay_output=(stdout + stderr).decode(errors="replace")[-200_000:])
+    data = report_data(
+        result,
+        [*names, "report.md", "report.json"],
+        replay_output=(stdout + stderr).decode(errors="replace")[-200_000:],
+    )
     if redactor is not None:
         data = redactor.data(data)
     put("report.json", json.dumps(data, indent=2) + "\n")
@@ -98,27 +123,41 @@ def _write_files(result: ReproResult, work: Path, staged: Path) -> tuple[list[st
     return names, data
 
 
-# ------------------------------------------------------------------------------------------------ repro.sh
+# ------------------------------------------------------------------------------------------------
+# repro.sh
 def repro_script(result: ReproResult, redactor: Redactor | None = None) -> str:
-    """repro.sh; with a redactor, paths under the home directory are written as "$HOME"/... (still runnable).
-    Paths go into the comments through shell.comment (one line, shown, never run) and into the command through
-    shell.quote (or the redactor's quoting), nowhere else."""
+    """repro.sh; with a redactor, paths under the home directory are written as "$HOME"/... (still
+    runnable). Paths go into the comments through shell.comment (one line, shown, never run) and
+    into the command through shell.quote (or the redactor's quoting), nowhere else."""
     cmd = result.repro_command or result.options.command
     isolated = result.isolated
     assert isolated is not None
     numbers = ", ".join(map(str, isolated.numbers))
-    comments = [f"spmi-dbg repro: method context(s) {numbers} of {cmd.input}, copied byte-for-byte into "
-                f"{REPRO_NAME}.", f"Expected: {result.target.describe() if result.target else 'a failure.'}"]
+    comments = [
+        f"spmi-dbg repro: method context(s) {numbers} of {cmd.input}, copied byte-for-byte into "
+        f"{REPRO_NAME}.",
+        f"Expected: {result.target.describe() if result.target else 'a failure.'}",
+    ]
     if result.option_minimization is not None and result.option_minimization.given:
         comments.append(f"JIT settings: {result.option_minimization.summary()}.")
     if redactor is not None:
         comments = [redactor.text(c) for c in comments]
-    command = cmd.shell_line(f'"$here/{REPRO_NAME}"', redactor.shell_word if redactor else shell.quote)
-    return "\n".join(["#!/bin/sh", *(f"# {shell.comment(c)}" for c in comments), 'here=$(dirname -- "$0")',
-                      f"exec {command}", ""])
+    command = cmd.shell_line(
+        f'"$here/{REPRO_NAME}"', redactor.shell_word if redactor else shell.quote
+    )
+    return "\n".join(
+        [
+            "#!/bin/sh",
+            *(f"# {shell.comment(c)}" for c in comments),
+            'here=$(dirname -- "$0")',
+            f"exec {command}",
+            "",
+        ]
+    )
 
 
-# ------------------------------------------------------------------------------------------------ outputs
+# ------------------------------------------------------------------------------------------------
+# outputs
 def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -138,8 +177,10 @@ def _debugger_log(result: ReproResult, work: Path) -> str:
     parts = []
     for r in runs:
         tag = " (the fatal stop)" if r is winner else ""
-        parts.append(f"==== partition {r.partition.index} (-c {r.partition.spec}){tag}: {r.status}\n"
-                     + _read(r.transcript).decode(errors="replace"))
+        parts.append(
+            f"==== partition {r.partition.index} (-c {r.partition.spec}){tag}: {r.status}\n"
+            + _read(r.transcript).decode(errors="replace")
+        )
     for label in ("verify", "verify-minimized"):
         text = _read(work / f"{label}.debugger.log").decode(errors="replace")
         if text:

@@ -1,6 +1,6 @@
-"""`spmi-dbg repro [options] -- <superpmi argv>`: its parser, and the run with progress and summary. Exit statuses
-(spmi_dbg.exits): 0 verified, 1 crash found but not verified, 2 no crash, 3 usage or input error, 4 the
-debugger itself failed."""
+"""`spmi-dbg repro [options] -- <superpmi argv>`: its parser, and the run with progress and summary.
+Exit statuses (spmi_dbg.exits): 0 verified, 1 crash found but not verified, 2 no crash, 3 usage or
+input error, 4 the debugger itself failed."""
 
 from __future__ import annotations
 
@@ -15,37 +15,64 @@ from spmi_dbg.repro.arguments import PIPELINE_USAGE, add_replay_arguments, pipel
 if TYPE_CHECKING:  # the pipeline is imported when a command runs, not when the parser is built
     from spmi_dbg.repro.result import ReproOptions, ReproResult
 
-EPILOG = """exit status: 0 repro found and verified, 1 crash (or failure) found but not verified, 2 no crash (no such
-failure), 3 usage or input error, 4 the debugger failed (it died or stopped answering, twice).
+EPILOG = """exit status: 0 repro found and verified, 1 crash (or failure) found but not verified,
+2 no crash (no such failure), 3 usage or input error, 4 the debugger failed (it died or stopped
+answering, twice).
 
 examples:
   spmi-dbg repro --from-log superpmi.4.log
-  spmi-dbg repro --failure assert -- superpmi -jitoption JitStress=2 -jitoption JitStressModeNames="A B" clrjit.so x.mch
-  spmi-dbg repro --core core.12345 -- superpmi -a -target arm64 base/libclrjit.so diff/libclrjit.so libraries.mch
+  spmi-dbg repro --failure assert -- superpmi -jitoption JitStress=2 \\
+      -jitoption JitStressModeNames="A B" clrjit.so x.mch
+  spmi-dbg repro --core core.12345 -- superpmi -a -target arm64 \\
+      base/libclrjit.so diff/libclrjit.so libraries.mch
   spmi-dbg repro -- superpmi -a -target arm64 base/libclrjit.so diff/libclrjit.so libraries.mch
-  spmi-dbg repro --mch libraries.mch --base-jit base/libclrjit.so --jit diff/libclrjit.so -- -a -target arm64
-  spmi-dbg repro --qemu aarch64 -- arm64/superpmi -a arm64/base/libclrjit.so arm64/diff/libclrjit.so libraries.mch"""
+  spmi-dbg repro --mch libraries.mch --base-jit base/libclrjit.so --jit diff/libclrjit.so \\
+      -- -a -target arm64
+  spmi-dbg repro --qemu aarch64 -- arm64/superpmi -a \\
+      arm64/base/libclrjit.so arm64/diff/libclrjit.so libraries.mch"""
 
 
 def add_parsers(sub: Any) -> None:
-    p = sub.add_parser("repro", help="find the method context superpmi crashes on and write a verified repro bundle",
-                       usage="spmi-dbg repro [options] -- SUPERPMI_ARGV...  |  spmi-dbg repro --mch X --jit J "
-                             "[options] [-- SUPERPMI_OPTIONS...]  |  spmi-dbg repro --from-log LOG [options]  |  "
-                             "spmi-dbg repro --core CORE [options] [-- SUPERPMI_ARGV...]",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-                       usage_status=PIPELINE_USAGE)
+    p = sub.add_parser(
+        "repro",
+        help="find the method context superpmi crashes on and write a verified repro bundle",
+        usage="spmi-dbg repro [options] -- SUPERPMI_ARGV...  |  spmi-dbg repro --mch X --jit J "
+        "[options] [-- SUPERPMI_OPTIONS...]  |  spmi-dbg repro --from-log LOG [options]  |  "
+        "spmi-dbg repro --core CORE [options] [-- SUPERPMI_ARGV...]",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage_status=PIPELINE_USAGE,
+    )
     add_replay_arguments(p)
-    p.add_argument("--core", metavar="CORE", type=Path,
-                   help="post-mortem: diagnose this core file of the crashed superpmi, then isolate and verify "
-                        "live (the command after --, or the one the core names when it is complete)")
-    p.add_argument("--failure", metavar="KIND[:TEXT]", default="crash",
-                   help="what to reproduce: crash (default: a crash or hang, found under the debugger), or a failure "
-                        "superpmi reports itself: assert (ISSUE: <ASSERT>), error (a failed compile), missing "
-                        "(MISSING:), any; :TEXT picks the first whose line contains TEXT. The -jitoption/-jit2option "
-                        "settings are minimized to those the failure needs")
-    p.add_argument("--out", metavar="DIR", type=Path,
-                   help="bundle directory (default: spmi-repro-<bucket>, or spmi-repro-<kind>-<method context>)")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line")
+    p.add_argument(
+        "--core",
+        metavar="CORE",
+        type=Path,
+        help="post-mortem: diagnose this core file of the crashed superpmi, then isolate and "
+        "verify "
+        "live (the command after --, or the one the core names when it is complete)",
+    )
+    p.add_argument(
+        "--failure",
+        metavar="KIND[:TEXT]",
+        default="crash",
+        help="what to reproduce: crash (default: a crash or hang, found under the debugger), or a "
+        "failure "
+        "superpmi reports itself: assert (ISSUE: <ASSERT>), error (a failed compile), missing "
+        "(MISSING:), any; :TEXT picks the first whose line contains TEXT. The "
+        "-jitoption/-jit2option "
+        "settings are minimized to those the failure needs",
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        help="bundle directory (default: spmi-repro-<bucket>, or spmi-repro-<kind>-<method "
+        "context>)",
+    )
+    p.add_argument(
+        "command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line"
+    )
     p.set_defaults(func=run)
 
 
@@ -58,10 +85,12 @@ def run(args: argparse.Namespace) -> int:
     return pipeline_errors("repro", lambda: int(execute(options(args)).exit_code))
 
 
-def execute(opts: ReproOptions, *, extra_rows: Callable[[ReproResult], list[tuple[str, str]]] | None = None) \
-        -> ReproResult:
-    """Run the pipeline with progress on a terminal, then print the summary (a panel on a terminal, plain
-    `key: value` lines when piped). `extra_rows(result)` adds rows of context after the pipeline's own."""
+def execute(
+    opts: ReproOptions, *, extra_rows: Callable[[ReproResult], list[tuple[str, str]]] | None = None
+) -> ReproResult:
+    """Run the pipeline with progress on a terminal, then print the summary (a panel on a terminal,
+    plain `key: value` lines when piped). `extra_rows(result)` adds rows of context after the
+    pipeline's own."""
     from rich.console import Console
 
     from spmi_dbg.repro.display import TerminalProgress, print_summary
@@ -74,9 +103,12 @@ def execute(opts: ReproOptions, *, extra_rows: Callable[[ReproResult], list[tupl
     finally:
         if progress is not None:
             progress.close()
-    print_summary(result, Console(soft_wrap=True) if interactive else Console(soft_wrap=True, no_color=True,
-                  highlight=False), rich_panel=interactive and sys.stdout.isatty(),
-                  extra=extra_rows(result) if extra_rows is not None else None)
+    print_summary(
+        result,
+        Console(soft_wrap=True)
+        if interactive
+        else Console(soft_wrap=True, no_color=True, highlight=False),
+        rich_panel=interactive and sys.stdout.isatty(),
+        extra=extra_rows(result) if extra_rows is not None else None,
+    )
     return result
-
-

@@ -1,7 +1,9 @@
-"""The superpmi command being reproduced (docs/superpmi-conventions.md 1, 1.3): program, JITs (JIT1 = base,
-JIT2 = diff), input collection and options, from `-- <argv>` or from --mch/--jit/--base-jit/--superpmi/
---target/--jitoption. `-p/-parallel [N]` is dropped (a crash in a -p worker is invisible to a debugger on the
-parent, and superpmi refuses `-c` with `-p`); a `-c` list becomes the selection that is partitioned."""
+"""The superpmi command being reproduced (docs/superpmi-conventions.md 1, 1.3): program, JITs (JIT1
+= base, JIT2 = diff), input collection and options, from `-- <argv>` or from
+--mch/--jit/--base-jit/--superpmi/
+--target/--jitoption. `-p/-parallel [N]` is dropped (a crash in a -p worker is invisible to a
+debugger on the parent, and superpmi refuses `-c` with `-p`); a `-c` list becomes the selection that
+is partitioned."""
 
 from __future__ import annotations
 
@@ -53,26 +55,36 @@ class ReproCommand:
     count: int  # method contexts in the collection
     selection: MCList | None = None  # the user's -c list, if any (within the collection)
     notes: tuple[str, ...] = field(default_factory=tuple)
-    log: dict[str, Any] | None = None  # --from-log: where in the superpmi.py log the command came from
-    emulator: tuple[str, ...] = ()  # --qemu: what runs the (guest) program here, e.g. qemu-aarch64 -L SYSROOT
+    # --from-log: where in the superpmi.py log the command came from
+    log: dict[str, Any] | None = None
+    # --qemu: what runs the (guest) program here, e.g. qemu-aarch64 -L SYSROOT
+    emulator: tuple[str, ...] = ()
 
-    def argv(self, compile_list: str | None = None, input: str | os.PathLike[str] | None = None) -> list[str]:
-        """The command line, on `input` (default: the collection), restricted to `-c compile_list`."""
+    def argv(
+        self, compile_list: str | None = None, input: str | os.PathLike[str] | None = None
+    ) -> list[str]:
+        """The command line, on `input` (default: the collection), restricted to `-c
+        compile_list`."""
         out = [self.program, *self.options]
         if compile_list:
             out += ["-c", compile_list]
         return [*out, *self.jits, str(input) if input is not None else self.input]
 
-    def native_argv(self, compile_list: str | None = None, input: str | os.PathLike[str] | None = None) -> list[str]:
+    def native_argv(
+        self, compile_list: str | None = None, input: str | os.PathLike[str] | None = None
+    ) -> list[str]:
         """argv() as it runs on this machine without a debugger (under the emulator, for --qemu)."""
         return [*self.emulator, *self.argv(compile_list, input)]
 
     def numbers(self) -> list[int]:
-        return list(self.selection) if self.selection is not None else list(range(1, self.count + 1))
+        return (
+            list(self.selection) if self.selection is not None else list(range(1, self.count + 1))
+        )
 
     def partitions(self, workers: int) -> list[Partition]:
-        """Contiguous, near-equal shares (superpmi's own -p strides interleave; contiguous ranges keep each
-        partition's earlier records -- the state a crash may depend on -- in front of it)."""
+        """Contiguous, near-equal shares (superpmi's own -p strides interleave; contiguous ranges
+        keep each partition's earlier records -- the state a crash may depend on -- in front of
+        it)."""
         numbers = self.numbers()
         n = max(1, min(workers, len(numbers)))
         size, extra = divmod(len(numbers), n)
@@ -80,20 +92,26 @@ class ReproCommand:
         pos = 0
         for i in range(n):
             take = size + (1 if i < extra else 0)
-            out.append(Partition(i + 1, tuple(numbers[pos:pos + take])))
+            out.append(Partition(i + 1, tuple(numbers[pos : pos + take])))
             pos += take
         return [p for p in out if p.numbers]
 
     def shell_line(self, input: str, quote: Callable[[str], str] = shell.quote) -> str:
         """The command as one sh line, input given verbatim (e.g. `"$here/repro.mch"`)."""
-        return " ".join(quote(a) for a in [*self.emulator, self.program, *self.options, *self.jits]) + " " + input
+        return (
+            " ".join(quote(a) for a in [*self.emulator, self.program, *self.options, *self.jits])
+            + " "
+            + input
+        )
 
 
 def from_argv(argv: Sequence[str]) -> ReproCommand:
     """`spmi-dbg repro -- superpmi [options] jit1 [jit2] input.mch`."""
     if not argv:
-        raise UsageError("expected the superpmi command after --, e.g. spmi-dbg repro -- superpmi -a base.so "
-                         "diff.so x.mch")
+        raise UsageError(
+            "expected the superpmi command after --, e.g. spmi-dbg repro -- superpmi -a base.so "
+            "diff.so x.mch"
+        )
     parsed = parse_command(list(argv))
     if parsed.input is None:
         raise UsageError(f"no collection (.mch/.mc) in the command: {shlex.join(argv)}")
@@ -103,8 +121,16 @@ def from_argv(argv: Sequence[str]) -> ReproCommand:
     return _checked(parsed.program, parsed.jits, parsed.input, options, selection, notes)
 
 
-def from_options(*, mch: str, jit: str | None, base_jit: str | None, superpmi: str | None, target: str | None,
-                 jitoptions: Sequence[str], extra: Sequence[str]) -> ReproCommand:
+def from_options(
+    *,
+    mch: str,
+    jit: str | None,
+    base_jit: str | None,
+    superpmi: str | None,
+    target: str | None,
+    jitoptions: Sequence[str],
+    extra: Sequence[str],
+) -> ReproCommand:
     """`spmi-dbg repro --mch X --base-jit B --jit D [--target arm64] [--jitoption k=v] -- -a`."""
     jits = [j for j in (base_jit, jit) if j]
     if not jits:
@@ -119,7 +145,9 @@ def from_options(*, mch: str, jit: str | None, base_jit: str | None, superpmi: s
             opts += ["-jit2option", kv]
     parsed = parse_command([program, *opts])
     if parsed.jits or parsed.input:
-        raise UsageError("with --mch, give only superpmi options after -- (JITs come from --jit/--base-jit)")
+        raise UsageError(
+            "with --mch, give only superpmi options after -- (JITs come from --jit/--base-jit)"
+        )
     options, selection, notes = _clean_options(parsed.options)
     return _checked(program, jits, mch, options, selection, notes)
 
@@ -127,7 +155,9 @@ def from_options(*, mch: str, jit: str | None, base_jit: str | None, superpmi: s
 def _bundled_replay() -> str:
     found = paths.native_file(paths.REPLAY)
     if found is None:
-        raise UsageError("no --superpmi given and the bundled spmi-replay is not installed (reinstall spmi-dbg)")
+        raise UsageError(
+            "no --superpmi given and the bundled spmi-replay is not installed (reinstall spmi-dbg)"
+        )
     return str(found)
 
 
@@ -141,14 +171,19 @@ def _clean_options(options: Sequence[str]) -> tuple[list[str], MCList | None, li
         low = a.lower()
         if low in _PARALLEL:
             n = options[i + 1] if i + 1 < len(options) and options[i + 1].isdigit() else None
-            notes.append(f"dropped `{a}{' ' + n if n else ''}`: each partition runs sequentially under its own "
-                         "debugger")
+            notes.append(
+                f"dropped `{a}{' ' + n if n else ''}`: each partition runs sequentially under its "
+                "own "
+                "debugger"
+            )
             i += 2 if n else 1
         elif low in _COMPILE and i + 1 < len(options):
             selection = parse_mclist(options[i + 1])
             i += 2
         elif low == "-stride":
-            notes.append(f"dropped `-stride {' '.join(options[i + 1:i + 3])}`: partitions are -c ranges")
+            notes.append(
+                f"dropped `-stride {' '.join(options[i + 1 : i + 3])}`: partitions are -c ranges"
+            )
             i += 3
         else:
             out.append(a)
@@ -167,17 +202,29 @@ def _resolve_program(program: str) -> str:
     except OSError as e:
         raise InputError(found, f"cannot read the superpmi program: {e.strerror}") from None
     if not elf:
-        raise InputError(found, "superpmi program is not an ELF executable (a debugger cannot run a script: give "
-                                "the real program)")
+        raise InputError(
+            found,
+            "superpmi program is not an ELF executable (a debugger cannot run a script: give "
+            "the real program)",
+        )
     return str(Path(found).resolve())
 
 
-def _checked(program: str, jits: Sequence[str], mch: str, options: list[str], selection: MCList | None,
-             notes: list[str]) -> ReproCommand:
+def _checked(
+    program: str,
+    jits: Sequence[str],
+    mch: str,
+    options: list[str],
+    selection: MCList | None,
+    notes: list[str],
+) -> ReproCommand:
     for path in (program, *jits, mch):
-        if "\n" in path or "\r" in path:  # gdb takes the program and its arguments on one command line
-            raise UsageError(f"{printable(path)}: a path holding a line break cannot be given to a debugger; "
-                             "rename it, or give a symbolic link to it")
+        # gdb takes the program and its arguments on one command line
+        if "\n" in path or "\r" in path:
+            raise UsageError(
+                f"{printable(path)}: a path holding a line break cannot be given to a debugger; "
+                "rename it, or give a symbolic link to it"
+            )
     prog = _resolve_program(program)
     abs_jits = []
     for j in jits:
@@ -189,13 +236,15 @@ def _checked(program: str, jits: Sequence[str], mch: str, options: list[str], se
         abs_jits.append(str(p.resolve()))
     path, count = checked_collection(mch)
     if selection is not None and selection.last > count:
-        raise InputError(mch, f"-c asks for method context {selection.last}; the collection has {count}")
+        raise InputError(
+            mch, f"-c asks for method context {selection.last}; the collection has {count}"
+        )
     return ReproCommand(prog, tuple(abs_jits), path, tuple(options), count, selection, tuple(notes))
 
 
 def checked_collection(mch: str) -> tuple[str, int]:
-    """A collection the replay can read: its absolute path and how many method contexts it holds (InputError
-    otherwise)."""
+    """A collection the replay can read: its absolute path and how many method contexts it holds
+    (InputError otherwise)."""
     src = Path(mch)
     if not src.exists():
         raise InputError(mch, "collection not found")

@@ -1,6 +1,6 @@
-"""`spmi-dbg demo`: the seed bug (dotnet/runtime#91257) end to end, on bundled binaries. It builds a sample Arm64
-collection with the seed trigger deep inside, then runs `spmi-dbg repro` on the parallel asm-diff command
-superpmi.py would have run:
+"""`spmi-dbg demo`: the seed bug (dotnet/runtime#91257) end to end, on bundled binaries. It builds a
+sample Arm64 collection with the seed trigger deep inside, then runs `spmi-dbg repro` on the
+parallel asm-diff command superpmi.py would have run:
 
     spmi-replay -a -target arm64 -bug 91257 -p libsamplejit_base.so libsamplejit_diff.so big.mch
 
@@ -30,27 +30,52 @@ BUNDLE = "repro"
 
 
 def add_parsers(sub: Any) -> None:
-    p = sub.add_parser("demo", help="build a sample Arm64 collection with the seed crash deep inside and run "
-                                    "spmi-dbg repro on its parallel asm-diff command",
-                       description="Builds OUT/big.mch (sample Arm64 methods, the seed bug dotnet/runtime#91257 "
-                                   "at method context --at), runs `spmi-dbg repro` on `spmi-replay -a -target "
-                                   "arm64 -bug 91257 -p libsamplejit_base.so libsamplejit_diff.so big.mch` (the "
-                                   "bundled binaries) and writes the repro bundle to OUT/repro.",
-                       usage_status=PIPELINE_USAGE)
-    p.add_argument("--methods", type=integer(minimum=1), default=DEFAULT_METHODS, metavar="N",
-                   help=f"method contexts in the collection (default {DEFAULT_METHODS:,})")
-    p.add_argument("--at", type=integer(minimum=1), default=None, metavar="K",
-                   help=f"method context of the seed trigger (default {DEFAULT_AT:,}, or 3/4 of --methods when "
-                        "that is smaller)")
-    p.add_argument("--out", type=Path, default=Path(DEFAULT_OUT), metavar="DIR",
-                   help=f"directory for the collection and the bundle (default {DEFAULT_OUT})")
-    p.add_argument("--workers", type=integer(minimum=1), default=os.cpu_count() or 1, metavar="W",
-                   help="partitions replayed in parallel, one gdb each (default: CPU count)")
+    p = sub.add_parser(
+        "demo",
+        help="build a sample Arm64 collection with the seed crash deep inside and run "
+        "spmi-dbg repro on its parallel asm-diff command",
+        description="Builds OUT/big.mch (sample Arm64 methods, the seed bug dotnet/runtime#91257 "
+        "at method context --at), runs `spmi-dbg repro` on `spmi-replay -a -target "
+        "arm64 -bug 91257 -p libsamplejit_base.so libsamplejit_diff.so big.mch` (the "
+        "bundled binaries) and writes the repro bundle to OUT/repro.",
+        usage_status=PIPELINE_USAGE,
+    )
+    p.add_argument(
+        "--methods",
+        type=integer(minimum=1),
+        default=DEFAULT_METHODS,
+        metavar="N",
+        help=f"method contexts in the collection (default {DEFAULT_METHODS:,})",
+    )
+    p.add_argument(
+        "--at",
+        type=integer(minimum=1),
+        default=None,
+        metavar="K",
+        help=f"method context of the seed trigger (default {DEFAULT_AT:,}, or 3/4 of --methods "
+        "when "
+        "that is smaller)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path(DEFAULT_OUT),
+        metavar="DIR",
+        help=f"directory for the collection and the bundle (default {DEFAULT_OUT})",
+    )
+    p.add_argument(
+        "--workers",
+        type=integer(minimum=1),
+        default=os.cpu_count() or 1,
+        metavar="W",
+        help="partitions replayed in parallel, one gdb each (default: CPU count)",
+    )
     p.set_defaults(func=run)
 
 
 def size_text(size: int) -> str:
-    """Bytes for a person: `243 MB`, `57 KB` below 1 MB (never `0 MB`), `512 bytes` below 1 KB (decimal units)."""
+    """Bytes for a person: `243 MB`, `57 KB` below 1 MB (never `0 MB`), `512 bytes` below 1 KB
+    (decimal units)."""
     if round(size / 1e3) >= 1000:
         return f"{size / 1e6:,.0f} MB"
     if size >= 1000:
@@ -66,7 +91,9 @@ def run(args: argparse.Namespace) -> int:
 def _native(relative: str) -> str:
     found = paths.native_file(relative)
     if found is None:
-        raise UsageError(f"the bundled {relative} is not installed (reinstall spmi-dbg: pip install -e .)")
+        raise UsageError(
+            f"the bundled {relative} is not installed (reinstall spmi-dbg: pip install -e .)"
+        )
     return str(found)
 
 
@@ -89,25 +116,58 @@ def _run(args: argparse.Namespace, at: int) -> int:
     mch = out / COLLECTION
     shown = " ".join(["spmi-replay", *OPTIONS, "-p", Path(base).name, Path(diff).name, COLLECTION])
     argv = [replay, *OPTIONS, "-p", base, diff, str(mch)]
-    print(f"building {mch}: {args.methods:,} sample Arm64 method contexts, the seed bug (dotnet/runtime#91257) "
-          f"at {at:,} ...", flush=True)
-    built = build(mch, methods=args.methods, seed=SEED, arch="arm64", injections=[("seed-arm64", at)])
-    # The line runs as printed (from this directory): the bundled binaries by their full paths, every word quoted.
-    print("running " + shell.join([*this_program(), "repro", "--workers", str(args.workers), "--out",
-                                   str(out / BUNDLE), "--", *argv]), flush=True)
+    print(
+        f"building {mch}: {args.methods:,} sample Arm64 method contexts, the seed bug "
+        "(dotnet/runtime#91257) "
+        f"at {at:,} ...",
+        flush=True,
+    )
+    built = build(
+        mch, methods=args.methods, seed=SEED, arch="arm64", injections=[("seed-arm64", at)]
+    )
+    # The line runs as printed (from this directory): the bundled binaries by their full paths,
+    # every word quoted.
+    print(
+        "running "
+        + shell.join(
+            [
+                *this_program(),
+                "repro",
+                "--workers",
+                str(args.workers),
+                "--out",
+                str(out / BUNDLE),
+                "--",
+                *argv,
+            ]
+        ),
+        flush=True,
+    )
     start = time.monotonic()
     cmd = command.from_argv(argv)
-    opts = ReproOptions(command=cmd, debugger=GdbDriver(gdb, os.getcwd()), out=out / BUNDLE, workers=args.workers)
+    opts = ReproOptions(
+        command=cmd, debugger=GdbDriver(gdb, os.getcwd()), out=out / BUNDLE, workers=args.workers
+    )
 
     def context(result: ReproResult) -> list[tuple[str, str]]:
         repro_s = time.monotonic() - start
         return [
-            ("collection", f"{mch}: {built.count:,} sample Arm64 method contexts ({size_text(built.size)}), "
-                           f"the seed trigger at {at:,}; the base and diff sample JITs stand in for "
-                           "libclrjit.so, spmi-replay for superpmi"),
-            ("command", f"{shown}: `-p` dropped (a crash in a -p worker is invisible to a debugger on the "
-                        f"parent); {len(result.partitions)} -c range(s) replayed under gdb instead"),
-            ("took", f"{built.seconds:.1f} s to build the collection + {repro_s:.1f} s for spmi-dbg repro"),
+            (
+                "collection",
+                f"{mch}: {built.count:,} sample Arm64 method contexts ({size_text(built.size)}), "
+                f"the seed trigger at {at:,}; the base and diff sample JITs stand in for "
+                "libclrjit.so, spmi-replay for superpmi",
+            ),
+            (
+                "command",
+                f"{shown}: `-p` dropped (a crash in a -p worker is invisible to a debugger on the "
+                f"parent); {len(result.partitions)} -c range(s) replayed under gdb instead",
+            ),
+            (
+                "took",
+                f"{built.seconds:.1f} s to build the collection + {repro_s:.1f} s for spmi-dbg "
+                "repro",
+            ),
         ]
 
     result = execute(opts, extra_rows=context)

@@ -1,6 +1,6 @@
-"""Terminal rendering of `spmi-dbg repro`: rich progress for the partitions (methods done -- from the replay's
-own ` NN% - Loaded N ...` progress lines --, rate, stops passed), one line per phase, and a summary panel.
-Piped output stays quiet: only the plain summary lines at the end."""
+"""Terminal rendering of `spmi-dbg repro`: rich progress for the partitions (methods done -- from
+the replay's own ` NN% - Loaded N ...` progress lines --, rate, stops passed), one line per phase,
+and a summary panel. Piped output stays quiet: only the plain summary lines at the end."""
 
 from __future__ import annotations
 
@@ -10,7 +10,15 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.panel import Panel
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TaskID, TextColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
@@ -48,9 +56,16 @@ class TerminalProgress:
     def __init__(self, console: Console, debugger: str = "gdb") -> None:
         self.console = console
         self.debugger = debugger
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _Rate(),
-                                 TextColumn("{task.fields[stops]} stops passed"), TextColumn("{task.fields[status]}"),
-                                 console=console, transient=False)
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            _Rate(),
+            TextColumn("{task.fields[stops]} stops passed"),
+            TextColumn("{task.fields[status]}"),
+            console=console,
+            transient=False,
+        )
         self.tasks: dict[int, TaskID] = {}
         self.outputs: dict[int, Path] = {}
         self.stops: dict[int, int] = {}
@@ -67,11 +82,18 @@ class TerminalProgress:
                 self.poller.start()
             if partition.index not in self.tasks:
                 self.tasks[partition.index] = self.progress.add_task(
-                    f"partition {partition.index} -c {partition.spec}", total=len(partition.numbers), stops=0,
-                    status="")
+                    f"partition {partition.index} -c {partition.spec}",
+                    total=len(partition.numbers),
+                    stops=0,
+                    status="",
+                )
             self.outputs[partition.index] = stdout
             self.stops.setdefault(partition.index, 0)
-        status = f"under {self.debugger}" if attempt == 1 else f"retry {attempt - 1} with a fresh debugger"
+        status = (
+            f"under {self.debugger}"
+            if attempt == 1
+            else f"retry {attempt - 1} with a fresh debugger"
+        )
         self.progress.update(self.tasks[partition.index], status=status)
 
     def stop_passed(self, partition: Partition, stop: PassedStop) -> None:
@@ -85,9 +107,13 @@ class TerminalProgress:
         if task is None:
             return
         o = run.outcome
-        status = {"exited": f"exited ({o.exit_status})" if o else "", "fatal": "[bold red]fatal stop[/]",
-                  "hang": "[bold red]hang[/]", "signaled": f"[red]killed by {o.signal if o else '?'}[/]",
-                  "cancelled": "[dim]cancelled[/]"}.get(run.status, f"[red]{run.status}[/]")
+        status = {
+            "exited": f"exited ({o.exit_status})" if o else "",
+            "fatal": "[bold red]fatal stop[/]",
+            "hang": "[bold red]hang[/]",
+            "signaled": f"[red]killed by {o.signal if o else '?'}[/]",
+            "cancelled": "[dim]cancelled[/]",
+        }.get(run.status, f"[red]{run.status}[/]")
         if o is not None and o.kind == "exited":
             self.progress.update(task, completed=len(partition.numbers))
         self.progress.update(task, status=status)
@@ -110,8 +136,11 @@ class TerminalProgress:
         if phase.name == "locate":
             self.close()
         mark = "[green]ok[/]" if phase.status == "ok" else "[bold red]failed[/]"
-        self.console.print(f"{phase.name}: {mark} ({phase.seconds:.1f} s) {phase.detail}", highlight=False,
-                           markup=True)
+        self.console.print(
+            f"{phase.name}: {mark} ({phase.seconds:.1f} s) {phase.detail}",
+            highlight=False,
+            markup=True,
+        )
 
     def close(self) -> None:
         self.done.set()
@@ -125,8 +154,10 @@ class TerminalProgress:
 def summary_rows(result: ReproResult) -> list[tuple[str, str]]:
     """The report's own summary (spmi_dbg.report.text), and where the bundle is or why it is not."""
     if result.report is None:  # the bundle could not even be put together
-        return [("result", f"{result.outcome} (exit {result.exit_code}, {result.seconds:.1f} s)"),
-                ("bundle", result.bundle_error or str(result.out))]
+        return [
+            ("result", f"{result.outcome} (exit {result.exit_code}, {result.seconds:.1f} s)"),
+            ("bundle", result.bundle_error or str(result.out)),
+        ]
     out = rows(result.report)
     if result.bundle_error:
         out = [(k, result.bundle_error if k == "bundle" else v) for k, v in out]
@@ -137,8 +168,10 @@ PANEL_CHROME = 6  # the panel's borders and padding, and the grid's padding betw
 
 
 def fit_paths(text: str, width: int) -> str:
-    """`text` with each path wider than `width` shortened at its directory part (`.../bin/spmi-replay`): the
-    file name is kept whole (a name wider than the column is folded by the panel, never cut). URLs stay."""
+    """`text` with each path wider than `width` shortened at its directory part
+    (`.../bin/spmi-replay`): the file name is kept whole (a name wider than the column is folded by
+    the panel, never cut). URLs stay."""
+
     def fit(word: str) -> str:
         if len(word) <= width or "/" not in word.rstrip("/") or "://" in word:
             return word
@@ -153,8 +186,14 @@ def fit_paths(text: str, width: int) -> str:
     return " ".join(fit(w) for w in text.split(" "))
 
 
-def print_summary(result: ReproResult, console: Console, *, rich_panel: bool,
-                  extra: list[tuple[str, str]] | None = None, title: str = "spmi-dbg repro") -> None:
+def print_summary(
+    result: ReproResult,
+    console: Console,
+    *,
+    rich_panel: bool,
+    extra: list[tuple[str, str]] | None = None,
+    title: str = "spmi-dbg repro",
+) -> None:
     rows = summary_rows(result) + list(extra or [])
     if not rich_panel:
         for k, v in rows:
@@ -166,5 +205,7 @@ def print_summary(result: ReproResult, console: Console, *, rich_panel: bool,
     width = console.width - PANEL_CHROME - max((len(k) for k, _ in rows), default=0)
     for k, v in rows:
         table.add_row(k, Text(fit_paths(v, width), overflow="fold"))
-    style = {"verified": "green", "not-verified": "yellow", "no-crash": "blue"}.get(result.outcome, "red")
+    style = {"verified": "green", "not-verified": "yellow", "no-crash": "blue"}.get(
+        result.outcome, "red"
+    )
     console.print(Panel(table, title=title, border_style=style, expand=False))

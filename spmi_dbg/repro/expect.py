@@ -1,7 +1,7 @@
 """What counts as "the same failure" when a repro is re-run: derived from the run that found it.
 
-A crash is matched natively by its signal and under a debugger by its bucket (spmi_dbg.analysis.signature,
-which also rebuilds a hang's: its stop is our own SIGINT)."""
+A crash is matched natively by its signal and under a debugger by its bucket
+(spmi_dbg.analysis.signature, which also rebuilds a hang's: its stop is our own SIGINT)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,9 @@ class Expectation:
     def matches_outcome(self, outcome: ReplayOutcome) -> bool:
         """A run under the debugger reproduces when it ends the same way with the same bucket."""
         if self.kind == "hang":
-            return outcome.kind == "hang" and (self.bucket is None or bucket_of(outcome) == self.bucket)
+            return outcome.kind == "hang" and (
+                self.bucket is None or bucket_of(outcome) == self.bucket
+            )
         if outcome.kind == "signaled":
             return self.bucket is None and outcome.signal == self.signal
         if outcome.kind != "fatal":

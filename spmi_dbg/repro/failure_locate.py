@@ -1,9 +1,9 @@
-"""Locate and verify a compile-failure target (`--failure assert|error|missing|any[:TEXT]`): superpmi reports
-these itself (docs/superpmi-conventions.md 1.1), so both are native replays read for its failure lines, no
-debugger. Locate runs the partitions in parallel and takes the first matching failure in method context order;
-verify replays the isolated repro K times and accepts it when at least half of the runs report the same failure
-(same assert expression and place, same exception message) for its method context; with no run
-(--verify-runs 0) nothing is accepted."""
+"""Locate and verify a compile-failure target (`--failure assert|error|missing|any[:TEXT]`):
+superpmi reports these itself (docs/superpmi-conventions.md 1.1), so both are native replays read
+for its failure lines, no debugger. Locate runs the partitions in parallel and takes the first
+matching failure in method context order; verify replays the isolated repro K times and accepts it
+when at least half of the runs report the same failure (same assert expression and place, same
+exception message) for its method context; with no run (--verify-runs 0) nothing is accepted."""
 
 from __future__ import annotations
 
@@ -35,8 +35,13 @@ class FailureRun:
     started: bool = True  # False: not replayed (an earlier partition had the failure first)
 
     def to_json(self) -> dict[str, Any]:
-        return {"partition": self.partition.index, "compile": self.partition.spec, "failures": len(self.failures),
-                "started": self.started, **self.run.to_json()}
+        return {
+            "partition": self.partition.index,
+            "compile": self.partition.spec,
+            "failures": len(self.failures),
+            "started": self.started,
+            **self.run.to_json(),
+        }
 
 
 @dataclass
@@ -55,16 +60,26 @@ class FailureLocated:
 
     def run_of(self, method_context: int) -> FailureRun | None:
         """The partition run that replayed this method context (partitions are ordered ranges)."""
-        return next((r for r in self.runs if r.partition.first <= method_context <= r.partition.last), None)
+        return next(
+            (r for r in self.runs if r.partition.first <= method_context <= r.partition.last), None
+        )
 
 
-def locate_failure(cmd: ReproCommand, partitions: list[Partition], target: FailureTarget, *, timeout: float,
-                   workdir: Path, workers: int | None = None) -> FailureLocated:
-    """The partitions replayed natively in order, `workers` at a time (default: all at once), each one's output
-    read as it comes (POLL seconds): a partition that shows a matching failure stops there (what follows it
-    cannot come first), the partitions after it stop or are not started, and the answer is the first match of the
-    first partition that has one once every partition before it has ended. A superpmi whose output is
-    block-buffered shows its failures only at exit: then each partition runs to its end, with the same answer."""
+def locate_failure(
+    cmd: ReproCommand,
+    partitions: list[Partition],
+    target: FailureTarget,
+    *,
+    timeout: float,
+    workdir: Path,
+    workers: int | None = None,
+) -> FailureLocated:
+    """The partitions replayed natively in order, `workers` at a time (default: all at once), each
+    one's output read as it comes (POLL seconds): a partition that shows a matching failure stops
+    there (what follows it cannot come first), the partitions after it stop or are not started, and
+    the answer is the first match of the first partition that has one once every partition before it
+    has ended. A superpmi whose output is block-buffered shows its failures only at exit: then each
+    partition runs to its end, with the same answer."""
     state = _Race()
     name_of = record_names(cmd.input)
 
@@ -73,7 +88,14 @@ def locate_failure(cmd: ReproCommand, partitions: list[Partition], target: Failu
         out, err = workdir / f"{name}.stdout", workdir / f"{name}.stderr"
         argv = cmd.native_argv(p.spec)
         if state.should_stop(i):  # an earlier partition has a match: this one cannot come first
-            return FailureRun(p, NativeRun(argv, None, None, False, 0.0, stopped=True), [], out, err, started=False)
+            return FailureRun(
+                p,
+                NativeRun(argv, None, None, False, 0.0, stopped=True),
+                [],
+                out,
+                err,
+                started=False,
+            )
         reader = _OutputReader(out, err, name_of)
 
         def stop_now() -> bool:
@@ -83,27 +105,37 @@ def locate_failure(cmd: ReproCommand, partitions: list[Partition], target: Failu
 
         run = run_native(argv, timeout=timeout, stdout=out, stderr=err, poll=(POLL, stop_now))
         failures = reader.final()
-        if first_match(failures, target) is not None:  # also when it ended before any look at its output
+        # also when it ended before any look at its output
+        if first_match(failures, target) is not None:
             state.matched(i)
         return FailureRun(p, run, failures, out, err)
 
-    with ThreadPoolExecutor(max_workers=max(1, min(workers or len(partitions), len(partitions)))) as pool:
+    with ThreadPoolExecutor(
+        max_workers=max(1, min(workers or len(partitions), len(partitions)))
+    ) as pool:
         runs = list(pool.map(lambda ip: one(*ip), enumerate(partitions)))
     located = FailureLocated(target, runs)
-    for r in runs:  # partitions are contiguous and in order: the first match of the first is the first overall
+    # partitions are contiguous and in order: the first match of the first is the first overall
+    for r in runs:
         located.failure = first_match(r.failures, target)
         if located.failure is not None:
             break
     skipped = [r.partition.index for r in runs if not r.started]
     if skipped:
-        located.notes.append(f"{len(skipped)} partition(s) after the one with the failure were not replayed")
+        located.notes.append(
+            f"{len(skipped)} partition(s) after the one with the failure were not replayed"
+        )
     for r in runs:
         if r.started and r.run.stopped:
-            located.notes.append(f"partition {r.partition.index} (-c {r.partition.spec}) was stopped early: "
-                                 "its own or an earlier partition's failure comes first")
+            located.notes.append(
+                f"partition {r.partition.index} (-c {r.partition.spec}) was stopped early: "
+                "its own or an earlier partition's failure comes first"
+            )
         elif r.run.signal is not None or r.run.timed_out:
-            located.notes.append(f"partition {r.partition.index} (-c {r.partition.spec}) did not finish "
-                                 f"({r.run.describe()}): failures after that point were not seen")
+            located.notes.append(
+                f"partition {r.partition.index} (-c {r.partition.spec}) did not finish "
+                f"({r.run.describe()}): failures after that point were not seen"
+            )
     return located
 
 
@@ -111,8 +143,9 @@ POLL = 0.2  # seconds between looks at the partitions' output
 
 
 def record_names(collection: str | Path) -> NameOf:
-    """A method context's name from the collection (None where it has none or cannot be read): what pairs a
-    3.1 assert with its failed compile when two asserts share an IL size (spmi_dbg.failures.output)."""
+    """A method context's name from the collection (None where it has none or cannot be read): what
+    pairs a 3.1 assert with its failed compile when two asserts share an IL size
+    (spmi_dbg.failures.output)."""
     lock = threading.Lock()
     cache: dict[int, str | None] = {}
 
@@ -130,8 +163,8 @@ def record_names(collection: str | Path) -> NameOf:
 
 
 class _Race:
-    """Which partitions may stop: the first one with a match (its later output is not needed), and every one
-    after it."""
+    """Which partitions may stop: the first one with a match (its later output is not needed), and
+    every one after it."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -143,16 +176,18 @@ class _Race:
                 self.first_match = i
 
     def should_stop(self, i: int) -> bool:
-        """Partition i's failures after its first match, and every later partition's, cannot be the first."""
+        """Partition i's failures after its first match, and every later partition's, cannot be the
+        first."""
         with self.lock:
             return self.first_match is not None and i >= self.first_match
 
 
 class _OutputReader:
-    """A running replay's failures: each look reads only what its output files gained since the last one and
-    keeps only the lines that can name a failure, so a long replay's output is read once, not once per look.
-    stdout and stderr stay apart (docs/superpmi-conventions.md 1.1): a 3.1 assert's ERROR lines arrive long before its
-    ISSUE line, so a match counts only once no failure up to it still awaits its ISSUE line."""
+    """A running replay's failures: each look reads only what its output files gained since the last
+    one and keeps only the lines that can name a failure, so a long replay's output is read once,
+    not once per look. stdout and stderr stay apart (docs/superpmi-conventions.md 1.1): a 3.1
+    assert's ERROR lines arrive long before its ISSUE line, so a match counts only once no failure
+    up to it still awaits its ISSUE line."""
 
     def __init__(self, stdout: Path, stderr: Path, name_of: NameOf | None = None) -> None:
         self.streams = [_Stream(stdout), _Stream(stderr)]
@@ -164,7 +199,8 @@ class _OutputReader:
         return self.output.failures
 
     def poll(self, target: FailureTarget) -> bool:
-        if any([s.read() for s in self.streams]):  # every stream read, not only up to the first that grew
+        # every stream read, not only up to the first that grew
+        if any([s.read() for s in self.streams]):
             self.output = parse_output(self.streams[0].lines, self.streams[1].lines)
         match = first_match(self.output.failures, target)
         return match is not None and self.output.settled(match)
@@ -172,7 +208,9 @@ class _OutputReader:
     def final(self) -> list[Failure]:
         for s in self.streams:
             s.read(final=True)
-        self.output = parse_output(self.streams[0].lines, self.streams[1].lines, name_of=self.name_of)
+        self.output = parse_output(
+            self.streams[0].lines, self.streams[1].lines, name_of=self.name_of
+        )
         return self.output.failures
 
 
@@ -194,7 +232,11 @@ class _Stream:
         self.offset += len(data)
         chunks = (self.partial + data).split(b"\n")
         self.partial = b"" if final else chunks.pop()
-        new = [line for c in chunks if is_failure_line(line := c.decode("utf-8", "replace").rstrip("\r"))]
+        new = [
+            line
+            for c in chunks
+            if is_failure_line(line := c.decode("utf-8", "replace").rstrip("\r"))
+        ]
         self.lines += new
         return bool(new)
 
@@ -219,26 +261,59 @@ class FailureVerification:
 
     def summary(self) -> str:
         if not self.runs:
-            return ("no native run (--verify-runs 0): not verified (a repro is verified by native "
-                    "replays)")
+            return (
+                "no native run (--verify-runs 0): not verified (a repro is verified by native "
+                "replays)"
+            )
         verdict = "accepted" if self.accepted else "not accepted"
-        return f"{self.reproduced}/{len(self.runs)} runs reported the same {self.failure.kind} ({verdict})"
+        return (
+            f"{self.reproduced}/{len(self.runs)} runs reported the same {self.failure.kind} "
+            f"({verdict})"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        """The shape of a crash's verification (report.json "verification"), the failure's key as its bucket."""
-        return {"expected": {"kind": self.failure.kind, "signal": None, "bucket": None, "failure": self.failure.key},
-                "native_runs": [r.to_json() | {"reproduced": m} for r, m in zip(self.runs, self.matched, strict=True)],
-                "debugger_run": None, "debugger_failures": [], "reproduced": self.reproduced, "runs": len(self.runs),
-                "rate": round(self.rate, 4), "accepted": self.accepted, "notes": [], "summary": self.summary()}
+        """The shape of a crash's verification (report.json "verification"), the failure's key as
+        its bucket."""
+        return {
+            "expected": {
+                "kind": self.failure.kind,
+                "signal": None,
+                "bucket": None,
+                "failure": self.failure.key,
+            },
+            "native_runs": [
+                r.to_json() | {"reproduced": m}
+                for r, m in zip(self.runs, self.matched, strict=True)
+            ],
+            "debugger_run": None,
+            "debugger_failures": [],
+            "reproduced": self.reproduced,
+            "runs": len(self.runs),
+            "rate": round(self.rate, 4),
+            "accepted": self.accepted,
+            "notes": [],
+            "summary": self.summary(),
+        }
 
 
-def verify_failure(cmd: ReproCommand, mch: Path, failure: Failure, *, runs: int, timeout: float, workdir: Path,
-                   number_in_repro: int = 1, label: str = "verify") -> FailureVerification:
-    """Replay `mch` (the repro: the failing record is `number_in_repro` there) `runs` times natively."""
+def verify_failure(
+    cmd: ReproCommand,
+    mch: Path,
+    failure: Failure,
+    *,
+    runs: int,
+    timeout: float,
+    workdir: Path,
+    number_in_repro: int = 1,
+    label: str = "verify",
+) -> FailureVerification:
+    """Replay `mch` (the repro: the failing record is `number_in_repro` there) `runs` times
+    natively."""
     out = FailureVerification(failure)
     for i in range(1, runs + 1):
-        run, failures = run_for_failures(cmd.native_argv(None, mch), timeout=timeout, workdir=workdir,
-                                         name=f"{label}-{i}")
+        run, failures = run_for_failures(
+            cmd.native_argv(None, mch), timeout=timeout, workdir=workdir, name=f"{label}-{i}"
+        )
         out.runs.append(run)
         out.matched.append(reproduces(failures, failure.key, number_in_repro))
     return out

@@ -61,8 +61,14 @@ _BREAKS = ("-boe", "-box")
 CHUNKS_PER_WORKER = 4
 
 
-def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path,
-                       progress: ReproProgress | None, *, given: Failure | None = None) -> None:
+def run_failure_phases(
+    opts: ReproOptions,
+    result: ReproResult,
+    work: Path,
+    progress: ReproProgress | None,
+    *,
+    given: Failure | None = None,
+) -> None:
     """`given`: the failure is already known (triage found it): locate is skipped."""
     cmd = _without_breaks(opts.command)
     with phase(result, "locate", progress) as ph:
@@ -88,9 +94,14 @@ def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path,
             ph.detail = f"{m.summary()} ({m.tests} replays)"
         result.repro_command = final = dataclasses.replace(cmd, options=split.options(m.needed))
     with phase(result, "verify", progress) as ph:
-        found.verification = v = verify_failure(final, result.isolated.mch, f,
-                                                runs=opts.verify_runs, timeout=opts.verify_timeout,
-                                                workdir=work)
+        found.verification = v = verify_failure(
+            final,
+            result.isolated.mch,
+            f,
+            runs=opts.verify_runs,
+            timeout=opts.verify_timeout,
+            workdir=work,
+        )
         ph.detail = v.summary()
     if v.runs and not v.accepted:  # the record alone does not fail (with no run, nothing says so)
         with phase(result, "minimize", progress) as ph:
@@ -102,9 +113,15 @@ def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path,
                 ph.detail = f"method contexts {', '.join(map(str, numbers))}"
             with phase(result, "verify-minimized", progress) as ph:
                 found.verification = v = verify_failure(
-                    final, result.isolated.mch, f, runs=opts.verify_runs,
-                    timeout=opts.verify_timeout, workdir=work, number_in_repro=len(numbers),
-                    label="verify-minimized")
+                    final,
+                    result.isolated.mch,
+                    f,
+                    runs=opts.verify_runs,
+                    timeout=opts.verify_timeout,
+                    workdir=work,
+                    number_in_repro=len(numbers),
+                    label="verify-minimized",
+                )
                 ph.detail = v.summary()
     # The debugger's run is recorded before it starts: a failing debugger leaves its attempts.
     found.diagnosed = diagnosed = _diagnose_run(located, f, list(result.isolated.numbers), work)
@@ -113,18 +130,25 @@ def run_failure_phases(opts: ReproOptions, result: ReproResult, work: Path,
     with phase(result, "jit-output", progress) as ph:
         found.jit_output = j = _jit_output(opts, final, result.isolated.mch, work)
         ph.detail = j.summary()
-    result.outcome, result.exit_code = ("verified", exits.VERIFIED) if v.accepted else \
-        ("not-verified", exits.NOT_VERIFIED)
+    result.outcome, result.exit_code = (
+        ("verified", exits.VERIFIED) if v.accepted else ("not-verified", exits.NOT_VERIFIED)
+    )
 
 
-def _locate(opts: ReproOptions, cmd: ReproCommand, work: Path,
-            given: Failure | None) -> FailureLocated:
+def _locate(
+    opts: ReproOptions, cmd: ReproCommand, work: Path, given: Failure | None
+) -> FailureLocated:
     if given is not None:
-        return FailureLocated(opts.failure, [], given, [
-            f"given: {given.describe()} (found by the run that called this one)"])
+        return FailureLocated(
+            opts.failure,
+            [],
+            given,
+            [f"given: {given.describe()} (found by the run that called this one)"],
+        )
     chunks = cmd.partitions(max(1, opts.workers) * CHUNKS_PER_WORKER)
-    return locate_failure(cmd, chunks, opts.failure, timeout=opts.timeout, workdir=work,
-                          workers=opts.workers)
+    return locate_failure(
+        cmd, chunks, opts.failure, timeout=opts.timeout, workdir=work, workers=opts.workers
+    )
 
 
 def _locate_detail(located: FailureLocated) -> str:
@@ -152,11 +176,19 @@ def _input_failure(located: FailureLocated) -> str | None:
         if r.started and not r.run.stopped and status in REPLAY_INPUT_FAILURES:
             errors = (line for line in read_lines(r.stderr) if line.startswith("ERROR: "))
             first = next(errors, None)
-            said = f": {first[7:]}" if first else (
-                ": superpmi printed no ERROR line (3.1 prints only its header lines for a -c past "
-                "the collection's end)")
-            return (f"the replay of partition {r.partition.index} (-c {r.partition.spec}) failed "
-                    f"with exit status {status} ({REPLAY_INPUT_FAILURES[status]}){said}")
+            said = (
+                f": {first[7:]}"
+                if first
+                else (
+                    ": superpmi printed no ERROR line (3.1 prints only its header lines for a -c "
+                    "past "
+                    "the collection's end)"
+                )
+            )
+            return (
+                f"the replay of partition {r.partition.index} (-c {r.partition.spec}) failed "
+                f"with exit status {status} ({REPLAY_INPUT_FAILURES[status]}){said}"
+            )
     return None
 
 
@@ -165,26 +197,38 @@ def _without_breaks(cmd: ReproCommand) -> ReproCommand:
     if len(kept) == len(cmd.options):
         return cmd
     dropped = [o for o in cmd.options if o.lower().startswith(_BREAKS)]
-    return dataclasses.replace(cmd, options=tuple(kept), notes=(
-        *cmd.notes, f"dropped {' '.join(dropped)}: a debug break kills a replay no debugger is "
-                    "attached to (the diagnose phase adds the switch its stop needs)"))
+    return dataclasses.replace(
+        cmd,
+        options=tuple(kept),
+        notes=(
+            *cmd.notes,
+            f"dropped {' '.join(dropped)}: a debug break kills a replay no debugger is "
+            "attached to (the diagnose phase adds the switch its stop needs)",
+        ),
+    )
 
 
-def _minimize_options(opts: ReproOptions, cmd: ReproCommand, split: SplitOptions, mch: Path,
-                      f: Failure, work: Path) -> OptionMinimization:
+def _minimize_options(
+    opts: ReproOptions, cmd: ReproCommand, split: SplitOptions, mch: Path, f: Failure, work: Path
+) -> OptionMinimization:
     """The JIT settings the failure needs (ddmin, each test a native replay of the repro `mch`)."""
 
     def fails(settings: list[JitSetting]) -> bool:
         trial = dataclasses.replace(cmd, options=split.options(settings))
-        _, failures = run_for_failures(trial.native_argv(None, mch), timeout=opts.verify_timeout,
-                                       workdir=work, name="minimize-options")
+        _, failures = run_for_failures(
+            trial.native_argv(None, mch),
+            timeout=opts.verify_timeout,
+            workdir=work,
+            name="minimize-options",
+        )
         return reproduces(failures, f.key, 1)
 
     return minimize_settings(split.settings, fails)
 
 
-def _minimize_records(opts: ReproOptions, cmd: ReproCommand, located: FailureLocated, f: Failure,
-                      work: Path) -> tuple[list[int] | None, str]:
+def _minimize_records(
+    opts: ReproOptions, cmd: ReproCommand, located: FailureLocated, f: Failure, work: Path
+) -> tuple[list[int] | None, str]:
     """The record alone does not fail: which earlier records of its partition it needs (ddmin), each
     test a native replay of `-c <subset + record>` on the collection; with the phase's detail.
     None: no set of them brings the failure back."""
@@ -196,19 +240,26 @@ def _minimize_records(opts: ReproOptions, cmd: ReproCommand, located: FailureLoc
     def fails(subset: list[int]) -> bool:
         key = tuple(subset)
         if key not in cache:
-            _, failures = run_for_failures(cmd.native_argv(compress_ranges([*subset, mc])),
-                                           timeout=opts.timeout, workdir=work, name="minimize")
+            _, failures = run_for_failures(
+                cmd.native_argv(compress_ranges([*subset, mc])),
+                timeout=opts.timeout,
+                workdir=work,
+                name="minimize",
+            )
             cache[key] = reproduces(failures, f.key, mc)
         return cache[key]
 
     if not earlier:
         return None, "the record is the first of its partition: nothing earlier"
     if not fails(earlier):
-        return None, ("the record alone does not show the failure, and nothing earlier in its "
-                      "partition brings it back")
+        return None, (
+            "the record alone does not show the failure, and nothing earlier in its "
+            "partition brings it back"
+        )
     kept = ddmin(earlier, fails)
-    return kept, (f"ddmin kept {len(kept)} of {len(earlier)} earlier record(s) in {len(cache)} "
-                  "native replays")
+    return kept, (
+        f"ddmin kept {len(kept)} of {len(earlier)} earlier record(s) in {len(cache)} native replays"
+    )
 
 
 def _diagnose_run(located: FailureLocated, f: Failure, numbers: list[int], work: Path) -> Located:
@@ -216,10 +267,14 @@ def _diagnose_run(located: FailureLocated, f: Failure, numbers: list[int], work:
     (the numbers the report names)."""
     found_in = located.run_of(f.method_context)
     part = Partition(found_in.partition.index if found_in is not None else 1, tuple(numbers))
-    run = PartitionRun(part, work / "diagnose.stdout", work / "diagnose.stderr",
-                       work / "diagnose.debugger.log")
-    return Located([run], method_context=f.method_context,
-                   method_context_source=f"superpmi's own output ({_line_head(f)})")
+    run = PartitionRun(
+        part, work / "diagnose.stdout", work / "diagnose.stderr", work / "diagnose.debugger.log"
+    )
+    return Located(
+        [run],
+        method_context=f.method_context,
+        method_context_source=f"superpmi's own output ({_line_head(f)})",
+    )
 
 
 def _diagnose(opts: ReproOptions, cmd: ReproCommand, f: Failure, diagnosed: Located) -> str:
@@ -233,9 +288,14 @@ def _diagnose(opts: ReproOptions, cmd: ReproCommand, f: Failure, diagnosed: Loca
         run.attempts += 1
         try:
             run.outcome = opts.debugger.run_replay(
-                argv, timeout=opts.verify_timeout, stdout=run.stdout, stderr=run.stderr,
-                transcript=run.transcript, stop_at_break=True,
-                max_passes=0 if f.kind == "error" else None)
+                argv,
+                timeout=opts.verify_timeout,
+                stdout=run.stdout,
+                stderr=run.stderr,
+                transcript=run.transcript,
+                stop_at_break=True,
+                max_passes=0 if f.kind == "error" else None,
+            )
         except ToolFailure as e:
             run.failures.append(str(e))
     if run.outcome is None:
@@ -247,8 +307,9 @@ def _diagnose(opts: ReproOptions, cmd: ReproCommand, f: Failure, diagnosed: Loca
         folded = o.diagnosis.folded if o.diagnosis else []
         return f"{switch}: stopped in {', '.join(folded[:3]) or '?'}"
     status = f", exit status {o.exit_status}" if o.exit_status is not None else ""
-    diagnosed.notes.append(f"under the debugger with {switch} the replay did not stop "
-                           f"({o.kind}{status})")
+    diagnosed.notes.append(
+        f"under the debugger with {switch} the replay did not stop ({o.kind}{status})"
+    )
     return diagnosed.notes[-1]
 
 
@@ -257,11 +318,15 @@ def _line_head(f: Failure) -> str:
     compile's did)."""
     mc = f.method_context
     if f.kind == "assert" and f"#{mc} " not in f.line:
-        return (f"ERROR: ... method {mc} of size {f.il_size} failed to load and compile correctly, "
-                "paired with the ISSUE: <ASSERT> line by its IL size")
-    return {"assert": f"ISSUE: <ASSERT> #{mc} ...",
-            "error": f"ERROR: ... method {mc} of size ... failed to load and compile correctly",
-            "missing": f"MISSING: Method context {mc} failed to replay: ..."}[f.kind]
+        return (
+            f"ERROR: ... method {mc} of size {f.il_size} failed to load and compile correctly, "
+            "paired with the ISSUE: <ASSERT> line by its IL size"
+        )
+    return {
+        "assert": f"ISSUE: <ASSERT> #{mc} ...",
+        "error": f"ERROR: ... method {mc} of size ... failed to load and compile correctly",
+        "missing": f"MISSING: Method context {mc} failed to replay: ...",
+    }[f.kind]
 
 
 def _jit_output(opts: ReproOptions, cmd: ReproCommand, mch: Path, work: Path) -> JitOutput:
@@ -269,13 +334,23 @@ def _jit_output(opts: ReproOptions, cmd: ReproCommand, mch: Path, work: Path) ->
     dump) and JitDisasm=* (its code, also from a Release JIT of .NET 7 on)."""
     dest = work / JIT_OUTPUT_FILE
     dest.unlink(missing_ok=True)
-    settings = ("-jitoption", f"JitStdOutFile={dest}", "-jitoption", "JitDump=*", "-jitoption",
-                "JitDisasm=*")
+    settings = (
+        "-jitoption",
+        f"JitStdOutFile={dest}",
+        "-jitoption",
+        "JitDump=*",
+        "-jitoption",
+        "JitDisasm=*",
+    )
     trial = dataclasses.replace(cmd, options=(*cmd.options, *settings))
-    run, _ = run_for_failures(trial.native_argv(None, mch), timeout=opts.verify_timeout,
-                              workdir=work, name="jit-output")
+    run, _ = run_for_failures(
+        trial.native_argv(None, mch), timeout=opts.verify_timeout, workdir=work, name="jit-output"
+    )
     if dest.is_file() and dest.stat().st_size > 0:
         return JitOutput(dest)
-    return JitOutput(None, "the JIT wrote nothing to JitStdOutFile with JitDump=* and JitDisasm=* "
-                           "(a Release JIT has no JitDump; 3.1's Checked JIT writes none under "
-                           f"superpmi; replay {run.describe()})")
+    return JitOutput(
+        None,
+        "the JIT wrote nothing to JitStdOutFile with JitDump=* and JitDisasm=* "
+        "(a Release JIT has no JitDump; 3.1's Checked JIT writes none under "
+        f"superpmi; replay {run.describe()})",
+    )

@@ -1,6 +1,6 @@
-"""Which builds and which machine a report speaks of: each binary's path, size, mtime and ELF build-id
-(NT_GNU_BUILD_ID, what `file` and `readelf -n` print), the OS, the host architecture and the debugger's
-version. A binary that cannot be read is described as such, never guessed."""
+"""Which builds and which machine a report speaks of: each binary's path, size, mtime and ELF
+build-id (NT_GNU_BUILD_ID, what `file` and `readelf -n` print), the OS, the host architecture and
+the debugger's version. A binary that cannot be read is described as such, never guessed."""
 
 from __future__ import annotations
 
@@ -17,8 +17,11 @@ from spmi_dbg.driver.registry import DEBUGGERS
 from spmi_dbg.elf import elf_build_id
 
 
-def binary(path: str | None, role: str, debug_dirs: tuple[str, ...] | None = None) -> dict[str, Any]:
-    """Path, size, mtime, build-id and machine; with `debug_dirs` (a program), also where its symbols are."""
+def binary(
+    path: str | None, role: str, debug_dirs: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """Path, size, mtime, build-id and machine; with `debug_dirs` (a program), also where its
+    symbols are."""
     if not path:
         return {"role": role, "path": None}
     out: dict[str, Any] = {"role": role, "path": path}
@@ -27,9 +30,14 @@ def binary(path: str | None, role: str, debug_dirs: tuple[str, ...] | None = Non
     except OSError as e:
         return out | {"error": e.strerror}
     build_id, machine = elf_build_id(path)
-    out |= {"size": st.st_size,
-            "mtime": datetime.datetime.fromtimestamp(st.st_mtime, datetime.UTC).isoformat(timespec="seconds"),
-            "build_id": build_id, "machine": machine}
+    out |= {
+        "size": st.st_size,
+        "mtime": datetime.datetime.fromtimestamp(st.st_mtime, datetime.UTC).isoformat(
+            timespec="seconds"
+        ),
+        "build_id": build_id,
+        "machine": machine,
+    }
     if debug_dirs is not None:
         out["symbols"] = find_symbols(path, debug_dirs)
     return out
@@ -49,8 +57,8 @@ def os_name() -> str:
 
 @functools.cache
 def debugger_version(name: str) -> str | None:
-    """The first line of `gdb --version` / `lldb-16 --version` (`lldb` when there is no lldb-16), or of any
-    other tool's `--version` (gdb-multiarch, qemu-aarch64)."""
+    """The first line of `gdb --version` / `lldb-16 --version` (`lldb` when there is no lldb-16), or
+    of any other tool's `--version` (gdb-multiarch, qemu-aarch64)."""
     for exe in DEBUGGERS[name].executables if name in DEBUGGERS else (name,):
         try:
             r = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20)
@@ -63,5 +71,9 @@ def debugger_version(name: str) -> str | None:
 
 
 def machine() -> dict[str, Any]:
-    return {"os": os_name(), "kernel": platform.release(), "host_arch": platform.machine(),
-            "python": platform.python_version()}
+    return {
+        "os": os_name(),
+        "kernel": platform.release(),
+        "host_arch": platform.machine(),
+        "python": platform.python_version(),
+    }

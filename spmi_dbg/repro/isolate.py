@@ -1,5 +1,6 @@
 """Isolate: copy the method context(s) byte-exact to `repro.mch` and write its index `repro.mch.mct`
-(docs/architecture.md: a record copied byte-for-byte is a valid `.mc`; packets are never re-encoded)."""
+(docs/architecture.md: a record copied byte-for-byte is a valid `.mc`; packets are never
+re-encoded)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,18 @@ REPRO_NAME = "repro.mch"
 class Isolated:
     mch: Path
     mct: Path
-    numbers: tuple[int, ...]  # method context numbers in the input, in repro order (repro's are 1..n)
+    # method context numbers in the input, in repro order (repro's are 1..n)
+    numbers: tuple[int, ...]
     sizes: tuple[int, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"file": self.mch.name, "index": self.mct.name, "records": len(self.numbers),
-                "method_contexts": list(self.numbers), "bytes": sum(self.sizes)}
+        return {
+            "file": self.mch.name,
+            "index": self.mct.name,
+            "records": len(self.numbers),
+            "method_contexts": list(self.numbers),
+            "bytes": sum(self.sizes),
+        }
 
 
 def isolate(collection: str, numbers: list[int], out_dir: Path) -> Isolated:

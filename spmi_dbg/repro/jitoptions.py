@@ -1,10 +1,10 @@
 """Option minimization: which of a command's `-jitoption` / `-jit2option` settings a failure needs.
 
-Delta debugging (minimize.ddmin) first over the settings (each `-jit[2]option [force] key=value` is one item; every
-other superpmi option stays), then over the elements of each list-valued setting that survived
-(`JitStressModeNames=A B C`, `JitStressModeNamesAllow=...`: space-separated, as the JIT reads them), always
-keeping the same failure. Stress-only asserts are narrowed by hand today, "one by one (or binary search)"
-(dotnet/runtime#100123): this does it with a replay per test."""
+Delta debugging (minimize.ddmin) first over the settings (each `-jit[2]option [force] key=value` is
+one item; every other superpmi option stays), then over the elements of each list-valued setting
+that survived (`JitStressModeNames=A B C`, `JitStressModeNamesAllow=...`: space-separated, as the
+JIT reads them), always keeping the same failure. Stress-only asserts are narrowed by hand today,
+"one by one (or binary search)" (dotnet/runtime#100123): this does it with a replay per test."""
 
 from __future__ import annotations
 
@@ -56,7 +56,8 @@ class SplitOptions:
 
 
 def split_options(options: Sequence[str]) -> SplitOptions:
-    """`options` as ReproCommand.options holds them (replay.parse_command's grouping: flag, [force], key=value)."""
+    """`options` as ReproCommand.options holds them (replay.parse_command's grouping: flag, [force],
+    key=value)."""
     fixed: list[str] = []
     settings: list[JitSetting] = []
     i = 0
@@ -104,16 +105,26 @@ class OptionMinimization:
         return f"fails with {needed}" + (f"; not needed: {dropped}" if dropped else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {"given": [s.text for s in self.given], "needed": [s.text for s in self.needed],
-                "dropped": self.dropped, "tests": self.tests, "seconds": round(self.seconds, 3),
-                "summary": self.summary(), "notes": self.notes}
+        return {
+            "given": [s.text for s in self.given],
+            "needed": [s.text for s in self.needed],
+            "dropped": self.dropped,
+            "tests": self.tests,
+            "seconds": round(self.seconds, 3),
+            "summary": self.summary(),
+            "notes": self.notes,
+        }
 
 
-def minimize_settings(settings: Sequence[JitSetting], fails: Callable[[list[JitSetting]], bool], *,
-                      known_to_fail: bool = False) -> OptionMinimization:
-    """The settings (and list elements) the failure needs. `fails(settings)` runs the repro with exactly those
-    settings; it must hold for all of them (checked first, unless the caller has just seen it hold:
-    `known_to_fail`; when it does not, nothing is dropped)."""
+def minimize_settings(
+    settings: Sequence[JitSetting],
+    fails: Callable[[list[JitSetting]], bool],
+    *,
+    known_to_fail: bool = False,
+) -> OptionMinimization:
+    """The settings (and list elements) the failure needs. `fails(settings)` runs the repro with
+    exactly those settings; it must hold for all of them (checked first, unless the caller has just
+    seen it hold: `known_to_fail`; when it does not, nothing is dropped)."""
     start = time.monotonic()
     result = OptionMinimization(list(settings))
     cache: dict[tuple[JitSetting, ...], bool] = {}
@@ -133,7 +144,9 @@ def minimize_settings(settings: Sequence[JitSetting], fails: Callable[[list[JitS
         return result
     if not test(given):
         result.needed = given
-        result.notes.append("the failure did not reproduce with all the given settings: none dropped")
+        result.notes.append(
+            "the failure did not reproduce with all the given settings: none dropped"
+        )
         result.seconds = time.monotonic() - start
         return result
     kept = [given[i] for i in ddmin(range(len(given)), lambda idx: test([given[i] for i in idx]))]
@@ -142,8 +155,11 @@ def minimize_settings(settings: Sequence[JitSetting], fails: Callable[[list[JitS
         if s.key not in LIST_VALUED or len(elements) < 2:
             continue
 
-        def with_subset(idx: list[int], pos: int = pos, s: JitSetting = s, elements: list[str] = elements) -> bool:
-            if not idx:  # an empty list is not the same setting as none: ddmin of the settings decided that
+        def with_subset(
+            idx: list[int], pos: int = pos, s: JitSetting = s, elements: list[str] = elements
+        ) -> bool:
+            # an empty list is not the same setting as none: ddmin of the settings decided that
+            if not idx:
                 return False
             trial = list(kept)
             trial[pos] = s.with_elements([elements[i] for i in idx])
@@ -151,6 +167,8 @@ def minimize_settings(settings: Sequence[JitSetting], fails: Callable[[list[JitS
 
         kept[pos] = s.with_elements([elements[i] for i in ddmin(range(len(elements)), with_subset)])
     result.needed = kept
-    result.notes.append(f"kept {len(kept)} of {len(given)} JIT setting(s) in {result.tests} replays")
+    result.notes.append(
+        f"kept {len(kept)} of {len(given)} JIT setting(s) in {result.tests} replays"
+    )
     result.seconds = time.monotonic() - start
     return result

@@ -1,7 +1,8 @@
-"""Locate: replay the partitions in parallel, one debugger each; the first fatal stop (or hang) wins and
-the others are cancelled. A debugger that dies or stops answering gets one retry with a fresh one, then its
-partition is a tool failure. When the winning diagnosis has no method context number (no debug info, values
-optimized out), the partition is bisected natively with `-c` prefixes, and the result says so."""
+"""Locate: replay the partitions in parallel, one debugger each; the first fatal stop (or hang) wins
+and the others are cancelled. A debugger that dies or stops answering gets one retry with a fresh
+one, then its partition is a tool failure. When the winning diagnosis has no method context number
+(no debug info, values optimized out), the partition is bisected natively with `-c` prefixes, and
+the result says so."""
 
 from __future__ import annotations
 
@@ -52,13 +53,20 @@ class PartitionRun:
 
     def to_json(self) -> dict[str, Any]:
         o = self.outcome
-        return {"partition": self.partition.index, "compile": self.partition.spec,
-                "methods": len(self.partition.numbers), "status": self.status, "attempts": self.attempts,
-                "failures": self.failures, "exit_status": o.exit_status if o else None,
-                "signal": o.signal if o else None, "stops_passed": len(o.passed) if o else 0,
-                "seconds": round(o.seconds, 3) if o else None,
-                "debugger_startup_seconds": round(o.startup_seconds, 3) if o else None,
-                "notes": o.notes if o else []}
+        return {
+            "partition": self.partition.index,
+            "compile": self.partition.spec,
+            "methods": len(self.partition.numbers),
+            "status": self.status,
+            "attempts": self.attempts,
+            "failures": self.failures,
+            "exit_status": o.exit_status if o else None,
+            "signal": o.signal if o else None,
+            "stops_passed": len(o.passed) if o else 0,
+            "seconds": round(o.seconds, 3) if o else None,
+            "debugger_startup_seconds": round(o.startup_seconds, 3) if o else None,
+            "notes": o.notes if o else [],
+        }
 
 
 @dataclass
@@ -68,7 +76,8 @@ class Located:
     expectation: Expectation | None = None
     method_context: int | None = None
     method_context_source: str = ""
-    method_context_rejected: list[str] = field(default_factory=list)  # the stack's numbers that failed their checks
+    # the stack's numbers that failed their checks
+    method_context_rejected: list[str] = field(default_factory=list)
     bisection: list[dict[str, Any]] = field(default_factory=list)  # the native runs, when bisected
     notes: list[str] = field(default_factory=list)
 
@@ -81,36 +90,67 @@ class Located:
         return [r for r in self.runs if r.outcome is None and r.failures]
 
 
-def locate(cmd: ReproCommand, partitions: list[Partition], debugger: Driver, *, timeout: float,
-           workdir: Path, progress: LocateProgress | None = None, hints: tuple[int, ...] = ()) -> Located:
-    """`hints`: method contexts a superpmi.py log names as failing. Those in the selection are replayed first,
-    alone, as partition 0 (a few records: seconds); only when none of them crashes is the whole selection
-    replayed in partitions."""
+def locate(
+    cmd: ReproCommand,
+    partitions: list[Partition],
+    debugger: Driver,
+    *,
+    timeout: float,
+    workdir: Path,
+    progress: LocateProgress | None = None,
+    hints: tuple[int, ...] = (),
+) -> Located:
+    """`hints`: method contexts a superpmi.py log names as failing. Those in the selection are
+    replayed first, alone, as partition 0 (a few records: seconds); only when none of them crashes
+    is the whole selection replayed in partitions."""
     selected = {n for p in partitions for n in p.numbers}
     first = tuple(sorted(set(hints) & selected))
     if not first:
-        return _locate(cmd, partitions, debugger, timeout=timeout, workdir=workdir, progress=progress)
-    hinted = _locate(cmd, [Partition(0, first)], debugger, timeout=timeout, workdir=workdir, progress=progress)
+        return _locate(
+            cmd, partitions, debugger, timeout=timeout, workdir=workdir, progress=progress
+        )
+    hinted = _locate(
+        cmd, [Partition(0, first)], debugger, timeout=timeout, workdir=workdir, progress=progress
+    )
     spec = compress_ranges(list(first))
     if hinted.winner is not None:
-        hinted.notes.append(f"the method context(s) the log names as failing (-c {spec}) were replayed first, "
-                            "alone, and the crash is among them")
+        hinted.notes.append(
+            f"the method context(s) the log names as failing (-c {spec}) were replayed first, "
+            "alone, and the crash is among them"
+        )
         return hinted
     if hinted.tool_failures:
         return hinted
     result = _locate(cmd, partitions, debugger, timeout=timeout, workdir=workdir, progress=progress)
     result.runs[:0] = hinted.runs
-    result.notes.insert(0, f"the method context(s) the log names as failing (-c {spec}) were replayed first, "
-                           "alone, without a crash: then the whole selection")
+    result.notes.insert(
+        0,
+        f"the method context(s) the log names as failing (-c {spec}) were replayed first, "
+        "alone, without a crash: then the whole selection",
+    )
     return result
 
 
-def _locate(cmd: ReproCommand, partitions: list[Partition], debugger: Driver, *, timeout: float,
-            workdir: Path, progress: LocateProgress | None = None) -> Located:
+def _locate(
+    cmd: ReproCommand,
+    partitions: list[Partition],
+    debugger: Driver,
+    *,
+    timeout: float,
+    workdir: Path,
+    progress: LocateProgress | None = None,
+) -> Located:
     cancel = threading.Event()
     lock = threading.Lock()
-    runs = [PartitionRun(p, workdir / f"partition-{p.index}.stdout", workdir / f"partition-{p.index}.stderr",
-                         workdir / f"partition-{p.index}.debugger.log") for p in partitions]
+    runs = [
+        PartitionRun(
+            p,
+            workdir / f"partition-{p.index}.stdout",
+            workdir / f"partition-{p.index}.stderr",
+            workdir / f"partition-{p.index}.debugger.log",
+        )
+        for p in partitions
+    ]
     result = Located(runs)
 
     def work(run: PartitionRun) -> None:
@@ -120,9 +160,15 @@ def _locate(cmd: ReproCommand, partitions: list[Partition], debugger: Driver, *,
             if progress is not None:
                 progress.partition_started(p, run.attempts, run.stdout)
             try:
-                outcome = debugger.run_replay(cmd.argv(p.spec), timeout=timeout, stdout=run.stdout, stderr=run.stderr,
-                                   transcript=run.transcript, cancel=cancel,
-                                   on_stop=(lambda s: progress.stop_passed(p, s)) if progress else None)
+                outcome = debugger.run_replay(
+                    cmd.argv(p.spec),
+                    timeout=timeout,
+                    stdout=run.stdout,
+                    stderr=run.stderr,
+                    transcript=run.transcript,
+                    cancel=cancel,
+                    on_stop=(lambda s: progress.stop_passed(p, s)) if progress else None,
+                )
             except ToolFailure as e:
                 run.failures.append(str(e))
                 continue
@@ -150,12 +196,22 @@ def _locate(cmd: ReproCommand, partitions: list[Partition], debugger: Driver, *,
     return result
 
 
-def locate_core(cmd: ReproCommand, partitions: list[Partition], core: Path, debugger: Driver, *, timeout: float,
-                workdir: Path) -> Located:
-    """Post-mortem: the core file's diagnosis is the fatal stop of one partition holding the whole selection
-    (the native bisection, if the core cannot tell the method context, and a minimization run over it)."""
+def locate_core(
+    cmd: ReproCommand,
+    partitions: list[Partition],
+    core: Path,
+    debugger: Driver,
+    *,
+    timeout: float,
+    workdir: Path,
+) -> Located:
+    """Post-mortem: the core file's diagnosis is the fatal stop of one partition holding the whole
+    selection (the native bisection, if the core cannot tell the method context, and a minimization
+    run over it)."""
     whole = Partition(1, tuple(n for p in partitions for n in p.numbers))
-    run = PartitionRun(whole, workdir / "core.stdout", workdir / "core.stderr", workdir / "core.debugger.log")
+    run = PartitionRun(
+        whole, workdir / "core.stdout", workdir / "core.stderr", workdir / "core.debugger.log"
+    )
     run.stdout.write_bytes(b"")
     run.stderr.write_bytes(b"")
     result = Located([run])
@@ -167,13 +223,16 @@ def locate_core(cmd: ReproCommand, partitions: list[Partition], core: Path, debu
     if fact is not None and fact.number and not fact.name:
         fact.input = fact.input or cmd.input
         _add_names(fact, cmd.input)
-    result.notes.append(f"post-mortem: the fatal stop is the core file {core}; the method context was read "
-                        "from it, then the repro is replayed live")
+    result.notes.append(
+        f"post-mortem: the fatal stop is the core file {core}; the method context was read "
+        "from it, then the repro is replayed live"
+    )
     return result
 
 
 def identify(cmd: ReproCommand, result: Located, *, timeout: float, workdir: Path) -> None:
-    """The winner's method context: from its diagnosis, else by native bisection of its partition."""
+    """The winner's method context: from its diagnosis, else by native bisection of its
+    partition."""
     assert result.winner is not None and result.winner.outcome is not None
     outcome = result.winner.outcome
     if outcome.kind == "hang" and outcome.diagnosis is not None:
@@ -181,26 +240,40 @@ def identify(cmd: ReproCommand, result: Located, *, timeout: float, workdir: Pat
     result.expectation = expectation_of(outcome)
     mc = outcome.diagnosis.method_context if outcome.diagnosis is not None else None
     if outcome.diagnosis is not None:
-        result.method_context_rejected = list(mc.rejected if mc is not None else
-                                              outcome.diagnosis.method_context_rejected)
+        result.method_context_rejected = list(
+            mc.rejected if mc is not None else outcome.diagnosis.method_context_rejected
+        )
     if mc is not None and mc.number:
         result.method_context = mc.number
         result.method_context_source = mc.source or "the debugger"
         return
-    why = "the diagnosis has no method context number" if outcome.diagnosis else \
-        "the replay died with no stop to diagnose"
-    found, runs = bisect(cmd, result.winner.partition, result.expectation, timeout=timeout, workdir=workdir)
+    why = (
+        "the diagnosis has no method context number"
+        if outcome.diagnosis
+        else "the replay died with no stop to diagnose"
+    )
+    found, runs = bisect(
+        cmd, result.winner.partition, result.expectation, timeout=timeout, workdir=workdir
+    )
     result.bisection = [r.to_json() | {"compile": r.argv[r.argv.index("-c") + 1]} for r in runs]
     if found is None:
-        result.notes.append(f"{why}, and native bisection of partition {result.winner.partition.index} found no "
-                            f"prefix showing {result.expectation.describe()}")
+        result.notes.append(
+            f"{why}, and native bisection of partition {result.winner.partition.index} found no "
+            f"prefix showing {result.expectation.describe()}"
+        )
         return
     result.method_context = found
-    result.method_context_source = (f"native bisection with -c ranges over partition {result.winner.partition.index} "
-                                    f"({len(runs)} runs), because {why}")
+    result.method_context_source = (
+        f"native bisection with -c ranges over partition {result.winner.partition.index} "
+        f"({len(runs)} runs), because {why}"
+    )
     if outcome.diagnosis is not None:
-        outcome.diagnosis.method_context = MethodContextFact(found, result.method_context_source, input=cmd.input,
-                                                             rejected=list(result.method_context_rejected))
+        outcome.diagnosis.method_context = MethodContextFact(
+            found,
+            result.method_context_source,
+            input=cmd.input,
+            rejected=list(result.method_context_rejected),
+        )
         _add_names(outcome.diagnosis.method_context, cmd.input)
 
 
@@ -208,20 +281,27 @@ def _add_names(fact: MethodContextFact, path: str) -> None:
     try:
         with Collection.open(path) as col:
             info = col.method_context(fact.number)
-        fact.name, fact.il_size = (None if info.name_note else info.name), info.il_size  # a placeholder is no name
+        # a placeholder is no name
+        fact.name, fact.il_size = (None if info.name_note else info.name), info.il_size
     except (SpmiDbgError, OSError):
         pass
 
 
-def bisect(cmd: ReproCommand, partition: Partition, expected: Expectation, *, timeout: float,
-           workdir: Path) -> tuple[int | None, list[NativeRun]]:
-    """The shortest prefix of the partition whose native replay fails as expected; its last record."""
+def bisect(
+    cmd: ReproCommand, partition: Partition, expected: Expectation, *, timeout: float, workdir: Path
+) -> tuple[int | None, list[NativeRun]]:
+    """The shortest prefix of the partition whose native replay fails as expected; its last
+    record."""
     numbers = list(partition.numbers)
     runs: list[NativeRun] = []
 
     def fails(k: int) -> bool:
-        run = run_native(cmd.native_argv(compress_ranges(numbers[:k])), timeout=timeout,
-                         stdout=workdir / "bisect.stdout", stderr=workdir / "bisect.stderr")
+        run = run_native(
+            cmd.native_argv(compress_ranges(numbers[:k])),
+            timeout=timeout,
+            stdout=workdir / "bisect.stdout",
+            stderr=workdir / "bisect.stderr",
+        )
         runs.append(run)
         return run.matches(expected)
 

@@ -1,6 +1,7 @@
-"""Minimize: when the crashing record alone does not fail, the state an earlier record left behind is part
-of the bug. Delta debugging (Zeller's ddmin) over the earlier records of the same partition, the crashing
-record always kept (and last), each test a native replay of `-c <subset + crash>` on the original collection."""
+"""Minimize: when the crashing record alone does not fail, the state an earlier record left behind
+is part of the bug. Delta debugging (Zeller's ddmin) over the earlier records of the same partition,
+the crashing record always kept (and last), each test a native replay of `-c <subset + crash>` on
+the original collection."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from spmi_dbg.repro.native import run_native
 
 
 def ddmin(items: Sequence[int], fails: Callable[[list[int]], bool]) -> list[int]:
-    """A 1-minimal subset of `items` (order kept) for which `fails` holds; `fails(items)` must hold."""
+    """A 1-minimal subset of `items` (order kept) for which `fails` holds; `fails(items)` must
+    hold."""
     current = list(items)
     if fails([]):
         return []
@@ -47,7 +49,7 @@ def _split(items: list[int], n: int) -> list[list[int]]:
     out, pos = [], 0
     for i in range(n):
         take = size + (1 if i < extra else 0)
-        out.append(items[pos:pos + take])
+        out.append(items[pos : pos + take])
         pos += take
     return [c for c in out if c]
 
@@ -56,7 +58,8 @@ def _split(items: list[int], n: int) -> list[list[int]]:
 class Minimization:
     crash: int
     candidates: int  # earlier records of the partition
-    numbers: list[int] = field(default_factory=list)  # the minimal set, crash last; empty when it failed
+    # the minimal set, crash last; empty when it failed
+    numbers: list[int] = field(default_factory=list)
     tests: int = 0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
@@ -66,13 +69,25 @@ class Minimization:
         return bool(self.numbers)
 
     def to_json(self) -> dict[str, Any]:
-        return {"crashing_method_context": self.crash, "candidates": self.candidates,
-                "method_contexts": self.numbers, "tests": self.tests, "seconds": round(self.seconds, 3),
-                "notes": self.notes}
+        return {
+            "crashing_method_context": self.crash,
+            "candidates": self.candidates,
+            "method_contexts": self.numbers,
+            "tests": self.tests,
+            "seconds": round(self.seconds, 3),
+            "notes": self.notes,
+        }
 
 
-def minimize(cmd: ReproCommand, partition: Partition, crash: int, expected: Expectation, *, timeout: float,
-             workdir: Path) -> Minimization:
+def minimize(
+    cmd: ReproCommand,
+    partition: Partition,
+    crash: int,
+    expected: Expectation,
+    *,
+    timeout: float,
+    workdir: Path,
+) -> Minimization:
     start = time.monotonic()
     earlier = [n for n in partition.numbers if n < crash]
     result = Minimization(crash, len(earlier))
@@ -82,20 +97,30 @@ def minimize(cmd: ReproCommand, partition: Partition, crash: int, expected: Expe
         key = tuple(subset)
         if key not in cache:
             result.tests += 1
-            run = run_native(cmd.native_argv(compress_ranges([*subset, crash])), timeout=timeout,
-                             stdout=workdir / "minimize.stdout", stderr=workdir / "minimize.stderr")
+            run = run_native(
+                cmd.native_argv(compress_ranges([*subset, crash])),
+                timeout=timeout,
+                stdout=workdir / "minimize.stdout",
+                stderr=workdir / "minimize.stderr",
+            )
             cache[key] = run.matches(expected)
         return cache[key]
 
     if not earlier:
-        result.notes.append(f"method context {crash} is the first of its partition: nothing earlier to add")
+        result.notes.append(
+            f"method context {crash} is the first of its partition: nothing earlier to add"
+        )
     elif not fails(earlier):
-        result.notes.append(f"replaying method contexts {partition.first}-{crash} natively does not show "
-                            f"{expected.describe()}: the failure does not come from earlier records alone")
+        result.notes.append(
+            f"replaying method contexts {partition.first}-{crash} natively does not show "
+            f"{expected.describe()}: the failure does not come from earlier records alone"
+        )
     else:
         kept = ddmin(earlier, fails)
         result.numbers = [*kept, crash]
-        result.notes.append(f"ddmin kept {len(kept)} of {len(earlier)} earlier record(s) in {result.tests} native "
-                            "replays")
+        result.notes.append(
+            f"ddmin kept {len(kept)} of {len(earlier)} earlier record(s) in {result.tests} native "
+            "replays"
+        )
     result.seconds = time.monotonic() - start
     return result

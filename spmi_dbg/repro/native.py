@@ -1,6 +1,7 @@
-"""Native replays (no debugger) and what a reproduction must look like (docs/superpmi-conventions.md 1.2): a replay
-killed by a signal shows as a negative return code; a hang is a run that outlives its timeout. Core dumps are
-disabled in the child (core_pattern may drop `core` files in the working directory)."""
+"""Native replays (no debugger) and what a reproduction must look like (docs/superpmi-conventions.md
+1.2): a replay killed by a signal shows as a negative return code; a hang is a run that outlives its
+timeout. Core dumps are disabled in the child (core_pattern may drop `core` files in the working
+directory)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,17 @@ from typing import Any
 
 from spmi_dbg.repro.expect import Expectation
 
-# superpmi's exit statuses (docs/superpmi-conventions.md 1.2: SpmiResult; -1 and -2 seen as 255 and 254), the
-# same in 3.1 and today. 255 is also a usage error and a -c past the collection's end (3.1 then prints only
-# its two header lines); 3 is missing data and no other failure.
-SPMI_RESULTS = {0: "Success", 1: "Error: failed compiles", 2: "Diffs", 3: "Misses: missing data only",
-                254: "JitFailedToInit", 255: "GeneralFailure"}
+# superpmi's exit statuses (docs/superpmi-conventions.md 1.2: SpmiResult; -1 and -2 seen as 255 and
+# 254), the same in 3.1 and today. 255 is also a usage error and a -c past the collection's end (3.1
+# then prints only its two header lines); 3 is missing data and no other failure.
+SPMI_RESULTS = {
+    0: "Success",
+    1: "Error: failed compiles",
+    2: "Diffs",
+    3: "Misses: missing data only",
+    254: "JitFailedToInit",
+    255: "GeneralFailure",
+}
 
 
 @dataclass
@@ -31,7 +38,8 @@ class NativeRun:
     signal: str | None
     timed_out: bool
     seconds: float
-    stopped: bool = False  # killed on purpose before its end (its `poll` said so): not a crash, not a hang
+    # killed on purpose before its end (its `poll` said so): not a crash, not a hang
+    stopped: bool = False
 
     def matches(self, expected: Expectation) -> bool:
         if expected.kind == "hang":
@@ -51,8 +59,13 @@ class NativeRun:
         return f"exit status {self.returncode}" + (f" ({name})" if name else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {"returncode": self.returncode, "signal": self.signal, "timed_out": self.timed_out,
-                "stopped": self.stopped, "seconds": round(self.seconds, 4)}
+        return {
+            "returncode": self.returncode,
+            "signal": self.signal,
+            "timed_out": self.timed_out,
+            "stopped": self.stopped,
+            "seconds": round(self.seconds, 4),
+        }
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -72,19 +85,37 @@ def _no_core() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def run_native(argv: list[str], *, timeout: float, stdout: Path | None = None, stderr: Path | None = None,
-               cwd: str | None = None, poll: tuple[float, Callable[[], bool]] | None = None) -> NativeRun:
-    """`poll` = (seconds, stop): every so many seconds while the replay runs, `stop()` may end it early (the
-    run is then `stopped`, with no signal or timeout to report)."""
+def run_native(
+    argv: list[str],
+    *,
+    timeout: float,
+    stdout: Path | None = None,
+    stderr: Path | None = None,
+    cwd: str | None = None,
+    poll: tuple[float, Callable[[], bool]] | None = None,
+) -> NativeRun:
+    """`poll` = (seconds, stop): every so many seconds while the replay runs, `stop()` may end it
+    early (the run is then `stopped`, with no signal or timeout to report)."""
     start = time.monotonic()
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(open(stdout, "wb")) if stdout is not None else subprocess.DEVNULL
         err = stack.enter_context(open(stderr, "wb")) if stderr is not None else subprocess.DEVNULL
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd,
-                                start_new_session=True, preexec_fn=_no_core)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=_no_core,
+        )
         deadline = start + timeout
         while True:
-            step = deadline - time.monotonic() if poll is None else min(poll[0], deadline - time.monotonic())
+            step = (
+                deadline - time.monotonic()
+                if poll is None
+                else min(poll[0], deadline - time.monotonic())
+            )
             try:
                 rc = proc.wait(timeout=max(step, 0.0))
                 break
@@ -94,5 +125,9 @@ def run_native(argv: list[str], *, timeout: float, stdout: Path | None = None, s
                     return NativeRun(argv, None, None, True, time.monotonic() - start)
                 if poll is not None and poll[1]():
                     _kill(proc)
-                    return NativeRun(argv, None, None, False, time.monotonic() - start, stopped=True)
-    return NativeRun(argv, rc, signal_name(-rc) if rc < 0 else None, False, time.monotonic() - start)
+                    return NativeRun(
+                        argv, None, None, False, time.monotonic() - start, stopped=True
+                    )
+    return NativeRun(
+        argv, rc, signal_name(-rc) if rc < 0 else None, False, time.monotonic() - start
+    )

@@ -1,5 +1,6 @@
-"""One phase of `spmi-dbg repro` (spmi_dbg.repro.pipeline, failure_pipeline): timed, recorded in the result,
-and its failure (ours, the system's, or a bug) turned into PhaseFailed with the reason the report gives."""
+"""One phase of `spmi-dbg repro` (spmi_dbg.repro.pipeline, failure_pipeline): timed, recorded in the
+result, and its failure (ours, the system's, or a bug) turned into PhaseFailed with the reason the
+report gives."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from collections.abc import Iterator
 from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.repro.result import PhaseName, PhaseRecord, ReproProgress, ReproResult
 
-REPLAY_INPUT_FAILURES = {255: "GeneralFailure", 254: "JitFailedToInit"}  # docs/superpmi-conventions.md 1.2
+# docs/superpmi-conventions.md 1.2
+REPLAY_INPUT_FAILURES = {255: "GeneralFailure", 254: "JitFailedToInit"}
 
 
 class PhaseFailed(Exception):
@@ -19,7 +21,9 @@ class PhaseFailed(Exception):
 
 
 @contextlib.contextmanager
-def phase(result: ReproResult, name: PhaseName, progress: ReproProgress | None) -> Iterator[PhaseRecord]:
+def phase(
+    result: ReproResult, name: PhaseName, progress: ReproProgress | None
+) -> Iterator[PhaseRecord]:
     record = PhaseRecord(name)
     result.phases.append(record)
     if progress is not None:

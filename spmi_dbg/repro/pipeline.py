@@ -1,5 +1,6 @@
 """The phases of `spmi-dbg repro`, in order (docs/architecture.md, "Data flow of spmi-dbg repro"):
-locate (+ capture: the winning stop's full diagnosis) -> isolate -> verify -> [minimize -> isolate -> verify]
+locate (+ capture: the winning stop's full diagnosis) -> isolate -> verify -> [minimize -> isolate
+-> verify]
 -> bundle. Each phase's function returns its value, and the runner (_run_phases; failure_pipeline's
 for a compile failure) takes it into the result as soon as the phase returns: whatever phase fails,
 the bundle still gets what the earlier ones produced, and the report says which phase failed and
@@ -21,7 +22,12 @@ from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.expect import Expectation
 from spmi_dbg.repro.failure_pipeline import run_failure_phases
 from spmi_dbg.repro.isolate import isolate
-from spmi_dbg.repro.jitoptions import JitSetting, OptionMinimization, minimize_settings, split_options
+from spmi_dbg.repro.jitoptions import (
+    JitSetting,
+    OptionMinimization,
+    minimize_settings,
+    split_options,
+)
 from spmi_dbg.repro.locate import Located, locate, locate_core
 from spmi_dbg.repro.minimize import minimize
 from spmi_dbg.repro.native import run_native
@@ -32,16 +38,22 @@ from spmi_dbg.repro.verify import verify
 from spmi_dbg.tempfiles import temp_dir
 
 
-def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
-              located: Located | None = None, failure: Failure | None = None) -> ReproResult:
-    """The whole pipeline; with `located` (a crash already found and identified, e.g. by triage) or `failure` (a
-    compile failure superpmi reported, for `opts.failure`) it starts at isolate. The bundle is written in any
-    case."""
+def run_repro(
+    opts: ReproOptions,
+    progress: ReproProgress | None = None,
+    *,
+    located: Located | None = None,
+    failure: Failure | None = None,
+) -> ReproResult:
+    """The whole pipeline; with `located` (a crash already found and identified, e.g. by triage) or
+    `failure` (a compile failure superpmi reported, for `opts.failure`) it starts at isolate. The
+    bundle is written in any case."""
     start = time.monotonic()
     result = ReproResult(opts, opts.command.partitions(opts.workers))
     with temp_dir("repro") as tmp, contextlib.ExitStack() as held:
         work = Path(tmp)
-        if opts.out is not None:  # before any replay: one run per bundle directory (InputError if taken)
+        # before any replay: one run per bundle directory (InputError if taken)
+        if opts.out is not None:
             check_out_dir(opts.out, ours=BUNDLE_FILES)
             held.enter_context(locked(opts.out))
         try:
@@ -63,17 +75,29 @@ def run_repro(opts: ReproOptions, progress: ReproProgress | None = None, *,
                 check_out_dir(result.out, ours=BUNDLE_FILES, option="the bundle directory")
                 held.enter_context(locked(result.out))
             written = write_bundle(result, work)  # the repro now lives in the bundle
-            result.files, result.report, result.isolated = written.files, written.report, written.isolated
+            result.files, result.report, result.isolated = (
+                written.files,
+                written.report,
+                written.isolated,
+            )
         except (SpmiDbgError, OSError) as e:  # the report cannot tell this one: the summary does
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            result.bundle_error = f"the bundle could not be written to {printable(str(result.out))}: {reason}"
-            if result.exit_code == exits.VERIFIED:  # nothing is claimed verified that the user does not have
+            result.bundle_error = (
+                f"the bundle could not be written to {printable(str(result.out))}: {reason}"
+            )
+            # nothing is claimed verified that the user does not have
+            if result.exit_code == exits.VERIFIED:
                 result.outcome, result.exit_code = "bundle-error", exits.NOT_VERIFIED
     return result
 
 
-def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: ReproProgress | None,
-                given: Located | None = None) -> None:
+def _run_phases(
+    opts: ReproOptions,
+    result: ReproResult,
+    work: Path,
+    progress: ReproProgress | None,
+    given: Located | None = None,
+) -> None:
     """A crash's phases in order, each one's value taken into `result` as soon as it returns."""
     cmd = opts.command
     with phase(result, "locate", progress) as ph:
@@ -81,14 +105,20 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
         result.target = target = CrashTarget(located)
         ph.detail = _locate_detail(located)
         if located.winner is None and located.tool_failures:
-            raise PhaseFailed("; ".join(f"partition {r.partition.index}: {' / '.join(r.failures)}"
-                                        for r in located.tool_failures))
+            raise PhaseFailed(
+                "; ".join(
+                    f"partition {r.partition.index}: {' / '.join(r.failures)}"
+                    for r in located.tool_failures
+                )
+            )
     if located.winner is None:
         result.outcome, result.exit_code, result.error = _no_crash(located)
         if result.outcome == "no-crash" and len(result.partitions) > 1:
-            located.notes.append("each partition replays from a fresh process: a crash that needs "
-                                 "state left by records of an earlier partition shows only with "
-                                 "--workers 1")
+            located.notes.append(
+                "each partition replays from a fresh process: a crash that needs "
+                "state left by records of an earlier partition shows only with "
+                "--workers 1"
+            )
         return
     out = result.out = opts.out or out_dir_for(result)
     expected = located.expectation
@@ -100,8 +130,15 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
         result.isolated = isolate(cmd.input, [mc], work / "bundle")
         ph.detail = f"method context {mc} -> {out / result.isolated.mch.name}"
     with phase(result, "verify", progress) as ph:
-        single = verify(cmd, result.isolated.mch, expected, opts.debugger, runs=opts.verify_runs,
-                        timeout=opts.verify_timeout, workdir=work)
+        single = verify(
+            cmd,
+            result.isolated.mch,
+            expected,
+            opts.debugger,
+            runs=opts.verify_runs,
+            timeout=opts.verify_timeout,
+            workdir=work,
+        )
         target.single = target.verification = single
         ph.detail = single.summary()
     v = single
@@ -110,20 +147,32 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
     # the debugger's bucket differs.
     if single.native and not single.native_accepted:
         with phase(result, "minimize", progress) as ph:
-            result.minimization = m = minimize(cmd, located.winner.partition, mc, expected,
-                                               timeout=opts.timeout, workdir=work)
+            result.minimization = m = minimize(
+                cmd, located.winner.partition, mc, expected, timeout=opts.timeout, workdir=work
+            )
             ph.detail = "; ".join(m.notes)
             if not m.succeeded:
-                raise PhaseFailed("the crashing record alone does not reproduce, and no set of "
-                                  f"earlier records does: {ph.detail}")
+                raise PhaseFailed(
+                    "the crashing record alone does not reproduce, and no set of "
+                    f"earlier records does: {ph.detail}"
+                )
         with phase(result, "isolate-minimized", progress) as ph:
             result.isolated = isolate(cmd.input, m.numbers, work / "bundle")
-            ph.detail = (f"method contexts {', '.join(map(str, m.numbers))} -> "
-                         f"{out / result.isolated.mch.name}")
+            ph.detail = (
+                f"method contexts {', '.join(map(str, m.numbers))} -> "
+                f"{out / result.isolated.mch.name}"
+            )
         with phase(result, "verify-minimized", progress) as ph:
-            target.verification = v = verify(cmd, result.isolated.mch, expected, opts.debugger,
-                                             runs=opts.verify_runs, timeout=opts.verify_timeout,
-                                             workdir=work, label="verify-minimized")
+            target.verification = v = verify(
+                cmd,
+                result.isolated.mch,
+                expected,
+                opts.debugger,
+                runs=opts.verify_runs,
+                timeout=opts.verify_timeout,
+                workdir=work,
+                label="verify-minimized",
+            )
             ph.detail = v.summary()
     if not v.accepted:
         result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
@@ -136,25 +185,41 @@ def _run_phases(opts: ReproOptions, result: ReproResult, work: Path, progress: R
     result.regression = _regression(opts, result, result.isolated.mch, expected, work, progress)
 
 
-def _locate(opts: ReproOptions, partitions: list[Partition], work: Path,
-            progress: ReproProgress | None) -> Located:
+def _locate(
+    opts: ReproOptions, partitions: list[Partition], work: Path, progress: ReproProgress | None
+) -> Located:
     """The crash: the post-mortem diagnosis of --core, else the partitions replayed under the
     debugger (the method contexts a superpmi.py log names first)."""
     cmd = opts.command
     if opts.core is not None:
-        return locate_core(cmd, partitions, opts.core, opts.debugger, timeout=opts.timeout,
-                           workdir=work)
+        return locate_core(
+            cmd, partitions, opts.core, opts.debugger, timeout=opts.timeout, workdir=work
+        )
     hints = tuple(int(n) for n in (cmd.log or {}).get("hints") or ())
-    return locate(cmd, partitions, opts.debugger, timeout=opts.timeout, workdir=work,
-                  progress=progress, hints=hints)
+    return locate(
+        cmd,
+        partitions,
+        opts.debugger,
+        timeout=opts.timeout,
+        workdir=work,
+        progress=progress,
+        hints=hints,
+    )
 
 
-def _crash_settings(opts: ReproOptions, result: ReproResult, mch: Path, expected: Expectation, work: Path,
-                    progress: ReproProgress | None) -> tuple[OptionMinimization, ReproCommand] | None:
-    """A verified crash repro whose command has JIT settings: which of them the crash needs (ddmin, each test a
-    native replay of the repro), then the repro with only those, natively, --verify-runs times (at least once);
-    it replaces the full command in repro.sh only when at least half of those runs crash the same way. Not for
-    a hang: each test would take the whole timeout. None: no settings, a hang, or the experiment failed."""
+def _crash_settings(
+    opts: ReproOptions,
+    result: ReproResult,
+    mch: Path,
+    expected: Expectation,
+    work: Path,
+    progress: ReproProgress | None,
+) -> tuple[OptionMinimization, ReproCommand] | None:
+    """A verified crash repro whose command has JIT settings: which of them the crash needs (ddmin,
+    each test a native replay of the repro), then the repro with only those, natively, --verify-runs
+    times (at least once); it replaces the full command in repro.sh only when at least half of those
+    runs crash the same way. Not for a hang: each test would take the whole timeout. None: no
+    settings, a hang, or the experiment failed."""
     cmd = opts.command
     split = split_options(cmd.options)
     if not split.settings or expected.kind == "hang":
@@ -162,52 +227,81 @@ def _crash_settings(opts: ReproOptions, result: ReproResult, mch: Path, expected
 
     def crashes(settings: list[JitSetting], name: str = "minimize-options") -> bool:
         trial = dataclasses.replace(cmd, options=split.options(settings))
-        run = run_native(trial.native_argv(None, mch), timeout=opts.verify_timeout, stdout=work / f"{name}.stdout",
-                         stderr=work / f"{name}.stderr")
+        run = run_native(
+            trial.native_argv(None, mch),
+            timeout=opts.verify_timeout,
+            stdout=work / f"{name}.stdout",
+            stderr=work / f"{name}.stderr",
+        )
         return run.matches(expected)
 
     try:
         with phase(result, "minimize-options", progress) as ph:
-            m = minimize_settings(split.settings, crashes, known_to_fail=True)  # verify has just seen it crash
+            # verify has just seen it crash
+            m = minimize_settings(split.settings, crashes, known_to_fail=True)
             if m.needed != list(split.settings):
                 runs = max(1, opts.verify_runs)
                 ok = sum(crashes(m.needed, "verify-options") for _ in range(runs))
                 if 2 * ok < runs:
-                    m.notes.append(f"only {ok}/{runs} replays with the needed settings alone crashed: repro.sh "
-                                   "keeps all of them")
+                    m.notes.append(
+                        f"only {ok}/{runs} replays with the needed settings alone crashed: "
+                        "repro.sh "
+                        "keeps all of them"
+                    )
                     m.needed = list(split.settings)
             ph.detail = f"{m.summary()} ({m.tests} replays)"
             return m, dataclasses.replace(cmd, options=split.options(m.needed))
     except PhaseFailed:
-        result.error_phase = result.error = None  # the repro is verified: only the experiment is missing
+        # the repro is verified: only the experiment is missing
+        result.error_phase = result.error = None
         return None
 
 
-def _regression(opts: ReproOptions, result: ReproResult, mch: Path, expected: Expectation, work: Path,
-                progress: ReproProgress | None) -> Regression | None:
-    """Which JIT crashes alone (report: "Regression?"). A failure here is said in the report; the repro stands."""
+def _regression(
+    opts: ReproOptions,
+    result: ReproResult,
+    mch: Path,
+    expected: Expectation,
+    work: Path,
+    progress: ReproProgress | None,
+) -> Regression | None:
+    """Which JIT crashes alone (report: "Regression?"). A failure here is said in the report; the
+    repro stands."""
     if len(opts.command.jits) < 2:
         return None
     try:
         with phase(result, "regression", progress) as ph:
-            r = regression(opts.command, mch, expected, runs=2 if opts.verify_runs >= 2 else 1,
-                           timeout=opts.verify_timeout, workdir=work)
+            r = regression(
+                opts.command,
+                mch,
+                expected,
+                runs=2 if opts.verify_runs >= 2 else 1,
+                timeout=opts.verify_timeout,
+                workdir=work,
+            )
             ph.detail = r.conclusion if r else ""
             return r
     except PhaseFailed:
-        result.error_phase = result.error = None  # the repro is verified: only the experiment is missing
+        # the repro is verified: only the experiment is missing
+        result.error_phase = result.error = None
         return None
 
 
 def _no_crash(located: Located) -> tuple[Outcome, int, str | None]:
-    """Every partition ran to its end. An exit status superpmi uses for bad input is an input error."""
+    """Every partition ran to its end. An exit status superpmi uses for bad input is an input
+    error."""
     for run in located.runs:
         status = run.outcome.exit_status if run.outcome else None
         if status in REPLAY_INPUT_FAILURES:
-            first = next((line for line in read_lines(run.stderr) if line.startswith("ERROR: ")), "")
-            return ("input-error", exits.PIPELINE_INPUT,
-                    f"the replay failed with exit status {status} ({REPLAY_INPUT_FAILURES[status]})"
-                    + (f": {first[7:]}" if first else ""))
+            first = next(
+                (line for line in read_lines(run.stderr) if line.startswith("ERROR: ")), ""
+            )
+            return (
+                "input-error",
+                exits.PIPELINE_INPUT,
+                f"the replay failed with exit status {status} ({REPLAY_INPUT_FAILURES[status]})"
+                + (f": {first[7:]}" if first else ""),
+            )
     return "no-crash", exits.NO_CRASH, None
 
 
@@ -215,10 +309,16 @@ def _locate_detail(located: Located) -> str:
     parts = []
     for r in located.runs:
         o = r.outcome
-        status = f"exited with status {o.exit_status}" if o is not None and o.kind == "exited" else r.status
+        status = (
+            f"exited with status {o.exit_status}"
+            if o is not None and o.kind == "exited"
+            else r.status
+        )
         stops = f", {len(o.passed)} stop(s) passed on" if o is not None and o.passed else ""
         retry = f", {len(r.failures)} debugger failure(s)" if r.failures else ""
-        parts.append(f"partition {r.partition.index} (-c {r.partition.spec}): {status}{stops}{retry}")
+        parts.append(
+            f"partition {r.partition.index} (-c {r.partition.spec}): {status}{stops}{retry}"
+        )
     if located.winner is not None and located.method_context is not None:
         parts.append(f"method context {located.method_context} [{located.method_context_source}]")
     return "; ".join(parts + located.notes)

@@ -1,8 +1,9 @@
-"""report.json: everything a repro run found, as data (versioned schema: spmi_dbg/report/schema/report-N.json).
-This is repro's own serializer; report.md and the text summary are rendered from this data alone
-(spmi_dbg.report.markdown, spmi_dbg.report.text), so `spmi-dbg report BUNDLE` re-renders a bundle without the
-run. The title and the `issue` section (dotnet/runtime's bug template) are words over this data
-(spmi_dbg.report.issue); the configuration is the run's (the binaries' identities, the machine)."""
+"""report.json: everything a repro run found, as data (versioned schema:
+spmi_dbg/report/schema/report-N.json). This is repro's own serializer; report.md and the text
+summary are rendered from this data alone (spmi_dbg.report.markdown, spmi_dbg.report.text), so
+`spmi-dbg report BUNDLE` re-renders a bundle without the run. The title and the `issue` section
+(dotnet/runtime's bug template) are words over this data (spmi_dbg.report.issue); the configuration
+is the run's (the binaries' identities, the machine)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from spmi_dbg.repro.locate import Located
 from spmi_dbg.repro.result import ReproResult
 
 
-def report_data(result: ReproResult, files: list[str], *, replay_output: str = "") -> dict[str, Any]:
+def report_data(
+    result: ReproResult, files: list[str], *, replay_output: str = ""
+) -> dict[str, Any]:
     target = result.target
     d = target.diagnosis if target else None
     v = target.verification if target else None
@@ -40,13 +43,16 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
         "locate": _locate(result, target.under_debugger if target else None),
         "diagnosis": d.to_json() if d is not None else None,
         "repro": result.isolated.to_json() if result.isolated else None,
-        "repro_command": None if result.isolated is None else
-        (result.repro_command or result.options.command).shell_line(result.isolated.mch.name),
+        "repro_command": None
+        if result.isolated is None
+        else (result.repro_command or result.options.command).shell_line(result.isolated.mch.name),
         "verification_single_record": target.single.to_json() if target and target.single else None,
         "minimization": result.minimization.to_json() if result.minimization else None,
         "verification": v.to_json() if v else None,
         "target": result.target_section(),
-        "jit_settings": result.option_minimization.to_json() if result.option_minimization else None,
+        "jit_settings": result.option_minimization.to_json()
+        if result.option_minimization
+        else None,
         "regression": result.regression.to_json() if result.regression else None,
         "known_bugs": _known_bugs(result, d, replay_output),
         "bundle": str(result.out),
@@ -60,10 +66,17 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
 
 def _command(result: ReproResult) -> dict[str, Any]:
     cmd = result.options.command
-    return {"program": cmd.program, "jits": list(cmd.jits), "input": cmd.input, "options": list(cmd.options),
-            "selection": None if cmd.selection is None else cmd.selection.spec(),
-            "method_contexts": cmd.count, "notes": list(cmd.notes), "from_log": cmd.log,
-            "emulator": list(cmd.emulator)}
+    return {
+        "program": cmd.program,
+        "jits": list(cmd.jits),
+        "input": cmd.input,
+        "options": list(cmd.options),
+        "selection": None if cmd.selection is None else cmd.selection.spec(),
+        "method_contexts": cmd.count,
+        "notes": list(cmd.notes),
+        "from_log": cmd.log,
+        "emulator": list(cmd.emulator),
+    }
 
 
 def _locate(result: ReproResult, located: Located | None) -> dict[str, Any] | None:
@@ -72,22 +85,35 @@ def _locate(result: ReproResult, located: Located | None) -> dict[str, Any] | No
         return None
     winner = located.winner
     return {
-        "workers": len(result.partitions), "timeout": result.options.timeout,
+        "workers": len(result.partitions),
+        "timeout": result.options.timeout,
         "partitions": [r.to_json() for r in located.runs],
         "winner": winner.partition.index if winner else None,
-        "method_context": located.method_context, "method_context_source": located.method_context_source,
+        "method_context": located.method_context,
+        "method_context_source": located.method_context_source,
         "method_context_rejected": located.method_context_rejected,
-        "expected": None if located.expectation is None else dataclasses.asdict(located.expectation),
-        "bisection": located.bisection, "notes": located.notes,
+        "expected": None
+        if located.expectation is None
+        else dataclasses.asdict(located.expectation),
+        "bisection": located.bisection,
+        "notes": located.notes,
         "stops_passed_total": sum(len(r.outcome.passed) for r in located.runs if r.outcome),
-        "stops_passed": [s.to_json() | {"partition": r.partition.index}
-                         for r in located.runs if r.outcome for s in r.outcome.passed][:1000],
-        "hang_threads": [t.to_json() for t in winner.outcome.threads] if winner and winner.outcome else []}
+        "stops_passed": [
+            s.to_json() | {"partition": r.partition.index}
+            for r in located.runs
+            if r.outcome
+            for s in r.outcome.passed
+        ][:1000],
+        "hang_threads": [t.to_json() for t in winner.outcome.threads]
+        if winner and winner.outcome
+        else [],
+    }
 
 
 def in_bundle(result: ReproResult, value: Any) -> Any:
-    """`value` with every path under the directory the repro was isolated into (a temporary one, gone once the
-    bundle is written: the regression runs' argv, a diagnosis of the repro) naming the bundle instead."""
+    """`value` with every path under the directory the repro was isolated into (a temporary one,
+    gone once the bundle is written: the regression runs' argv, a diagnosis of the repro) naming the
+    bundle instead."""
     if result.isolated is None or result.out is None:
         return value
     staged, final = str(result.isolated.mch.parent), str(Path(result.out).absolute())
@@ -108,8 +134,8 @@ def in_bundle(result: ReproResult, value: Any) -> Any:
 
 
 def _known_bugs(result: ReproResult, d: Diagnosis | None, output: str) -> list[dict[str, Any]]:
-    """The diagnosis' own matches, and those only the pipeline can see: a `-p` it dropped (the crash was in a
-    worker), superpmi.py's log lines, the replay's output."""
+    """The diagnosis' own matches, and those only the pipeline can see: a `-p` it dropped (the crash
+    was in a worker), superpmi.py's log lines, the replay's output."""
     if d is None and (result.target is None or result.target.under_debugger is None):
         return []
     cmd = result.options.command
@@ -124,8 +150,14 @@ def _known_bugs(result: ReproResult, d: Diagnosis | None, output: str) -> list[d
 
 def _configuration(data: dict[str, Any], result: ReproResult) -> dict[str, Any]:
     cmd = data["command"]
-    target = next((cmd["options"][i + 1] for i, o in enumerate(cmd["options"][:-1]) if o.lower() == "-target"),
-                  None)
+    target = next(
+        (
+            cmd["options"][i + 1]
+            for i, o in enumerate(cmd["options"][:-1])
+            if o.lower() == "-target"
+        ),
+        None,
+    )
     recorded = ((data["diagnosis"] or {}).get("method_context") or {}).get("target_arch")
     jits = cmd["jits"]
     roles = ["base JIT (JIT1)", "diff JIT (JIT2)"] if len(jits) > 1 else ["JIT"]
@@ -133,10 +165,17 @@ def _configuration(data: dict[str, Any], result: ReproResult) -> dict[str, Any]:
     return identity.machine() | {
         "target": target or recorded or "the host's (no -target)",
         "superpmi": identity.binary(cmd["program"], "superpmi", result.options.debug_dirs),
-        "jits": [identity.binary(j, roles[i] if i < len(roles) else "JIT", result.options.debug_dirs)
-                 for i, j in enumerate(jits)],
+        "jits": [
+            identity.binary(j, roles[i] if i < len(roles) else "JIT", result.options.debug_dirs)
+            for i, j in enumerate(jits)
+        ],
         "collection": identity.binary(cmd["input"], "collection"),
         "debugger": {"name": name, "version": identity.debugger_version(name)},
-        "emulator": None if not cmd["emulator"] else {"command": " ".join(cmd["emulator"]),
-                                                      "version": identity.debugger_version(cmd["emulator"][0])},
-        "spmi_dbg": __version__}
+        "emulator": None
+        if not cmd["emulator"]
+        else {
+            "command": " ".join(cmd["emulator"]),
+            "version": identity.debugger_version(cmd["emulator"][0]),
+        },
+        "spmi_dbg": __version__,
+    }

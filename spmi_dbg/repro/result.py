@@ -1,6 +1,6 @@
-"""What `spmi-dbg repro` is asked (ReproOptions) and what it found (ReproResult, its phases' records): the types
-the phases fill (pipeline.py, failure_pipeline.py) and the bundle is written from (bundle.py, report_data.py,
-display.py), apart from all of them."""
+"""What `spmi-dbg repro` is asked (ReproOptions) and what it found (ReproResult, its phases'
+records): the types the phases fill (pipeline.py, failure_pipeline.py) and the bundle is written
+from (bundle.py, report_data.py, display.py), apart from all of them."""
 
 from __future__ import annotations
 
@@ -22,11 +22,29 @@ from spmi_dbg.repro.minimize import Minimization
 from spmi_dbg.repro.regression import Regression
 from spmi_dbg.repro.verify import Verification
 
-PhaseName = Literal["locate", "isolate", "verify", "minimize", "isolate-minimized", "verify-minimized",
-                    "regression", "minimize-options", "diagnose", "jit-output"]
+PhaseName = Literal[
+    "locate",
+    "isolate",
+    "verify",
+    "minimize",
+    "isolate-minimized",
+    "verify-minimized",
+    "regression",
+    "minimize-options",
+    "diagnose",
+    "jit-output",
+]
 PhaseStatus = Literal["running", "ok", "failed"]
-Outcome = Literal["running", "verified", "not-verified", "no-crash", "no-failure", "input-error", "tool-failure",
-                  "bundle-error"]
+Outcome = Literal[
+    "running",
+    "verified",
+    "not-verified",
+    "no-crash",
+    "no-failure",
+    "input-error",
+    "tool-failure",
+    "bundle-error",
+]
 VERIFY_TIMEOUT_CAP = 60.0  # a repro is one or a few method contexts: a hang shows well within this
 JIT_OUTPUT_FILE = "jit-stdout.txt"  # in the bundle: the JIT's own output (compile failures)
 
@@ -39,10 +57,13 @@ class ReproOptions:
     workers: int = 1
     timeout: float = 1800.0
     verify_runs: int = 3
-    core: Path | None = None  # --core: locate is the post-mortem diagnosis of this core file (read by `debugger`)
-    redact: bool = False  # --redact: home directory, user name and host name replaced in the bundle's files
+    # --core: locate is the post-mortem diagnosis of this core file (read by `debugger`)
+    core: Path | None = None
+    # --redact: home directory, user name and host name replaced in the bundle's files
+    redact: bool = False
     debug_dirs: tuple[str, ...] = ()  # --debug-dir: where separate debug files are
-    failure: FailureTarget = field(default_factory=FailureTarget)  # --failure: a crash, or superpmi's own failure
+    # --failure: a crash, or superpmi's own failure
+    failure: FailureTarget = field(default_factory=FailureTarget)
 
     @property
     def debugger_name(self) -> str:
@@ -93,8 +114,9 @@ def _every_partition(runs: list[PartitionRun] | list[FailureRun]) -> tuple[bytes
 
 @dataclass
 class CrashTarget:
-    """A crash (a fatal stop or a hang under the debugger) as the target: where locate found it, and the
-    verifications of the record alone and of the repro in the bundle."""
+    """A crash (a fatal stop or a hang under the debugger) as the target: where locate found it, and
+    the verifications of the record alone and of the repro in the bundle."""
+
     located: Located
     single: Verification | None = None  # the crashing record alone
     verification: Verification | None = None  # of the repro in the bundle
@@ -117,7 +139,11 @@ class CrashTarget:
     def describe(self) -> str:
         """What the repro is expected to do (repro.sh's "Expected:" line)."""
         e = self.located.expectation
-        return f"{e.describe() if e else 'a failure'}" + (f" (bucket {e.bucket})" if e and e.bucket else "") + "."
+        return (
+            f"{e.describe() if e else 'a failure'}"
+            + (f" (bucket {e.bucket})" if e and e.bucket else "")
+            + "."
+        )
 
     def bundle_name(self) -> str | None:
         e = self.located.expectation
@@ -129,7 +155,11 @@ class CrashTarget:
     def replay_output(self) -> tuple[bytes, bytes]:
         """The winning partition's output; without a winner every partition's."""
         w = self.located.winner
-        return (_read(w.stdout), _read(w.stderr)) if w is not None else _every_partition(self.located.runs)
+        return (
+            (_read(w.stdout), _read(w.stderr))
+            if w is not None
+            else _every_partition(self.located.runs)
+        )
 
     def report_section(self, settings: OptionMinimization | None) -> None:
         """report.json's "target" section: a crash has none (its facts are in "locate" and
@@ -140,6 +170,7 @@ class CrashTarget:
 @dataclass(frozen=True)
 class JitOutput:
     """The JIT's own output for the repro (JitStdOutFile), or why there is none."""
+
     file: Path | None
     note: str | None = None
 
@@ -157,8 +188,10 @@ class JitOutput:
 
 @dataclass
 class CompileFailureTarget:
-    """A compile failure superpmi reports itself (`--failure`) as the target: where the native locate found it,
-    the verification of the repro in the bundle, and the diagnose phase's run under the debugger."""
+    """A compile failure superpmi reports itself (`--failure`) as the target: where the native
+    locate found it, the verification of the repro in the bundle, and the diagnose phase's run under
+    the debugger."""
+
     located: FailureLocated
     verification: FailureVerification | None = None  # of the repro in the bundle
     diagnosed: Located | None = None  # the diagnose phase's replay under the debugger
@@ -204,7 +237,9 @@ class CompileFailureTarget:
         output."""
         sought, located, f = self.located.target, self.located, self.located.failure
         return {
-            "kind": sought.kind, "text": sought.text, "describe": sought.describe(),
+            "kind": sought.kind,
+            "text": sought.text,
+            "describe": sought.describe(),
             "failure": f.to_json() if f else None,
             "partitions": [r.to_json() for r in located.runs],
             "failures_seen": len(located.seen),
@@ -219,10 +254,13 @@ Target = CrashTarget | CompileFailureTarget  # the target found: one value, whic
 
 @dataclass(frozen=True)
 class Bundle:
-    """What write_bundle wrote: its files, report.json's data, and the repro as it lives in the bundle."""
+    """What write_bundle wrote: its files, report.json's data, and the repro as it lives in the
+    bundle."""
+
     files: list[Path]
     report: dict[str, Any]
-    isolated: Isolated | None  # repro.mch and repro.mch.mct in the bundle (None: no repro was isolated)
+    # repro.mch and repro.mch.mct in the bundle (None: no repro was isolated)
+    isolated: Isolated | None
 
 
 @dataclass
@@ -238,14 +276,16 @@ class ReproResult:
     files: list[Path] = field(default_factory=list)
     outcome: Outcome = "running"
     exit_code: int = exits.NOT_VERIFIED
-    error_phase: str | None = None  # the phase that could not do its work (report.json "failed_phase")
+    # the phase that could not do its work (report.json "failed_phase")
+    error_phase: str | None = None
     error: str | None = None  # why, or why there is no target (report.json "failure")
     error_traceback: str | None = None  # a bug of ours (report.json "failure_traceback")
     bundle_error: str | None = None
     report: dict[str, Any] | None = None  # report.json's data, once the bundle is written
     seconds: float = 0.0
     option_minimization: OptionMinimization | None = None
-    repro_command: ReproCommand | None = None  # the command repro.sh runs (only the JIT settings needed)
+    # the command repro.sh runs (only the JIT settings needed)
+    repro_command: ReproCommand | None = None
 
     @property
     def method_contexts(self) -> list[int]:

@@ -1,8 +1,9 @@
-"""Verify: replay the repro K times natively (a crash is recognised from the signal that killed the replay,
-a hang from the timeout) and once under the debugger, whose diagnosis must land in the same bucket.
-Accepted when at least half of the native runs reproduce and the debugger run (when it ran) lands in the same
-bucket; the rate is the native runs' (the debugger run is said apart, never counted as one of them). With no
-native run (--verify-runs 0) nothing is accepted: only the debugger run was checked, and the summary says so."""
+"""Verify: replay the repro K times natively (a crash is recognised from the signal that killed the
+replay, a hang from the timeout) and once under the debugger, whose diagnosis must land in the same
+bucket. Accepted when at least half of the native runs reproduce and the debugger run (when it ran)
+lands in the same bucket; the rate is the native runs' (the debugger run is said apart, never
+counted as one of them). With no native run (--verify-runs 0) nothing is accepted: only the debugger
+run was checked, and the summary says so."""
 
 from __future__ import annotations
 
@@ -53,25 +54,35 @@ class Verification:
 
     @property
     def native_accepted(self) -> bool:
-        """At least one native run, and at least half of them reproduced (the debugger run aside)."""
+        """At least one native run, and at least half of them reproduced (the debugger run
+        aside)."""
         return self.total > 0 and self.rate >= ACCEPT_RATE
 
     def summary(self) -> str:
-        """What was run and what each showed: `3/3 native runs reproduced death by SIGSEGV (100%, accepted); under
-        the debugger: same bucket`."""
-        dbg = "" if self.debugger is None else \
-            f"; under the debugger: {'same bucket' if self.debugger_matched else self._debugger_text()}"
+        """What was run and what each showed: `3/3 native runs reproduced death by SIGSEGV (100%,
+        accepted); under the debugger: same bucket`."""
+        dbg = (
+            ""
+            if self.debugger is None
+            else "; under the debugger: "
+            f"{'same bucket' if self.debugger_matched else self._debugger_text()}"
+        )
         if not self.native:
-            return (f"no native run (--verify-runs 0): not verified{dbg or '; no debugger run'} (a repro is verified "
-                    "by native replays; the debugger run only checks the bucket)")
+            return (
+                f"no native run (--verify-runs 0): not verified{dbg or '; no debugger run'} (a "
+                "repro is verified "
+                "by native replays; the debugger run only checks the bucket)"
+            )
         if self.accepted:
             verdict = "accepted"
         elif self.native_accepted:
             verdict = "not accepted: the run under the debugger did not land in the same bucket"
         else:
             verdict = "not accepted"
-        return (f"{self.reproduced}/{self.total} native run{'s' if self.total != 1 else ''} reproduced "
-                f"{self.expected.describe()} ({self.rate:.0%}, {verdict}){dbg}")
+        return (
+            f"{self.reproduced}/{self.total} native run{'s' if self.total != 1 else ''} reproduced "
+            f"{self.expected.describe()} ({self.rate:.0%}, {verdict}){dbg}"
+        )
 
     def _debugger_text(self) -> str:
         d = self.debugger
@@ -79,41 +90,85 @@ class Verification:
             return "not run"
         if d.kind in ("fatal", "hang"):
             return f"{d.kind} in bucket {bucket_of(d)}, not {self.expected.bucket_key}"
-        return f"{d.kind}" + (f" (exit status {d.exit_status})" if d.exit_status is not None else "")
+        return f"{d.kind}" + (
+            f" (exit status {d.exit_status})" if d.exit_status is not None else ""
+        )
 
     def to_json(self) -> dict[str, Any]:
         d = self.debugger
-        return {"expected": {"kind": self.expected.kind, "signal": self.expected.signal,
-                             "bucket": self.expected.bucket},
-                "native_runs": [r.to_json() | {"reproduced": r.matches(self.expected)} for r in self.native],
-                "debugger_run": None if d is None else {"outcome": d.kind, "bucket": bucket_of(d),
-                                                        "reproduced": self.debugger_matched,
-                                                        "exit_status": d.exit_status, "signal": d.signal,
-                                                        "seconds": round(d.seconds, 3)},
-                "debugger_failures": self.debugger_failures, "reproduced": self.reproduced, "runs": self.total,
-                "rate": round(self.rate, 4), "accepted": self.accepted, "notes": self.notes, "summary": self.summary()}
+        return {
+            "expected": {
+                "kind": self.expected.kind,
+                "signal": self.expected.signal,
+                "bucket": self.expected.bucket,
+            },
+            "native_runs": [
+                r.to_json() | {"reproduced": r.matches(self.expected)} for r in self.native
+            ],
+            "debugger_run": None
+            if d is None
+            else {
+                "outcome": d.kind,
+                "bucket": bucket_of(d),
+                "reproduced": self.debugger_matched,
+                "exit_status": d.exit_status,
+                "signal": d.signal,
+                "seconds": round(d.seconds, 3),
+            },
+            "debugger_failures": self.debugger_failures,
+            "reproduced": self.reproduced,
+            "runs": self.total,
+            "rate": round(self.rate, 4),
+            "accepted": self.accepted,
+            "notes": self.notes,
+            "summary": self.summary(),
+        }
 
 
-def verify(cmd: ReproCommand, repro: Path, expected: Expectation, debugger: Driver, *, runs: int,
-           timeout: float, workdir: Path, label: str = "verify") -> Verification:
+def verify(
+    cmd: ReproCommand,
+    repro: Path,
+    expected: Expectation,
+    debugger: Driver,
+    *,
+    runs: int,
+    timeout: float,
+    workdir: Path,
+    label: str = "verify",
+) -> Verification:
     result = Verification(expected)
     argv = cmd.argv(None, input=repro)
     for _ in range(runs):
-        result.native.append(run_native(cmd.native_argv(None, input=repro), timeout=timeout,
-                                        stdout=workdir / f"{label}.stdout",
-                                        stderr=workdir / f"{label}.stderr"))
+        result.native.append(
+            run_native(
+                cmd.native_argv(None, input=repro),
+                timeout=timeout,
+                stdout=workdir / f"{label}.stdout",
+                stderr=workdir / f"{label}.stderr",
+            )
+        )
     if runs and not any(r.matches(expected) for r in result.native):
-        result.notes.append(f"no native run reproduced {expected.describe()}: the debugger run was skipped")
+        result.notes.append(
+            f"no native run reproduced {expected.describe()}: the debugger run was skipped"
+        )
         return result
     for _ in range(ATTEMPTS):
         try:
-            result.debugger = debugger.run_replay(argv, timeout=timeout, stdout=workdir / f"{label}.debugger.stdout",
-                                       stderr=workdir / f"{label}.debugger.stderr",
-                                       transcript=workdir / f"{label}.debugger.log", cancel=None, on_stop=None)
+            result.debugger = debugger.run_replay(
+                argv,
+                timeout=timeout,
+                stdout=workdir / f"{label}.debugger.stdout",
+                stderr=workdir / f"{label}.debugger.stderr",
+                transcript=workdir / f"{label}.debugger.log",
+                cancel=None,
+                on_stop=None,
+            )
             break
         except ToolFailure as e:
             result.debugger_failures.append(str(e))
     if result.debugger is None:
-        result.notes.append("the debugger failed twice: the bucket was not checked under the debugger, only the "
-                            "native runs' signal")
+        result.notes.append(
+            "the debugger failed twice: the bucket was not checked under the debugger, only the "
+            "native runs' signal"
+        )
     return result

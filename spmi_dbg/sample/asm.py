@@ -1,8 +1,9 @@
-"""IL text assembler for the sample JIT's subset. The syntax is documented in spmi_dbg/sample/README.md:
+"""IL text assembler for the sample JIT's subset. The syntax is documented in
+spmi_dbg/sample/README.md:
 
     .callee System.Math:Max(2) -> long          # a callee: name, argument count, return type
-    .method Sample.Loops:CountDown(1)           # Namespace.Class:Method(argument count) [-> long|int|void]
-      .locals 1
+    .method Sample.Loops:CountDown(1)           # Namespace.Class:Method(argument count) [->
+      long|int|void] .locals 1
       ldarg.0
       stloc.0
     LOOP:
@@ -18,8 +19,8 @@
       ret
     .end
 
-`assemble_text` / `assemble_file` return an `Assembly`: the methods (ready for `builder.RecordBuilder`) and
-the file-level settings. Every error is one line, `FILE:LINE: message`.
+`assemble_text` / `assemble_file` return an `Assembly`: the methods (ready for
+`builder.RecordBuilder`) and the file-level settings. Every error is one line, `FILE:LINE: message`.
 """
 
 from __future__ import annotations
@@ -134,7 +135,8 @@ class _Assembler:
         self.err = _Err(path)
         self.out = Assembly(path)
         self.callees: dict[str, Callee] = {}
-        self.headers: dict[str, tuple[int, int]] = {}  # methods of this file: name -> (nargs, ret_type)
+        # methods of this file: name -> (nargs, ret_type)
+        self.headers: dict[str, tuple[int, int]] = {}
         self.classes: dict[str, int] = {}
 
     # -------------------------------------------------------------------- callees
@@ -154,21 +156,35 @@ class _Assembler:
                     code = _int(words[i + 1], 1, 0xFFFFFFFF, "exception code", err)
                     i += 1
             else:
-                raise err(f"unexpected {w!r} after the callee signature: expected 'missing' or 'throws [CODE]'")
+                raise err(
+                    f"unexpected {w!r} after the callee signature: expected 'missing' or 'throws "
+                    "[CODE]'"
+                )
             i += 1
         old = self.callees.get(name)
         if old is not None:
             if (old.nargs, old.ret_type) != (nargs, ret_type):
-                raise err(f"callee {name} redeclared as ({nargs}) -> {IL.RET_TYPE_NAMES[ret_type]}: earlier "
-                          f"({old.nargs}) -> {IL.RET_TYPE_NAMES[old.ret_type]}")
+                raise err(
+                    f"callee {name} redeclared as ({nargs}) -> {IL.RET_TYPE_NAMES[ret_type]}: "
+                    "earlier "
+                    f"({old.nargs}) -> {IL.RET_TYPE_NAMES[old.ret_type]}"
+                )
             if flags and (old.recorded == missing or old.exception_code != code):
                 raise err(f"callee {name} redeclared with different flags")
             return old
         idx = len(self.callees)
         cls = name.rpartition(":")[0]
         cidx = self.classes.setdefault(cls, len(self.classes))
-        c = Callee(name, nargs, ret_type, TOKEN_BASE + idx, ASM_CALLEE_BASE + idx * 0x20,
-                   ASM_CALLEE_CLASS_BASE + cidx * 0x40, exception_code=code, recorded=not missing)
+        c = Callee(
+            name,
+            nargs,
+            ret_type,
+            TOKEN_BASE + idx,
+            ASM_CALLEE_BASE + idx * 0x20,
+            ASM_CALLEE_CLASS_BASE + cidx * 0x40,
+            exception_code=code,
+            recorded=not missing,
+        )
         self.callees[name] = c
         return c
 
@@ -185,16 +201,24 @@ class _Assembler:
             hdr = self.headers.get(text)
             if hdr is not None:
                 return self._declare(text, hdr[0], hdr[1], "")
-            raise err(f"call to undeclared {text}: declare it with `.callee {text}(N) -> long` "
-                      f"or write `call {text}(N)`")
-        raise err(f"call operand {text!r}: expected Namespace.Class:Method or Namespace.Class:Method(N) [-> type]")
+            raise err(
+                f"call to undeclared {text}: declare it with `.callee {text}(N) -> long` "
+                f"or write `call {text}(N)`"
+            )
+        raise err(
+            f"call operand {text!r}: expected Namespace.Class:Method or Namespace.Class:Method(N) "
+            "[-> type]"
+        )
 
     # -------------------------------------------------------------------- methods
     def _instruction(self, m: _Pending, mnemonic: str, operand: str) -> None:
         err = self.err
         op = IL.BY_NAME.get(mnemonic)
         if op is None:
-            raise err(f"unknown opcode {mnemonic!r}: not in the sample JIT's IL subset (see spmi_dbg/sample/README.md)")
+            raise err(
+                f"unknown opcode {mnemonic!r}: not in the sample JIT's IL subset (see "
+                "spmi_dbg/sample/README.md)"
+            )
         if op.operand == IL.NONE and operand:
             raise err(f"{mnemonic} takes no operand, found {operand!r}")
         if op.operand != IL.NONE and not operand:
@@ -202,7 +226,9 @@ class _Assembler:
         m.items.append((err.line, mnemonic, operand, b"", m.size))
         m.size += _instr_size(op)
 
-    def _encode(self, m: _Pending, line: int, mnemonic: str, operand: str, offset: int) -> tuple[bytes, Callee | None]:
+    def _encode(
+        self, m: _Pending, line: int, mnemonic: str, operand: str, offset: int
+    ) -> tuple[bytes, Callee | None]:
         err = self.err
         err.line = line
         op = IL.BY_NAME[mnemonic]
@@ -237,9 +263,14 @@ class _Assembler:
             if kind == IL.BR8:
                 if not -128 <= disp <= 127:
                     long_form = IL.LONG_FORM.get(mnemonic)
-                    hint = (f": use {long_form}" if long_form else
-                            f": use {IL.COMPARE_FORM[mnemonic][0]} and brtrue/brfalse")
-                    raise err(f"{what}: displacement {disp} does not fit a short branch (-128..127){hint}")
+                    hint = (
+                        f": use {long_form}"
+                        if long_form
+                        else f": use {IL.COMPARE_FORM[mnemonic][0]} and brtrue/brfalse"
+                    )
+                    raise err(
+                        f"{what}: displacement {disp} does not fit a short branch (-128..127){hint}"
+                    )
                 data = struct.pack("<b", disp)
             else:
                 data = struct.pack("<i", disp)
@@ -266,17 +297,35 @@ class _Assembler:
         max_stack = m.max_stack
         if m.verify:
             try:
-                depth = IL.check_stack(il, nargs=m.nargs, nlocals=m.nlocals, returns_value=m.ret_type != IL.TYPE_VOID,
-                                       call_effect=lambda t: effects[t])
+                depth = IL.check_stack(
+                    il,
+                    nargs=m.nargs,
+                    nlocals=m.nlocals,
+                    returns_value=m.ret_type != IL.TYPE_VOID,
+                    call_effect=lambda t: effects[t],
+                )
             except IL.ILError as e:
                 where = m.line
                 if e.offset is not None:
                     where = next((ln for off, ln in reversed(lines) if off <= e.offset), m.line)
-                raise err(f"{m.name}: {e} (add .noverify to keep deliberately bad IL)", where) from None
+                raise err(
+                    f"{m.name}: {e} (add .noverify to keep deliberately bad IL)", where
+                ) from None
             if max_stack is None:
                 max_stack = depth
-        self.out.methods.append(Method(m.name, m.nargs, m.nlocals, il, max_stack if max_stack is not None else 8,
-                                       tuple(used.values()), m.ret_type, m.minopts, m.corrupt))
+        self.out.methods.append(
+            Method(
+                m.name,
+                m.nargs,
+                m.nlocals,
+                il,
+                max_stack if max_stack is not None else 8,
+                tuple(used.values()),
+                m.ret_type,
+                m.minopts,
+                m.corrupt,
+            )
+        )
         self.out.lines.append(m.line)
 
     # -------------------------------------------------------------------- driver
@@ -287,9 +336,11 @@ class _Assembler:
         for raw in lines:
             s = _strip_comment(raw)
             if s.startswith(".method"):
-                sm = _SIG_RE.match(s[len(".method"):].strip())
+                sm = _SIG_RE.match(s[len(".method") :].strip())
                 if sm:
-                    self.headers.setdefault(sm.group(1), (int(sm.group(2)), IL.RET_TYPES.get(sm.group(3) or "long", 0)))
+                    self.headers.setdefault(
+                        sm.group(1), (int(sm.group(2)), IL.RET_TYPES.get(sm.group(3) or "long", 0))
+                    )
         cur: _Pending | None = None
         for n, raw in enumerate(lines, 1):
             err.line = n
@@ -302,7 +353,10 @@ class _Assembler:
                 cur = self._directive(cur, word, rest)
                 continue
             if cur is None:
-                raise err(f"{s.split()[0]!r} outside a method: expected .method, .callee, .arch or .config")
+                raise err(
+                    f"{s.split()[0]!r} outside a method: expected .method, .callee, .arch or "
+                    ".config"
+                )
             lm = _LABEL_RE.match(s)
             if lm and lm.group(1) not in IL.BY_NAME:
                 label, s = lm.group(1), lm.group(2).strip()
@@ -326,16 +380,24 @@ class _Assembler:
                 raise err(f".method inside {cur.name}: expected .end first")
             m = _SIG_RE.match(rest)
             if not m or m.group(4).strip():
-                raise err(f".method {rest!r}: expected Namespace.Class:Method(ARGS) [-> long|int|void]")
+                raise err(
+                    f".method {rest!r}: expected Namespace.Class:Method(ARGS) [-> long|int|void]"
+                )
             nargs = _int(m.group(2), 0, 255, "argument count", err)
             return _Pending(m.group(1), nargs, _ret_type(m.group(3), err), err.line)
         if word == ".callee":
             m = _SIG_RE.match(rest)
             if not m:
-                raise err(f".callee {rest!r}: expected Namespace.Class:Method(ARGS) -> long|int|void "
-                          "[missing] [throws [CODE]]")
-            self._declare(m.group(1), _int(m.group(2), 0, 255, "argument count", err), _ret_type(m.group(3), err),
-                          m.group(4).strip())
+                raise err(
+                    f".callee {rest!r}: expected Namespace.Class:Method(ARGS) -> long|int|void "
+                    "[missing] [throws [CODE]]"
+                )
+            self._declare(
+                m.group(1),
+                _int(m.group(2), 0, 255, "argument count", err),
+                _ret_type(m.group(3), err),
+                m.group(4).strip(),
+            )
             return cur
         if word == ".arch":
             if rest not in ARCH_VALUES:
@@ -376,7 +438,10 @@ class _Assembler:
                 raise err(".repeat: expected COUNT INSTRUCTION")
             count = _int(parts[0], 1, 1 << 20, ".repeat count", err)
             mnemonic, _, operand = parts[1].partition(" ")
-            if IL.BY_NAME.get(mnemonic, None) is not None and IL.BY_NAME[mnemonic].operand in (IL.BR8, IL.BR32):
+            if IL.BY_NAME.get(mnemonic, None) is not None and IL.BY_NAME[mnemonic].operand in (
+                IL.BR8,
+                IL.BR32,
+            ):
                 raise err(".repeat of a branch: write the branches out")
             for _ in range(count):
                 self._instruction(cur, mnemonic, operand.strip())
@@ -390,8 +455,11 @@ class _Assembler:
             cur.items.append((err.line, None, "", raw, cur.size))
             cur.size += len(raw)
         else:
-            raise err(f"unknown directive {word}: expected .method, .end, .callee, .locals, .maxstack, .minopts, "
-                      ".corrupt, .noverify, .repeat, .bytes, .arch or .config")
+            raise err(
+                f"unknown directive {word}: expected .method, .end, .callee, .locals, .maxstack, "
+                ".minopts, "
+                ".corrupt, .noverify, .repeat, .bytes, .arch or .config"
+            )
         return cur
 
 

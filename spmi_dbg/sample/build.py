@@ -1,9 +1,10 @@
 """Writing sample collections: random methods, corpus methods and injected triggers -> .mch + .mct.
 
-Numbering: corpus methods (if any) are method contexts 1..k in the order given; random methods fill the rest up
-to `methods`; an injection replaces the method at its number. The random method at each number is the same
-whatever is injected or placed elsewhere (every number draws its random method from the main RNG, in
-order, even when it is replaced), so collections differ only where they were asked to.
+Numbering: corpus methods (if any) are method contexts 1..k in the order given; random methods fill
+the rest up to `methods`; an injection replaces the method at its number. The random method at each
+number is the same whatever is injected or placed elsewhere (every number draws its random method
+from the main RNG, in order, even when it is replaced), so collections differ only where they were
+asked to.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ class BuildResult:
     count: int
     size: int
     seconds: float
-    placed: dict[int, str] = field(default_factory=dict)  # number -> injected kind or "corpus:<name>"
+    # number -> injected kind or "corpus:<name>"
+    placed: dict[int, str] = field(default_factory=dict)
 
 
 def corpus_files(specs: Iterable[str]) -> list[Path]:
@@ -63,7 +65,8 @@ def load_corpus(paths: Sequence[Path]) -> list[Assembly]:
 
 
 class _CorpusHandles:
-    """Class handles for assembled methods: one per distinct class name, apart from the random pool's."""
+    """Class handles for assembled methods: one per distinct class name, apart from the random
+    pool's."""
 
     def __init__(self) -> None:
         self.classes: dict[str, int] = {}
@@ -80,9 +83,15 @@ def records_for_methods(methods: Sequence[Method], builder: RecordBuilder) -> It
         yield builder.record(m, ftn=ftn_for(n), class_handle=handles(m), scope=scope_for(0))
 
 
-def collection_records(methods: int, seed: int, builder: RecordBuilder, *,
-                       injections: Sequence[tuple[str, int]] = (), corpus: Sequence[Method] = (),
-                       size_factor: float = 1.0) -> Iterator[bytes]:
+def collection_records(
+    methods: int,
+    seed: int,
+    builder: RecordBuilder,
+    *,
+    injections: Sequence[tuple[str, int]] = (),
+    corpus: Sequence[Method] = (),
+    size_factor: float = 1.0,
+) -> Iterator[bytes]:
     """The records of a sample collection, in order (see the module docstring for the numbering)."""
     placed = plan(methods, injections, corpus)
     gen = Generator(seed, size_factor)
@@ -100,13 +109,17 @@ def collection_records(methods: int, seed: int, builder: RecordBuilder, *,
         yield record(g.method, ftn=ftn_for(n), class_handle=g.class_handle, scope=g.scope)
 
 
-def plan(methods: int, injections: Sequence[tuple[str, int]], corpus: Sequence[Method]) -> dict[int, str]:
+def plan(
+    methods: int, injections: Sequence[tuple[str, int]], corpus: Sequence[Method]
+) -> dict[int, str]:
     """number -> what is placed there; UsageError for a number out of range or used twice."""
     if methods < 1:
         raise UsageError(f"--methods {methods}: expected at least 1")
     if len(corpus) > methods:
-        raise UsageError(f"the corpus has {len(corpus)} methods but --methods is {methods}: "
-                         f"expected --methods >= {len(corpus)}")
+        raise UsageError(
+            f"the corpus has {len(corpus)} methods but --methods is {methods}: "
+            f"expected --methods >= {len(corpus)}"
+        )
     placed: dict[int, str] = {n: f"corpus:{m.name}" for n, m in enumerate(corpus, 1)}
     for kind, n in injections:
         if n > methods:
@@ -117,7 +130,9 @@ def plan(methods: int, injections: Sequence[tuple[str, int]], corpus: Sequence[M
     return placed
 
 
-def write_collection(out: str | os.PathLike[str], records: Iterable[bytes]) -> tuple[Path, int, int]:
+def write_collection(
+    out: str | os.PathLike[str], records: Iterable[bytes]
+) -> tuple[Path, int, int]:
     """Write records to `out` (atomically) and its `.mct`; returns (toc path, count, bytes)."""
     out_path = check_output(out, what="collection")
     check_output(toc_path_for(out_path), what="collection's index")
@@ -143,12 +158,24 @@ def write_collection(out: str | os.PathLike[str], records: Iterable[bytes]) -> t
     return toc, n, pos
 
 
-def build(out: str | os.PathLike[str], *, methods: int, seed: int, arch: str = "x64",
-          injections: Sequence[tuple[str, int]] = (), corpus: Sequence[Method] = (),
-          config: Sequence[tuple[str, int, int]] = (), size_factor: float = 1.0) -> BuildResult:
+def build(
+    out: str | os.PathLike[str],
+    *,
+    methods: int,
+    seed: int,
+    arch: str = "x64",
+    injections: Sequence[tuple[str, int]] = (),
+    corpus: Sequence[Method] = (),
+    config: Sequence[tuple[str, int, int]] = (),
+    size_factor: float = 1.0,
+) -> BuildResult:
     start = time.perf_counter()
     placed = plan(methods, injections, corpus)  # validate before creating anything
     builder = RecordBuilder(arch, config=config)
-    toc, count, size = write_collection(out, collection_records(methods, seed, builder, injections=injections,
-                                                                corpus=corpus, size_factor=size_factor))
+    toc, count, size = write_collection(
+        out,
+        collection_records(
+            methods, seed, builder, injections=injections, corpus=corpus, size_factor=size_factor
+        ),
+    )
     return BuildResult(Path(out), toc, count, size, time.perf_counter() - start, placed)

@@ -1,22 +1,27 @@
-"""Method context records for the sample JIT: one assembled/generated method -> one real-format record.
+"""Method context records for the sample JIT: one assembled/generated method -> one real-format
+record.
 
-A record holds exactly what the replay core answers the sample JIT's queries from (native/jit/corinfo.h):
+A record holds exactly what the replay core answers the sample JIT's queries from
+(native/jit/corinfo.h):
 
-- 143 CompileMethod: u32 0 -> Agnostic_CompileMethod (216 B): ftn, scope, IL (in the map buffer), ILCodeSize,
-  maxStack, args.numArgs = arguments, args.retType, locals.numArgs = locals, flags 0, os
+- 143 CompileMethod: u32 0 -> Agnostic_CompileMethod (216 B): ftn, scope, IL (in the map buffer),
+  ILCodeSize, maxStack, args.numArgs = arguments, args.retType, locals.numArgs = locals, flags 0, os
 - 183 GetExpectedTargetArchitecture: u32 0 -> u32 0x8664 (x64) / 0xAA64 (arm64)
-- 151 GetIntConfigValue (optional): Agnostic_ConfigIntInfo {name blob (UTF-16LE + NUL), default} -> u32
-- 154 GetJitFlags: u32 0 -> DD {blob offset, 16}; blob = CORJIT_FLAGS {u64 flags (bit 0 MinOpts), u64 ISA}
+- 151 GetIntConfigValue (optional): Agnostic_ConfigIntInfo {name blob (UTF-16LE + NUL), default} ->
+u32
+- 154 GetJitFlags: u32 0 -> DD {blob offset, 16}; blob = CORJIT_FLAGS {u64 flags (bit 0 MinOpts),
+u64 ISA}
 - 71 GetMethodClass: u64 ftn -> u64 class handle
 - 76 GetMethodSig: DLDL {callee hMethod, 0} -> Agnostic_CORINFO_SIG_INFO (numArgs, retType)
 - 149 PrintClassName: u64 class handle -> Agnostic_PrintResult ("Namespace.Class")
 - 6 PrintMethodName: u64 ftn -> Agnostic_PrintResult ("Method")
-- 109 ResolveToken: RESOLVED_TOKENin {tokenContext 0, tokenScope = the method's scope, token, tokenType 2}
+- 109 ResolveToken: RESOLVED_TOKENin {tokenContext 0, tokenScope = the method's scope, token,
+tokenType 2}
   -> TOKENout {hClass, hMethod, 0, no spec blobs} + exceptionCode
 
-Packets are written in map-name order (as superpmi writes lwmlist.h order: not sorted by id); every keyed map
-is sorted bytewise. Per-collection constant packets, class name packets and callee entries are encoded once
-and cached, so building a record is a handful of `struct.pack` calls.
+Packets are written in map-name order (as superpmi writes lwmlist.h order: not sorted by id); every
+keyed map is sorted bytewise. Per-collection constant packets, class name packets and callee entries
+are encoded once and cached, so building a record is a handful of `struct.pack` calls.
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ CORJIT_FLAG_MIN_OPT = 1
 CORINFO_OS_UNIX = 1
 CORINFO_OPT_INIT_LOCALS = 0x10
 CLR_EXCEPTION = 0xE0434352  # the code a recorded managed (EE) exception carries
-# Plausible ISA bit words per target (ignored by the sample JIT; part of the method identity in superpmi).
+# Plausible ISA bit words per target (ignored by the sample JIT; part of the method identity in
+# superpmi).
 _ISA_FLAGS = {"x64": 0x0000_0000_0F3F_7FFF, "arm64": 0x0000_0000_0001_FFEF}
 
 # Handle conventions (all distinct ranges; the replay core must treat them as opaque keys).
@@ -80,7 +86,8 @@ class Callee:
 
 @dataclass(slots=True)
 class Method:
-    """One method to compile: name `Namespace.Class:Method`, int64 arguments and locals, IL and its callees."""
+    """One method to compile: name `Namespace.Class:Method`, int64 arguments and locals, IL and its
+    callees."""
 
     name: str
     nargs: int
@@ -101,7 +108,8 @@ class Method:
         return self.name.rpartition(":")[2]
 
 
-_PM_HEAD = struct.Struct("<BI4sIIQIIII")  # PrintMethodName packet up to its name blob's length prefix
+# PrintMethodName packet up to its name blob's length prefix
+_PM_HEAD = struct.Struct("<BI4sIIQIIII")
 _CM_HEAD = struct.Struct("<BI4sIII")  # CompileMethod packet: id, size, tag, count, buflen, key
 _CM_INFO = struct.Struct("<QQIIIIII")  # Agnostic_CORINFO_METHOD_INFO up to the sigs
 _U32 = struct.Struct("<I")
@@ -117,33 +125,53 @@ _MAP_HEAD = struct.Struct("<BI4sII")
 
 
 def _small_map(pid: int, items: list[tuple[bytes, bytes]], item_size: int) -> bytes:
-    """A keyed map packet without a side buffer; keys are unique (one item per callee), sorted bytewise."""
+    """A keyed map packet without a side buffer; keys are unique (one item per callee), sorted
+    bytewise."""
     items.sort()
     n = len(items)
-    return (_MAP_HEAD.pack(pid, 12 + n * item_size, b"LWM1", n, 0) + b"".join([k for k, _ in items])
-            + b"".join([v for _, v in items]) + b"B")
+    return (
+        _MAP_HEAD.pack(pid, 12 + n * item_size, b"LWM1", n, 0)
+        + b"".join([k for k, _ in items])
+        + b"".join([v for _, v in items])
+        + b"B"
+    )
 
 
 class RecordBuilder:
     """Encodes records for one collection (one target architecture, one recorded config)."""
 
-    def __init__(self, arch: str = "x64", *, config: Sequence[tuple[str, int, int]] = (),
-                 os_: int = CORINFO_OS_UNIX) -> None:
+    def __init__(
+        self,
+        arch: str = "x64",
+        *,
+        config: Sequence[tuple[str, int, int]] = (),
+        os_: int = CORINFO_OS_UNIX,
+    ) -> None:
         if arch not in ARCH_VALUES:
-            raise ValueError(f"unknown target architecture {arch!r}: expected one of {', '.join(ARCH_VALUES)}")
+            raise ValueError(
+                f"unknown target architecture {arch!r}: expected one of {', '.join(ARCH_VALUES)}"
+            )
         self.arch = arch
         self.os = os_
-        self._arch_packet = _packet(P.GetExpectedTargetArchitecture, E.lwm([(E.u32(0), E.u32(ARCH_VALUES[arch]))]))
-        self._flags_packets = {m: self._jit_flags(CORJIT_FLAG_MIN_OPT if m else 0) for m in (False, True)}
+        self._arch_packet = _packet(
+            P.GetExpectedTargetArchitecture, E.lwm([(E.u32(0), E.u32(ARCH_VALUES[arch]))])
+        )
+        self._flags_packets = {
+            m: self._jit_flags(CORJIT_FLAG_MIN_OPT if m else 0) for m in (False, True)
+        }
         self._config_packet = b""
         if config:
             buf = E.BlobBuffer()
-            items = [(E.config_int_key(buf.add_wide_string(name), default), E.u32(value & 0xFFFFFFFF))
-                     for name, value, default in config]
+            items = [
+                (E.config_int_key(buf.add_wide_string(name), default), E.u32(value & 0xFFFFFFFF))
+                for name, value, default in config
+            ]
             self._config_packet = _packet(P.GetIntConfigValue, E.lwm(items, buf))
         self._class_packets: dict[tuple[int, str], bytes] = {}
         self._sigs: dict[tuple[int, int, int, int], bytes] = {}
-        self._callee_items: dict[tuple[int, int, int, int], tuple[bytes, bytes, bytes | None, bytes | None]] = {}
+        self._callee_items: dict[
+            tuple[int, int, int, int], tuple[bytes, bytes, bytes | None, bytes | None]
+        ] = {}
 
     def _jit_flags(self, flags: int) -> bytes:
         buf = E.BlobBuffer()
@@ -154,8 +182,11 @@ class RecordBuilder:
         key = (nargs, nlocals, ret_type, scope)
         sigs = self._sigs.get(key)
         if sigs is None:
-            sigs = (E.sig_info(nargs, ret_type, scope=scope) + E.sig_info(nlocals, 0, scope=scope)
-                    + struct.pack("<II", 0, self.os))
+            sigs = (
+                E.sig_info(nargs, ret_type, scope=scope)
+                + E.sig_info(nlocals, 0, scope=scope)
+                + struct.pack("<II", 0, self.os)
+            )
             self._sigs[key] = sigs
         return sigs
 
@@ -164,7 +195,10 @@ class RecordBuilder:
         if pkt is None:
             buf = E.BlobBuffer()
             off = buf.add_string(name)
-            pkt = _packet(P.PrintClassName, E.lwm([(E.u64(handle), E.print_result_value(off, len(name) + 1))], buf))
+            pkt = _packet(
+                P.PrintClassName,
+                E.lwm([(E.u64(handle), E.print_result_value(off, len(name) + 1))], buf),
+            )
             self._class_packets[(handle, name)] = pkt
         return pkt
 
@@ -179,30 +213,59 @@ class RecordBuilder:
                 item = (rkey, rval, None, None)
             else:
                 rval = E.resolve_token_value(c.class_handle, c.handle)
-                item = (rkey, rval, E.dldl(c.handle, 0), E.sig_info(c.nargs, c.ret_type, scope=scope, token=c.token))
+                item = (
+                    rkey,
+                    rval,
+                    E.dldl(c.handle, 0),
+                    E.sig_info(c.nargs, c.ret_type, scope=scope, token=c.token),
+                )
             self._callee_items[ckey] = item
         return item
 
     def record(self, m: Method, *, ftn: int, class_handle: int, scope: int) -> bytes:
-        """One record for method `m` compiled as handle `ftn` of class `class_handle` in module `scope`."""
+        """One record for method `m` compiled as handle `ftn` of class `class_handle` in module
+        `scope`."""
         il = m.il
         n = len(il)
         options = CORINFO_OPT_INIT_LOCALS if m.nlocals else 0
-        value = (_CM_INFO.pack(ftn, scope, 4, n, m.max_stack, 0, options, 0)
-                 + self._sig_pair(m.nargs, m.nlocals, m.ret_type, scope))
+        value = _CM_INFO.pack(ftn, scope, 4, n, m.max_stack, 0, options, 0) + self._sig_pair(
+            m.nargs, m.nlocals, m.ret_type, scope
+        )
         body_len = 4 + 4 + 4 + 4 + 216 + 4 + n
-        compile_method = _CM_HEAD.pack(P.CompileMethod, body_len, b"LWM1", 1, 4 + n, 0) + value + _U32.pack(n) + il
+        compile_method = (
+            _CM_HEAD.pack(P.CompileMethod, body_len, b"LWM1", 1, 4 + n, 0)
+            + value
+            + _U32.pack(n)
+            + il
+        )
         compile_method += _CANARY
 
         name = m.method_name.encode()
         nlen = len(name) + 1
-        print_method = (_PM_HEAD.pack(P.PrintMethodName, 4 + 4 + 4 + 8 + 12 + 4 + nlen, b"LWM1", 1, 4 + nlen, ftn,
-                                      nlen, 4, nlen, nlen) + name + b"\0B")
-        method_class = _METHOD_CLASS.pack(P.GetMethodClass, 4 + 4 + 4 + 16, b"LWM1", 1, 0, ftn, class_handle, 0x42)
+        print_method = (
+            _PM_HEAD.pack(
+                P.PrintMethodName,
+                4 + 4 + 4 + 8 + 12 + 4 + nlen,
+                b"LWM1",
+                1,
+                4 + nlen,
+                ftn,
+                nlen,
+                4,
+                nlen,
+                nlen,
+            )
+            + name
+            + b"\0B"
+        )
+        method_class = _METHOD_CLASS.pack(
+            P.GetMethodClass, 4 + 4 + 4 + 16, b"LWM1", 1, 0, ftn, class_handle, 0x42
+        )
 
         flags_packet = self._flags_packets[m.minopts]
         if m.corrupt:
-            flags_packet = flags_packet[:-1] + b"\0"  # the packet canary: "Didn't find trailing canary for map"
+            # the packet canary: "Didn't find trailing canary for map"
+            flags_packet = flags_packet[:-1] + b"\0"
         parts = [compile_method, self._arch_packet, self._config_packet, flags_packet, method_class]
         if m.callees:
             rt: list[tuple[bytes, bytes]] = []
@@ -219,7 +282,11 @@ class RecordBuilder:
             parts.append(self._class_packet(class_handle, m.class_name))
             parts.append(print_method)
             if rt:
-                parts.append(_small_map(P.ResolveToken, rt, E.RESOLVED_TOKEN_IN_SIZE + E.RESOLVE_TOKEN_VALUE_SIZE))
+                parts.append(
+                    _small_map(
+                        P.ResolveToken, rt, E.RESOLVED_TOKEN_IN_SIZE + E.RESOLVE_TOKEN_VALUE_SIZE
+                    )
+                )
         else:
             parts.append(self._class_packet(class_handle, m.class_name))
             parts.append(print_method)

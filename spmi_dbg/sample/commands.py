@@ -1,4 +1,5 @@
-"""`spmi-dbg sample build` and `spmi-dbg sample asm`: write sample collections (+ .mct) for the sample JIT."""
+"""`spmi-dbg sample build` and `spmi-dbg sample asm`: write sample collections (+ .mct) for the
+sample JIT."""
 
 from __future__ import annotations
 
@@ -10,55 +11,107 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.errors import UsageError
-from spmi_dbg.sample.build import build, corpus_files, load_corpus, records_for_methods, write_collection
+from spmi_dbg.sample.build import (
+    build,
+    corpus_files,
+    load_corpus,
+    records_for_methods,
+    write_collection,
+)
 from spmi_dbg.sample.builder import ARCH_VALUES, RecordBuilder
 from spmi_dbg.sample.inject import KINDS, parse_inject
 from spmi_dbg.usage import integer, number
 
 
 def add_parsers(sub: Any) -> None:
-    sample = sub.add_parser("sample", help="build sample collections",
-                            description="Sample collections in SuperPMI's format for the bundled sample JIT.")
+    sample = sub.add_parser(
+        "sample",
+        help="build sample collections",
+        description="Sample collections in SuperPMI's format for the bundled sample JIT.",
+    )
     verbs = sample.add_subparsers(dest="verb", required=True, metavar="VERB")
     p = verbs.add_parser(
-        "build", help="write a seeded random collection, with chosen crash triggers, and its .mct",
-        description="Write N method contexts of random methods the sample JIT compiles (same arguments, same "
-                    "bytes), optionally with corpus methods first and crash triggers at chosen numbers.")
-    p.add_argument("--methods", type=integer(minimum=1), default=1000, help="number of method contexts (default 1000)")
+        "build",
+        help="write a seeded random collection, with chosen crash triggers, and its .mct",
+        description="Write N method contexts of random methods the sample JIT compiles (same "
+        "arguments, same "
+        "bytes), optionally with corpus methods first and crash triggers at chosen numbers.",
+    )
+    p.add_argument(
+        "--methods",
+        type=integer(minimum=1),
+        default=1000,
+        help="number of method contexts (default 1000)",
+    )
     p.add_argument("--seed", type=integer(), default=1, help="random seed (default 1)")
-    p.add_argument("--arch", choices=sorted(ARCH_VALUES), default="x64", help="recorded target architecture")
-    p.add_argument("--size-factor", type=number(above=0), default=1.0, metavar="F",
-                   help="scale the random methods' IL sizes by F (default 1: the usual mix)")
-    p.add_argument("--inject", action="append", default=[], metavar="KIND@N[,N...]",
-                   help=f"put a method with this trigger at these numbers (repeatable); KIND: {', '.join(KINDS)}")
-    p.add_argument("--corpus", action="append", default=[], metavar="DIR_OR_FILES",
-                   help="assembled .il files (or directories of them, comma lists allowed) as method contexts 1..k")
+    p.add_argument(
+        "--arch", choices=sorted(ARCH_VALUES), default="x64", help="recorded target architecture"
+    )
+    p.add_argument(
+        "--size-factor",
+        type=number(above=0),
+        default=1.0,
+        metavar="F",
+        help="scale the random methods' IL sizes by F (default 1: the usual mix)",
+    )
+    p.add_argument(
+        "--inject",
+        action="append",
+        default=[],
+        metavar="KIND@N[,N...]",
+        help="put a method with this trigger at these numbers (repeatable); KIND: "
+        f"{', '.join(KINDS)}",
+    )
+    p.add_argument(
+        "--corpus",
+        action="append",
+        default=[],
+        metavar="DIR_OR_FILES",
+        help="assembled .il files (or directories of them, comma lists allowed) as method "
+        "contexts 1..k",
+    )
     _config_arg(p)
     p.add_argument("--out", required=True, help="output .mch (its index is written as OUT.mct)")
     p.set_defaults(func=cmd_build)
 
-    a = verbs.add_parser("asm", help="assemble IL text files into a collection (one method context per .method)",
-                         description="Assemble IL text (syntax: spmi_dbg/sample/README.md) into a collection.")
+    a = verbs.add_parser(
+        "asm",
+        help="assemble IL text files into a collection (one method context per .method)",
+        description="Assemble IL text (syntax: spmi_dbg/sample/README.md) into a collection.",
+    )
     a.add_argument("files", nargs="+", metavar="FILE.il")
-    a.add_argument("--arch", choices=sorted(ARCH_VALUES), default=None,
-                   help="recorded target architecture (default: the files' .arch, else x64)")
+    a.add_argument(
+        "--arch",
+        choices=sorted(ARCH_VALUES),
+        default=None,
+        help="recorded target architecture (default: the files' .arch, else x64)",
+    )
     _config_arg(a)
     a.add_argument("--out", required=True, help="output .mch (its index is written as OUT.mct)")
     a.set_defaults(func=cmd_asm)
 
 
 def _config_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", action="append", default=[], metavar="NAME=VALUE[:DEFAULT]",
-                   help="record a GetIntConfigValue answer in every method context (repeatable); the key "
-                        "includes the default the JIT passes (0 unless given)")
+    p.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE[:DEFAULT]",
+        help="record a GetIntConfigValue answer in every method context (repeatable); the key "
+        "includes the default the JIT passes (0 unless given)",
+    )
 
 
 def parse_config(specs: list[str]) -> list[tuple[str, int, int]]:
     out = []
     for spec in specs:
-        m = re.fullmatch(r"(\w+)=(-?(?:0x[0-9A-Fa-f]+|\d+))(?::(-?(?:0x[0-9A-Fa-f]+|\d+)))?", spec.strip())
+        m = re.fullmatch(
+            r"(\w+)=(-?(?:0x[0-9A-Fa-f]+|\d+))(?::(-?(?:0x[0-9A-Fa-f]+|\d+)))?", spec.strip()
+        )
         if not m:
-            raise UsageError(f"--config {spec!r}: expected NAME=VALUE[:DEFAULT] with integers, e.g. JitStress=2")
+            raise UsageError(
+                f"--config {spec!r}: expected NAME=VALUE[:DEFAULT] with integers, e.g. JitStress=2"
+            )
         out.append((m.group(1), int(m.group(2), 0), int(m.group(3) or "0", 0)))
     return out
 
@@ -68,15 +121,32 @@ def cmd_build(args: argparse.Namespace) -> int:
     config = parse_config(args.config)
     corpus = [m for asm in load_corpus(corpus_files(args.corpus)) for m in asm.methods]
     if args.arch != "arm64" and any(k == "seed-arm64" for k, _ in injections):
-        print("spmi-dbg sample build: note: seed-arm64 is meant for an Arm64 collection (--arch arm64); "
-              f"in this {args.arch} collection it is a plain ee-exception", file=sys.stderr)
-    r = build(args.out, methods=args.methods, seed=args.seed, arch=args.arch, injections=injections, corpus=corpus,
-              config=config, size_factor=args.size_factor)
-    placed = ", ".join(f"{k}@{n}" for n, k in sorted(r.placed.items()) if not k.startswith("corpus:"))
+        print(
+            "spmi-dbg sample build: note: seed-arm64 is meant for an Arm64 collection (--arch "
+            "arm64); "
+            f"in this {args.arch} collection it is a plain ee-exception",
+            file=sys.stderr,
+        )
+    r = build(
+        args.out,
+        methods=args.methods,
+        seed=args.seed,
+        arch=args.arch,
+        injections=injections,
+        corpus=corpus,
+        config=config,
+        size_factor=args.size_factor,
+    )
+    placed = ", ".join(
+        f"{k}@{n}" for n, k in sorted(r.placed.items()) if not k.startswith("corpus:")
+    )
     extra = f"; corpus 1..{len(corpus)}" if corpus else ""
     extra += f"; injected {placed}" if placed else ""
-    print(f"wrote {r.path}: {r.count} method contexts ({args.arch}), {r.size} bytes in {r.seconds:.1f} s "
-          f"(index {r.toc}){extra}")
+    print(
+        f"wrote {r.path}: {r.count} method contexts ({args.arch}), {r.size} bytes in "
+        f"{r.seconds:.1f} s "
+        f"(index {r.toc}){extra}"
+    )
     return 0
 
 
@@ -87,13 +157,20 @@ def cmd_asm(args: argparse.Namespace) -> int:
     if arch is None:
         archs = {a.arch for a in assemblies if a.arch}
         if len(archs) > 1:
-            raise UsageError(f"the files ask for different targets ({', '.join(sorted(archs))}): pass --arch")
+            raise UsageError(
+                f"the files ask for different targets ({', '.join(sorted(archs))}): pass --arch"
+            )
         arch = archs.pop() if archs else "x64"
     config = [c for a in assemblies for c in a.config] + parse_config(args.config)
     methods = [m for a in assemblies for m in a.methods]
-    toc, count, size = write_collection(args.out, records_for_methods(methods, RecordBuilder(arch, config=config)))
-    print(f"wrote {args.out}: {count} method contexts ({arch}), {size} bytes in {time.perf_counter() - start:.1f} s "
-          f"(index {toc})")
+    toc, count, size = write_collection(
+        args.out, records_for_methods(methods, RecordBuilder(arch, config=config))
+    )
+    print(
+        f"wrote {args.out}: {count} method contexts ({arch}), {size} bytes in "
+        f"{time.perf_counter() - start:.1f} s "
+        f"(index {toc})"
+    )
     for n, m in enumerate(methods, 1):
         print(f"  {n}: {m.name} ({m.nargs} args, {m.nlocals} locals, IL {len(m.il)} bytes)")
     return 0

@@ -1,18 +1,22 @@
 """Seeded random methods in the sample JIT's IL subset that it compiles successfully (CORJIT_OK).
 
-Shape: 1-4 int64 arguments, 0-4 locals, statements that leave the evaluation stack empty (local stores,
-ignored results, void calls), if/if-else/loops/early returns nested at most two deep (forward and backward
-branches, short forms where they fit), calls through tokens to a per-collection pool of callees, and a final
-`<expr> ret`. IL is 10..300 bytes for most methods, up to a few KB for a few.
+Shape: 1-4 int64 arguments, 0-4 locals, statements that leave the evaluation stack empty (local
+stores, ignored results, void calls), if/if-else/loops/early returns nested at most two deep
+(forward and backward branches, short forms where they fit), calls through tokens to a
+per-collection pool of callees, and a final `<expr> ret`. IL is 10..300 bytes for most methods, up
+to a few KB for a few.
 
-Never a bug trigger by accident (native/README.md): the right operand of mul/div/rem/shl/shr is either a
-non-constant expression or a literal from a safe set (mul: positive, not a power of two; div/rem: not 0 or
--1; shifts: 1..31), every binary operator has at least one non-constant operand (so no constant folding can
-manufacture a trigger), locals <= 4, no two dups in a row, no branch to itself, expressions at most ~6 deep.
-A fraction of methods (15%) gets one `<expr> ldc.i4.s 2^k mul` statement so that the diff JIT has asm diffs.
+Never a bug trigger by accident (native/README.md): the right operand of mul/div/rem/shl/shr is
+either a non-constant expression or a literal from a safe set (mul: positive, not a power of two;
+div/rem: not 0 or
+-1; shifts: 1..31), every binary operator has at least one non-constant operand (so no constant
+folding can manufacture a trigger), locals <= 4, no two dups in a row, no branch to itself,
+expressions at most ~6 deep. A fraction of methods (15%) gets one `<expr> ldc.i4.s 2^k mul`
+statement so that the diff JIT has asm diffs.
 
-Speed: statements, conditions and return expressions are generated once per (arguments, locals) shape from
-their own seeded RNG and kept as encoded fragments; a method draws fragments and only encodes its branches.
+Speed: statements, conditions and return expressions are generated once per (arguments, locals)
+shape from their own seeded RNG and kept as encoded fragments; a method draws fragments and only
+encodes its branches.
 """
 
 from __future__ import annotations
@@ -40,29 +44,161 @@ CALLEES = 160
 CLASSES = 1500
 METHOD_NAMES = 4096
 
-_NAMESPACES = ["System", "System.Collections.Generic", "System.Linq", "System.Text", "System.IO",
-               "System.Runtime.CompilerServices", "System.Numerics", "System.Buffers", "System.Net.Http",
-               "Microsoft.Extensions.Logging", "System.Text.Json", "System.Threading", "Sample.Compute"]
-_CLASSES = ["List`1", "Dictionary`2", "Enumerable", "StringBuilder", "Stream", "Unsafe", "Logger", "HttpClient",
-            "Span`1", "Math", "Buffer", "Array", "Convert", "BitConverter", "BitOperations", "Vector`1", "Utf8Parser",
-            "HashHelpers", "ArrayPool`1", "Interlocked", "JsonReader", "Checksum", "Crc32", "Adler32", "Base64",
-            "Number", "DateTimeParse", "Decimal", "Int64", "UInt32", "HashSet`1", "Queue`1", "SortedSet`1"]
-_VERBS = ["Get", "Set", "Try", "Compute", "Parse", "Format", "Read", "Write", "Add", "Remove", "Find", "Update",
-          "Create", "Validate", "Process", "Handle", "Convert", "Compare", "Hash", "Encode", "Decode", "Scan",
-          "Merge", "Split", "Count", "Reduce", "Rotate", "Mix", "Fold", "Clamp"]
-_NOUNS = ["Value", "Count", "Item", "Bytes", "Length", "Index", "Key", "Node", "Buffer", "State", "Token",
-          "Range", "Offset", "Checksum", "Header", "Block", "Entry", "Slot", "Mask", "Flags", "Bits", "Digits",
-          "Seed", "Bucket", "Capacity", "Span", "Words", "Carry"]
+_NAMESPACES = [
+    "System",
+    "System.Collections.Generic",
+    "System.Linq",
+    "System.Text",
+    "System.IO",
+    "System.Runtime.CompilerServices",
+    "System.Numerics",
+    "System.Buffers",
+    "System.Net.Http",
+    "Microsoft.Extensions.Logging",
+    "System.Text.Json",
+    "System.Threading",
+    "Sample.Compute",
+]
+_CLASSES = [
+    "List`1",
+    "Dictionary`2",
+    "Enumerable",
+    "StringBuilder",
+    "Stream",
+    "Unsafe",
+    "Logger",
+    "HttpClient",
+    "Span`1",
+    "Math",
+    "Buffer",
+    "Array",
+    "Convert",
+    "BitConverter",
+    "BitOperations",
+    "Vector`1",
+    "Utf8Parser",
+    "HashHelpers",
+    "ArrayPool`1",
+    "Interlocked",
+    "JsonReader",
+    "Checksum",
+    "Crc32",
+    "Adler32",
+    "Base64",
+    "Number",
+    "DateTimeParse",
+    "Decimal",
+    "Int64",
+    "UInt32",
+    "HashSet`1",
+    "Queue`1",
+    "SortedSet`1",
+]
+_VERBS = [
+    "Get",
+    "Set",
+    "Try",
+    "Compute",
+    "Parse",
+    "Format",
+    "Read",
+    "Write",
+    "Add",
+    "Remove",
+    "Find",
+    "Update",
+    "Create",
+    "Validate",
+    "Process",
+    "Handle",
+    "Convert",
+    "Compare",
+    "Hash",
+    "Encode",
+    "Decode",
+    "Scan",
+    "Merge",
+    "Split",
+    "Count",
+    "Reduce",
+    "Rotate",
+    "Mix",
+    "Fold",
+    "Clamp",
+]
+_NOUNS = [
+    "Value",
+    "Count",
+    "Item",
+    "Bytes",
+    "Length",
+    "Index",
+    "Key",
+    "Node",
+    "Buffer",
+    "State",
+    "Token",
+    "Range",
+    "Offset",
+    "Checksum",
+    "Header",
+    "Block",
+    "Entry",
+    "Slot",
+    "Mask",
+    "Flags",
+    "Bits",
+    "Digits",
+    "Seed",
+    "Bucket",
+    "Capacity",
+    "Span",
+    "Words",
+    "Carry",
+]
 
-_BINOPS = {"add": 0x58, "sub": 0x59, "mul": 0x5A, "div": 0x5B, "rem": 0x5D, "and": 0x5F, "or": 0x60, "xor": 0x61,
-           "shl": 0x62, "shr": 0x63}
-_BIN_WEIGHTS = [("add", 25), ("sub", 15), ("mul", 12), ("and", 8), ("or", 7), ("xor", 8), ("shl", 6), ("shr", 6),
-                ("div", 5), ("rem", 4)]
+_BINOPS = {
+    "add": 0x58,
+    "sub": 0x59,
+    "mul": 0x5A,
+    "div": 0x5B,
+    "rem": 0x5D,
+    "and": 0x5F,
+    "or": 0x60,
+    "xor": 0x61,
+    "shl": 0x62,
+    "shr": 0x63,
+}
+_BIN_WEIGHTS = [
+    ("add", 25),
+    ("sub", 15),
+    ("mul", 12),
+    ("and", 8),
+    ("or", 7),
+    ("xor", 8),
+    ("shl", 6),
+    ("shr", 6),
+    ("div", 5),
+    ("rem", 4),
+]
 _CMP = {"ceq": b"\xfe\x01", "cgt": b"\xfe\x02", "clt": b"\xfe\x04"}
-_CMP_BRANCH = {"beq.s": 0x2E, "bge.s": 0x2F, "bgt.s": 0x30, "ble.s": 0x31, "blt.s": 0x32, "bne.un.s": 0x33}
+_CMP_BRANCH = {
+    "beq.s": 0x2E,
+    "bge.s": 0x2F,
+    "bgt.s": 0x30,
+    "ble.s": 0x31,
+    "blt.s": 0x32,
+    "bne.un.s": 0x33,
+}
 # Compare-and-branch -> (compare opcode bytes, branch-if-true?) for targets out of short range.
-_CMP_FORM = {"beq.s": ("ceq", True), "bne.un.s": ("ceq", False), "bgt.s": ("cgt", True), "ble.s": ("cgt", False),
-             "blt.s": ("clt", True), "bge.s": ("clt", False)}
+_CMP_FORM = {
+    "beq.s": ("ceq", True),
+    "bne.un.s": ("ceq", False),
+    "bgt.s": ("cgt", True),
+    "ble.s": ("cgt", False),
+    "blt.s": ("clt", True),
+    "bge.s": ("clt", False),
+}
 BR_S, BR = 0x2B, 0x38
 BRFALSE_S, BRTRUE_S, BRFALSE, BRTRUE = 0x2C, 0x2D, 0x39, 0x3A
 RET = b"\x2a"
@@ -83,8 +219,8 @@ def _pick(rng: random.Random, weighted: list[tuple[str, int]]) -> str:
 
 @dataclass(frozen=True)
 class Frag:
-    """Encoded IL with its stack needs: `depth` = max stack depth reached (starting empty), `const` = a
-    literal, `callees` = pool indices of the methods it calls."""
+    """Encoded IL with its stack needs: `depth` = max stack depth reached (starting empty), `const`
+    = a literal, `callees` = pool indices of the methods it calls."""
 
     code: bytes
     depth: int
@@ -121,9 +257,15 @@ class _Shape:
         self.runs: list[tuple[bytes, int, frozenset[int]]] = []
         for _ in range(1024):
             seq = [rng.choice(self.statements) for _ in range(rng.choice((1, 2, 2, 3, 3, 4, 5)))]
-            self.runs.append((b"".join(f.code for f in seq), max(f.depth for f in seq),
-                              frozenset().union(*(f.callees for f in seq))))
-        # Compound statements (if / if-else / loops / early returns, nested up to two deep) built from runs.
+            self.runs.append(
+                (
+                    b"".join(f.code for f in seq),
+                    max(f.depth for f in seq),
+                    frozenset().union(*(f.callees for f in seq)),
+                )
+            )
+        # Compound statements (if / if-else / loops / early returns, nested up to two deep) built
+        # from runs.
         self.compounds: list[tuple[bytes, int, frozenset[int]]] = []
         for _ in range(1024):
             used: set[int] = set()
@@ -148,7 +290,8 @@ class _Shape:
             return Frag(b"\x1f" + _i8(rng.randrange(-128, 128)), 1, True)
         if r < 0.9:
             return Frag(b"\x20" + _i32(rng.randrange(-(1 << 31), 1 << 31)), 1, True)
-        # ldc.i8: small, 32-bit, 48-bit (movz/movk pair or more) and full 64-bit (Arm64 literal pool) values.
+        # ldc.i8: small, 32-bit, 48-bit (movz/movk pair or more) and full 64-bit (Arm64 literal
+        # pool) values.
         bits = rng.choice((16, 32, 48, 64, 64))
         v = rng.getrandbits(bits)
         return Frag(b"\x21" + struct.pack("<Q", v), 1, True)
@@ -252,14 +395,17 @@ class _Shape:
         if r < 0.24 and self.nlocals >= 2:  # e dup stloc.a stloc.b
             e = self._nonconst(rng, budget)
             a, b = rng.sample(range(self.nlocals), 2)
-            return Frag(e.code + bytes((0x25, 0x0A + a, 0x0A + b)), max(e.depth, 2), False, e.callees)
+            return Frag(
+                e.code + bytes((0x25, 0x0A + a, 0x0A + b)), max(e.depth, 2), False, e.callees
+            )
         if r < 0.25:
             return Frag(b"\x00", 0)
         e = self._expr(rng, budget)
         return Frag(e.code + bytes([0x0A + rng.randrange(self.nlocals)]), e.depth, False, e.callees)
 
     def _condition(self, rng: random.Random) -> tuple[Frag, str]:
-        """(condition code, branch): brtrue.s/brfalse.s after one value, or a compare-branch after two."""
+        """(condition code, branch): brtrue.s/brfalse.s after one value, or a compare-branch after
+        two."""
         budget = rng.choice((1, 1, 2, 2, 3))
         if rng.random() < 0.45:
             e = self._nonconst(rng, budget)
@@ -328,7 +474,11 @@ def _forward(cond: tuple[Frag, str], distance: int) -> bytes:
     code = frag.code
     if distance <= 127:
         op = _CMP_BRANCH.get(br)
-        return code + bytes([op if op is not None else (BRTRUE_S if br == "brtrue.s" else BRFALSE_S)]) + _i8(distance)
+        return (
+            code
+            + bytes([op if op is not None else (BRTRUE_S if br == "brtrue.s" else BRFALSE_S)])
+            + _i8(distance)
+        )
     cmp = _CMP_FORM.get(br)
     if cmp is not None:
         return code + _CMP[cmp[0]] + bytes([BRTRUE if cmp[1] else BRFALSE]) + _i32(distance)
@@ -342,10 +492,19 @@ def _backward(cond: tuple[Frag, str], span: int) -> bytes:
     disp = -(span + len(code) + 2)
     if disp >= -128:
         op = _CMP_BRANCH.get(br)
-        return code + bytes([op if op is not None else (BRTRUE_S if br == "brtrue.s" else BRFALSE_S)]) + _i8(disp)
+        return (
+            code
+            + bytes([op if op is not None else (BRTRUE_S if br == "brtrue.s" else BRFALSE_S)])
+            + _i8(disp)
+        )
     cmp = _CMP_FORM.get(br)
     if cmp is not None:
-        return code + _CMP[cmp[0]] + bytes([BRTRUE if cmp[1] else BRFALSE]) + _i32(-(span + len(code) + 7))
+        return (
+            code
+            + _CMP[cmp[0]]
+            + bytes([BRTRUE if cmp[1] else BRFALSE])
+            + _i32(-(span + len(code) + 7))
+        )
     return code + bytes([BRTRUE if br == "brtrue.s" else BRFALSE]) + _i32(-(span + len(code) + 5))
 
 
@@ -356,8 +515,9 @@ def _jump(distance: int) -> bytes:
 
 @dataclass
 class Parts:
-    """A generated method before assembly: top-level statements (each self-contained: every branch in one
-    stays inside it and the stack is empty at its ends), the return expression, and its metadata."""
+    """A generated method before assembly: top-level statements (each self-contained: every branch
+    in one stays inside it and the stack is empty at its ends), the return expression, and its
+    metadata."""
 
     nargs: int
     nlocals: int
@@ -368,15 +528,30 @@ class Parts:
     name: str
     class_index: int
 
-    def method(self, gen: Generator, *, extra_callees: tuple[Callee, ...] = (), nlocals: int | None = None,
-               corrupt: bool = False) -> Method:
+    def method(
+        self,
+        gen: Generator,
+        *,
+        extra_callees: tuple[Callee, ...] = (),
+        nlocals: int | None = None,
+        corrupt: bool = False,
+    ) -> Method:
         il = b"".join(self.statements) + self.ret
         callees = tuple(gen.callees[i] for i in sorted(self.callees))
         if extra_callees:
             tokens = {c.token for c in extra_callees}
             callees = tuple(c for c in callees if c.token not in tokens) + extra_callees
-        return Method(self.name, self.nargs, self.nlocals if nlocals is None else nlocals, il, self.depth, callees,
-                      TYPE_LONG, False, corrupt)
+        return Method(
+            self.name,
+            self.nargs,
+            self.nlocals if nlocals is None else nlocals,
+            il,
+            self.depth,
+            callees,
+            TYPE_LONG,
+            False,
+            corrupt,
+        )
 
 
 class Generated(NamedTuple):
@@ -386,14 +561,17 @@ class Generated(NamedTuple):
 
 
 class Generator:
-    """Random methods for one collection; `seed` fixes everything (pools, callees, names, methods)."""
+    """Random methods for one collection; `seed` fixes everything (pools, callees, names,
+    methods)."""
 
     def __init__(self, seed: int, size_factor: float = 1.0) -> None:
         self.seed = seed
         self.size_factor = size_factor  # scales every method's target IL size (1.0: the usual mix)
         self.rng = random.Random(seed)
         prng = random.Random(f"{seed}:pools")
-        self.classes = [f"{prng.choice(_NAMESPACES)}.{prng.choice(_CLASSES)}" for _ in range(CLASSES)]
+        self.classes = [
+            f"{prng.choice(_NAMESPACES)}.{prng.choice(_CLASSES)}" for _ in range(CLASSES)
+        ]
         names = []
         for _ in range(METHOD_NAMES):
             n = prng.choice(_VERBS) + prng.choice(_NOUNS)
@@ -410,8 +588,16 @@ class Generator:
             ret = prng.choice((TYPE_LONG, TYPE_LONG, TYPE_LONG, TYPE_INT, TYPE_VOID))
             cidx = prng.randrange(CLASSES)
             name = f"{self.classes[cidx]}:{prng.choice(_VERBS)}{prng.choice(_NOUNS)}"
-            self.callees.append(Callee(name, nargs, ret, TOKEN_BASE + i, CALLEE_BASE + i * 0x20,
-                                       CALLEE_CLASS_BASE + cidx * 0x40))
+            self.callees.append(
+                Callee(
+                    name,
+                    nargs,
+                    ret,
+                    TOKEN_BASE + i,
+                    CALLEE_BASE + i * 0x20,
+                    CALLEE_CLASS_BASE + cidx * 0x40,
+                )
+            )
         self.value_callees = [i for i, c in enumerate(self.callees) if c.ret_type != TYPE_VOID]
         self.void_callees = [i for i, c in enumerate(self.callees) if c.ret_type == TYPE_VOID]
         self._shapes: dict[tuple[int, int], _Shape] = {}
@@ -467,9 +653,20 @@ class Generator:
         depth = max(depth, ret.depth)
         name = self.method_names[rng.randrange(METHOD_NAMES)]
         cidx = rng.randrange(CLASSES)
-        return Parts(nargs, nlocals, statements, ret.code + RET, depth, callees, f"{self.classes[cidx]}:{name}", cidx)
+        return Parts(
+            nargs,
+            nlocals,
+            statements,
+            ret.code + RET,
+            depth,
+            callees,
+            f"{self.classes[cidx]}:{name}",
+            cidx,
+        )
 
     def method(self, number: int) -> Generated:
         """The next random method (call once per method context number, in order)."""
         p = self.parts(self.rng)
-        return Generated(p.method(self), class_handle_for(p.class_index), scope_for(1 + p.class_index % MODULES))
+        return Generated(
+            p.method(self), class_handle_for(p.class_index), scope_for(1 + p.class_index % MODULES)
+        )

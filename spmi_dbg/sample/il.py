@@ -1,7 +1,8 @@
-"""The IL subset the sample JIT compiles (native/README.md): opcode table, decoder, stack check, trigger scan.
+"""The IL subset the sample JIT compiles (native/README.md): opcode table, decoder, stack check,
+trigger scan.
 
-Everything here works on raw IL bytes, so it checks what the assembler and the random generator produce
-independently of how they produced it (the tests rely on that).
+Everything here works on raw IL bytes, so it checks what the assembler and the random generator
+produce independently of how they produced it (the tests rely on that).
 """
 
 from __future__ import annotations
@@ -61,9 +62,21 @@ _TABLE: list[OpCode] = [
     OpCode("br", b"\x38", BR32, 0, 0, "branch"),
     OpCode("brfalse", b"\x39", BR32, 1, 0, "cond"),
     OpCode("brtrue", b"\x3a", BR32, 1, 0, "cond"),
-    *(OpCode(n, bytes([c]), NONE, 2, 1) for n, c in (
-        ("add", 0x58), ("sub", 0x59), ("mul", 0x5A), ("div", 0x5B), ("rem", 0x5D), ("and", 0x5F),
-        ("or", 0x60), ("xor", 0x61), ("shl", 0x62), ("shr", 0x63))),
+    *(
+        OpCode(n, bytes([c]), NONE, 2, 1)
+        for n, c in (
+            ("add", 0x58),
+            ("sub", 0x59),
+            ("mul", 0x5A),
+            ("div", 0x5B),
+            ("rem", 0x5D),
+            ("and", 0x5F),
+            ("or", 0x60),
+            ("xor", 0x61),
+            ("shl", 0x62),
+            ("shr", 0x63),
+        )
+    ),
     OpCode("neg", b"\x65", NONE, 1, 1),
     OpCode("not", b"\x66", NONE, 1, 1),
     OpCode("conv.i8", b"\x6a", NONE, 1, 1),
@@ -78,8 +91,14 @@ BY_CODE: dict[bytes, OpCode] = {op.code: op for op in _TABLE}
 # Short branch -> long form (only br/brfalse/brtrue have one in the subset).
 LONG_FORM = {"br.s": "br", "brfalse.s": "brfalse", "brtrue.s": "brtrue"}
 # Compare-and-branch -> (compare opcode, branch-if-true?) that computes the same condition.
-COMPARE_FORM = {"beq.s": ("ceq", True), "bne.un.s": ("ceq", False), "bgt.s": ("cgt", True),
-                "ble.s": ("cgt", False), "blt.s": ("clt", True), "bge.s": ("clt", False)}
+COMPARE_FORM = {
+    "beq.s": ("ceq", True),
+    "bne.un.s": ("ceq", False),
+    "bgt.s": ("cgt", True),
+    "ble.s": ("cgt", False),
+    "blt.s": ("clt", True),
+    "bge.s": ("clt", False),
+}
 
 # Bug trigger thresholds (native/README.md).
 POISON_LOCALS = 9
@@ -87,8 +106,8 @@ DEEP_NESTING = 20000
 
 
 class ILError(ValueError):
-    """IL the sample JIT would refuse (CORJIT_BADCODE): the message says where and why; `offset` is the IL
-    offset of the offending instruction (None when it is not about one)."""
+    """IL the sample JIT would refuse (CORJIT_BADCODE): the message says where and why; `offset` is
+    the IL offset of the offending instruction (None when it is not about one)."""
 
     def __init__(self, message: str, offset: int | None = None) -> None:
         super().__init__(message)
@@ -135,17 +154,20 @@ def decode(il: bytes) -> Iterator[Instr]:
         if b == 0xFE:
             if pos + 1 >= n:
                 raise ILError(f"IL offset {pos}: truncated two-byte opcode FE", pos)
-            code = il[pos:pos + 2]
+            code = il[pos : pos + 2]
         else:
-            code = il[pos:pos + 1]
+            code = il[pos : pos + 1]
         op = BY_CODE.get(code)
         if op is None:
             raise ILError(f"IL offset {pos}: opcode {code.hex().upper()} is not in the subset", pos)
         osz = OPERAND_SIZE[op.operand]
         start = pos + len(code)
         if start + osz > n:
-            raise ILError(f"IL offset {pos}: {op.name} is truncated: expected {osz} operand bytes, "
-                          f"found {n - start}", pos)
+            raise ILError(
+                f"IL offset {pos}: {op.name} is truncated: expected {osz} operand bytes, "
+                f"found {n - start}",
+                pos,
+            )
         operand: int | None
         if op.operand == NONE:
             operand = None
@@ -166,12 +188,18 @@ def decode(il: bytes) -> Iterator[Instr]:
 CallEffect = Callable[[int], tuple[int, int]]  # token -> (pops, pushes); raises KeyError if unknown
 
 
-def check_stack(il: bytes, *, nargs: int, nlocals: int, returns_value: bool = True,
-                call_effect: CallEffect | None = None) -> int:
-    """Check what the sample JIT checks (valid opcodes, branch targets on instruction boundaries inside the
-    method, a balanced evaluation stack with consistent depths at joins, arg/local indices in range) with
-    ECMA-335's single forward pass; returns the maximum stack depth. Without `call_effect` a call counts
-    as (0 pops, 1 push)."""
+def check_stack(
+    il: bytes,
+    *,
+    nargs: int,
+    nlocals: int,
+    returns_value: bool = True,
+    call_effect: CallEffect | None = None,
+) -> int:
+    """Check what the sample JIT checks (valid opcodes, branch targets on instruction boundaries
+    inside the method, a balanced evaluation stack with consistent depths at joins, arg/local
+    indices in range) with ECMA-335's single forward pass; returns the maximum stack depth. Without
+    `call_effect` a call counts as (0 pops, 1 push)."""
     instrs = list(decode(il))
     if not instrs:
         raise ILError("empty IL: expected at least a ret")
@@ -183,10 +211,14 @@ def check_stack(il: bytes, *, nargs: int, nlocals: int, returns_value: bool = Tr
     for ins in instrs:
         at = expected.get(ins.offset)
         if depth is None:
-            depth = at if at is not None else 0  # after an unconditional transfer: ECMA assumes empty
+            # after an unconditional transfer: ECMA assumes empty
+            depth = at if at is not None else 0
         elif at is not None and at != depth:
-            raise ILError(f"IL offset {ins.offset}: stack depth {depth} does not match {at} from a branch here",
-                          ins.offset)
+            raise ILError(
+                f"IL offset {ins.offset}: stack depth {depth} does not match {at} from a branch "
+                "here",
+                ins.offset,
+            )
         seen[ins.offset] = depth
         op = ins.op
         name = op.name
@@ -195,51 +227,80 @@ def check_stack(il: bytes, *, nargs: int, nlocals: int, returns_value: bool = Tr
             limit = nargs if name.startswith("ldarg") else nlocals
             if idx >= limit:
                 what = "arguments" if name.startswith("ldarg") else "locals"
-                raise ILError(f"IL offset {ins.offset}: {name} {idx} is out of range: the method has {limit} {what}",
-                              ins.offset)
+                raise ILError(
+                    f"IL offset {ins.offset}: {name} {idx} is out of range: the method has "
+                    f"{limit} {what}",
+                    ins.offset,
+                )
         if name == "call":
             assert ins.operand is not None
             pops, pushes = call_effect(ins.operand) if call_effect is not None else (0, 1)
         elif name == "ret":
             pops, pushes = (1 if returns_value else 0), 0
             if depth != pops:
-                raise ILError(f"IL offset {ins.offset}: ret with stack depth {depth}: expected {pops}", ins.offset)
+                raise ILError(
+                    f"IL offset {ins.offset}: ret with stack depth {depth}: expected {pops}",
+                    ins.offset,
+                )
         else:
             pops, pushes = op.pops, op.pushes
         if depth < pops:
-            raise ILError(f"IL offset {ins.offset}: {name} underflows the stack: needs {pops}, has {depth}", ins.offset)
+            raise ILError(
+                f"IL offset {ins.offset}: {name} underflows the stack: needs {pops}, has {depth}",
+                ins.offset,
+            )
         depth = depth - pops + pushes
         max_depth = max(max_depth, depth)
         tgt = ins.target
         if tgt is not None:
             if tgt not in starts:
-                raise ILError(f"IL offset {ins.offset}: {name} target {tgt} is not an instruction start "
-                              f"inside the method (0..{len(il) - 1})", ins.offset)
+                raise ILError(
+                    f"IL offset {ins.offset}: {name} target {tgt} is not an instruction start "
+                    f"inside the method (0..{len(il) - 1})",
+                    ins.offset,
+                )
             prev = seen.get(tgt) if tgt <= ins.offset else expected.get(tgt)
             if prev is not None and prev != depth:
-                raise ILError(f"IL offset {ins.offset}: branch to {tgt} with stack depth {depth}, "
-                              f"but the depth there is {prev}", ins.offset)
+                raise ILError(
+                    f"IL offset {ins.offset}: branch to {tgt} with stack depth {depth}, "
+                    f"but the depth there is {prev}",
+                    ins.offset,
+                )
             if tgt > ins.offset:
                 expected[tgt] = depth
         if op.flow in ("branch", "return"):
             depth = None
     if depth is not None:
-        raise ILError(f"IL offset {len(il)}: control falls off the end of the method: expected ret or br", len(il))
+        raise ILError(
+            f"IL offset {len(il)}: control falls off the end of the method: expected ret or br",
+            len(il),
+        )
     return max_depth
 
 
-# ---------------------------------------------------------------------------------------------- triggers
+# ----------------------------------------------------------------------------------------------
+# triggers
 
-BUG_KINDS = ("jit-null", "jit-assert", "poison", "poison-crash", "hang", "stack-overflow", "diff-assert",
-             "stress-assert")
+BUG_KINDS = (
+    "jit-null",
+    "jit-assert",
+    "poison",
+    "poison-crash",
+    "hang",
+    "stack-overflow",
+    "diff-assert",
+    "stress-assert",
+)
 
 
-def find_triggers(il: bytes, *, nlocals: int = 0, max_stack: int | None = None) -> dict[str, list[int]]:
-    """The documented JIT bug triggers present in a method, by kind -> IL offsets (native/README.md table):
-    jit-null `ldc.i4.0; div`, jit-assert `ldc.i4.m1; shl`, poison (>= 9 locals; offset -1), poison-crash
-    `dup; dup; dup`, hang (a branch to itself), stack-overflow (stack deeper than 20000), diff-assert
-    `ldc.i4.0; mul`, stress-assert `ldc.i4.6; rem` (only under JitStress=2 with STRESS_FOLD).
-    Also `pow2-mul` (`ldc.i4.s 2^k; mul`, k = 1..6: an asm diff, not a bug)."""
+def find_triggers(
+    il: bytes, *, nlocals: int = 0, max_stack: int | None = None
+) -> dict[str, list[int]]:
+    """The documented JIT bug triggers present in a method, by kind -> IL offsets (native/README.md
+    table): jit-null `ldc.i4.0; div`, jit-assert `ldc.i4.m1; shl`, poison (>= 9 locals; offset -1),
+    poison-crash `dup; dup; dup`, hang (a branch to itself), stack-overflow (stack deeper than
+    20000), diff-assert `ldc.i4.0; mul`, stress-assert `ldc.i4.6; rem` (only under JitStress=2 with
+    STRESS_FOLD). Also `pow2-mul` (`ldc.i4.s 2^k; mul`, k = 1..6: an asm diff, not a bug)."""
     found: dict[str, list[int]] = {}
 
     def add(kind: str, off: int) -> None:
@@ -262,8 +323,12 @@ def find_triggers(il: bytes, *, nlocals: int = 0, max_stack: int | None = None) 
                 add("diff-assert", prev.offset)
             elif pn == "ldc.i4.6" and name == "rem":
                 add("stress-assert", prev.offset)
-            elif (pn == "ldc.i4.s" and name == "mul" and prev.operand is not None
-                  and prev.operand in (2, 4, 8, 16, 32, 64)):
+            elif (
+                pn == "ldc.i4.s"
+                and name == "mul"
+                and prev.operand is not None
+                and prev.operand in (2, 4, 8, 16, 32, 64)
+            ):
                 add("pow2-mul", prev.offset)
         dups = dups + 1 if name == "dup" else 0
         if dups == 3:
@@ -284,10 +349,10 @@ def find_triggers(il: bytes, *, nlocals: int = 0, max_stack: int | None = None) 
 
 
 def risky_patterns(il: bytes) -> list[str]:
-    """Stricter-than-documented patterns the random generator also avoids (so that a JIT whose pattern
-    match is looser than the README, e.g. through constant folding, still never trips by accident): a zero
-    constant of any form before mul/div/rem, a negative constant before shl/shr or -1 before div/rem, two
-    dups in a row, and a pow2 constant (any form) before mul."""
+    """Stricter-than-documented patterns the random generator also avoids (so that a JIT whose
+    pattern match is looser than the README, e.g. through constant folding, still never trips by
+    accident): a zero constant of any form before mul/div/rem, a negative constant before shl/shr or
+    -1 before div/rem, two dups in a row, and a pow2 constant (any form) before mul."""
     out: list[str] = []
     prev: Instr | None = None
     for ins in decode(il):
@@ -314,7 +379,9 @@ def disassemble(il: bytes, *, names: dict[int, str] | None = None) -> str:
         if ins.target is not None:
             text += f" IL_{ins.target:04X}"
         elif ins.op.operand == TOKEN and ins.operand is not None:
-            text += f" 0x{ins.operand:08X}" + (f" ({names[ins.operand]})" if names and ins.operand in names else "")
+            text += f" 0x{ins.operand:08X}" + (
+                f" ({names[ins.operand]})" if names and ins.operand in names else ""
+            )
         elif ins.operand is not None:
             text += f" {ins.operand}"
         lines.append(text)

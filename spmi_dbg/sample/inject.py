@@ -1,8 +1,8 @@
 """Crash triggers placed at chosen method context numbers (names as in native/README.md's tables).
 
-An injected method is a normal random method (name, arguments, locals, statements, calls) drawn from its
-own RNG, seeded by (collection seed, kind, number), with the trigger added as one more top-level statement;
-so the rest of the collection is byte-identical with and without the injection.
+An injected method is a normal random method (name, arguments, locals, statements, calls) drawn from
+its own RNG, seeded by (collection seed, kind, number), with the trigger added as one more top-level
+statement; so the rest of the collection is byte-identical with and without the injection.
 
 | kind | what the method gets |
 |---|---|
@@ -16,7 +16,8 @@ so the rest of the collection is byte-identical with and without the injection.
 | stress-assert | `ldarg.0 ldc.i4.6 rem` (asserts only under JitStress=2 with STRESS_FOLD named) |
 | missing | a call whose token has no ResolveToken record (and no GetMethodSig) |
 | ee-exception | a call whose ResolveToken record carries exceptionCode 0xE0434352 |
-| seed-arm64 | = ee-exception (meant for an Arm64 collection: dotnet/runtime#91257 with `-bug 91257`) |
+| seed-arm64 | = ee-exception (meant for an Arm64 collection: dotnet/runtime#91257 with `-bug
+91257`) |
 | corrupt | a normal method whose record has a bad packet canary (GetJitFlags'); framing intact |
 """
 
@@ -31,8 +32,20 @@ from spmi_dbg.sample.builder import CLR_EXCEPTION, Callee, Method, class_handle_
 from spmi_dbg.sample.gen import MODULES, Generated, Generator
 from spmi_dbg.sample.il import TYPE_VOID
 
-KINDS = ("jit-null", "jit-assert", "poison", "poison-crash", "hang", "stack-overflow", "diff-assert", "missing",
-         "ee-exception", "seed-arm64", "corrupt", "stress-assert")
+KINDS = (
+    "jit-null",
+    "jit-assert",
+    "poison",
+    "poison-crash",
+    "hang",
+    "stack-overflow",
+    "diff-assert",
+    "missing",
+    "ee-exception",
+    "seed-arm64",
+    "corrupt",
+    "stress-assert",
+)
 STACK_OVERFLOW_DEPTH = 30000
 
 
@@ -42,7 +55,8 @@ def _sink(nlocals: int, rng: random.Random) -> bytes:
 
 
 def injected(gen: Generator, kind: str, number: int) -> Generated:
-    """The method with trigger `kind` for method context `number` (does not touch `gen`'s main RNG)."""
+    """The method with trigger `kind` for method context `number` (does not touch `gen`'s main
+    RNG)."""
     if kind not in KINDS:
         raise UsageError(f"unknown injection kind {kind!r}: expected one of {', '.join(KINDS)}")
     rng = random.Random(f"{gen.seed}:{kind}:{number}")
@@ -81,7 +95,12 @@ def injected(gen: Generator, kind: str, number: int) -> Generated:
         else:
             c = dataclasses.replace(c, exception_code=CLR_EXCEPTION)
         args = b"\x02" * c.nargs
-        trigger = args + b"\x28" + struct.pack("<I", c.token) + (b"\x26" if c.ret_type != TYPE_VOID else b"")
+        trigger = (
+            args
+            + b"\x28"
+            + struct.pack("<I", c.token)
+            + (b"\x26" if c.ret_type != TYPE_VOID else b"")
+        )
         p.depth = max(p.depth, c.nargs, 1)
         extra = (c,)
         p.callees.discard(idx)
@@ -101,13 +120,19 @@ def parse_inject(spec: str) -> list[tuple[str, int]]:
     kind, at, numbers = spec.partition("@")
     kind = kind.strip()
     if not at or not kind or not numbers.strip():
-        raise UsageError(f"--inject {spec!r}: expected KIND@N[,N...], e.g. jit-null@42 or hang@10,20")
+        raise UsageError(
+            f"--inject {spec!r}: expected KIND@N[,N...], e.g. jit-null@42 or hang@10,20"
+        )
     if kind not in KINDS:
-        raise UsageError(f"--inject {spec!r}: unknown kind {kind!r}: expected one of {', '.join(KINDS)}")
+        raise UsageError(
+            f"--inject {spec!r}: unknown kind {kind!r}: expected one of {', '.join(KINDS)}"
+        )
     out = []
     for part in numbers.split(","):
         part = part.strip()
         if not part.isdigit() or int(part) < 1:
-            raise UsageError(f"--inject {spec!r}: method context number {part!r}: expected an integer >= 1")
+            raise UsageError(
+                f"--inject {spec!r}: method context number {part!r}: expected an integer >= 1"
+            )
         out.append((kind, int(part)))
     return out

@@ -2,8 +2,9 @@
 
 Each method context records what a 2023-era collection holds for a small method: the root
 CompileMethod request (IL in the map's buffer), the target architecture, JIT flags, name packets
-(PrintMethodName, GetMethodClass, PrintClassName), a few inlinee GetMethodInfo entries, and optionally a
-stored compile result (CompileMethod, AllocMem, AllocGCInfo). Same arguments, same bytes.
+(PrintMethodName, GetMethodClass, PrintClassName), a few inlinee GetMethodInfo entries, and
+optionally a stored compile result (CompileMethod, AllocMem, AllocGCInfo). Same arguments, same
+bytes.
 """
 
 from __future__ import annotations
@@ -17,12 +18,52 @@ from spmi_dbg.mch import packets as P
 
 ARCH_VALUES = {"x64": 0x8664, "arm64": 0xAA64}
 
-_NAMESPACES = ["System", "System.Collections.Generic", "System.Linq", "System.Text", "System.IO",
-               "System.Runtime.CompilerServices", "Microsoft.Extensions.Logging", "System.Net.Http"]
-_CLASSES = ["List`1", "Dictionary`2", "Enumerable", "StringBuilder", "Stream", "Unsafe", "Logger",
-            "HttpClient", "Span`1", "Math", "Buffer", "Array", "Convert", "BitConverter"]
-_METHODS = ["Add", "TryGetValue", "Select", "Append", "Read", "As", "Log", "SendAsync", "Slice", "Max",
-            "MemoryCopy", "Resize", "ToInt32", "GetBytes", "MoveNext", "get_Count", "Dispose", ".ctor"]
+_NAMESPACES = [
+    "System",
+    "System.Collections.Generic",
+    "System.Linq",
+    "System.Text",
+    "System.IO",
+    "System.Runtime.CompilerServices",
+    "Microsoft.Extensions.Logging",
+    "System.Net.Http",
+]
+_CLASSES = [
+    "List`1",
+    "Dictionary`2",
+    "Enumerable",
+    "StringBuilder",
+    "Stream",
+    "Unsafe",
+    "Logger",
+    "HttpClient",
+    "Span`1",
+    "Math",
+    "Buffer",
+    "Array",
+    "Convert",
+    "BitConverter",
+]
+_METHODS = [
+    "Add",
+    "TryGetValue",
+    "Select",
+    "Append",
+    "Read",
+    "As",
+    "Log",
+    "SendAsync",
+    "Slice",
+    "Max",
+    "MemoryCopy",
+    "Resize",
+    "ToInt32",
+    "GetBytes",
+    "MoveNext",
+    "get_Count",
+    "Dispose",
+    ".ctor",
+]
 
 # IL opcodes: ldarg.0, ldarg.1, ldc.i4.s, add, sub, mul, and, or, xor, ret.
 _BINOPS = (0x58, 0x59, 0x5A, 0x5F, 0x60, 0x61)
@@ -46,8 +87,15 @@ def method_name(rng: random.Random, number: int) -> tuple[str, str]:
     return cls, f"{rng.choice(_METHODS)}_{number}"
 
 
-def method_context(rng: random.Random, number: int, *, arch: str = "x64", mean_il: int = 40,
-                   inlinees: int = 3, with_compile_result: bool = False) -> bytes:
+def method_context(
+    rng: random.Random,
+    number: int,
+    *,
+    arch: str = "x64",
+    mean_il: int = 40,
+    inlinees: int = 3,
+    with_compile_result: bool = False,
+) -> bytes:
     ftn = 0x7FF000000000 + number * 0x40
     cls_handle = 0x7FE000000000 + (number % 4096) * 0x80
     il = random_il(rng, max(4, int(rng.expovariate(1 / mean_il)) + 4))
@@ -55,25 +103,50 @@ def method_context(rng: random.Random, number: int, *, arch: str = "x64", mean_i
     packets: list[bytes] = []
     buf = E.BlobBuffer()
     il_off = buf.add(il)
-    packets.append(E.packet(P.CompileMethod, E.lwm(
-        [(E.u32(0), E.compile_method_value(ftn, il_off, len(il), args=E.sig_info(num_args=2, ret_type=8)))], buf)))
+    packets.append(
+        E.packet(
+            P.CompileMethod,
+            E.lwm(
+                [
+                    (
+                        E.u32(0),
+                        E.compile_method_value(
+                            ftn, il_off, len(il), args=E.sig_info(num_args=2, ret_type=8)
+                        ),
+                    )
+                ],
+                buf,
+            ),
+        )
+    )
 
     cls, meth = method_name(rng, number)
     names = E.BlobBuffer()
     moff = names.add_string(meth)
-    packets.append(E.packet(P.PrintMethodName, E.lwm(
-        [(E.u64(ftn), E.print_result_value(moff, len(meth) + 1))], names)))
+    packets.append(
+        E.packet(
+            P.PrintMethodName,
+            E.lwm([(E.u64(ftn), E.print_result_value(moff, len(meth) + 1))], names),
+        )
+    )
     packets.append(E.packet(P.GetMethodClass, E.lwm([(E.u64(ftn), E.u64(cls_handle))])))
     cnames = E.BlobBuffer()
     coff = cnames.add_string(cls)
-    packets.append(E.packet(P.PrintClassName, E.lwm(
-        [(E.u64(cls_handle), E.print_result_value(coff, len(cls) + 1))], cnames)))
+    packets.append(
+        E.packet(
+            P.PrintClassName,
+            E.lwm([(E.u64(cls_handle), E.print_result_value(coff, len(cls) + 1))], cnames),
+        )
+    )
 
     flags_buf = E.BlobBuffer()
     foff = flags_buf.add(struct.pack("<QQ", 1 << 20, 0))
-    packets.append(E.packet(P.GetJitFlags, E.lwm([(E.u32(0), struct.pack("<II", foff, 16))], flags_buf)))
-    packets.append(E.packet(P.GetExpectedTargetArchitecture,
-                            E.lwm([(E.u32(0), E.u32(ARCH_VALUES[arch]))])))
+    packets.append(
+        E.packet(P.GetJitFlags, E.lwm([(E.u32(0), struct.pack("<II", foff, 16))], flags_buf))
+    )
+    packets.append(
+        E.packet(P.GetExpectedTargetArchitecture, E.lwm([(E.u32(0), E.u32(ARCH_VALUES[arch]))]))
+    )
 
     n_inl = rng.randrange(0, 2 * inlinees + 1) if inlinees else 0
     if n_inl:
@@ -91,10 +164,23 @@ def method_context(rng: random.Random, number: int, *, arch: str = "x64", mean_i
         code = bytes(rng.randrange(256) for _ in range(16 + len(il) * 2))
         cbuf = E.BlobBuffer()
         hoff = cbuf.add(code)
-        packets.append(E.packet(P.CR_AllocMem, E.lwm(
-            [(E.u32(0), E.alloc_mem_value(len(code), hoff, 0x10000 + number * 0x1000))], cbuf)))
-        packets.append(E.packet(P.CR_CompileMethod, E.lwm(
-            [(E.u32(0), E.cr_compile_method_value(0x10000 + number * 0x1000, len(code)))])))
+        packets.append(
+            E.packet(
+                P.CR_AllocMem,
+                E.lwm(
+                    [(E.u32(0), E.alloc_mem_value(len(code), hoff, 0x10000 + number * 0x1000))],
+                    cbuf,
+                ),
+            )
+        )
+        packets.append(
+            E.packet(
+                P.CR_CompileMethod,
+                E.lwm(
+                    [(E.u32(0), E.cr_compile_method_value(0x10000 + number * 0x1000, len(code)))]
+                ),
+            )
+        )
     return E.record(packets)
 
 

@@ -1,7 +1,8 @@
-"""Triage, the grouping: crashes by bucket (analysis' signature), each with its members and the smallest one by
-IL size (the one to repro first, as superpmi.py's assertion summary also orders them, dotnet/runtime#95978);
-the first-chance stops passed on, by signal and frame; and what superpmi reported itself in its output
-(docs/superpmi-conventions.md 1.1): JIT asserts by their text, missing data by its message, failed compiles."""
+"""Triage, the grouping: crashes by bucket (analysis' signature), each with its members and the
+smallest one by IL size (the one to repro first, as superpmi.py's assertion summary also orders
+them, dotnet/runtime#95978); the first-chance stops passed on, by signal and frame; and what
+superpmi reported itself in its output (docs/superpmi-conventions.md 1.1): JIT asserts by their
+text, missing data by its message, failed compiles."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from spmi_dbg.mch.collection import Collection
 from spmi_dbg.triage.run import Crash
 
 MAX_LISTED = 100  # method context numbers listed per group
-
 
 
 @dataclass
@@ -62,8 +62,8 @@ class Bucket:
 
 
 def bucket_crashes(crashes: list[Crash]) -> list[Bucket]:
-    """One bucket table across collections: buckets in order of size (then of their first member); members in
-    collection, then method context order."""
+    """One bucket table across collections: buckets in order of size (then of their first member);
+    members in collection, then method context order."""
     names: dict[tuple[str, int], tuple[str | None, int | None]] = {}
     for collection in {c.collection for c in crashes}:
         found = names_of(collection, [c.number for c in crashes if c.collection == collection])
@@ -72,7 +72,10 @@ def bucket_crashes(crashes: list[Crash]) -> list[Bucket]:
     for c in crashes:  # in (collection, number) order
         name, il = names.get((c.collection, c.number), (None, None))
         groups[c.bucket].append(Member(c.number, name, il, c))
-    return sorted((Bucket(k, v) for k, v in groups.items()), key=lambda b: (-len(b.members), b.members[0].member))
+    return sorted(
+        (Bucket(k, v) for k, v in groups.items()),
+        key=lambda b: (-len(b.members), b.members[0].member),
+    )
 
 
 def names_of(collection: str, numbers: list[int]) -> dict[int, tuple[str | None, int | None]]:
@@ -100,11 +103,19 @@ class Group:
 
     def add(self, member: str | None) -> None:
         self.count += 1
-        if member is not None and member not in self.method_contexts and len(self.method_contexts) < MAX_LISTED:
+        if (
+            member is not None
+            and member not in self.method_contexts
+            and len(self.method_contexts) < MAX_LISTED
+        ):
             self.method_contexts.append(member)
 
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "count": self.count, "method_contexts": self.method_contexts} | self.detail
+        return {
+            "key": self.key,
+            "count": self.count,
+            "method_contexts": self.method_contexts,
+        } | self.detail
 
 
 def first_chance(passed: list[tuple[str, PassedStop]]) -> list[Group]:
@@ -112,15 +123,17 @@ def first_chance(passed: list[tuple[str, PassedStop]]) -> list[Group]:
     groups: dict[str, Group] = {}
     for name, s in passed:
         key = f"{s.signal} {s.kind} in {s.frame}"
-        g = groups.setdefault(key, Group(key, detail={"signal": s.signal, "kind": s.kind, "frame": s.frame}))
+        g = groups.setdefault(
+            key, Group(key, detail={"signal": s.signal, "kind": s.kind, "frame": s.frame})
+        )
         g.add(f"{name}:{s.method_context}" if s.method_context is not None else None)
     return sorted(groups.values(), key=lambda g: -g.count)
 
 
 def reported_by_superpmi(outputs: list[tuple[str, ReplayOutput]]) -> dict[str, list[Group]]:
-    """Asserts (by expression and place), missing data (by message, numbers normalised), failed compiles (each
-    method context with a failed-compile line, an assert's too); from each partition's parsed output, given
-    with its collection's member prefix."""
+    """Asserts (by expression and place), missing data (by message, numbers normalised), failed
+    compiles (each method context with a failed-compile line, an assert's too); from each
+    partition's parsed output, given with its collection's member prefix."""
     asserts: dict[str, Group] = {}
     missing: dict[str, Group] = {}
     failed = Group("failed to load and compile correctly")
@@ -128,13 +141,19 @@ def reported_by_superpmi(outputs: list[tuple[str, ReplayOutput]]) -> dict[str, l
         for f in out.failures:
             if f.kind == "assert":
                 key = f"{f.message} ({f.file}:{f.source_line})"
-                asserts.setdefault(key, Group(key, detail={"expr": f.message, "file": f.file,
-                                                           "line": f.source_line})).add(f"{name}:{f.method_context}")
+                asserts.setdefault(
+                    key,
+                    Group(key, detail={"expr": f.message, "file": f.file, "line": f.source_line}),
+                ).add(f"{name}:{f.method_context}")
             elif f.kind == "missing":
                 key = f.key.removeprefix("missing: ")
-                missing.setdefault(key, Group(key, detail={"message": f.message})).add(f"{name}:{f.method_context}")
+                missing.setdefault(key, Group(key, detail={"message": f.message})).add(
+                    f"{name}:{f.method_context}"
+                )
         for f in out.failed_compiles:
             failed.add(f"{name}:{f.method_context}")
-    return {"asserts": sorted(asserts.values(), key=lambda g: -g.count),
-            "missing": sorted(missing.values(), key=lambda g: -g.count),
-            "failed_compiles": [failed] if failed.count else []}
+    return {
+        "asserts": sorted(asserts.values(), key=lambda g: -g.count),
+        "missing": sorted(missing.values(), key=lambda g: -g.count),
+        "failed_compiles": [failed] if failed.count else [],
+    }

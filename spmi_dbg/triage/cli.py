@@ -1,5 +1,6 @@
-"""`spmi-dbg triage [options] -- <superpmi argv>`: the repro inputs; exit 0 crashes found and every bucket's
-repro verified, 1 some bucket's repro not verified, 2 no crash, 3 usage or input error, 4 the debugger failed."""
+"""`spmi-dbg triage [options] -- <superpmi argv>`: the repro inputs; exit 0 crashes found and every
+bucket's repro verified, 1 some bucket's repro not verified, 2 no crash, 3 usage or input error, 4
+the debugger failed."""
 
 from __future__ import annotations
 
@@ -15,45 +16,86 @@ from spmi_dbg.repro.arguments import PIPELINE_USAGE, add_replay_arguments, pipel
 from spmi_dbg.triage.plan import collections_of
 from spmi_dbg.usage import integer
 
-# The pipeline, its results and the terminal display (rich) are imported by the functions that run a triage:
-# `spmi-dbg --help` and every other command build this parser, and importing them costs each ~50-90 ms (start-up).
+# The pipeline, its results and the terminal display (rich) are imported by the functions that run a
+# triage: `spmi-dbg --help` and every other command build this parser, and importing them costs each
+# ~50-90 ms (start-up).
 
-EPILOG = """Replays the whole collection under the debugger, resuming after each crash; crashes and the failures
-superpmi reports itself (JIT asserts, failed compiles, missing data) are bucketed; one verified repro bundle per
-bucket of the --failure kinds (from its smallest member by IL size), and a summary: OUT/triage.md, OUT/triage.json.
+EPILOG = """Replays the whole collection under the debugger, resuming after each crash; crashes and
+the failures superpmi reports itself (JIT asserts, failed compiles, missing data) are bucketed; one
+verified repro bundle per bucket of the --failure kinds (from its smallest member by IL size), and a
+summary: OUT/triage.md, OUT/triage.json.
 
-exit status: 0 crashes found and each bucket's repro verified, 1 a bucket's repro not verified, 2 no crash,
-3 usage or input error, 4 the debugger failed.
+exit status: 0 crashes found and each bucket's repro verified, 1 a bucket's repro not verified,
+2 no crash, 3 usage or input error, 4 the debugger failed.
 
 examples:
-  spmi-dbg triage --out triage -- superpmi -a -target arm64 base/libclrjit.so diff/libclrjit.so libraries.mch
-  spmi-dbg triage --mch /shared/mch/ --scheduler tcp://head:8786 --out /shared/triage -- superpmi clrjit.so
-  spmi-dbg triage --resume --mch /shared/mch/ --scheduler tcp://head:8786 --out /shared/triage -- superpmi clrjit.so
+  spmi-dbg triage --out triage -- superpmi -a -target arm64 \\
+      base/libclrjit.so diff/libclrjit.so libraries.mch
+  spmi-dbg triage --mch /shared/mch/ --scheduler tcp://head:8786 --out /shared/triage \\
+      -- superpmi clrjit.so
+  spmi-dbg triage --resume --mch /shared/mch/ --scheduler tcp://head:8786 --out /shared/triage \\
+      -- superpmi clrjit.so
   spmi-dbg triage --from-log artifacts/spmi/superpmi.4.log --max-crashes 50"""
 
 
 def add_parsers(sub: Any) -> None:
-    p = sub.add_parser("triage", help="replay a whole collection past every crash: crash buckets, one verified repro "
-                                      "each", usage="spmi-dbg triage [options] -- SUPERPMI_ARGV...",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-                       usage_status=PIPELINE_USAGE)
+    p = sub.add_parser(
+        "triage",
+        help="replay a whole collection past every crash: crash buckets, one verified repro each",
+        usage="spmi-dbg triage [options] -- SUPERPMI_ARGV...",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage_status=PIPELINE_USAGE,
+    )
     add_replay_arguments(p, collections=True)
-    p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="run the partitions as tasks on this dask.distributed scheduler (e.g. tcp://host:8786; "
-                        "pip install 'spmi-dbg[dask]'); the workers need gdb, spmi-dbg and the same paths (a shared "
-                        "file system). Default: this machine, --workers at a time")
-    p.add_argument("--partition-methods", type=integer(minimum=1), metavar="N",
-                   help="partitions of N method contexts (default: sized by bytes from the collection's index)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue the interrupted triage in --out (same command): only unfinished partitions run")
-    p.add_argument("--max-crashes", type=integer(minimum=1), default=1000, metavar="N",
-                   help="stop after N crashes in all (default 1000)")
-    p.add_argument("--failure", metavar="KINDS", dest="bundle_kinds", default="crash,assert",
-                   help="which buckets get a verified repro bundle, comma-separated: crash, assert, error (failed "
-                        "compiles), missing, any (all of them); default crash,assert. Every kind is bucketed")
-    p.add_argument("--out", metavar="DIR", type=Path, default=Path("spmi-triage"),
-                   help="output directory: triage.md, triage.json, bucket-<bucket>/ (default spmi-triage)")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line")
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run the partitions as tasks on this dask.distributed scheduler (e.g. "
+        "tcp://host:8786; "
+        "pip install 'spmi-dbg[dask]'); the workers need gdb, spmi-dbg and the same paths (a "
+        "shared "
+        "file system). Default: this machine, --workers at a time",
+    )
+    p.add_argument(
+        "--partition-methods",
+        type=integer(minimum=1),
+        metavar="N",
+        help="partitions of N method contexts (default: sized by bytes from the collection's "
+        "index)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted triage in --out (same command): only unfinished partitions "
+        "run",
+    )
+    p.add_argument(
+        "--max-crashes",
+        type=integer(minimum=1),
+        default=1000,
+        metavar="N",
+        help="stop after N crashes in all (default 1000)",
+    )
+    p.add_argument(
+        "--failure",
+        metavar="KINDS",
+        dest="bundle_kinds",
+        default="crash,assert",
+        help="which buckets get a verified repro bundle, comma-separated: crash, assert, error "
+        "(failed "
+        "compiles), missing, any (all of them); default crash,assert. Every kind is bucketed",
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        default=Path("spmi-triage"),
+        help="output directory: triage.md, triage.json, bucket-<bucket>/ (default spmi-triage)",
+    )
+    p.add_argument(
+        "command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line"
+    )
     p.set_defaults(func=run)
 
 
@@ -63,8 +105,11 @@ def bundle_kinds(spec: str) -> frozenset[str]:
     kinds = [k.strip() for k in spec.split(",")]
     bad = [k for k in kinds if k not in (*BUNDLE_KINDS, "any")]
     if bad or not kinds:
-        raise UsageError(f"--failure {spec!r}: unknown kind {bad[0] if bad else ''!r}; expected a comma-separated "
-                         f"list of {', '.join(BUNDLE_KINDS)}, any")
+        raise UsageError(
+            f"--failure {spec!r}: unknown kind {bad[0] if bad else ''!r}; expected a "
+            "comma-separated "
+            f"list of {', '.join(BUNDLE_KINDS)}, any"
+        )
     return frozenset(BUNDLE_KINDS) if "any" in kinds else frozenset(kinds)
 
 
@@ -82,10 +127,19 @@ def _run(args: argparse.Namespace) -> int:
     _check_command_given(args)
     collections = _collections(args)
     repro = options(args, bundle_out=False)
-    check_out_dir(args.out, ours=TRIAGE_FILES, subdirs="bucket-", option="--out")  # before any replay
+    # before any replay
+    check_out_dir(args.out, ours=TRIAGE_FILES, subdirs="bucket-", option="--out")
     commands = with_collections(repro, collections)
-    opts = TriageOptions(repro, args.out, args.max_crashes, kinds, commands=commands, scheduler=args.scheduler,
-                         partition_methods=args.partition_methods, resume=args.resume)
+    opts = TriageOptions(
+        repro,
+        args.out,
+        args.max_crashes,
+        kinds,
+        commands=commands,
+        scheduler=args.scheduler,
+        partition_methods=args.partition_methods,
+        resume=args.resume,
+    )
     progress = progress_for(sys.stderr)
     try:
         result = run_triage(opts, progress)
@@ -99,12 +153,15 @@ def _check_command_given(args: argparse.Namespace) -> None:
     """Nothing to replay: said in triage's words (repro's own check would name repro)."""
     rest = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not rest and not args.mch and args.from_log is None and not (args.jit or args.base_jit):
-        raise UsageError("expected the superpmi command after --, e.g. spmi-dbg triage -- superpmi -a base.so "
-                         "diff.so x.mch (or --mch PATH with --jit, or --from-log LOG)")
+        raise UsageError(
+            "expected the superpmi command after --, e.g. spmi-dbg triage -- superpmi -a base.so "
+            "diff.so x.mch (or --mch PATH with --jit, or --from-log LOG)"
+        )
 
 
 def _collections(args: argparse.Namespace) -> list[str]:
-    """--mch PATH...: the collections; the first stands in the command (after --, or beside --jit)."""
+    """--mch PATH...: the collections; the first stands in the command (after --, or beside
+    --jit)."""
     if not args.mch:
         args.mch = None
         return []
@@ -114,9 +171,13 @@ def _collections(args: argparse.Namespace) -> list[str]:
         args.mch = found[0]
     elif rest:
         if parse_command(rest).input is not None:
-            raise UsageError("give the collections either with --mch or in the command after --, not both")
+            raise UsageError(
+                "give the collections either with --mch or in the command after --, not both"
+            )
         args.command = [*rest, found[0]]
         args.mch = None
     else:
-        raise UsageError("--mch needs the superpmi command after -- (without a collection), or --jit")
+        raise UsageError(
+            "--mch needs the superpmi command after -- (without a collection), or --jit"
+        )
     return found

@@ -1,12 +1,14 @@
-"""Triage on an existing dask.distributed cluster (`--scheduler tcp://host:8786`; the `spmi-dbg[dask]` extra):
-each partition is a task (triage/task.py) on some worker. The workers need gdb, spmi-dbg and the same paths as
-the coordinator (the runtime artifacts and the out directory on a shared file system).
+"""Triage on an existing dask.distributed cluster (`--scheduler tcp://host:8786`; the
+`spmi-dbg[dask]` extra): each partition is a task (triage/task.py) on some worker. The workers need
+gdb, spmi-dbg and the same paths as the coordinator (the runtime artifacts and the out directory on
+a shared file system).
 
-Nothing is lost when a worker dies: the scheduler runs the task again elsewhere, and the task goes on from its
-journal's last accounted method context. When the scheduler gives up on a task (KilledWorker, after
-`distributed.scheduler.allowed-failures` deaths) it is submitted again, up to RESUBMITS times; a replay that
-kills its worker twice is split, and a single method context that does is recorded and passed over
-(journal.DEATHS_BEFORE_SPLIT), so resubmitting always makes progress."""
+Nothing is lost when a worker dies: the scheduler runs the task again elsewhere, and the task goes
+on from its journal's last accounted method context. When the scheduler gives up on a task
+(KilledWorker, after `distributed.scheduler.allowed-failures` deaths) it is submitted again, up to
+RESUBMITS times; a replay that kills its worker twice is split, and a single method context that
+does is recorded and passed over (journal.DEATHS_BEFORE_SPLIT), so resubmitting always makes
+progress."""
 
 from __future__ import annotations
 
@@ -20,7 +22,13 @@ from spmi_dbg import exits
 from spmi_dbg.errors import InputError
 from spmi_dbg.repro.result import ReproResult
 from spmi_dbg.triage.engine import BundleJob, EngineReport
-from spmi_dbg.triage.task import CrashBudget, MissingOnWorker, PartitionTask, SessionCache, run_partition
+from spmi_dbg.triage.task import (
+    CrashBudget,
+    MissingOnWorker,
+    PartitionTask,
+    SessionCache,
+    run_partition,
+)
 
 CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler before `--scheduler` is an input error
 RESUBMITS = 8  # tasks submitted again after the scheduler gave up on them (KilledWorker)
@@ -28,7 +36,8 @@ STOP_POLL = 1.0  # how often a task looks whether the coordinator asked the tria
 BUDGET_WAIT = 30.0  # the longest a task waits for the crash count another task holds
 
 
-_SESSIONS = SessionCache()  # in a worker process: each worker thread's debugger, kept for its next partition
+# in a worker process: each worker thread's debugger, kept for its next partition
+_SESSIONS = SessionCache()
 
 
 def _close_sessions() -> int:
@@ -39,9 +48,10 @@ def _close_sessions() -> int:
 
 
 class ClusterBudget:
-    """--max-crashes across a cluster's tasks: the count left is the one item of a dask Queue; a task that takes it
-    changes it and puts it back (so one task at a time). Should a worker die holding it, the others count their
-    crashes after BUDGET_WAIT rather than wait for ever (a few over the limit)."""
+    """--max-crashes across a cluster's tasks: the count left is the one item of a dask Queue; a
+    task that takes it changes it and puts it back (so one task at a time). Should a worker die
+    holding it, the others count their crashes after BUDGET_WAIT rather than wait for ever (a few
+    over the limit)."""
 
     def __init__(self, name: str) -> None:
         from distributed import Queue
@@ -64,8 +74,8 @@ class ClusterBudget:
 
 
 def _remote(task: PartitionTask, stop_event: str, budget: str) -> dict[str, Any]:
-    """The task as a dask worker runs it: named by the worker's address; stopped when the coordinator sets the
-    cluster-wide event `stop_event` (--max-crashes reached, Ctrl-C)."""
+    """The task as a dask worker runs it: named by the worker's address; stopped when the
+    coordinator sets the cluster-wide event `stop_event` (--max-crashes reached, Ctrl-C)."""
     from distributed import Event
 
     where = _where()
@@ -79,13 +89,16 @@ def _remote(task: PartitionTask, stop_event: str, budget: str) -> dict[str, Any]
                 if stop.wait(timeout=STOP_POLL):
                     cancel.set()
                     return
-            except Exception:  # the scheduler went away: the task finishes its replay and its journal
+            # the scheduler went away: the task finishes its replay and its journal
+            except Exception:
                 done.wait(STOP_POLL)
 
     watcher = threading.Thread(target=watch, name="spmi-triage-stop", daemon=True)
     watcher.start()
     try:
-        return run_partition(task, where=where, cancel=cancel, sessions=_SESSIONS, budget=ClusterBudget(budget))
+        return run_partition(
+            task, where=where, cancel=cancel, sessions=_SESSIONS, budget=ClusterBudget(budget)
+        )
     finally:
         done.set()
 
@@ -94,7 +107,11 @@ def _where() -> str:
     from distributed import get_worker
 
     worker = get_worker()
-    return f"{worker.address} ({worker.name})" if str(worker.name) != worker.address else worker.address
+    return (
+        f"{worker.address} ({worker.name})"
+        if str(worker.name) != worker.address
+        else worker.address
+    )
 
 
 def _bundle(job: BundleJob) -> tuple[str, ReproResult]:
@@ -107,32 +124,46 @@ class DaskEngine:
         try:
             from distributed import Client
         except ImportError:
-            raise InputError(address, "--scheduler needs dask.distributed: pip install 'spmi-dbg[dask]'") from None
+            raise InputError(
+                address, "--scheduler needs dask.distributed: pip install 'spmi-dbg[dask]'"
+            ) from None
         from distributed.comm.addressing import parse_address, parse_host_port
 
         self.address = address
-        # Checked before a Client exists: a Client that failed to connect complains at exit, after a 20 s wait.
+        # Checked before a Client exists: a Client that failed to connect complains at exit, after a
+        # 20 s wait.
         try:
             scheme, location = parse_address(address)
             host, port = parse_host_port(location)
         except ValueError as e:
-            raise InputError(address, f"--scheduler: not a scheduler address ({e}); expected e.g. "
-                                      "tcp://host:8786") from None
+            raise InputError(
+                address,
+                f"--scheduler: not a scheduler address ({e}); expected e.g. tcp://host:8786",
+            ) from None
         if scheme not in ("tcp", "tls"):
-            raise InputError(address, f"--scheduler: {scheme}:// is not supported; expected tcp://host:port or "
-                                      "tls://host:port")
+            raise InputError(
+                address,
+                f"--scheduler: {scheme}:// is not supported; expected tcp://host:port or "
+                "tls://host:port",
+            )
         try:
             socket.create_connection((host, port), timeout=connect_timeout).close()
         except TimeoutError:
-            raise InputError(address, f"--scheduler: no dask scheduler answered within {connect_timeout:g} s") \
-                from None
+            raise InputError(
+                address, f"--scheduler: no dask scheduler answered within {connect_timeout:g} s"
+            ) from None
         except OSError as e:
-            raise InputError(address, f"--scheduler: no dask scheduler there ({e.strerror or e})") from None
+            raise InputError(
+                address, f"--scheduler: no dask scheduler there ({e.strerror or e})"
+            ) from None
         try:
             self.client = Client(address, timeout=f"{connect_timeout}s", set_as_default=False)
         except (OSError, TimeoutError, ValueError) as e:
-            raise InputError(address, f"--scheduler: no dask scheduler answered within {connect_timeout:g} s "
-                                      f"({' '.join(str(e).split())[:200]})") from None
+            raise InputError(
+                address,
+                f"--scheduler: no dask scheduler answered within {connect_timeout:g} s "
+                f"({' '.join(str(e).split())[:200]})",
+            ) from None
         self._stop = f"spmi-triage-stop-{uuid.uuid4().hex}"
 
     @property
@@ -147,7 +178,9 @@ class DaskEngine:
     def report(self) -> EngineReport:
         return EngineReport("dask", self.workers, self.address, self.dashboard)
 
-    def run(self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget) -> EngineReport:
+    def run(
+        self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget
+    ) -> EngineReport:
         from distributed import Event, KilledWorker, Queue, as_completed
 
         report = self.report()
@@ -158,15 +191,25 @@ class DaskEngine:
         Queue(budget_name, client=self.client).put(max(0, budget.left))
 
         def submit(task: PartitionTask, attempt: int) -> Any:
-            return self.client.submit(_remote, task, self._stop, budget_name,
-                                      key=f"spmi-triage-{run_id}-p{task.partition.index}-{attempt}", pure=False,
-                                      priority=-task.partition.index)
+            return self.client.submit(
+                _remote,
+                task,
+                self._stop,
+                budget_name,
+                key=f"spmi-triage-{run_id}-p{task.partition.index}-{attempt}",
+                pure=False,
+                priority=-task.partition.index,
+            )
 
         futures = {submit(t, 0): (t, 0) for t in order}
         pending = as_completed(list(futures), loop=self.client.loop)
         finished = threading.Event()
-        watcher = threading.Thread(target=self._watch, args=(cancel, finished, stop), name="spmi-triage-cancel",
-                                   daemon=True)
+        watcher = threading.Thread(
+            target=self._watch,
+            args=(cancel, finished, stop),
+            name="spmi-triage-cancel",
+            daemon=True,
+        )
         watcher.start()
         try:
             for future in pending:
@@ -180,12 +223,14 @@ class DaskEngine:
                         futures[again] = (task, attempt + 1)
                         pending.add(again)
                     else:
-                        report.task_failures[task.partition.index] = (f"its workers died {attempt + 1} x "
-                                                                      "(KilledWorker)")
+                        report.task_failures[task.partition.index] = (
+                            f"its workers died {attempt + 1} x (KilledWorker)"
+                        )
                 except MissingOnWorker:
                     cancel.set()
                     raise
-                except Exception as e:  # a bug or a broken journal in the task: the partition's failure
+                # a bug or a broken journal in the task: the partition's failure
+                except Exception as e:
                     report.task_failures[task.partition.index] = f"{type(e).__name__}: {e}"
         except BaseException:
             cancel.set()
@@ -202,14 +247,25 @@ class DaskEngine:
         return report
 
     def run_bundles(self, jobs: list[BundleJob], report: EngineReport) -> dict[str, ReproResult]:
-        """All at once, one task each: on the workers (each in the shared out directory, by its absolute path). A
-        bundle whose task failed is a tool failure of that bucket, with the reason."""
+        """All at once, one task each: on the workers (each in the shared out directory, by its
+        absolute path). A bundle whose task failed is a tool failure of that bucket, with the
+        reason."""
         from distributed import as_completed
 
-        jobs = [dataclasses.replace(j, options=dataclasses.replace(j.options, out=j.options.out.absolute()))
-                if j.options.out is not None else j for j in jobs]
-        futures = {self.client.submit(_bundle, j, key=f"spmi-triage-bundle-{uuid.uuid4().hex[:8]}-{j.key}",
-                                      pure=False): j for j in jobs}
+        jobs = [
+            dataclasses.replace(
+                j, options=dataclasses.replace(j.options, out=j.options.out.absolute())
+            )
+            if j.options.out is not None
+            else j
+            for j in jobs
+        ]
+        futures = {
+            self.client.submit(
+                _bundle, j, key=f"spmi-triage-bundle-{uuid.uuid4().hex[:8]}-{j.key}", pure=False
+            ): j
+            for j in jobs
+        }
         out: dict[str, ReproResult] = {}
         for future in as_completed(list(futures), loop=self.client.loop):
             job = futures[future]
@@ -217,9 +273,14 @@ class DaskEngine:
                 where, result = future.result()
                 report.bundle_workers[job.key] = where
             except Exception as e:  # a worker lacking an input, a worker that died twice, a bug
-                result = ReproResult(job.options, [], out=job.options.out, outcome="tool-failure",
-                                     exit_code=exits.TOOL_FAILURE,
-                                     error=f"the bundle's task failed: {type(e).__name__}: {e}")
+                result = ReproResult(
+                    job.options,
+                    [],
+                    out=job.options.out,
+                    outcome="tool-failure",
+                    exit_code=exits.TOOL_FAILURE,
+                    error=f"the bundle's task failed: {type(e).__name__}: {e}",
+                )
             out[job.key] = result
         return out
 

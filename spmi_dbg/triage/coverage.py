@@ -1,7 +1,7 @@
-"""Triage, the accounting: every selected method context of every collection exactly once -- crashed (a
-recorded crash), failed compile (a failure line in superpmi's output: an assert, a failed compile, missing
-data), not reached (with the reason: --max-crashes, a worker killer, an unidentified crash, the debugger
-failing), else replayed clean -- from the partitions' journals."""
+"""Triage, the accounting: every selected method context of every collection exactly once -- crashed
+(a recorded crash), failed compile (a failure line in superpmi's output: an assert, a failed
+compile, missing data), not reached (with the reason: --max-crashes, a worker killer, an
+unidentified crash, the debugger failing), else replayed clean -- from the partitions' journals."""
 
 from __future__ import annotations
 
@@ -28,15 +28,29 @@ class Coverage:
 
     @property
     def replayed_clean(self) -> int:
-        return self.method_contexts - self.crashed - self.failed_compile - sum(self.not_reached.values())
+        return (
+            self.method_contexts
+            - self.crashed
+            - self.failed_compile
+            - sum(self.not_reached.values())
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"collection": self.name, "path": self.collection, "partitions": self.partitions,
-                "method_contexts": self.method_contexts, "replayed_clean": self.replayed_clean,
-                "crashed": self.crashed, "failed_compile": self.failed_compile,
-                "not_reached": sum(self.not_reached.values()),
-                "not_reached_reasons": [{"reason": r, "count": n} for r, n in sorted(self.not_reached.items())],
-                "not_reached_lists": self.not_reached_lists[:100], "worker_killers": self.killers}
+        return {
+            "collection": self.name,
+            "path": self.collection,
+            "partitions": self.partitions,
+            "method_contexts": self.method_contexts,
+            "replayed_clean": self.replayed_clean,
+            "crashed": self.crashed,
+            "failed_compile": self.failed_compile,
+            "not_reached": sum(self.not_reached.values()),
+            "not_reached_reasons": [
+                {"reason": r, "count": n} for r, n in sorted(self.not_reached.items())
+            ],
+            "not_reached_lists": self.not_reached_lists[:100],
+            "worker_killers": self.killers,
+        }
 
 
 def coverage(journals: list[Journal], names: dict[str, str]) -> list[Coverage]:
@@ -51,7 +65,9 @@ def coverage(journals: list[Journal], names: dict[str, str]) -> list[Coverage]:
             cov.partitions += 1
             cov.method_contexts += j.partition.methods
             crashed = {int(c["method_context"]) for c in j.crashes}
-            failed = ({int(f["method_context"]) for f in j.failures} | set(j.failed_compiles)) - crashed
+            failed = (
+                {int(f["method_context"]) for f in j.failures} | set(j.failed_compiles)
+            ) - crashed
             cov.crashed += len(crashed)
             cov.failed_compile += len(failed)
             seen = crashed | failed

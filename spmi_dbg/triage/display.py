@@ -1,6 +1,7 @@
-"""Triage on the terminal: one progress bar over all partitions (method contexts accounted for, methods/s,
-crashes so far, ETA) on a terminal; plain `triage: ...` lines every PLAIN_EVERY seconds when stderr is a pipe
-or a file (what a CI log keeps); then the summary as `key: value` lines on stdout."""
+"""Triage on the terminal: one progress bar over all partitions (method contexts accounted for,
+methods/s, crashes so far, ETA) on a terminal; plain `triage: ...` lines every PLAIN_EVERY seconds
+when stderr is a pipe or a file (what a CI log keeps); then the summary as `key: value` lines on
+stdout."""
 
 from __future__ import annotations
 
@@ -25,8 +26,13 @@ PLAIN_EVERY = 10.0  # seconds between two plain progress lines
 def _eta(t: Tally) -> str:
     if t.rate <= 0:
         return "?"
-    left = int((t.methods - t.accounted) / t.rate)  # the rate of this run (not of a resumed triage's earlier part)
-    return f"{left // 3600}h{left % 3600 // 60:02d}m" if left >= 3600 else f"{left // 60}m{left % 60:02d}s"
+    # the rate of this run (not of a resumed triage's earlier part)
+    left = int((t.methods - t.accounted) / t.rate)
+    return (
+        f"{left // 3600}h{left % 3600 // 60:02d}m"
+        if left >= 3600
+        else f"{left // 60}m{left % 60:02d}s"
+    )
 
 
 def _where(engine: EngineReport) -> str:
@@ -39,26 +45,40 @@ def _where(engine: EngineReport) -> str:
 class TerminalTriageProgress(TriageProgress):
     def __init__(self, stream: TextIO) -> None:
         self.console = Console(file=stream)
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                                 TextColumn("{task.completed}/{task.total} method contexts"),
-                                 TextColumn("{task.fields[rate]:.0f}/s"),
-                                 TextColumn("{task.fields[crashes]} crash(es)"),
-                                 TextColumn("{task.fields[parts]}"), TimeRemainingColumn(),
-                                 console=self.console, transient=False)
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total} method contexts"),
+            TextColumn("{task.fields[rate]:.0f}/s"),
+            TextColumn("{task.fields[crashes]} crash(es)"),
+            TextColumn("{task.fields[parts]}"),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
+        )
         self.task: TaskID | None = None
 
     def started(self, partitions: list[TriagePartition], engine: EngineReport) -> None:
         # Not markup, not highlighted: an address or a path is printed as it is.
-        self.console.print(f"triage: {len(partitions)} partition(s) on {_where(engine)}", markup=False,
-                           highlight=False)
-        self.task = self.progress.add_task("triage", total=sum(p.methods for p in partitions), rate=0.0, crashes=0,
-                                           parts="")
+        self.console.print(
+            f"triage: {len(partitions)} partition(s) on {_where(engine)}",
+            markup=False,
+            highlight=False,
+        )
+        self.task = self.progress.add_task(
+            "triage", total=sum(p.methods for p in partitions), rate=0.0, crashes=0, parts=""
+        )
         self.progress.start()
 
     def update(self, tally: Tally) -> None:
         if self.task is not None:
-            self.progress.update(self.task, completed=tally.accounted, rate=tally.rate, crashes=tally.crashes,
-                                 parts=f"{tally.partitions_done}/{tally.partitions} partitions")
+            self.progress.update(
+                self.task,
+                completed=tally.accounted,
+                rate=tally.rate,
+                crashes=tally.crashes,
+                parts=f"{tally.partitions_done}/{tally.partitions} partitions",
+            )
 
     def close(self) -> None:
         self.progress.stop()
@@ -71,8 +91,11 @@ class PlainTriageProgress(TriageProgress):
         self.final: Tally | None = None
 
     def started(self, partitions: list[TriagePartition], engine: EngineReport) -> None:
-        self._line(f"{len(partitions)} partition(s), {sum(p.methods for p in partitions)} method contexts, on "
-                   f"{_where(engine)}")
+        self._line(
+            f"{len(partitions)} partition(s), {sum(p.methods for p in partitions)} method "
+            "contexts, on "
+            f"{_where(engine)}"
+        )
         self.last = time.monotonic()
 
     def update(self, tally: Tally) -> None:
@@ -87,8 +110,11 @@ class PlainTriageProgress(TriageProgress):
 
     def _tally(self, t: Tally) -> None:
         share = 100.0 * t.accounted / t.methods if t.methods else 100.0
-        self._line(f"{t.accounted}/{t.methods} method contexts ({share:.1f}%), {t.rate:.0f}/s, {t.crashes} crash(es), "
-                   f"{t.partitions_done}/{t.partitions} partitions, ETA {_eta(t)}")
+        self._line(
+            f"{t.accounted}/{t.methods} method contexts ({share:.1f}%), {t.rate:.0f}/s, "
+            f"{t.crashes} crash(es), "
+            f"{t.partitions_done}/{t.partitions} partitions, ETA {_eta(t)}"
+        )
 
     def _line(self, text: str) -> None:
         try:
@@ -104,4 +130,6 @@ def progress_for(stream: TextIO) -> TriageProgress:
 
 def print_summary(result: TriageResult) -> None:
     data = json.loads((result.options.out / "triage.json").read_text())
-    sys.stdout.write(triage_text(data) + f"triage: {printable(str(result.options.out / 'triage.md'))}\n")
+    sys.stdout.write(
+        triage_text(data) + f"triage: {printable(str(result.options.out / 'triage.md'))}\n"
+    )

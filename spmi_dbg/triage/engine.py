@@ -1,11 +1,12 @@
-"""Triage, where the partitions' tasks run: on this machine (threads, one debugger each: the default), or as
-tasks of an existing dask.distributed cluster (`--scheduler`, triage/cluster.py). Both run the same task
-(triage/task.py), which writes its journal under the out directory; the coordinator reads the journals.
+"""Triage, where the partitions' tasks run: on this machine (threads, one debugger each: the
+default), or as tasks of an existing dask.distributed cluster (`--scheduler`, triage/cluster.py).
+Both run the same task (triage/task.py), which writes its journal under the out directory; the
+coordinator reads the journals.
 
-Measured (bench/triage_scale.py): an embedded dask LocalCluster costs its start (two worker processes, 0.36 to
-0.51 s here) and a round trip per task, and its worker processes share the CPUs with the replays, for nothing
-threads do not already give on one machine (each partition's work is a debugger and its replay, in processes of
-their own): the local engine is plain threads."""
+Measured (bench/triage_scale.py): an embedded dask LocalCluster costs its start (two worker
+processes, 0.36 to 0.51 s here) and a round trip per task, and its worker processes share the CPUs
+with the replays, for nothing threads do not already give on one machine (each partition's work is a
+debugger and its replay, in processes of their own): the local engine is plain threads."""
 
 from __future__ import annotations
 
@@ -19,7 +20,13 @@ from spmi_dbg.failures.output import Failure
 from spmi_dbg.repro.locate import Located
 from spmi_dbg.repro.pipeline import run_repro
 from spmi_dbg.repro.result import ReproOptions, ReproResult
-from spmi_dbg.triage.task import CrashBudget, MissingOnWorker, PartitionTask, SessionCache, run_partition
+from spmi_dbg.triage.task import (
+    CrashBudget,
+    MissingOnWorker,
+    PartitionTask,
+    SessionCache,
+    run_partition,
+)
 
 
 @dataclass
@@ -32,7 +39,8 @@ class EngineReport:
     dashboard: str | None = None
     task_failures: dict[int, str] = field(default_factory=dict)  # partition -> why its task failed
     resubmitted: dict[int, int] = field(default_factory=dict)  # partition -> tasks submitted again
-    bundle_workers: dict[str, str] = field(default_factory=dict)  # bucket -> the worker that built its bundle
+    # bucket -> the worker that built its bundle
+    bundle_workers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -58,8 +66,11 @@ class Engine(Protocol):
         """What runs the tasks (before they run: for the progress display)."""
         ...
 
-    def run(self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget) -> EngineReport:
-        """Every task run (or stopped by `cancel`); raises MissingOnWorker when a worker lacks an input."""
+    def run(
+        self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget
+    ) -> EngineReport:
+        """Every task run (or stopped by `cancel`); raises MissingOnWorker when a worker lacks an
+        input."""
         ...
 
     def run_bundles(self, jobs: list[BundleJob], report: EngineReport) -> dict[str, ReproResult]:
@@ -80,21 +91,28 @@ class LocalEngine:
     def report(self) -> EngineReport:
         return EngineReport("local", self._workers)
 
-    def run(self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget) -> EngineReport:
+    def run(
+        self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget
+    ) -> EngineReport:
         report = self.report()
-        order = sorted(tasks, key=lambda t: (-t.partition.bytes, t.partition.index))  # the largest first
-        pool = ThreadPoolExecutor(max_workers=max(1, min(self._workers, len(order))),
-                                  thread_name_prefix="spmi-triage")
+        # the largest first
+        order = sorted(tasks, key=lambda t: (-t.partition.bytes, t.partition.index))
+        pool = ThreadPoolExecutor(
+            max_workers=max(1, min(self._workers, len(order))), thread_name_prefix="spmi-triage"
+        )
         sessions = SessionCache()  # a worker thread's next partition goes on in its debugger
         try:
-            futures = {pool.submit(run_partition, t, cancel=cancel, budget=budget, sessions=sessions): t
-                       for t in order}
+            futures = {
+                pool.submit(run_partition, t, cancel=cancel, budget=budget, sessions=sessions): t
+                for t in order
+            }
             for f, task in futures.items():
                 try:
                     f.result()
                 except MissingOnWorker:
                     raise
-                except (SpmiDbgError, OSError, ValueError) as e:  # a broken journal, a full disk: this partition's
+                # a broken journal, a full disk: this partition's
+                except (SpmiDbgError, OSError, ValueError) as e:
                     report.task_failures[task.partition.index] = f"{type(e).__name__}: {e}"
         except BaseException:
             cancel.set()
@@ -105,7 +123,8 @@ class LocalEngine:
         return report
 
     def run_bundles(self, jobs: list[BundleJob], report: EngineReport) -> dict[str, ReproResult]:
-        """One after another: each repro already runs its verification replays --workers at a time."""
+        """One after another: each repro already runs its verification replays --workers at a
+        time."""
         return {job.key: job.run() for job in jobs}
 
     def close(self) -> None:

@@ -1,7 +1,8 @@
-"""Triage, the compile failures superpmi reports itself (spmi_dbg.failures): JIT asserts by expression and place,
-failed compiles by exception message, missing data by message; each group a bucket with its members and its
-smallest member by IL size (the one a repro is made from, as superpmi.py orders its assertion summary,
-dotnet/runtime#95978). Read from every segment's own output: the replay went on past them."""
+"""Triage, the compile failures superpmi reports itself (spmi_dbg.failures): JIT asserts by
+expression and place, failed compiles by exception message, missing data by message; each group a
+bucket with its members and its smallest member by IL size (the one a repro is made from, as
+superpmi.py orders its assertion summary, dotnet/runtime#95978). Read from every segment's own
+output: the replay went on past them."""
 
 from __future__ import annotations
 
@@ -46,10 +47,12 @@ class FailureBucket:
         return f"missing data: {f.message}"
 
 
-def bucket_failures(outputs: list[tuple[str, ReplayOutput]], names: dict[str, str]) -> list[FailureBucket]:
-    """One table across collections: buckets in order of size (then of their first member); members in collection
-    then method context order, each once. `outputs`: (collection, a partition's parsed output); `names`: each
-    collection's member prefix."""
+def bucket_failures(
+    outputs: list[tuple[str, ReplayOutput]], names: dict[str, str]
+) -> list[FailureBucket]:
+    """One table across collections: buckets in order of size (then of their first member); members
+    in collection then method context order, each once. `outputs`: (collection, a partition's parsed
+    output); `names`: each collection's member prefix."""
     seen: dict[tuple[str, str, int], Failure] = {}
     for collection, out in outputs:
         for f in out.failures:  # with -a, JIT1's and JIT2's lines are one failure
@@ -60,12 +63,19 @@ def bucket_failures(outputs: list[tuple[str, ReplayOutput]], names: dict[str, st
         found = names_of(collection, sorted({n for _, c, n in seen if c == collection}))
         info |= {(collection, n): v for n, v in found.items()}
     groups: dict[str, list[FailureMember]] = {}
-    for (key, collection, number), f in sorted(seen.items(), key=lambda kv: (order.index(kv[0][1])
-                                                                              if kv[0][1] in order else 0, kv[0][2])):
+    for (key, collection, number), f in sorted(
+        seen.items(), key=lambda kv: (order.index(kv[0][1]) if kv[0][1] in order else 0, kv[0][2])
+    ):
         name, il = info.get((collection, number), (None, None))
-        groups.setdefault(key, []).append(FailureMember(number, name, il, f, collection,
-                                                        f"{names.get(collection, collection)}:{number}"))
-    buckets = [FailureBucket(f"{members[0].failure.kind}-{hashlib.sha1(key.encode()).hexdigest()[:10]}", key,
-                             members) for key, members in groups.items()]
+        groups.setdefault(key, []).append(
+            FailureMember(
+                number, name, il, f, collection, f"{names.get(collection, collection)}:{number}"
+            )
+        )
+    buckets = [
+        FailureBucket(
+            f"{members[0].failure.kind}-{hashlib.sha1(key.encode()).hexdigest()[:10]}", key, members
+        )
+        for key, members in groups.items()
+    ]
     return sorted(buckets, key=lambda b: (-len(b.members), b.members[0].member))
-

@@ -1,8 +1,9 @@
-"""`spmi-dbg triage`: replay every partition of every collection past every crash (run.py, on this machine or a
-dask cluster), bucket the crashes (buckets.py) and the failures superpmi reported itself (failure_buckets.py:
-asserts, failed compiles, missing data) across collections, account for every method context (coverage.py),
-build one verified repro bundle per bucket of the chosen kinds from its smallest member (the repro pipeline
-from isolate on), and write triage.json + triage.md (report/triage.py)."""
+"""`spmi-dbg triage`: replay every partition of every collection past every crash (run.py, on this
+machine or a dask cluster), bucket the crashes (buckets.py) and the failures superpmi reported
+itself (failure_buckets.py: asserts, failed compiles, missing data) across collections, account for
+every method context (coverage.py), build one verified repro bundle per bucket of the chosen kinds
+from its smallest member (the repro pipeline from isolate on), and write triage.json + triage.md
+(report/triage.py)."""
 
 from __future__ import annotations
 
@@ -33,11 +34,24 @@ from spmi_dbg.triage.plan import (
     plan_json,
     plan_partitions,
 )
-from spmi_dbg.triage.result import BUNDLE_KINDS, PARTITIONS_DIR, TRIAGE_FILES, TriageOptions, TriageResult
+from spmi_dbg.triage.result import (
+    BUNDLE_KINDS,
+    PARTITIONS_DIR,
+    TRIAGE_FILES,
+    TriageOptions,
+    TriageResult,
+)
 from spmi_dbg.triage.run import TriageProgress, replay_partitions
 from spmi_dbg.triage.triage_data import write_triage
 
-__all__ = ["BUNDLE_KINDS", "TriageOptions", "TriageResult", "open_engine", "run_triage", "with_collections"]
+__all__ = [
+    "BUNDLE_KINDS",
+    "TriageOptions",
+    "TriageResult",
+    "open_engine",
+    "run_triage",
+    "with_collections",
+]
 
 
 def open_engine(opts: TriageOptions) -> Engine:
@@ -46,16 +60,18 @@ def open_engine(opts: TriageOptions) -> Engine:
     return DaskEngine(opts.scheduler)
 
 
-def run_triage(opts: TriageOptions, progress: TriageProgress | None = None,
-               engine: Engine | None = None) -> TriageResult:
+def run_triage(
+    opts: TriageOptions, progress: TriageProgress | None = None, engine: Engine | None = None
+) -> TriageResult:
     start = time.monotonic()
     r = opts.repro
     check_out_dir(opts.out, ours=TRIAGE_FILES, subdirs="bucket-")  # before any replay
     names = member_names([c.input for c in opts.commands])
     commands = {c.input: c for c in opts.commands}
     if opts.resume and not (opts.out / PARTITIONS_DIR / "plan.json").is_file():
-        raise InputError(str(opts.out),
-                         f"--resume: no triage to resume here (no {PARTITIONS_DIR}/plan.json)")
+        raise InputError(
+            str(opts.out), f"--resume: no triage to resume here (no {PARTITIONS_DIR}/plan.json)"
+        )
     with temp_dir("triage") as tmp, locked(opts.out):
         opts.out.mkdir(parents=True, exist_ok=True)
         directory = (opts.out / PARTITIONS_DIR).absolute()  # as the workers see it (a shared path)
@@ -63,11 +79,24 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None,
         ready = time.monotonic()
         try:
             partitions = _plan(opts, directory, engine.workers)
-            found = replay_partitions(commands, partitions, directory, engine=engine, debugger=r.debugger,
-                                      timeout=r.timeout, max_crashes=opts.max_crashes, progress=progress,
-                                      names=names)
-            result = TriageResult(opts, found, names, replay_seconds=time.monotonic() - ready,
-                                  engine_seconds=ready - start)
+            found = replay_partitions(
+                commands,
+                partitions,
+                directory,
+                engine=engine,
+                debugger=r.debugger,
+                timeout=r.timeout,
+                max_crashes=opts.max_crashes,
+                progress=progress,
+                names=names,
+            )
+            result = TriageResult(
+                opts,
+                found,
+                names,
+                replay_seconds=time.monotonic() - ready,
+                engine_seconds=ready - start,
+            )
             result.buckets = bucket_crashes(found.crashes)
             result.failure_buckets = bucket_failures(found.outputs, names)
             result.coverage = coverage(found.journals, names)
@@ -75,7 +104,9 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None,
         finally:
             engine.close()
         result.bundles = {b.key: built[b.key] for b in result.buckets if b.key in built}
-        result.failure_bundles = {b.key: built[b.key] for b in result.failure_buckets if b.key in built}
+        result.failure_bundles = {
+            b.key: built[b.key] for b in result.failure_buckets if b.key in built
+        }
         bundles = [*result.bundles.values(), *result.failure_bundles.values()]
         if bundles:
             ok = all(x.exit_code == exits.VERIFIED for x in bundles)
@@ -85,47 +116,67 @@ def run_triage(opts: TriageOptions, progress: TriageProgress | None = None,
         elif found.tool_failures:
             result.exit_code = exits.TOOL_FAILURE
         result.seconds = time.monotonic() - start
-        if r.redact:  # the journals and transcripts name paths, the user and the host: working state only
-            found.notes.append(f"--redact: {PARTITIONS_DIR}/ (the partitions' journals, output and debugger "
-                               "transcripts) was removed once the triage was complete")
+        # the journals and transcripts name paths, the user and the host: working state only
+        if r.redact:
+            found.notes.append(
+                f"--redact: {PARTITIONS_DIR}/ (the partitions' journals, output and debugger "
+                "transcripts) was removed once the triage was complete"
+            )
         result.files = write_triage(result, Path(tmp))
         if r.redact:
             shutil.rmtree(directory, ignore_errors=True)
     return result
 
 
-def _bundle_jobs(opts: TriageOptions, result: TriageResult, commands: dict[str, ReproCommand]) -> list[BundleJob]:
-    """A repro bundle for each bucket of the --failure kinds, from its smallest member, on that member's
-    collection."""
+def _bundle_jobs(
+    opts: TriageOptions, result: TriageResult, commands: dict[str, ReproCommand]
+) -> list[BundleJob]:
+    """A repro bundle for each bucket of the --failure kinds, from its smallest member, on that
+    member's collection."""
 
     def options(key: str, failure: FailureTarget, collection: str) -> ReproOptions:
-        # every option of the triage's, but the member's collection, its own bundle and target; no --core (a
-        # bundle replays its member afresh)
-        return dataclasses.replace(opts.repro, command=commands[collection], out=opts.out / f"bucket-{key}",
-                                   failure=failure, core=None)
+        # every option of the triage's, but the member's collection, its own bundle and target; no
+        # --core (a bundle replays its member afresh)
+        return dataclasses.replace(
+            opts.repro,
+            command=commands[collection],
+            out=opts.out / f"bucket-{key}",
+            failure=failure,
+            core=None,
+        )
 
     jobs: list[BundleJob] = []
     if "crash" in opts.bundle_kinds:
         for b in result.buckets:
             small = b.smallest.crash
-            jobs.append(BundleJob(b.key, options(b.key, FailureTarget(), small.collection), located=small.located))
+            jobs.append(
+                BundleJob(
+                    b.key, options(b.key, FailureTarget(), small.collection), located=small.located
+                )
+            )
     for fb in result.failure_buckets:
         if fb.kind in opts.bundle_kinds:
-            jobs.append(BundleJob(fb.key, options(fb.key, FailureTarget(fb.kind), fb.smallest.collection),
-                                  failure=fb.smallest.failure))
+            jobs.append(
+                BundleJob(
+                    fb.key,
+                    options(fb.key, FailureTarget(fb.kind), fb.smallest.collection),
+                    failure=fb.smallest.failure,
+                )
+            )
     return jobs
 
 
 def _plan(opts: TriageOptions, directory: Path, workers: int) -> list[TriagePartition]:
-    """The partitions: planned afresh (an earlier triage's partitions are removed), or with --resume read back
-    from the plan an interrupted triage of the same command wrote."""
+    """The partitions: planned afresh (an earlier triage's partitions are removed), or with --resume
+    read back from the plan an interrupted triage of the same command wrote."""
     plan_file = directory / "plan.json"
     if opts.resume:
         try:
             saved = json.loads(plan_file.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise InputError(str(opts.out), "--resume: no triage to resume here (no "
-                                                       f"{PARTITIONS_DIR}/plan.json)") from None
+            raise InputError(
+                str(opts.out), f"--resume: no triage to resume here (no {PARTITIONS_DIR}/plan.json)"
+            ) from None
         except (OSError, ValueError) as e:
             raise InputError(str(plan_file), f"--resume: cannot read the plan: {e}") from None
         return check_resumable(saved, opts.commands, str(plan_file))
@@ -140,7 +191,9 @@ def _plan(opts: TriageOptions, directory: Path, workers: int) -> list[TriagePart
 def with_collections(opts: ReproOptions, collections: list[str]) -> list[ReproCommand]:
     """The command on each collection (a -c selection only with one collection)."""
     if len(collections) > 1 and opts.command.selection is not None:
-        raise UsageError("-c names method contexts of one collection: leave it out with several collections")
+        raise UsageError(
+            "-c names method contexts of one collection: leave it out with several collections"
+        )
     if not collections:
         return [opts.command]
     out = [command_for(opts.command, c) for c in collections]

@@ -1,7 +1,9 @@
-"""Triage, the plan: which collections (`--mch` files, a directory standing for all its `*.mch` as superpmi.py's
--mch_files takes them), each collection's command, and the partitions: a collection and a `-c` range, sized by
-bytes from the collection's record table (its .mct index when there is one), or by `--partition-methods N`.
-The plan is written beside the partitions' journals (plan.json), so that `--resume` replays the same partitions."""
+"""Triage, the plan: which collections (`--mch` files, a directory standing for all its `*.mch` as
+superpmi.py's
+-mch_files takes them), each collection's command, and the partitions: a collection and a `-c`
+range, sized by bytes from the collection's record table (its .mct index when there is one), or by
+`--partition-methods N`. The plan is written beside the partitions' journals (plan.json), so that
+`--resume` replays the same partitions."""
 
 from __future__ import annotations
 
@@ -18,8 +20,10 @@ from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mclist import MCList, parse_mclist
 from spmi_dbg.repro.command import ReproCommand, checked_collection
 
-PARTITION_BYTES = 256 << 20  # the largest partition by default: about a minute of a real superpmi replay
-PARTITIONS_PER_WORKER = 2  # at least this many per worker: a worker that finishes early takes another
+# the largest partition by default: about a minute of a real superpmi replay
+PARTITION_BYTES = 256 << 20
+# at least this many per worker: a worker that finishes early takes another
+PARTITIONS_PER_WORKER = 2
 
 
 @dataclass(frozen=True)
@@ -40,18 +44,27 @@ class TriagePartition:
         return self.numbers.count()
 
     def to_json(self) -> dict[str, Any]:
-        return {"index": self.index, "collection": self.collection, "compile": self.spec, "methods": self.methods,
-                "bytes": self.bytes}
+        return {
+            "index": self.index,
+            "collection": self.collection,
+            "compile": self.spec,
+            "methods": self.methods,
+            "bytes": self.bytes,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TriagePartition:
-        return cls(int(data["index"]), str(data["collection"]), parse_mclist(str(data["compile"])),
-                   int(data["bytes"]))
+        return cls(
+            int(data["index"]),
+            str(data["collection"]),
+            parse_mclist(str(data["compile"])),
+            int(data["bytes"]),
+        )
 
 
 def collections_of(items: list[str]) -> list[str]:
-    """`--mch` arguments -> collection paths, in order, each once: a file as given, a directory as all its
-    `*.mch` files sorted by name (not recursive)."""
+    """`--mch` arguments -> collection paths, in order, each once: a file as given, a directory as
+    all its `*.mch` files sorted by name (not recursive)."""
     out: list[str] = []
     for item in items:
         p = Path(item)
@@ -75,22 +88,22 @@ def collections_of(items: list[str]) -> list[str]:
 
 
 def command_for(cmd: ReproCommand, collection: str) -> ReproCommand:
-    """`cmd` on another collection: its count checked, no -c selection (a selection names one collection's
-    numbers)."""
+    """`cmd` on another collection: its count checked, no -c selection (a selection names one
+    collection's numbers)."""
     path, count = checked_collection(collection)
     return dataclasses.replace(cmd, input=path, count=count, selection=None)
 
 
 def member_names(collections: list[str]) -> dict[str, str]:
-    """What members are called in the bucket table, `<name>:<number>`: the file name, or the whole path where
-    two collections share a file name."""
+    """What members are called in the bucket table, `<name>:<number>`: the file name, or the whole
+    path where two collections share a file name."""
     names = [Path(c).name for c in collections]
     return {c: (n if names.count(n) == 1 else c) for c, n in zip(collections, names, strict=True)}
 
 
 def record_sizes(collection: str) -> list[int]:
-    """Each method context's record size in bytes (from the .mct's offsets when there is one, else a scan of
-    the record headers)."""
+    """Each method context's record size in bytes (from the .mct's offsets when there is one, else a
+    scan of the record headers)."""
     with Collection.open(collection) as col:
         end = col.size
         if col.toc is not None:
@@ -100,14 +113,16 @@ def record_sizes(collection: str) -> list[int]:
     return [b - a for a, b in zip(offsets, [*offsets[1:], end], strict=True)]
 
 
-def plan_partitions(commands: list[ReproCommand], workers: int, partition_methods: int | None = None) \
-        -> list[TriagePartition]:
+def plan_partitions(
+    commands: list[ReproCommand], workers: int, partition_methods: int | None = None
+) -> list[TriagePartition]:
     """Contiguous partitions, never across collections. By bytes: a target of total / (workers x
-    PARTITIONS_PER_WORKER) bytes, at most PARTITION_BYTES; each collection cut into as many near-equal pieces as
-    it needs to stay within it, a record larger than the target a piece of its own, and the largest pieces halved
-    until there are workers x PARTITIONS_PER_WORKER (when the records allow). With `partition_methods`, pieces of
-    that many method contexts."""
-    selected: list[tuple[ReproCommand, list[int] | None, list[int]]] = []  # (command, numbers or all, prefix)
+    PARTITIONS_PER_WORKER) bytes, at most PARTITION_BYTES; each collection cut into as many
+    near-equal pieces as it needs to stay within it, a record larger than the target a piece of its
+    own, and the largest pieces halved until there are workers x PARTITIONS_PER_WORKER (when the
+    records allow). With `partition_methods`, pieces of that many method contexts."""
+    # (command, numbers or all, prefix)
+    selected: list[tuple[ReproCommand, list[int] | None, list[int]]] = []
     for c in commands:
         try:
             record = record_sizes(c.input)
@@ -117,8 +132,11 @@ def plan_partitions(commands: list[ReproCommand], workers: int, partition_method
         sizes = record if chosen is None else [record[n - 1] for n in chosen]
         selected.append((c, chosen, list(itertools.accumulate(sizes))))
     total = sum(prefix[-1] for _, _, prefix in selected if prefix)
-    target = max(1, min(PARTITION_BYTES, math.ceil(total / max(1, workers * PARTITIONS_PER_WORKER))))
-    pieces: list[tuple[int, int, int]] = []  # (collection, first record index, end index), in plan order
+    target = max(
+        1, min(PARTITION_BYTES, math.ceil(total / max(1, workers * PARTITIONS_PER_WORKER)))
+    )
+    # (collection, first record index, end index), in plan order
+    pieces: list[tuple[int, int, int]] = []
     for i, (_, _, prefix) in enumerate(selected):
         if not prefix:
             continue
@@ -126,11 +144,18 @@ def plan_partitions(commands: list[ReproCommand], workers: int, partition_method
             ends = [*range(partition_methods, len(prefix), partition_methods), len(prefix)]
         else:
             n = max(1, math.ceil(prefix[-1] / target))
-            ends = sorted({min(len(prefix), max(1, bisect.bisect_left(prefix, prefix[-1] * k / n) + 1))
-                           for k in range(1, n)} | {len(prefix)})
+            ends = sorted(
+                {
+                    min(len(prefix), max(1, bisect.bisect_left(prefix, prefix[-1] * k / n) + 1))
+                    for k in range(1, n)
+                }
+                | {len(prefix)}
+            )
         pieces += [(i, first, end) for first, end in zip([0, *ends[:-1]], ends, strict=True)]
     if not partition_methods:
-        pieces = _balanced(pieces, [prefix for _, _, prefix in selected], target, workers * PARTITIONS_PER_WORKER)
+        pieces = _balanced(
+            pieces, [prefix for _, _, prefix in selected], target, workers * PARTITIONS_PER_WORKER
+        )
     out: list[TriagePartition] = []
     for i, first, end in pieces:
         c, numbers, prefix = selected[i]
@@ -145,14 +170,17 @@ def _bytes(prefix: list[int], begin: int, end: int) -> int:
     return prefix[end - 1] - (prefix[begin - 1] if begin else 0)
 
 
-def _balanced(pieces: list[tuple[int, int, int]], prefixes: list[list[int]], target: int, wanted: int) \
-        -> list[tuple[int, int, int]]:
-    """A record larger than the target is a piece of its own (its neighbours go to pieces around it); then, while
-    there are fewer than `wanted`, the largest piece of several records is halved by bytes."""
+def _balanced(
+    pieces: list[tuple[int, int, int]], prefixes: list[list[int]], target: int, wanted: int
+) -> list[tuple[int, int, int]]:
+    """A record larger than the target is a piece of its own (its neighbours go to pieces around
+    it); then, while there are fewer than `wanted`, the largest piece of several records is halved
+    by bytes."""
     out: list[tuple[int, int, int]] = []
     for i, b, e in pieces:
         prefix = prefixes[i]
-        while e - b > 1 and _bytes(prefix, b, e) > target:  # (a piece within the target holds no such record)
+        # (a piece within the target holds no such record)
+        while e - b > 1 and _bytes(prefix, b, e) > target:
             big = max(range(b, e), key=lambda r: _bytes(prefix, r, r + 1))
             if _bytes(prefix, big, big + 1) <= target:
                 break
@@ -171,30 +199,52 @@ def _balanced(pieces: list[tuple[int, int, int]], prefixes: list[list[int]], tar
         half = (prefix[b - 1] if b else 0) + _bytes(prefix, b, e) / 2
         cut = min(e - 1, max(b + 1, bisect.bisect_left(prefix, half, b, e) + 1))
         at = out.index((i, b, e))
-        out[at:at + 1] = [(i, b, cut), (i, cut, e)]
+        out[at : at + 1] = [(i, b, cut), (i, cut, e)]
     return out
 
 
 def plan_json(commands: list[ReproCommand], partitions: list[TriagePartition]) -> dict[str, Any]:
-    return {"schema": 1, "commands": [{"argv": c.argv(), "count": c.count,
-                                       "selection": c.selection.spec() if c.selection is not None else None}
-                                      for c in commands],
-            "partitions": [p.to_json() for p in partitions]}
+    return {
+        "schema": 1,
+        "commands": [
+            {
+                "argv": c.argv(),
+                "count": c.count,
+                "selection": c.selection.spec() if c.selection is not None else None,
+            }
+            for c in commands
+        ],
+        "partitions": [p.to_json() for p in partitions],
+    }
 
 
-def check_resumable(saved: object, commands: list[ReproCommand], where: str) -> list[TriagePartition]:
-    """The saved plan's partitions, when it is the plan of this same triage (same commands, same collections) and
-    whole: partitions numbered 1..N that cover each collection's selection exactly once. `where`: the plan file,
-    as the messages name it."""
+def check_resumable(
+    saved: object, commands: list[ReproCommand], where: str
+) -> list[TriagePartition]:
+    """The saved plan's partitions, when it is the plan of this same triage (same commands, same
+    collections) and whole: partitions numbered 1..N that cover each collection's selection exactly
+    once. `where`: the plan file, as the messages name it."""
     now = plan_json(commands, [])["commands"]
-    if not isinstance(saved, dict) or saved.get("schema") != 1 or not isinstance(saved.get("commands"), list):
-        raise UsageError(f"--resume: {printable(where)} is not the plan of a triage of this spmi-dbg: leave out "
-                         "--resume to start afresh")
+    if (
+        not isinstance(saved, dict)
+        or saved.get("schema") != 1
+        or not isinstance(saved.get("commands"), list)
+    ):
+        raise UsageError(
+            f"--resume: {printable(where)} is not the plan of a triage of this spmi-dbg: leave out "
+            "--resume to start afresh"
+        )
     if saved["commands"] != now:
-        before = [printable(" ".join(c.get("argv") or [])) if isinstance(c, dict) else "?" for c in saved["commands"]]
-        raise UsageError(f"--resume: {printable(where)} holds a triage of another command "
-                         f"({'; '.join(before)[:300]}): give the same command and collections, or leave out --resume "
-                         "to start afresh")
+        before = [
+            printable(" ".join(c.get("argv") or [])) if isinstance(c, dict) else "?"
+            for c in saved["commands"]
+        ]
+        raise UsageError(
+            f"--resume: {printable(where)} holds a triage of another command "
+            f"({'; '.join(before)[:300]}): give the same command and collections, or leave out "
+            "--resume "
+            "to start afresh"
+        )
     try:
         partitions = [TriagePartition.from_json(p) for p in saved.get("partitions") or []]
     except (KeyError, TypeError, ValueError, AttributeError, SpmiDbgError) as e:
@@ -207,10 +257,16 @@ def check_resumable(saved: object, commands: list[ReproCommand], where: str) -> 
         overlap = any(b[0] <= a[1] for a, b in itertools.pairwise(mine))
         outside = any(wanted.between(lo, hi).count() != hi - lo + 1 for lo, hi in mine)
         if overlap or outside or sum(hi - lo + 1 for lo, hi in mine) != wanted.count():
-            raise InputError(where, f"--resume: the plan's partitions do not cover {printable(c.input)}'s method "
-                                    "contexts exactly once")
+            raise InputError(
+                where,
+                f"--resume: the plan's partitions do not cover {printable(c.input)}'s method "
+                "contexts exactly once",
+            )
     known = {c.input for c in commands}
     stray = [p.collection for p in partitions if p.collection not in known]
     if stray:
-        raise InputError(where, f"--resume: the plan names a collection not in the command: {printable(stray[0])}")
+        raise InputError(
+            where,
+            f"--resume: the plan names a collection not in the command: {printable(stray[0])}",
+        )
     return partitions

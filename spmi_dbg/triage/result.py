@@ -1,5 +1,6 @@
-"""What a triage is asked (TriageOptions) and what it found (TriageResult), and the names of what it writes:
-the types the pipeline fills (pipeline.py) and triage.json is made from (triage_data.py), apart from both."""
+"""What a triage is asked (TriageOptions) and what it found (TriageResult), and the names of what it
+writes: the types the pipeline fills (pipeline.py) and triage.json is made from (triage_data.py),
+apart from both."""
 
 from __future__ import annotations
 
@@ -18,16 +19,20 @@ from spmi_dbg.triage.run import TriageRun
 BUNDLE_KINDS = ("crash", "assert", "error", "missing")
 DEFAULT_BUNDLE_KINDS = frozenset({"crash", "assert"})
 PARTITIONS_DIR = "partitions"  # under --out: the plan and every partition's journal and output
-TRIAGE_FILES = frozenset({"triage.json", "triage.md", PARTITIONS_DIR})  # and bucket-*/ (repro bundles)
+# and bucket-*/ (repro bundles)
+TRIAGE_FILES = frozenset({"triage.json", "triage.md", PARTITIONS_DIR})
 
 
 @dataclass
 class TriageOptions:
-    repro: ReproOptions  # command (on the first collection), debugger, workers, timeout, verify runs
+    # command (on the first collection), debugger, workers, timeout, verify runs
+    repro: ReproOptions
     out: Path
     max_crashes: int = 1000
-    bundle_kinds: frozenset[str] = DEFAULT_BUNDLE_KINDS  # --failure: which buckets get repro bundles
-    commands: list[ReproCommand] = field(default_factory=list)  # one per collection (default: repro.command)
+    # --failure: which buckets get repro bundles
+    bundle_kinds: frozenset[str] = DEFAULT_BUNDLE_KINDS
+    # one per collection (default: repro.command)
+    commands: list[ReproCommand] = field(default_factory=list)
     scheduler: str | None = None  # a dask scheduler's address
     partition_methods: int | None = None
     resume: bool = False
@@ -49,7 +54,8 @@ class TriageResult:
     coverage: list[Coverage] = field(default_factory=list)
     seconds: float = 0.0
     replay_seconds: float = 0.0  # the plan and the partitions' replay, from the engine being ready
-    engine_seconds: float = 0.0  # opening the engine (a cluster: importing dask.distributed, connecting)
+    # opening the engine (a cluster: importing dask.distributed, connecting)
+    engine_seconds: float = 0.0
     exit_code: int = exits.NO_CRASH
     files: list[Path] = field(default_factory=list)
 

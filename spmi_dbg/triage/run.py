@@ -1,9 +1,10 @@
 """Triage, the replay part, as the coordinator sees it: every partition (triage/plan.py) is a task
-(triage/task.py) run by an engine (triage/engine.py: threads here; triage/cluster.py: a dask cluster). A fatal
-stop (or a hang) at method context N does not end a partition: the crash is identified (from the stack, else by
-native bisection) and the partition goes on at N+1 in the same debugger session. Each task keeps its journal
-under the out directory; this module watches the journals for progress (and --max-crashes), then reads them
-back into crashes, segments and superpmi's own failure lines."""
+(triage/task.py) run by an engine (triage/engine.py: threads here; triage/cluster.py: a dask
+cluster). A fatal stop (or a hang) at method context N does not end a partition: the crash is
+identified (from the stack, else by native bisection) and the partition goes on at N+1 in the same
+debugger session. Each task keeps its journal under the out directory; this module watches the
+journals for progress (and --max-crashes), then reads them back into crashes, segments and
+superpmi's own failure lines."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ POLL = 0.5  # seconds between two looks at the journals (progress, --max-crashes
 
 @dataclass
 class Crash:
-    """One fatal stop (or hang): its run (the segment that ended there) and what was identified of it."""
+    """One fatal stop (or hang): its run (the segment that ended there) and what was identified of
+    it."""
 
     located: Located  # winner = the segment's run; method_context and expectation identified
     collection: str  # its collection's path
@@ -86,41 +88,59 @@ class TriageRun:
     partitions: list[TriagePartition]
     journals: list[Journal]
     engine: EngineReport
-    segments: list[PartitionRun] = field(default_factory=list)  # every replay, partition by partition
+    # every replay, partition by partition
+    segments: list[PartitionRun] = field(default_factory=list)
     crashes: list[Crash] = field(default_factory=list)
-    outputs: list[tuple[str, ReplayOutput]] = field(default_factory=list)  # (collection, what a partition printed)
+    # (collection, what a partition printed)
+    outputs: list[tuple[str, ReplayOutput]] = field(default_factory=list)
     stopped_early: bool = False  # --max-crashes reached
-    resumed: list[int] = field(default_factory=list)  # partitions done before this run (--resume): not re-run
+    # partitions done before this run (--resume): not re-run
+    resumed: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> list[tuple[str, PassedStop]]:
         """Every first-chance stop passed on, with its collection's path."""
         collection = {p.index: p.collection for p in self.partitions}
-        return [(collection[r.partition.index], s) for r in self.segments if r.outcome for s in r.outcome.passed]
+        return [
+            (collection[r.partition.index], s)
+            for r in self.segments
+            if r.outcome
+            for s in r.outcome.passed
+        ]
 
     @property
     def tool_failures(self) -> list[dict[str, object]]:
-        out: list[dict[str, object]] = [t | {"partition": j.partition.index} for j in self.journals
-                                        for t in j.tool_failures]
-        out += [{"partition": i, "compile": "", "failures": [why]} for i, why in self.engine.task_failures.items()]
+        out: list[dict[str, object]] = [
+            t | {"partition": j.partition.index} for j in self.journals for t in j.tool_failures
+        ]
+        out += [
+            {"partition": i, "compile": "", "failures": [why]}
+            for i, why in self.engine.task_failures.items()
+        ]
         return out
 
 
 class Tallier:
-    """Progress from the journals, each read again only when it changed (a cluster's triage has hundreds)."""
+    """Progress from the journals, each read again only when it changed (a cluster's triage has
+    hundreds)."""
 
     def __init__(self, partitions: list[TriagePartition], directory: Path) -> None:
         self.partitions = partitions
         self.directory = directory
         self.start = time.monotonic()
-        self.seen: dict[int, tuple[tuple[int, int], int, int, bool]] = {}  # index -> (stat, accounted, crashes, done)
+        # index -> (stat, accounted, crashes, done)
+        self.seen: dict[int, tuple[tuple[int, int], int, int, bool]] = {}
         self.before = 0
         self.before = self.tally().accounted  # what a resumed triage had done already
 
     def tally(self) -> Tally:
-        t = Tally(sum(p.methods for p in self.partitions), partitions=len(self.partitions),
-                  seconds=time.monotonic() - self.start, before=self.before)
+        t = Tally(
+            sum(p.methods for p in self.partitions),
+            partitions=len(self.partitions),
+            seconds=time.monotonic() - self.start,
+            before=self.before,
+        )
         for p in self.partitions:
             try:
                 st = journals.journal_path(self.directory, p.index).stat()
@@ -144,26 +164,40 @@ class Tallier:
         return sorted(i for i, known in self.seen.items() if known[3])
 
 
-def replay_partitions(commands: dict[str, ReproCommand], partitions: list[TriagePartition], directory: Path, *,
-                      engine: Engine, debugger: Driver, timeout: float, max_crashes: int,
-                      progress: TriageProgress | None = None, names: dict[str, str]) -> TriageRun:
+def replay_partitions(
+    commands: dict[str, ReproCommand],
+    partitions: list[TriagePartition],
+    directory: Path,
+    *,
+    engine: Engine,
+    debugger: Driver,
+    timeout: float,
+    max_crashes: int,
+    progress: TriageProgress | None = None,
+    names: dict[str, str],
+) -> TriageRun:
     """Run every unfinished partition's task, then read all the journals back."""
     show = progress or TriageProgress()
-    tallier = Tallier(partitions, directory)  # what a resumed triage had done already: done partitions, crashes
+    # what a resumed triage had done already: done partitions, crashes
+    tallier = Tallier(partitions, directory)
     resumed = tallier.done()
     budget = CrashBudget(max_crashes - tallier.tally().crashes)
     cancel = threading.Event()
     if budget.left <= 0:
         cancel.set()
-    tasks = [PartitionTask(commands[p.collection], p, debugger, timeout, str(directory), max_crashes)
-             for p in partitions if p.index not in resumed]
+    tasks = [
+        PartitionTask(commands[p.collection], p, debugger, timeout, str(directory), max_crashes)
+        for p in partitions
+        if p.index not in resumed
+    ]
     finished = threading.Event()
 
     def watch() -> None:
         while not finished.wait(POLL):
             t = tallier.tally()
             show.update(t)
-            if t.crashes >= max_crashes:  # the budget is spent: the tasks still replaying stop at once
+            # the budget is spent: the tasks still replaying stop at once
+            if t.crashes >= max_crashes:
                 cancel.set()
 
     watcher = threading.Thread(target=watch, name="spmi-triage-progress", daemon=True)
@@ -183,9 +217,13 @@ def replay_partitions(commands: dict[str, ReproCommand], partitions: list[Triage
         j = journals.with_records(read) if read is not None else Journal(p)
         if not j.done:
             why = report.task_failures.get(p.index)
-            reason = (f"the partition's task failed: {why}" if why else
-                      "--max-crashes reached: the triage stopped" if result.stopped_early else
-                      "the partition did not finish")
+            reason = (
+                f"the partition's task failed: {why}"
+                if why
+                else "--max-crashes reached: the triage stopped"
+                if result.stopped_early
+                else "the partition did not finish"
+            )
             j.give_up(reason)
         result.journals.append(j)
         _read_back(j, result, names)
@@ -198,8 +236,14 @@ def _read_back(j: Journal, result: TriageRun, names: dict[str, str]) -> None:
     runs: list[PartitionRun] = []
     for s in j.segments:
         numbers = tuple(parse_mclist(str(s["compile"])))
-        run = PartitionRun(Partition(p.index, numbers), Path(s["stdout"]), Path(s["stderr"]), Path(s["transcript"]),
-                           attempts=int(s.get("attempts") or 0), failures=list(s.get("failures") or []))
+        run = PartitionRun(
+            Partition(p.index, numbers),
+            Path(s["stdout"]),
+            Path(s["stderr"]),
+            Path(s["transcript"]),
+            attempts=int(s.get("attempts") or 0),
+            failures=list(s.get("failures") or []),
+        )
         if s.get("outcome") is not None:
             run.outcome = ReplayOutcome.from_json(s["outcome"])
         runs.append(run)
@@ -207,13 +251,20 @@ def _read_back(j: Journal, result: TriageRun, names: dict[str, str]) -> None:
     for c in j.crashes:
         run = runs[int(c["segment"]) - 1]
         e = c.get("expectation")
-        located = Located([run], winner=run, method_context=int(c["method_context"]),
-                          method_context_source=str(c.get("method_context_source") or ""),
-                          method_context_rejected=[str(r) for r in c.get("method_context_rejected") or []],
-                          bisection=list(c.get("bisection") or []), notes=list(c.get("notes") or []))
+        located = Located(
+            [run],
+            winner=run,
+            method_context=int(c["method_context"]),
+            method_context_source=str(c.get("method_context_source") or ""),
+            method_context_rejected=[str(r) for r in c.get("method_context_rejected") or []],
+            bisection=list(c.get("bisection") or []),
+            notes=list(c.get("notes") or []),
+        )
         if e is not None:
             located.expectation = Expectation(e["kind"], e.get("signal"), e.get("bucket"))
-        result.crashes.append(Crash(located, p.collection, f"{names[p.collection]}:{located.method_context}"))
+        result.crashes.append(
+            Crash(located, p.collection, f"{names[p.collection]}:{located.method_context}")
+        )
     failures = [Failure.from_json(f) for f in j.failures]
     failed = [Failure("error", n, "", "") for n in j.failed_compiles]
     result.outputs.append((p.collection, ReplayOutput(failures, failed)))

@@ -1,10 +1,12 @@
-"""Triage, one partition's task (run by a thread here, or by a dask worker): replay the partition under one
-debugger session, and after a fatal stop (or a hang) at method context N identify it and go on at N+1 in the
-same session (the inferior is run again: no new debugger per crash), until the partition is done. After every
-replay the journal (triage/journal.py) is written, so that a task that dies loses no work.
+"""Triage, one partition's task (run by a thread here, or by a dask worker): replay the partition
+under one debugger session, and after a fatal stop (or a hang) at method context N identify it and
+go on at N+1 in the same session (the inferior is run again: no new debugger per crash), until the
+partition is done. After every replay the journal (triage/journal.py) is written, so that a task
+that dies loses no work.
 
-A task first checks that what it needs exists where it runs (the program, the JITs, the collection, the out
-directory: a cluster's workers need the same paths), and fails with one line naming the worker and the path."""
+A task first checks that what it needs exists where it runs (the program, the JITs, the collection,
+the out directory: a cluster's workers need the same paths), and fails with one line naming the
+worker and the path."""
 
 from __future__ import annotations
 
@@ -33,7 +35,8 @@ KILLER_REASON = "it killed its worker twice: not retried"
 
 
 class MissingOnWorker(SpmiDbgError):
-    """A path the task needs does not exist where it runs (one line: the worker and the path; an input error)."""
+    """A path the task needs does not exist where it runs (one line: the worker and the path; an
+    input error)."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,8 @@ class PartitionTask:
     debugger: Driver
     timeout: float
     directory: str  # the out directory's partitions/ (a shared path on a cluster)
-    max_crashes: int  # the crash budget of a task run without one (the engines share one across their tasks)
+    # the crash budget of a task run without one (the engines share one across their tasks)
+    max_crashes: int
 
 
 class Budget(Protocol):
@@ -58,7 +62,8 @@ class Budget(Protocol):
 
 
 class CrashBudget:
-    """The budget the threads of one process share (cluster.ClusterBudget: the tasks of a cluster)."""
+    """The budget the threads of one process share (cluster.ClusterBudget: the tasks of a
+    cluster)."""
 
     def __init__(self, limit: int) -> None:
         self.left = limit
@@ -73,8 +78,9 @@ class CrashBudget:
 
 
 class SessionCache:
-    """One debugger session per worker thread, kept from one partition to the next (the same program: a worker's
-    next partition starts no new debugger). The engine closes them when the triage ends."""
+    """One debugger session per worker thread, kept from one partition to the next (the same
+    program: a worker's next partition starts no new debugger). The engine closes them when the
+    triage ends."""
 
     def __init__(self) -> None:
         self.sessions: dict[tuple[int, Driver, str], ReplaySession] = {}
@@ -103,16 +109,30 @@ class SessionCache:
 
 def check_inputs(task: PartitionTask, where: str) -> None:
     cmd = task.command
-    for path in (cmd.program, *cmd.jits, task.partition.collection, task.directory, *task.debugger.needed_paths):
+    for path in (
+        cmd.program,
+        *cmd.jits,
+        task.partition.collection,
+        task.directory,
+        *task.debugger.needed_paths,
+    ):
         if not os.path.exists(path):
-            raise MissingOnWorker(f"worker {where}: {path}: not found (the workers need the same paths as the "
-                                  "coordinator: a shared file system)")
+            raise MissingOnWorker(
+                f"worker {where}: {path}: not found (the workers need the same paths as the "
+                "coordinator: a shared file system)"
+            )
 
 
-def run_partition(task: PartitionTask, *, where: str | None = None, cancel: threading.Event | None = None,
-                  budget: Budget | None = None, sessions: SessionCache | None = None) -> dict[str, Any]:
-    """The partition's journal (JSON) when it is done, or when `cancel` stopped it. `sessions`: debugger sessions
-    to reuse and leave open (default: one of its own, closed at the end)."""
+def run_partition(
+    task: PartitionTask,
+    *,
+    where: str | None = None,
+    cancel: threading.Event | None = None,
+    budget: Budget | None = None,
+    sessions: SessionCache | None = None,
+) -> dict[str, Any]:
+    """The partition's journal (JSON) when it is done, or when `cancel` stopped it. `sessions`:
+    debugger sessions to reuse and leave open (default: one of its own, closed at the end)."""
     where = where or f"{socket.gethostname()} (pid {os.getpid()})"
     check_inputs(task, where)
     directory = Path(task.directory)
@@ -124,13 +144,17 @@ def run_partition(task: PartitionTask, *, where: str | None = None, cancel: thre
         if journal.running is not None:  # the lock was free: the replay's worker died
             key = f"{journal.running['from']}-{journal.running['to']}"
             journal.deaths[key] = journal.deaths.get(key, 0) + 1
-            journal.notes.append(f"the worker replaying -c {journal.running['compile']} "
-                                 f"({journal.running.get('by')}) died; replayed again from {journal.running['from']}")
+            journal.notes.append(
+                f"the worker replaying -c {journal.running['compile']} "
+                f"({journal.running.get('by')}) died; replayed again from {journal.running['from']}"
+            )
             journal.running = None
         own = sessions is None
         cache = sessions or SessionCache()
         try:
-            _Partition(task, journal, where, cancel, budget or CrashBudget(task.max_crashes), cache).run()
+            _Partition(
+                task, journal, where, cancel, budget or CrashBudget(task.max_crashes), cache
+            ).run()
         finally:
             if own:
                 cache.close_all()
@@ -138,8 +162,15 @@ def run_partition(task: PartitionTask, *, where: str | None = None, cancel: thre
 
 
 class _Partition:
-    def __init__(self, task: PartitionTask, journal: Journal, where: str, cancel: threading.Event | None,
-                 budget: Budget, sessions: SessionCache) -> None:
+    def __init__(
+        self,
+        task: PartitionTask,
+        journal: Journal,
+        where: str,
+        cancel: threading.Event | None,
+        budget: Budget,
+        sessions: SessionCache,
+    ) -> None:
         self.task = task
         self.journal = journal
         self.where = where
@@ -161,13 +192,14 @@ class _Partition:
                 start = time.monotonic()
                 journals.save(self.directory, self.journal)
         finally:
-            if self.journal.running is not None:  # cancelled, or an error: nothing of this replay is accounted
+            # cancelled, or an error: nothing of this replay is accounted
+            if self.journal.running is not None:
                 self.journal.running = None
                 journals.save(self.directory, self.journal)
 
     def window(self) -> MCList | None:
-        """The next replay's numbers: the rest of the partition, or (after deaths) a part of it; None when the
-        next record is a worker killer now given up on."""
+        """The next replay's numbers: the rest of the partition, or (after deaths) a part of it;
+        None when the next record is a worker killer now given up on."""
         j = self.journal
         rest = j.remaining
         if j.window_end is not None:
@@ -196,30 +228,44 @@ class _Partition:
         j.running = {"from": window.first, "to": window.last, "compile": spec, "by": self.where}
         journals.save(self.directory, j)
         k = len(j.segments) + 1
-        run = PartitionRun(Partition(self.task.partition.index, tuple(window)), self.files / f"seg-{k}.stdout",
-                           self.files / f"seg-{k}.stderr", self.files / f"seg-{k}.debugger.log")
+        run = PartitionRun(
+            Partition(self.task.partition.index, tuple(window)),
+            self.files / f"seg-{k}.stdout",
+            self.files / f"seg-{k}.stderr",
+            self.files / f"seg-{k}.debugger.log",
+        )
         self.replay(run, spec)
         j.running = None
         if j.window_end is not None and window.last == j.window_end:
-            j.window_end = None  # the part the deaths left is through (or resumed after a crash): one window again
+            # the part the deaths left is through (or resumed after a crash): one window again
+            j.window_end = None
         upto = self.settle(run, window, spec, k)
         record = journals.segment_record(self.directory, self.task.partition.index, k)
         failures, failed = _accepted(run, upto)
-        journals.write_record(record, {"outcome": run.outcome.to_json() if run.outcome is not None else None,
-                                       "failures": failures, "failed_compiles": failed})
+        journals.write_record(
+            record,
+            {
+                "outcome": run.outcome.to_json() if run.outcome is not None else None,
+                "failures": failures,
+                "failed_compiles": failed,
+            },
+        )
         j.segments.append(_segment(run, self.task.partition, self.where, record))
 
     def settle(self, run: PartitionRun, window: MCList, spec: str, k: int) -> int | None:
-        """What the replay's end means for the journal; returns the last method context whose failure lines count
-        (None: none of them, the replay is not accounted)."""
+        """What the replay's end means for the journal; returns the last method context whose
+        failure lines count (None: none of them, the replay is not accounted)."""
         j = self.journal
         outcome = run.outcome
         if outcome is None:  # the debugger failed twice: the partition cannot go on
             j.tool_failures.append({"compile": spec, "failures": run.failures})
-            j.give_up(f"the debugger failed: {run.failures[-1] if run.failures else 'no reason given'}")
+            j.give_up(
+                f"the debugger failed: {run.failures[-1] if run.failures else 'no reason given'}"
+            )
             j.done = True
             return None
-        if outcome.kind == "cancelled":  # nothing of it is accounted: a resumed triage replays it again
+        # nothing of it is accounted: a resumed triage replays it again
+        if outcome.kind == "cancelled":
             return None
         if outcome.kind not in WINNING:  # ran to the end of the window
             j.accounted = window.last
@@ -245,9 +291,10 @@ class _Partition:
         return located.method_context
 
     def halve(self, located: Located, window: MCList, spec: str) -> None:
-        """A crash whose method context is not established: nothing of the replay is accounted (no method context
-        of it counts as replayed, clean or not); its first half is replayed next, then the rest, so each crash is
-        cornered in a replay of one method context, which establishes it. Never skipped, never guessed."""
+        """A crash whose method context is not established: nothing of the replay is accounted (no
+        method context of it counts as replayed, clean or not); its first half is replayed next,
+        then the rest, so each crash is cornered in a replay of one method context, which
+        establishes it. Never skipped, never guessed."""
         j = self.journal
         numbers = list(window) if window.count() < 64 else None
         middle = numbers[len(numbers) // 2 - 1] if numbers else _middle(window)
@@ -255,9 +302,13 @@ class _Partition:
         why = "; ".join(located.notes) or "no established number"
         if located.method_context is not None:
             why = f"the number found, {located.method_context}, is not in the replay's -c {spec}"
-        j.notes.append(f"partition {self.task.partition.index}: a crash in -c {spec} whose method context is not "
-                       f"established ({why}): -c {window.between(window.first, middle).spec()} is replayed next, then "
-                       "the rest")
+        j.notes.append(
+            f"partition {self.task.partition.index}: a crash in -c {spec} whose method context is "
+            "not "
+            f"established ({why}): -c {window.between(window.first, middle).spec()} is replayed "
+            "next, then "
+            "the rest"
+        )
         return None
 
     def replay(self, run: PartitionRun, spec: str) -> None:
@@ -267,8 +318,14 @@ class _Partition:
             run.attempts += 1
             session = self.sessions.get(self.task.debugger, argv[0], run.transcript)
             try:
-                run.outcome = session.run(argv, timeout=self.task.timeout, stdout=run.stdout, stderr=run.stderr,
-                                          cancel=self.cancel, transcript=run.transcript)
+                run.outcome = session.run(
+                    argv,
+                    timeout=self.task.timeout,
+                    stdout=run.stdout,
+                    stderr=run.stderr,
+                    cancel=self.cancel,
+                    transcript=run.transcript,
+                )
                 return
             except ToolFailure as e:
                 run.failures.append(str(e))
@@ -287,38 +344,56 @@ def _middle(numbers: MCList) -> int:
 
 
 def _accepted(run: PartitionRun, upto: int | None) -> tuple[list[dict[str, Any]], list[int]]:
-    """The failure lines of the replay's accounted part (method contexts up to `upto`): each replayed method
-    context's lines once, however often its replay was interrupted before."""
+    """The failure lines of the replay's accounted part (method contexts up to `upto`): each
+    replayed method context's lines once, however often its replay was interrupted before."""
     if upto is None:
         return [], []
     output = read_output(run.stdout, run.stderr)
-    return ([f.to_json() for f in output.failures if f.method_context <= upto],
-            sorted({f.method_context for f in output.failed_compiles if f.method_context <= upto}))
+    return (
+        [f.to_json() for f in output.failures if f.method_context <= upto],
+        sorted({f.method_context for f in output.failed_compiles if f.method_context <= upto}),
+    )
 
 
-def _segment(run: PartitionRun, partition: TriagePartition, where: str, record: Path) -> dict[str, Any]:
-    """The journal's line for a replay (its outcome and failure lines are in `record`, written once)."""
-    return run.to_json() | {"partition": partition.index, "collection": partition.collection, "by": where,
-                            "stdout": str(run.stdout), "stderr": str(run.stderr), "transcript": str(run.transcript),
-                            "record": str(record)}
+def _segment(
+    run: PartitionRun, partition: TriagePartition, where: str, record: Path
+) -> dict[str, Any]:
+    """The journal's line for a replay (its outcome and failure lines are in `record`, written
+    once)."""
+    return run.to_json() | {
+        "partition": partition.index,
+        "collection": partition.collection,
+        "by": where,
+        "stdout": str(run.stdout),
+        "stderr": str(run.stderr),
+        "transcript": str(run.transcript),
+        "record": str(record),
+    }
 
 
 def _only_one(located: Located, number: int, spec: str) -> None:
     """A replay of a single method context crashed: the crash is that method context's."""
     located.method_context = number
-    located.method_context_source = (f"the only method context of the replay -c {spec} (the stack gave no established "
-                                     "number)")
+    located.method_context_source = (
+        f"the only method context of the replay -c {spec} (the stack gave no established number)"
+    )
     d = located.diagnosis
     if d is not None:
-        d.method_context = MethodContextFact(number, located.method_context_source,
-                                             rejected=list(located.method_context_rejected))
+        d.method_context = MethodContextFact(
+            number, located.method_context_source, rejected=list(located.method_context_rejected)
+        )
 
 
 def _crash(located: Located, segment: int) -> dict[str, Any]:
     e = located.expectation
-    return {"method_context": located.method_context, "segment": segment,
-            "expectation": None if e is None else {"kind": e.kind, "signal": e.signal, "bucket": e.bucket},
-            "method_context_source": located.method_context_source, "bisection": located.bisection,
-            "method_context_rejected": located.method_context_rejected,
-            "notes": located.notes}
-
+    return {
+        "method_context": located.method_context,
+        "segment": segment,
+        "expectation": None
+        if e is None
+        else {"kind": e.kind, "signal": e.signal, "bucket": e.bucket},
+        "method_context_source": located.method_context_source,
+        "bisection": located.bisection,
+        "method_context_rejected": located.method_context_rejected,
+        "notes": located.notes,
+    }

@@ -1,6 +1,7 @@
-"""triage.json: what a triage run found, as data (schema spmi_dbg/report/schema/triage-N.json): the crashes, the
-buckets with their members, smallest member and repro bundle, the first-chance stops passed on, what superpmi
-reported itself. triage.md is rendered from this data alone (spmi_dbg.report.triage)."""
+"""triage.json: what a triage run found, as data (schema spmi_dbg/report/schema/triage-N.json): the
+crashes, the buckets with their members, smallest member and repro bundle, the first-chance stops
+passed on, what superpmi reported itself. triage.md is rendered from this data alone
+(spmi_dbg.report.triage)."""
 
 from __future__ import annotations
 
@@ -36,8 +37,15 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
         "replay_seconds": round(result.replay_seconds, 3),
         "engine_seconds": round(result.engine_seconds, 3),
         "command": _command(result),
-        "collections": [{"collection": names[c.input], "path": c.input, "method_contexts": c.count,
-                         "argv": c.argv()} for c in result.options.commands],
+        "collections": [
+            {
+                "collection": names[c.input],
+                "path": c.input,
+                "method_contexts": c.count,
+                "argv": c.argv(),
+            }
+            for c in result.options.commands
+        ],
         "debugger": result.options.repro.debugger_name,
         "workers": run.engine.workers,
         "engine": _engine(result),
@@ -48,11 +56,15 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
         "buckets": [_bucket(b, result) for b in result.buckets],
         "bundle_kinds": [k for k in BUNDLE_KINDS if k in result.options.bundle_kinds],
         "failure_buckets": [_failure_bucket(b, result) for b in result.failure_buckets],
-        "segments": [s.to_json() | {"collection": names[p.collection]}
-                     for s, p in _segments_with_partitions(result)],
+        "segments": [
+            s.to_json() | {"collection": names[p.collection]}
+            for s, p in _segments_with_partitions(result)
+        ],
         "first_chance": [g.to_json() for g in first_chance([(names[c], s) for c, s in run.passed])],
-        "reported_by_superpmi": {k: [g.to_json() for g in v] for k, v in
-                                 reported_by_superpmi([(names[c], o) for c, o in run.outputs]).items()},
+        "reported_by_superpmi": {
+            k: [g.to_json() for g in v]
+            for k, v in reported_by_superpmi([(names[c], o) for c, o in run.outputs]).items()
+        },
         "replay_input_errors": _input_errors(result),
         "tool_failures": run.tool_failures,
         "notes": run.notes + [n for j in run.journals for n in j.notes],
@@ -61,29 +73,52 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
 
 def _command(result: TriageResult) -> dict[str, Any]:
     cmd = result.options.repro.command
-    return {"program": cmd.program, "jits": list(cmd.jits), "input": cmd.input, "options": list(cmd.options),
-            "argv": cmd.argv(), "method_contexts": sum(c.method_contexts for c in result.coverage),
-            "notes": list(cmd.notes)}
+    return {
+        "program": cmd.program,
+        "jits": list(cmd.jits),
+        "input": cmd.input,
+        "options": list(cmd.options),
+        "argv": cmd.argv(),
+        "method_contexts": sum(c.method_contexts for c in result.coverage),
+        "notes": list(cmd.notes),
+    }
 
 
 def _engine(result: TriageResult) -> dict[str, Any]:
     """Where the partitions ran, and what the engine had to do again."""
     engine = result.run.engine
-    return {"name": engine.name, "scheduler": engine.address, "dashboard": engine.dashboard,
-            "workers": engine.workers, "partitions": len(result.run.partitions),
-            "resumed_partitions": result.run.resumed,
-            "resubmitted": [{"partition": k, "times": v} for k, v in sorted(engine.resubmitted.items())],
-            "task_failures": [{"partition": k, "why": v} for k, v in sorted(engine.task_failures.items())],
-            "bundle_workers": [{"bucket": k, "worker": v} for k, v in sorted(engine.bundle_workers.items())]}
+    return {
+        "name": engine.name,
+        "scheduler": engine.address,
+        "dashboard": engine.dashboard,
+        "workers": engine.workers,
+        "partitions": len(result.run.partitions),
+        "resumed_partitions": result.run.resumed,
+        "resubmitted": [
+            {"partition": k, "times": v} for k, v in sorted(engine.resubmitted.items())
+        ],
+        "task_failures": [
+            {"partition": k, "why": v} for k, v in sorted(engine.task_failures.items())
+        ],
+        "bundle_workers": [
+            {"bucket": k, "worker": v} for k, v in sorted(engine.bundle_workers.items())
+        ],
+    }
 
 
 def _crash(c: Crash, names: dict[str, str]) -> dict[str, Any]:
     located = c.located
-    return {"method_context": c.number, "collection": names[c.collection], "member": c.member,
-            "bucket": c.bucket, "partition": c.run.partition.index, "segment": c.run.partition.spec,
-            "kind": located.expectation.kind if located.expectation else "crash",
-            "method_context_source": located.method_context_source,
-            "method_context_rejected": located.method_context_rejected}
+    return {
+        "method_context": c.number,
+        "collection": names[c.collection],
+        "member": c.member,
+        "bucket": c.bucket,
+        "partition": c.run.partition.index,
+        "segment": c.run.partition.spec,
+        "kind": located.expectation.kind if located.expectation else "crash",
+        "method_context_source": located.method_context_source,
+        "method_context_rejected": located.method_context_rejected,
+    }
 
 
 def _input_errors(result: TriageResult) -> list[dict[str, Any]]:
@@ -99,8 +134,13 @@ def _segments_with_partitions(result: TriageResult) -> list[tuple[Any, Any]]:
 
 
 def _member(m: Any) -> dict[str, Any]:
-    return {"member": m.member, "collection": m.member.rsplit(":", 1)[0], "method_context": m.number,
-            "name": m.name, "il_size": m.il_size}
+    return {
+        "member": m.member,
+        "collection": m.member.rsplit(":", 1)[0],
+        "method_context": m.number,
+        "name": m.name,
+        "il_size": m.il_size,
+    }
 
 
 def _bucket(b: Bucket, result: TriageResult) -> dict[str, Any]:
@@ -108,8 +148,12 @@ def _bucket(b: Bucket, result: TriageResult) -> dict[str, Any]:
     repro = result.bundles.get(b.key)
     small = b.smallest
     return {
-        "bucket": b.key, "kind": b.kind, "signal": b.signal, "signature": d.signature if d is not None else None,
-        "title": _title(b), "count": len(b.members),
+        "bucket": b.key,
+        "kind": b.kind,
+        "signal": b.signal,
+        "signature": d.signature if d is not None else None,
+        "title": _title(b),
+        "count": len(b.members),
         "method_contexts": [m.member for m in b.members],
         "members": [_member(m) for m in b.members],
         "smallest": _member(small),
@@ -126,25 +170,44 @@ def _repro(repro: ReproResult | None) -> dict[str, Any] | None:
     if repro is None:
         return None
     v = repro.target.verification if repro.target else None
-    return {"bundle": str(repro.out), "outcome": repro.outcome, "exit_code": repro.exit_code,
-            "method_contexts": repro.method_contexts, "rate": None if v is None else round(v.rate, 4),
-            "summary": None if v is None else v.summary()}
+    return {
+        "bundle": str(repro.out),
+        "outcome": repro.outcome,
+        "exit_code": repro.exit_code,
+        "method_contexts": repro.method_contexts,
+        "rate": None if v is None else round(v.rate, 4),
+        "summary": None if v is None else v.summary(),
+    }
 
 
 def _failure_bucket(b: FailureBucket, result: TriageResult) -> dict[str, Any]:
     small = b.smallest
     repro = result.failure_bundles.get(b.key)
-    needed = repro.option_minimization.summary() if repro is not None and repro.option_minimization else None
-    return {"bucket": b.key, "kind": b.kind, "key": b.failure_key, "title": b.title, "count": len(b.members),
-            "method_contexts": [m.member for m in b.members],
-            "members": [_member(m) for m in b.members],
-            "smallest": _member(small),
-            "failure": small.failure.to_json(), "jit_settings": needed, "repro": _repro(repro)}
+    needed = (
+        repro.option_minimization.summary()
+        if repro is not None and repro.option_minimization
+        else None
+    )
+    return {
+        "bucket": b.key,
+        "kind": b.kind,
+        "key": b.failure_key,
+        "title": b.title,
+        "count": len(b.members),
+        "method_contexts": [m.member for m in b.members],
+        "members": [_member(m) for m in b.members],
+        "smallest": _member(small),
+        "failure": small.failure.to_json(),
+        "jit_settings": needed,
+        "repro": _repro(repro),
+    }
 
 
 def _title(b: Bucket) -> str:
     d = b.diagnosis
-    return phrases.crash_title(b.signal, d.to_json() if d is not None else {}, hang=b.kind == "hang")
+    return phrases.crash_title(
+        b.signal, d.to_json() if d is not None else {}, hang=b.kind == "hang"
+    )
 
 
 def write_triage(result: TriageResult, work: Path) -> list[Path]:

@@ -1,5 +1,6 @@
-"""bench/real_superpmi.py --quick on the real superpmi: every phase runs, prints its ratio lines, and finds what
-the native runs found (no timing is asserted). Its figures belong to the README, not to this test."""
+"""bench/real_superpmi.py --quick on the real superpmi: every phase runs, prints its ratio lines,
+and finds what the native runs found (no timing is asserted). Its figures belong to the README, not
+to this test."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from ..support.common import ROOT
 from ..support.real import ENV, Real
 
 RATIOS = [
-    r"^repro time / native replay time to the crash \(shallow, -c 2000-2010 on api-reljit\.mch\): [\d.]+  \(no goal",
-    r"^repro time / native replay time to the crash \(deep\): [\d.]+  \(goal <= 0\.75: (met|NOT met)\)$",
+    r"^repro time / native replay time to the crash \(shallow, -c 2000-2010 on api-reljit\.mch\): "
+    r"[\d.]+  \(no goal",
+    r"^repro time / native replay time to the crash \(deep\): [\d.]+  \(goal <= 0\.75: (met|NOT "
+    r"met)\)$",
     r"^efficiency native loop / triage: [\d.]+  ",
     r"^cost per extra crash: -?[\d.]+ s  \(goal <= 0\.15: (met|NOT met); ",
     r"^mch verify / mcs -integ: [\d.]+  \(goal <= 0\.33: (met|NOT met)\)$",
@@ -26,8 +29,14 @@ def test_quick_mode_measures_every_phase(real: Real, tmp_path: Path) -> None:
     cache, cwd = tmp_path / "cache", tmp_path / "cwd"
     cwd.mkdir()
     env = {**os.environ, ENV: str(real.root)}
-    r = subprocess.run([sys.executable, str(ROOT / "bench" / "real_superpmi.py"), "--quick", "--dir", str(cache)],
-                       capture_output=True, text=True, env=env, cwd=cwd, timeout=280)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "real_superpmi.py"), "--quick", "--dir", str(cache)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=280,
+    )
     out = r.stdout
     assert r.returncode == 0, out + r.stderr
     for pattern in RATIOS:

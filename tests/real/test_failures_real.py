@@ -1,7 +1,8 @@
-"""superpmi's own failure lines of every era, on the real superpmi of .NET Core 3.1.23 (../shared/real-superpmi/
-README.md): its asserts have no `#N` and no phase (paired with their failed compile by IL size), `-boa` goes on
-without a debugger and breaks under one, missing data exits 3, a `-c` past the end exits 255; `repro --failure
-assert` on a real assert, and a crash that `-p` hid, from the command and from a 3.1-style superpmi.py log."""
+"""superpmi's own failure lines of every era, on the real superpmi of .NET Core 3.1.23
+(../shared/real-superpmi/ README.md): its asserts have no `#N` and no phase (paired with their
+failed compile by IL size), `-boa` goes on without a debugger and breaks under one, missing data
+exits 3, a `-c` past the end exits 255; `repro --failure assert` on a real assert, and a crash that
+`-p` hid, from the command and from a 3.1-style superpmi.py log."""
 
 from __future__ import annotations
 
@@ -16,17 +17,24 @@ from spmi_dbg.repro.native import run_native
 from ..support.pipeline import report, repro, validate
 from ..support.real import Real
 
-GENTREE = ("/_/src/src/jit/gentree.cpp", 6080, '!"gtArgEntryByNode: node not found"',
-           "StringBuilder:AppendFormatHelper(ref,ref,struct):ref:this", 844)
+GENTREE = (
+    "/_/src/src/jit/gentree.cpp",
+    6080,
+    '!"gtArgEntryByNode: node not found"',
+    "StringBuilder:AppendFormatHelper(ref,ref,struct):ref:this",
+    844,
+)
 
 
-def replay(real: Real, *args: str | Path, jit: Path | None = None, mch: Path | None = None) -> \
-        subprocess.CompletedProcess[str]:
+def replay(
+    real: Real, *args: str | Path, jit: Path | None = None, mch: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return real.replay(*args, jit or real.jit_checked, mch or real.api)
 
 
 def names(real: Real) -> dict[int, str]:
-    """`mcs -dumpMap`'s method names: what tells which record an assert's method is, independently."""
+    """`mcs -dumpMap`'s method names: what tells which record an assert's method is,
+    independently."""
     with open(real.api_map, newline="") as f:
         return {int(row["index"]): row["method name"] for row in csv.DictReader(f)}
 
@@ -36,13 +44,17 @@ def test_a_31_assert_takes_its_number_from_the_failed_compile(real: Real) -> Non
     assert r.returncode == 1, r.stdout + r.stderr
     assert "#543" not in r.stdout and "during '" not in r.stdout  # what 3.1's line lacks
     out = parse_output(r.stdout.splitlines(), r.stderr.splitlines())
-    assert [(f.kind, f.method_context) for f in out.failures] == [("assert", 543)]  # its failed compile not again
+    # its failed compile not again
+    assert [(f.kind, f.method_context) for f in out.failures] == [("assert", 543)]
     a = out.failures[0]
     assert (a.file, a.source_line, a.message, a.method, a.il_size) == GENTREE and a.phase is None
-    assert [(f.method_context, f.message, f.il_size) for f in out.failed_compiles] == [(543, ASSERT_EXCEPTION, 844)]
+    assert [(f.method_context, f.message, f.il_size) for f in out.failed_compiles] == [
+        (543, ASSERT_EXCEPTION, 844)
+    ]
     assert out.awaiting == [] and out.unpaired == []
-    # While the replay runs, its stderr (unbuffered) has the failed compile and stdout (block-buffered) nothing
-    # yet: it is an error for now, but one that awaits its ISSUE line, so no reader may take it as settled.
+    # While the replay runs, its stderr (unbuffered) has the failed compile and stdout
+    # (block-buffered) nothing yet: it is an error for now, but one that awaits its ISSUE line, so
+    # no reader may take it as settled.
     early = parse_output([], r.stderr.splitlines())
     assert [(f.kind, f.method_context) for f in early.failures] == [("error", 543)]
     assert early.awaiting == early.failures and not early.settled(early.failures[0])
@@ -53,14 +65,23 @@ def test_several_asserts_pair_by_il_size_the_kth_with_the_kth(real: Real) -> Non
     assert r.returncode == 1, r.stderr
     out = parse_output(r.stdout.splitlines(), r.stderr.splitlines())
     got = [(f.method_context, Path(f.file or "").name, f.source_line) for f in out.failures]
-    assert got == [(503, "codegenxarch.cpp", 3928), (1210, "codegenlinear.cpp", 1164),
-                   (1308, "codegenlinear.cpp", 1164), (1540, "codegenxarch.cpp", 5052),
-                   (1559, "codegenlinear.cpp", 1164), (1561, "codegenlinear.cpp", 1164),
-                   (1717, "codegenlinear.cpp", 1164), (1749, "codegenlinear.cpp", 1164),
-                   (2064, "codegenxarch.cpp", 5052), (2118, "codegenxarch.cpp", 5052),
-                   (2183, "codegenlinear.cpp", 1164), (2207, "codegenxarch.cpp", 5052)]
+    assert got == [
+        (503, "codegenxarch.cpp", 3928),
+        (1210, "codegenlinear.cpp", 1164),
+        (1308, "codegenlinear.cpp", 1164),
+        (1540, "codegenxarch.cpp", 5052),
+        (1559, "codegenlinear.cpp", 1164),
+        (1561, "codegenlinear.cpp", 1164),
+        (1717, "codegenlinear.cpp", 1164),
+        (1749, "codegenlinear.cpp", 1164),
+        (2064, "codegenxarch.cpp", 5052),
+        (2118, "codegenxarch.cpp", 5052),
+        (2183, "codegenlinear.cpp", 1164),
+        (2207, "codegenxarch.cpp", 5052),
+    ]
     assert all(f.kind == "assert" for f in out.failures) and len(out.failed_compiles) == 12
-    # 1561 and 1749 both have IL size 70: each assert went to its own record, as mcs -dumpMap names them.
+    # 1561 and 1749 both have IL size 70: each assert went to its own record, as mcs -dumpMap names
+    # them.
     recorded = names(real)
     for f in out.failures:
         assert f.method is not None and f.method.split("(")[0] == recorded[f.method_context], f
@@ -70,17 +91,43 @@ def test_several_asserts_pair_by_il_size_the_kth_with_the_kth(real: Real) -> Non
 def test_boa_without_a_debugger_goes_on_and_the_output_is_the_same(real: Real) -> None:
     r = replay(real, "-boa", "-jitoption", "JitStressRegs=400", "-c", "543")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert r.stderr.startswith("ERROR: SuperPMI: Assert Failure (PID ") and "gentree.cpp, Line: 6080" in r.stderr
+    assert (
+        r.stderr.startswith("ERROR: SuperPMI: Assert Failure (PID ")
+        and "gentree.cpp, Line: 6080" in r.stderr
+    )
     assert "Loaded 1  Jitted 1  FailedCompile 1 Excluded 0" in r.stdout  # it went on to the summary
     out = parse_output(r.stdout.splitlines(), r.stderr.splitlines())
-    assert [(f.kind, f.method_context, f.source_line) for f in out.failures] == [("assert", 543, 6080)]
+    assert [(f.kind, f.method_context, f.source_line) for f in out.failures] == [
+        ("assert", 543, 6080)
+    ]
 
 
 def test_boa_breaks_under_gdb_in_doassert(real: Real) -> None:
-    """What the diagnose phase's -boa run relies on: with a debugger attached, 3.1's DebugBreakorAV breaks."""
-    r = subprocess.run(["gdb", "-q", "-batch", "-ex", "run", "-ex", "bt 2", "--args", str(real.superpmi), "-boa",
-                        "-jitoption", "JitStressRegs=400", "-c", "543", str(real.jit_checked), str(real.api)],
-                       capture_output=True, text=True, timeout=120)
+    """What the diagnose phase's -boa run relies on: with a debugger attached, 3.1's DebugBreakorAV
+    breaks."""
+    r = subprocess.run(
+        [
+            "gdb",
+            "-q",
+            "-batch",
+            "-ex",
+            "run",
+            "-ex",
+            "bt 2",
+            "--args",
+            str(real.superpmi),
+            "-boa",
+            "-jitoption",
+            "JitStressRegs=400",
+            "-c",
+            "543",
+            str(real.jit_checked),
+            str(real.api),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert "received signal SIGTRAP" in r.stdout, r.stdout + r.stderr
     assert "DebugBreakorAV (val=val@entry=123)" in r.stdout and "MyICJI::doAssert" in r.stdout
 
@@ -89,58 +136,128 @@ def test_missing_data_only_exits_3(real: Real) -> None:
     r = replay(real, "-jitoption", "JitAggressiveInlining=1", "-c", "1-50")
     assert r.returncode == 3, r.stdout + r.stderr
     out = parse_output(r.stdout.splitlines(), r.stderr.splitlines())
-    assert out.failures and {f.kind for f in out.failures} == {"missing"} and out.failed_compiles == []
-    assert out.failures[0].method_context == 1 and "InitClass->GetIndex(key) != -1" in out.failures[0].message
-    run = run_native([str(real.superpmi), "-jitoption", "JitAggressiveInlining=1", "-c", "1", str(real.jit_checked),
-                      str(real.api)], timeout=60)
+    assert (
+        out.failures and {f.kind for f in out.failures} == {"missing"} and out.failed_compiles == []
+    )
+    assert (
+        out.failures[0].method_context == 1
+        and "InitClass->GetIndex(key) != -1" in out.failures[0].message
+    )
+    run = run_native(
+        [
+            str(real.superpmi),
+            "-jitoption",
+            "JitAggressiveInlining=1",
+            "-c",
+            "1",
+            str(real.jit_checked),
+            str(real.api),
+        ],
+        timeout=60,
+    )
     assert run.describe() == "exit status 3 (Misses: missing data only)"
 
 
 def test_a_c_past_the_end_is_an_input_error(real: Real, tmp_path: Path) -> None:
     r = replay(real, "-c", "6000")
-    assert r.returncode == 255 and r.stderr == "" and len(r.stdout.splitlines()) == 2, r.stdout + r.stderr
+    assert r.returncode == 255 and r.stderr == "" and len(r.stdout.splitlines()) == 2, (
+        r.stdout + r.stderr
+    )
     assert parse_output(r.stdout.splitlines(), r.stderr.splitlines()).failures == []
-    got = repro("--failure", "assert", "--out", "b", "--", str(real.superpmi), "-c", "6000", str(real.jit_checked),
-                str(real.api), cwd=tmp_path)
+    got = repro(
+        "--failure",
+        "assert",
+        "--out",
+        "b",
+        "--",
+        str(real.superpmi),
+        "-c",
+        "6000",
+        str(real.jit_checked),
+        str(real.api),
+        cwd=tmp_path,
+    )
     assert got.returncode == 3, got.stdout + got.stderr
-    assert "-c asks for method context 6000; the collection has 5657" in got.stderr and "no crash" not in got.stdout
+    assert (
+        "-c asks for method context 6000; the collection has 5657" in got.stderr
+        and "no crash" not in got.stdout
+    )
 
 
 def test_repro_of_a_real_assert_keeps_only_the_setting_it_needs(real: Real, tmp_path: Path) -> None:
     out = tmp_path / "a"
-    r = repro("--failure", "assert", "--out", str(out), "--", str(real.superpmi), "-jitoption", "JitStressRegs=800",
-              "-jitoption", "JitEnableNoWayAssert=1", "-jitoption", "JitNoForceFallback=1", str(real.jit_checked),
-              str(real.api), cwd=tmp_path)
+    r = repro(
+        "--failure",
+        "assert",
+        "--out",
+        str(out),
+        "--",
+        str(real.superpmi),
+        "-jitoption",
+        "JitStressRegs=800",
+        "-jitoption",
+        "JitEnableNoWayAssert=1",
+        "-jitoption",
+        "JitNoForceFallback=1",
+        str(real.jit_checked),
+        str(real.api),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(out)
     validate(rep)
     assert rep["outcome"] == "verified"
     f = rep["target"]["failure"]
     assert (f["kind"], f["method_context"], f["source_line"]) == ("assert", 503, 3928)
-    assert f["file"] == "/_/src/src/jit/codegenxarch.cpp" and f["message"] == "node->gtRegNum != addr->gtRegNum"
+    assert (
+        f["file"] == "/_/src/src/jit/codegenxarch.cpp"
+        and f["message"] == "node->gtRegNum != addr->gtRegNum"
+    )
     copy = tmp_path / "copy.mch"
     c = real.mcs_run("-copy", "503", real.api, copy)
     assert c.returncode == 0, c.stdout + c.stderr
     assert (out / "repro.mch").read_bytes() == copy.read_bytes()
     assert rep["target"]["options"]["needed"] == ["JitStressRegs=800"]
-    assert set(rep["target"]["options"]["dropped"]) == {"JitEnableNoWayAssert=1", "JitNoForceFallback=1"}
-    # The -boa stop under gdb is the assert; the phase comes from the JIT's state there, when it can be read.
+    assert set(rep["target"]["options"]["dropped"]) == {
+        "JitEnableNoWayAssert=1",
+        "JitNoForceFallback=1",
+    }
+    # The -boa stop under gdb is the assert; the phase comes from the JIT's state there, when it can
+    # be read.
     d = rep["diagnosis"]
-    assert d["folded"][:2] == ["DebugBreakorAV", "MyICJI::doAssert"] and d["method_context"]["number"] == 503
+    assert (
+        d["folded"][:2] == ["DebugBreakorAV", "MyICJI::doAssert"]
+        and d["method_context"]["number"] == 503
+    )
     phase = (d.get("jit") or {}).get("phase_name")
-    assert rep["title"].startswith("Assertion failed 'node->gtRegNum != addr->gtRegNum' in "
-                                   "'Finalizer:ThrottledCollect():this'")
+    assert rep["title"].startswith(
+        "Assertion failed 'node->gtRegNum != addr->gtRegNum' in 'Finalizer:ThrottledCollect():this'"
+    )
     assert "'None'" not in rep["title"] and (phase is None or f"'{phase}'" in rep["title"])
     md = (out / "report.md").read_text()
     assert f["line"] in md and "codegenxarch.cpp" in md and "3928" in md
-    assert "paired with the ISSUE: <ASSERT> line by its IL size" in rep["locate"]["method_context_source"]
+    assert (
+        "paired with the ISSUE: <ASSERT> line by its IL size"
+        in rep["locate"]["method_context_source"]
+    )
 
 
 def test_a_crash_p_hid_is_found(real: Real, tmp_path: Path) -> None:
     parent = replay(real, "-p", "-jitoption", "JitStress=1")
-    assert parent.returncode == 1 and "Loaded 0  Jitted 0  FailedCompile 0" in parent.stdout  # no word of a crash
-    r = repro("--out", "p", "--", str(real.superpmi), "-p", "-jitoption", "JitStress=1", str(real.jit_checked),
-              str(real.api), cwd=tmp_path)
+    # no word of a crash
+    assert parent.returncode == 1 and "Loaded 0  Jitted 0  FailedCompile 0" in parent.stdout
+    r = repro(
+        "--out",
+        "p",
+        "--",
+        str(real.superpmi),
+        "-p",
+        "-jitoption",
+        "JitStress=1",
+        str(real.jit_checked),
+        str(real.api),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "p")
     assert rep["outcome"] == "verified" and rep["diagnosis"]["signal"]["name"] == "SIGSEGV"
@@ -150,21 +267,48 @@ def test_a_crash_p_hid_is_found(real: Real, tmp_path: Path) -> None:
 
 
 def test_from_log_of_a_31_p_run(real: Real, tmp_path: Path) -> None:
-    """3.1's superpmi.py prints to stdout (saved by the user as the log): `Starting SuperPMI replay.`, its temp
-    location, `Invoking:` and superpmi's own output; its -p run lost a worker and said nothing of it."""
+    """3.1's superpmi.py prints to stdout (saved by the user as the log): `Starting SuperPMI
+    replay.`, its temp location, `Invoking:` and superpmi's own output; its -p run lost a worker and
+    said nothing of it."""
     temp = tmp_path / "tmpq3x9"
     temp.mkdir()
-    argv = [str(real.superpmi), "-p", "-f", str(temp / "fail.mcl"), "-r", str(temp / "repro"), "-jitoption", "force",
-            "AltJit=", "-jitoption", "force", "AltJitNgen=", str(real.jit_checked), str(real.api_reljit)]
+    argv = [
+        str(real.superpmi),
+        "-p",
+        "-f",
+        str(temp / "fail.mcl"),
+        "-r",
+        str(temp / "repro"),
+        "-jitoption",
+        "force",
+        "AltJit=",
+        "-jitoption",
+        "force",
+        "AltJitNgen=",
+        str(real.jit_checked),
+        str(real.api_reljit),
+    ]
     run = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert run.returncode == 1 and "\nLoaded " in run.stdout, run.stdout + run.stderr
     loaded = int(run.stdout.split("\nLoaded ")[1].split()[0])
     assert loaded < 5514
     fail = (temp / "fail.mcl").read_text() if (temp / "fail.mcl").exists() else ""
     log = tmp_path / "superpmi.log"
-    log.write_text("\n".join(["Starting SuperPMI replay.", "", f"Temp Location: {temp}", "",
-                              f"Invoking: {' '.join(argv)}", *run.stdout.splitlines(), *run.stderr.splitlines(),
-                              *(["Complition failures.", fail] if fail.strip() else [])]) + "\n")
+    log.write_text(
+        "\n".join(
+            [
+                "Starting SuperPMI replay.",
+                "",
+                f"Temp Location: {temp}",
+                "",
+                f"Invoking: {' '.join(argv)}",
+                *run.stdout.splitlines(),
+                *run.stderr.splitlines(),
+                *(["Complition failures.", fail] if fail.strip() else []),
+            ]
+        )
+        + "\n"
+    )
     for p in sorted(temp.iterdir()):  # superpmi.py's TempDir is gone when the log is read
         p.unlink()
     temp.rmdir()
@@ -174,8 +318,13 @@ def test_from_log_of_a_31_p_run(real: Real, tmp_path: Path) -> None:
     assert rep["outcome"] == "verified" and rep["diagnosis"]["signal"]["name"] == "SIGSEGV"
     assert rep["diagnosis"]["null_map"]["member"] == "GetMethodSig"
     cmd = rep["command"]
-    assert cmd["input"] == str(real.api_reljit) and "-p" not in cmd["options"] and "-f" not in cmd["options"]
+    assert (
+        cmd["input"] == str(real.api_reljit)
+        and "-p" not in cmd["options"]
+        and "-f" not in cmd["options"]
+    )
     hid = [n for n in cmd["notes"] if n.startswith("-p hid a crash: ")]
     assert hid and f"counts {loaded} of 5,514 method contexts" in hid[0], cmd["notes"]
     assert "dotnet/runtime#56506" in [b["id"] for b in rep["known_bugs"]]
-    assert json.dumps(rep).count("-p lost a worker") >= 1  # the log's fatal line is kept (command.from_log)
+    # the log's fatal line is kept (command.from_log)
+    assert json.dumps(rep).count("-p lost a worker") >= 1

@@ -1,8 +1,9 @@
 """The collection layer on the real 3.1.23 collections, checked against the real mcs and superpmi.
 
-3.1's agnostic structs differ from today's (its CompileMethod item is 200 bytes), while its framing is today's:
-`mch verify` must agree with `mcs -integ`, `mch list` names with `mcs -dumpMap`, `mch extract` bytes with
-`mcs -copy`, IL sizes with superpmi's own `main method N of size S` (docs/mch-format.md 11).
+3.1's agnostic structs differ from today's (its CompileMethod item is 200 bytes), while its framing
+is today's: `mch verify` must agree with `mcs -integ`, `mch list` names with `mcs -dumpMap`, `mch
+extract` bytes with `mcs -copy`, IL sizes with superpmi's own `main method N of size S`
+(docs/mch-format.md 11).
 """
 
 from __future__ import annotations
@@ -45,15 +46,21 @@ def listed(real: Real) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-# ------------------------------------------------------------------------------------------ mcs -integ
+# ------------------------------------------------------------------------------------------ mcs
+# -integ
 def _integ(real: Real, path: Path) -> tuple[int, int | None, int | None]:
-    """mcs -integ: (exit status, the method context it calls of low integrity, how many it says it checked).
-    3.1's mcs stops at the first bad record and still exits 0; a map whose size does not match its packet
-    makes it die (an exception its filter does not catch) without naming the record."""
+    """mcs -integ: (exit status, the method context it calls of low integrity, how many it says it
+    checked). 3.1's mcs stops at the first bad record and still exits 0; a map whose size does not
+    match its packet makes it die (an exception its filter does not catch) without naming the
+    record."""
     r = real.mcs_run("-integ", path)
     bad = re.search(r"ERROR: Method (\d+) is of low integrity\.", r.stderr)
     checked = re.search(r"Checked the integrity of (\d+) methodContexts", r.stdout)
-    return r.returncode, int(bad.group(1)) if bad else None, int(checked.group(1)) if checked else None
+    return (
+        r.returncode,
+        int(bad.group(1)) if bad else None,
+        int(checked.group(1)) if checked else None,
+    )
 
 
 def _verify(path: Path) -> tuple[int, list[int], str]:
@@ -70,7 +77,9 @@ def test_verify_agrees_with_mcs_integ(real: Real, which: str) -> None:
     assert (rc, bad, checked) == (0, None, COUNTS[which])
     rc, records, out = _verify(path)
     assert rc == 0 and records == [], out
-    assert out.startswith(f"{path}: OK: {COUNTS[which]} method contexts, {path.stat().st_size} bytes")
+    assert out.startswith(
+        f"{path}: OK: {COUNTS[which]} method contexts, {path.stat().st_size} bytes"
+    )
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -92,7 +101,7 @@ def _corrupt(data: bytes, kind: str, number: int, real_path: Path) -> bytes:
         pkt = col.packets(number)[3]
     b = bytearray(data)
     if kind == "truncation":
-        return bytes(b[:ref.offset + ref.size // 2])
+        return bytes(b[: ref.offset + ref.size // 2])
     if kind == "packet-size":
         b[pkt.offset + 1] ^= 0x01  # low byte of the 4th packet's u32 size
     elif kind == "packet-canary":
@@ -104,8 +113,9 @@ def _corrupt(data: bytes, kind: str, number: int, real_path: Path) -> bytes:
 
 @pytest.mark.parametrize("kind", ["truncation", "packet-size", "packet-canary", "end-canary"])
 @pytest.mark.parametrize("which", COLLECTIONS)
-def test_verify_agrees_with_mcs_integ_on_corrupted_copies(real: Real, tmp_path: Path, which: str,
-                                                          kind: str) -> None:
+def test_verify_agrees_with_mcs_integ_on_corrupted_copies(
+    real: Real, tmp_path: Path, which: str, kind: str
+) -> None:
     src = _path(real, which)
     number = 3000
     bad_path = tmp_path / "bad.mch"
@@ -124,9 +134,12 @@ def test_verify_agrees_with_mcs_integ_on_corrupted_copies(real: Real, tmp_path: 
     r = run_cli("mch", "extract", "-c", f"1-{number - 1}", str(bad_path), str(before))
     assert r.returncode == 0, r.stderr
     assert _integ(real, before) == (0, None, number - 1)
-    if kind in ("packet-size", "packet-canary"):  # the record's framing holds: the records after it are there
+    # the record's framing holds: the records after it are there
+    if kind in ("packet-size", "packet-canary"):
         after = tmp_path / "after.mch"
-        r = run_cli("mch", "extract", "-c", f"{number + 1}-{COUNTS[which]}", str(bad_path), str(after))
+        r = run_cli(
+            "mch", "extract", "-c", f"{number + 1}-{COUNTS[which]}", str(bad_path), str(after)
+        )
         assert r.returncode == 0, r.stderr
         assert _integ(real, after) == (0, None, COUNTS[which] - number)
         alone = tmp_path / "alone.mc"
@@ -140,7 +153,8 @@ def test_verify_agrees_with_mcs_integ_on_corrupted_copies(real: Real, tmp_path: 
         assert rc == 1 and records == [1], out
 
 
-# ------------------------------------------------------------------------------------------ mcs -dumpMap
+# ------------------------------------------------------------------------------------------ mcs
+# -dumpMap
 def _dump_map_names(text: str) -> dict[int, str]:
     """`index,method name,"full signature"` rows; the name is not quoted and may hold commas."""
     names: dict[int, str] = {}
@@ -148,12 +162,14 @@ def _dump_map_names(text: str) -> dict[int, str]:
     assert lines[0] == "index,method name,full signature"
     for line in lines[1:]:
         index, rest = line.split(",", 1)
-        names[int(index)] = rest[:rest.rindex(',"')]
+        names[int(index)] = rest[: rest.rindex(',"')]
     return names
 
 
 @pytest.mark.parametrize("which", COLLECTIONS)
-def test_list_names_agree_with_mcs_dump_map(real: Real, which: str, listed: dict[str, list[dict[str, Any]]]) -> None:
+def test_list_names_agree_with_mcs_dump_map(
+    real: Real, which: str, listed: dict[str, list[dict[str, Any]]]
+) -> None:
     if which == "api":
         text = real.api_map.read_text()
     else:
@@ -167,16 +183,24 @@ def test_list_names_agree_with_mcs_dump_map(real: Real, which: str, listed: dict
     assert differ == [] and len(got) == len(want)
 
 
-def test_names_keep_what_mcs_prints_for_recorded_nulls(listed: dict[str, list[dict[str, Any]]]) -> None:
-    # A class name recorded as null (IL stubs) is printed by mcs's printf("%s") as "(null)"; api.map.csv has them.
+def test_names_keep_what_mcs_prints_for_recorded_nulls(
+    listed: dict[str, list[dict[str, Any]]],
+) -> None:
+    # A class name recorded as null (IL stubs) is printed by mcs's printf("%s") as "(null)";
+    # api.map.csv has them.
     names = [row["name"] for row in listed["api"]]
     assert any(n.startswith("(null):IL_STUB") for n in names)
 
 
-# ------------------------------------------------------------------------------------------ mcs -copy
-@pytest.mark.parametrize("selection", ["1", "2000", "5514", "1,2000,5514", "100-120", "1,100-120,2000,5514"])
+# ------------------------------------------------------------------------------------------ mcs
+# -copy
+@pytest.mark.parametrize(
+    "selection", ["1", "2000", "5514", "1,2000,5514", "100-120", "1,100-120,2000,5514"]
+)
 @pytest.mark.parametrize("which", COLLECTIONS)
-def test_extract_is_byte_identical_to_mcs_copy(real: Real, tmp_path: Path, which: str, selection: str) -> None:
+def test_extract_is_byte_identical_to_mcs_copy(
+    real: Real, tmp_path: Path, which: str, selection: str
+) -> None:
     src = _path(real, which)
     theirs, ours = tmp_path / "mcs.mch", tmp_path / "ours.mch"
     r = real.mcs_run("-copy", selection, src, theirs)
@@ -187,7 +211,8 @@ def test_extract_is_byte_identical_to_mcs_copy(real: Real, tmp_path: Path, which
     assert toc_path_for(ours).is_file()
 
 
-# ------------------------------------------------------------------------------------------ info and dump
+# ------------------------------------------------------------------------------------------ info
+# and dump
 @pytest.mark.parametrize("which", COLLECTIONS)
 def test_info_names_the_3_1_layout(real: Real, which: str) -> None:
     path = _path(real, which)
@@ -197,20 +222,29 @@ def test_info_names_the_3_1_layout(real: Real, which: str) -> None:
     assert "target arch     not recorded\n" in r.stdout  # 3.1 has no GetExpectedTargetArchitecture
     r = run_cli("mch", "info", "--json", str(path))
     info = json.loads(r.stdout)
-    assert info["layout"] == LAYOUT_31 and info["layout_source"] == "CompileMethod of method context 1"
+    assert (
+        info["layout"] == LAYOUT_31 and info["layout_source"] == "CompileMethod of method context 1"
+    )
     assert info["method_contexts"] == COUNTS[which]
 
 
 @pytest.mark.parametrize("which", COLLECTIONS)
-def test_dump_works_on_every_record(real: Real, which: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_dump_works_on_every_record(
+    real: Real, which: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _path(real, which)
     failures = []
     for n in range(1, COUNTS[which] + 1):
         assert cmd_dump(argparse.Namespace(collection=str(path), number=n, json=True)) == 0
         d = json.loads(capsys.readouterr().out)
         cm = d.get("compile_method", {})
-        ok = (not d["problems"] and not d["undecoded"] and cm.get("layout") == LAYOUT_31
-              and all("problem" not in p for p in d["packets"]) and d["name"])
+        ok = (
+            not d["problems"]
+            and not d["undecoded"]
+            and cm.get("layout") == LAYOUT_31
+            and all("problem" not in p for p in d["packets"])
+            and d["name"]
+        )
         if not ok:
             failures.append((n, d["problems"], d["undecoded"]))
     assert failures == []
@@ -218,13 +252,16 @@ def test_dump_works_on_every_record(real: Real, which: str, capsys: pytest.Captu
     assert r.returncode == 0 and f"  layout       {LAYOUT_31}\n" in r.stdout, r.stderr
 
 
-# ------------------------------------------------------------------------------------------ IL sizes
+# ------------------------------------------------------------------------------------------ IL
+# sizes
 @pytest.mark.parametrize("which", COLLECTIONS)
-def test_il_sizes_agree_with_superpmi(real: Real, tmp_path: Path, which: str,
-                                      listed: dict[str, list[dict[str, Any]]]) -> None:
-    # superpmi prints `main method N of size S with was excluded from the compilation.` (S = the IL size it
-    # replays, mc->methodSize) for every method context whose hash is in the paired .exc file: list every hash
-    # of the collection's .mct there (a copy of the collection beside it, by symlink).
+def test_il_sizes_agree_with_superpmi(
+    real: Real, tmp_path: Path, which: str, listed: dict[str, list[dict[str, Any]]]
+) -> None:
+    # superpmi prints `main method N of size S with was excluded from the compilation.` (S = the IL
+    # size it replays, mc->methodSize) for every method context whose hash is in the paired .exc
+    # file: list every hash of the collection's .mct there (a copy of the collection beside it, by
+    # symlink).
     src = _path(real, which)
     link = tmp_path / "c.mch"
     link.symlink_to(src)
@@ -236,8 +273,12 @@ def test_il_sizes_agree_with_superpmi(real: Real, tmp_path: Path, which: str,
     assert all(h is not None for h in hashes)
     (tmp_path / "c.exc").write_text("\n".join(str(h) for h in hashes) + "\n")
     r = real.replay(real.jit_release, link, cwd=tmp_path)
-    sizes = {int(m.group(1)): int(m.group(2)) for m in
-             re.finditer(r"main method (\d+) of size (\d+) with was excluded from the compilation\.", r.stdout)}
+    sizes = {
+        int(m.group(1)): int(m.group(2))
+        for m in re.finditer(
+            r"main method (\d+) of size (\d+) with was excluded from the compilation\.", r.stdout
+        )
+    }
     assert len(sizes) == COUNTS[which], r.stdout[-2000:] + r.stderr[-2000:]
     ours = {row["number"]: row["il_size"] for row in listed[which]}
     assert ours == sizes

@@ -18,7 +18,8 @@ def test_mch_dump_names_reused_ids_by_their_item_size(real: Real) -> None:
     assert names[143][0] == "CompileMethod"  # an id of one meaning keeps its name
     with_149 = json.loads(run_cli("mch", "dump", "--json", str(real.api), "31").stdout)
     assert [(p["name"], p["item_size"]) for p in with_149["packets"] if p["id"] == 149] == [
-        ("AppendClassName (3.1's item size)", 24)]
+        ("AppendClassName (3.1's item size)", 24)
+    ]
     text = run_cli("mch", "dump", str(real.api), "31").stdout
     assert "  149  AppendClassName (3.1's item size)  " in text
 
@@ -32,5 +33,7 @@ def test_mch_info_names_reused_ids_by_both_eras(real: Real) -> None:
     assert names[149] == "PrintClassName or 3.1's AppendClassName"
     assert 10 not in names and 112 not in names
     text = run_cli("mch", "info", str(real.api)).stdout
-    assert any(line.split()[:2] == ["148", "IsIntrinsicType"] and "3.1's IsInSIMDModule" in line
-               for line in text.splitlines())
+    assert any(
+        line.split()[:2] == ["148", "IsIntrinsicType"] and "3.1's IsInSIMDModule" in line
+        for line in text.splitlines()
+    )

@@ -15,14 +15,18 @@ from spmi_dbg.driver.gdb.replay import STACKS_COMMAND
 from ..support.real import Real
 from .test_debugger_real import _null_map_argv, _session
 
-LLDB_STACKS = ("script from spmi_dbg.analysis.stacks import stacks_line; "
-               "from spmi_dbg.lldb.view import LldbProcess; "
-               "print(stacks_line(LldbProcess(lldb.target)))")
+LLDB_STACKS = (
+    "script from spmi_dbg.analysis.stacks import stacks_line; "
+    "from spmi_dbg.lldb.view import LldbProcess; "
+    "print(stacks_line(LldbProcess(lldb.target)))"
+)
 # the PAL's synchronization manager's thread, innermost of its frames of superpmi's own
-PAL_WORKER = ["CorUnix::CPalSynchronizationManager::ReadBytesFromProcessPipe",
-              "CorUnix::CPalSynchronizationManager::ReadCmdFromProcessPipe",
-              "CorUnix::CPalSynchronizationManager::WorkerThread",
-              "CorUnix::CPalThread::ThreadEntry"]
+PAL_WORKER = [
+    "CorUnix::CPalSynchronizationManager::ReadBytesFromProcessPipe",
+    "CorUnix::CPalSynchronizationManager::ReadCmdFromProcessPipe",
+    "CorUnix::CPalSynchronizationManager::WorkerThread",
+    "CorUnix::CPalThread::ThreadEntry",
+]
 
 
 def _concrete(stack: ThreadStack) -> list[str]:
@@ -45,5 +49,5 @@ def test_every_threads_stack_of_the_real_superpmi(real: Real, debugger: str) -> 
     assert len(pal) == 1, [_concrete(t) for t in others]
     names = _concrete(pal[0])
     start = names.index(PAL_WORKER[0])
-    assert names[start:start + len(PAL_WORKER)] == PAL_WORKER
-    assert all(f.pc > 0 and f.module for f in pal[0].frames[start:start + len(PAL_WORKER)])
+    assert names[start : start + len(PAL_WORKER)] == PAL_WORKER
+    assert all(f.pc > 0 and f.module for f in pal[0].frames[start : start + len(PAL_WORKER)])

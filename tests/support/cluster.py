@@ -1,5 +1,6 @@
-"""A real dask.distributed cluster on 127.0.0.1 for the tests: `dask scheduler` and `dask worker` processes
-(no nanny: a SIGKILL'd worker is gone, as a machine that died), on free ports, each in its own process group."""
+"""A real dask.distributed cluster on 127.0.0.1 for the tests: `dask scheduler` and `dask worker`
+processes (no nanny: a SIGKILL'd worker is gone, as a machine that died), on free ports, each in its
+own process group."""
 
 from __future__ import annotations
 
@@ -45,12 +46,31 @@ class Cluster:
     workers: list[Worker] = field(default_factory=list)
 
     def add_worker(self, name: str, wrapper: Sequence[str] = ()) -> Worker:
-        """A worker process (`wrapper`: a command it is started under, e.g. a private mount namespace)."""
+        """A worker process (`wrapper`: a command it is started under, e.g. a private mount
+        namespace)."""
         port = free_port()
-        argv = [*wrapper, sys.executable, "-m", "dask", "worker", self.address, "--nthreads", "1", "--no-nanny",
-                "--host", "127.0.0.1", "--worker-port", str(port), "--no-dashboard", "--name", name]
+        argv = [
+            *wrapper,
+            sys.executable,
+            "-m",
+            "dask",
+            "worker",
+            self.address,
+            "--nthreads",
+            "1",
+            "--no-nanny",
+            "--host",
+            "127.0.0.1",
+            "--worker-port",
+            str(port),
+            "--no-dashboard",
+            "--name",
+            name,
+        ]
         with open(self.log, "ab") as log:
-            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(
+                argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         w = Worker(name, port, proc)
         self.workers.append(w)
         return w
@@ -74,15 +94,28 @@ class Cluster:
 def cluster(tmp: Path, workers: int = 2, wrapper: Sequence[str] = ()) -> Iterator[Cluster]:
     port = free_port()
     log = tmp / "dask.log"
-    argv = [sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", str(port),
-            "--dashboard-address", f"127.0.0.1:{free_port()}"]
+    argv = [
+        sys.executable,
+        "-m",
+        "dask",
+        "scheduler",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--dashboard-address",
+        f"127.0.0.1:{free_port()}",
+    ]
     with open(log, "ab") as f:
         proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
     c = Cluster(f"tcp://127.0.0.1:{port}", proc, log)
     try:
         deadline = time.monotonic() + 60
         while True:  # the scheduler's port answers
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", port), timeout=1),
+            ):
                 break
             assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.1)

@@ -1,5 +1,5 @@
-"""Shared helpers that look nothing up at import: conftest.py imports this module, so a missing native artifact
-fails only the tests that need it."""
+"""Shared helpers that look nothing up at import: conftest.py imports this module, so a missing
+native artifact fails only the tests that need it."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ DEBUGGERS = list(NAMES)  # the tests parametrized by debugger: one fresh debugge
 
 
 def native(relative: str) -> str:
-    """An installed native artifact (a `spmi_dbg.paths` name); its absence fails the test, never skips it."""
+    """An installed native artifact (a `spmi_dbg.paths` name); its absence fails the test, never
+    skips it."""
     from spmi_dbg import paths
 
     p = paths.native_file(relative)
@@ -37,13 +38,18 @@ def native(relative: str) -> str:
 
 
 def aarch64_native(relative: str) -> str:
-    """The Linux Arm64 build of a native artifact (scripts/build-aarch64.sh, run by setup-debian.sh --test)."""
+    """The Linux Arm64 build of a native artifact (scripts/build-aarch64.sh, run by setup-debian.sh
+    --test)."""
     p = AARCH64 / relative
-    assert p.is_file(), f"{p} is not built: run scripts/build-aarch64.sh (setup-debian.sh --test runs it)"
+    assert p.is_file(), (
+        f"{p} is not built: run scripts/build-aarch64.sh (setup-debian.sh --test runs it)"
+    )
     return str(p)
 
 
-def build_collection(path: Path, count: int = 50, seed: int = 7, index: bool = True, **kwargs: object) -> list[bytes]:
+def build_collection(
+    path: Path, count: int = 50, seed: int = 7, index: bool = True, **kwargs: object
+) -> list[bytes]:
     records = list(synthetic_collection(count, seed, **kwargs))
     path.write_bytes(b"".join(records))
     if index:
@@ -58,8 +64,14 @@ def build_collection(path: Path, count: int = 50, seed: int = 7, index: bool = T
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, COLUMNS="200")
-    return subprocess.run([sys.executable, "-m", "spmi_dbg", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "spmi_dbg", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+    )
 
 
 class Collections:
@@ -69,13 +81,29 @@ class Collections:
         self.root = root
         self._cache: dict[str, Path] = {}
 
-    def get(self, name: str, methods: int, *, arch: str = "x64", seed: int = 1,
-            inject: Sequence[tuple[str, int]] = (), corpus: Sequence[str] = (),
-            config: Sequence[tuple[str, int, int]] = ()) -> Path:
+    def get(
+        self,
+        name: str,
+        methods: int,
+        *,
+        arch: str = "x64",
+        seed: int = 1,
+        inject: Sequence[tuple[str, int]] = (),
+        corpus: Sequence[str] = (),
+        config: Sequence[tuple[str, int, int]] = (),
+    ) -> Path:
         if name not in self._cache:
             out = self.root / f"{name}.mch"
             methods_list = [m for a in load_corpus([CORPUS / c for c in corpus]) for m in a.methods]
-            build(out, methods=methods, seed=seed, arch=arch, injections=inject, corpus=methods_list, config=config)
+            build(
+                out,
+                methods=methods,
+                seed=seed,
+                arch=arch,
+                injections=inject,
+                corpus=methods_list,
+                config=config,
+            )
             self._cache[name] = out
         return self._cache[name]
 
@@ -84,8 +112,17 @@ class Collections:
         return self.get("clean", 1200)
 
     def mixed(self) -> Path:
-        return self.get("mixed", 120, inject=[("jit-null", 10), ("jit-assert", 20), ("missing", 30),
-                                               ("ee-exception", 40), ("diff-assert", 50)])
+        return self.get(
+            "mixed",
+            120,
+            inject=[
+                ("jit-null", 10),
+                ("jit-assert", 20),
+                ("missing", 30),
+                ("ee-exception", 40),
+                ("diff-assert", 50),
+            ],
+        )
 
     def seed_arm64(self) -> Path:
         return self.get("seed", 1200, arch="arm64", seed=2, inject=[("seed-arm64", 700)])
@@ -99,10 +136,11 @@ def seed_collection(cols: Collections) -> Path:
 def mc_bytes(path: Path, number: int) -> bytes:
     with Collection.open(path) as col:
         rec = col.locate(number)
-    return path.read_bytes()[rec.offset:rec.offset + rec.size]
+    return path.read_bytes()[rec.offset : rec.offset + rec.size]
 
 
-# Every injection kind once, 17 method contexts apart (the `injected_pair` fixture, tests/test_sample.py).
+# Every injection kind once, 17 method contexts apart (the `injected_pair` fixture,
+# tests/test_sample.py).
 ALL_KINDS_AT = {kind: 10 + 17 * i for i, kind in enumerate(KINDS)}
 
 
@@ -122,7 +160,8 @@ def sample_jits() -> dict[str, Path | None]:
 
 
 def wait_for(what: Callable[[], T | None], timeout: float = 60.0, every: float = 0.05) -> T:
-    """What `what()` gives once it is truthy, asked every `every` seconds; AssertionError after `timeout`."""
+    """What `what()` gives once it is truthy, asked every `every` seconds; AssertionError after
+    `timeout`."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = what()

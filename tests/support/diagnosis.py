@@ -1,6 +1,7 @@
-"""The real-debugger runs of tests/test_debug_diagnosis.py: the crash classes' collections (built once per
-module, small) and one fresh debugger per (debugger, case) run through the product's drivers (tests.harness.stops),
-cached so that the per-debugger tests and the gdb-vs-lldb comparison share them."""
+"""The real-debugger runs of tests/test_debug_diagnosis.py: the crash classes' collections (built
+once per module, small) and one fresh debugger per (debugger, case) run through the product's
+drivers (tests.harness.stops), cached so that the per-debugger tests and the gdb-vs-lldb comparison
+share them."""
 
 from __future__ import annotations
 
@@ -61,9 +62,9 @@ def require(debugger: str) -> None:
 
 @contextlib.contextmanager
 def stack_limit(size: int) -> Iterator[None]:
-    """A smaller stack for the debugged replay (inherited through gdb / the lldb worker and lldb-server): the
-    stack overflow happens after ~1,300 JIT frames instead of ~21,000, which the full diagnosis walks (seconds
-    at 8 MB)."""
+    """A smaller stack for the debugged replay (inherited through gdb / the lldb worker and
+    lldb-server): the stack overflow happens after ~1,300 JIT frames instead of ~21,000, which the
+    full diagnosis walks (seconds at 8 MB)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
     resource.setrlimit(resource.RLIMIT_STACK, (size, hard))
     try:
@@ -73,7 +74,8 @@ def stack_limit(size: int) -> Iterator[None]:
 
 
 class Runs:
-    """The module's collections (built once, small) and the debugger runs (each one fresh debugger, cached)."""
+    """The module's collections (built once, small) and the debugger runs (each one fresh debugger,
+    cached)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -83,7 +85,11 @@ class Runs:
     def col(self, name: str) -> Path:
         specs: dict[str, dict[str, Any]] = {
             "seed": dict(methods=200, seed=2, arch="arm64", injections=[("seed-arm64", SEED_N)]),
-            "state": dict(methods=200, seed=1, injections=[("poison", POISON_N), ("poison-crash", POISON_CRASH_N)]),
+            "state": dict(
+                methods=200,
+                seed=1,
+                injections=[("poison", POISON_N), ("poison-crash", POISON_CRASH_N)],
+            ),
             "assert": dict(methods=200, seed=1, injections=[("jit-assert", ASSERT_N)]),
             "null": dict(methods=200, seed=1, injections=[("jit-null", JIT_NULL_N)]),
             "stackov": dict(methods=10, seed=1, injections=[("stack-overflow", STACK_OVERFLOW_N)]),
@@ -100,9 +106,15 @@ class Runs:
         return {
             "seed": ([REPLAY, *seed_args, str(self.col("seed"))], False),
             "seed-O0": ([REPLAY_O0, *seed_args, str(self.col("seed"))], False),
-            "seed-no-bug": ([REPLAY, "-a", "-target", "arm64", BASE, DIFF, str(self.col("seed"))], False),
+            "seed-no-bug": (
+                [REPLAY, "-a", "-target", "arm64", BASE, DIFF, str(self.col("seed"))],
+                False,
+            ),
             "state": ([REPLAY, BASE, str(self.col("state"))], False),
-            "state-alone": ([REPLAY, "-c", str(POISON_CRASH_N), BASE, str(self.col("state"))], False),
+            "state-alone": (
+                [REPLAY, "-c", str(POISON_CRASH_N), BASE, str(self.col("state"))],
+                False,
+            ),
             "assert-first": ([REPLAY, "-boa", BASE, str(self.col("assert"))], True),
             "assert-run": ([REPLAY, "-boa", BASE, str(self.col("assert"))], False),
             "null-first": ([REPLAY, BASE, str(self.col("null"))], True),
@@ -111,21 +123,31 @@ class Runs:
         }
 
     def run(self, debugger: str, case: str) -> StopsResult:
-        """One fresh debugger through the product's driver (spmi_dbg.driver.select's GdbDriver / LldbDriver)."""
+        """One fresh debugger through the product's driver (spmi_dbg.driver.select's GdbDriver /
+        LldbDriver)."""
         key = (debugger, case)
         if key not in self._runs:
             require(debugger)
             argv, stop_first = self.cases()[case]
             with stack_limit(1 << 20) if case == "stackov" else contextlib.nullcontext():
-                r = run_gdb(argv, stop_first=stop_first, timeout=60, gdb=gdb_path()) if debugger == "gdb" else \
-                    run_lldb(argv, stop_first=stop_first, timeout=60)
-            assert r.outcome not in ("error", "timeout"), f"{debugger} {case}: {r.outcome}: {r.detail}"
+                r = (
+                    run_gdb(argv, stop_first=stop_first, timeout=60, gdb=gdb_path())
+                    if debugger == "gdb"
+                    else run_lldb(argv, stop_first=stop_first, timeout=60)
+                )
+            assert r.outcome not in ("error", "timeout"), (
+                f"{debugger} {case}: {r.outcome}: {r.detail}"
+            )
             self._runs[key] = r
         return self._runs[key]
 
     def stop(self, debugger: str, case: str) -> dict[str, Any]:
-        """The full diagnosis (ReplayOutcome.diagnosis.to_json()) of the fatal stop the run ended at (never a hang:
-        no case here hangs)."""
+        """The full diagnosis (ReplayOutcome.diagnosis.to_json()) of the fatal stop the run ended at
+        (never a hang: no case here hangs)."""
         r = self.run(debugger, case)
-        assert r.outcome == "stop" and r.kind == "fatal" and r.diagnosis is not None, (debugger, case, r)
+        assert r.outcome == "stop" and r.kind == "fatal" and r.diagnosis is not None, (
+            debugger,
+            case,
+            r,
+        )
         return r.diagnosis

@@ -1,5 +1,5 @@
-"""The installed replay core and sample JITs, looked up at import: a test module that imports this fails (never
-skips) when `pip install -e .` has not built them."""
+"""The installed replay core and sample JITs, looked up at import: a test module that imports this
+fails (never skips) when `pip install -e .` has not built them."""
 
 from __future__ import annotations
 
@@ -12,5 +12,6 @@ REPLAY_O0 = native(paths.REPLAY_O0)
 BASE = native(paths.BASE_JIT)
 DIFF = native(paths.DIFF_JIT)
 
-# superpmi's options that make the sample seed crash (dotnet/runtime#91257): asm diffs of an Arm64 target.
+# superpmi's options that make the sample seed crash (dotnet/runtime#91257): asm diffs of an Arm64
+# target.
 SEED_OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]

@@ -1,5 +1,5 @@
-"""`spmi-dbg repro` and `spmi-dbg triage` as the user runs them (real command line, real debugger, real
-processes), and what their bundles are checked with."""
+"""`spmi-dbg repro` and `spmi-dbg triage` as the user runs them (real command line, real debugger,
+real processes), and what their bundles are checked with."""
 
 from __future__ import annotations
 
@@ -21,28 +21,53 @@ from .natives import BASE, DIFF, REPLAY
 SCHEMAS = ROOT / "spmi_dbg" / "report" / "schema"
 FIXTURE = ROOT / "tests" / "fixtures" / "superpmi.4.log.in"
 
-TRIAGE_INJECT = [("seed-arm64", 150), ("seed-arm64", 300), ("seed-arm64", 450), ("poison", 100),
-                 ("poison-crash", 110), ("poison", 400), ("poison-crash", 410), ("stack-overflow", 200),
-                 ("stack-overflow", 500), ("jit-null", 50), ("jit-assert", 60)]
+TRIAGE_INJECT = [
+    ("seed-arm64", 150),
+    ("seed-arm64", 300),
+    ("seed-arm64", 450),
+    ("poison", 100),
+    ("poison-crash", 110),
+    ("poison", 400),
+    ("poison-crash", 410),
+    ("stack-overflow", 200),
+    ("stack-overflow", 500),
+    ("jit-null", 50),
+    ("jit-assert", 60),
+]
 
 
-def repro(*args: str, cwd: Path, timeout: float = 240, debugger: str = "gdb") -> subprocess.CompletedProcess[str]:
-    """`spmi-dbg repro ARGS`; with debugger="lldb", `spmi-dbg repro --debugger lldb ARGS` (gdb is the default
-    and is not named)."""
+def repro(
+    *args: str, cwd: Path, timeout: float = 240, debugger: str = "gdb"
+) -> subprocess.CompletedProcess[str]:
+    """`spmi-dbg repro ARGS`; with debugger="lldb", `spmi-dbg repro --debugger lldb ARGS` (gdb is
+    the default and is not named)."""
     assert shutil.which("gdb") is not None, "gdb is required (.ci/run installs it)"
     env = dict(os.environ, COLUMNS="200")
     chosen = () if debugger == "gdb" else ("--debugger", debugger)
-    return subprocess.run([sys.executable, "-m", "spmi_dbg", "repro", *chosen, *args], capture_output=True,
-                          text=True, cwd=cwd, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "spmi_dbg", "repro", *chosen, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+    )
 
 
 def triage(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "spmi_dbg", "triage", *args], capture_output=True, text=True,
-                          cwd=cwd, env=dict(os.environ, COLUMNS="200"), timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "spmi_dbg", "triage", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=dict(os.environ, COLUMNS="200"),
+        timeout=600,
+    )
 
 
 def triage_collection(cols: Collections) -> Path:
-    """Three distinct fatal crash kinds, each repeated, plus a first-chance fault and a JIT assert."""
+    """Three distinct fatal crash kinds, each repeated, plus a first-chance fault and a JIT
+    assert."""
     return cols.get("triage-three", 600, arch="arm64", seed=2, inject=TRIAGE_INJECT)
 
 
@@ -59,11 +84,14 @@ def report(bundle: Path) -> dict[str, Any]:
 
 
 def assert_seed_diagnosis(d: dict[str, Any], number: int = 300) -> None:
-    """The seed crash as every driver must tell it: the method context, SIGSEGV near null, the base JIT's
-    compile result without a CompileMethod map."""
+    """The seed crash as every driver must tell it: the method context, SIGSEGV near null, the base
+    JIT's compile result without a CompileMethod map."""
     assert d["method_context"]["number"] == number and d["method_context"]["name"]
     assert d["signal"]["name"] == "SIGSEGV" and d["signal"]["near_null"]
-    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == ("CompileResult", "CompileMethod")
+    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == (
+        "CompileResult",
+        "CompileMethod",
+    )
     assert d["null_map"]["role"].startswith("base compile result")
 
 
@@ -87,10 +115,12 @@ def _core_limit() -> None:
 
 
 def make_core(argv: list[str], cwd: Path) -> Path:
-    """Run the crashing replay with core dumps on; the kernel writes `core` (or core.PID) into cwd."""
+    """Run the crashing replay with core dumps on; the kernel writes `core` (or core.PID) into
+    cwd."""
     pattern = Path("/proc/sys/kernel/core_pattern").read_text().strip()
-    assert pattern.startswith("core") and "/" not in pattern, \
+    assert pattern.startswith("core") and "/" not in pattern, (
         f"core_pattern is {pattern!r}: this test needs core files written to the working directory"
+    )
     r = subprocess.run(argv, cwd=cwd, preexec_fn=_core_limit, capture_output=True, timeout=60)
     assert r.returncode == -signal.SIGSEGV, r.stderr
     cores = sorted(cwd.glob("core*"))
@@ -99,15 +129,21 @@ def make_core(argv: list[str], cwd: Path) -> Path:
 
 
 def render_fixture(tmp_path: Path, cols: Collections) -> tuple[Path, Path]:
-    """The fixture log with real paths: the bundled binaries as Core_Root/JITs, sample collections."""
+    """The fixture log with real paths: the bundled binaries as Core_Root/JITs, sample
+    collections."""
     col_dir = tmp_path / "collections"
     col_dir.mkdir()
     big = col_dir / "big.mch"
     shutil.copyfile(seed_collection(cols), big)
     shutil.copyfile(cols.get("fromlog-clean", 300), col_dir / "clean.mch")
-    values = {"{SPMI}": str(tmp_path / "spmi"), "{SRC}": "/home/user/runtime", "{JITS}": str(Path(BASE).parent),
-              "{COLS}": str(col_dir), "{CORE_ROOT}": str(Path(REPLAY).parent),
-              "{TMP}": str(tmp_path / "tmpq3v_spmi")}  # superpmi.py's temp dir: gone since
+    values = {
+        "{SPMI}": str(tmp_path / "spmi"),
+        "{SRC}": "/home/user/runtime",
+        "{JITS}": str(Path(BASE).parent),
+        "{COLS}": str(col_dir),
+        "{CORE_ROOT}": str(Path(REPLAY).parent),
+        "{TMP}": str(tmp_path / "tmpq3v_spmi"),
+    }  # superpmi.py's temp dir: gone since
     text = FIXTURE.read_text()
     for k, v in values.items():
         text = text.replace(k, v)

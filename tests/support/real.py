@@ -1,6 +1,7 @@
-"""The real superpmi of the conformance suite (tests/real/): its layout is scripts/real_superpmi_layout.py's
-(shared with bench/real_superpmi.py), unpacked by scripts/unpack-real-superpmi.sh into .real-superpmi/3.1.23/,
-or wherever SPMI_DBG_REAL_SUPERPMI points. Missing files fail the tests that need them, never skip them."""
+"""The real superpmi of the conformance suite (tests/real/): its layout is
+scripts/real_superpmi_layout.py's (shared with bench/real_superpmi.py), unpacked by
+scripts/unpack-real-superpmi.sh into .real-superpmi/3.1.23/, or wherever SPMI_DBG_REAL_SUPERPMI
+points. Missing files fail the tests that need them, never skip them."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ def real_superpmi() -> Real:
     real = located()
     missing = [str(p) for p in real.missing()]
     assert not missing, (
-        f"the real superpmi is not where tests/real/ looks ({real.root}; set {ENV} to an unpacked copy, or "
-        f"run scripts/unpack-real-superpmi.sh): missing {', '.join(missing)}")
+        f"the real superpmi is not where tests/real/ looks ({real.root}; set {ENV} to an unpacked "
+        "copy, or "
+        f"run scripts/unpack-real-superpmi.sh): missing {', '.join(missing)}"
+    )
     return real
 
 

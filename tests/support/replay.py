@@ -9,14 +9,24 @@ from pathlib import Path
 
 from .natives import REPLAY
 
-LOADED = re.compile(r"^Loaded (\d+)  Jitted (\d+)  FailedCompile (\d+) Excluded (\d+) Missing (\d+)( Diffs (\d+))?$",
-                    re.M)
+LOADED = re.compile(
+    r"^Loaded (\d+)  Jitted (\d+)  FailedCompile (\d+) Excluded (\d+) Missing (\d+)( Diffs "
+    r"(\d+))?$",
+    re.M,
+)
 
 
-def replay(*args: str, timeout: float = 120, cwd: Path | None = None,
-           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([REPLAY, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                          env=env if env is not None else os.environ.copy())
+def replay(
+    *args: str, timeout: float = 120, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [REPLAY, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env=env if env is not None else os.environ.copy(),
+    )
 
 
 def summary(out: str) -> tuple[int, ...]:

@@ -1,5 +1,5 @@
-"""`spmi-dbg gdb [gdb options] -- <command>`: gdb itself on the command, with the extension loaded (the
-command line is checked by spmi_dbg.driver.launch)."""
+"""`spmi-dbg gdb [gdb options] -- <command>`: gdb itself on the command, with the extension loaded
+(the command line is checked by spmi_dbg.driver.launch)."""
 
 from __future__ import annotations
 
@@ -32,5 +32,18 @@ def run(args: argparse.Namespace, cmd: list[str]) -> int:
     gdb = find_gdb()
     dirs = debugger_dirs(check_debug_dirs(args.debug_dir))
     first = ["-iex", "set debug-file-directory " + ":".join(dirs)] if dirs else []
-    os.execv(gdb, [gdb, "-q", "-iex", "set auto-load off", *first, "-ex", gdbinit_line(), *args.debugger_options,
-                   "--args", *cmd])
+    os.execv(
+        gdb,
+        [
+            gdb,
+            "-q",
+            "-iex",
+            "set auto-load off",
+            *first,
+            "-ex",
+            gdbinit_line(),
+            *args.debugger_options,
+            "--args",
+            *cmd,
+        ],
+    )

@@ -1,7 +1,8 @@
-"""A gdb/MI channel (docs/debugger-notes.md, "pygdbmi"): records are read from gdb's pipe as they come and parsed with
-pygdbmi's public parser (`pygdbmi.gdbmiparser`: no 0.2 s settle waits, no private API); every command carries
-a token and waits for its own `^done/^running/^error`, with a timeout on every request, and a transcript of
-all traffic. Async records (`*stopped`, `=thread-group-exited`...) are queued for the caller.
+"""A gdb/MI channel (docs/debugger-notes.md, "pygdbmi"): records are read from gdb's pipe as they
+come and parsed with pygdbmi's public parser (`pygdbmi.gdbmiparser`: no 0.2 s settle waits, no
+private API); every command carries a token and waits for its own `^done/^running/^error`, with a
+timeout on every request, and a transcript of all traffic. Async records (`*stopped`,
+`=thread-group-exited`...) are queued for the caller.
 
 gdb dying or not answering in time raises ToolFailure: the caller must never read it as a result."""
 
@@ -26,20 +27,23 @@ POLL = 0.05  # longest single read; gdb's death is noticed within this
 
 def mi_quote(text: str) -> str:
     """An MI c-string: gdb unescapes backslash, quote and the usual control escapes."""
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    escaped = (
+        text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    )
     return f'"{escaped}"'
 
 
 class _MiReader:
-    """gdb's MI output, read without blocking: whole lines parsed into records, a partial line kept for later."""
+    """gdb's MI output, read without blocking: whole lines parsed into records, a partial line kept
+    for later."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self._partial = b""
 
     def read(self, timeout: float) -> list[Record]:
-        """The records gdb has written within `timeout` seconds (returns as soon as it has written any);
-        EOFError when gdb closed its end."""
+        """The records gdb has written within `timeout` seconds (returns as soon as it has written
+        any); EOFError when gdb closed its end."""
         data = b""
         wait = max(timeout, 0.0)
         while True:
@@ -58,7 +62,8 @@ class _MiReader:
         out: list[Record] = []
         for raw in lines:
             line = raw.decode(errors="replace").rstrip("\r")
-            if line and not gdbmiparser.response_is_finished(line):  # `(gdb)` prompts end a batch: skipped
+            # `(gdb)` prompts end a batch: skipped
+            if line and not gdbmiparser.response_is_finished(line):
                 out.append(gdbmiparser.parse_response(line))
         return out
 
@@ -67,7 +72,8 @@ class MiReply:
     def __init__(self, result: Record, console: str, log: str) -> None:
         self.message: str = result.get("message") or ""  # done | running | error | exit
         self.payload: Any = result.get("payload")
-        self.console = console  # `~` stream output produced by the command (e.g. a console command's text)
+        # `~` stream output produced by the command (e.g. a console command's text)
+        self.console = console
         self.log = log  # `&` stream output (gdb's own error/warning text)
 
     @property
@@ -79,24 +85,50 @@ class MiReply:
 
 
 class MiChannel:
-    """One gdb process speaking MI3. `transcript` receives every command and record, one per line."""
+    """One gdb process speaking MI3. `transcript` receives every command and record, one per
+    line."""
 
-    def __init__(self, gdb: str, transcript: IO[str], *, cwd: str | None = None,
-                 env: dict[str, str] | None = None, request_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        gdb: str,
+        transcript: IO[str],
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        request_timeout: float = 30.0,
+    ) -> None:
         self.transcript = transcript
         self.request_timeout = request_timeout  # for requests that do not name their own
-        argv = [gdb, "--interpreter=mi3", "-q", "-nx", "-iex", "set auto-load off",
-                "-iex", "set debuginfod enabled off"]
+        argv = [
+            gdb,
+            "--interpreter=mi3",
+            "-q",
+            "-nx",
+            "-iex",
+            "set auto-load off",
+            "-iex",
+            "set debuginfod enabled off",
+        ]
         try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.STDOUT, bufsize=0, cwd=cwd, env=env,
-                                         start_new_session=True)  # a terminal's Ctrl-C is ours to handle
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                bufsize=0,
+                cwd=cwd,
+                env=env,
+                # a terminal's Ctrl-C is ours to handle
+                start_new_session=True,
+            )
         except OSError as e:
             raise ToolFailure(f"cannot start {gdb}: {e.strerror}") from None
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        # Records are consumed as they arrive (no settle wait): the caller loops until its own token's result.
+        # Records are consumed as they arrive (no settle wait): the caller loops until its own
+        # token's result.
         self.reader = _MiReader(self.proc.stdout.fileno())
-        self.events: collections.deque[Record] = collections.deque()  # async records not yet consumed
+        # async records not yet consumed
+        self.events: collections.deque[Record] = collections.deque()
         self._token = 0
         self._log(f"# {' '.join(argv)} (pid {self.proc.pid})")
 
@@ -157,7 +189,7 @@ class MiChannel:
                 _, writable, _ = select.select([], [self.proc.stdin], [], 5.0)
                 if not writable:
                     raise OSError("gdb's input pipe stayed full for 5 s")
-                data = data[os.write(self.proc.stdin.fileno(), data):]
+                data = data[os.write(self.proc.stdin.fileno(), data) :]
         except (OSError, ValueError):
             raise self._dead(f"being sent {command.split(' ', 1)[0]}") from None
         return self._token
@@ -173,8 +205,10 @@ class MiChannel:
             left = deadline - time.monotonic()
             if left <= 0:
                 self._log(f"# no answer to token {token} in {timeout:g} s")
-                raise ToolFailure(f"gdb (pid {self.proc.pid}) did not answer `{command.split(' ', 1)[0]}` "
-                                  f"within {timeout:g} s")
+                raise ToolFailure(
+                    f"gdb (pid {self.proc.pid}) did not answer `{command.split(' ', 1)[0]}` "
+                    f"within {timeout:g} s"
+                )
             reply: MiReply | None = None
             # The whole batch: records after the result are kept too.
             for r in self._read(min(left, POLL), f"answering `{command.split(' ', 1)[0]}`"):
@@ -205,8 +239,9 @@ class MiChannel:
         return self.events.popleft()
 
     def close(self, inferior_pid: int | None = None) -> None:
-        """Kill the inferior (a tracee left behind by a dead gdb keeps running) and gdb's process group (gdb was
-        started in a session of its own: a wrapper script and its children go too)."""
+        """Kill the inferior (a tracee left behind by a dead gdb keeps running) and gdb's process
+        group (gdb was started in a session of its own: a wrapper script and its children go
+        too)."""
         if inferior_pid:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(inferior_pid, signal.SIGKILL)
@@ -230,8 +265,14 @@ def _signame(signo: int) -> str:
 def _brief(record: Record) -> str:
     kind = record.get("type")
     token = record.get("token")
-    prefix = {"result": "^", "notify": "*", "console": "~", "log": "&", "target": "@", "output": ""}.get(
-        str(kind), "?")
+    prefix = {
+        "result": "^",
+        "notify": "*",
+        "console": "~",
+        "log": "&",
+        "target": "@",
+        "output": "",
+    }.get(str(kind), "?")
     head = f"{token if token is not None else ''}{prefix}{record.get('message') or ''}"
     payload = record.get("payload")
     text = repr(payload) if not isinstance(payload, str) else payload.rstrip("\n")

@@ -1,19 +1,22 @@
-"""Runs a replay under gdb through pygdbmi, to the stop that matters (issue 5, docs/debugger-notes.md).
+"""Runs a replay under gdb through pygdbmi, to the stop that matters (issue 5,
+docs/debugger-notes.md).
 
-- Hardware faults (SIGSEGV/SIGBUS/SIGILL/SIGFPE) are caught by a `catch signal` catchpoint whose condition is
-  the extension's `$_spmi_should_stop(...)` (spmi_dbg.gdb.passing): inside gdb, at the fault, the quick check
-  and the signal policy (spmi_dbg.analysis.policy) decide. A fault the replay survives (a first-chance fault in
-  the JIT's protected call) is noted in a file and passed on by gdb itself, with no stop and no MI round trip;
-  the first fault it does not survive -- or the second chance of a fault whose handler declined it -- stops,
-  and gets the full `spmi diagnose --json`.
+- Hardware faults (SIGSEGV/SIGBUS/SIGILL/SIGFPE) are caught by a `catch signal` catchpoint whose
+  condition is the extension's `$_spmi_should_stop(...)` (spmi_dbg.gdb.passing): inside gdb, at the
+  fault, the quick check and the signal policy (spmi_dbg.analysis.policy) decide. A fault the replay
+  survives (a first-chance fault in the JIT's protected call) is noted in a file and passed on by
+  gdb itself, with no stop and no MI round trip; the first fault it does not survive -- or the
+  second chance of a fault whose handler declined it -- stops, and gets the full `spmi diagnose
+  --json`.
 - SIGTRAP (gdb's default stop) and SIGABRT stop: the driver asks the same function over MI
-  (`-data-evaluate-expression $_spmi_should_stop(...)`), so the quick check and the policy run once, inside gdb;
-  a debug break nobody asked to stop at is resumed with `signal SIGTRAP` when the replay has a
-  SIGTRAP handler (never a plain continue, which would swallow it), else absorbed as a debugger user's
-  `continue` does (pc stepped over an aarch64 `brk`), since delivering it would kill the replay. Every other
-  signal goes to the replay unseen. The replay's stdout/stderr go to files (the startup shell's redirections).
-- After `timeout` seconds the replay is interrupted (-exec-interrupt), every thread's stack is captured
-  and the stop diagnosed: a hang.
+  (`-data-evaluate-expression $_spmi_should_stop(...)`), so the quick check and the policy run once,
+  inside gdb; a debug break nobody asked to stop at is resumed with `signal SIGTRAP` when the replay
+  has a SIGTRAP handler (never a plain continue, which would swallow it), else absorbed as a
+  debugger user's `continue` does (pc stepped over an aarch64 `brk`), since delivering it would kill
+  the replay. Every other signal goes to the replay unseen. The replay's stdout/stderr go to files
+  (the startup shell's redirections).
+- After `timeout` seconds the replay is interrupted (-exec-interrupt), every thread's stack is
+  captured and the stop diagnosed: a hang.
 - A replay that exits is reported with its exit status (MI's exit codes are octal).
 - gdb dying or not answering a request in time raises ToolFailure."""
 
@@ -48,47 +51,96 @@ FAULTS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE")  # caught by the conditional 
 STOP_SIGNALS = ("SIGABRT",)  # plus SIGTRAP, stopped on by default
 REQUEST_TIMEOUT = 30.0  # any single MI command
 DIAGNOSE_TIMEOUT = 120.0  # the full diagnosis reads the collection and disassembles
-CONNECT_TIMEOUT = 60.0  # gdb attaching to qemu's gdbstub: reads the guest's libraries from the sysroot
+# gdb attaching to qemu's gdbstub: reads the guest's libraries from the sysroot
+CONNECT_TIMEOUT = 60.0
 # a hang's stacks, from the view in gdb's Python (the extension is loaded: spmi_dbg is importable)
-STACKS_COMMAND = ("python from spmi_dbg.analysis.stacks import stacks_line; "
-                  "from spmi_dbg.gdb.view import GdbProcess; print(stacks_line(GdbProcess()))")
+STACKS_COMMAND = (
+    "python from spmi_dbg.analysis.stacks import stacks_line; "
+    "from spmi_dbg.gdb.view import GdbProcess; print(stacks_line(GdbProcess()))"
+)
 
 StopCallback = Callable[[PassedStop], None]
 
 
-def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
-               gdb: str = "gdb", cwd: str | None = None, cancel: threading.Event | None = None,
-               on_stop: StopCallback | None = None, max_passes: int = 1_000_000,
-               request_timeout: float = REQUEST_TIMEOUT, qemu: QemuTarget | None = None,
-               debug_dirs: tuple[str, ...] = (), stop_at_break: bool = False) -> ReplayOutcome:
-    """One fresh gdb on argv until a fatal stop (with `stop_at_break`, also the first debug break), a hang, the
-    replay's exit, or `cancel`. Every MI request
-    must be answered within `request_timeout` seconds (the full diagnosis gets DIAGNOSE_TIMEOUT). With `qemu`,
-    argv is a guest program: it runs under qemu's gdbstub (spmi_dbg.driver.qemu) and gdb attaches to it."""
+def run_replay(
+    argv: list[str],
+    *,
+    timeout: float,
+    stdout: Path,
+    stderr: Path,
+    transcript: Path,
+    gdb: str = "gdb",
+    cwd: str | None = None,
+    cancel: threading.Event | None = None,
+    on_stop: StopCallback | None = None,
+    max_passes: int = 1_000_000,
+    request_timeout: float = REQUEST_TIMEOUT,
+    qemu: QemuTarget | None = None,
+    debug_dirs: tuple[str, ...] = (),
+    stop_at_break: bool = False,
+) -> ReplayOutcome:
+    """One fresh gdb on argv until a fatal stop (with `stop_at_break`, also the first debug break),
+    a hang, the replay's exit, or `cancel`. Every MI request
+    must be answered within `request_timeout` seconds (the full diagnosis gets DIAGNOSE_TIMEOUT).
+    With `qemu`, argv is a guest program: it runs under qemu's gdbstub (spmi_dbg.driver.qemu) and
+    gdb attaches to it."""
     if qemu is None:  # a session of one run
-        with GdbSession(transcript=transcript, gdb=gdb, cwd=cwd, max_passes=max_passes,
-                        request_timeout=request_timeout, debug_dirs=debug_dirs) as session:
-            return session.run(argv, timeout=timeout, stdout=stdout, stderr=stderr, cancel=cancel, on_stop=on_stop,
-                               stop_at_break=stop_at_break)
+        with GdbSession(
+            transcript=transcript,
+            gdb=gdb,
+            cwd=cwd,
+            max_passes=max_passes,
+            request_timeout=request_timeout,
+            debug_dirs=debug_dirs,
+        ) as session:
+            return session.run(
+                argv,
+                timeout=timeout,
+                stdout=stdout,
+                stderr=stderr,
+                cancel=cancel,
+                on_stop=on_stop,
+                stop_at_break=stop_at_break,
+            )
     start = time.monotonic()
-    notes = transcript.with_name(transcript.name + ".stops")  # the stops passed inside gdb, one JSON line each
+    # the stops passed inside gdb, one JSON line each
+    notes = transcript.with_name(transcript.name + ".stops")
     notes.write_bytes(b"")
     guest: subprocess.Popen[bytes] | None = None
     with open(transcript, "a", encoding="utf-8", errors="replace") as log:
-        channel = MiChannel(gdb, log, cwd=cwd, env=dict(os.environ, SHELL="/bin/sh"), request_timeout=request_timeout)
+        channel = MiChannel(
+            gdb,
+            log,
+            cwd=cwd,
+            env=dict(os.environ, SHELL="/bin/sh"),
+            request_timeout=request_timeout,
+        )
         notes_reader = _Notes(notes)
-        run = _Run(channel, cancel, on_stop, max_passes, notes_reader, remote=True, stop_at_break=stop_at_break)
+        run = _Run(
+            channel,
+            cancel,
+            on_stop,
+            max_passes,
+            notes_reader,
+            remote=True,
+            stop_at_break=stop_at_break,
+        )
         try:
             _setup(channel, argv, notes, max_passes, debug_dirs)
-            _check(channel, "-interpreter-exec console " + mi_quote(f"set args {_args(argv)}"))  # what argv() reads
+            # what argv() reads
+            _check(channel, "-interpreter-exec console " + mi_quote(f"set args {_args(argv)}"))
             _remote_paths(channel, qemu, argv)
             guest, port = qemu_start(qemu, argv, stdout=stdout, stderr=stderr, cwd=cwd)
             log.write(f"# {' '.join(qemu.prefix())} -g {port} {' '.join(argv)} (pid {guest.pid})\n")
             run.inferior = guest.pid
             reply = channel.request(f"-target-select remote 127.0.0.1:{port}", CONNECT_TIMEOUT)
             if reply.error is not None:
-                raise ToolFailure(f"gdb could not attach to {qemu.emulator}'s gdbstub on port {port}: {reply.error}")
-            channel.events.clear()  # the *stopped of the attach (the guest waits at its entry point)
+                raise ToolFailure(
+                    f"gdb could not attach to {qemu.emulator}'s gdbstub on port {port}: "
+                    f"{reply.error}"
+                )
+            # the *stopped of the attach (the guest waits at its entry point)
+            channel.events.clear()
             return run.until_outcome(start, timeout, "-exec-continue")
         finally:
             channel.close(run.inferior)
@@ -98,19 +150,29 @@ def run_replay(argv: list[str], *, timeout: float, stdout: Path, stderr: Path, t
 
 
 class GdbSession:
-    """One gdb for several replays of the same program (triage: after a crash at N the partition goes on at N+1 in
-    the same gdb: the inferior is killed and run again with the next `-c`), so a further crash costs neither a gdb
-    start nor the symbol loading, only the replay's own start. The catchpoints, the signal table and the notes
-    file are set up once, at the first run. Not for a qemu guest (each run is a new gdbstub to attach to).
+    """One gdb for several replays of the same program (triage: after a crash at N the partition
+    goes on at N+1 in the same gdb: the inferior is killed and run again with the next `-c`), so a
+    further crash costs neither a gdb start nor the symbol loading, only the replay's own start. The
+    catchpoints, the signal table and the notes file are set up once, at the first run. Not for a
+    qemu guest (each run is a new gdbstub to attach to).
 
     A ToolFailure leaves the session broken (`broken`): the caller closes it and opens another."""
 
-    def __init__(self, *, transcript: Path, gdb: str = "gdb", cwd: str | None = None, max_passes: int = 1_000_000,
-                 request_timeout: float = REQUEST_TIMEOUT, debug_dirs: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        transcript: Path,
+        gdb: str = "gdb",
+        cwd: str | None = None,
+        max_passes: int = 1_000_000,
+        request_timeout: float = REQUEST_TIMEOUT,
+        debug_dirs: tuple[str, ...] = (),
+    ) -> None:
         self.max_passes = max_passes
         self.debug_dirs = debug_dirs
         self.program: str | None = None
-        self.inferior: int | None = None  # a stopped replay left by the last run (fatal, hang, cancelled)
+        # a stopped replay left by the last run (fatal, hang, cancelled)
+        self.inferior: int | None = None
         self.broken = False
         self.runs = 0
         self._log = open(transcript, "a", encoding="utf-8", errors="replace")
@@ -118,18 +180,34 @@ class GdbSession:
         self._notes_path.write_bytes(b"")
         self._notes = _Notes(self._notes_path)
         try:
-            # SHELL=/bin/sh: the replay's redirections (`set args ... > out 2> err`) are POSIX sh syntax
-            self.channel = MiChannel(gdb, self._log, cwd=cwd, env=dict(os.environ, SHELL="/bin/sh"),
-                                     request_timeout=request_timeout)
+            # SHELL=/bin/sh: the replay's redirections (`set args ... > out 2> err`) are POSIX sh
+            # syntax
+            self.channel = MiChannel(
+                gdb,
+                self._log,
+                cwd=cwd,
+                env=dict(os.environ, SHELL="/bin/sh"),
+                request_timeout=request_timeout,
+            )
         except BaseException:
             self._notes.close()
             self._log.close()
             raise
 
-    def run(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path,
-            cancel: threading.Event | None = None, on_stop: StopCallback | None = None,
-            stop_at_break: bool = False, transcript: Path | None = None) -> ReplayOutcome:
-        """As run_replay, in this session's gdb (`transcript`: where this run's MI traffic goes from now on)."""
+    def run(
+        self,
+        argv: list[str],
+        *,
+        timeout: float,
+        stdout: Path,
+        stderr: Path,
+        cancel: threading.Event | None = None,
+        on_stop: StopCallback | None = None,
+        stop_at_break: bool = False,
+        transcript: Path | None = None,
+    ) -> ReplayOutcome:
+        """As run_replay, in this session's gdb (`transcript`: where this run's MI traffic goes from
+        now on)."""
         if self.broken:
             raise ToolFailure("the gdb session broke in an earlier run")
         if transcript is not None:
@@ -138,18 +216,27 @@ class GdbSession:
             self._log = log
             old.close()
         start = time.monotonic()
-        run = _Run(self.channel, cancel, on_stop, self.max_passes, self._notes, stop_at_break=stop_at_break)
+        run = _Run(
+            self.channel, cancel, on_stop, self.max_passes, self._notes, stop_at_break=stop_at_break
+        )
         try:
             if self.program is None:
                 _setup(self.channel, argv, self._notes_path, self.max_passes, self.debug_dirs)
-                for name, value in stdbuf.line_buffered().items():  # superpmi's stdout whole at a fatal stop
-                    _check(self.channel, "-interpreter-exec console " + mi_quote(f"set environment {name}={value}"))
+                # superpmi's stdout whole at a fatal stop
+                for name, value in stdbuf.line_buffered().items():
+                    _check(
+                        self.channel,
+                        "-interpreter-exec console " + mi_quote(f"set environment {name}={value}"),
+                    )
                 self.program = argv[0]
             elif argv[0] != self.program:
                 raise ToolFailure(f"a gdb session of {self.program} cannot run {argv[0]}")
             self._kill()
             redirect = f"> {shell.quote(str(stdout))} 2> {shell.quote(str(stderr))} < /dev/null"
-            _check(self.channel, "-interpreter-exec console " + mi_quote(f"set args {_args(argv)} {redirect}"))
+            _check(
+                self.channel,
+                "-interpreter-exec console " + mi_quote(f"set args {_args(argv)} {redirect}"),
+            )
             self.runs += 1
             outcome = run.until_outcome(start, timeout, "-exec-run")
         except BaseException:
@@ -157,12 +244,14 @@ class GdbSession:
             self.inferior = run.inferior
             raise
         self.inferior = run.inferior if outcome.kind in ("fatal", "hang") else None
-        if outcome.kind == "cancelled":  # the replay still runs: this session ends with it (close kills it)
+        # the replay still runs: this session ends with it (close kills it)
+        if outcome.kind == "cancelled":
             self.inferior, self.broken = run.inferior, True
         return outcome
 
     def _kill(self) -> None:
-        """The stopped replay of the last run goes before the next starts (gdb's `kill`, then its exit event)."""
+        """The stopped replay of the last run goes before the next starts (gdb's `kill`, then its
+        exit event)."""
         if self.inferior is None:
             return
         _check(self.channel, "-interpreter-exec console " + mi_quote("kill"))
@@ -172,8 +261,10 @@ class GdbSession:
             if event is not None and event.get("message") == "thread-group-exited":
                 break
         else:
-            raise ToolFailure(f"gdb did not end the stopped replay (pid {self.inferior}) within "
-                              f"{self.channel.request_timeout:g} s of `kill`")
+            raise ToolFailure(
+                f"gdb did not end the stopped replay (pid {self.inferior}) within "
+                f"{self.channel.request_timeout:g} s of `kill`"
+            )
         self.channel.events.clear()
         self.inferior = None
 
@@ -203,54 +294,86 @@ def _check(channel: MiChannel, command: str) -> str:
 
 
 def index_cache_dir() -> str:
-    """Where gdb keeps the symbol indexes it builds (one per build-id, checked by gdb): a directory of this user's
-    under the temp directory, so every later gdb of this tool (each partition, each triage segment, the next run)
-    reads the replay's and the JITs' symbols from the index instead of the DWARF."""
+    """Where gdb keeps the symbol indexes it builds (one per build-id, checked by gdb): a directory
+    of this user's under the temp directory, so every later gdb of this tool (each partition, each
+    triage segment, the next run) reads the replay's and the JITs' symbols from the index instead of
+    the DWARF."""
     return os.path.join(tempfile.gettempdir(), f"spmi-dbg-gdb-index-{os.getuid()}")
 
 
 def _index_cache(channel: MiChannel) -> None:
     """A gdb without the index cache (older than 13) simply does without it."""
-    channel.request("-interpreter-exec console " + mi_quote(f"set index-cache directory {index_cache_dir()}"))
+    channel.request(
+        "-interpreter-exec console " + mi_quote(f"set index-cache directory {index_cache_dir()}")
+    )
     channel.request("-interpreter-exec console " + mi_quote("set index-cache enabled on"))
 
 
 def _debug_dirs(channel: MiChannel, debug_dirs: tuple[str, ...]) -> None:
-    """Where gdb looks for separate debug files (by gnu_debuglink, and by build-id under .build-id/)."""
+    """Where gdb looks for separate debug files (by gnu_debuglink, and by build-id under
+    .build-id/)."""
     if debug_dirs:
-        _check(channel, "-interpreter-exec console " + mi_quote("set debug-file-directory " + ":".join(debug_dirs)))
+        _check(
+            channel,
+            "-interpreter-exec console "
+            + mi_quote("set debug-file-directory " + ":".join(debug_dirs)),
+        )
 
 
-def _setup(channel: MiChannel, argv: list[str], notes: Path, max_passes: int, debug_dirs: tuple[str, ...] = ()) \
-        -> None:
+def _setup(
+    channel: MiChannel,
+    argv: list[str],
+    notes: Path,
+    max_passes: int,
+    debug_dirs: tuple[str, ...] = (),
+) -> None:
     # mi-async: gdb keeps reading commands while the replay runs, so -exec-interrupt is heard.
-    # The *stopped records need no argument values (the analysis reads frames itself): cheaper stops.
-    for command in ("-gdb-set mi-async on", "-gdb-set pagination off", "-gdb-set startup-with-shell on",
-                    "-gdb-set print frame-info short-location", "-gdb-set print frame-arguments none",
-                    "-gdb-set confirm off"):
+    # The *stopped records need no argument values (the analysis reads frames itself): cheaper
+    # stops.
+    for command in (
+        "-gdb-set mi-async on",
+        "-gdb-set pagination off",
+        "-gdb-set startup-with-shell on",
+        "-gdb-set print frame-info short-location",
+        "-gdb-set print frame-arguments none",
+        "-gdb-set confirm off",
+    ):
         _check(channel, command)
     _check(channel, "-interpreter-exec console " + mi_quote("handle all nostop noprint pass"))
-    _check(channel, "-interpreter-exec console " + mi_quote(f"handle {' '.join(STOP_SIGNALS)} stop print pass"))
+    _check(
+        channel,
+        "-interpreter-exec console " + mi_quote(f"handle {' '.join(STOP_SIGNALS)} stop print pass"),
+    )
     _check(channel, "-interpreter-exec console " + mi_quote(gdbinit_line()))
-    for name in FAULTS:  # one catchpoint per signal: the condition is told which (no $_siginfo over qemu)
+    # one catchpoint per signal: the condition is told which (no $_siginfo over qemu)
+    for name in FAULTS:
         _check(channel, "-interpreter-exec console " + mi_quote(f"catch signal {name}"))
-        _check(channel, "-interpreter-exec console " + mi_quote(
-            f"condition $bpnum $_spmi_should_stop({json.dumps(str(notes))}, {max_passes}, "
-            f"{int(getattr(signal, name))})"))
+        _check(
+            channel,
+            "-interpreter-exec console "
+            + mi_quote(
+                f"condition $bpnum $_spmi_should_stop({json.dumps(str(notes))}, {max_passes}, "
+                f"{int(getattr(signal, name))})"
+            ),
+        )
     _index_cache(channel)
     _debug_dirs(channel, debug_dirs)
     _check(channel, "-file-exec-and-symbols " + mi_quote(argv[0]))
 
 
 def _remote_paths(channel: MiChannel, qemu: QemuTarget, argv: list[str]) -> None:
-    """The guest's libraries from the sysroot; the JITs (absolute host paths) from their own directories."""
+    """The guest's libraries from the sysroot; the JITs (absolute host paths) from their own
+    directories."""
     dirs = library_dirs(argv)
     _check(channel, "-interpreter-exec console " + mi_quote(f"set sysroot {qemu.sysroot}"))
-    _check(channel, "-interpreter-exec console " + mi_quote(f"set solib-search-path {':'.join(dirs)}"))
+    _check(
+        channel, "-interpreter-exec console " + mi_quote(f"set solib-search-path {':'.join(dirs)}")
+    )
 
 
 class _Notes:
-    """The stops passed inside gdb (spmi_dbg.gdb.passing writes one JSON line each), read as they come."""
+    """The stops passed inside gdb (spmi_dbg.gdb.passing writes one JSON line each), read as they
+    come."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -274,9 +397,17 @@ class _Notes:
 
 
 class _Run:
-    def __init__(self, channel: MiChannel, cancel: threading.Event | None, on_stop: StopCallback | None,
-                 max_passes: int, notes: _Notes | None = None, *, remote: bool = False,
-                 stop_at_break: bool = False) -> None:
+    def __init__(
+        self,
+        channel: MiChannel,
+        cancel: threading.Event | None,
+        on_stop: StopCallback | None,
+        max_passes: int,
+        notes: _Notes | None = None,
+        *,
+        remote: bool = False,
+        stop_at_break: bool = False,
+    ) -> None:
         self.channel = channel
         self.stop_at_break = stop_at_break
         self.cancel = cancel
@@ -285,10 +416,12 @@ class _Run:
         self.notes = notes
         self.inferior: int | None = None
         self.passed: list[PassedStop] = []
-        self.stop_notes: list[str] = []  # why the catchpoint stopped, when its diagnosis does not say
+        # why the catchpoint stopped, when its diagnosis does not say
+        self.stop_notes: list[str] = []
         self.stop_signal: int | None = None  # the signal of the catchpoint's stop
         self.second_chance: str | None = None  # the note, when the stop is a fault's second chance
-        self.remote = remote  # a remote target (qemu): MI's pids are the stub's, /proc says nothing of the guest
+        # a remote target (qemu): MI's pids are the stub's, /proc says nothing of the guest
+        self.remote = remote
 
     def until_outcome(self, start: float, timeout: float, run: str = "-exec-run") -> ReplayOutcome:
         reply = self.channel.request(run)
@@ -323,15 +456,22 @@ class _Run:
                 if record["stop"]:
                     self.stop_notes.append(str(record["stop"]))
                 self.stop_signal = record.get("signal")
-                self.second_chance = str(record["stop"] or "") if record.get("second_chance") else None
+                self.second_chance = (
+                    str(record["stop"] or "") if record.get("second_chance") else None
+                )
 
     def _outcome(self, kind: OutcomeKind, start: float, running: float, **kw: Any) -> ReplayOutcome:
         self._read_notes()
         if kind == "fatal" and self.second_chance is not None and kw.get("diagnosis") is not None:
             mark_second_chance(kw["diagnosis"], self.second_chance)
         kw["notes"] = self.stop_notes + list(kw.get("notes") or [])
-        return ReplayOutcome(kind, passed=self.passed, seconds=time.monotonic() - start,
-                             startup_seconds=running - start, **kw)
+        return ReplayOutcome(
+            kind,
+            passed=self.passed,
+            seconds=time.monotonic() - start,
+            startup_seconds=running - start,
+            **kw,
+        )
 
     def _event(self, event: Record, start: float, running: float) -> ReplayOutcome | None:
         message = event.get("message")
@@ -347,36 +487,58 @@ class _Run:
         if "exited-normally" in reasons:
             return self._outcome("exited", start, running, exit_status=0)
         if "exited" in reasons:
-            return self._outcome("exited", start, running, exit_status=int(str(payload.get("exit-code", "0")), 8))
+            return self._outcome(
+                "exited", start, running, exit_status=int(str(payload.get("exit-code", "0")), 8)
+            )
         if "exited-signalled" in reasons:
             sig = str(payload.get("signal-name"))
             self._read_notes()
             notes = [f"the replay died of {sig} after it was passed on"] if self.passed else []
             return self._outcome("signaled", start, running, signal=sig, notes=notes)
-        if not reasons:  # the fault catchpoint (MI gives its stops no reason): its condition said "fatal"
+        # the fault catchpoint (MI gives its stops no reason): its condition said "fatal"
+        if not reasons:
             self._read_notes()
-            return self._outcome("fatal", start, running, diagnosis=self._diagnose(quick=False,
-                                                                                   signal=self.stop_signal))
+            return self._outcome(
+                "fatal",
+                start,
+                running,
+                diagnosis=self._diagnose(quick=False, signal=self.stop_signal),
+            )
         if "signal-received" not in reasons:
             diag = self._diagnose(quick=False)
-            return self._outcome("fatal", start, running, diagnosis=diag,
-                                 notes=[f"stopped for {', '.join(reasons)}"])
+            return self._outcome(
+                "fatal", start, running, diagnosis=diag, notes=[f"stopped for {', '.join(reasons)}"]
+            )
         return self._signal_stop(payload, start, running)
 
-    def _signal_stop(self, payload: dict[str, Any], start: float, running: float) -> ReplayOutcome | None:
-        """SIGTRAP or SIGABRT (faults go through the catchpoint): the same policy, asked of the same function inside
-        gdb (`$_spmi_should_stop`, which notes a stop passed on in the notes file as the catchpoint does)."""
+    def _signal_stop(
+        self, payload: dict[str, Any], start: float, running: float
+    ) -> ReplayOutcome | None:
+        """SIGTRAP or SIGABRT (faults go through the catchpoint): the same policy, asked of the same
+        function inside gdb (`$_spmi_should_stop`, which notes a stop passed on in the notes file as
+        the catchpoint does)."""
         sig = str(payload.get("signal-name"))
         signo = int(getattr(signal, sig, 0)) or None
-        expression = (f"$_spmi_should_stop({json.dumps(str(self.notes.path))}, {self.max_passes}, "
-                      f"{signo if signo is not None else 0}, 1, {int(self.stop_at_break)})") \
-            if self.notes is not None else None
-        reply = self.channel.request("-data-evaluate-expression " + mi_quote(expression)) \
-            if expression is not None else None
+        expression = (
+            (
+                f"$_spmi_should_stop({json.dumps(str(self.notes.path))}, {self.max_passes}, "
+                f"{signo if signo is not None else 0}, 1, {int(self.stop_at_break)})"
+            )
+            if self.notes is not None
+            else None
+        )
+        reply = (
+            self.channel.request("-data-evaluate-expression " + mi_quote(expression))
+            if expression is not None
+            else None
+        )
         if reply is not None and reply.error is not None:
             raise ToolFailure(f"gdb could not evaluate `{expression}`: {reply.error}")
-        verdict = Verdict(int(str((reply.payload or {}).get("value", "1")).split()[0])) if reply is not None \
+        verdict = (
+            Verdict(int(str((reply.payload or {}).get("value", "1")).split()[0]))
+            if reply is not None
             else Verdict.STOP
+        )
         self._read_notes()
         if verdict != Verdict.STOP:
             self._resume(sig, verdict == Verdict.PASS, verdict == Verdict.ABSORB_STEP_OVER_BRK)
@@ -385,8 +547,8 @@ class _Run:
         return self._outcome("fatal", start, running, diagnosis=diag)
 
     def _resume(self, sig: str, deliver: bool, step_over_brk: bool) -> None:
-        """Pass the stop's signal on with `signal SIGxxx`, or absorb it (a debug break the replay has no handler
-        for), stepping over an aarch64 `brk`, which would trap again."""
+        """Pass the stop's signal on with `signal SIGxxx`, or absorb it (a debug break the replay
+        has no handler for), stepping over an aarch64 `brk`, which would trap again."""
         if deliver:
             command = "-interpreter-exec console " + mi_quote(f"signal {sig}")
         else:
@@ -398,9 +560,15 @@ class _Run:
             raise ToolFailure(f"gdb could not resume after {sig}: {reply.error}")
 
     def _diagnose(self, *, quick: bool, signal: str | int | None = None) -> Diagnosis:
-        command = "spmi diagnose --json" + (" --quick" if quick else "") + (f" --signal {signal}" if signal else "")
-        reply = self.channel.request("-interpreter-exec console " + mi_quote(command),
-                                     None if quick else max(DIAGNOSE_TIMEOUT, self.channel.request_timeout))
+        command = (
+            "spmi diagnose --json"
+            + (" --quick" if quick else "")
+            + (f" --signal {signal}" if signal else "")
+        )
+        reply = self.channel.request(
+            "-interpreter-exec console " + mi_quote(command),
+            None if quick else max(DIAGNOSE_TIMEOUT, self.channel.request_timeout),
+        )
         if reply.error is not None:
             raise ToolFailure(f"`{command}` failed in gdb: {reply.error}")
         data = _json_line(reply.console)
@@ -408,14 +576,16 @@ class _Run:
             try:
                 return Diagnosis.from_json(data)
             except ValueError as e:  # jsonfacts.FactJsonError: names the fact and the field
-                raise ToolFailure(f"`{command}` printed a diagnosis that could not be read: "
-                                  f"{e}") from None
+                raise ToolFailure(
+                    f"`{command}` printed a diagnosis that could not be read: {e}"
+                ) from None
         raise ToolFailure(f"`{command}` gave no JSON: {reply.console[-300:]!r}")
 
     def _hang(self, start: float, running: float, timeout: float) -> ReplayOutcome:
         if self.remote and self.inferior:
-            # qemu-user's gdbstub reads gdb's interrupt only when the guest makes a syscall or gets a signal (a
-            # spinning JIT does neither): a SIGINT to qemu goes to the guest, and the stub reports that stop.
+            # qemu-user's gdbstub reads gdb's interrupt only when the guest makes a syscall or gets
+            # a signal (a spinning JIT does neither): a SIGINT to qemu goes to the guest, and the
+            # stub reports that stop.
             os.kill(self.inferior, signal.SIGINT)
         else:
             reply = self.channel.request("-exec-interrupt")
@@ -426,30 +596,46 @@ class _Run:
             left = wait_until - time.monotonic()
             event = self.channel.next_event(left) if left > 0 else None
             if event is None:
-                raise ToolFailure(f"gdb did not stop the replay within {self.channel.request_timeout:g} s of "
-                                  "-exec-interrupt")
+                raise ToolFailure(
+                    f"gdb did not stop the replay within {self.channel.request_timeout:g} s of "
+                    "-exec-interrupt"
+                )
             if event.get("message") == "stopped":
                 reasons = (event.get("payload") or {}).get("reason") or []
-                if any(str(r).startswith("exited") for r in ([reasons] if isinstance(reasons, str) else reasons)):
-                    return self._event(event, start, running) or self._outcome("exited", start, running)
+                if any(
+                    str(r).startswith("exited")
+                    for r in ([reasons] if isinstance(reasons, str) else reasons)
+                ):
+                    return self._event(event, start, running) or self._outcome(
+                        "exited", start, running
+                    )
                 break
             self._event(event, start, running)
         threads = self._stacks()
         diag = self._diagnose(quick=False)
-        return self._outcome("hang", start, running, diagnosis=diag, threads=threads,
-                             notes=[f"no exit and no fatal stop within --timeout {timeout:g} s: interrupted"])
+        return self._outcome(
+            "hang",
+            start,
+            running,
+            diagnosis=diag,
+            threads=threads,
+            notes=[f"no exit and no fatal stop within --timeout {timeout:g} s: interrupted"],
+        )
 
     def _stacks(self) -> list[ThreadStack]:
         """Every thread's stack, read in gdb's Python from the view by the lldb worker's function
         (spmi_dbg.analysis.stacks), one round trip."""
-        reply = self.channel.request("-interpreter-exec console " + mi_quote(STACKS_COMMAND),
-                                     max(DIAGNOSE_TIMEOUT, self.channel.request_timeout))
+        reply = self.channel.request(
+            "-interpreter-exec console " + mi_quote(STACKS_COMMAND),
+            max(DIAGNOSE_TIMEOUT, self.channel.request_timeout),
+        )
         if reply.error is not None:
             raise ToolFailure(f"gdb could not read the threads' stacks: {reply.error}")
         data = _json_line(reply.console)
         if data is None:
-            raise ToolFailure("reading the threads' stacks in gdb gave no JSON: "
-                              f"{reply.console[-300:]!r}")
+            raise ToolFailure(
+                f"reading the threads' stacks in gdb gave no JSON: {reply.console[-300:]!r}"
+            )
         try:
             return [ThreadStack.from_json(t) for t in data.get("threads") or []]
         except ValueError as e:  # jsonfacts.FactJsonError: names the fact and the field
@@ -471,22 +657,38 @@ def _json_line(console: str) -> dict[str, Any] | None:
 _CORE_BY = re.compile(r"Core was generated by `(.*)'\.")
 
 
-def diagnose_core(core: Path, program: str | None, *, transcript: Path, gdb: str = "gdb", cwd: str | None = None,
-                  request_timeout: float = REQUEST_TIMEOUT, qemu: QemuTarget | None = None,
-                  argv: list[str] | None = None, debug_dirs: tuple[str, ...] = ()) -> tuple[ReplayOutcome, str | None]:
-    """Post-mortem: one fresh gdb on `program` (None: gdb finds it from the core) and `core`, the extension's
-    full `spmi diagnose --json`. Returns the outcome (kind "fatal") and the command line the core names
-    ("Core was generated by `...`": the kernel keeps only its first 80 characters). With `qemu`, a guest core
-    written by qemu-user: the sysroot and the JITs' directories (from `argv`) are set, and the PIE executable
-    and its libraries relocated when gdb could not (spmi_dbg.gdb.coresyms)."""
+def diagnose_core(
+    core: Path,
+    program: str | None,
+    *,
+    transcript: Path,
+    gdb: str = "gdb",
+    cwd: str | None = None,
+    request_timeout: float = REQUEST_TIMEOUT,
+    qemu: QemuTarget | None = None,
+    argv: list[str] | None = None,
+    debug_dirs: tuple[str, ...] = (),
+) -> tuple[ReplayOutcome, str | None]:
+    """Post-mortem: one fresh gdb on `program` (None: gdb finds it from the core) and `core`, the
+    extension's full `spmi diagnose --json`. Returns the outcome (kind "fatal") and the command line
+    the core names ("Core was generated by `...`": the kernel keeps only its first 80 characters).
+    With `qemu`, a guest core written by qemu-user: the sysroot and the JITs' directories (from
+    `argv`) are set, and the PIE executable and its libraries relocated when gdb could not
+    (spmi_dbg.gdb.coresyms)."""
     start = time.monotonic()
     notes = [f"post-mortem: diagnosed from the core file {core}"]
     with open(transcript, "a", encoding="utf-8", errors="replace") as log:
-        channel = MiChannel(gdb, log, cwd=cwd, env=dict(os.environ), request_timeout=request_timeout)
+        channel = MiChannel(
+            gdb, log, cwd=cwd, env=dict(os.environ), request_timeout=request_timeout
+        )
         try:
-            for command in ("-gdb-set pagination off", "-gdb-set print frame-info short-location",
-                            "-gdb-set print frame-arguments none", "-gdb-set print entry-values no",
-                            "-gdb-set confirm off"):
+            for command in (
+                "-gdb-set pagination off",
+                "-gdb-set print frame-info short-location",
+                "-gdb-set print frame-arguments none",
+                "-gdb-set print entry-values no",
+                "-gdb-set confirm off",
+            ):
                 _check(channel, command)
             _check(channel, "-interpreter-exec console " + mi_quote(gdbinit_line()))
             if qemu is not None:
@@ -495,9 +697,13 @@ def diagnose_core(core: Path, program: str | None, *, transcript: Path, gdb: str
             _debug_dirs(channel, debug_dirs)
             if program is not None:
                 _check(channel, "-file-exec-and-symbols " + mi_quote(program))
-            if argv:  # a core keeps no argv gdb tells: the diagnosis reads the command's (its JITs, -c, -target)
+            # a core keeps no argv gdb tells: the diagnosis reads the command's (its JITs, -c,
+            # -target)
+            if argv:
                 _check(channel, "-interpreter-exec console " + mi_quote(f"set args {_args(argv)}"))
-            reply = channel.request("-target-select core " + str(core).replace(" ", "\\ "), DIAGNOSE_TIMEOUT)
+            reply = channel.request(
+                "-target-select core " + str(core).replace(" ", "\\ "), DIAGNOSE_TIMEOUT
+            )
             if reply.error is not None:
                 raise ToolFailure(f"gdb could not open the core file {core}: {reply.error}")
             said = reply.console + reply.log
@@ -506,16 +712,24 @@ def diagnose_core(core: Path, program: str | None, *, transcript: Path, gdb: str
             if qemu is not None and program is not None:
                 notes += _relocate(channel, program, qemu, argv or [program])
             opened = time.monotonic()
-            diag = _Run(channel, None, None, 0)._diagnose(quick=False, signal=sig.group(1) if sig else None)
-            outcome = ReplayOutcome("fatal", diagnosis=diag, seconds=time.monotonic() - start,
-                                    startup_seconds=opened - start, notes=notes)
+            diag = _Run(channel, None, None, 0)._diagnose(
+                quick=False, signal=sig.group(1) if sig else None
+            )
+            outcome = ReplayOutcome(
+                "fatal",
+                diagnosis=diag,
+                seconds=time.monotonic() - start,
+                startup_seconds=opened - start,
+                notes=notes,
+            )
             return outcome, (m.group(1) if m else None)
         finally:
             channel.close(None)
 
 
 def _relocate(channel: MiChannel, program: str, qemu: QemuTarget, argv: list[str]) -> list[str]:
-    """A guest core of a PIE program that gdb left unrelocated: displacement = AT_ENTRY - e_entry."""
+    """A guest core of a PIE program that gdb left unrelocated: displacement = AT_ENTRY -
+    e_entry."""
     auxv = _check(channel, "-interpreter-exec console " + mi_quote("info auxv"))
     m = re.search(r"AT_ENTRY\s.*?(0x[0-9a-f]+)\s*$", auxv, re.M)
     entry = elf_entry(program)
@@ -528,9 +742,19 @@ def _relocate(channel: MiChannel, program: str, qemu: QemuTarget, argv: list[str
     disp = at_entry - entry
     _check(channel, "-interpreter-exec console " + mi_quote(f"symbol-file -o {disp:#x} {program}"))
     dirs = library_dirs([program, *argv[1:]])
-    added = _check(channel, "-interpreter-exec console " + mi_quote(
-        f"python print(len(__import__('spmi_dbg.gdb.coresyms', fromlist=['x']).load_solibs({qemu.sysroot!r}, "
-        f"{dirs!r})))"))
+    added = _check(
+        channel,
+        "-interpreter-exec console "
+        + mi_quote(
+            "python print(len(__import__('spmi_dbg.gdb.coresyms', "
+            f"fromlist=['x']).load_solibs({qemu.sysroot!r}, "
+            f"{dirs!r})))"
+        ),
+    )
     count = added.strip().splitlines()[-1] if added.strip() else "0"
-    return [f"the guest core's PIE executable was relocated by {disp:#x} (AT_ENTRY - e_entry: qemu-user dumps no "
-            f"text pages, so gdb could not) and {count} shared libraries added from the dynamic linker's list"]
+    return [
+        f"the guest core's PIE executable was relocated by {disp:#x} (AT_ENTRY - e_entry: "
+        "qemu-user dumps no "
+        f"text pages, so gdb could not) and {count} shared libraries added from the dynamic "
+        "linker's list"
+    ]

@@ -1,5 +1,5 @@
-"""`--debugger lldb`: the Driver (base.py) over spmi_dbg.driver.lldb.replay (its SB API in a worker process per
-replay), native or attached to a qemu-user guest's gdbstub."""
+"""`--debugger lldb`: the Driver (base.py) over spmi_dbg.driver.lldb.replay (its SB API in a worker
+process per replay), native or attached to a qemu-user guest's gdbstub."""
 
 from __future__ import annotations
 
@@ -24,8 +24,14 @@ class LldbDriver:
     debug_dirs: tuple[str, ...] = ()
 
     @classmethod
-    def picked(cls, *, gdb: str | None, qemu: QemuTarget | None, cwd: str | None,
-               debug_dirs: tuple[str, ...]) -> LldbDriver:
+    def picked(
+        cls,
+        *,
+        gdb: str | None,
+        qemu: QemuTarget | None,
+        cwd: str | None,
+        debug_dirs: tuple[str, ...],
+    ) -> LldbDriver:
         """For `--debugger lldb` (`gdb`, --gdb PATH, is gdb's alone)."""
         try:
             replay.check_available()
@@ -41,18 +47,47 @@ class LldbDriver:
     def needed_paths(self) -> tuple[str, ...]:
         return tuple(p for p in (self.cwd, *self.debug_dirs) if p)
 
-    def run_replay(self, argv: list[str], *, timeout: float, stdout: Path, stderr: Path, transcript: Path,
-                   cancel: threading.Event | None = None, on_stop: StopCallback | None = None,
-                   stop_at_break: bool = False, max_passes: int | None = None) -> ReplayOutcome:
-        return replay.run_replay(argv, timeout=timeout, stdout=stdout, stderr=stderr, transcript=transcript,
-                                 cwd=self.cwd, cancel=cancel, on_stop=on_stop, qemu=self.qemu,
-                                 max_passes=self.max_passes if max_passes is None else max_passes,
-                                 debug_dirs=self.debug_dirs, stop_at_break=stop_at_break)
+    def run_replay(
+        self,
+        argv: list[str],
+        *,
+        timeout: float,
+        stdout: Path,
+        stderr: Path,
+        transcript: Path,
+        cancel: threading.Event | None = None,
+        on_stop: StopCallback | None = None,
+        stop_at_break: bool = False,
+        max_passes: int | None = None,
+    ) -> ReplayOutcome:
+        return replay.run_replay(
+            argv,
+            timeout=timeout,
+            stdout=stdout,
+            stderr=stderr,
+            transcript=transcript,
+            cwd=self.cwd,
+            cancel=cancel,
+            on_stop=on_stop,
+            qemu=self.qemu,
+            max_passes=self.max_passes if max_passes is None else max_passes,
+            debug_dirs=self.debug_dirs,
+            stop_at_break=stop_at_break,
+        )
 
     def session(self, transcript: Path) -> ReplaySession:
-        # lldb runs in a worker process per replay (replay.py): a session is a fresh worker each run.
+        # lldb runs in a worker process per replay (replay.py): a session is a fresh worker each
+        # run.
         return FreshSession(self, transcript)
 
-    def read_core(self, core: Path, program: str, *, transcript: Path, argv: list[str]) -> ReplayOutcome:
-        return replay.diagnose_core(core, program, transcript=transcript, cwd=self.cwd, argv=argv,
-                                    debug_dirs=self.debug_dirs)[0]
+    def read_core(
+        self, core: Path, program: str, *, transcript: Path, argv: list[str]
+    ) -> ReplayOutcome:
+        return replay.diagnose_core(
+            core,
+            program,
+            transcript=transcript,
+            cwd=self.cwd,
+            argv=argv,
+            debug_dirs=self.debug_dirs,
+        )[0]

@@ -1,5 +1,5 @@
-"""`spmi-dbg lldb [lldb options] -- <command>`: lldb itself on the command, with the extension loaded (the
-command line is checked by spmi_dbg.driver.launch)."""
+"""`spmi-dbg lldb [lldb options] -- <command>`: lldb itself on the command, with the extension
+loaded (the command line is checked by spmi_dbg.driver.launch)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,10 @@ def run(args: argparse.Namespace, cmd: list[str]) -> int:
     argv = [lldb]
     dirs = debugger_dirs(check_debug_dirs(args.debug_dir))
     if dirs:
-        argv += ["-O", "settings set target.debug-file-search-paths " + " ".join(shell.quote(d) for d in dirs)]
+        argv += [
+            "-O",
+            "settings set target.debug-file-search-paths " + " ".join(shell.quote(d) for d in dirs),
+        ]
     for line in lldbinit_lines():
         argv += ["-O", line]
     os.execv(lldb, [*argv, *args.debugger_options, "--", *cmd])

@@ -1,6 +1,7 @@
-"""lldb from outside, through its SB API in this process (docs/debugger-notes.md): the module path from
-`lldb-16 -P`, lldb-server from LLVM 16's bin directory; launching a target with its output to files, resuming
-with or without the signal, the signal an exited process died of. The worker (worker.py) drives with these."""
+"""lldb from outside, through its SB API in this process (docs/debugger-notes.md): the module path
+from `lldb-16 -P`, lldb-server from LLVM 16's bin directory; launching a target with its output to
+files, resuming with or without the signal, the signal an exited process died of. The worker
+(worker.py) drives with these."""
 
 from __future__ import annotations
 
@@ -39,7 +40,9 @@ def import_lldb() -> ModuleType:
         raise LldbUnavailable(f"lldb is not installed ({PACKAGES_HINT})")
     path = subprocess.run([exe, "-P"], capture_output=True, text=True, timeout=30).stdout.strip()
     if not path or not Path(path).is_dir():
-        raise LldbUnavailable(f"`{exe} -P` did not name lldb's Python module directory ({PACKAGES_HINT})")
+        raise LldbUnavailable(
+            f"`{exe} -P` did not name lldb's Python module directory ({PACKAGES_HINT})"
+        )
     sys.path.append(path)
     try:
         import lldb
@@ -47,7 +50,9 @@ def import_lldb() -> ModuleType:
         loaded: ModuleType = lldb
         return loaded
     except ImportError as e:
-        raise LldbUnavailable(f"cannot import lldb's Python module from {path}: {e} ({PACKAGES_HINT})") from None
+        raise LldbUnavailable(
+            f"cannot import lldb's Python module from {path}: {e} ({PACKAGES_HINT})"
+        ) from None
 
 
 def ensure_server() -> None:
@@ -59,8 +64,11 @@ def ensure_server() -> None:
             return
 
 
-def launch(lldb: Any, target: Any, argv: list[str], stdout: str, stderr: str, cwd: str | None) -> Any:
-    """Launch argv[0]'s target with stdin from /dev/null and stdout/stderr to files, ASLR off (as gdb)."""
+def launch(
+    lldb: Any, target: Any, argv: list[str], stdout: str, stderr: str, cwd: str | None
+) -> Any:
+    """Launch argv[0]'s target with stdin from /dev/null and stdout/stderr to files, ASLR off (as
+    gdb)."""
     info = lldb.SBLaunchInfo(argv[1:])
     buffering = stdbuf.line_buffered()  # superpmi's stdout whole at a fatal stop
     if buffering:
@@ -80,10 +88,11 @@ def launch(lldb: Any, target: Any, argv: list[str], stdout: str, stderr: str, cw
 
 
 def death_signal(process: Any, delivered: int | None) -> int | None:
-    """The signal an exited process died of, or None for a normal exit. lldb 16 reports death by a signal as
-    an exit status equal to the signal number, with no description (the gdb-remote 'X' packet's kind is
-    lost): a status equal to the signal the last resume delivered is that signal killing the process
-    (superpmi's own exit codes are 0-3, 254, 255; docs/superpmi-conventions.md 1.2)."""
+    """The signal an exited process died of, or None for a normal exit. lldb 16 reports death by a
+    signal as an exit status equal to the signal number, with no description (the gdb-remote 'X'
+    packet's kind is lost): a status equal to the signal the last resume delivered is that signal
+    killing the process (superpmi's own exit codes are 0-3, 254, 255; docs/superpmi-conventions.md
+    1.2)."""
     status = int(process.GetExitStatus())
     desc = process.GetExitDescription() or ""
     if "signal" in desc.lower():
@@ -93,10 +102,12 @@ def death_signal(process: Any, delivered: int | None) -> int | None:
     return None
 
 
-def resume(process: Any, thread: Any, signo: int | None, *, deliver: bool, step_over_brk: bool) -> Any:
-    """Continue. With deliver, the signal the thread stopped with reaches the program; without, it is
-    suppressed for this one resume (a debug break the debugger absorbs; on aarch64 the pc steps over brk,
-    which would trap again). Returns Continue's SBError."""
+def resume(
+    process: Any, thread: Any, signo: int | None, *, deliver: bool, step_over_brk: bool
+) -> Any:
+    """Continue. With deliver, the signal the thread stopped with reaches the program; without, it
+    is suppressed for this one resume (a debug break the debugger absorbs; on aarch64 the pc steps
+    over brk, which would trap again). Returns Continue's SBError."""
     signals = process.GetUnixSignals()
     if signo is not None and not deliver:
         signals.SetShouldSuppress(signo, True)

@@ -1,14 +1,15 @@
-"""One replay (or one core file) under lldb, driven through its SB API: `python -m spmi_dbg.driver.lldb.worker`.
-The parent (spmi_dbg.driver.lldb.replay) writes one JSON request to stdin; this process answers with JSON
-lines on stdout: `started` (the replay's pid), `passed` (a stop passed on, as it happens), then `outcome`
-(the same ReplayOutcome the gdb driver gives). lldb, its lldb-server and the analysis live in this process
-only: a crash or hang of lldb costs one partition (the parent retries it), never the pipeline.
+"""One replay (or one core file) under lldb, driven through its SB API: `python -m
+spmi_dbg.driver.lldb.worker`. The parent (spmi_dbg.driver.lldb.replay) writes one JSON request to
+stdin; this process answers with JSON lines on stdout: `started` (the replay's pid), `passed` (a
+stop passed on, as it happens), then `outcome` (the same ReplayOutcome the gdb driver gives). lldb,
+its lldb-server and the analysis live in this process only: a crash or hang of lldb costs one
+partition (the parent retries it), never the pipeline.
 
-The signal policy is spmi_dbg.analysis.policy's, as in gdb: the quick check at each stop, then the signal
-passed on (lldb delivers the stop's signal on Continue unless it is suppressed), a debug break absorbed when
-the replay has no SIGTRAP handler, the fatal stop diagnosed in full. lldb runs in asynchronous mode, so the
-hang timeout is ours: on expiry the replay is stopped (SBProcess.Stop), every thread's stack captured and the
-stop diagnosed."""
+The signal policy is spmi_dbg.analysis.policy's, as in gdb: the quick check at each stop, then the
+signal passed on (lldb delivers the stop's signal on Continue unless it is suppressed), a debug
+break absorbed when the replay has no SIGTRAP handler, the fatal stop diagnosed in full. lldb runs
+in asynchronous mode, so the hang timeout is ours: on expiry the replay is stopped (SBProcess.Stop),
+every thread's stack captured and the stop diagnosed."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ from spmi_dbg.errors import SpmiDbgError
 
 STOP_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGTRAP")
 KEEP = ("SIGSTOP", "SIGKILL", "SIGINT")  # lldb's own: left as they are
-POLL = 1  # seconds (SBListener.WaitForEvent takes whole seconds; it returns as soon as an event comes)
+# seconds (SBListener.WaitForEvent takes whole seconds; it returns as soon as an event comes)
+POLL = 1
 
 
 class _Out:
@@ -59,16 +61,21 @@ class Worker:
         self.notes: list[str] = []
         self.delivered: int | None = None  # the signal the last resume delivered to the replay
 
-    # -- set-up ---------------------------------------------------------------------------------------------
+    # -- set-up
+    # ---------------------------------------------------------------------------------------------
     def _debugger(self) -> None:
         preload()
         ensure_server()
         self.debugger = self.lldb.SBDebugger.Create(False)
         self.debugger.SetAsync(True)
         dirs = self.req.get("debug_dirs") or []
-        if dirs:  # separate debug files, by gnu_debuglink and by build-id (before the target loads its modules)
-            self.debugger.HandleCommand("settings set target.debug-file-search-paths "
-                                        + " ".join(shell.quote(d) for d in dirs))
+        # separate debug files, by gnu_debuglink and by build-id (before the target loads its
+        # modules)
+        if dirs:
+            self.debugger.HandleCommand(
+                "settings set target.debug-file-search-paths "
+                + " ".join(shell.quote(d) for d in dirs)
+            )
 
     def _target(self, program: str) -> None:
         from spmi_dbg.lldb.view import warm_up  # imports lldb: only after import_lldb
@@ -87,22 +94,32 @@ class Worker:
             if name in STOP_SIGNALS:
                 signals.SetShouldStop(signo, True)
                 signals.SetShouldSuppress(signo, False)  # a Continue delivers it to the replay
-            elif name not in KEEP:  # everything else goes to the replay unseen (gdb's `handle all nostop ...`)
+            # everything else goes to the replay unseen (gdb's `handle all nostop ...`)
+            elif name not in KEEP:
                 signals.SetShouldStop(signo, False)
                 signals.SetShouldNotify(signo, False)
                 signals.SetShouldSuppress(signo, False)
 
     def _launch(self) -> None:
-        self.process = launch(self.lldb, self.target, self.req["argv"], self.req["stdout"], self.req["stderr"],
-                              self.req.get("cwd"))
+        self.process = launch(
+            self.lldb,
+            self.target,
+            self.req["argv"],
+            self.req["stdout"],
+            self.req["stderr"],
+            self.req.get("cwd"),
+        )
         self._signals()
 
-    # -- the run --------------------------------------------------------------------------------------------
+    # -- the run
+    # --------------------------------------------------------------------------------------------
     def _connect(self, qemu: dict[str, Any]) -> None:
-        """The guest waiting under qemu's gdbstub (spmi_dbg.driver.qemu started it): gdb-remote, the guest's
-        libraries from the sysroot, the JITs from their directories; resumed from its entry point."""
+        """The guest waiting under qemu's gdbstub (spmi_dbg.driver.qemu started it): gdb-remote, the
+        guest's libraries from the sysroot, the JITs from their directories; resumed from its entry
+        point."""
         lldb = self.lldb
-        launch = self.target.GetLaunchInfo()  # what the view's argv() reads: /proc knows nothing of the guest
+        # what the view's argv() reads: /proc knows nothing of the guest
+        launch = self.target.GetLaunchInfo()
         launch.SetArguments(self.req["argv"][1:], False)
         self.target.SetLaunchInfo(launch)
         ret = lldb.SBCommandReturnObject()
@@ -110,10 +127,14 @@ class Worker:
         interp.HandleCommand(f"platform select remote-linux --sysroot {qemu['sysroot']}", ret)
         interp.HandleCommand("settings set target.exec-search-paths " + " ".join(qemu["dirs"]), ret)
         err = lldb.SBError()
-        self.process = self.target.ConnectRemote(self.debugger.GetListener(), f"connect://127.0.0.1:{qemu['port']}",
-                                                 "gdb-remote", err)
+        self.process = self.target.ConnectRemote(
+            self.debugger.GetListener(), f"connect://127.0.0.1:{qemu['port']}", "gdb-remote", err
+        )
         if not err.Success() or not self.process.IsValid():
-            raise RuntimeError(f"lldb could not attach to qemu's gdbstub on port {qemu['port']}: {err.GetCString()}")
+            raise RuntimeError(
+                f"lldb could not attach to qemu's gdbstub on port {qemu['port']}: "
+                f"{err.GetCString()}"
+            )
         self._wait_stopped(float(self.req.get("request_timeout", 30)))
         self._signals()
         self.process.Continue()
@@ -139,8 +160,13 @@ class Worker:
             self._launch()
         running = time.monotonic()
         if not self.req.get("qemu"):  # under qemu the parent owns the process (the stub says pid 1)
-            self.out.send({"event": "started", "pid": int(self.process.GetProcessID()),
-                           "startup_seconds": running - start})
+            self.out.send(
+                {
+                    "event": "started",
+                    "pid": int(self.process.GetProcessID()),
+                    "startup_seconds": running - start,
+                }
+            )
         self.out.log(f"# launched {' '.join(self.req['argv'])} (pid {self.process.GetProcessID()})")
         deadline = running + float(self.req["timeout"])
         listener = self.debugger.GetListener()
@@ -148,15 +174,25 @@ class Worker:
         lldb = self.lldb
 
         def outcome(kind: str, **kw: Any) -> dict[str, Any]:
-            return {"kind": kind, "passed": [p.to_json() for p in self.passed], "seconds": time.monotonic() - start,
-                    "startup_seconds": running - start, "notes": self.notes + kw.pop("notes", []), **kw}
+            return {
+                "kind": kind,
+                "passed": [p.to_json() for p in self.passed],
+                "seconds": time.monotonic() - start,
+                "startup_seconds": running - start,
+                "notes": self.notes + kw.pop("notes", []),
+                **kw,
+            }
 
-        while True:  # states come as events only (a state read directly would be handled again as its event)
+        # states come as events only (a state read directly would be handled again as its event)
+        while True:
             now = time.monotonic()
             if now >= deadline:
                 return self._hang(outcome, float(self.req["timeout"]))
-            if not listener.WaitForEvent(POLL, event) or not lldb.SBProcess.EventIsProcessEvent(event) or \
-                    lldb.SBProcess.GetRestartedFromEvent(event):
+            if (
+                not listener.WaitForEvent(POLL, event)
+                or not lldb.SBProcess.EventIsProcessEvent(event)
+                or lldb.SBProcess.GetRestartedFromEvent(event)
+            ):
                 continue
             state = lldb.SBProcess.GetStateFromEvent(event)
             if state == lldb.eStateExited:
@@ -166,7 +202,9 @@ class Worker:
                 if verdict is not None:
                     return outcome("fatal", diagnosis=verdict[0], notes=verdict[1])
             elif state in (lldb.eStateDetached, lldb.eStateInvalid):
-                raise RuntimeError(f"lldb lost the replay (state {lldb.SBDebugger.StateAsCString(state)})")
+                raise RuntimeError(
+                    f"lldb lost the replay (state {lldb.SBDebugger.StateAsCString(state)})"
+                )
 
     def _exited(self, outcome: Callable[..., dict[str, Any]]) -> dict[str, Any]:
         status = int(self.process.GetExitStatus())
@@ -174,8 +212,11 @@ class Worker:
         signo = death_signal(self.process, self.delivered)
         if signo is not None:
             name = signal_name(signo)
-            return outcome("signaled", signal=name,
-                           notes=[f"the replay died of {name} after it was passed on"] if self.passed else [])
+            return outcome(
+                "signaled",
+                signal=name,
+                notes=[f"the replay died of {name} after it was passed on"] if self.passed else [],
+            )
         return outcome("exited", exit_status=status)
 
     def _stop(self) -> tuple[dict[str, Any], list[str]] | None:
@@ -186,7 +227,8 @@ class Worker:
         view = LldbProcess(self.target)
         thread = self.process.GetSelectedThread()
         if not thread.IsValid() or thread.GetStopReason() != self.lldb.eStopReasonSignal:
-            for i in range(self.process.GetNumThreads()):  # the thread the signal stopped, if not selected
+            # the thread the signal stopped, if not selected
+            for i in range(self.process.GetNumThreads()):
                 t = self.process.GetThreadAtIndex(i)
                 if t.GetStopReason() == self.lldb.eStopReasonSignal:
                     self.process.SetSelectedThread(t)
@@ -195,16 +237,21 @@ class Worker:
         if not thread.IsValid() or thread.GetStopReason() != self.lldb.eStopReasonSignal:
             reason = thread.GetStopDescription(200) if thread.IsValid() else "no thread"
             return diagnose(view).to_json(), [f"stopped for {reason}"]
-        d = check_stop(view, previous=self.passed[-1] if self.passed else None,
-                       passes_left=len(self.passed) < int(self.req.get("max_passes", 1_000_000)),
-                       stop_at_break=bool(self.req.get("stop_at_break")))
+        d = check_stop(
+            view,
+            previous=self.passed[-1] if self.passed else None,
+            passes_left=len(self.passed) < int(self.req.get("max_passes", 1_000_000)),
+            stop_at_break=bool(self.req.get("stop_at_break")),
+        )
         if d.stop or d.passed is None:
             full = diagnose(view)
             if d.second_chance:
                 mark_second_chance(full, d.note)
             diag = full.to_json()
-            self.out.log(f"# fatal stop: {diag.get('signature')} [{diag.get('bucket')}]"
-                         + (f": {d.note}" if d.note else ""))
+            self.out.log(
+                f"# fatal stop: {diag.get('signature')} [{diag.get('bucket')}]"
+                + (f": {d.note}" if d.note else "")
+            )
             return diag, [d.note] if d.note else []
         signo = int(thread.GetStopReasonDataAtIndex(0))
         self._resume(thread, signo, d.deliver, d.step_over_brk)
@@ -212,9 +259,12 @@ class Worker:
         d.passed.seconds = time.monotonic() - t0
         self.passed.append(d.passed)
         self.out.send({"event": "passed", "stop": d.passed.to_json()})
-        self.out.log(f"# passed on: {d.passed.signal} ({d.passed.kind}) in {d.passed.frame}, method context "
-                     f"{d.passed.method_context}, pc {d.passed.pc:#x}" if d.passed.pc is not None else
-                     f"# passed on: {d.passed.signal} ({d.passed.kind}) in {d.passed.frame}")
+        self.out.log(
+            f"# passed on: {d.passed.signal} ({d.passed.kind}) in {d.passed.frame}, method context "
+            f"{d.passed.method_context}, pc {d.passed.pc:#x}"
+            if d.passed.pc is not None
+            else f"# passed on: {d.passed.signal} ({d.passed.kind}) in {d.passed.frame}"
+        )
         return None
 
     def _resume(self, thread: Any, signo: int, deliver: bool, step_over_brk: bool) -> None:
@@ -228,14 +278,20 @@ class Worker:
         lldb = self.lldb
         self.out.log(f"# --timeout {timeout:g} s: interrupting")
         qemu = self.req.get("qemu")
-        if qemu:  # qemu-user's stub hears an interrupt only at a syscall or a signal: SIGINT goes to the guest
+        # qemu-user's stub hears an interrupt only at a syscall or a signal: SIGINT goes to the
+        # guest
+        if qemu:
             os.kill(int(qemu["pid"]), signal.SIGINT)
         else:
             self.process.Stop()
         listener = self.debugger.GetListener()
         event = lldb.SBEvent()
         until = time.monotonic() + float(self.req.get("request_timeout", 30))
-        while self.process.GetState() not in (lldb.eStateStopped, lldb.eStateExited, lldb.eStateCrashed):
+        while self.process.GetState() not in (
+            lldb.eStateStopped,
+            lldb.eStateExited,
+            lldb.eStateCrashed,
+        ):
             if time.monotonic() > until:
                 raise RuntimeError("lldb did not stop the replay after SBProcess.Stop")
             listener.WaitForEvent(1, event)
@@ -244,8 +300,12 @@ class Worker:
         threads = [s.to_json() for s in thread_stacks(LldbProcess(self.target))]
         # the replay's main thread, not whichever lldb selected after the interrupt
         self.process.SetSelectedThread(self.process.GetThreadAtIndex(0))
-        return outcome("hang", diagnosis=diagnose(LldbProcess(self.target)).to_json(), threads=threads,
-                       notes=[f"no exit and no fatal stop within --timeout {timeout:g} s: interrupted"])
+        return outcome(
+            "hang",
+            diagnosis=diagnose(LldbProcess(self.target)).to_json(),
+            threads=threads,
+            notes=[f"no exit and no fatal stop within --timeout {timeout:g} s: interrupted"],
+        )
 
     def core(self) -> dict[str, Any]:
         from spmi_dbg.lldb.view import LldbProcess  # imports lldb: only after import_lldb
@@ -254,7 +314,9 @@ class Worker:
         self._debugger()
         self._target(self.req.get("program") or "")
         argv = list(self.req.get("argv") or [])
-        if argv:  # lldb tells no command line of a core: the diagnosis reads the command's (its JITs, -c, -target)
+        # lldb tells no command line of a core: the diagnosis reads the command's (its JITs, -c,
+        # -target)
+        if argv:
             launch = self.target.GetLaunchInfo()
             launch.SetArguments(argv[1:], False)
             self.target.SetLaunchInfo(launch)
@@ -263,9 +325,14 @@ class Worker:
             raise RuntimeError(f"lldb could not open the core file {self.req['core']}")
         opened = time.monotonic()
         diag = diagnose(LldbProcess(self.target)).to_json()
-        return {"kind": "fatal", "diagnosis": diag, "passed": [], "seconds": time.monotonic() - start,
-                "startup_seconds": opened - start,
-                "notes": [f"post-mortem: diagnosed from the core file {self.req['core']}"]}
+        return {
+            "kind": "fatal",
+            "diagnosis": diag,
+            "passed": [],
+            "seconds": time.monotonic() - start,
+            "startup_seconds": opened - start,
+            "notes": [f"post-mortem: diagnosed from the core file {self.req['core']}"],
+        }
 
     def close(self) -> None:
         if self.process is not None and self.process.IsValid() and self.req.get("mode") != "core":
@@ -284,7 +351,11 @@ def main() -> int:
             result = worker.core() if request.get("mode") == "core" else worker.replay()
             out.send({"event": "outcome", "outcome": result})
         except Exception as e:  # reported to the parent as a tool failure, never as a result
-            said = str(e) if isinstance(e, (RuntimeError, SpmiDbgError)) else f"{type(e).__name__}: {e}"
+            said = (
+                str(e)
+                if isinstance(e, (RuntimeError, SpmiDbgError))
+                else f"{type(e).__name__}: {e}"
+            )
             out.log(f"# lldb worker failed: {said}")
             out.send({"event": "error", "message": said})
             return 1
