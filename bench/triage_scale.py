@@ -69,9 +69,8 @@ OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]
 NAMES = ("libraries.pmi", "benchmarks", "coreclr_tests")
 WORKERS = 2
 # methods/s of one real superpmi asm-diffs process in dotnet/runtime#91257's log
+# (docs/superpmi-conventions.md 1.2): for the projection at a real replay's speed
 SUPERPMI_RATE = 465
-# (docs/superpmi-conventions.md 1.2): for the projection at a real replay's
-# speed
 # the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
 RATIO_LINES = [
     r"^ratio cluster / local \(wall, with crashes\): [\d.]+  \(goal <= 1\.15\)$",

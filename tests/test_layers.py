@@ -19,10 +19,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("__init__",),  # the version
     ("exits",),  # exit statuses, defined once
     ("errors",),  # one-line errors (and printable text for them)
-    # base: native binaries,
+    # base: native binaries, run-named temp files, ELF, command lines, sh quoting, the replays'
+    # line-buffered stdout, superpmi's failure lines, the command line's parser kind and argument
+    # types
     ("paths", "tempfiles", "elf", "replay", "shell", "stdbuf", "failures", "usage"),
-    # run-named temp files, ELF, command lines, sh quoting, the replays' line-buffered stdout,
-    # superpmi's failure lines, the command line's parser kind and argument types
     # outputs checked, written aside and renamed; separate debug files
     ("atomic", "outdir", "debugfiles"),
     ("mch",),
@@ -35,9 +35,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("repro",),
     ("triage",),
     ("cli",),
-    # the console script (`mch verify` execs the native verifier, the rest goes to
+    # the console script (`mch verify` execs the native verifier, the rest goes to cli) and
+    # python -m spmi_dbg
     ("launcher", "__main__"),
-    # cli) and python -m spmi_dbg
 ]
 RANK = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 

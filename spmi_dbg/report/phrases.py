@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 Json = Mapping[str, Any]
-# (label, text): "null map", "CompileResult::CompileMethod of ..."; a label "" is a
+# (label, text): "null map", "CompileResult::CompileMethod of ..."; a label "" is a line of its own
+# (WHY's first line, an indented detail)
 Line = tuple[str, str]
-# line of its own (WHY's first line, an indented detail)
 
 
 @dataclass(frozen=True)
