@@ -146,13 +146,6 @@ class JitFact(JsonFact):
             return self.phase
         return None if self.phase_value is None else f"phase {self.phase_value}"
 
-    @property
-    def phase_text(self) -> str | None:
-        """`during Morph - Global` / `after Post-import` (3.1 tells the last phase that ended, not
-        the running one)."""
-        shown = self.phase_shown
-        return None if shown is None else f"{self.phase_when or 'during'} {shown}"
-
 
 @dataclass(frozen=True)
 class KnownBugInfo(JsonFact):

@@ -48,12 +48,7 @@ def render_markdown(d: Diagnosis) -> str:
         "",
         "```",
     ]
-    lines += [
-        f"#{f.index} {f.function}"
-        + (f" at {f.file}:{f.line}" if f.file else "")
-        + (" [inlined]" if f.inlined else "")
-        for f in d.frames[:60]
-    ]
+    lines += [phrases.frame_text(f) for f in data["frames"][:60]]
     lines += ["```", "", "</details>", ""]
     return "\n".join(lines)
 

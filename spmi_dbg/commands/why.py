@@ -14,9 +14,10 @@ def jit_line(j: JitFact) -> str:
 
 def render_jit(j: JitFact) -> str:
     """`spmi jit`: every field, and what could not be read or was not believed."""
+    phase = phrases.phase_text(j.to_json())
     rows = [
         ("method", j.method and f"{j.method}  [{j.method_source}]"),
-        ("phase", j.phase_text and f"{j.phase_text}  [{j.phase_source}]"),
+        ("phase", phase and f"{phase}  [{j.phase_source}]"),
         (
             "enumerator",
             None

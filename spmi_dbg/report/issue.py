@@ -117,12 +117,12 @@ def description(data: Data) -> str:
     d = data["diagnosis"] or {}
     text = _what_happened(data, d)
     jit = d.get("jit") or {}
-    shown = phrases.phase_shown(jit)
-    if jit.get("method") or shown:
+    phase = phrases.phase_text(jit)
+    if jit.get("method") or phase:
         text += " while " + (
             f"compiling `{jit['method']}`" if jit.get("method") else "the JIT was compiling it"
         )
-        text += f" {jit.get('phase_when') or 'during'} {shown}" if shown else ""
+        text += f" {phase}" if phase else ""
     if d.get("null_map"):
         text += f": {phrases.null_map_cause(d['null_map'])}"
     text += "."
@@ -292,12 +292,7 @@ def actual(data: Data) -> Data:
 
 
 def _frames(d: Data) -> list[str]:
-    return [
-        f"#{f['index']} {f['function']}"
-        + (f" at {f['file']}:{f['line']}" if f.get("file") else "")
-        + (" [inlined]" if f.get("inlined") else "")
-        for f in (d.get("frames") or [])[:60]
-    ]
+    return [phrases.frame_text(f) for f in (d.get("frames") or [])[:60]]
 
 
 # ------------------------------------------------------------------- regression, workarounds, other

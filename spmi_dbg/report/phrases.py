@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg.analysis.facts import JitFact
+
 Json = Mapping[str, Any]
 # (label, text): "null map", "CompileResult::CompileMethod of ..."; a label "" is a line of its own
 # (WHY's first line, an indented detail)
@@ -63,11 +65,21 @@ def null_map_cause(nm: Json) -> str:
 
 
 def phase_shown(j: Json) -> str | None:
-    """The JIT's phase as a person reads it: the display name, else the enumerator, else its
-    number."""
-    if j.get("phase_name") or j.get("phase"):
-        return str(j.get("phase_name") or j.get("phase"))
-    return None if j.get("phase_value") is None else f"phase {j['phase_value']}"
+    """The JIT's phase as a person reads it (the fact's own rule: JitFact.phase_shown)."""
+    return JitFact.from_json(j).phase_shown if j else None
+
+
+def phase_text(j: Json) -> str | None:
+    """`during Morph - Global` / `after Post-import` (3.1's JIT tells the last phase that ended,
+    not the running one)."""
+    shown = phase_shown(j)
+    return None if shown is None else f"{j.get('phase_when') or 'during'} {shown}"
+
+
+def frame_text(f: Json) -> str:
+    """`#3 Compiler::fgMorph at morph.cpp:120 [inlined]`: a backtrace line."""
+    where = f" at {f['file']}:{f['line']}" if f.get("file") else ""
+    return f"#{f['index']} {f['function']}{where}" + (" [inlined]" if f.get("inlined") else "")
 
 
 def jit_text(j: Json, style: Style) -> str:
@@ -80,9 +92,9 @@ def jit_text(j: Json, style: Style) -> str:
         parts = ["method not known yet" if style.detail else "compiling a method not known yet"]
     if j.get("il_size") is not None:
         parts[0] += f" (IL size {j['il_size']})"
-    shown = phase_shown(j)
-    if shown:
-        parts[0] += f" {j.get('phase_when') or 'during'} {shown}"
+    phase = phase_text(j)
+    if phase:
+        parts[0] += f" {phase}"
         if j.get("phase") and j.get("phase_name"):
             parts[0] += f" {style.enumerator(str(j['phase']))}"
     elif style.detail:

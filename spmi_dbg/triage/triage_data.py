@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg import __version__
-from spmi_dbg.analysis.facts import to_json
 from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.report import phrases
 from spmi_dbg.report.redact import Redactor
@@ -144,25 +143,25 @@ def _member(m: Any) -> dict[str, Any]:
 
 
 def _bucket(b: Bucket, result: TriageResult) -> dict[str, Any]:
-    d = b.diagnosis
-    repro = result.bundles.get(b.key)
-    small = b.smallest
+    """The bucket, its members and the smallest one's diagnosis (its facts taken from that JSON)."""
+    d = b.diagnosis.to_json() if b.diagnosis is not None else None
+    facts = d or {}
     return {
         "bucket": b.key,
         "kind": b.kind,
         "signal": b.signal,
-        "signature": d.signature if d is not None else None,
-        "title": _title(b),
+        "signature": facts.get("signature"),
+        "title": phrases.crash_title(b.signal, facts, hang=b.kind == "hang"),
         "count": len(b.members),
         "method_contexts": [m.member for m in b.members],
         "members": [_member(m) for m in b.members],
-        "smallest": _member(small),
-        "null_map": to_json(d.null_map) if d is not None else None,
-        "jit": to_json(d.jit) if d is not None else None,
-        "faulting_module": to_json(d.faulting_module) if d is not None else None,
-        "known_bugs": [to_json(k) for k in d.known_bugs] if d is not None else [],
-        "diagnosis": d.to_json() if d is not None else None,
-        "repro": _repro(repro),
+        "smallest": _member(b.smallest),
+        "null_map": facts.get("null_map"),
+        "jit": facts.get("jit"),
+        "faulting_module": facts.get("faulting_module"),
+        "known_bugs": facts.get("known_bugs") or [],
+        "diagnosis": d,
+        "repro": _repro(result.bundles.get(b.key)),
     }
 
 
@@ -201,13 +200,6 @@ def _failure_bucket(b: FailureBucket, result: TriageResult) -> dict[str, Any]:
         "jit_settings": needed,
         "repro": _repro(repro),
     }
-
-
-def _title(b: Bucket) -> str:
-    d = b.diagnosis
-    return phrases.crash_title(
-        b.signal, d.to_json() if d is not None else {}, hang=b.kind == "hang"
-    )
 
 
 def write_triage(result: TriageResult, work: Path) -> list[Path]:
