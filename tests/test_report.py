@@ -167,6 +167,36 @@ def test_bad_bundles_are_one_line_errors(tmp_path: Path) -> None:
         )
 
 
+def test_a_report_of_another_form_is_a_one_line_error(
+    seed_bundle: tuple[Path, str], tmp_path: Path
+) -> None:
+    """A hand-edited report.json: a diagnosis fact without its fields, or a section the renderers
+    need taken out, is named in one line, never a traceback."""
+    data = report(seed_bundle[0])
+    cases = {
+        "fact": ("jit", {"method": "X:Y"}, "diagnosis: Diagnosis.jit.frame: missing"),
+        "section": ("issue", None, "cannot render: KeyError 'issue'"),
+    }
+    for name, (key, value, text) in cases.items():
+        edited = json.loads(json.dumps(data))
+        if key == "jit":
+            edited["diagnosis"]["jit"] = value
+        else:
+            del edited[key]
+        bundle = tmp_path / name
+        bundle.mkdir()
+        (bundle / "report.json").write_text(json.dumps(edited))
+        for fmt in ("md", "text"):
+            r = spmi_report(str(bundle), "--format", fmt, cwd=tmp_path)
+            assert r.returncode != 0 and r.stdout == "", (name, fmt, r.stdout)
+            lines = r.stderr.splitlines()
+            assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (
+                name,
+                fmt,
+                r.stderr,
+            )
+
+
 # ------------------------------------------------------------------------------------------ paths
 # in the reports spmi_dbg.tempfiles: spmi-<kind>-<host>-<pid>-*
 TEMP_RUN_DIR = re.compile(r"(?:^|/)spmi-[a-z]+-[^/\s]+-\d+-[^/\s]+")

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg import shell
+from spmi_dbg.analysis.facts import Diagnosis
+from spmi_dbg.analysis.jsonfacts import FactJsonError
 from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.errors import InputError
 from spmi_dbg.report.markdown import render_markdown
@@ -80,7 +82,29 @@ def load(path: Path) -> tuple[str, dict[str, Any], Path]:
             f"schema {got}, expected {want}: written by another spmi-dbg version; "
             f"run spmi-dbg {'triage' if kind == 'triage' else 'repro'} again",
         )
+    _check_facts(path, kind, data)
     return kind, data, path.parent
+
+
+def _check_facts(path: Path, kind: str, data: dict[str, Any]) -> None:
+    """The diagnoses the renderers read, read back as facts by the one conversion (jsonfacts): a
+    hand-edited or cut report names the field that is not the form spmi-dbg writes."""
+    if kind == "triage":
+        buckets = data.get("buckets")
+        found = [
+            (f"buckets[{i}].diagnosis", b.get("diagnosis"))
+            for i, b in enumerate(buckets if isinstance(buckets, list) else [])
+            if isinstance(b, dict)
+        ]
+    else:
+        found = [("diagnosis", data.get("diagnosis"))]
+    for where, d in found:
+        if d is None:
+            continue
+        try:
+            Diagnosis.from_json(d)
+        except FactJsonError as e:
+            raise InputError(str(path), f"{where}: {e}: not the form spmi-dbg writes") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,7 +135,13 @@ def run(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    sys.stdout.write(render(kind, data, args.format))
+    try:
+        text = render(kind, data, args.format)
+    except (KeyError, TypeError, AttributeError) as e:  # a key or a value of another form
+        raise InputError(
+            str(directory), f"cannot render: {type(e).__name__} {e}: not the form spmi-dbg writes"
+        ) from None
+    sys.stdout.write(text)
     return 0
 
 
