@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The real superpmi (issue 19 item 8): spmi-dbg on .NET Core 3.1.23's superpmi, Checked JIT and
-collections (../shared/real-superpmi/README.md), against the same tools run natively. R is
-.real-superpmi/3.1.23 of the project, or $SPMI_DBG_REAL_SUPERPMI.
+collections (../shared/real-superpmi/README.md), against the same tools run natively. R is the real
+build $SPMI_DBG_REAL_SUPERPMI names (the reference layout: bin/, collections/); without one it exits
+1 saying so (the repository holds no build).
 
 In one run (each phase timed with time.monotonic, once unless said otherwise, in this order):
 
@@ -63,7 +64,7 @@ from typing import Any
 
 from _common import USER_ENV, dir_argument, load, parse, run_dir, warm
 
-from scripts.real_superpmi_layout import ENV, Real, located
+from scripts.real_superpmi_layout import ENV, Real, located, no_build_reason
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mclist import MCList
 
@@ -79,11 +80,13 @@ def reference() -> Real:
     """The real superpmi (scripts/real_superpmi_layout.py, as the conformance suite finds it), or
     exit with one line naming what is missing."""
     r = located()
+    if r is None:
+        raise SystemExit(f"bench/real_superpmi.py: {no_build_reason()}")
     missing = [str(p) for p in r.missing()]
     if missing:
         raise SystemExit(
-            f"bench/real_superpmi.py: the real superpmi is not at {r.root} (set {ENV}, or run "
-            f"scripts/unpack-real-superpmi.sh): missing {', '.join(missing)}"
+            f"bench/real_superpmi.py: the real superpmi build {ENV} names ({r.root}) is "
+            f"incomplete: missing {', '.join(missing)}"
         )
     if shutil.which("stdbuf") is None:
         raise SystemExit(

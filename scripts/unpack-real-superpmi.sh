@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Unpack the real SuperPMI reference (superpmi, mcs, JITs and collections of .NET Core 3.1.23, from
-# ../shared/real-superpmi/, or the archive given as $1) into .real-superpmi/<version>/, checked against its
-# SHA256SUMS. The conformance suite (tests/real/) runs on it; SPMI_DBG_REAL_SUPERPMI points it elsewhere.
+# Unpack the real SuperPMI reference as data (the collections of .NET Core 3.1.23 and the transcripts of what its
+# superpmi and mcs printed; no binary), from ../shared/real-superpmi/ or the archive given as $1, into
+# .real-superpmi/<version>/, checked against its SHA256SUMS. The data half of tests/real/ runs on it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 archive="${1:-../shared/real-superpmi/real-superpmi-3.1.23.tar.xz}"

@@ -136,3 +136,30 @@ def samplejit_built() -> None:
         "samplejit-test was not built (build/*/jit/samplejit-test or $SAMPLEJIT_TEST)"
     )
     assert None not in sample_jits().values(), "the sample JITs are not installed with the package"
+
+
+# ---------------------------------------------------------------------------------- the live half
+# tests/real/ has two halves (tests/real/README.md): the data half runs everywhere, the live half
+# (marker `live`) only where SPMI_DBG_REAL_SUPERPMI names a real build. Without one the live tests
+# are deselected, never skipped or failed, and the run says so in one line.
+_LIVE_NOTE: list[str] = []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from .support.real import live_build_present, no_build_reason
+
+    if live_build_present():
+        return
+    live = [i for i in items if i.get_closest_marker("live") is not None]
+    if not live:
+        return
+    config.hook.pytest_deselected(items=live)
+    items[:] = [i for i in items if i.get_closest_marker("live") is None]
+    _LIVE_NOTE.append(
+        f"live real-superpmi suite not run ({len(live)} tests deselected): {no_build_reason()}"
+    )
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for line in _LIVE_NOTE:
+        terminalreporter.write_line(line)

@@ -10,8 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ..support.common import ROOT
 from ..support.real import ENV, Real
+
+# A real build (SPMI_DBG_REAL_SUPERPMI): the live half of the conformance suite.
+pytestmark = pytest.mark.live
 
 RATIOS = [
     r"^repro time / native replay time to the crash \(shallow, -c 2000-2010 on api-reljit\.mch\): "

@@ -26,6 +26,9 @@ from ..support.diagnosis import require
 from ..support.real import Real
 from ..test_debug_diagnosis import gdb_session, lldb_session
 
+# A real build (SPMI_DBG_REAL_SUPERPMI): the live half of the conformance suite.
+pytestmark = pytest.mark.live
+
 # of api-reljit.mch: the Checked JIT asks for a signature the Release JIT never did
 NULL_MAP_N = 2000
 ASSERT_N = 543  # of api.mch, with JitStressRegs=400

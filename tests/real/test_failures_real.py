@@ -2,7 +2,8 @@
 (../shared/real-superpmi/ README.md): its asserts have no `#N` and no phase (paired with their
 failed compile by IL size), `-boa` goes on without a debugger and breaks under one, missing data
 exits 3, a `-c` past the end exits 255; `repro --failure assert` on a real assert, and a crash that
-`-p` hid, from the command and from a 3.1-style superpmi.py log."""
+`-p` hid, from the command and from a 3.1-style superpmi.py log. The live half (a real build):
+tests/real/test_failures_transcripts.py is the data half, the same parsers on what 3.1 printed."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import csv
 import json
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from spmi_dbg.failures.output import ASSERT_EXCEPTION, parse_output
 from spmi_dbg.repro.native import run_native
@@ -39,6 +42,7 @@ def names(real: Real) -> dict[int, str]:
         return {int(row["index"]): row["method name"] for row in csv.DictReader(f)}
 
 
+@pytest.mark.live
 def test_a_31_assert_takes_its_number_from_the_failed_compile(real: Real) -> None:
     r = replay(real, "-jitoption", "JitStressRegs=400", "-c", "543")
     assert r.returncode == 1, r.stdout + r.stderr
@@ -60,6 +64,7 @@ def test_a_31_assert_takes_its_number_from_the_failed_compile(real: Real) -> Non
     assert early.awaiting == early.failures and not early.settled(early.failures[0])
 
 
+@pytest.mark.live
 def test_several_asserts_pair_by_il_size_the_kth_with_the_kth(real: Real) -> None:
     r = replay(real, "-jitoption", "JitStressRegs=800", "-c", "1-2250")
     assert r.returncode == 1, r.stderr
@@ -88,6 +93,7 @@ def test_several_asserts_pair_by_il_size_the_kth_with_the_kth(real: Real) -> Non
     assert {f.il_size for f in out.failures if f.method_context in (1561, 1749)} == {70}
 
 
+@pytest.mark.live
 def test_boa_without_a_debugger_goes_on_and_the_output_is_the_same(real: Real) -> None:
     r = replay(real, "-boa", "-jitoption", "JitStressRegs=400", "-c", "543")
     assert r.returncode == 1, r.stdout + r.stderr
@@ -102,6 +108,7 @@ def test_boa_without_a_debugger_goes_on_and_the_output_is_the_same(real: Real) -
     ]
 
 
+@pytest.mark.live
 def test_boa_breaks_under_gdb_in_doassert(real: Real) -> None:
     """What the diagnose phase's -boa run relies on: with a debugger attached, 3.1's DebugBreakorAV
     breaks."""
@@ -132,6 +139,7 @@ def test_boa_breaks_under_gdb_in_doassert(real: Real) -> None:
     assert "DebugBreakorAV (val=val@entry=123)" in r.stdout and "MyICJI::doAssert" in r.stdout
 
 
+@pytest.mark.live
 def test_missing_data_only_exits_3(real: Real) -> None:
     r = replay(real, "-jitoption", "JitAggressiveInlining=1", "-c", "1-50")
     assert r.returncode == 3, r.stdout + r.stderr
@@ -158,6 +166,7 @@ def test_missing_data_only_exits_3(real: Real) -> None:
     assert run.describe() == "exit status 3 (Misses: missing data only)"
 
 
+@pytest.mark.live
 def test_a_c_past_the_end_is_an_input_error(real: Real, tmp_path: Path) -> None:
     r = replay(real, "-c", "6000")
     assert r.returncode == 255 and r.stderr == "" and len(r.stdout.splitlines()) == 2, (
@@ -184,6 +193,7 @@ def test_a_c_past_the_end_is_an_input_error(real: Real, tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.live
 def test_repro_of_a_real_assert_keeps_only_the_setting_it_needs(real: Real, tmp_path: Path) -> None:
     out = tmp_path / "a"
     r = repro(
@@ -242,6 +252,7 @@ def test_repro_of_a_real_assert_keeps_only_the_setting_it_needs(real: Real, tmp_
     )
 
 
+@pytest.mark.live
 def test_a_crash_p_hid_is_found(real: Real, tmp_path: Path) -> None:
     parent = replay(real, "-p", "-jitoption", "JitStress=1")
     # no word of a crash
@@ -266,6 +277,7 @@ def test_a_crash_p_hid_is_found(real: Real, tmp_path: Path) -> None:
     assert "dotnet/runtime#56506" in [b["id"] for b in rep["known_bugs"]]
 
 
+@pytest.mark.live
 def test_from_log_of_a_31_p_run(real: Real, tmp_path: Path) -> None:
     """3.1's superpmi.py prints to stdout (saved by the user as the log): `Starting SuperPMI
     replay.`, its temp location, `Invoking:` and superpmi's own output; its -p run lost a worker and

@@ -14,6 +14,9 @@ import pytest
 from ..support.pipeline import report, repro, triage, validate
 from ..support.real import Real
 
+# A real build (SPMI_DBG_REAL_SUPERPMI): the live half of the conformance suite.
+pytestmark = pytest.mark.live
+
 JIT_STRESS = ("-jitoption", "JitStress=1")
 
 

@@ -15,6 +15,9 @@ from spmi_dbg.driver.gdb.replay import STACKS_COMMAND
 from ..support.real import Real
 from .test_debugger_real import _null_map_argv, _session
 
+# A real build (SPMI_DBG_REAL_SUPERPMI): the live half of the conformance suite.
+pytestmark = pytest.mark.live
+
 LLDB_STACKS = (
     "script from spmi_dbg.analysis.stacks import stacks_line; "
     "from spmi_dbg.lldb.view import LldbProcess; "

@@ -1,7 +1,11 @@
-"""The real superpmi of the conformance suite (tests/real/): its layout is
-scripts/real_superpmi_layout.py's (shared with bench/real_superpmi.py), unpacked by
-scripts/unpack-real-superpmi.sh into .real-superpmi/3.1.23/, or wherever SPMI_DBG_REAL_SUPERPMI
-points. Missing files fail the tests that need them, never skip them."""
+"""The real superpmi of the conformance suite (tests/real/), in its two halves
+(scripts/real_superpmi_layout.py, shared with bench/real_superpmi.py):
+
+- the reference as data (collections and transcripts), unpacked by scripts/unpack-real-superpmi.sh
+  into .real-superpmi/3.1.23/: always there in CI, missing files fail the data half;
+- a real build, where SPMI_DBG_REAL_SUPERPMI points: the live half (marker `live`) runs only then
+  (tests/conftest.py deselects it otherwise and says so in one line); an incomplete build named
+  there fails, never skips."""
 
 from __future__ import annotations
 
@@ -9,21 +13,57 @@ import os
 import shutil
 from pathlib import Path
 
-from scripts.real_superpmi_layout import DEFAULT, ENV, Real, located
+from scripts.real_superpmi_layout import (
+    DATA,
+    ENV,
+    Real,
+    Reference,
+    Transcript,
+    located,
+    located_reference,
+    no_build_reason,
+)
 
-__all__ = ["DEFAULT", "ENV", "Real", "copy_read_only", "real_superpmi"]
+__all__ = [
+    "DATA",
+    "ENV",
+    "Real",
+    "Reference",
+    "Transcript",
+    "copy_read_only",
+    "live_build_present",
+    "no_build_reason",
+    "real_superpmi",
+    "reference",
+]
+
+
+def live_build_present() -> bool:
+    return located() is not None
 
 
 def real_superpmi() -> Real:
-    """The reference, checked: an AssertionError naming what is missing (CI fails, never skips)."""
+    """The real build, checked: an AssertionError naming what is missing (a live test that runs
+    fails, never skips)."""
     real = located()
+    assert real is not None, no_build_reason()
     missing = [str(p) for p in real.missing()]
     assert not missing, (
-        f"the real superpmi is not where tests/real/ looks ({real.root}; set {ENV} to an unpacked "
-        "copy, or "
-        f"run scripts/unpack-real-superpmi.sh): missing {', '.join(missing)}"
+        f"the real superpmi build {ENV} names ({real.root}) is incomplete: missing "
+        f"{', '.join(missing)}"
     )
     return real
+
+
+def reference() -> Reference:
+    """The reference as data, checked: an AssertionError naming what is missing."""
+    ref = located_reference()
+    missing = [str(p) for p in ref.missing()]
+    assert not missing, (
+        f"the real superpmi reference data is not where tests/real/ looks ({ref.root}; run "
+        f"scripts/unpack-real-superpmi.sh): missing {', '.join(missing)}"
+    )
+    return ref
 
 
 def copy_read_only(src: Path, dest: Path) -> Path:
