@@ -19,7 +19,7 @@ from spmi_dbg import launcher
 from spmi_dbg.mch.collection import Collection
 
 from .support.common import native
-from .support.real import Real, real_superpmi
+from .support.real import Reference, reference
 
 # the console script pip made from [project.scripts]
 SCRIPT = Path(sys.executable).parent / "spmi-dbg"
@@ -27,12 +27,13 @@ DAMAGED = 3000  # the method context the corrupted copies damage
 
 
 @pytest.fixture(scope="module")
-def real() -> Real:
-    return real_superpmi()
+def real() -> Reference:
+    """The real 3.1.23 collections (the reference as data)."""
+    return reference()
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory: pytest.TempPathFactory, real: Real) -> Path:
+def work(tmp_path_factory: pytest.TempPathFactory, real: Reference) -> Path:
     """Copies of api.mch, each damaged one way (with the real .mct beside, unless named
     otherwise)."""
     d = tmp_path_factory.mktemp("verify-fast")
@@ -121,7 +122,7 @@ def same(args: list[str], cwd: Path, *, fast: bool = True) -> tuple[int, bytes, 
     return py
 
 
-def test_the_real_collections(real: Real) -> None:
+def test_the_real_collections(real: Reference) -> None:
     for path in (real.api, real.api_reljit):
         rc, out, err = same([str(path)], path.parent)
         assert rc == 0 and err == b"" and b": OK: " in out and b"consistent" in out, out
@@ -136,7 +137,7 @@ def test_the_real_collections(real: Real) -> None:
     same(["--max-problems", "3", "./collections//api-reljit.mch/."], real.api.parent.parent)
 
 
-def test_the_fast_path_never_imports_the_package(real: Real) -> None:
+def test_the_fast_path_never_imports_the_package(real: Reference) -> None:
     """With the imports Python makes listed on stderr, the console script's verify shows none of
     cli's: the answer came from the native verifier."""
     env = dict(os.environ, PYTHONPROFILEIMPORTTIME="1")
@@ -221,7 +222,7 @@ HOSTILE = [
 
 
 @pytest.mark.parametrize("part", HOSTILE)
-def test_paths_that_need_escaping(work: Path, real: Real, part: str) -> None:
+def test_paths_that_need_escaping(work: Path, real: Reference, part: str) -> None:
     d = work / f"dir {part}"
     d.mkdir(exist_ok=True)
     shutil.copyfile(work / "small.mch", d / f"{part}.mch")

@@ -63,7 +63,7 @@ def test_parallel_matches_sequential_and_cleans_up(cols: Collections, tmp_path: 
     lines = par.stdout.splitlines()
     assert (
         lines[0]
-        == f"Using child ({os.path.realpath(REPLAY)}) with args (-applyDiff {BASE} {DIFF} {mch})"
+        == f"Using child ({os.path.realpath(REPLAY)}) with args ( -applyDiff {BASE} {DIFF} {mch})"
     )
     assert (
         lines[1] == f" failingMCList={tmp_path / 'par.mcl'}"

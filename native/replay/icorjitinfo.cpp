@@ -5,6 +5,7 @@
 #include "jitinstance.h"
 #include "logging.h"
 #include "spmiutil/hardwareexceptions.h"
+#include "spmiutil/spmiutil.h"
 
 uint32_t MyICJI::getExpectedTargetArchitecture()
 {
@@ -51,7 +52,11 @@ int MyICJI::doAssert(const char* szFile, int iLine, const char* szExpr)
     char buff[16 * 1024];
     snprintf(buff, sizeof(buff), "%s (%d) - %s", szFile, iLine, szExpr);
 
-    LogIssue(ISSUE_ASSERT, "#%d %s", jitInstance->mc->index, buff);
+    // 3.1's line has no method context number (only the failed compile's ERROR line on stderr has it).
+    if (SpmiEra31())
+        LogIssue(ISSUE_ASSERT, "%s", buff);
+    else
+        LogIssue(ISSUE_ASSERT, "#%d %s", jitInstance->mc->index, buff);
 
     if (BreakOnDebugBreakorAV())
         DbgBreakCheck(szFile, iLine, szExpr);

@@ -7,6 +7,7 @@
 
 #include "logging.h"
 #include "spmiutil/errorhandling.h"
+#include "spmiutil/spmiutil.h"
 
 class LightWeightMapBuffer
 {
@@ -207,6 +208,23 @@ public:
 
     int GetIndex(_Key key)
     {
+        // 3.1's check (SPMI_REPLAY_ERA=3.1): a compiler that takes `this` as never null drops it (-O2: the
+        // read of numItems below faults, SIGSEGV), while -O0 keeps it: MISSING, "There is no such LWM". One
+        // source, crash or not by optimization level, as with the real 3.1 superpmi and superpmi_O0.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wtautological-undefined-compare"
+#else
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wnonnull-compare"  // the point: the compiler may take it as always true
+#endif
+        if (SpmiEra31())
+            AssertCodeMsg(this != nullptr, EXCEPTIONCODE_MC, "\"There is no such LWM (in GetIndex)\"");
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#else
+#pragma GCC diagnostic pop
+#endif
         if (numItems == 0)
             return -1;
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "spmiutil/errorhandling.h"
+#include "spmiutil/spmiutil.h"
 
 unsigned Logger::s_logLevel = LOGMASK_DEFAULT;
 FILE*    Logger::s_logFile  = nullptr;
@@ -114,7 +115,10 @@ void Logger::LogVprintf(const char* function, const char* file, int line, LogLev
     out += '\n';
     FILE* dest = (level <= LOGLEVEL_WARNING) ? stderr : stdout;
     fwrite(out.data(), 1, out.size(), dest);
-    fflush(dest);
+    // Today's superpmi flushes every line; 3.1's printf leaves stdout to the C library: block-buffered when it
+    // is a pipe or a file, so a crash loses what was not flushed (stderr is unbuffered in both).
+    if (dest != stdout || !SpmiEra31())
+        fflush(dest);
 
     if (s_logFile != nullptr)
     {

@@ -1,4 +1,5 @@
 #include "methodcontextreader.h"
+#include "spmiutil/spmiutil.h"
 
 #include <strings.h>
 #include <sys/stat.h>
@@ -92,8 +93,9 @@ MethodContextReader::SeekResult MethodContextReader::SeekTo(int number)
     if (toc != nullptr)
     {
         int64_t i = spmimch_toc_find(toc, number);
+        // 3.1 (GetSpecificMethodContext): a number the index does not have is an error, not the end
         if (i < 0)
-            return SEEKRESULT_END;
+            return (SpmiEra31() && IndexCount > 0) ? SEEKRESULT_DAMAGED : SEEKRESULT_END;
         int64_t off;
         int32_t num;
         char    hash[SPMIMCH_HASH_SIZE];

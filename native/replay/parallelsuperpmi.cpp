@@ -136,7 +136,28 @@ static void ProcessChildStdOut(const CommandLine::Options& o, const char* stdout
         {
             int childLoaded = 0, childJitted = 0, childFailed = 0, childExcluded = 0, childMissing = 0,
                 childDiffs = 0;
-            if (o.applyDiff)
+            if (o.applyDiff && SpmiEra31())
+            {
+                int converted = sscanf(buff, g_AsmDiffsSummaryFormatString31, &childLoaded, &childJitted,
+                                       &childFailed, &childExcluded, &childDiffs);
+                if (converted != 5)
+                {
+                    LogError("Couldn't parse status message: \"%s\"", buff);
+                    continue;
+                }
+                *diffs += childDiffs;
+            }
+            else if (SpmiEra31())
+            {
+                int converted =
+                    sscanf(buff, g_SummaryFormatString31, &childLoaded, &childJitted, &childFailed, &childExcluded);
+                if (converted != 4)
+                {
+                    LogError("Couldn't parse status message: \"%s\"", buff);
+                    continue;
+                }
+            }
+            else if (o.applyDiff)
             {
                 int converted = sscanf(buff, g_AsmDiffsSummaryFormatString, &childLoaded, &childJitted, &childFailed,
                                        &childExcluded, &childMissing, &childDiffs);
@@ -292,7 +313,8 @@ int doParallelSuperPMI(CommandLine::Options& o)
     spmiFilename[n] = '\0';
 
     std::vector<std::string> spmiArgs = ConstructChildProcessArgs(o);
-    LogVerbose("Using child (%s) with args (%s)", spmiFilename, Join(spmiArgs, 0).c_str());
+    // superpmi builds the arguments as " %s" per argument: the list starts with a space (both eras).
+    LogVerbose("Using child (%s) with args ( %s)", spmiFilename, Join(spmiArgs, 0).c_str());
     if (o.mclFilename != nullptr)
         LogVerbose(" failingMCList=%s", o.mclFilename);
     LogVerbose(" workerCount=%d, skipCleanup=%d.", o.workerCount, o.skipCleanup);
@@ -421,7 +443,11 @@ int doParallelSuperPMI(CommandLine::Options& o)
 
     if (!usageError)
     {
-        if (o.applyDiff)
+        if (SpmiEra31() && o.applyDiff)
+            LogInfo(g_AsmDiffsSummaryFormatString31, loaded, jitted, failed, excluded, diffs);
+        else if (SpmiEra31())
+            LogInfo(g_SummaryFormatString31, loaded, jitted, failed, excluded);
+        else if (o.applyDiff)
             LogInfo(g_AsmDiffsSummaryFormatString, loaded, jitted, failed, excluded, missing, diffs);
         else
             LogInfo(g_SummaryFormatString, loaded, jitted, failed, excluded, missing);

@@ -83,7 +83,10 @@ static void InvokeNearDiffer(NearDiffer* nearDiffer, MethodContext** mc, Compile
 int main(int argc, char* argv[])
 {
     Logger::Initialize();
-    PAL_InitializeHardwareExceptions();
+    const bool era31 = SpmiEra31();
+    // 3.1 installs no handler for hardware faults: a fault anywhere kills the process.
+    if (!era31)
+        PAL_InitializeHardwareExceptions();
 
     CommandLine::Options o;
     if (!CommandLine::Parse(argc, argv, &o))
@@ -115,7 +118,7 @@ int main(int argc, char* argv[])
     LogVerbose("Using jit(%s) with input (%s)", o.nameOfJit, o.nameOfInputMethodContextFile);
     std::string indexesStr = " indexCount=";
     if (o.indexCount == -1)
-        indexesStr += "-1 (replay all)";
+        indexesStr += era31 ? "-1 ()" : "-1 (replay all)";
     else
     {
         indexesStr += std::to_string(o.indexCount) + " (";
@@ -161,7 +164,7 @@ int main(int argc, char* argv[])
 
     MetricsSummaries totalBaseMetrics, totalDiffMetrics;
     int  loadedCount = 0, jittedCount = 0, failToReplayCount = 0, errorCount = 0, errorCount2 = 0;
-    int  missingCount = 0, excludedCount = 0, diffsCount = 0;
+    int  missingCount = 0, excludedCount = 0, diffsCount = 0, matchCount = 0;
     bool collectThroughput = false;
 
     st1.Start();
@@ -170,16 +173,36 @@ int main(int argc, char* argv[])
         MethodContextBuffer mcb = reader->GetNextMethodContext();
         if (mcb.Error())
         {
-            LogError("Method %d is of low integrity.", reader->GetMethodContextIndex());
+            if (!era31)  // 3.1's main returns without a word
+                LogError("Method %d is of low integrity.", reader->GetMethodContextIndex());
             return (int)SpmiResult::GeneralFailure;
         }
         if (mcb.allDone)
             break;
 
+        // 3.1 prints the progress line before it loads the next method context (so never after the last).
+        if (era31 && (loadedCount % 500 == 0) && (loadedCount > 0))
+        {
+            st1.Stop();
+            double seconds = st1.GetSeconds() > 1e-9 ? st1.GetSeconds() : 1e-9;
+            if (o.applyDiff)
+                LogVerbose(" %2.1f%% - Loaded %d  Jitted %d  Matching %d  FailedCompile %d at %d per second",
+                           reader->PercentComplete(), loadedCount, jittedCount, matchCount, failToReplayCount,
+                           (int)(500 / seconds));
+            else
+                LogVerbose(" %2.1f%% - Loaded %d  Jitted %d  FailedCompile %d at %d per second",
+                           reader->PercentComplete(), loadedCount, jittedCount, failToReplayCount,
+                           (int)(500 / seconds));
+            st1.Start();
+        }
+
         loadedCount++;
 
+        // 3.1's main initializes the method context with the count loaded so far, not its number: its
+        // mc->index is that count (-c 100: 1), while today's is the method context number.
         MethodContext* mc = nullptr;
-        if (!MethodContext::Initialize(reader->GetMethodContextIndex(), mcb.Payload(), mcb.PayloadSize(), &mc))
+        if (!MethodContext::Initialize(era31 ? loadedCount : reader->GetMethodContextIndex(), mcb.Payload(),
+                                       mcb.PayloadSize(), &mc))
             return (int)SpmiResult::GeneralFailure;
 
         if (jit == nullptr)
@@ -247,6 +270,8 @@ int main(int argc, char* argv[])
             else
             {
                 InvokeNearDiffer(&nearDiffer, &mc, &crl, &hasDiff, &reader, &failingToReplayMCL, diffsInfo);
+                if (!hasDiff)
+                    matchCount++;
                 if (hasDiff)
                 {
                     diffsCount++;
@@ -268,13 +293,29 @@ int main(int argc, char* argv[])
 
         if (res == JitInstance::RESULT_ERROR || res2 == JitInstance::RESULT_ERROR)
         {
-            if (res == JitInstance::RESULT_ERROR)
+            if (era31)
+            {
+                // 3.1's lines: JIT2's first (after its compile), then JIT1's; neither names the JIT.
+                if (res2 == JitInstance::RESULT_ERROR)
+                {
+                    errorCount2++;
+                    LogError("JIT2 main method %d of size %d failed to load and compile correctly.", mcIndex,
+                             mc->methodSize);
+                }
+                if (res == JitInstance::RESULT_ERROR)
+                {
+                    errorCount++;
+                    LogError("main method %d of size %d failed to load and compile correctly.", mcIndex,
+                             mc->methodSize);
+                }
+            }
+            if (!era31 && res == JitInstance::RESULT_ERROR)
             {
                 errorCount++;
                 LogError("Method %d of size %d failed to load and compile correctly%s (%s).", mcIndex,
                          mc->methodSize, (o.nameOfJit2 == nullptr) ? "" : " by JIT1", o.nameOfJit);
             }
-            if (res2 == JitInstance::RESULT_ERROR)
+            if (!era31 && res2 == JitInstance::RESULT_ERROR)
             {
                 errorCount2++;
                 LogError("Method %d of size %d failed to load and compile correctly by JIT2 (%s).", mcIndex,
@@ -295,7 +336,8 @@ int main(int argc, char* argv[])
             if (o.breakOnError)
             {
                 if (o.indexCount == -1)
-                    LogInfo("HINT: to repro add '-c %d' to cmdline", mcIndex);
+                    LogInfo(era31 ? "HINT: to repro add '/c %d' to cmdline" : "HINT: to repro add '-c %d' to cmdline",
+                            mcIndex);
                 DEBUG_BREAK;
             }
         }
@@ -323,7 +365,7 @@ int main(int argc, char* argv[])
         delete ownCrl;
         delete mc;
 
-        if ((loadedCount % 500 == 0) && (loadedCount != 0))
+        if (!era31 && (loadedCount % 500 == 0) && (loadedCount != 0))
         {
             st1.Stop();
             double seconds = st1.GetSeconds() > 1e-9 ? st1.GetSeconds() : 1e-9;
@@ -345,7 +387,12 @@ int main(int argc, char* argv[])
         }
     }
 
-    if (o.applyDiff)
+    if (era31 && o.applyDiff)
+        LogInfo(g_AsmDiffsSummaryFormatString31, loadedCount, jittedCount, failToReplayCount, excludedCount,
+                jittedCount - failToReplayCount - matchCount);
+    else if (era31)
+        LogInfo(g_SummaryFormatString31, loadedCount, jittedCount, failToReplayCount, excludedCount);
+    else if (o.applyDiff)
         LogInfo(g_AsmDiffsSummaryFormatString, loadedCount, jittedCount, failToReplayCount, excludedCount,
                 missingCount, diffsCount);
     else
@@ -369,8 +416,8 @@ int main(int argc, char* argv[])
     SpmiResult result = SpmiResult::Success;
     if (errorCount > 0 || errorCount2 > 0)
         result = SpmiResult::Error;
-    else if (o.applyDiff && diffsCount > 0)
-        result = SpmiResult::Diffs;
+    else if (o.applyDiff && (era31 ? matchCount != jittedCount : diffsCount > 0))
+        result = SpmiResult::Diffs;  // 3.1: every jitted method context that did not match, failed ones too
     else if (missingCount > 0)
         result = SpmiResult::Misses;
     return (int)result;

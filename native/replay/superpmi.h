@@ -18,6 +18,9 @@ enum class SpmiResult
 #define g_AllFormatStringFixedPrefix "Loaded "
 #define g_SummaryFormatString "Loaded %d  Jitted %d  FailedCompile %d Excluded %d Missing %d"
 #define g_AsmDiffsSummaryFormatString "Loaded %d  Jitted %d  FailedCompile %d Excluded %d Missing %d Diffs %d"
+// 3.1's summary lines: no Missing count (SPMI_REPLAY_ERA=3.1).
+#define g_SummaryFormatString31 "Loaded %d  Jitted %d  FailedCompile %d Excluded %d"
+#define g_AsmDiffsSummaryFormatString31 "Loaded %d  Jitted %d  FailedCompile %d Excluded %d Diffs %d"
 
 int doParallelSuperPMI(CommandLine::Options& o);
 

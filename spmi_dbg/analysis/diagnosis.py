@@ -32,7 +32,7 @@ from spmi_dbg.analysis.mcnumber import (
     selection_of,
 )
 from spmi_dbg.analysis.nullmap import find_null_map
-from spmi_dbg.analysis.records import CollectionRecords
+from spmi_dbg.analysis.records import CollectionRecords, OpenRecords
 from spmi_dbg.analysis.signature import signature
 from spmi_dbg.analysis.view import Frame, Process, SignalInfo
 from spmi_dbg.replay import parse_command
@@ -47,9 +47,12 @@ QUICK_FRAMES = 64
 OVERFLOW_FRAMES = 256  # read at a stack overflow
 
 
-def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
+def diagnose(
+    process: Process, *, full: bool = True, collections: OpenRecords = CollectionRecords
+) -> Diagnosis:
     """The diagnosis of the current stop. `full=False` skips the collection lookup and disassembly
-    (the quick check run at every first-chance stop)."""
+    (the quick check run at every first-chance stop). `collections` opens the collection the stopped
+    superpmi replays (a tape's recording or replay of it: tape.py)."""
     notes: list[str] = []
     sig = process.signal()
     thread = process.selected_thread()
@@ -109,7 +112,9 @@ def diagnose(process: Process, *, full: bool = True) -> Diagnosis:
     if not full:
         return _quick(process, signal_fact, handling, module, frames, notes, pc)
 
-    mc_fact, mc_rejected = _method_context(frames, argv, cmd.input if cmd else None, notes)
+    mc_fact, mc_rejected = _method_context(
+        frames, argv, cmd.input if cmd else None, notes, collections
+    )
 
     nm = find_null_map(process, frames, signal_fact.address if signal_fact else None)
     assertion = asserts.from_frames(process, frames)
@@ -339,12 +344,16 @@ def _is_jit_frame(frame: Frame) -> bool:
 
 
 def _method_context(
-    frames: Sequence[Frame], argv: list[str] | None, input_path: str | None, notes: list[str]
+    frames: Sequence[Frame],
+    argv: list[str] | None,
+    input_path: str | None,
+    notes: list[str],
+    collections: OpenRecords,
 ) -> tuple[MethodContextFact | None, list[str]]:
     """The number every candidate of the stack is checked for (mcnumber.py): the -c list or -stride
     of this process, the collection's size, and the record's IL size against the compile
     request's."""
-    records = CollectionRecords(input_path) if input_path else None
+    records = collections(input_path) if input_path else None
     try:
         evidence = Evidence(
             selection_of(argv),

@@ -5,11 +5,30 @@ diagnosis."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import TracebackType
+from typing import Protocol
 
 from spmi_dbg.analysis.mcnumber import RecordIdentity
 from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.mch.collection import Collection
+
+
+class Records(Protocol):
+    """What the diagnosis asks of the collection: CollectionRecords, or a tape's record of it."""
+
+    path: str
+    problem: str | None
+
+    @property
+    def count(self) -> int | None: ...
+
+    def identity(self, n: int) -> RecordIdentity | None: ...
+
+    def close(self) -> None: ...
+
+
+OpenRecords = Callable[[str], Records]
 
 
 class CollectionRecords:

@@ -11,9 +11,11 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg.analysis.diagnosis import diagnose
+from spmi_dbg.analysis import tape
+from spmi_dbg.analysis.diagnosis import Diagnosis, diagnose
 from spmi_dbg.analysis.jitstate import jit_state
 from spmi_dbg.analysis.view import Process, with_stop_signal
+from spmi_dbg.atomic import atomic_write_text, check_output
 from spmi_dbg.commands.bundle import write_bundle
 from spmi_dbg.commands.inspect import disasm, maps
 from spmi_dbg.commands.result import CommandResult
@@ -39,16 +41,24 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message or "")
 
 
+RECORD_HELP = (
+    "also write a tape of this stop to FILE: what the diagnosis read (frames, values, memory, "
+    "registers, modules, signal), for `spmi-dbg why FILE` without the build"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="spmi", description="SuperPMI-aware crash diagnosis (spmi-dbg).", add_help=True
     )
     sub = p.add_subparsers(dest="verb", metavar="VERB")
-    sub.add_parser(
+    w = sub.add_parser(
         "why",
         help="explain the current stop: signal, module, method context, null map, instruction",
     )
+    w.add_argument("--record", metavar="FILE", help=RECORD_HELP)
     d = sub.add_parser("diagnose", help="the full diagnosis")
+    d.add_argument("--record", metavar="FILE", help=RECORD_HELP)
     d.add_argument(
         "--json", action="store_true", help="as JSON (what the unattended pipeline reads)"
     )
@@ -149,15 +159,31 @@ def run(process: Process, arguments: str) -> CommandResult:
         return CommandResult("", f"spmi {args.verb}: {e}")
 
 
+def _diagnosed(
+    process: Process, record_to: str | None, *, full: bool = True
+) -> tuple[Diagnosis, str | None]:
+    """The diagnosis, and where its tape was written (`--record FILE`)."""
+    if record_to is None:
+        return diagnose(process, full=full), None
+    out = check_output(record_to, what="tape")
+    d, data = tape.record(process, full=full)
+    atomic_write_text(out, tape.dumps(data))
+    return d, str(out)
+
+
 def _dispatch(process: Process, args: argparse.Namespace) -> CommandResult:
     if args.verb == "why":
-        return CommandResult(render_text(diagnose(process)))
+        d, recorded = _diagnosed(process, args.record)
+        text = render_text(d)
+        return CommandResult(text + (f"\ntape: {recorded}" if recorded else ""))
     if args.verb == "diagnose":
-        d = diagnose(with_stop_signal(process, args.signal), full=not args.quick)
+        d, recorded = _diagnosed(
+            with_stop_signal(process, args.signal), args.record, full=not args.quick
+        )
         return CommandResult(
             json.dumps(d.to_json(), indent=None if args.json else 2, sort_keys=True)
             if args.json
-            else render_text(d)
+            else render_text(d) + (f"\ntape: {recorded}" if recorded else "")
         )
     if args.verb == "context":
         d = diagnose(process)

@@ -98,6 +98,9 @@ class Method:
     ret_type: int = TYPE_LONG
     minopts: bool = False
     corrupt: bool = False  # write a damaged record (a bad packet canary; framing intact)
+    # record no GetMethodSig map at all, as a Release JIT's collection lacks the signatures a
+    # Checked JIT asks for (the null map a 3.1 superpmi dies of)
+    no_sig_map: bool = False
 
     @property
     def class_name(self) -> str:
@@ -277,7 +280,7 @@ class RecordBuilder:
                 rt.append((rk, rv))
                 if sk is not None and sv is not None:
                     sig.append((sk, sv))
-            if sig:
+            if sig and not m.no_sig_map:
                 parts.append(_small_map(P.GetMethodSig, sig, 16 + 84))
             parts.append(self._class_packet(class_handle, m.class_name))
             parts.append(print_method)

@@ -535,6 +535,7 @@ class Parts:
         extra_callees: tuple[Callee, ...] = (),
         nlocals: int | None = None,
         corrupt: bool = False,
+        no_sig_map: bool = False,
     ) -> Method:
         il = b"".join(self.statements) + self.ret
         callees = tuple(gen.callees[i] for i in sorted(self.callees))
@@ -551,6 +552,7 @@ class Parts:
             TYPE_LONG,
             False,
             corrupt,
+            no_sig_map,
         )
 
 

@@ -15,6 +15,8 @@ statement; so the rest of the collection is byte-identical with and without the 
 | diff-assert | `ldarg.0 ldc.i4.0 mul` |
 | stress-assert | `ldarg.0 ldc.i4.6 rem` (asserts only under JitStress=2 with STRESS_FOLD named) |
 | missing | a call whose token has no ResolveToken record (and no GetMethodSig) |
+| null-map | a recorded call in a record without a GetMethodSig map (a map the collection never
+had: MISSING today, SIGSEGV in a 3.1-era replay, `SPMI_REPLAY_ERA=3.1`) |
 | ee-exception | a call whose ResolveToken record carries exceptionCode 0xE0434352 |
 | seed-arm64 | = ee-exception (meant for an Arm64 collection: dotnet/runtime#91257 with `-bug
 91257`) |
@@ -45,6 +47,7 @@ KINDS = (
     "seed-arm64",
     "corrupt",
     "stress-assert",
+    "null-map",
 )
 STACK_OVERFLOW_DEPTH = 30000
 
@@ -87,11 +90,13 @@ def injected(gen: Generator, kind: str, number: int) -> Generated:
         # a high local: stloc.s K = arg0 + 3, then ldloc.s K; pop
         trigger = b"\x02\x1f\x03\x58\x13" + bytes([k]) + b"\x11" + bytes([k]) + b"\x26"
         p.depth = max(p.depth, 2)
-    elif kind in ("missing", "ee-exception", "seed-arm64"):
+    elif kind in ("missing", "ee-exception", "seed-arm64", "null-map"):
         idx = rng.choice(gen.value_callees)
         c = gen.callees[idx]
         if kind == "missing":
             c = dataclasses.replace(c, recorded=False)
+        elif kind == "null-map":
+            pass  # recorded as usual; the record drops its GetMethodSig map
         else:
             c = dataclasses.replace(c, exception_code=CLR_EXCEPTION)
         args = b"\x02" * c.nargs
@@ -112,7 +117,10 @@ def injected(gen: Generator, kind: str, number: int) -> Generated:
         return Generated(m, *handles)
     if trigger:
         p.statements.insert(pos, trigger)
-    return Generated(p.method(gen, extra_callees=extra, nlocals=nlocals, corrupt=corrupt), *handles)
+    method = p.method(
+        gen, extra_callees=extra, nlocals=nlocals, corrupt=corrupt, no_sig_map=kind == "null-map"
+    )
+    return Generated(method, *handles)
 
 
 def parse_inject(spec: str) -> list[tuple[str, int]]:

@@ -104,6 +104,7 @@ void DebugBreakorAV(int val)
 void DbgBreakCheck(const char* szFile, int iLine, const char* szExpr)
 {
     long tid = (long)syscall(SYS_gettid);
-    LogError("SuperPMI: Assert Failure (PID %d, Thread %ld/%lx)\n%s\n\n%s, Line: %d", (int)getpid(), tid, tid, szExpr,
+    // superpmi's text ends in a newline: an empty line follows (both eras)
+    LogError("SuperPMI: Assert Failure (PID %d, Thread %ld/%lx)\n%s\n\n%s, Line: %d\n", (int)getpid(), tid, tid, szExpr,
              szFile, iLine);
 }

@@ -2,6 +2,18 @@
 
 #include <strings.h>
 
+#include <cstdlib>
+#include <cstring>
+
+bool SpmiEra31()
+{
+    static const bool era31 = [] {
+        const char* era = getenv("SPMI_REPLAY_ERA");
+        return era != nullptr && strcmp(era, "3.1") == 0;
+    }();
+    return era31;
+}
+
 SPMI_TARGET_ARCHITECTURE GetSpmiHostArchitecture()
 {
 #if defined(__aarch64__)

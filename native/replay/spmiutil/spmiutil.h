@@ -21,6 +21,11 @@ void SetSpmiTargetArchitecture(SPMI_TARGET_ARCHITECTURE spmiTargetArchitecture);
 SPMI_TARGET_ARCHITECTURE GetSpmiHostArchitecture();
 bool ParseSpmiTargetArchitecture(const char* name, SPMI_TARGET_ARCHITECTURE* arch);
 
+// The era whose observable behaviour this core reproduces, chosen at run time by the environment variable
+// SPMI_REPLAY_ERA: unset (or anything else) is today's superpmi; "3.1" is .NET Core 3.1's (native/replay/README.md,
+// "The 3.1 era"). The variable is this core's only: real superpmi has no such switch, and spmi-dbg never sets it.
+bool SpmiEra31();
+
 class SimpleTimer
 {
 public:

@@ -1,0 +1,619 @@
+"""Tapes: what a diagnosis read from a live stop, kept as JSON, so that `diagnose()` runs again on
+it without a debugger, the binaries or the collection (docs/architecture.md, "Tapes").
+
+Recording wraps the view (`RecordingProcess`): every answer the process, its threads, frames and
+values give is written down under the question that got it (a value by the path it was reached
+by: frame, variable, member, element), and so is every answer of the collection the diagnosis opens
+(`RecordingCollections`). Replaying (`TapeProcess`, `TapeCollections`) gives the same answers to the
+same questions, and None to any other, as a debugger does for what it cannot read: since the
+diagnosis is one deterministic function of those answers, a tape of a stop gives that stop's
+diagnosis. Only what the diagnosis asked for is recorded, so a tape is small (kilobytes)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spmi_dbg.analysis.mcnumber import RecordIdentity
+from spmi_dbg.analysis.records import CollectionRecords, Records
+from spmi_dbg.analysis.view import Module, Process, SignalInfo, Thread, Value
+from spmi_dbg.errors import InputError, printable
+
+FORMAT = "spmi-dbg tape"
+VERSION = 1
+MAX_TAPE_BYTES = 64 * 1024 * 1024
+
+Json = dict[str, Any]
+
+
+# ----------------------------------------------------------------------------------- recording
+class _RecValue:
+    def __init__(self, value: Value, node: Json) -> None:
+        self._v = value
+        self._node = node
+        node.setdefault("type", value.type_name)
+        node.setdefault("optimized_out", bool(value.optimized_out))
+
+    @property
+    def type_name(self) -> str:
+        return str(self._node["type"])
+
+    @property
+    def optimized_out(self) -> bool:
+        return bool(self._node["optimized_out"])
+
+    def as_int(self) -> int | None:
+        got = self._v.as_int()
+        self._node["int"] = got
+        return got
+
+    def _child(self, table: str, key: str, child: Value | None) -> _RecValue | None:
+        children = self._node.setdefault(table, {})
+        if child is None:
+            children[key] = None
+            return None
+        node = children.get(key)
+        if node is None:
+            node = children[key] = {}
+        return _RecValue(child, node)
+
+    def field(self, name: str) -> _RecValue | None:
+        return self._child("fields", name, self._v.field(name))
+
+    def fields(self) -> list[tuple[str, _RecValue]]:
+        got = list(self._v.fields())
+        self._node["field_list"] = [name for name, _ in got]
+        out: list[tuple[str, _RecValue]] = []
+        for name, child in got:
+            rec = self._child("fields", name, child)
+            if rec is not None:
+                out.append((name, rec))
+        return out
+
+    def element(self, index: int) -> _RecValue | None:
+        return self._child("elements", str(index), self._v.element(index))
+
+    def enumerator(self) -> str | None:
+        got = self._v.enumerator()
+        self._node["enumerator"] = got
+        return got
+
+
+class _RecFrame:
+    def __init__(self, frame: Any, node: Json) -> None:
+        self._f = frame
+        self._node = node
+        node.setdefault("function", frame.function)
+        node.setdefault("pc", frame.pc)
+        node.setdefault("file", frame.file)
+        node.setdefault("line", frame.line)
+        node.setdefault("module", frame.module)
+        node.setdefault("inlined", bool(frame.inlined))
+
+    @property
+    def function(self) -> str | None:
+        value: str | None = self._node["function"]
+        return value
+
+    @property
+    def pc(self) -> int:
+        return int(self._node["pc"])
+
+    @property
+    def file(self) -> str | None:
+        value: str | None = self._node["file"]
+        return value
+
+    @property
+    def line(self) -> int | None:
+        value: int | None = self._node["line"]
+        return value
+
+    @property
+    def module(self) -> str | None:
+        value: str | None = self._node["module"]
+        return value
+
+    @property
+    def inlined(self) -> bool:
+        return bool(self._node["inlined"])
+
+    def _lookup(self, table: str, name: str, got: Value | None) -> _RecValue | None:
+        values = self._node.setdefault(table, {})
+        if got is None:
+            values[name] = None
+            return None
+        node = values.get(name)
+        if node is None:
+            node = values[name] = {}
+        return _RecValue(got, node)
+
+    def variable(self, name: str) -> _RecValue | None:
+        return self._lookup("variables", name, self._f.variable(name))
+
+    def global_variable(self, name: str) -> _RecValue | None:
+        return self._lookup("globals", name, self._f.global_variable(name))
+
+
+class _RecThread:
+    def __init__(self, thread: Thread, node: Json) -> None:
+        self._t = thread
+        self._node = node
+        node.setdefault("frames", [])
+        node.setdefault("complete", False)
+
+    @property
+    def tid(self) -> int:
+        return int(self._t.tid)
+
+    def frames(self, limit: int | None = None) -> list[_RecFrame]:
+        got = list(self._t.frames(limit))
+        nodes: list[Json] = self._node["frames"]
+        while len(nodes) < len(got):
+            nodes.append({})
+        if limit is None or len(got) < limit:
+            self._node["complete"] = True
+        return [_RecFrame(f, nodes[i]) for i, f in enumerate(got)]
+
+
+def _signal_json(sig: SignalInfo | None) -> Json | None:
+    if sig is None:
+        return None
+    return {
+        "signo": sig.signo,
+        "name": sig.name,
+        "code": sig.code,
+        "address": sig.address,
+        "source": sig.source,
+    }
+
+
+def _module_json(m: Module) -> Json:
+    return {"path": m.path, "start": m.start, "end": m.end, "base": m.base}
+
+
+class RecordingProcess:
+    """The view `process`, answering as it does and writing each answer into `self.tape`."""
+
+    def __init__(self, process: Process) -> None:
+        self._p = process
+        self.tape: Json = {
+            "arch": process.arch,
+            "pid": process.pid,
+            "debugger": process.debugger,
+            "threads": {},
+        }
+
+    @property
+    def arch(self) -> str:
+        return str(self.tape["arch"])
+
+    @property
+    def pid(self) -> int | None:
+        value: int | None = self.tape["pid"]
+        return value
+
+    @property
+    def debugger(self) -> str:
+        return str(self.tape["debugger"])
+
+    def _thread(self, thread: Thread | None) -> _RecThread | None:
+        if thread is None:
+            return None
+        node = self.tape["threads"].setdefault(str(thread.tid), {})
+        return _RecThread(thread, node)
+
+    def signal(self) -> SignalInfo | None:
+        got = self._p.signal()
+        self.tape["signal"] = _signal_json(got)
+        return got
+
+    def selected_thread(self) -> _RecThread | None:
+        got = self._p.selected_thread()
+        self.tape["selected_thread"] = None if got is None else got.tid
+        return self._thread(got)
+
+    def threads(self) -> list[_RecThread]:
+        got = list(self._p.threads())
+        self.tape["thread_order"] = [t.tid for t in got]
+        return [t for t in (self._thread(t) for t in got) if t is not None]
+
+    def modules(self) -> list[Module]:
+        got = list(self._p.modules())
+        self.tape["modules"] = [_module_json(m) for m in got]
+        return got
+
+    def read_memory(self, address: int, size: int) -> bytes | None:
+        got = self._p.read_memory(address, size)
+        reads = self.tape.setdefault("memory", [])
+        reads.append([address, size, None if got is None else got.hex()])
+        return got
+
+    def registers(self) -> dict[str, int]:
+        got = dict(self._p.registers())
+        self.tape["registers"] = got
+        return got
+
+    def stack_pointer(self) -> int | None:
+        got = self._p.stack_pointer()
+        self.tape["stack_pointer"] = got
+        return got
+
+    def argv(self) -> list[str] | None:
+        got = self._p.argv()
+        self.tape["argv"] = None if got is None else list(got)
+        return got
+
+    def caught_signals(self) -> int | None:
+        got = self._p.caught_signals()
+        self.tape["caught_signals"] = got
+        return got
+
+    def lookup_type_fields(self, type_name: str) -> list[tuple[str, str]] | None:
+        got = self._p.lookup_type_fields(type_name)
+        types = self.tape.setdefault("types", {})
+        types[type_name] = None if got is None else [list(pair) for pair in got]
+        return got
+
+    def evaluate(self, expression: str) -> _RecValue | None:
+        got = self._p.evaluate(expression)
+        values = self.tape.setdefault("evaluate", {})
+        if got is None:
+            values[expression] = None
+            return None
+        node = values.get(expression)
+        if node is None:
+            node = values[expression] = {}
+        return _RecValue(got, node)
+
+
+class _RecRecords:
+    def __init__(self, path: str, node: Json) -> None:
+        self._r = CollectionRecords(path)
+        self._node = node
+        self.path = path
+        self.problem = self._r.problem
+        node["count"] = self._r.count
+        node.setdefault("identities", {})
+        node["problem"] = self._r.problem
+
+    @property
+    def count(self) -> int | None:
+        return self._r.count
+
+    def identity(self, n: int) -> RecordIdentity | None:
+        got = self._r.identity(n)
+        self.problem = self._r.problem
+        self._node["identities"][str(n)] = (
+            None if got is None else [got.il_size, got.name, got.name_note]
+        )
+        self._node["problem"] = self._r.problem
+        return got
+
+    def close(self) -> None:
+        self._r.close()
+
+
+class RecordingCollections:
+    """Opens the collection as the diagnosis does (records.py) and writes down what it answers."""
+
+    def __init__(self) -> None:
+        self.tape: Json = {}
+
+    def __call__(self, path: str) -> Records:
+        return _RecRecords(path, self.tape.setdefault(path, {}))
+
+
+def record(process: Process, *, full: bool = True) -> tuple[Any, Json]:
+    """The diagnosis of `process` and the tape of what it read (see `tape_json`)."""
+    from spmi_dbg.analysis.diagnosis import diagnose
+
+    rec = RecordingProcess(process)
+    collections = RecordingCollections()
+    d = diagnose(rec, full=full, collections=collections)
+    return d, tape_json(rec.tape, collections.tape, full=full)
+
+
+def tape_json(process: Json, collections: Json, *, full: bool) -> Json:
+    from spmi_dbg import __version__
+
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "recorded_by": f"spmi-dbg {__version__}",
+        "full": full,
+        "process": process,
+        "collections": collections,
+    }
+
+
+# ----------------------------------------------------------------------------------- replaying
+class _TapeValue:
+    def __init__(self, node: Json) -> None:
+        self._node = node
+
+    @property
+    def type_name(self) -> str:
+        return str(self._node.get("type", ""))
+
+    @property
+    def optimized_out(self) -> bool:
+        return bool(self._node.get("optimized_out", False))
+
+    def as_int(self) -> int | None:
+        value = self._node.get("int")
+        return value if isinstance(value, int) else None
+
+    def _child(self, table: str, key: str) -> _TapeValue | None:
+        node = (self._node.get(table) or {}).get(key)
+        return _TapeValue(node) if isinstance(node, dict) else None
+
+    def field(self, name: str) -> _TapeValue | None:
+        return self._child("fields", name)
+
+    def fields(self) -> list[tuple[str, _TapeValue]]:
+        out: list[tuple[str, _TapeValue]] = []
+        for name in self._node.get("field_list") or []:
+            child = self._child("fields", name)
+            if child is not None:
+                out.append((name, child))
+        return out
+
+    def element(self, index: int) -> _TapeValue | None:
+        return self._child("elements", str(index))
+
+    def enumerator(self) -> str | None:
+        value = self._node.get("enumerator")
+        return value if isinstance(value, str) else None
+
+
+class _TapeFrame:
+    def __init__(self, node: Json) -> None:
+        self._node = node
+
+    @property
+    def function(self) -> str | None:
+        value = self._node.get("function")
+        return value if isinstance(value, str) else None
+
+    @property
+    def pc(self) -> int:
+        value = self._node.get("pc")
+        return value if isinstance(value, int) else 0
+
+    @property
+    def file(self) -> str | None:
+        value = self._node.get("file")
+        return value if isinstance(value, str) else None
+
+    @property
+    def line(self) -> int | None:
+        value = self._node.get("line")
+        return value if isinstance(value, int) else None
+
+    @property
+    def module(self) -> str | None:
+        value = self._node.get("module")
+        return value if isinstance(value, str) else None
+
+    @property
+    def inlined(self) -> bool:
+        return bool(self._node.get("inlined", False))
+
+    def _lookup(self, table: str, name: str) -> _TapeValue | None:
+        node = (self._node.get(table) or {}).get(name)
+        return _TapeValue(node) if isinstance(node, dict) else None
+
+    def variable(self, name: str) -> _TapeValue | None:
+        return self._lookup("variables", name)
+
+    def global_variable(self, name: str) -> _TapeValue | None:
+        return self._lookup("globals", name)
+
+
+@dataclass
+class _TapeThread:
+    tid: int
+    node: Json
+
+    def frames(self, limit: int | None = None) -> list[_TapeFrame]:
+        nodes = [n for n in self.node.get("frames") or [] if isinstance(n, dict)]
+        return [_TapeFrame(n) for n in (nodes if limit is None else nodes[:limit])]
+
+
+class TapeProcess:
+    """A stop as a tape recorded it: the view's answers, without a debugger."""
+
+    def __init__(self, process: Json) -> None:
+        self._t = process
+
+    @property
+    def arch(self) -> str:
+        return str(self._t.get("arch", "x86_64"))
+
+    @property
+    def pid(self) -> int | None:
+        value = self._t.get("pid")
+        return value if isinstance(value, int) else None
+
+    @property
+    def debugger(self) -> str:
+        return f"tape of {self._t.get('debugger', '?')}"
+
+    def signal(self) -> SignalInfo | None:
+        s = self._t.get("signal")
+        if not isinstance(s, dict):
+            return None
+        return SignalInfo(
+            int(s["signo"]), str(s["name"]), s.get("code"), s.get("address"), str(s["source"])
+        )
+
+    def _thread(self, tid: int) -> _TapeThread | None:
+        node = (self._t.get("threads") or {}).get(str(tid))
+        return _TapeThread(tid, node) if isinstance(node, dict) else None
+
+    def selected_thread(self) -> _TapeThread | None:
+        tid = self._t.get("selected_thread")
+        return self._thread(tid) if isinstance(tid, int) else None
+
+    def threads(self) -> list[_TapeThread]:
+        order = self._t.get("thread_order") or []
+        return [t for t in (self._thread(tid) for tid in order) if t is not None]
+
+    def modules(self) -> list[Module]:
+        return [
+            Module(str(m["path"]), int(m["start"]), int(m["end"]), m.get("base"))
+            for m in self._t.get("modules") or []
+        ]
+
+    def read_memory(self, address: int, size: int) -> bytes | None:
+        for a, n, data in self._t.get("memory") or []:
+            if a == address and n == size:
+                return None if data is None else bytes.fromhex(data)
+        return None
+
+    def registers(self) -> dict[str, int]:
+        return dict(self._t.get("registers") or {})
+
+    def stack_pointer(self) -> int | None:
+        value = self._t.get("stack_pointer")
+        return value if isinstance(value, int) else None
+
+    def argv(self) -> list[str] | None:
+        value = self._t.get("argv")
+        return list(value) if isinstance(value, list) else None
+
+    def caught_signals(self) -> int | None:
+        value = self._t.get("caught_signals")
+        return value if isinstance(value, int) else None
+
+    def lookup_type_fields(self, type_name: str) -> list[tuple[str, str]] | None:
+        value = (self._t.get("types") or {}).get(type_name)
+        return None if value is None else [(str(a), str(b)) for a, b in value]
+
+    def evaluate(self, expression: str) -> _TapeValue | None:
+        node = (self._t.get("evaluate") or {}).get(expression)
+        return _TapeValue(node) if isinstance(node, dict) else None
+
+
+class _TapeRecords:
+    def __init__(self, path: str, node: Json | None) -> None:
+        self.path = path
+        self._node = node or {}
+        self.problem: str | None = (
+            self._node.get("problem")
+            if node is not None
+            else f"the collection {path} was not read when the tape was recorded"
+        )
+
+    @property
+    def count(self) -> int | None:
+        value = self._node.get("count")
+        return value if isinstance(value, int) else None
+
+    def identity(self, n: int) -> RecordIdentity | None:
+        got = (self._node.get("identities") or {}).get(str(n))
+        if not isinstance(got, list) or len(got) != 3:
+            return None
+        return RecordIdentity(got[0], got[1], got[2])
+
+    def close(self) -> None:
+        pass
+
+
+class TapeCollections:
+    """The collection lookups a tape recorded."""
+
+    def __init__(self, collections: Json) -> None:
+        self._c = collections
+
+    def __call__(self, path: str) -> Records:
+        return _TapeRecords(path, self._c.get(path))
+
+
+@dataclass(frozen=True)
+class Tape:
+    data: Json
+
+    @property
+    def full(self) -> bool:
+        return bool(self.data.get("full", True))
+
+    def process(self) -> TapeProcess:
+        return TapeProcess(self.data["process"])
+
+    def collections(self) -> TapeCollections:
+        return TapeCollections(self.data.get("collections") or {})
+
+    def diagnose(self) -> Any:
+        """The diagnosis of the recorded stop, as `diagnose()` gives it on the live one."""
+        from spmi_dbg.analysis.diagnosis import diagnose
+
+        return diagnose(self.process(), full=self.full, collections=self.collections())
+
+
+def load(path: str | Path) -> Tape:
+    """A tape file, checked: one InputError line naming the file and what was expected."""
+    p = Path(path)
+    where = str(p)
+    try:
+        with open(p, "rb") as f:
+            raw = f.read(MAX_TAPE_BYTES + 1)
+    except OSError as e:
+        raise InputError(where, f"cannot read the tape: {e.strerror or e}") from None
+    if len(raw) > MAX_TAPE_BYTES:
+        raise InputError(where, f"not a tape: larger than {MAX_TAPE_BYTES // (1024 * 1024)} MiB")
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InputError(where, f"not a tape: not JSON ({e})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise InputError(where, f'not a tape: expected "format": "{FORMAT}"')
+    if data.get("version") != VERSION:
+        raise InputError(
+            where,
+            f"tape version {printable(str(data.get('version')))}: this spmi-dbg reads "
+            f"version {VERSION}",
+        )
+    if not isinstance(data.get("process"), dict):
+        raise InputError(where, 'not a tape: no "process" object')
+    problem = _check(data["process"])
+    if problem:
+        raise InputError(where, f"bad tape: {problem}")
+    return Tape(data)
+
+
+def _check(process: Json) -> str | None:
+    """The first part of a tape's process that is not of the recorded shape."""
+    threads = process.get("threads")
+    if not isinstance(threads, dict):
+        return '"process.threads" is not an object'
+    for tid, node in threads.items():
+        if not tid.lstrip("-").isdigit() or not isinstance(node, dict):
+            return f'"process.threads.{printable(tid)}" is not a thread'
+        for i, f in enumerate(node.get("frames") or []):
+            if not isinstance(f, dict) or not isinstance(f.get("pc", 0), int):
+                return f'"process.threads.{printable(tid)}.frames[{i}]" is not a frame'
+    sig = process.get("signal")
+    if sig is not None and (
+        not isinstance(sig, dict) or not isinstance(sig.get("signo"), int) or "name" not in sig
+    ):
+        return '"process.signal" is not a signal'
+    for i, m in enumerate(process.get("modules") or []):
+        if not isinstance(m, dict) or not all(isinstance(m.get(k), int) for k in ("start", "end")):
+            return f'"process.modules[{i}]" is not a module'
+    for i, r in enumerate(process.get("memory") or []):
+        if not (isinstance(r, list) and len(r) == 3 and all(isinstance(x, int) for x in r[:2])):
+            return f'"process.memory[{i}]" is not [address, size, hex]'
+        if r[2] is not None:
+            try:
+                bytes.fromhex(r[2])
+            except (TypeError, ValueError):
+                return f'"process.memory[{i}]" bytes are not hex'
+    return None
+
+
+def dumps(tape: Json) -> str:
+    return json.dumps(tape, indent=1, sort_keys=True) + "\n"
