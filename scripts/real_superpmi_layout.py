@@ -132,6 +132,12 @@ class Reference(_Collections):
     def transcripts(self) -> Path:
         return self.root / "transcripts"
 
+    @property
+    def official_jit(self) -> Path:
+        """Microsoft's Release JIT of 3.1.23 (PyPI dotnetcore2==3.1.23's libclrjit.so, fetched by
+        scripts/fetch-official-jit.sh beside the unpacked data): .symtab only, no DWARF."""
+        return self.root.parent / "official-3.1.23" / "libclrjit.so"
+
     def required(self) -> list[Path]:
         return [*self.collection_files(), self.api_reljit_map, self.transcripts / "INDEX.md"]
 

@@ -44,5 +44,7 @@ if [ -n "$extras" ]; then
   elif [ ! -f .real-superpmi/3.1.23/transcripts/INDEX.md ]; then
     echo "setup: ../shared/real-superpmi/ not found: the data half of tests/real/ will fail (scripts/unpack-real-superpmi.sh ARCHIVE)" >&2
   fi
+  # Microsoft's Release JIT (PyPI dotnetcore2==3.1.23's libclrjit.so): a real JIT binary for the data half
+  ./scripts/fetch-official-jit.sh
 fi
 exit 0

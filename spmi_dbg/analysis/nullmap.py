@@ -70,9 +70,16 @@ def find_null_map(
     else:
         return None
 
-    # The owner: the first frame after the accessors whose class is a MethodContext/CompileResult.
+    # The owner: the first frame after the accessors and the lookup helpers (superpmi's
+    # LookupByKeyOrMiss, a lambda inlined into the rep* function: gdb names it `operator()`, lldb
+    # `...::$_0::operator()`), whose class is a MethodContext/CompileResult.
     caller_index = next(
-        (i for i in range(lwm_index + 1, len(frames)) if not is_lwm(frames[i])), None
+        (
+            i
+            for i in range(lwm_index + 1, len(frames))
+            if not is_lwm(frames[i]) and not _lookup_helper(frames[i].function)
+        ),
+        None,
     )
     if caller_index is None:
         return None
@@ -111,6 +118,19 @@ def find_null_map(
         role,
         _explain(owner_type, member, role, pid, pname),
         "; ".join(e for e in evidence if e),
+    )
+
+
+def _lookup_helper(function: str | None) -> bool:
+    """A lambda or lookup helper between a map's accessor and the rep* function that uses it."""
+    name = short_name(function)
+    return (
+        name in ("operator", "operator()")
+        or name.endswith("::operator()")
+        or name.endswith("::operator")
+        or "{lambda" in name
+        or "<lambda" in name
+        or "LookupByKeyOrMiss" in name
     )
 
 

@@ -12,6 +12,8 @@ diagnosis. Only what the diagnosis asked for is recorded, so a tape is small (ki
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -559,6 +561,8 @@ def load(path: str | Path) -> Tape:
     p = Path(path)
     where = str(p)
     try:
+        if not stat.S_ISREG(os.stat(p).st_mode):  # a FIFO or a device is never read
+            raise InputError(where, "not a tape: not a regular file")
         with open(p, "rb") as f:
             raw = f.read(MAX_TAPE_BYTES + 1)
     except OSError as e:

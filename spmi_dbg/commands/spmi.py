@@ -22,6 +22,7 @@ from spmi_dbg.commands.result import CommandResult
 from spmi_dbg.commands.why import render_jit, render_text
 from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.mch.collection import Collection
+from spmi_dbg.report.redact import Redactor
 
 
 class _UsageError(Exception):
@@ -47,6 +48,9 @@ RECORD_HELP = (
 )
 
 
+REDACT_HELP = "with --record: the home directory, user and host names replaced in the tape"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="spmi", description="SuperPMI-aware crash diagnosis (spmi-dbg).", add_help=True
@@ -57,8 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="explain the current stop: signal, module, method context, null map, instruction",
     )
     w.add_argument("--record", metavar="FILE", help=RECORD_HELP)
+    w.add_argument("--redact", action="store_true", help=REDACT_HELP)
     d = sub.add_parser("diagnose", help="the full diagnosis")
     d.add_argument("--record", metavar="FILE", help=RECORD_HELP)
+    d.add_argument("--redact", action="store_true", help=REDACT_HELP)
     d.add_argument(
         "--json", action="store_true", help="as JSON (what the unattended pipeline reads)"
     )
@@ -160,25 +166,30 @@ def run(process: Process, arguments: str) -> CommandResult:
 
 
 def _diagnosed(
-    process: Process, record_to: str | None, *, full: bool = True
+    process: Process, record_to: str | None, *, full: bool = True, redact: bool = False
 ) -> tuple[Diagnosis, str | None]:
-    """The diagnosis, and where its tape was written (`--record FILE`)."""
+    """The diagnosis, and where its tape was written (`--record FILE`, `--redact`)."""
     if record_to is None:
         return diagnose(process, full=full), None
     out = check_output(record_to, what="tape")
     d, data = tape.record(process, full=full)
+    if redact:
+        data = Redactor.here().data(data)
     atomic_write_text(out, tape.dumps(data))
     return d, str(out)
 
 
 def _dispatch(process: Process, args: argparse.Namespace) -> CommandResult:
     if args.verb == "why":
-        d, recorded = _diagnosed(process, args.record)
+        d, recorded = _diagnosed(process, args.record, redact=args.redact)
         text = render_text(d)
         return CommandResult(text + (f"\ntape: {recorded}" if recorded else ""))
     if args.verb == "diagnose":
         d, recorded = _diagnosed(
-            with_stop_signal(process, args.signal), args.record, full=not args.quick
+            with_stop_signal(process, args.signal),
+            args.record,
+            full=not args.quick,
+            redact=args.redact,
         )
         return CommandResult(
             json.dumps(d.to_json(), indent=None if args.json else 2, sort_keys=True)
