@@ -2,9 +2,10 @@
 module's).
 
 Two families, because a pipeline's 1 and 2 are results, not errors:
-- the tools (`mch`, `sample`, `report`, `why`, `gdbinit`, `lldbinit`): 0 done; 1 a bad input (a corrupt or
-  unreadable file, named in one line) or a check that found problems (`mch verify`); 2 a usage
-  error. `gdb` and `lldb` exec the debugger: its status, or 2 for a usage error before it starts.
+- the tools (`mch`, `sample`, `report`, `why`, `gdbinit`, `lldbinit`): 0 done; 1 a bad input (a
+  corrupt or unreadable file, named in one line) or a check that found problems (`mch verify`); 2 a
+  usage error. `gdb` and `lldb` exec the debugger: its status, or 2 for a usage error before it
+  starts.
 - the pipelines (`repro`, `triage`, `demo`): 0 a verified repro (triage: every bucket's); 1 a crash
   found but its repro not verified; 2 no crash; 3 a usage or input error; 4 the debugger itself
   failed (it died or stopped answering, also after one retry with a fresh one).

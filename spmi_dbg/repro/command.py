@@ -59,6 +59,8 @@ class ReproCommand:
     log: dict[str, Any] | None = None
     # --qemu: what runs the (guest) program here, e.g. qemu-aarch64 -L SYSROOT
     emulator: tuple[str, ...] = ()
+    # the user's command ran `-p` (dropped here: a crash in a worker is what it hides)
+    parallel: bool = False
 
     def argv(
         self, compile_list: str | None = None, input: str | os.PathLike[str] | None = None
@@ -117,8 +119,8 @@ def from_argv(argv: Sequence[str]) -> ReproCommand:
         raise UsageError(f"no collection (.mch/.mc) in the command: {shlex.join(argv)}")
     if not parsed.jits:
         raise UsageError(f"no JIT (.so) in the command: {shlex.join(argv)}")
-    options, selection, notes = _clean_options(parsed.options)
-    return _checked(parsed.program, parsed.jits, parsed.input, options, selection, notes)
+    options, selection, notes, parallel = _clean_options(parsed.options)
+    return _checked(parsed.program, parsed.jits, parsed.input, options, selection, notes, parallel)
 
 
 def from_options(
@@ -148,8 +150,8 @@ def from_options(
         raise UsageError(
             "with --mch, give only superpmi options after -- (JITs come from --jit/--base-jit)"
         )
-    options, selection, notes = _clean_options(parsed.options)
-    return _checked(program, jits, mch, options, selection, notes)
+    options, selection, notes, parallel = _clean_options(parsed.options)
+    return _checked(program, jits, mch, options, selection, notes, parallel)
 
 
 def _bundled_replay() -> str:
@@ -161,16 +163,20 @@ def _bundled_replay() -> str:
     return str(found)
 
 
-def _clean_options(options: Sequence[str]) -> tuple[list[str], MCList | None, list[str]]:
+def _clean_options(
+    options: Sequence[str],
+) -> tuple[list[str], MCList | None, list[str], bool]:
     out: list[str] = []
     selection: MCList | None = None
     notes: list[str] = []
+    parallel = False
     i = 0
     while i < len(options):
         a = options[i]
         low = a.lower()
         if low in _PARALLEL:
             n = options[i + 1] if i + 1 < len(options) and options[i + 1].isdigit() else None
+            parallel = True
             notes.append(
                 f"dropped `{a}{' ' + n if n else ''}`: each partition runs sequentially under its "
                 "own "
@@ -188,7 +194,7 @@ def _clean_options(options: Sequence[str]) -> tuple[list[str], MCList | None, li
         else:
             out.append(a)
             i += 1
-    return out, selection, notes
+    return out, selection, notes, parallel
 
 
 def _resolve_program(program: str) -> str:
@@ -217,6 +223,7 @@ def _checked(
     options: list[str],
     selection: MCList | None,
     notes: list[str],
+    parallel: bool = False,
 ) -> ReproCommand:
     for path in (program, *jits, mch):
         # gdb takes the program and its arguments on one command line
@@ -239,7 +246,16 @@ def _checked(
         raise InputError(
             mch, f"-c asks for method context {selection.last}; the collection has {count}"
         )
-    return ReproCommand(prog, tuple(abs_jits), path, tuple(options), count, selection, tuple(notes))
+    return ReproCommand(
+        prog,
+        tuple(abs_jits),
+        path,
+        tuple(options),
+        count,
+        selection,
+        tuple(notes),
+        parallel=parallel,
+    )
 
 
 def checked_collection(mch: str) -> tuple[str, int]:

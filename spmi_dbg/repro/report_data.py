@@ -139,7 +139,7 @@ def _known_bugs(result: ReproResult, d: Diagnosis | None, output: str) -> list[d
     if d is None and (result.target is None or result.target.under_debugger is None):
         return []
     cmd = result.options.command
-    parallel = any("dropped `-p`" in n for n in cmd.notes)
+    parallel = cmd.parallel
     texts = [output, *list((cmd.log or {}).get("failures") or [])]
     facts = knownbugs.facts_of(d, argv=cmd.argv(), parallel=parallel, texts=texts)
     found = {b.id: b for b in d.known_bugs} if d is not None else {}
