@@ -355,6 +355,7 @@ FUNCTION_IMPORTS_ALLOWED: list[tuple[str, str, str]] = [
     ("spmi_dbg.launcher", "spmi_dbg.cli", LAUNCHER),
     ("spmi_dbg.paths", "pathlib", LAUNCHER),
     # the full parser: `spmi-dbg mch ...` builds only the collection tools' (cli.build_parser)
+    ("spmi_dbg.cli", "spmi_dbg.commands.tape_cli", STARTUP),
     ("spmi_dbg.cli", "spmi_dbg.driver.launch", STARTUP),
     ("spmi_dbg.cli", "spmi_dbg.report.cli", STARTUP),
     ("spmi_dbg.cli", "spmi_dbg.repro.cli", STARTUP),

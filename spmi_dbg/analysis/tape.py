@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg import __version__
+from spmi_dbg.analysis.diagnosis import Diagnosis, diagnose
 from spmi_dbg.analysis.mcnumber import RecordIdentity
 from spmi_dbg.analysis.records import CollectionRecords, Records
 from spmi_dbg.analysis.view import Module, Process, SignalInfo, Thread, Value
@@ -308,10 +310,8 @@ class RecordingCollections:
         return _RecRecords(path, self.tape.setdefault(path, {}))
 
 
-def record(process: Process, *, full: bool = True) -> tuple[Any, Json]:
+def record(process: Process, *, full: bool = True) -> tuple[Diagnosis, Json]:
     """The diagnosis of `process` and the tape of what it read (see `tape_json`)."""
-    from spmi_dbg.analysis.diagnosis import diagnose
-
     rec = RecordingProcess(process)
     collections = RecordingCollections()
     d = diagnose(rec, full=full, collections=collections)
@@ -319,8 +319,6 @@ def record(process: Process, *, full: bool = True) -> tuple[Any, Json]:
 
 
 def tape_json(process: Json, collections: Json, *, full: bool) -> Json:
-    from spmi_dbg import __version__
-
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -549,10 +547,8 @@ class Tape:
     def collections(self) -> TapeCollections:
         return TapeCollections(self.data.get("collections") or {})
 
-    def diagnose(self) -> Any:
+    def diagnose(self) -> Diagnosis:
         """The diagnosis of the recorded stop, as `diagnose()` gives it on the live one."""
-        from spmi_dbg.analysis.diagnosis import diagnose
-
         return diagnose(self.process(), full=self.full, collections=self.collections())
 
 
