@@ -71,6 +71,13 @@ def add_parsers(sub: Any) -> None:
         "context>)",
     )
     p.add_argument(
+        "--first-found",
+        action="store_true",
+        help="take the first crash found in time instead of the command's first (by default a "
+        "partition's crash wins only once every earlier partition ended without one): faster, "
+        "and the result says how far the earlier partitions got",
+    )
+    p.add_argument(
         "command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line"
     )
     p.set_defaults(func=run)

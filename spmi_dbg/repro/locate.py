@@ -1,5 +1,7 @@
-"""Locate: replay the partitions in parallel, one debugger each; the first fatal stop (or hang) wins
-and the others are cancelled. A debugger that dies or stops answering gets one retry with a fresh
+"""Locate: replay the partitions in parallel, one debugger each, taken in the command's order; the
+command's first fatal stop (or hang) wins: a partition's stop wins once every partition before it
+has ended without one, and the partitions after a stop are cancelled (`--first-found`: the first
+stop in time wins). A debugger that dies or stops answering gets one retry with a fresh
 one, then its partition is a tool failure. When the winning diagnosis has no method context number
 (no debug info, values optimized out), the partition is bisected natively with `-c` prefixes, and
 the result says so."""
@@ -80,6 +82,8 @@ class Located:
     method_context_rejected: list[str] = field(default_factory=list)
     bisection: list[dict[str, Any]] = field(default_factory=list)  # the native runs, when bisected
     notes: list[str] = field(default_factory=list)
+    # --first-found won by time over an earlier partition that had not ended: what was not waited for
+    first_found: str | None = None
 
     @property
     def diagnosis(self) -> Diagnosis | None:
@@ -99,6 +103,8 @@ def locate(
     workdir: Path,
     progress: LocateProgress | None = None,
     hints: tuple[int, ...] = (),
+    workers: int | None = None,
+    first_found: bool = False,
 ) -> Located:
     """`hints`: method contexts a superpmi.py log names as failing. Those in the selection are
     replayed first, alone, as partition 0 (a few records: seconds); only when none of them crashes
@@ -107,7 +113,14 @@ def locate(
     first = tuple(sorted(set(hints) & selected))
     if not first:
         return _locate(
-            cmd, partitions, debugger, timeout=timeout, workdir=workdir, progress=progress
+            cmd,
+            partitions,
+            debugger,
+            timeout=timeout,
+            workdir=workdir,
+            progress=progress,
+            workers=workers,
+            first_found=first_found,
         )
     hinted = _locate(
         cmd, [Partition(0, first)], debugger, timeout=timeout, workdir=workdir, progress=progress
@@ -121,7 +134,16 @@ def locate(
         return hinted
     if hinted.tool_failures:
         return hinted
-    result = _locate(cmd, partitions, debugger, timeout=timeout, workdir=workdir, progress=progress)
+    result = _locate(
+        cmd,
+        partitions,
+        debugger,
+        timeout=timeout,
+        workdir=workdir,
+        progress=progress,
+        workers=workers,
+        first_found=first_found,
+    )
     result.runs[:0] = hinted.runs
     result.notes.insert(
         0,
@@ -139,8 +161,14 @@ def _locate(
     timeout: float,
     workdir: Path,
     progress: LocateProgress | None = None,
+    workers: int | None = None,
+    first_found: bool = False,
 ) -> Located:
-    cancel = threading.Event()
+    """The command's first failure in its own order: a partition's fatal stop wins only once every
+    partition before it has ended without one (those after it are cancelled at once). So the
+    answer is the method context the command itself dies at, for any number of workers and any
+    timing. `first_found`: the first stop in time wins instead, and every other partition is
+    cancelled (faster; the result says the answer may not be the command's first crash)."""
     lock = threading.Lock()
     runs = [
         PartitionRun(
@@ -151,11 +179,18 @@ def _locate(
         )
         for p in partitions
     ]
+    cancels = {id(r): threading.Event() for r in runs}
+    stopping = threading.Event()  # Ctrl-C or a bug: every partition stops
     result = Located(runs)
+    found: list[PartitionRun] = []  # partitions that stopped fatally, in the order they did
+
+    def cancelled(run: PartitionRun) -> bool:
+        return cancels[id(run)].is_set() or stopping.is_set()
 
     def work(run: PartitionRun) -> None:
         p = run.partition
-        while run.attempts < ATTEMPTS and not cancel.is_set():
+        cancel = cancels[id(run)]
+        while run.attempts < ATTEMPTS and not cancelled(run):
             run.attempts += 1
             if progress is not None:
                 progress.partition_started(p, run.attempts, run.stdout)
@@ -175,25 +210,57 @@ def _locate(
             run.outcome = outcome
             if outcome.kind in WINNING:
                 with lock:
-                    if result.winner is None:
-                        result.winner = run
-                        cancel.set()
+                    found.append(run)
+                    for other in runs:
+                        if first_found or other.partition.index > p.index:
+                            if other is not run:
+                                cancels[id(other)].set()
             break
         if progress is not None:
             progress.partition_finished(p, run)
 
-    pool = ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="spmi-locate")
+    def stop_all() -> None:
+        stopping.set()
+        for e in cancels.values():
+            e.set()
+
+    pool = ThreadPoolExecutor(
+        max_workers=max(1, min(workers or len(runs), len(runs))), thread_name_prefix="spmi-locate"
+    )
     try:
-        for f in [pool.submit(work, r) for r in runs]:
+        futures = [pool.submit(work, r) for r in runs]  # taken in the command's order
+        for f in futures:
             f.result()
     except BaseException:  # Ctrl-C or a bug: stop every debugger before leaving
-        cancel.set()
+        stop_all()
         raise
     finally:
         pool.shutdown(wait=True)
-    if result.winner is not None:
+    if found:
+        if first_found:
+            result.winner = found[0]
+            _say_first_found(result)
+        else:
+            # every partition before the earliest fatal one ran to its end without one
+            result.winner = min(found, key=lambda r: r.partition.index)
         identify(cmd, result, timeout=timeout, workdir=workdir)
     return result
+
+
+def _say_first_found(result: Located) -> None:
+    """--first-found: what the earlier partitions had done when the first stop in time won."""
+    assert result.winner is not None
+    earlier = [r for r in result.runs if r.partition.index < result.winner.partition.index]
+    unfinished = [r for r in earlier if r.outcome is None or r.outcome.kind == "cancelled"]
+    if not unfinished:
+        return
+    parts = ", ".join(
+        f"partition {r.partition.index} (-c {r.partition.spec}) was cancelled" for r in unfinished
+    )
+    result.first_found = (
+        "--first-found: the first stop in time won, so this may not be the command's first "
+        f"crash: {parts} before it ended"
+    )
 
 
 def locate_core(

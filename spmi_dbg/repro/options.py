@@ -136,6 +136,7 @@ def options(args: argparse.Namespace, *, bundle_out: bool = True) -> ReproOption
         redact=args.redact,
         debug_dirs=debug_dirs,
         failure=target,
+        first_found=bool(getattr(args, "first_found", False)),
     )
 
 

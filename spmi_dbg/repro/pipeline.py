@@ -204,6 +204,8 @@ def _locate(
         workdir=work,
         progress=progress,
         hints=hints,
+        workers=opts.workers,
+        first_found=opts.first_found,
     )
 
 

@@ -97,6 +97,7 @@ def _locate(result: ReproResult, located: Located | None) -> dict[str, Any] | No
         else dataclasses.asdict(located.expectation),
         "bisection": located.bisection,
         "notes": located.notes,
+        "first_found": located.first_found,
         "stops_passed_total": sum(len(r.outcome.passed) for r in located.runs if r.outcome),
         "stops_passed": [
             s.to_json() | {"partition": r.partition.index}

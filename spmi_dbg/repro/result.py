@@ -64,6 +64,8 @@ class ReproOptions:
     debug_dirs: tuple[str, ...] = ()  # --debug-dir: where separate debug files are
     # --failure: a crash, or superpmi's own failure
     failure: FailureTarget = field(default_factory=FailureTarget)
+    # --first-found: the first crash in time wins, not the command's first
+    first_found: bool = False
 
     @property
     def debugger_name(self) -> str:

@@ -1,0 +1,70 @@
+"""The crash a repro reports is the one the user's command dies at (issue 26 item 2): the first in
+the command's order, for any number of workers and whatever the timing. Here partition 2 of 2
+crashes at its first record at once while partition 1 crashes only near its end: the answer is
+still partition 1's; `--first-found` takes the first in time and says what it did not wait for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .support.common import Collections
+from .support.natives import BASE, REPLAY
+from .support.pipeline import report, repro
+
+EARLY, LATE = 590, 601  # in the command's order: 590 first; in time (2 workers): 601 first
+
+
+@pytest.fixture(scope="module")
+def col(cols: Collections) -> Path:
+    """Two JIT faults that kill the process (-bug 56506: no fault handler around the JIT)."""
+    return cols.get("order", 1200, inject=[("jit-null", EARLY), ("jit-null", LATE)])
+
+
+def run(col: Path, tmp_path: Path, *extra: str) -> tuple[int, dict[str, object], str]:
+    r = repro(
+        *extra,
+        "--verify-runs",
+        "1",
+        "--out",
+        "b",
+        "--",
+        REPLAY,
+        "-bug",
+        "56506",
+        BASE,
+        str(col),
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "b")
+    loc = rep["locate"]
+    assert isinstance(loc, dict)
+    return int(loc["method_context"]), loc, r.stdout
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_the_answer_is_the_commands_first_crash(col: Path, tmp_path: Path, workers: int) -> None:
+    n, loc, out = run(col, tmp_path, "--workers", str(workers))
+    assert n == EARLY, loc
+    parts = loc["partitions"]
+    assert isinstance(parts, list)
+    winner = next(p for p in parts if p["partition"] == loc["winner"])
+    before = [p for p in parts if p["partition"] < loc["winner"]]
+    after = [p for p in parts if p["partition"] > loc["winner"]]
+    assert winner["status"] == "fatal"
+    assert all(p["status"] == "exited" for p in before)  # ran to their end: no earlier crash
+    # after it: cancelled, or already ended (a crash there comes later in the command's order)
+    assert all(p["status"] in ("cancelled", "fatal", "exited", "not run") for p in after)
+    assert "--first-found" not in out
+
+
+def test_first_found_takes_the_first_in_time_and_says_so(col: Path, tmp_path: Path) -> None:
+    n, loc, out = run(col, tmp_path, "--workers", "2", "--first-found")
+    said = loc["first_found"]
+    if n == LATE:  # partition 2's crash came first in time (almost always: its first record)
+        assert isinstance(said, str) and "partition 1 (-c 1-600) was cancelled" in said, loc
+        assert f"note: {said}" in out
+    else:
+        assert n == EARLY and said is None
