@@ -82,7 +82,7 @@ class Located:
     method_context_rejected: list[str] = field(default_factory=list)
     bisection: list[dict[str, Any]] = field(default_factory=list)  # the native runs, when bisected
     notes: list[str] = field(default_factory=list)
-    # --first-found won by time over an earlier partition that had not ended: what was not waited for
+    # --first-found won over an earlier partition that had not ended: what it did not wait for
     first_found: str | None = None
 
     @property
