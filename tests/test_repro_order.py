@@ -68,3 +68,29 @@ def test_first_found_takes_the_first_in_time_and_says_so(col: Path, tmp_path: Pa
         assert f"note: {said}" in out
     else:
         assert n == EARLY and said is None
+
+
+def test_a_crash_is_said_when_the_failure_sought_is_not_there(col: Path, tmp_path: Path) -> None:
+    """Issue 26 item 3: `--failure assert` on a command that dies before any assert: not "no such
+    failure" (2) but the crash, with its method context and bucket, exit 1."""
+    r = repro(
+        "--failure",
+        "assert",
+        "--out",
+        "f",
+        "--",
+        REPLAY,
+        "-bug",
+        "56506",
+        BASE,
+        str(col),
+        cwd=tmp_path,
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    rep = report(tmp_path / "f")
+    assert rep["outcome"] == "crashed"
+    why = str(rep["failure"])
+    assert why.startswith(f"no JIT assert before superpmi died: SIGSEGV at method context {EARLY} ")
+    assert "(bucket " in why and "run without --failure for the crash" in why
+    assert "result: superpmi crashed before the failure sought (exit 1" in r.stdout
+    assert "no such failure" not in r.stdout

@@ -30,15 +30,21 @@ class FailureTarget:
     def is_crash(self) -> bool:
         return self.kind == "crash"
 
-    def describe(self) -> str:
+    def noun(self) -> str:
+        """What is sought without an article: `JIT assert`, for "no JIT assert", "the first JIT
+        assert"."""
         what = {
-            "crash": "a crash",
-            "assert": "a JIT assert",
-            "error": "a failed compile",
+            "crash": "crash",
+            "assert": "JIT assert",
+            "error": "failed compile",
             "missing": "missing data",
-            "any": "a failure",
+            "any": "failure",
         }[self.kind]
         return f"{what} containing {self.text!r}" if self.text else what
+
+    def describe(self) -> str:
+        """With its article: `a JIT assert`, `missing data`."""
+        return self.noun() if self.kind == "missing" else f"a {self.noun()}"
 
     def matches(self, failure: Failure) -> bool:
         if self.kind not in ("any", failure.kind):

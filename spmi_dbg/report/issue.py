@@ -67,7 +67,9 @@ def signal_name(data: Data) -> str | None:
 # title
 def title(data: Data) -> str:
     if data.get("target"):
-        return failure_title(data) or f"no {data['target']['describe']} in {_collection(data)}"
+        target = data["target"]
+        noun = target.get("noun") or target["describe"]  # report.json before `noun`: as it was
+        return failure_title(data) or f"no {noun} in {_collection(data)}"
     if not _winner(data):
         what = NO_WINNER.get(str(data["outcome"]), str(data["outcome"]))
         return f"{what} in {_collection(data)}"

@@ -13,6 +13,7 @@ RESULTS = {
     "not-verified": "crash found, repro not verified",
     "no-crash": "no crash",
     "no-failure": "no such failure",
+    "crashed": "superpmi crashed before the failure sought",
     "input-error": "input error",
     "tool-failure": "tool failure",
 }

@@ -58,6 +58,18 @@ class FailureLocated:
     def no_such_failure(self) -> str:
         return no_such_failure(self.target, self.seen)
 
+    def crashed(self) -> FailureRun | None:
+        """The first partition, in the command's order, whose replay was killed by a signal (not
+        stopped by us, not a hang)."""
+        return next(
+            (
+                r
+                for r in sorted(self.runs, key=lambda r: r.partition.index)
+                if r.started and not r.run.stopped and not r.run.timed_out and r.run.signal
+            ),
+            None,
+        )
+
     def run_of(self, method_context: int) -> FailureRun | None:
         """The partition run that replayed this method context (partitions are ordered ranges)."""
         return next(

@@ -38,7 +38,7 @@ from spmi_dbg.repro.jitoptions import (
     minimize_settings,
     split_options,
 )
-from spmi_dbg.repro.locate import ATTEMPTS, Located, PartitionRun
+from spmi_dbg.repro.locate import ATTEMPTS, Located, PartitionRun, locate
 from spmi_dbg.repro.minimize import ddmin
 from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
 from spmi_dbg.repro.result import (
@@ -78,6 +78,11 @@ def run_failure_phases(
     f = located.failure
     if f is None:
         result.outcome, result.exit_code, result.error = _nothing_found(located)
+        if result.outcome == "no-failure" and located.crashed() is not None:
+            with phase(result, "diagnose-crash", progress) as ph:
+                said = _the_crash_instead(opts, cmd, located, work)
+                ph.detail = said
+            result.outcome, result.exit_code, result.error = "crashed", exits.NOT_VERIFIED, said
         return
     out = result.out = opts.out or out_dir_for(result)
     mc = f.method_context
@@ -154,7 +159,7 @@ def _locate(
 def _locate_detail(located: FailureLocated) -> str:
     f = located.failure
     seen = f"{len(located.seen)} failure(s) reported in {len(located.runs)} partition(s)"
-    first = [f"the first {located.target.describe()}: {f.describe()}"] if f else []
+    first = [f"the first {located.target.noun()}: {f.describe()}"] if f else []
     return "; ".join([seen, *first, *located.notes])
 
 
@@ -165,6 +170,44 @@ def _nothing_found(located: FailureLocated) -> tuple[Outcome, int, str]:
     if rejected is not None:
         return "input-error", exits.PIPELINE_INPUT, rejected
     return "no-failure", exits.NO_CRASH, located.no_such_failure()
+
+
+def _the_crash_instead(
+    opts: ReproOptions, cmd: ReproCommand, located: FailureLocated, work: Path
+) -> str:
+    """--failure found nothing of its kind, but a partition's replay died: the first such
+    partition is replayed under the debugger, and what killed superpmi is said with its method
+    context and bucket (the crash is the answer the user's command gave)."""
+    run = located.crashed()
+    assert run is not None
+    sought = located.target.noun()
+    died = f"{run.run.signal} in partition {run.partition.index} (-c {run.partition.spec})"
+    where = work / "crash"
+    where.mkdir(parents=True, exist_ok=True)
+    try:
+        crash = locate(
+            cmd,
+            [Partition(1, run.partition.numbers)],
+            opts.debugger,
+            timeout=opts.timeout,
+            workdir=where,
+            workers=1,
+        )
+    except ToolFailure as e:
+        crash = None
+        died += f" (the debugger could not say more: {e})"
+    d = crash.diagnosis if crash is not None else None
+    if crash is not None and d is not None and crash.method_context:
+        top = d.folded[0] if d.folded else "?"
+        null = f", null {d.null_map.owner_type}::{d.null_map.member}" if d.null_map else ""
+        died = (
+            f"{d.signal.name if d.signal else run.run.signal} at method context "
+            f"{crash.method_context} in {top}{null} (bucket {d.bucket})"
+        )
+    return (
+        f"no {sought} before superpmi died: {died}; run without --failure for the crash "
+        "(its repro and report)"
+    )
 
 
 def _input_failure(located: FailureLocated) -> str | None:

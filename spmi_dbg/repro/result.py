@@ -32,6 +32,7 @@ PhaseName = Literal[
     "regression",
     "minimize-options",
     "diagnose",
+    "diagnose-crash",  # --failure found none, but a replay died: the crash, under the debugger
     "jit-output",
 ]
 PhaseStatus = Literal["running", "ok", "failed"]
@@ -41,6 +42,7 @@ Outcome = Literal[
     "not-verified",
     "no-crash",
     "no-failure",
+    "crashed",  # --failure: none of the kind sought, but superpmi died (the crash is said)
     "input-error",
     "tool-failure",
     "bundle-error",
@@ -242,6 +244,7 @@ class CompileFailureTarget:
             "kind": sought.kind,
             "text": sought.text,
             "describe": sought.describe(),
+            "noun": sought.noun(),
             "failure": f.to_json() if f else None,
             "partitions": [r.to_json() for r in located.runs],
             "failures_seen": len(located.seen),
