@@ -301,11 +301,15 @@ def _frames(d: Data) -> list[str]:
 def regression(data: Data) -> Data:
     r = data["regression"]
     if r is not None:
-        return {
-            "answered": True,
-            "conclusion": r["conclusion"],
-            "base_jit": r["base_jit"],
-            "diff_jit": r["diff_jit"],
+        return {"answered": True, "conclusion": r["conclusion"]} | {
+            key: r[key]
+            for key in (
+                "base_jit",
+                "diff_jit",
+                "base_jit_with_diff_settings",
+                "diff_jit_with_base_settings",
+            )
+            if key in r
         }
     why = (
         "one JIT only in the command: replay the repro with another build of the JIT to tell"

@@ -108,16 +108,31 @@ def _regression(r: dict[str, Any]) -> list[str]:
     if not r["answered"]:
         return [f"Unknown: {r['conclusion']}."]
     out = [f"By experiment: {r['conclusion']}.", ""]
-    for key in ("base_jit", "diff_jit"):
-        j = r[key]
+    for key in REGRESSION_RUNS:
+        j = r.get(key)
+        if j is None:
+            continue
         runs = j["runs"]
         said = (
             runs[0]
             if len(runs) == 1
             else "; ".join(f"run {n}: {run}" for n, run in enumerate(runs, 1))
         )
-        out.append(f"- {j['role']} alone (`{j['path']}`): {said}")
+        settings = ""
+        if "settings" in j:  # report.json before the settings were recorded: not said
+            given = ", ".join(f"`{s}`" for s in j["settings"]) or "no JIT settings"
+            settings = f" with {j.get('settings_of') or 'its own'} settings ({given})"
+        out.append(f"- {j['role']} alone{settings} (`{j['path']}`): {said}")
     return out
+
+
+# the regression experiment's runs, in the order the report lists them
+REGRESSION_RUNS = (
+    "base_jit",
+    "diff_jit",
+    "base_jit_with_diff_settings",
+    "diff_jit_with_base_settings",
+)
 
 
 def _identity(b: dict[str, Any]) -> str:

@@ -1,7 +1,9 @@
 """Regression?, answered by experiment: when the command has a base and a diff JIT, the repro is
-replayed natively with each JIT alone (a plain replay: `-a` dropped; the JIT's own options kept, the
+replayed natively with each JIT alone (a plain replay: `-a` dropped; the JIT's own settings, the
 diff JIT's `-jit2option`s given as `-jitoption`s since it is then JIT1), and the report states which
-of them crash. docs/superpmi-conventions.md 1: `-jitoption` configures JIT1, `-jit2option` JIT2;
+of them crash and with which settings. When the two JITs' settings differ, each JIT is also replayed
+with the other's, so each comparison changes one thing: the JIT, under the same settings.
+docs/superpmi-conventions.md 1: `-jitoption` configures JIT1, `-jit2option` JIT2;
 `-a` (applyDiff) needs two JITs."""
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ def _is_apply_diff(option: str) -> bool:
     return len(low) >= 2 and "-applydiff".startswith(low)
 
 
-def single_jit_options(options: tuple[str, ...], *, jit2: bool) -> list[str]:
-    """The options for a plain replay with one of the two JITs as JIT1."""
+def single_jit_options(options: tuple[str, ...], *, jit2: bool, settings: bool = True) -> list[str]:
+    """The options for a plain replay with one of the two JITs as JIT1 (`settings=False`: without
+    any JIT's settings, for the caller to add those of its choice)."""
     out: list[str] = []
     i = 0
     while i < len(options):
@@ -31,7 +34,7 @@ def single_jit_options(options: tuple[str, ...], *, jit2: bool) -> list[str]:
         if low in ("-jitoption", "-jit2option"):
             n = 2 if i + 1 < len(options) and options[i + 1].lower() == "force" else 1
             value = list(options[i + 1 : i + 1 + n])
-            if (low == "-jit2option") == jit2:
+            if settings and (low == "-jit2option") == jit2:
                 out += ["-jitoption", *value]
             i += 1 + n
             continue
@@ -41,19 +44,48 @@ def single_jit_options(options: tuple[str, ...], *, jit2: bool) -> list[str]:
     return out
 
 
+def jit_settings(options: tuple[str, ...], *, jit2: bool) -> list[str]:
+    """One JIT's own settings (`-jitoption` for JIT1, `-jit2option` for JIT2), as `[force ]K=V`."""
+    out: list[str] = []
+    i = 0
+    while i < len(options):
+        low = options[i].lower()
+        if low in ("-jitoption", "-jit2option"):
+            n = 2 if i + 1 < len(options) and options[i + 1].lower() == "force" else 1
+            if (low == "-jit2option") == jit2:
+                out.append(" ".join(options[i + 1 : i + 1 + n]))
+            i += 1 + n
+            continue
+        i += 1
+    return out
+
+
+def _settings_text(settings: list[str]) -> str:
+    return ", ".join(settings) if settings else "no JIT settings"
+
+
 @dataclass
 class JitAlone:
     role: str  # "base JIT" | "diff JIT"
     path: str
+    # the -jitoption settings it ran with: its own, or the other JIT's (`settings_of`)
+    settings: list[str] = field(default_factory=list)
+    settings_of: str = ""  # "its own" | "the diff JIT's" | "the base JIT's"
     runs: list[NativeRun] = field(default_factory=list)
 
     def crashes(self, expected: Expectation) -> bool:
         return any(r.matches(expected) for r in self.runs)
 
+    def describe(self) -> str:
+        """`the base JIT with the diff JIT's settings (JITMinOpts=1)`."""
+        return f"the {self.role} with {self.settings_of} settings ({_settings_text(self.settings)})"
+
     def to_json(self, expected: Expectation) -> dict[str, Any]:
         return {
             "role": self.role,
             "path": self.path,
+            "settings": self.settings,
+            "settings_of": self.settings_of,
             "argv": self.runs[0].argv if self.runs else None,
             "runs": [r.describe() for r in self.runs],
             "crashes": self.crashes(expected),
@@ -62,38 +94,63 @@ class JitAlone:
 
 @dataclass
 class Regression:
+    """Each JIT alone with its own settings; when the two JITs' settings differ, each also with the
+    other's, so that every comparison changes one thing only: the JIT (same settings) or the
+    settings (same JIT)."""
+
     expected: Expectation
     base: JitAlone
     diff: JitAlone
+    # only when the settings differ: the base JIT with the diff JIT's, the diff JIT with the base's
+    base_as_diff: JitAlone | None = None
+    diff_as_base: JitAlone | None = None
 
-    @property
-    def conclusion(self) -> str:
-        b, d = self.base.crashes(self.expected), self.diff.crashes(self.expected)
+    def _compare(self, b: JitAlone, d: JitAlone) -> str:
+        crashed_b, crashed_d = b.crashes(self.expected), d.crashes(self.expected)
         what = self.expected.describe()
-        if d and not b:
+        if crashed_d and not crashed_b:
             return (
-                f"the diff JIT crashes ({what}), the base JIT does not: a regression in the "
-                "diff JIT"
+                f"the diff JIT crashes ({what}), the base JIT does not: a regression in the diff "
+                "JIT"
             )
-        if b and not d:
+        if crashed_b and not crashed_d:
             return (
                 f"the base JIT crashes ({what}), the diff JIT does not: fixed (or moved) in the "
                 "diff JIT"
             )
-        if b and d:
+        if crashed_b and crashed_d:
             return f"both JITs crash on their own ({what}): not a difference between them"
         return (
             f"neither JIT crashes on its own: {what} needs both (asm diffs: superpmi comparing "
-            "their compile "
-            "results)"
+            "their compile results)"
         )
 
+    @property
+    def conclusion(self) -> str:
+        if self.base_as_diff is None or self.diff_as_base is None:
+            same = self.base.settings
+            said = f" (both with {_settings_text(same)})" if same else ""
+            return f"{self._compare(self.base, self.diff)}{said}"
+        own = self._compare(self.base_as_diff, self.diff)
+        other = self._compare(self.base, self.diff_as_base)
+        return (
+            f"with the diff JIT's settings ({_settings_text(self.diff.settings)}): {own}; with "
+            f"the base JIT's ({_settings_text(self.base.settings)}): {other}"
+        )
+
+    def runs(self) -> list[JitAlone]:
+        return [r for r in (self.base, self.diff, self.base_as_diff, self.diff_as_base) if r]
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "base_jit": self.base.to_json(self.expected),
             "diff_jit": self.diff.to_json(self.expected),
             "conclusion": self.conclusion,
         }
+        if self.base_as_diff is not None and self.diff_as_base is not None:
+            out["base_jit_with_diff_settings"] = self.base_as_diff.to_json(self.expected)
+            out["diff_jit_with_base_settings"] = self.diff_as_base.to_json(self.expected)
+        return out
 
 
 def regression(
@@ -108,12 +165,23 @@ def regression(
     """None when the command has one JIT only (nothing to compare)."""
     if len(cmd.jits) < 2:
         return None
-    out = Regression(expected, JitAlone("base JIT", cmd.jits[0]), JitAlone("diff JIT", cmd.jits[1]))
-    for alone, jit2 in ((out.base, False), (out.diff, True)):
+    base_settings = jit_settings(cmd.options, jit2=False)
+    diff_settings = jit_settings(cmd.options, jit2=True)
+    out = Regression(
+        expected,
+        JitAlone("base JIT", cmd.jits[0], base_settings, "its own"),
+        JitAlone("diff JIT", cmd.jits[1], diff_settings, "its own"),
+    )
+    if base_settings != diff_settings:
+        out.base_as_diff = JitAlone("base JIT", cmd.jits[0], diff_settings, "the diff JIT's")
+        out.diff_as_base = JitAlone("diff JIT", cmd.jits[1], base_settings, "the base JIT's")
+    others = single_jit_options(cmd.options, jit2=False, settings=False)
+    for alone in out.runs():
         argv = [
             *cmd.emulator,
             cmd.program,
-            *single_jit_options(cmd.options, jit2=jit2),
+            *others,
+            *(x for kv in alone.settings for x in ("-jitoption", *kv.split(" ", 1))),
             alone.path,
             str(repro),
         ]
