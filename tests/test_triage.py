@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -121,8 +122,9 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
         progress[0] == "triage: 4 partition(s), 600 method contexts, on this machine (2 worker(s))"
     ), r.stderr
     assert (
-        progress[-1].startswith("triage: 600/600 method contexts (100.0%), ")
-        and ", 7 crash(es), 4/4 partitions, ETA " in progress[-1]
+        progress[-1].startswith("triage: 600/600 method contexts (100.0%): ")
+        and ", 7 crashed, " in progress[-1]
+        and ", 4/4 partitions, ETA " in progress[-1]
     ), progress
     assert sorted(p.name for p in (tmp_path / "t").iterdir()) == sorted(
         ["triage.json", "triage.md", "partitions"]
@@ -155,6 +157,25 @@ def test_max_crashes_and_no_crash(cols: Collections, tmp_path: Path) -> None:
         "stopped_at_max_crashes"
     ]
     assert r.returncode in (0, 1), r.stdout + r.stderr
+    # One count (issue 26 item 5): the last progress line says what the coverage says.
+    (cov,) = data["coverage"]
+    progress = r.stderr.splitlines()  # the progress lines go to stderr
+    last = [x for x in progress if re.match(r"triage: \d+/\d+ method contexts", x)][-1]
+    m = re.match(
+        r"triage: (\d+)/(\d+) method contexts \([\d.]+%\): (\d+) replayed clean, (\d+) crashed, "
+        r"(\d+) failed compile\(s\)(?:, (\d+) not reached)?;",
+        last,
+    )
+    assert m, last
+    accounted, total, clean, crashed, failed, unreached = (int(g or 0) for g in m.groups())
+    assert (accounted, total) == (cov["method_contexts"], cov["method_contexts"])
+    assert (clean, crashed, failed, unreached) == (
+        cov["replayed_clean"],
+        cov["crashed"],
+        cov["failed_compile"],
+        cov["not_reached"],
+    ), (last, cov)
+    assert unreached > 0  # stopped at --max-crashes: the rest is said, not dropped
     clean = cols.get("repro-clean", 300)
     r = triage("--workers", "2", "--out", "c", "--", REPLAY, BASE, str(clean), cwd=tmp_path)
     assert r.returncode == 2, r.stdout + r.stderr

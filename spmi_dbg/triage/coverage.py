@@ -14,6 +14,35 @@ from spmi_dbg.mch.mclist import parse_mclist
 from spmi_dbg.triage.journal import Journal
 
 
+@dataclass(frozen=True)
+class Counts:
+    """One journal's accounting (what the progress lines, the summary and the coverage all say)."""
+
+    accounted: int  # every number up to the journal's `accounted`
+    crashed: int
+    failed_compile: int
+    not_reached: dict[str, int]  # reason -> count
+
+    @property
+    def replayed_clean(self) -> int:
+        return self.accounted - self.crashed - self.failed_compile - sum(self.not_reached.values())
+
+
+def counts(j: Journal) -> Counts:
+    """How `j`'s accounted method contexts are accounted for: each exactly once."""
+    p = j.partition
+    accounted = p.numbers.between(p.numbers.first, j.accounted).count() if j.accounted else 0
+    crashed = {int(c["method_context"]) for c in j.crashes}
+    failed = ({int(f["method_context"]) for f in j.failures} | set(j.failed_compiles)) - crashed
+    seen = crashed | failed
+    not_reached: dict[str, int] = {}
+    for entry in j.not_reached:
+        numbers = parse_mclist(entry["compile"])
+        count = numbers.count() - sum(1 for n in seen if n in numbers)
+        not_reached[entry["reason"]] = not_reached.get(entry["reason"], 0) + count
+    return Counts(accounted, len(crashed), len(failed), not_reached)
+
+
 @dataclass
 class Coverage:
     collection: str
@@ -64,18 +93,11 @@ def coverage(journals: list[Journal], names: dict[str, str]) -> list[Coverage]:
         for j in js:
             cov.partitions += 1
             cov.method_contexts += j.partition.methods
-            crashed = {int(c["method_context"]) for c in j.crashes}
-            failed = (
-                {int(f["method_context"]) for f in j.failures} | set(j.failed_compiles)
-            ) - crashed
-            cov.crashed += len(crashed)
-            cov.failed_compile += len(failed)
-            seen = crashed | failed
-            for entry in j.not_reached:
-                numbers = parse_mclist(entry["compile"])
-                count = numbers.count() - sum(1 for n in seen if n in numbers)
-                reason = entry["reason"]
-                cov.not_reached[reason] = cov.not_reached.get(reason, 0) + count
-                cov.not_reached_lists.append(entry)
+            c = counts(j)
+            cov.crashed += c.crashed
+            cov.failed_compile += c.failed_compile
+            for reason, n in c.not_reached.items():
+                cov.not_reached[reason] = cov.not_reached.get(reason, 0) + n
+            cov.not_reached_lists += j.not_reached
             cov.killers += j.killers
     return list(out.values())

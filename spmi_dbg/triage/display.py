@@ -110,10 +110,12 @@ class PlainTriageProgress(TriageProgress):
 
     def _tally(self, t: Tally) -> None:
         share = 100.0 * t.accounted / t.methods if t.methods else 100.0
+        unreached = f", {t.not_reached} not reached" if t.not_reached else ""
         self._line(
-            f"{t.accounted}/{t.methods} method contexts ({share:.1f}%), {t.rate:.0f}/s, "
-            f"{t.crashes} crash(es), "
-            f"{t.partitions_done}/{t.partitions} partitions, ETA {_eta(t)}"
+            f"{t.accounted}/{t.methods} method contexts ({share:.1f}%): {t.replayed_clean} "
+            f"replayed clean, {t.crashes} crashed, {t.failed_compile} failed compile(s)"
+            f"{unreached}; {t.rate:.0f}/s, {t.partitions_done}/{t.partitions} partitions, "
+            f"ETA {_eta(t)}"
         )
 
     def _line(self, text: str) -> None:

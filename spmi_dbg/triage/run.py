@@ -23,6 +23,7 @@ from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.expect import Expectation
 from spmi_dbg.repro.locate import Located, PartitionRun
 from spmi_dbg.triage import journal as journals
+from spmi_dbg.triage.coverage import Counts, counts
 from spmi_dbg.triage.engine import Engine, EngineReport
 from spmi_dbg.triage.journal import Journal
 from spmi_dbg.triage.plan import TriagePartition
@@ -61,8 +62,10 @@ class Tally:
     """Progress over all partitions, from their journals."""
 
     methods: int  # in all partitions
-    accounted: int = 0
+    accounted: int = 0  # each in one of the four below (triage/coverage.py, the same counting)
     crashes: int = 0
+    failed_compile: int = 0
+    not_reached: int = 0
     partitions: int = 0
     partitions_done: int = 0
     seconds: float = 0.0
@@ -71,6 +74,17 @@ class Tally:
     @property
     def rate(self) -> float:
         return (self.accounted - self.before) / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def replayed_clean(self) -> int:
+        return self.accounted - self.crashes - self.failed_compile - self.not_reached
+
+    def add(self, c: Counts, done: bool) -> None:
+        self.accounted += c.accounted
+        self.crashes += c.crashed
+        self.failed_compile += c.failed_compile
+        self.not_reached += sum(c.not_reached.values())
+        self.partitions_done += done
 
 
 class TriageProgress:
@@ -129,8 +143,8 @@ class Tallier:
         self.partitions = partitions
         self.directory = directory
         self.start = time.monotonic()
-        # index -> (stat, accounted, crashes, done)
-        self.seen: dict[int, tuple[tuple[int, int], int, int, bool]] = {}
+        # index -> (stat, its counts, done)
+        self.seen: dict[int, tuple[tuple[int, int], Counts, bool]] = {}
         self.before = 0
         self.before = self.tally().accounted  # what a resumed triage had done already
 
@@ -152,16 +166,26 @@ class Tallier:
                 j = journals.read(self.directory, p.index)
                 if j is None:
                     continue
-                done = p.numbers.between(p.numbers.first, j.accounted).count() if j.accounted else 0
-                known = self.seen[p.index] = (key, done, len(j.crashes), j.done)
-            t.accounted += known[1]
-            t.crashes += known[2]
-            t.partitions_done += known[3]
+                known = self.seen[p.index] = (key, counts(j), j.done)
+            t.add(known[1], known[2])
+        return t
+
+    def final(self, done: list[Journal]) -> Tally:
+        """The tally of the triage's end: every journal as the result reads it (the numbers a
+        stopped triage did not reach included), as the coverage counts them."""
+        t = Tally(
+            sum(p.methods for p in self.partitions),
+            partitions=len(self.partitions),
+            seconds=time.monotonic() - self.start,
+            before=self.before,
+        )
+        for j in done:
+            t.add(counts(j), j.done)
         return t
 
     def done(self) -> list[int]:
         """The partitions whose journals said done at the last tally."""
-        return sorted(i for i, known in self.seen.items() if known[3])
+        return sorted(i for i, known in self.seen.items() if known[2])
 
 
 def replay_partitions(
@@ -209,7 +233,6 @@ def replay_partitions(
     finally:
         finished.set()
         watcher.join()
-    show.update(tallier.tally())
     result = TriageRun(partitions, [], report, resumed=resumed)
     result.stopped_early = cancel.is_set() or budget.left <= 0
     for p in partitions:
@@ -228,6 +251,7 @@ def replay_partitions(
         result.journals.append(j)
         _read_back(j, result, names)
     result.crashes.sort(key=lambda c: (c.collection, c.number))
+    show.update(tallier.final(result.journals))  # the last progress line: the coverage's count
     return result
 
 
