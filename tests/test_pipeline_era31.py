@@ -20,6 +20,9 @@ from .support.natives import BASE, REPLAY, REPLAY_O0
 from .support.pipeline import report, repro, triage, validate
 
 NULL_MAPS = [700, 720, 1000, 1150]
+# The era is the core's environment variable: the repro's native runs and repro.sh have a clean
+# environment (env -i), so it is named as any variable a replay needs (--env).
+ERA = ("--env", "SPMI_REPLAY_ERA")
 ASSERTS = [503]
 
 
@@ -56,6 +59,7 @@ def test_null_map_crash_from_a_range_not_starting_at_1(
     1 (the count loaded) and is not believed: the number comes from the compile's mcIndex, checked
     against the -c list and the record's IL size."""
     r = repro(
+        *ERA,
         "--workers",
         "2",
         "--verify-runs",
@@ -94,6 +98,7 @@ def test_null_map_crash_from_a_range_not_starting_at_1(
 
 def triage_json(tmp_path: Path, program: str, col: Path) -> dict[str, Any]:
     r = triage(
+        *ERA,
         "--workers",
         "2",
         "--partition-methods",
@@ -150,6 +155,7 @@ def test_repro_of_a_31_assert_keeps_only_the_setting_it_needs(col: Path, tmp_pat
     """Twin of test_failures_real's: the assert's ISSUE line has no number; it is paired with its
     failed compile by IL size; the options it does not need are dropped."""
     r = repro(
+        *ERA,
         "--failure",
         "assert",
         "--out",
@@ -182,7 +188,11 @@ def test_repro_of_a_31_assert_keeps_only_the_setting_it_needs(col: Path, tmp_pat
         "JitStress=2",
         "JitStressModeNames=STRESS_FOLD",
     }
-    assert rep["target"]["options"]["dropped"] == ["JitDisasmSummary=1"]
+    # the era does not matter to this assert: the variable is dropped from the repro, and named
+    assert rep["target"]["options"]["dropped"] == [
+        "JitDisasmSummary=1",
+        "SPMI_REPLAY_ERA=3.1 from the environment",
+    ]
     with Collection.open(col) as c:
         assert (tmp_path / "a" / "repro.mch").read_bytes() == c.record(ASSERTS[0])
 
@@ -192,7 +202,7 @@ def test_a_crash_p_hid_is_found(col: Path, tmp_path: Path) -> None:
     and no word of a crash; repro drops -p and finds it."""
     parent = subprocess.run([REPLAY, "-p", "2", BASE, str(col)], capture_output=True, text=True)
     assert parent.returncode == 1 and "SIGSEGV" not in parent.stdout + parent.stderr
-    r = repro("--out", "p", "--", REPLAY, "-p", "2", BASE, str(col), cwd=tmp_path)
+    r = repro(*ERA, "--out", "p", "--", REPLAY, "-p", "2", BASE, str(col), cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "p")
     assert rep["outcome"] == "verified" and rep["diagnosis"]["signal"]["name"] == "SIGSEGV"
@@ -224,7 +234,7 @@ def test_from_log_of_a_31_p_run(col: Path, tmp_path: Path) -> None:
         )
         + "\n"
     )
-    r = repro("--from-log", str(log), "--out", "b", cwd=tmp_path)
+    r = repro(*ERA, "--from-log", str(log), "--out", "b", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     assert rep["outcome"] == "verified" and rep["diagnosis"]["null_map"]["member"] == "GetMethodSig"

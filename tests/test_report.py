@@ -261,7 +261,11 @@ def test_regression_runs_are_labelled(seed_bundle: tuple[Path, str]) -> None:
     md = (bundle / "report.md").read_text()
     runs = report(bundle)["regression"]["base_jit"]["runs"]
     assert len(runs) == 2  # --verify-runs 2: each JIT alone twice
-    lines = [ln for ln in md.splitlines() if ln.startswith("- base JIT alone (")]
+    lines = [
+        ln
+        for ln in md.splitlines()
+        if ln.startswith("- base JIT alone with its own settings (no JIT settings) (")
+    ]
     assert len(lines) == 1 and lines[0].endswith(f": run 1: {runs[0]}; run 2: {runs[1]}"), lines
 
 

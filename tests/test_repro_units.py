@@ -3,6 +3,7 @@ reproduction."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import shlex
 from pathlib import Path
@@ -14,6 +15,7 @@ from spmi_dbg.analysis.signature import hang_signature
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.errors import InputError, UsageError
 from spmi_dbg.repro import command
+from spmi_dbg.repro.environment import EnvVar
 from spmi_dbg.repro.expect import Expectation, expectation_of
 from spmi_dbg.repro.minimize import ddmin
 from spmi_dbg.repro.native import NativeRun
@@ -106,8 +108,15 @@ def test_shell_line_quotes_what_needs_quoting(cols: Collections, tmp_path: Path)
     cmd = command.from_argv(
         [REPLAY, "-jitoption", "JitDisasm=Foo:Bar*", str(jit), str(cols.get("units-clean", 10))]
     )
+    cmd = dataclasses.replace(cmd, env=(EnvVar("DOTNET_JitStdOutFile", "a b'$(x)\".txt", "jit"),))
     line = cmd.shell_line('"$here/repro.mch"')
+    # the recorded environment only: env -i, PATH and HOME from the shell, then the variables
     assert shlex.split(line.replace('"$here/repro.mch"', "R")) == [
+        "env",
+        "-i",
+        "PATH=$PATH",
+        "HOME=$HOME",
+        "DOTNET_JitStdOutFile=a b'$(x)\".txt",
         REPLAY,
         "-jitoption",
         "JitDisasm=Foo:Bar*",

@@ -39,10 +39,10 @@ def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         out.append(
             ("method context", f"{located['method_context']}  [{located['method_context_source']}]")
         )
-    if located.get("first_found"):
-        out.append(("note", located["first_found"]))
         if mc.get("name"):
             out.append(("name", f"{mc['name']} (IL size {mc.get('il_size')})"))
+    if located.get("first_found"):
+        out.append(("note", located["first_found"]))
     if located.get("winner") is not None:
         out.append(("what", data["title"]))
         a = data["issue"]["actual"]

@@ -113,6 +113,21 @@ def add_replay_arguments(p: argparse.ArgumentParser, *, collections: bool = Fals
         action="store_true",
         help="replace the home directory, user name and host name in the written files",
     )
+    p.add_argument(
+        "--env",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="a variable of this environment the replay needs besides those recorded anyway "
+        "(DOTNET_*, COMPlus_*, LD_LIBRARY_PATH, LD_PRELOAD, LD_BIND_NOW, SuperPMI*); repeatable. "
+        "Native replays and repro.sh get these and nothing else (env -i, plus PATH and HOME)",
+    )
+    p.add_argument(
+        "--env-all",
+        action="store_true",
+        help="record every variable of this environment but the shell's own (PWD, SHLVL, TERM, "
+        "...)",
+    )
 
 
 def pipeline_errors(name: str, body: Callable[[], int]) -> int:

@@ -21,6 +21,7 @@ from spmi_dbg.errors import InputError, UsageError, printable
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mclist import MCList, compress_ranges, parse_mclist
 from spmi_dbg.replay import parse_command
+from spmi_dbg.repro.environment import EnvVar, clean_prefix, shell_prefix
 
 _PARALLEL = ("-p", "-parallel")
 _COMPILE = ("-c", "-compile")
@@ -61,6 +62,8 @@ class ReproCommand:
     emulator: tuple[str, ...] = ()
     # the user's command ran `-p` (dropped here: a crash in a worker is what it hides)
     parallel: bool = False
+    # the variables every native replay and repro.sh set, and nothing else (repro/environment.py)
+    env: tuple[EnvVar, ...] = ()
 
     def argv(
         self, compile_list: str | None = None, input: str | os.PathLike[str] | None = None
@@ -75,8 +78,9 @@ class ReproCommand:
     def native_argv(
         self, compile_list: str | None = None, input: str | os.PathLike[str] | None = None
     ) -> list[str]:
-        """argv() as it runs on this machine without a debugger (under the emulator, for --qemu)."""
-        return [*self.emulator, *self.argv(compile_list, input)]
+        """argv() as it runs on this machine without a debugger: in the recorded environment only
+        (`env -i`), under the emulator for --qemu."""
+        return [*clean_prefix(self.env), *self.emulator, *self.argv(compile_list, input)]
 
     def numbers(self) -> list[int]:
         return (
@@ -99,9 +103,13 @@ class ReproCommand:
         return [p for p in out if p.numbers]
 
     def shell_line(self, input: str, quote: Callable[[str], str] = shell.quote) -> str:
-        """The command as one sh line, input given verbatim (e.g. `"$here/repro.mch"`)."""
+        """The command as one sh line in the recorded environment only (`env -i PATH="$PATH"
+        HOME="$HOME" NAME=VALUE... superpmi ...`), input given verbatim (e.g.
+        `"$here/repro.mch"`)."""
         return (
-            " ".join(quote(a) for a in [*self.emulator, self.program, *self.options, *self.jits])
+            shell_prefix(self.env, quote)
+            + " "
+            + " ".join(quote(a) for a in [*self.emulator, self.program, *self.options, *self.jits])
             + " "
             + input
         )

@@ -36,7 +36,8 @@ from spmi_dbg.repro.jitoptions import (
     OptionMinimization,
     SplitOptions,
     minimize_settings,
-    split_options,
+    settings_of,
+    with_settings,
 )
 from spmi_dbg.repro.locate import ATTEMPTS, Located, PartitionRun, locate
 from spmi_dbg.repro.minimize import ddmin
@@ -91,13 +92,13 @@ def run_failure_phases(
         ph.detail = f"method context {mc} -> {out / result.isolated.mch.name}"
     # The whole command (without breaks) until its settings are minimized.
     result.repro_command = final = cmd
-    split = split_options(cmd.options)
-    if split.settings:
+    split, settings = settings_of(cmd)
+    if settings:
         with phase(result, "minimize-options", progress) as ph:
-            m = _minimize_options(opts, cmd, split, result.isolated.mch, f, work)
+            m = _minimize_options(opts, cmd, split, settings, result.isolated.mch, f, work)
             result.option_minimization = m
             ph.detail = f"{m.summary()} ({m.tests} replays)"
-        result.repro_command = final = dataclasses.replace(cmd, options=split.options(m.needed))
+        result.repro_command = final = with_settings(cmd, split, m.needed)
     with phase(result, "verify", progress) as ph:
         found.verification = v = verify_failure(
             final,
@@ -252,12 +253,19 @@ def _without_breaks(cmd: ReproCommand) -> ReproCommand:
 
 
 def _minimize_options(
-    opts: ReproOptions, cmd: ReproCommand, split: SplitOptions, mch: Path, f: Failure, work: Path
+    opts: ReproOptions,
+    cmd: ReproCommand,
+    split: SplitOptions,
+    given: tuple[JitSetting, ...],
+    mch: Path,
+    f: Failure,
+    work: Path,
 ) -> OptionMinimization:
-    """The JIT settings the failure needs (ddmin, each test a native replay of the repro `mch`)."""
+    """The JIT settings (options and environment) the failure needs (ddmin, each test a native
+    replay of the repro `mch`)."""
 
     def fails(settings: list[JitSetting]) -> bool:
-        trial = dataclasses.replace(cmd, options=split.options(settings))
+        trial = with_settings(cmd, split, settings)
         _, failures = run_for_failures(
             trial.native_argv(None, mch),
             timeout=opts.verify_timeout,
@@ -266,7 +274,7 @@ def _minimize_options(
         )
         return reproduces(failures, f.key, 1)
 
-    return minimize_settings(split.settings, fails)
+    return minimize_settings(given, fails)
 
 
 def _minimize_records(

@@ -8,14 +8,19 @@ JIT reads them), always keeping the same failure. Stress-only asserts are narrow
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spmi_dbg.repro.command import ReproCommand
+from spmi_dbg.repro.environment import EnvVar
 from spmi_dbg.repro.minimize import ddmin
 
 _SETTING_FLAGS = ("-jitoption", "-jit2option")
+# a recorded environment variable (repro/environment.py), minimized as the options are
+ENV = "env"
 # Settings whose value is a space-separated list the JIT reads element by element.
 LIST_VALUED = ("JitStressModeNames", "JitStressModeNamesAllow")
 
@@ -28,17 +33,35 @@ class JitSetting:
     value: str
 
     @property
+    def from_environment(self) -> bool:
+        return self.flag == ENV
+
+    @property
     def argv(self) -> list[str]:
+        if self.from_environment:
+            return []
         return [self.flag, *(["force"] if self.force else []), f"{self.key}={self.value}"]
 
     @property
     def text(self) -> str:
-        """As a reader writes it: `JitStress=2`, `JitStressModeNames=A B` (JIT2: / force: noted)."""
+        """As a reader writes it: `JitStress=2`, `JitStressModeNames=A B` (JIT2: / force: noted),
+        `COMPlus_JitStress=1 from the environment`."""
+        if self.from_environment:
+            return f"{self.key}={self.value} from the environment"
         where = "JIT2 " if self.flag.lower() == "-jit2option" else ""
         return f"{where}{'force ' if self.force else ''}{self.key}={self.value}"
 
+    @property
+    def config_key(self) -> str:
+        """The JIT's name: `JitStress` for `-jitoption JitStress=1` and for `DOTNET_JitStress`."""
+        low = self.key.lower()
+        for prefix in ("dotnet_", "complus_"):
+            if self.from_environment and low.startswith(prefix):
+                return self.key[len(prefix) :]
+        return self.key
+
     def elements(self) -> list[str]:
-        return self.value.split() if self.key in LIST_VALUED else [self.value]
+        return self.value.split() if self.config_key in LIST_VALUED else [self.value]
 
     def with_elements(self, elements: Sequence[str]) -> JitSetting:
         return JitSetting(self.flag, self.force, self.key, " ".join(elements))
@@ -76,6 +99,31 @@ def split_options(options: Sequence[str]) -> SplitOptions:
     return SplitOptions(tuple(fixed), tuple(settings))
 
 
+def settings_of(cmd: ReproCommand) -> tuple[SplitOptions, tuple[JitSetting, ...]]:
+    """The command's options apart from its settings, and its settings: the `-jit[2]option`s, then
+    each recorded environment variable (minimized alike: a variable the failure does not need is
+    dropped and named)."""
+    split = split_options(cmd.options)
+    env = tuple(JitSetting(ENV, False, v.name, v.value) for v in cmd.env)
+    return split, (*split.settings, *env)
+
+
+def with_settings(
+    cmd: ReproCommand, split: SplitOptions, settings: Sequence[JitSetting]
+) -> ReproCommand:
+    """`cmd` with exactly these settings: its options' and its environment's."""
+    kinds = {v.name: v.kind for v in cmd.env}
+    return dataclasses.replace(
+        cmd,
+        options=split.options([s for s in settings if not s.from_environment]),
+        env=tuple(
+            EnvVar(s.key, s.value, kinds.get(s.key, "named"))
+            for s in settings
+            if s.from_environment
+        ),
+    )
+
+
 @dataclass
 class OptionMinimization:
     given: list[JitSetting]
@@ -89,6 +137,7 @@ class OptionMinimization:
         """What the failure does not need: whole settings, and list elements of the kept ones."""
         out: list[str] = []
         kept = {(s.flag, s.force, s.key): s for s in self.needed}
+        # (a list element is named by the setting's own key)
         for s in self.given:
             k = kept.get((s.flag, s.force, s.key))
             if k is None:
@@ -152,7 +201,7 @@ def minimize_settings(
     kept = [given[i] for i in ddmin(range(len(given)), lambda idx: test([given[i] for i in idx]))]
     for pos, s in enumerate(kept):
         elements = s.elements()
-        if s.key not in LIST_VALUED or len(elements) < 2:
+        if s.config_key not in LIST_VALUED or len(elements) < 2:
             continue
 
         def with_subset(

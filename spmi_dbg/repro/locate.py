@@ -237,12 +237,12 @@ def _locate(
     finally:
         pool.shutdown(wait=True)
     if found:
+        # the earliest in the command's order of those that stopped (by default every partition
+        # before it ran to its end without one; with --first-found the others were cancelled at
+        # the first stop, and an earlier one that had stopped too by then still comes first)
+        result.winner = min(found, key=lambda r: r.partition.index)
         if first_found:
-            result.winner = found[0]
             _say_first_found(result)
-        else:
-            # every partition before the earliest fatal one ran to its end without one
-            result.winner = min(found, key=lambda r: r.partition.index)
         identify(cmd, result, timeout=timeout, workdir=workdir)
     return result
 

@@ -21,6 +21,7 @@ from spmi_dbg.outdir import check_out_dir
 from spmi_dbg.repro import command
 from spmi_dbg.repro.bundle import BUNDLE_FILES
 from spmi_dbg.repro.command import ReproCommand
+from spmi_dbg.repro.environment import capture
 from spmi_dbg.repro.fromlog import command_from_log
 from spmi_dbg.repro.result import ReproOptions
 
@@ -119,6 +120,12 @@ def options(args: argparse.Namespace, *, bundle_out: bool = True) -> ReproOption
             "default: give --out DIR",
         )
     cmd = _command(args)
+    cmd = dataclasses.replace(
+        cmd,
+        env=capture(
+            os.environ, getattr(args, "env", None) or (), bool(getattr(args, "env_all", False))
+        ),
+    )
     _check_machine(cmd.program, qemu)
     if qemu is not None:
         cmd = dataclasses.replace(cmd, emulator=tuple(qemu.prefix()))

@@ -9,7 +9,6 @@ why."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import time
 from pathlib import Path
 
@@ -26,7 +25,8 @@ from spmi_dbg.repro.jitoptions import (
     JitSetting,
     OptionMinimization,
     minimize_settings,
-    split_options,
+    settings_of,
+    with_settings,
 )
 from spmi_dbg.repro.locate import Located, locate, locate_core
 from spmi_dbg.repro.minimize import minimize
@@ -223,12 +223,12 @@ def _crash_settings(
     runs crash the same way. Not for a hang: each test would take the whole timeout. None: no
     settings, a hang, or the experiment failed."""
     cmd = opts.command
-    split = split_options(cmd.options)
-    if not split.settings or expected.kind == "hang":
+    split, given = settings_of(cmd)
+    if not given or expected.kind == "hang":
         return None
 
     def crashes(settings: list[JitSetting], name: str = "minimize-options") -> bool:
-        trial = dataclasses.replace(cmd, options=split.options(settings))
+        trial = with_settings(cmd, split, settings)
         run = run_native(
             trial.native_argv(None, mch),
             timeout=opts.verify_timeout,
@@ -240,8 +240,8 @@ def _crash_settings(
     try:
         with phase(result, "minimize-options", progress) as ph:
             # verify has just seen it crash
-            m = minimize_settings(split.settings, crashes, known_to_fail=True)
-            if m.needed != list(split.settings):
+            m = minimize_settings(given, crashes, known_to_fail=True)
+            if m.needed != list(given):
                 runs = max(1, opts.verify_runs)
                 ok = sum(crashes(m.needed, "verify-options") for _ in range(runs))
                 if 2 * ok < runs:
@@ -250,9 +250,9 @@ def _crash_settings(
                         "repro.sh "
                         "keeps all of them"
                     )
-                    m.needed = list(split.settings)
+                    m.needed = list(given)
             ph.detail = f"{m.summary()} ({m.tests} replays)"
-            return m, dataclasses.replace(cmd, options=split.options(m.needed))
+            return m, with_settings(cmd, split, m.needed)
     except PhaseFailed:
         # the repro is verified: only the experiment is missing
         result.error_phase = result.error = None

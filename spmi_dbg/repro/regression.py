@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.repro.command import ReproCommand
+from spmi_dbg.repro.environment import clean_prefix
 from spmi_dbg.repro.expect import Expectation
 from spmi_dbg.repro.native import NativeRun, run_native
 
@@ -178,6 +179,7 @@ def regression(
     others = single_jit_options(cmd.options, jit2=False, settings=False)
     for alone in out.runs():
         argv = [
+            *clean_prefix(cmd.env),  # repro.sh's environment, as every native replay
             *cmd.emulator,
             cmd.program,
             *others,

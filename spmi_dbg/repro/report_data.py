@@ -76,6 +76,10 @@ def _command(result: ReproResult) -> dict[str, Any]:
         "notes": list(cmd.notes),
         "from_log": cmd.log,
         "emulator": list(cmd.emulator),
+        # the variables recorded from the user's environment: every native replay and repro.sh
+        # set these and nothing else (`env -i`, plus PATH and HOME); the repro's own: repro_env
+        "environment": [v.to_json() for v in cmd.env],
+        "repro_environment": [v.to_json() for v in (result.repro_command or cmd).env],
     }
 
 

@@ -77,6 +77,12 @@ class Verification:
             verdict = "accepted"
         elif self.native_accepted:
             verdict = "not accepted: the run under the debugger did not land in the same bucket"
+        elif self.reproduced == 0:
+            verdict = (
+                "not accepted; the native runs have repro.sh's clean environment (env -i, PATH, "
+                "HOME and the recorded variables): if the replay needs another variable of "
+                "yours, name it with --env NAME (or --env-all)"
+            )
         else:
             verdict = "not accepted"
         return (
