@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from .support.common import DEBUGGERS, Collections, seed_collection
+from .support.common import DEBUGGERS, ROOT, Collections, seed_collection
+from .support.diagnosis import LLDB_SERVER
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 
 BATCH = {
@@ -248,3 +249,25 @@ def test_the_spmi_command_takes_no_abbreviations_either(tmp_path: Path) -> None:
         spmi_dbg(), "gdb", "-batch", "-ex", "spmi diagnose --js", "--", "/bin/true", cwd=tmp_path
     )
     assert "spmi: unrecognized arguments: --js" in r.stderr, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_the_readmes_batch_lines_diagnose_a_crash(
+    debugger: str, cols: Collections, tmp_path: Path
+) -> None:
+    """The README's one-line `spmi-dbg gdb|lldb` batch examples, as printed there, on a crash: each
+    prints the diagnosis (lldb skips `-o` commands after a crash: the README's line uses `-k`)."""
+    readme = (ROOT / "README.md").read_text()
+    (line,) = [x for x in readme.splitlines() if x.startswith(f"spmi-dbg {debugger} -b")]
+    words = shlex.split(line)
+    words = words[: words.index("--") + 1]
+    mch = cols.get("readme-batch", 30, inject=[("jit-null", 5)])
+    r = subprocess.run(
+        [spmi_dbg(), *words[1:], REPLAY, "-bug", "56506", "-c", "5", BASE, str(mch)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "LLDB_DEBUGSERVER_PATH": LLDB_SERVER},
+    )
+    assert "SIGSEGV at address" in r.stdout and "faulting module: " in r.stdout, r.stdout + r.stderr

@@ -118,7 +118,8 @@ def diagnose(
 
     nm = find_null_map(process, frames, signal_fact.address if signal_fact else None)
     assertion = asserts.from_frames(process, frames)
-    jit, jit_notes = jit_state(process, frames, mc_fact)  # its info checked against the record
+    # its info checked against the record; its method context number only if it is the one found
+    jit, jit_notes = jit_state(process, frames, mc_fact, searched=True)
     if jit is None and (
         (module is not None and module.role.is_jit) or any(_is_jit_frame(f) for f in frames[:8])
     ):

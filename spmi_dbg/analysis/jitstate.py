@@ -109,11 +109,17 @@ def superpmi_index(comp: Value | None) -> tuple[int | None, str | None]:
 
 
 def jit_state(
-    process: Process, frames: Sequence[Frame], record: MethodContextFact | None = None
+    process: Process,
+    frames: Sequence[Frame],
+    record: MethodContextFact | None = None,
+    *,
+    searched: bool = False,
 ) -> tuple[JitFact | None, list[str]]:
     """(the JIT's state, notes): None when no frame has a Compiler (the notes say what was tried).
     `record` is the method context the diagnosis established, with the record's IL size and name
-    when the collection gave them: what the JIT's `info` is checked against."""
+    when the collection gave them: what the JIT's `info` is checked against. `searched`: the
+    diagnosis looked for the method context (the JIT's own number among the candidates), so the
+    JIT's number is shown only when it is the one established."""
     found = find_compiler(frames)
     if found is None:
         return None, [_no_compiler(frames)]
@@ -128,9 +134,19 @@ def jit_state(
     _method(process, comp, record, fact)
     _phase(process, frame, comp, il_ok, fact)
 
-    n, _ = superpmi_index(comp)
-    if n is not None:
+    n, member = superpmi_index(comp)
+    if n is not None and (record.number == n if record is not None else not searched):
         fact.method_context = n
+    elif n is not None:
+        # superpmi answers the JIT's SuperPMIMethodContextNumber with mc->index, which 3.1 sets to
+        # the count loaded: the JIT's number is shown only when it is the one established
+        established = (
+            f"the method context the diagnosis established is {record.number}"
+            if record is not None
+            else "the diagnosis established no method context (the stack's candidates, this one "
+            "included, are in its notes)"
+        )
+        tried.append(f"method context: {member} = {n}, not shown: {established}")
     elif all(member_int(comp, *p) is None for p in INDEX_MEMBERS):
         tried.append(
             "method context: the JIT has no info.compMethodSuperPMIIndex or "
