@@ -138,7 +138,7 @@ def test_first_chance_fault_in_the_jit() -> None:
     )
     d = diagnose(p, full=False)
     assert d.handling.kind == "first-chance"
-    assert d.faulting_module is not None and d.faulting_module.role == "base JIT (JIT1)"
+    assert d.faulting_module is not None and d.faulting_module.role == "JIT (JIT1)"
     assert d.method_context is not None and d.method_context.number == 42
     assert "compMethodSuperPMIIndex" in d.method_context.source
     assert d.null_map is None

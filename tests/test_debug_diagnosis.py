@@ -183,7 +183,7 @@ def test_first_chance_jit_fault(runs: Runs, debugger: str) -> None:
         and "JitInstance::CompileMethod" in d["handling"]["reason"]
     )
     fm = d["faulting_module"]
-    assert fm["role"] == "base JIT (JIT1)" and same_file(fm["path"], BASE)
+    assert fm["role"] == "JIT (JIT1)" and same_file(fm["path"], BASE)
     assert_mc(d, JIT_NULL_N, runs.col("null"))
     assert d["null_map"] is None and d["assertion"] is None
     # Run on: the core catches it (a failed compile, exit 1); it is in `passed`, never the crash.
@@ -209,7 +209,7 @@ def test_stack_overflow(runs: Runs, debugger: str) -> None:
     d = runs.stop(debugger, "stackov")
     assert d["signal"]["name"] == "SIGSEGV" and not d["signal"]["near_null"]
     assert d["handling"]["kind"] == "fatal" and "stack overflow" in d["handling"]["reason"]
-    assert d["faulting_module"]["role"] == "base JIT (JIT1)"
+    assert d["faulting_module"]["role"] == "JIT (JIT1)"
     assert_mc(d, STACK_OVERFLOW_N, runs.col("stackov"))
     # ~21,000 frames: only the innermost are read (the recursion), in well under a second.
     assert len(d["frames"]) == 256 and d["folded"] == ["Compiler::fgMorphTree"]

@@ -162,12 +162,12 @@ def test_core_with_relative_jit_paths_names_the_jit(
         fm = rep["diagnosis"]["faulting_module"]
         assert (
             fm["role"]
-            == "base JIT (JIT1)"
+            == "JIT (JIT1)"
             == report(tmp_path / "live")["diagnosis"]["faulting_module"]["role"]
         ), fm
         assert os.path.samefile(fm["path"], BASE)
         assert (
-            "faulting module: base JIT (JIT1): " in r.stdout
+            "faulting module: JIT (JIT1): " in r.stdout
             and "not on the command line" not in r.stdout
         )
         assert rep["diagnosis"]["bucket"] == report(tmp_path / "live")["diagnosis"]["bucket"]

@@ -205,7 +205,7 @@ def test_a_fatal_fault_in_the_jit_names_the_method_and_the_phase(
     d = data["diagnosis"]
     assert (
         d["handling"]["rule"] == "second chance"
-        and d["faulting_module"]["role"] == "base JIT (JIT1)"
+        and d["faulting_module"]["role"] == "JIT (JIT1)"
     )
     jit = d["jit"]
     assert jit["phase_name"] == "Importation" and jit["method_context"] == 25 and jit["method"]

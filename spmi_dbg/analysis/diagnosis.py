@@ -156,6 +156,7 @@ def diagnose(
         pc=pc,
         jit=jit,
         method_context_rejected=mc_rejected,
+        calling_jit=_calling_jit(frames, module, cmd.jits if cmd else []),
     )
     diag.signature, diag.bucket = signature(diag)
     facts = knownbugs.facts_of(diag, argv=argv)
@@ -221,6 +222,24 @@ def _faulting_module(
     return ModuleFact(path, _role(path, jits, program), source)
 
 
+def _calling_jit(
+    frames: Sequence[Frame], module: ModuleFact | None, jits: list[str]
+) -> ModuleFact | None:
+    """A fault outside the JITs (superpmi answering a JIT's call, a system library): the command's
+    JIT the innermost JIT frame is in, when there is one (with -a: the base or the diff JIT)."""
+    if module is None or module.role.is_jit or not jits:
+        return None
+    for i, f in enumerate(frames):
+        if f.module is None:
+            continue
+        role = _role(f.module, jits, None)
+        if role in (ModuleRole.BASE_JIT, ModuleRole.DIFF_JIT, ModuleRole.JIT):
+            return ModuleFact(
+                f.module, role, f"object file of frame {i} ({F.short_name(f.function)})"
+            )
+    return None
+
+
 @functools.lru_cache(maxsize=256)
 def _same_file(a: str, b: str) -> bool:
     try:
@@ -232,6 +251,8 @@ def _same_file(a: str, b: str) -> bool:
 def _role(path: str, jits: list[str], program: str | None) -> ModuleRole:
     for i, jit in enumerate(jits[:2]):
         if _same_file(path, jit):
+            if len(jits) == 1:
+                return ModuleRole.JIT
             return ModuleRole.BASE_JIT if i == 0 else ModuleRole.DIFF_JIT
     if program and _same_file(path, program):
         return ModuleRole.SUPERPMI

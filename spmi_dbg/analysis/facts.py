@@ -50,6 +50,7 @@ class ModuleRole(StrEnum):
 
     BASE_JIT = "base JIT (JIT1)"
     DIFF_JIT = "diff JIT (JIT2)"
+    JIT = "JIT (JIT1)"  # the command's only JIT: no base or diff
     SUPERPMI = "superpmi (replay host)"
     SYSTEM = "system library"
     OTHER_JIT = "JIT (not on the command line)"
@@ -58,7 +59,12 @@ class ModuleRole(StrEnum):
 
     @property
     def is_jit(self) -> bool:
-        return self in (ModuleRole.BASE_JIT, ModuleRole.DIFF_JIT, ModuleRole.OTHER_JIT)
+        return self in (
+            ModuleRole.BASE_JIT,
+            ModuleRole.DIFF_JIT,
+            ModuleRole.JIT,
+            ModuleRole.OTHER_JIT,
+        )
 
 
 @dataclass
@@ -212,3 +218,6 @@ class Diagnosis(JsonFact):
     # the stack's method context numbers that failed their checks when none passed (mcnumber.py);
     # when one passed, those before it are in method_context.rejected
     method_context_rejected: list[str] = field(default_factory=list)
+    # a fault outside the JITs during a compile: the command's JIT whose call led to it (with -a,
+    # the base or the diff JIT), from the innermost frame in one of them
+    calling_jit: ModuleFact | None = None

@@ -231,7 +231,12 @@ def _handling(d: Json, s: Style, at_fault: bool) -> list[Line]:
 
 def _faulting_module(d: Json, s: Style, at_fault: bool) -> list[Line]:
     fm = d.get("faulting_module")
-    return [("faulting module", module_text(fm, s))] if fm and at_fault else []
+    out = [("faulting module", module_text(fm, s))] if fm and at_fault else []
+    cj = d.get("calling_jit")  # diagnoses written before it have none
+    if cj and at_fault:
+        where = f"  [{cj['source']}]" if s.detail else ""
+        out.append(("called by", module_text(cj, s) + where))
+    return out
 
 
 def _method_context(d: Json, s: Style, at_fault: bool) -> list[Line]:

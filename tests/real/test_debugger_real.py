@@ -196,7 +196,7 @@ def test_a_stop_in_the_official_release_jit_says_its_state_is_not_known(real: Re
     assert d["frames"][0]["function"] == "Compiler::fgMorph" and _same(
         d["frames"][0]["module"], real.jit_official
     )
-    assert d["faulting_module"]["role"] == "base JIT (JIT1)"
+    assert d["faulting_module"]["role"] == "JIT (JIT1)"
     assert d["jit"] is None and "JIT: " not in why
     note = next((n for n in d["notes"] if n.startswith("JIT state: not known")), None)
     assert note is not None, d["notes"]
