@@ -203,10 +203,7 @@ def test_a_fatal_fault_in_the_jit_names_the_method_and_the_phase(
     assert r.returncode == 0, r.stdout + r.stderr
     data = report(tmp_path / "j")
     d = data["diagnosis"]
-    assert (
-        d["handling"]["rule"] == "second chance"
-        and d["faulting_module"]["role"] == "JIT (JIT1)"
-    )
+    assert d["handling"]["rule"] == "second chance" and d["faulting_module"]["role"] == "JIT (JIT1)"
     jit = d["jit"]
     assert jit["phase_name"] == "Importation" and jit["method_context"] == 25 and jit["method"]
     assert f"while compiling `{jit['method']}` during Importation" in data["issue"]["description"]

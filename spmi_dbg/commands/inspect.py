@@ -60,16 +60,29 @@ def maps(process: Process, expr: str | None) -> CommandResult:
             )
         return CommandResult("\n".join(describe_maps(v, expr, where)))
     thread = process.selected_thread()
-    for f in thread.frames() if thread is not None else []:
+    unreadable: list[str] = []  # MethodContext pointers the frames have but cannot give
+    for i, f in enumerate(thread.frames() if thread is not None else []):
         for var in ("mc", "MethodToCompile", "this"):
             v = f.variable(var)
-            if v is not None and v.type_name.replace(" ", "") == "MethodContext*" and v.as_int():
-                lines = describe_maps(v, var)
-                for sub in ("cr", "originalCR"):
-                    crv = v.field(sub)
-                    if crv is not None and crv.as_int() is not None:
-                        lines += describe_maps(crv, f"{var}->{sub}")
-                return CommandResult("\n".join(lines))
+            if v is None or v.type_name.replace(" ", "") != "MethodContext*":
+                continue
+            if v.optimized_out or not v.as_int():
+                why = "optimized out" if v.optimized_out else "null"
+                unreadable.append(f"{var} in {short_name(f.function)} (frame {i}) is {why}")
+                continue
+            lines = describe_maps(v, var)
+            for sub in ("cr", "originalCR"):
+                crv = v.field(sub)
+                if crv is not None and crv.as_int() is not None:
+                    lines += describe_maps(crv, f"{var}->{sub}")
+            return CommandResult("\n".join(lines))
+    if unreadable:
+        return CommandResult(
+            "",
+            "spmi maps: the stack has a MethodContext but not its value ("
+            + "; ".join(unreadable)
+            + "); give an expression",
+        )
     return CommandResult("", "spmi maps: no MethodContext in the stack; give an expression")
 
 
