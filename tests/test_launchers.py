@@ -271,3 +271,25 @@ def test_the_readmes_batch_lines_diagnose_a_crash(
         env={**os.environ, "LLDB_DEBUGSERVER_PATH": LLDB_SERVER},
     )
     assert "SIGSEGV at address" in r.stdout and "faulting module: " in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_a_p_parent_that_exits_1_is_named_as_the_lost_worker_pattern(
+    debugger: str, cols: Collections, tmp_path: Path
+) -> None:
+    """`spmi why` after a -p parent exited 1 (a worker died of a null map, 3.1 era: not reported):
+    not only "exited with status 1", but the pattern and what to do."""
+    check_debugger(debugger)
+    mch = cols.get("lost-worker", 40, inject=[("null-map", 10)])
+    r = subprocess.run(
+        [spmi_dbg(), debugger, *BATCH[debugger], "--", REPLAY, "-p", "2", BASE, str(mch)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={**os.environ, "SPMI_REPLAY_ERA": "3.1", "LLDB_DEBUGSERVER_PATH": LLDB_SERVER},
+    )
+    out = r.stdout + r.stderr
+    assert "spmi why: the program exited with status 1: nothing to diagnose" in out, out
+    assert "a superpmi -p parent exits 1 without a word when a worker dies" in out, out
+    assert "dotnet/runtime#56506" in out

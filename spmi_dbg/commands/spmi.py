@@ -131,11 +131,13 @@ def without_process(
     status: int | None = None,
     signal: str | None = None,
     detail: str | None = None,
+    argv: list[str] | None = None,
 ) -> CommandResult:
     """`spmi ...` when the debugger has no live process: before the first run ("run the program
     first"), or after the program ended (`ended`): with exit `status`, by `signal`, or killed
-    (neither known). `detail` is the debugger's own word on it. There is no stop to read, so every
-    verb answers the same: nothing to diagnose. The help and usage errors are as with a process."""
+    (neither known). `detail` is the debugger's own word on it; `argv` the program's command line,
+    when the debugger tells it. There is no stop to read, so every verb answers the same: nothing
+    to diagnose. The help and usage errors are as with a process."""
     args = _parse(arguments)
     if isinstance(args, CommandResult):
         return args
@@ -151,7 +153,20 @@ def without_process(
     return CommandResult(
         "",
         f"spmi {args.verb}: the program {how}{extra}: nothing to diagnose (the spmi "
-        "commands read a stopped process)",
+        "commands read a stopped process)" + _lost_worker(status, argv),
+    )
+
+
+def _lost_worker(status: int | None, argv: list[str] | None) -> str:
+    """A superpmi `-p` parent that exited 1: the pattern of a worker that died unseen."""
+    parallel = argv is not None and any(a.lower() in ("-p", "-parallel") for a in argv[1:])
+    if status != 1 or not parallel:
+        return ""
+    return (
+        "; a superpmi -p parent exits 1 without a word when a worker dies "
+        "(dotnet/runtime#56506): its summary counts fewer method contexts than it replays. The "
+        "debugger sees only the parent: run the command without -p here, or "
+        "`spmi-dbg repro -- <the command>`, which drops -p and finds the crash"
     )
 
 

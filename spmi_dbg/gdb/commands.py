@@ -34,6 +34,19 @@ def _on_exited(event: gdb.ExitedEvent) -> None:
     _STOPPED.discard(num)
 
 
+def _program_argv() -> list[str] | None:
+    """The program and the arguments gdb runs it with (`set args`, `--args`)."""
+    try:
+        program = gdb.current_progspace().filename
+        # gdb 13's Python has no inferior arguments: `show args` quotes them
+        shown = gdb.execute("show args", to_string=True)
+        start, end = shown.find('"'), shown.rfind('"')
+        args = gdb.string_to_argv(shown[start + 1 : end]) if 0 <= start < end else []
+    except gdb.error:
+        return None
+    return [program, *args] if program else None
+
+
 class SpmiCommand(gdb.Command):  # type: ignore[misc]
     __doc__ = HELP
 
@@ -50,6 +63,7 @@ class SpmiCommand(gdb.Command):  # type: ignore[misc]
                     ended=ended is not None,
                     status=ended[0] if ended else None,
                     signal=signal_name(ended[1]) if ended and ended[1] is not None else None,
+                    argv=_program_argv(),
                 )
             else:
                 result = run(GdbProcess(), argument)

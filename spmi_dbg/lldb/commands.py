@@ -24,11 +24,16 @@ def spmi_command(
             res = without_process(command)
         # lldb gives a signal's death as its number, no name
         elif process.GetState() == lldb.eStateExited:
+            info = target.GetLaunchInfo()
             res = without_process(
                 command,
                 ended=True,
                 status=process.GetExitStatus(),
                 detail=process.GetExitDescription() or None,
+                argv=[
+                    target.GetExecutable().fullpath or "",
+                    *(info.GetArgumentAtIndex(i) for i in range(info.GetNumArguments())),
+                ],
             )
         else:
             res = run(LldbProcess(target), command)
