@@ -88,8 +88,11 @@ def failure_title(data: Data) -> str | None:
         return None
     mc = f["method_context"]
     if f["kind"] == "assert":
+        # dotnet/runtime's titles are the JIT's own line: "... during '<phase>'". Only the running
+        # phase is said so; 3.1's JIT knows only the phase completed last ("after"), which the
+        # description says, never the title as if it were the running one.
         phase, when = assert_phase(data)
-        where = "" if phase is None else f" {when} '{phase}'"
+        where = "" if phase is None or when != "during" else f" during '{phase}'"
         return f"Assertion failed '{f['message']}' in '{f['method']}'{where}"
     if f["kind"] == "error":
         return f"superpmi: the compile of method context {mc} fails ({f['message']})"
