@@ -165,3 +165,6 @@ def test_env_all_keeps_everything_but_the_shells_own(
     names = {v["name"] for v in data["command"]["environment"]}
     assert "SPMI_DBG_SOME_SETTING" in names
     assert not names & {"SHLVL", "TERM", "PWD", "PATH", "HOME"}
+    # a no-crash report's reproduction step is the command as it ran: its variables and its -c
+    command = data["issue"]["reproduction"]["command"]
+    assert " -c 1-5 " in command and "'SPMI_DBG_SOME_SETTING=x y'" in command, command

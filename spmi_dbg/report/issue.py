@@ -236,8 +236,12 @@ def reproduction(data: Data) -> Data:
 
 
 def _argv(data: Data) -> list[str]:
+    """The user's command as it ran: its recorded variables (sh's NAME=VALUE prefix), its options,
+    its -c list, its JITs and collection."""
     c = data["command"]
-    return [c["program"], *c["options"], *c["jits"], c["input"]]
+    env = [f"{v['name']}={v['value']}" for v in c.get("environment") or []]
+    selection = ["-c", str(c["selection"])] if c.get("selection") else []
+    return [*env, c["program"], *c["options"], *selection, *c["jits"], c["input"]]
 
 
 def expected(data: Data) -> str:
