@@ -17,6 +17,10 @@ from spmi_dbg.triage.pipeline import _bundle_jobs
 from spmi_dbg.triage.result import TriageOptions, TriageResult
 from spmi_dbg.triage.run import TriageRun
 
+from .support.common import Collections
+from .support.natives import BASE, REPLAY
+from .support.pipeline import triage
+
 
 def _command(collection: str) -> ReproCommand:
     return ReproCommand("/bin/superpmi", ("/jit/libclrjit.so",), collection, ("-v", "q"), 10)
@@ -70,3 +74,23 @@ def test_a_bucket_bundle_keeps_every_option_of_the_triage() -> None:
             assert getattr(got, f.name) is getattr(repro, f.name), (
                 f"--{f.name} was not carried to the bundle"
             )
+
+
+def test_the_summary_says_why_a_bucket_has_no_repro_and_each_failure_once(
+    cols: Collections, tmp_path: Path
+) -> None:
+    """Issue 26 item 6: a missing-data bucket (not bundled by default) says why it has no repro and
+    how to get one, instead of `repro -: -`; superpmi's own lines are said once, as buckets."""
+    mch = cols.get(
+        "summary-failures", 200, inject=[("missing", 50), ("missing", 120), ("jit-assert", 60)]
+    )
+    r = triage("--out", "t", "--", REPLAY, BASE, str(mch), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    (missing,) = [x for x in lines if x.startswith("missing bucket ")]
+    assert missing.endswith(
+        "no repro (this triage bundles crash, assert: --failure crash,assert,missing bundles "
+        "these too)"
+    ), missing
+    assert "repro -: -" not in r.stdout
+    assert not [x for x in lines if x.startswith("reported by superpmi")]

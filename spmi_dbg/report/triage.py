@@ -235,18 +235,26 @@ def triage_text(data: dict[str, Any]) -> str:
             f"{s['method_context']} (IL size {s['il_size']}); repro {rep.get('outcome', '-')}: "
             f"{printable(str(rep.get('bundle', '-')))}{known}"
         )
+    bundled = data.get("bundle_kinds") or []
     for b in data["failure_buckets"]:
-        rep = b["repro"] or {}
+        rep = b["repro"]
         s = b["smallest"]
+        repro = (
+            f"repro {rep.get('outcome', '-')}: {printable(str(rep.get('bundle', '-')))}"
+            if rep
+            else f"no repro (this triage bundles {', '.join(bundled) or 'nothing'}: --failure "
+            f"{','.join([*bundled, b['kind']])} bundles these too)"
+            if b["kind"] not in bundled
+            else "no repro"
+        )
         out.append(
             f"{b['kind']} bucket {b['bucket']}: {b['title']} x{b['count']}; smallest "
-            f"{s['method_context']} "
-            f"(IL size {s['il_size']}); repro {rep.get('outcome', '-')}: "
-            f"{printable(str(rep.get('bundle', '-')))}"
+            f"{s['method_context']} (IL size {s['il_size']}); {repro}"
         )
     out += [f"passed on: {g['key']} x{g['count']}" for g in data["first_chance"]]
-    for kind, groups in data["reported_by_superpmi"].items():
-        out += [f"reported by superpmi ({kind}): {g['key']} x{g['count']}" for g in groups]
+    if not data["failure_buckets"]:  # else the buckets above are these lines, grouped
+        for kind, groups in data["reported_by_superpmi"].items():
+            out += [f"reported by superpmi ({kind}): {g['key']} x{g['count']}" for g in groups]
     if data["stopped_at_max_crashes"]:
         out.append(f"note: stopped after --max-crashes {data['max_crashes']}")
     out += [f"note: {printable(n, limit=1 << 12)}" for n in data["notes"]]
