@@ -94,3 +94,34 @@ def test_the_summary_says_why_a_bucket_has_no_repro_and_each_failure_once(
     ), missing
     assert "repro -: -" not in r.stdout
     assert not [x for x in lines if x.startswith("reported by superpmi")]
+
+
+def test_a_long_member_list_is_cut_with_its_count_and_a_file_that_has_it_all(
+    cols: Collections, tmp_path: Path
+) -> None:
+    """Issue 26 item 6: 25 crashes of one bucket: the summary and triage.md show the first ones, the
+    count and members/<bucket>.txt, which lists them all."""
+    at = list(range(10, 260, 10))
+    mch = cols.get("many-members", 260, inject=[("jit-null", n) for n in at])
+    r = triage(
+        "--verify-runs",
+        "1",
+        "--out",
+        "t",
+        "--",
+        REPLAY,
+        "-bug",
+        "56506",
+        BASE,
+        str(mch),
+        cwd=tmp_path,
+    )
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    (line,) = [x for x in r.stdout.splitlines() if x.startswith("bucket ")]
+    bucket = line.split()[1].rstrip(":")
+    assert f"... (25 in all: members/{bucket}.txt)" in line, line
+    listed = (tmp_path / "t" / "members" / f"{bucket}.txt").read_text().splitlines()
+    assert [int(x.rsplit(":", 1)[-1]) for x in listed] == at
+    md = (tmp_path / "t" / "triage.md").read_text()
+    assert "- method contexts (25): " in md and f"(25 in all: members/{bucket}.txt)" in md
+    assert max(len(x) for x in md.splitlines()) < 1000

@@ -60,9 +60,7 @@ def triage_markdown(data: dict[str, Any]) -> str:
             "|---|---|" + "---|" * len(columns) + "---|---|---|---|---|",
         ]
         for b in buckets:
-            mcs = ", ".join(map(str, b["method_contexts"][:12])) + (
-                " ..." if b["count"] > 12 else ""
-            )
+            mcs = members(b, 12)
             s = b["smallest"]
             rep = b["repro"] or {}
             outcome = str(rep.get("outcome") or "-")
@@ -92,7 +90,7 @@ def triage_markdown(data: dict[str, Any]) -> str:
             lines += [
                 f"## `{b['bucket']}`: {b['title']}",
                 "",
-                f"- method contexts ({b['count']}): {', '.join(map(str, b['method_contexts']))}",
+                f"- method contexts ({b['count']}): {members(b)}",
                 f"- smallest by IL size: {b['smallest']['method_context']} "
                 f"(`{b['smallest']['name'] or '?'}`, IL size {b['smallest']['il_size']})",
             ]
@@ -138,7 +136,7 @@ def triage_markdown(data: dict[str, Any]) -> str:
             )
             lines.append(
                 f"| `{b['bucket']}` | {_cell(b['title'])} | {b['count']} | "
-                f"{_list(b['method_contexts'])} | "
+                f"{members(b)} | "
                 f"{s['method_context']} ({s['il_size'] if s['il_size'] is not None else '?'}) | "
                 f"{_cell(b.get('jit_settings') or '-')} | {verdict} {bundle} |"
             )
@@ -228,10 +226,8 @@ def triage_text(data: dict[str, Any]) -> str:
             f"; known bug {k['id']}" if phrases.is_about_the_crash(k) else f"; also {k['id']}"
             for k in b["known_bugs"]
         )
-        more = " ..." if b["count"] > 10 else ""
-        members = ", ".join(map(str, b["method_contexts"][:10]))
         out.append(
-            f"bucket {b['bucket']}: {b['title']} x{b['count']} ({members}{more}); smallest "
+            f"bucket {b['bucket']}: {b['title']} x{b['count']} ({members(b, 10)}); smallest "
             f"{s['method_context']} (IL size {s['il_size']}); repro {rep.get('outcome', '-')}: "
             f"{printable(str(rep.get('bundle', '-')))}{known}"
         )
@@ -269,8 +265,34 @@ def _diagnosis(bucket: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+MEMBERS_SHOWN = 20  # a list longer than this is cut, with its count and the file that has it all
+MEMBERS_DIR = "members"  # under the triage's --out: <bucket>.txt, one member a line
+
+
+def members_file(bucket: str) -> str:
+    return f"{MEMBERS_DIR}/{bucket}.txt"
+
+
+def needs_members_file(b: dict[str, Any]) -> bool:
+    return len(b["method_contexts"]) > MEMBERS_SHOWN
+
+
+def members(b: dict[str, Any], shown: int = MEMBERS_SHOWN) -> str:
+    """A bucket's members on one line: all of them, or the first `shown`, how many there are and
+    the file that lists them all (written with triage.json when the bucket has more than
+    MEMBERS_SHOWN)."""
+    numbers = b["method_contexts"]
+    head = ", ".join(map(str, numbers[:shown]))
+    if len(numbers) <= shown:
+        return head
+    where = f": {members_file(b['bucket'])}" if needs_members_file(b) else ""
+    return f"{head} ... ({len(numbers)} in all{where})"
+
+
 def _list(numbers: list[str]) -> str:
-    return ", ".join(map(str, numbers[:20])) + (" ..." if len(numbers) > 20 else "")
+    return ", ".join(map(str, numbers[:20])) + (
+        f" ... ({len(numbers)} in all)" if len(numbers) > 20 else ""
+    )
 
 
 def _cell(text: str) -> str:

@@ -14,7 +14,7 @@ from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.report import phrases
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.report.schema import TRIAGE_SCHEMA_VERSION
-from spmi_dbg.report.triage import triage_markdown
+from spmi_dbg.report.triage import members_file, needs_members_file, triage_markdown
 from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES
 from spmi_dbg.repro.result import ReproResult
 from spmi_dbg.triage.buckets import Bucket, first_chance, reported_by_superpmi
@@ -208,6 +208,13 @@ def write_triage(result: TriageResult, work: Path) -> list[Path]:
     if result.options.repro.redact:
         data = Redactor.here().data(data)
     files = [out / "triage.json", out / "triage.md"]
+    # the member lists triage.md and the summary cut short, each whole in its own file
+    for b in [*data["buckets"], *data["failure_buckets"]]:
+        if needs_members_file(b):
+            path = out / members_file(b["bucket"])
+            path.parent.mkdir(exist_ok=True)
+            atomic_write_text(path, "".join(f"{m}\n" for m in b["method_contexts"]))
+            files.append(path)
     atomic_write_text(files[0], json.dumps(data, indent=2) + "\n")
     atomic_write_text(files[1], triage_markdown(data))
     return files
