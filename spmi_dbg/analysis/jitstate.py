@@ -147,7 +147,8 @@ def jit_state(
             "included, are in its notes)"
         )
         tried.append(f"method context: {member} = {n}, not shown: {established}")
-    elif all(member_int(comp, *p) is None for p in INDEX_MEMBERS):
+    elif record is None and all(member_int(comp, *p) is None for p in INDEX_MEMBERS):
+        # (with the method context established, the JIT's own number is not missed)
         tried.append(
             "method context: the JIT has no info.compMethodSuperPMIIndex or "
             "compMethodSuperPMIIndex in its "
