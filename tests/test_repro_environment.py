@@ -8,9 +8,7 @@ SPMI_TEST_FAULT_METHOD): the tool records it only when named (--env)."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +16,7 @@ import pytest
 
 from .support.common import Collections
 from .support.natives import BASE, REPLAY
-from .support.pipeline import report, repro
+from .support.pipeline import clean_shell, report, repro
 
 NULL_MAP, STRESS = 40, 20
 
@@ -26,23 +24,6 @@ NULL_MAP, STRESS = 40, 20
 @pytest.fixture(scope="module")
 def col(cols: Collections) -> Path:
     return cols.get("environment", 60, inject=[("null-map", NULL_MAP), ("stress-assert", STRESS)])
-
-
-def clean_shell(script: Path) -> subprocess.CompletedProcess[str]:
-    """repro.sh run as from a fresh login: only PATH and HOME."""
-    return subprocess.run(
-        [
-            "env",
-            "-i",
-            f"PATH={os.environ['PATH']}",
-            f"HOME={os.environ.get('HOME', '/')}",
-            "sh",
-            str(script),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def with_env(monkeypatch: pytest.MonkeyPatch, **variables: str) -> None:

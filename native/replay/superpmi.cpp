@@ -52,6 +52,21 @@ static long long CodeBytes(CompileResult* cr)
     return (cr != nullptr && cr->CompileMethod != nullptr) ? cr->CompileMethod->Get(0).nativeSizeOfCode : 0;
 }
 
+// The progress line every 500 method contexts: ` %2.1f%% - Loaded %d  Jitted %d  [<counter> %d  ]FailedCompile %d
+// at %d per second`; `counter` names `-a`'s count ("Diffs" today, 3.1's "Matching"), or is null.
+static void LogProgress(SimpleTimer* st, double percent, const char* counter, int loaded, int jitted, int count,
+                        int failed)
+{
+    st->Stop();
+    double seconds = st->GetSeconds() > 1e-9 ? st->GetSeconds() : 1e-9;
+    char   diffs[64] = "";
+    if (counter != nullptr)
+        snprintf(diffs, sizeof(diffs), "%s %d  ", counter, count);
+    LogVerbose(" %2.1f%% - Loaded %d  Jitted %d  %sFailedCompile %d at %d per second", percent, loaded, jitted,
+               diffs, failed, (int)(500 / seconds));
+    st->Start();
+}
+
 // Runs the near differ for one method context. superpmi's own exceptions are caught here (the context goes
 // to the failing list, but it is not counted as an error); a hardware fault is not: the process dies.
 static void InvokeNearDiffer(NearDiffer* nearDiffer, MethodContext** mc, CompileResult** crl, bool* hasDiff,
@@ -182,19 +197,8 @@ int main(int argc, char* argv[])
 
         // 3.1 prints the progress line before it loads the next method context (so never after the last).
         if (era31 && (loadedCount % 500 == 0) && (loadedCount > 0))
-        {
-            st1.Stop();
-            double seconds = st1.GetSeconds() > 1e-9 ? st1.GetSeconds() : 1e-9;
-            if (o.applyDiff)
-                LogVerbose(" %2.1f%% - Loaded %d  Jitted %d  Matching %d  FailedCompile %d at %d per second",
-                           reader->PercentComplete(), loadedCount, jittedCount, matchCount, failToReplayCount,
-                           (int)(500 / seconds));
-            else
-                LogVerbose(" %2.1f%% - Loaded %d  Jitted %d  FailedCompile %d at %d per second",
-                           reader->PercentComplete(), loadedCount, jittedCount, failToReplayCount,
-                           (int)(500 / seconds));
-            st1.Start();
-        }
+            LogProgress(&st1, reader->PercentComplete(), o.applyDiff ? "Matching" : nullptr, loadedCount,
+                        jittedCount, matchCount, failToReplayCount);
 
         loadedCount++;
 
@@ -366,19 +370,8 @@ int main(int argc, char* argv[])
         delete mc;
 
         if (!era31 && (loadedCount % 500 == 0) && (loadedCount != 0))
-        {
-            st1.Stop();
-            double seconds = st1.GetSeconds() > 1e-9 ? st1.GetSeconds() : 1e-9;
-            if (o.applyDiff)
-                LogVerbose(" %2.1f%% - Loaded %d  Jitted %d  Diffs %d  FailedCompile %d at %d per second",
-                           reader->PercentComplete(), loadedCount, jittedCount, diffsCount, failToReplayCount,
-                           (int)(500 / seconds));
-            else
-                LogVerbose(" %2.1f%% - Loaded %d  Jitted %d  FailedCompile %d at %d per second",
-                           reader->PercentComplete(), loadedCount, jittedCount, failToReplayCount,
-                           (int)(500 / seconds));
-            st1.Start();
-        }
+            LogProgress(&st1, reader->PercentComplete(), o.applyDiff ? "Diffs" : nullptr, loadedCount,
+                        jittedCount, diffsCount, failToReplayCount);
 
         if ((o.failureLimit > 0) && (failToReplayCount >= o.failureLimit))
         {

@@ -111,10 +111,11 @@ def locate(
     is the whole selection replayed in partitions."""
     selected = {n for p in partitions for n in p.numbers}
     first = tuple(sorted(set(hints) & selected))
-    if not first:
+
+    def replay(these: list[Partition]) -> Located:
         return _locate(
             cmd,
-            partitions,
+            these,
             debugger,
             timeout=timeout,
             workdir=workdir,
@@ -122,9 +123,10 @@ def locate(
             workers=workers,
             first_found=first_found,
         )
-    hinted = _locate(
-        cmd, [Partition(0, first)], debugger, timeout=timeout, workdir=workdir, progress=progress
-    )
+
+    if not first:
+        return replay(partitions)
+    hinted = replay([Partition(0, first)])
     spec = compress_ranges(list(first))
     if hinted.winner is not None:
         hinted.notes.append(
@@ -134,16 +136,7 @@ def locate(
         return hinted
     if hinted.tool_failures:
         return hinted
-    result = _locate(
-        cmd,
-        partitions,
-        debugger,
-        timeout=timeout,
-        workdir=workdir,
-        progress=progress,
-        workers=workers,
-        first_found=first_found,
-    )
+    result = replay(partitions)
     result.runs[:0] = hinted.runs
     result.notes.insert(
         0,

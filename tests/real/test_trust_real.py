@@ -6,35 +6,17 @@ a crash first says the crash, and the regression experiment changes one thing.""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ..support.pipeline import report, repro, validate
+from ..support.pipeline import clean_shell, report, repro, validate
 from ..support.real import Real
 
 # A real build (SPMI_DBG_REAL_SUPERPMI): the live half of the conformance suite.
 pytestmark = pytest.mark.live
-
-
-def clean_shell(script: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            "env",
-            "-i",
-            f"PATH={os.environ['PATH']}",
-            f"HOME={os.environ.get('HOME', '/')}",
-            "sh",
-            str(script),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def test_a_jit_variable_from_the_environment_is_part_of_the_repro(

@@ -151,3 +151,20 @@ def render_fixture(tmp_path: Path, cols: Collections) -> tuple[Path, Path]:
     log = tmp_path / "superpmi.4.log"
     log.write_text(text)
     return log, big
+
+
+def clean_shell(script: Path) -> subprocess.CompletedProcess[str]:
+    """A bundle's repro.sh run as from a fresh login: only PATH and HOME in the environment."""
+    return subprocess.run(
+        [
+            "env",
+            "-i",
+            f"PATH={os.environ['PATH']}",
+            f"HOME={os.environ.get('HOME', '/')}",
+            "sh",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
