@@ -177,7 +177,9 @@ def test_an_assert_of_the_checked_jit_names_its_phase(real: Real) -> None:
     )
     # a register allocator stress: full opts
     assert jit["opt_level"] == "optimized (opts.compMinOpts is false)"
-    assert jit["method_context"] is None and any(
+    # 3.1's JIT has no number of its own; the diagnosis established 543, so nothing is missed
+    assert d["method_context"]["number"] == ASSERT_N
+    assert jit["method_context"] is None and not any(
         "compMethodSuperPMIIndex" in t for t in jit["tried"]
     )
 
