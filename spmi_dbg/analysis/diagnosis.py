@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from spmi_dbg.analysis import asserts, knownbugs
 from spmi_dbg.analysis import frames as F
+from spmi_dbg.analysis.causes import causes_of
 from spmi_dbg.analysis.facts import (
     Diagnosis,
     FrameInfo,
@@ -159,6 +160,7 @@ def diagnose(
         calling_jit=_calling_jit(frames, module, cmd.jits if cmd else []),
     )
     diag.signature, diag.bucket = signature(diag)
+    diag.causes = causes_of(diag)
     facts = knownbugs.facts_of(diag, argv=argv)
     diag.known_bugs, diag.near_known_bugs = knownbugs.match(facts), knownbugs.near_misses(facts)
     return diag
@@ -402,6 +404,7 @@ def _method_context(
             fact.name, fact.il_size = ident.name, ident.il_size
             if ident.name_note:
                 notes.append(ident.name_note)
+                fact.name_note = ident.name_note
         elif records is not None and records.problem:
             notes.append(f"method context details not read: {records.problem}")
         return fact, []

@@ -16,6 +16,7 @@ from spmi_dbg.analysis.nullmap import NullMap
 
 __all__ = [
     "AssertInfo",
+    "Cause",
     "Diagnosis",
     "FrameInfo",
     "Handling",
@@ -103,6 +104,18 @@ class MethodContextFact(JsonFact):
     checks: list[str] = field(default_factory=list)
     # candidates that failed a check, with why (mcnumber.py)
     rejected: list[str] = field(default_factory=list)
+    # why the record has no method name (superpmi's placeholder: the recording JIT never asked)
+    name_note: str | None = None
+
+
+@dataclass
+class Cause(JsonFact):
+    """A stop that is the setup, not a JIT bug (spmi_dbg.analysis.causes): stated only with all of
+    its evidence."""
+
+    kind: str  # e.g. "checked-jit-on-release-collection"
+    evidence: list[str]
+    advice: str
 
 
 @dataclass
@@ -221,3 +234,5 @@ class Diagnosis(JsonFact):
     # a fault outside the JITs during a compile: the command's JIT whose call led to it (with -a,
     # the base or the diff JIT), from the innermost frame in one of them
     calling_jit: ModuleFact | None = None
+    # what in the setup explains the stop, each with its evidence (analysis/causes.py)
+    causes: list[Cause] = field(default_factory=list)

@@ -134,6 +134,8 @@ def description(data: Data) -> str:
     fm = d.get("faulting_module")
     if fm and fm.get("role"):
         text += " " + phrases.module_clause(fm)
+    for c in d.get("causes") or []:  # the setup, not the JIT (analysis/causes.py)
+        text += f" Why: {c['advice']} (`{c['kind']}`)."
     return (
         text
         + _settings_sentence(data.get("jit_settings"))

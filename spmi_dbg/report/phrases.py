@@ -330,6 +330,21 @@ def _notes(d: Json, s: Style, at_fault: bool) -> list[Line]:
     return [("note", n) for n in d.get("notes") or []]
 
 
+def _causes(d: Json, s: Style, at_fault: bool) -> list[Line]:
+    """`why: <kind>: <evidence; ...>; <advice>` (the terse styles: the kind and the advice)."""
+    out: list[Line] = []
+    for c in d.get("causes") or []:  # diagnoses written before causes have none
+        kind = s.code(c["kind"]) if s.markdown else c["kind"]
+        if s.terse:
+            out.append(("why", f"{kind}: {c['advice']}"))
+        elif s.detail:  # one line of evidence each
+            out.append(("why", f"{kind}: {c['advice']}"))
+            out += [("", f"  {e}") for e in c["evidence"]]
+        else:
+            out.append(("why", f"{kind}: {c['advice']} (evidence: {'; '.join(c['evidence'])})"))
+    return out
+
+
 Phrase = Callable[[Json, Style, bool], list[Line]]
 PHRASES: dict[str, Phrase] = {
     "signal": _signal,
@@ -342,6 +357,7 @@ PHRASES: dict[str, Phrase] = {
     "instruction": _instruction,
     "stack": _stack,
     "known_bugs": _known_bugs,
+    "causes": _causes,
     "signature": _signature,
     "notes": _notes,
 }
@@ -356,6 +372,7 @@ WHY = Style(
         "handling",
         "faulting_module",
         "method_context",
+        "causes",
         "jit",
         "null_map",
         "assertion",
@@ -371,7 +388,16 @@ MARKDOWN = Style(
     markdown=True,
     detail=False,
     terse=False,
-    order=("faulting_module", "jit", "null_map", "instruction", "assertion", "stack", "signature"),
+    order=(
+        "causes",
+        "faulting_module",
+        "jit",
+        "null_map",
+        "instruction",
+        "assertion",
+        "stack",
+        "signature",
+    ),
 )
 SUMMARY = Style(
     "summary",
@@ -380,6 +406,7 @@ SUMMARY = Style(
     terse=True,
     order=(
         # the signal row is the report's (a hang has none; the expected one)
+        "causes",
         "jit",
         "null_map",
         "faulting_module",

@@ -90,3 +90,26 @@ def test_a_stripped_superpmi_names_frames_by_module_and_offset() -> None:
     assert d["method_context"] is None
     assert any(n.startswith("method context not found in the stack") for n in d["notes"])
     assert "Compiler::compCompile" in [f["function"] for f in d["frames"]]
+
+
+def test_a_checked_jit_on_a_release_collection_is_the_setup() -> None:
+    """15c: the cause is stated with its three pieces of evidence: the record has no name (the
+    recording JIT never asked), the query is a DEBUG JIT's name query, superpmi has no map."""
+    d = replayed(BY_NAME["checked-on-release"])
+    assert d["method_context"]["number"] == 2000 and d["null_map"]["member"] == "GetMethodSig"
+    (cause,) = d["causes"]
+    assert cause["kind"] == "checked-jit-on-release-collection"
+    assert len(cause["evidence"]) == 3
+    assert "hackishMethodName" in cause["evidence"][0]
+    assert "Compiler::eeGetMethodFullName" in cause["evidence"][1]
+    assert "GetMethodSig" in cause["evidence"][2]
+    assert cause["advice"].startswith("the collection was recorded with a Release JIT")
+    r = run_cli("why", str(BY_NAME["checked-on-release"].tape))
+    assert "why: checked-jit-on-release-collection: " in r.stdout
+
+
+@pytest.mark.parametrize("name", [s.name for s in STOPS if s.name != "checked-on-release"])
+def test_no_cause_without_its_evidence(name: str) -> None:
+    """The other real stops are JIT stress and asserts on the collection of their own JIT: no cause
+    is claimed for them."""
+    assert replayed(BY_NAME[name])["causes"] == []

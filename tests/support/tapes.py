@@ -80,6 +80,15 @@ STOPS = [
         what="a null map met during the Checked JIT's morph: the JIT's state (method, phase)",
     ),
     Stop(
+        "checked-on-release",
+        "superpmi",
+        ("-c", "2000"),
+        "libclrjit_checked.so",
+        "api-reljit.mch",
+        what="the Checked JIT on a collection recorded with the Release JIT (09, 15c): a name "
+        "query the Release JIT never made, no GetMethodSig map",
+    ),
+    Stop(
         "stripped-null-map",
         "stripped:superpmi",
         ("-jitoption", "JitStress=1", "-c", "4"),

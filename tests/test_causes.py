@@ -1,0 +1,84 @@
+"""Causes (spmi_dbg.analysis.causes): a cause is stated with all of its evidence and never without.
+The real stop of a Checked JIT on a Release collection is a tape (tests/real/test_tapes.py); here
+the seed's asm-diffs case on the bundled core in a real gdb, and each piece of evidence of the
+Checked-on-Release case taken away in turn."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from spmi_dbg.analysis.causes import causes_of
+from spmi_dbg.analysis.facts import Diagnosis, FrameInfo, Handling, HandlingKind, MethodContextFact
+from spmi_dbg.analysis.nullmap import NullMap
+
+from .support.common import Collections, seed_collection
+from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .test_debug_diagnosis import gdb_session
+
+
+def diagnosed(argv: list[str]) -> dict[str, object]:
+    out = gdb_session(argv, ["spmi diagnose --json"])
+    line = next(x for x in out["spmi diagnose --json"].splitlines() if x.startswith("{"))
+    data: dict[str, object] = json.loads(line)
+    return data
+
+
+def test_the_seed_is_superpmis_near_differ_not_the_jits(cols: Collections) -> None:
+    d = diagnosed([REPLAY, *SEED_OPTIONS, BASE, DIFF, str(seed_collection(cols))])
+    causes = d["causes"]
+    assert isinstance(causes, list) and [c["kind"] for c in causes] == [
+        "asm-diffs-without-compile-method"
+    ]
+    assert "NearDiffer::compare" in causes[0]["evidence"][1]
+    assert "dotnet/runtime#91783" in causes[0]["advice"]
+
+
+def test_a_null_map_the_jit_asks_for_in_its_importer_has_no_cause(
+    cols: Collections, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 3.1 era's null map on a collection whose names are recorded, asked by the importer: not a
+    Checked JIT on a Release collection (no evidence for it), so no cause."""
+    monkeypatch.setenv("SPMI_REPLAY_ERA", "3.1")
+    mch = cols.get("causes-null-map", 30, inject=[("null-map", 12)])
+    d = diagnosed([REPLAY, "-c", "12", BASE, str(mch)])
+    assert d["null_map"] and d["causes"] == []
+
+
+def _stop(name_note: str | None, query: str, member: str = "GetMethodSig") -> Diagnosis:
+    frames = [
+        "LightWeightMap<DLDL, Agnostic_CORINFO_SIG_INFO>::Get",
+        "MethodContext::repGetMethodSig",
+        "Compiler::eeGetMethodSig",
+        query,
+        "Compiler::compCompile",
+        "JitInstance::CompileMethod",
+    ]
+    return Diagnosis(
+        schema=1,
+        debugger="recorded",
+        arch="x86_64",
+        signal=None,
+        handling=Handling(HandlingKind.FATAL, "", ""),
+        faulting_module=None,
+        method_context=MethodContextFact(2000, "mcIndex", name_note=name_note),
+        null_map=NullMap("MethodContext", member, "LightWeightMap<...>", 76, member, "", "", ""),
+        instruction=None,
+        assertion=None,
+        frames=[FrameInfo(i, f, None, None, None, False) for i, f in enumerate(frames)],
+    )
+
+
+NOTE = "record 2000: method name not recorded: superpmi's placeholder"
+
+
+def test_every_piece_of_evidence_is_needed() -> None:
+    full = _stop(NOTE, "Compiler::eeGetMethodFullName")
+    (cause,) = causes_of(full)
+    assert cause.kind == "checked-jit-on-release-collection" and len(cause.evidence) == 3
+    assert causes_of(_stop(None, "Compiler::eeGetMethodFullName")) == []  # the name is recorded
+    assert causes_of(_stop(NOTE, "Compiler::impImportCall")) == []  # not a DEBUG name query
+    assert causes_of(dataclasses.replace(full, null_map=None)) == []  # no null map
+    assert causes_of(dataclasses.replace(full, method_context=None)) == []
