@@ -24,6 +24,7 @@ def render_markdown(data: dict[str, Any]) -> str:
     out += ["### Expected behavior", "", i["expected"], ""]
     out += _actual(data, a)
     out += ["### Regression?", "", *_regression(i["regression"]), ""]
+    out += _needs(data.get("needs"))  # report.json before `needs`: none
     out += ["### Known Workarounds", ""]
     out += [f"- {w}" for w in i["workarounds"]] or ["None known."]
     out += ["", "### Configuration", "", *_configuration(i["configuration"]), ""]
@@ -171,6 +172,27 @@ def _configuration(c: dict[str, Any]) -> list[str]:
         ),
         f"- spmi-dbg {c['spmi_dbg']} (Python {c['python']})",
     ]
+
+
+def _needs(n: dict[str, Any] | None) -> list[str]:
+    """What the failure needs: the JIT's switches tried one by one on the repro (not a culprit)."""
+    if not n:
+        return []
+    out = ["#### What the failure needs", ""]
+    if n["needs"]:
+        out += [
+            "By experiment, one replay of the repro per switch (it says what the failure needs, "
+            "not which change caused it):",
+            "",
+            "| switch | turns off | outcome |",
+            "|---|---|---|",
+        ]
+        for t in n["needs"]:
+            outcome = str(t["outcome"]).removesuffix(" with")  # "gone", "still fails", ...
+            out.append(f"| `{t['option']}={t['value']}` | {t['turns_off']} | {outcome} |")
+        out.append("")
+    out += [f"{note}." for note in n["notes"]]
+    return [*out, ""] if n["notes"] else out
 
 
 def _other(data: dict[str, Any], o: dict[str, Any]) -> list[str]:

@@ -86,6 +86,8 @@ def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
     reg = data["issue"]["regression"]
     if reg["answered"]:
         out.append(("regression", reg["conclusion"]))
+    if data.get("needs"):
+        out.append(("needs", data["needs"]["summary"]))
     bugs = data["known_bugs"]  # the crash's own first, then those in how the crash was reported
     out += [
         phrases.known_bug_summary(b)

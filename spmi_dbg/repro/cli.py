@@ -70,6 +70,20 @@ def add_parsers(sub: Any) -> None:
         help="bundle directory (default: spmi-repro-<bucket>, or spmi-repro-<kind>-<method "
         "context>)",
     )
+    needs = p.add_mutually_exclusive_group()
+    needs.add_argument(
+        "--needs",
+        dest="needs",
+        action="store_const",
+        const="on",
+        default="auto",
+        help="try the JIT's optimization switches (JitDoSsa=0, JitNoCSE=1, ..., MinOpts) on the "
+        "verified repro, one replay each, and say which make the failure go away (default: for "
+        "asserts and faults in a JIT)",
+    )
+    needs.add_argument(
+        "--no-needs", dest="needs", action="store_const", const="off", help="do not try them"
+    )
     p.add_argument(
         "--first-found",
         action="store_true",

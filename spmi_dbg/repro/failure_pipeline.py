@@ -41,6 +41,8 @@ from spmi_dbg.repro.jitoptions import (
 )
 from spmi_dbg.repro.locate import ATTEMPTS, Located, PartitionRun, locate
 from spmi_dbg.repro.minimize import ddmin
+from spmi_dbg.repro.needs import Needs, find_needs, given_keys, with_option
+from spmi_dbg.repro.needs import Outcome as NeedsOutcome
 from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
 from spmi_dbg.repro.result import (
     JIT_OUTPUT_FILE,
@@ -136,6 +138,8 @@ def run_failure_phases(
     with phase(result, "jit-output", progress) as ph:
         found.jit_output = j = _jit_output(opts, final, result.isolated.mch, work)
         ph.detail = j.summary()
+    if v.accepted and (opts.needs == "on" or (opts.needs == "auto" and f.kind == "assert")):
+        result.needs = _failure_needs(opts, final, result, f, work, progress)
     result.outcome, result.exit_code = (
         ("verified", exits.VERIFIED) if v.accepted else ("not-verified", exits.NOT_VERIFIED)
     )
@@ -275,6 +279,46 @@ def _minimize_options(
         return reproduces(failures, f.key, 1)
 
     return minimize_settings(given, fails)
+
+
+def _failure_needs(
+    opts: ReproOptions,
+    cmd: ReproCommand,
+    result: ReproResult,
+    f: Failure,
+    work: Path,
+    progress: ReproProgress | None,
+) -> Needs | None:
+    """The JIT's switches tried on the verified repro (repro/needs.py), each replay read for
+    superpmi's failure lines; one JIT commands only. A failure here is said in the report."""
+    if len(cmd.jits) != 1 or result.isolated is None:
+        return None
+    mch, number = result.isolated.mch, len(result.isolated.numbers)
+
+    def trial(key: str, value: str) -> tuple[NeedsOutcome, str]:
+        run, failures = run_for_failures(
+            with_option(cmd, key, value).native_argv(None, mch),
+            timeout=opts.verify_timeout,
+            workdir=work,
+            name=f"needs-{key}",
+        )
+        said = run.describe()
+        if reproduces(failures, f.key, number):
+            return "still fails with", said
+        if any(x.kind == "missing" for x in failures):
+            return "cannot tell (missing data)", said
+        if run.returncode == 0 and not failures:
+            return "gone with", said
+        return "fails otherwise", said + "".join(f"; {x.describe()}" for x in failures[:1])
+
+    try:
+        with phase(result, "needs", progress) as ph:
+            n = find_needs(cmd.jits[0], trial, workers=opts.workers, given=given_keys(cmd))
+            ph.detail = n.summary()
+            return n
+    except PhaseFailed:
+        result.error_phase = result.error = None
+        return None
 
 
 def _minimize_records(

@@ -144,6 +144,7 @@ def options(args: argparse.Namespace, *, bundle_out: bool = True) -> ReproOption
         debug_dirs=debug_dirs,
         failure=target,
         first_found=bool(getattr(args, "first_found", False)),
+        needs=getattr(args, "needs", "auto"),
     )
 
 

@@ -31,6 +31,8 @@ from spmi_dbg.repro.jitoptions import (
 from spmi_dbg.repro.locate import Located, locate, locate_core
 from spmi_dbg.repro.minimize import minimize
 from spmi_dbg.repro.native import run_native
+from spmi_dbg.repro.needs import Needs, find_needs, given_keys, with_option
+from spmi_dbg.repro.needs import Outcome as NeedsOutcome
 from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
 from spmi_dbg.repro.regression import Regression, regression
 from spmi_dbg.repro.result import CrashTarget, Outcome, ReproOptions, ReproProgress, ReproResult
@@ -183,6 +185,10 @@ def _run_phases(
     if settings is not None:
         result.option_minimization, result.repro_command = settings
     result.regression = _regression(opts, result, result.isolated.mch, expected, work, progress)
+    module = located.diagnosis.faulting_module if located.diagnosis is not None else None
+    in_jit = module is not None and module.role.is_jit
+    if opts.needs == "on" or (opts.needs == "auto" and in_jit and expected.kind != "hang"):
+        result.needs = _crash_needs(opts, result, result.isolated.mch, expected, work, progress)
 
 
 def _locate(
@@ -255,6 +261,45 @@ def _crash_settings(
             return m, with_settings(cmd, split, m.needed)
     except PhaseFailed:
         # the repro is verified: only the experiment is missing
+        result.error_phase = result.error = None
+        return None
+
+
+def _crash_needs(
+    opts: ReproOptions,
+    result: ReproResult,
+    mch: Path,
+    expected: Expectation,
+    work: Path,
+    progress: ReproProgress | None,
+) -> Needs | None:
+    """The JIT's switches tried on the verified repro (repro/needs.py); one JIT commands only. A
+    failure here is said in the report; the repro stands."""
+    cmd = result.repro_command or opts.command
+    if len(cmd.jits) != 1:
+        return None
+
+    def trial(key: str, value: str) -> tuple[NeedsOutcome, str]:
+        run = run_native(
+            with_option(cmd, key, value).native_argv(None, mch),
+            timeout=opts.verify_timeout,
+            stdout=work / f"needs-{key}.stdout",
+            stderr=work / f"needs-{key}.stderr",
+        )
+        if run.matches(expected):
+            return "still fails with", run.describe()
+        if run.returncode == 0:
+            return "gone with", run.describe()
+        if run.returncode == 3:
+            return "cannot tell (missing data)", run.describe()
+        return "fails otherwise", run.describe()
+
+    try:
+        with phase(result, "needs", progress) as ph:
+            n = find_needs(cmd.jits[0], trial, workers=opts.workers, given=given_keys(cmd))
+            ph.detail = n.summary()
+            return n
+    except PhaseFailed:
         result.error_phase = result.error = None
         return None
 

@@ -54,6 +54,7 @@ def report_data(
         if result.option_minimization
         else None,
         "regression": result.regression.to_json() if result.regression else None,
+        "needs": result.needs.to_json() if result.needs else None,
         "known_bugs": _known_bugs(result, d, replay_output),
         "bundle": str(result.out),
         "files": files,

@@ -19,6 +19,7 @@ from spmi_dbg.repro.isolate import Isolated
 from spmi_dbg.repro.jitoptions import OptionMinimization
 from spmi_dbg.repro.locate import Located, LocateProgress, PartitionRun
 from spmi_dbg.repro.minimize import Minimization
+from spmi_dbg.repro.needs import Needs
 from spmi_dbg.repro.regression import Regression
 from spmi_dbg.repro.verify import Verification
 
@@ -34,6 +35,7 @@ PhaseName = Literal[
     "diagnose",
     "diagnose-crash",  # --failure found none, but a replay died: the crash, under the debugger
     "jit-output",
+    "needs",
 ]
 PhaseStatus = Literal["running", "ok", "failed"]
 Outcome = Literal[
@@ -68,6 +70,8 @@ class ReproOptions:
     failure: FailureTarget = field(default_factory=FailureTarget)
     # --first-found: the first crash in time wins, not the command's first
     first_found: bool = False
+    # --needs / --no-needs: what the failure needs (repro/needs.py); auto: asserts and JIT faults
+    needs: Literal["auto", "on", "off"] = "auto"
 
     @property
     def debugger_name(self) -> str:
@@ -291,6 +295,7 @@ class ReproResult:
     option_minimization: OptionMinimization | None = None
     # the command repro.sh runs (only the JIT settings needed)
     repro_command: ReproCommand | None = None
+    needs: Needs | None = None  # what the failure needs: the JIT's switches tried one by one
 
     @property
     def method_contexts(self) -> list[int]:
