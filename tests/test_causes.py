@@ -82,3 +82,38 @@ def test_every_piece_of_evidence_is_needed() -> None:
     assert causes_of(_stop(NOTE, "Compiler::impImportCall")) == []  # not a DEBUG name query
     assert causes_of(dataclasses.replace(full, null_map=None)) == []  # no null map
     assert causes_of(dataclasses.replace(full, method_context=None)) == []
+
+
+def test_a_jit_of_another_jit_ee_version_from_what_superpmi_printed() -> None:
+    """Transcript 11 (the real 3.1.23 superpmi refusing a JIT whose version identifier differs):
+    its stderr and exit status are the evidence; 11b (a JIT that is not there, also 254) is not."""
+    from spmi_dbg.repro.setup_causes import version_mismatch
+
+    from .support.real import reference
+
+    ref = reference()
+    wrong = ref.transcript("11-wrong-version-identifier")
+    cause = version_mismatch(wrong.rc, wrong.stderr.splitlines(), ["guid.so"])
+    assert cause is not None and cause.kind == "jit-ee-version-mismatch"
+    assert cause.evidence[0] == "superpmi said: ERROR: Jit Compiler has wrong version identifier"
+    missing = ref.transcript("11b-jit-file-missing")
+    assert (
+        missing.rc == 254 and version_mismatch(missing.rc, missing.stderr.splitlines(), []) is None
+    )
+
+
+def test_an_option_that_needs_unrecorded_data_needs_all_its_evidence() -> None:
+    from spmi_dbg.repro.jitoptions import JitSetting, OptionMinimization
+    from spmi_dbg.repro.native import NativeRun
+    from spmi_dbg.repro.setup_causes import needs_unrecorded_data
+
+    stress = JitSetting("-jitoption", False, "JitStress", "1")
+    m = OptionMinimization([stress], [stress])
+    d = _stop(None, "Compiler::compCompile", member="GetGSCookie")
+    clean = NativeRun(["superpmi"], 0, None, False, 0.1)
+    cause = needs_unrecorded_data(d, m, clean)
+    assert cause is not None and cause.kind == "option-needs-unrecorded-data"
+    assert cause.advice.startswith("JitStress=1 makes the JIT ask for data")
+    assert needs_unrecorded_data(d, OptionMinimization([stress], []), clean) is None
+    assert needs_unrecorded_data(d, m, NativeRun(["superpmi"], 3, None, False, 0.1)) is None
+    assert needs_unrecorded_data(dataclasses.replace(d, null_map=None), m, clean) is None

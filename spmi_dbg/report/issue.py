@@ -134,7 +134,7 @@ def description(data: Data) -> str:
     fm = d.get("faulting_module")
     if fm and fm.get("role"):
         text += " " + phrases.module_clause(fm)
-    for c in d.get("causes") or []:  # the setup, not the JIT (analysis/causes.py)
+    for c in data.get("causes") or d.get("causes") or []:  # the setup, not the JIT
         text += f" Why: {c['advice']} (`{c['kind']}`)."
     return (
         text

@@ -88,6 +88,13 @@ def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         out.append(("regression", reg["conclusion"]))
     if data.get("needs"):
         out.append(("needs", data["needs"]["summary"]))
+    # the pipeline's own causes (the stop's are among the facts above)
+    said = {c["kind"] for c in d.get("causes") or []}
+    out += [
+        ("why", f"{c['kind']}: {c['advice']}")
+        for c in data.get("causes") or []
+        if c["kind"] not in said
+    ]
     bugs = data["known_bugs"]  # the crash's own first, then those in how the crash was reported
     out += [
         phrases.known_bug_summary(b)

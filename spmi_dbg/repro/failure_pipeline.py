@@ -53,6 +53,7 @@ from spmi_dbg.repro.result import (
     ReproProgress,
     ReproResult,
 )
+from spmi_dbg.repro.setup_causes import version_mismatch
 
 # Switches that break unconditionally (a debug break kills a replay no debugger is attached to): not
 # in native runs of a failure target.
@@ -81,6 +82,11 @@ def run_failure_phases(
     f = located.failure
     if f is None:
         result.outcome, result.exit_code, result.error = _nothing_found(located)
+        for r in located.runs:  # superpmi refused the JIT: another JIT-EE version
+            cause = version_mismatch(r.run.returncode, read_lines(r.stderr), cmd.jits)
+            if cause is not None:
+                result.causes.append(cause)
+                break
         if result.outcome == "no-failure" and located.crashed() is not None:
             with phase(result, "diagnose-crash", progress) as ph:
                 said = _the_crash_instead(opts, cmd, located, work)

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from spmi_dbg import exits
+from spmi_dbg.analysis.facts import Cause
 from spmi_dbg.errors import SpmiDbgError, printable
 from spmi_dbg.failures.output import Failure, read_lines
 from spmi_dbg.outdir import check_out_dir, locked
@@ -36,6 +37,7 @@ from spmi_dbg.repro.needs import Outcome as NeedsOutcome
 from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
 from spmi_dbg.repro.regression import Regression, regression
 from spmi_dbg.repro.result import CrashTarget, Outcome, ReproOptions, ReproProgress, ReproResult
+from spmi_dbg.repro.setup_causes import needs_unrecorded_data, version_mismatch
 from spmi_dbg.repro.verify import verify
 from spmi_dbg.tempfiles import temp_dir
 
@@ -114,7 +116,7 @@ def _run_phases(
                 )
             )
     if located.winner is None:
-        result.outcome, result.exit_code, result.error = _no_crash(located)
+        result.outcome, result.exit_code, result.error = _no_crash(located, cmd.jits, result.causes)
         if result.outcome == "no-crash" and len(result.partitions) > 1:
             located.notes.append(
                 "each partition replays from a fresh process: a crash that needs "
@@ -184,6 +186,9 @@ def _run_phases(
     settings = _crash_settings(opts, result, result.isolated.mch, expected, work, progress)
     if settings is not None:
         result.option_minimization, result.repro_command = settings
+        cause = _unrecorded_data(opts, result, located, result.isolated.mch, work)
+        if cause is not None:
+            result.causes.append(cause)
     result.regression = _regression(opts, result, result.isolated.mch, expected, work, progress)
     module = located.diagnosis.faulting_module if located.diagnosis is not None else None
     in_jit = module is not None and module.role.is_jit
@@ -265,6 +270,25 @@ def _crash_settings(
         return None
 
 
+def _unrecorded_data(
+    opts: ReproOptions, result: ReproResult, located: Located, mch: Path, work: Path
+) -> Cause | None:
+    """`option-needs-unrecorded-data`: the crash needs a setting, the null map is one the collection
+    never recorded, and the record replays clean without the settings (one more native run)."""
+    m = result.option_minimization
+    d = located.diagnosis
+    if m is None or not m.needed or d is None or d.null_map is None:
+        return None
+    split, _ = settings_of(opts.command)
+    without = run_native(
+        with_settings(opts.command, split, []).native_argv(None, mch),
+        timeout=opts.verify_timeout,
+        stdout=work / "without-settings.stdout",
+        stderr=work / "without-settings.stderr",
+    )
+    return needs_unrecorded_data(d, m, without)
+
+
 def _crash_needs(
     opts: ReproOptions,
     result: ReproResult,
@@ -334,15 +358,20 @@ def _regression(
         return None
 
 
-def _no_crash(located: Located) -> tuple[Outcome, int, str | None]:
+def _no_crash(
+    located: Located, cmd_jits: tuple[str, ...], causes: list[Cause]
+) -> tuple[Outcome, int, str | None]:
     """Every partition ran to its end. An exit status superpmi uses for bad input is an input
-    error."""
+    error (a JIT of another JIT-EE version is a cause, added to `causes`)."""
     for run in located.runs:
         status = run.outcome.exit_status if run.outcome else None
         if status in REPLAY_INPUT_FAILURES:
             first = next(
                 (line for line in read_lines(run.stderr) if line.startswith("ERROR: ")), ""
             )
+            cause = version_mismatch(status, read_lines(run.stderr), cmd_jits)
+            if cause is not None:
+                causes.append(cause)
             return (
                 "input-error",
                 exits.PIPELINE_INPUT,

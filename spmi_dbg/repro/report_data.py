@@ -55,6 +55,8 @@ def report_data(
         else None,
         "regression": result.regression.to_json() if result.regression else None,
         "needs": result.needs.to_json() if result.needs else None,
+        # every cause in the setup: the stop's (the diagnosis') and the pipeline's own
+        "causes": [c.to_json() for c in [*(d.causes if d is not None else []), *result.causes]],
         "known_bugs": _known_bugs(result, d, replay_output),
         "bundle": str(result.out),
         "files": files,

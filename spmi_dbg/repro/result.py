@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from spmi_dbg import exits
-from spmi_dbg.analysis.facts import Diagnosis
+from spmi_dbg.analysis.facts import Cause, Diagnosis
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.failures.output import Failure
 from spmi_dbg.failures.target import FailureTarget
@@ -296,6 +296,9 @@ class ReproResult:
     # the command repro.sh runs (only the JIT settings needed)
     repro_command: ReproCommand | None = None
     needs: Needs | None = None  # what the failure needs: the JIT's switches tried one by one
+    # causes in the setup the pipeline established (repro/setup_causes.py); the stop's own are in
+    # the diagnosis
+    causes: list[Cause] = field(default_factory=list)
 
     @property
     def method_contexts(self) -> list[int]:

@@ -43,3 +43,62 @@ def test_the_checked_jit_on_a_release_collection_is_the_setup(real: Real, tmp_pa
     md = (tmp_path / "b" / "report.md").read_text()
     assert "- why: `checked-jit-on-release-collection`: " in md and " (evidence: " in md
     assert "Why: the collection was recorded with a Release JIT" in rep["issue"]["description"]
+
+
+def test_jit_stress_needs_data_the_collection_never_recorded(real: Real, tmp_path: Path) -> None:
+    """`-jitoption JitStress=1` on api.mch: the crash at 4 needs the setting, GetGSCookie was never
+    recorded, and without the setting the record replays clean."""
+    r = repro(
+        "--verify-runs",
+        "1",
+        "--out",
+        "s",
+        "--",
+        str(real.superpmi),
+        "-jitoption",
+        "JitStress=1",
+        "-jitoption",
+        "JitDisasmSummary=1",
+        "-c",
+        "1-10",
+        str(real.jit_checked),
+        str(real.api),
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(tmp_path / "s")
+    validate(rep)
+    (cause,) = [c for c in rep["causes"] if c["kind"] == "option-needs-unrecorded-data"]
+    assert "JitStress=1" in cause["evidence"][0] and "GetGSCookie" in cause["evidence"][1]
+    assert "exit status 0" in cause["evidence"][2]
+    assert "why: option-needs-unrecorded-data: JitStress=1 makes the JIT ask for data" in r.stdout
+
+
+def test_a_jit_of_another_jit_ee_version_is_said(real: Real, tmp_path: Path) -> None:
+    """Transcript 11's JIT: one bit flipped in the first of the 72 copies of the Checked JIT's
+    JITEEVersionIdentifier (file offset 0x362150 in the reference build)."""
+    data = bytearray(real.jit_checked.read_bytes())
+    guid = bytes(data[0x362150:0x362160])
+    assert data.count(guid) == 72, "not the reference build's JIT: the identifier is elsewhere"
+    data[0x362150] ^= 0x01
+    jit = tmp_path / "guid.so"
+    jit.write_bytes(bytes(data))
+    r = repro(
+        "--out",
+        "v",
+        "--",
+        str(real.superpmi),
+        "-c",
+        "1-10",
+        str(jit),
+        str(real.api),
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert r.returncode == 3, r.stdout + r.stderr
+    rep = report(tmp_path / "v")
+    (cause,) = rep["causes"]
+    assert cause["kind"] == "jit-ee-version-mismatch"
+    assert "Jit Compiler has wrong version identifier" in cause["evidence"][0]
+    assert "why: jit-ee-version-mismatch: " in r.stdout
