@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,20 @@ def test_an_option_that_needs_unrecorded_data_needs_all_its_evidence() -> None:
     assert needs_unrecorded_data(d, OptionMinimization([stress], []), clean) is None
     assert needs_unrecorded_data(d, m, NativeRun(["superpmi"], 3, None, False, 0.1)) is None
     assert needs_unrecorded_data(dataclasses.replace(d, null_map=None), m, clean) is None
+
+
+def test_asm_diffs_with_one_jit_on_a_collection_without_compile_results(
+    cols: Collections, tmp_path: Path
+) -> None:
+    """`-a` with one JIT compares with the compile results stored in the collection; the sample
+    collections hold none: superpmi says so for every method context, and repro says why (no
+    crash, exit 2)."""
+    from .support.pipeline import report, repro
+
+    mch = cols.get("causes-no-cr", 20)
+    r = repro("--out", "d", "--", REPLAY, "-a", BASE, str(mch), cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    (cause,) = report(tmp_path / "d")["causes"]
+    assert cause["kind"] == "diff-needs-compile-results"
+    assert "for 20 of 20 method contexts" in cause["evidence"][1]
+    assert "why: diff-needs-compile-results: this collection holds no compile results" in r.stdout

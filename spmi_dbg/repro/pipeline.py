@@ -37,7 +37,11 @@ from spmi_dbg.repro.needs import Outcome as NeedsOutcome
 from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
 from spmi_dbg.repro.regression import Regression, regression
 from spmi_dbg.repro.result import CrashTarget, Outcome, ReproOptions, ReproProgress, ReproResult
-from spmi_dbg.repro.setup_causes import needs_unrecorded_data, version_mismatch
+from spmi_dbg.repro.setup_causes import (
+    diff_needs_compile_results,
+    needs_unrecorded_data,
+    version_mismatch,
+)
 from spmi_dbg.repro.verify import verify
 from spmi_dbg.tempfiles import temp_dir
 
@@ -117,6 +121,11 @@ def _run_phases(
             )
     if located.winner is None:
         result.outcome, result.exit_code, result.error = _no_crash(located, cmd.jits, result.causes)
+        stderr = [line for r in located.runs for line in read_lines(r.stderr)]
+        replayed = sum(len(r.partition.numbers) for r in located.runs)
+        cause = diff_needs_compile_results(cmd.options, cmd.jits, stderr, replayed)
+        if cause is not None:
+            result.causes.append(cause)
         if result.outcome == "no-crash" and len(result.partitions) > 1:
             located.notes.append(
                 "each partition replays from a fresh process: a crash that needs "

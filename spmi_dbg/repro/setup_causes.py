@@ -5,11 +5,15 @@ stop's own are spmi_dbg.analysis.causes'), each stated only with all of its evid
   identifier`, exit status 254: JitFailedToInit): the JIT was built for another JIT-EE interface
   version than this superpmi (dotnet/runtime#104327, #112820).
 - `option-needs-unrecorded-data`: the crash needs a JIT setting (the settings minimization kept it),
-  it is a map the collection never recorded, and the record replays clean without the settings."""
+  it is a map the collection never recorded, and the record replays clean without the settings.
+- `diff-needs-compile-results`: `-a` with one JIT compares its compile results with those stored in
+  the collection, and superpmi said it could not (`method N is missing a compileResult, cannot do
+  diffing`): the collection holds no compile results."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 
 from spmi_dbg.analysis.facts import Cause, Diagnosis
 from spmi_dbg.repro.jitoptions import OptionMinimization
@@ -59,4 +63,29 @@ def needs_unrecorded_data(
         ],
         f"{needed} makes the JIT ask for data this collection never recorded: replay without it, "
         "or recollect with it set",
+    )
+
+
+_NO_COMPILE_RESULT = re.compile(r"method (\d+) is missing a compileResult, cannot do diffing")
+
+
+def diff_needs_compile_results(
+    options: Sequence[str], jits: Sequence[str], stderr: Iterable[str], replayed: int
+) -> Cause | None:
+    """`stderr`: every partition's; `replayed`: the method contexts the replays covered."""
+    apply_diff = any(len(o) >= 2 and "-applydiff".startswith(o.lower()) for o in options)
+    if not apply_diff or len(jits) != 1:
+        return None
+    missing = [m.group(1) for line in stderr for m in [_NO_COMPILE_RESULT.search(line)] if m]
+    if not missing:
+        return None
+    return Cause(
+        "diff-needs-compile-results",
+        [
+            "-a with one JIT compares its compile results with those stored in the collection",
+            f"superpmi said 'method N is missing a compileResult, cannot do diffing' for "
+            f"{len(missing)} of {replayed} method contexts (first: {missing[0]})",
+        ],
+        "this collection holds no compile results: give the base and the diff JIT (superpmi -a "
+        "base.so diff.so ...), or use a collection recorded with compile results",
     )
