@@ -57,6 +57,14 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
     seed = by_members[(150, 300, 450)]
     assert seed["signal"] == "SIGSEGV" and seed["null_map"]["member"] == "CompileMethod"
     assert [k["id"] for k in seed["known_bugs"]] == ["dotnet/runtime#91257"]
+    # the setup, said once for the triage (issue 27): the seed's three crashes are superpmi's
+    (cause,) = data["causes"]
+    assert (cause["kind"], cause["crashes"], cause["buckets"]) == (
+        "asm-diffs-without-compile-method",
+        3,
+        [seed["bucket"]],
+    )
+    assert "why: asm-diffs-without-compile-method: " in r.stdout
     sizes = {m["method_context"]: m["il_size"] for m in seed["members"]}
     assert seed["smallest"]["il_size"] == min(sizes.values())
     abort = by_members[(110, 410)]

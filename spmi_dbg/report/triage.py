@@ -212,6 +212,12 @@ def triage_text(data: dict[str, Any]) -> str:
         f"result: {len(data['buckets'])} bucket(s), {len(data['crashes'])} crash(es) in {where} "
         f"(exit {data['exit_code']}, {data['seconds']:.1f} s)"
     ]
+    # the setup, not the JIT: said first (triage.json of before causes: none)
+    out += [
+        f"why: {c['kind']}: {c['advice']} ({c['crashes']} crash(es) in "
+        f"{len(c['buckets'])} bucket(s))"
+        for c in data.get("causes") or []
+    ]
     for c in data["coverage"]:
         out.append(
             f"coverage {printable(c['collection'])}: {c['method_contexts']} method contexts: "

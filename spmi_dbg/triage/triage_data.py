@@ -67,7 +67,20 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
         "replay_input_errors": _input_errors(result),
         "tool_failures": run.tool_failures,
         "notes": run.notes + [n for j in run.journals for n in j.notes],
+        "causes": _causes(result),
     }
+
+
+def _causes(result: TriageResult) -> list[dict[str, Any]]:
+    """Each cause in the setup the buckets' diagnoses establish (analysis/causes.py), once, with
+    the buckets and the crashes it explains (its evidence: the first bucket's)."""
+    out: dict[str, dict[str, Any]] = {}
+    for b in result.buckets:
+        for c in b.diagnosis.causes if b.diagnosis is not None else []:
+            entry = out.setdefault(c.kind, c.to_json() | {"buckets": [], "crashes": 0})
+            entry["buckets"].append(b.key)
+            entry["crashes"] += len(b.members)
+    return sorted(out.values(), key=lambda c: -int(c["crashes"]))
 
 
 def _command(result: TriageResult) -> dict[str, Any]:
