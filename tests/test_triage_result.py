@@ -8,6 +8,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
+
 from spmi_dbg.failures.output import Failure
 from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.repro.command import ReproCommand
@@ -125,3 +127,52 @@ def test_a_long_member_list_is_cut_with_its_count_and_a_file_that_has_it_all(
     md = (tmp_path / "t" / "triage.md").read_text()
     assert "- method contexts (25): " in md and f"(25 in all: members/{bucket}.txt)" in md
     assert max(len(x) for x in md.splitlines()) < 1000
+
+
+def test_a_storm_is_said_once_while_the_triage_runs(
+    cols: Collections, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27 item 2: most method contexts crash in one bucket (the 3.1 era's null map in every
+    other record): a `triage: systematic: ...` line, once, with no cause established on the
+    specimen (its JIT asks from its importer: no Checked-on-Release evidence), also in the notes."""
+    monkeypatch.setenv("SPMI_REPLAY_ERA", "3.1")
+    mch = cols.get("storm", 120, inject=[("null-map", n) for n in range(2, 121, 2)])
+    r = triage(
+        "--env",
+        "SPMI_REPLAY_ERA",
+        "--max-crashes",
+        "30",
+        "--verify-runs",
+        "1",
+        "--out",
+        "t",
+        "--",
+        REPLAY,
+        BASE,
+        str(mch),
+        cwd=tmp_path,
+    )
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    said = [x for x in r.stderr.splitlines() if x.startswith("triage: systematic: ")]
+    assert len(said) == 1 and "% of the first " in said[0]
+    assert "crash in one bucket (" in said[0] and "no cause established (SIGSEGV" in said[0]
+    assert f"note: {said[0].removeprefix('triage: ')}" in r.stdout
+
+
+def test_no_storm_is_said_for_scattered_crashes(cols: Collections, tmp_path: Path) -> None:
+    mch = cols.get("no-storm", 300, inject=[("jit-null", n) for n in (50, 150, 250)])
+    r = triage(
+        "--verify-runs",
+        "1",
+        "--out",
+        "t",
+        "--",
+        REPLAY,
+        "-bug",
+        "56506",
+        BASE,
+        str(mch),
+        cwd=tmp_path,
+    )
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    assert "systematic" not in r.stdout + r.stderr

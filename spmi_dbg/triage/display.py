@@ -80,6 +80,9 @@ class TerminalTriageProgress(TriageProgress):
                 parts=f"{tally.partitions_done}/{tally.partitions} partitions",
             )
 
+    def systematic(self, text: str) -> None:
+        self.console.print(f"triage: {text}", markup=False, highlight=False)
+
     def close(self) -> None:
         self.progress.stop()
 
@@ -103,6 +106,9 @@ class PlainTriageProgress(TriageProgress):
         if time.monotonic() - self.last >= PLAIN_EVERY:
             self.last = time.monotonic()
             self._tally(tally)
+
+    def systematic(self, text: str) -> None:
+        self._line(text)
 
     def close(self) -> None:
         if self.final is not None:

@@ -27,6 +27,7 @@ from spmi_dbg.triage.coverage import Counts, counts
 from spmi_dbg.triage.engine import Engine, EngineReport
 from spmi_dbg.triage.journal import Journal
 from spmi_dbg.triage.plan import TriagePartition
+from spmi_dbg.triage.storm import StormWatch
 from spmi_dbg.triage.task import CrashBudget, PartitionTask
 
 POLL = 0.5  # seconds between two looks at the journals (progress, --max-crashes on a cluster)
@@ -94,6 +95,9 @@ class TriageProgress:
 
     def update(self, tally: Tally) -> None: ...
 
+    def systematic(self, text: str) -> None:
+        """A crash storm, said once as soon as it shows (triage/storm.py)."""
+
     def close(self) -> None: ...
 
 
@@ -145,6 +149,7 @@ class Tallier:
         self.start = time.monotonic()
         # index -> (stat, its counts, done)
         self.seen: dict[int, tuple[tuple[int, int], Counts, bool]] = {}
+        self.journals: dict[int, Journal] = {}  # as last read
         self.before = 0
         self.before = self.tally().accounted  # what a resumed triage had done already
 
@@ -167,6 +172,7 @@ class Tallier:
                 if j is None:
                     continue
                 known = self.seen[p.index] = (key, counts(j), j.done)
+                self.journals[p.index] = j
             t.add(known[1], known[2])
         return t
 
@@ -215,11 +221,17 @@ def replay_partitions(
         if p.index not in resumed
     ]
     finished = threading.Event()
+    storm = StormWatch()
+    said: list[str] = []
 
     def watch() -> None:
         while not finished.wait(POLL):
             t = tallier.tally()
             show.update(t)
+            line = storm.check(t.accounted, list(tallier.journals.values()))
+            if line is not None:
+                said.append(line)
+                show.systematic(line)
             # the budget is spent: the tasks still replaying stop at once
             if t.crashes >= max_crashes:
                 cancel.set()
@@ -233,7 +245,7 @@ def replay_partitions(
     finally:
         finished.set()
         watcher.join()
-    result = TriageRun(partitions, [], report, resumed=resumed)
+    result = TriageRun(partitions, [], report, resumed=resumed, notes=list(said))
     result.stopped_early = cancel.is_set() or budget.left <= 0
     for p in partitions:
         read = journals.read(directory, p.index)

@@ -102,3 +102,36 @@ def test_a_jit_of_another_jit_ee_version_is_said(real: Real, tmp_path: Path) -> 
     assert cause["kind"] == "jit-ee-version-mismatch"
     assert "Jit Compiler has wrong version identifier" in cause["evidence"][0]
     assert "why: jit-ee-version-mismatch: " in r.stdout
+
+
+def test_a_storm_is_said_with_its_cause_before_the_20th_crash(real: Real, tmp_path: Path) -> None:
+    """`triage -- superpmi libclrjit_checked.so api-reljit.mch`: nearly every method context
+    crashes in one bucket; the triage says so, with the cause, while it runs."""
+    import re
+
+    from ..support.pipeline import triage
+
+    r = triage(
+        "--max-crashes",
+        "40",
+        "--out",
+        "t",
+        "--",
+        str(real.superpmi),
+        str(real.jit_checked),
+        str(real.api_reljit),
+        cwd=tmp_path,
+    )
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("triage: systematic: ")]
+    m = re.match(
+        r"triage: systematic: (\d+)% of the first (\d+) method contexts crash in one ", line
+    )
+    assert m, line
+    crashed_when_said = round(int(m.group(1)) * int(m.group(2)) / 100)
+    assert crashed_when_said < 20, line
+    assert line.endswith(
+        "checked-jit-on-release-collection: the collection was recorded with a Release JIT: "
+        "replay it with a Release JIT, or recollect it with a Checked JIT"
+    )
+    assert "why: checked-jit-on-release-collection: " in r.stdout
