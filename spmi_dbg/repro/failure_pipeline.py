@@ -41,8 +41,9 @@ from spmi_dbg.repro.jitoptions import (
 )
 from spmi_dbg.repro.locate import ATTEMPTS, Located, PartitionRun, locate
 from spmi_dbg.repro.minimize import ddmin
-from spmi_dbg.repro.needs import Needs, find_needs, given_keys, with_option
+from spmi_dbg.repro.needs import Needs, with_option
 from spmi_dbg.repro.needs import Outcome as NeedsOutcome
+from spmi_dbg.repro.needs_phase import needs_phase
 from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
 from spmi_dbg.repro.result import (
     JIT_OUTPUT_FILE,
@@ -297,7 +298,7 @@ def _failure_needs(
 ) -> Needs | None:
     """The JIT's switches tried on the verified repro (repro/needs.py), each replay read for
     superpmi's failure lines; one JIT commands only. A failure here is said in the report."""
-    if len(cmd.jits) != 1 or result.isolated is None:
+    if result.isolated is None:
         return None
     mch, number = result.isolated.mch, len(result.isolated.numbers)
 
@@ -317,14 +318,7 @@ def _failure_needs(
             return "gone with", said
         return "fails otherwise", said + "".join(f"; {x.describe()}" for x in failures[:1])
 
-    try:
-        with phase(result, "needs", progress) as ph:
-            n = find_needs(cmd.jits[0], trial, workers=opts.workers, given=given_keys(cmd))
-            ph.detail = n.summary()
-            return n
-    except PhaseFailed:
-        result.error_phase = result.error = None
-        return None
+    return needs_phase(opts, result, cmd, trial, progress)
 
 
 def _minimize_records(

@@ -32,8 +32,9 @@ from spmi_dbg.repro.jitoptions import (
 from spmi_dbg.repro.locate import Located, locate, locate_core
 from spmi_dbg.repro.minimize import minimize
 from spmi_dbg.repro.native import run_native
-from spmi_dbg.repro.needs import Needs, find_needs, given_keys, with_option
+from spmi_dbg.repro.needs import Needs, with_option
 from spmi_dbg.repro.needs import Outcome as NeedsOutcome
+from spmi_dbg.repro.needs_phase import needs_phase
 from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
 from spmi_dbg.repro.regression import Regression, regression
 from spmi_dbg.repro.result import CrashTarget, Outcome, ReproOptions, ReproProgress, ReproResult
@@ -309,8 +310,6 @@ def _crash_needs(
     """The JIT's switches tried on the verified repro (repro/needs.py); one JIT commands only. A
     failure here is said in the report; the repro stands."""
     cmd = result.repro_command or opts.command
-    if len(cmd.jits) != 1:
-        return None
 
     def trial(key: str, value: str) -> tuple[NeedsOutcome, str]:
         run = run_native(
@@ -327,14 +326,7 @@ def _crash_needs(
             return "cannot tell (missing data)", run.describe()
         return "fails otherwise", run.describe()
 
-    try:
-        with phase(result, "needs", progress) as ph:
-            n = find_needs(cmd.jits[0], trial, workers=opts.workers, given=given_keys(cmd))
-            ph.detail = n.summary()
-            return n
-    except PhaseFailed:
-        result.error_phase = result.error = None
-        return None
+    return needs_phase(opts, result, cmd, trial, progress)
 
 
 def _regression(
