@@ -121,12 +121,8 @@ def _run_phases(
                 )
             )
     if located.winner is None:
-        result.outcome, result.exit_code, result.error = _no_crash(located, cmd.jits, result.causes)
-        stderr = [line for r in located.runs for line in read_lines(r.stderr)]
-        replayed = sum(len(r.partition.numbers) for r in located.runs)
-        cause = diff_needs_compile_results(cmd.options, cmd.jits, stderr, replayed)
-        if cause is not None:
-            result.causes.append(cause)
+        result.outcome, result.exit_code, result.error = _no_crash(located)
+        result.causes += _causes_without_a_crash(located, cmd)
         if result.outcome == "no-crash" and len(result.partitions) > 1:
             located.notes.append(
                 "each partition replays from a fresh process: a crash that needs "
@@ -359,20 +355,37 @@ def _regression(
         return None
 
 
-def _no_crash(
-    located: Located, cmd_jits: tuple[str, ...], causes: list[Cause]
-) -> tuple[Outcome, int, str | None]:
+def _causes_without_a_crash(located: Located, cmd: ReproCommand) -> list[Cause]:
+    """What superpmi's own output says of the setup when no partition crashed
+    (repro/setup_causes.py): a JIT of another JIT-EE version, `-a` without compile results."""
+    stderr = {id(r): read_lines(r.stderr) for r in located.runs}
+    mismatch = next(
+        (
+            c
+            for r in located.runs
+            if (
+                c := version_mismatch(
+                    r.outcome.exit_status if r.outcome else None, stderr[id(r)], cmd.jits
+                )
+            )
+        ),
+        None,
+    )
+    replayed = sum(len(r.partition.numbers) for r in located.runs)
+    lines = [line for r in located.runs for line in stderr[id(r)]]
+    no_cr = diff_needs_compile_results(cmd.options, cmd.jits, lines, replayed)
+    return [c for c in (mismatch, no_cr) if c is not None]
+
+
+def _no_crash(located: Located) -> tuple[Outcome, int, str | None]:
     """Every partition ran to its end. An exit status superpmi uses for bad input is an input
-    error (a JIT of another JIT-EE version is a cause, added to `causes`)."""
+    error."""
     for run in located.runs:
         status = run.outcome.exit_status if run.outcome else None
         if status in REPLAY_INPUT_FAILURES:
             first = next(
                 (line for line in read_lines(run.stderr) if line.startswith("ERROR: ")), ""
             )
-            cause = version_mismatch(status, read_lines(run.stderr), cmd_jits)
-            if cause is not None:
-                causes.append(cause)
             return (
                 "input-error",
                 exits.PIPELINE_INPUT,

@@ -15,6 +15,7 @@ from typing import Any
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.environment import clean_prefix
 from spmi_dbg.repro.expect import Expectation
+from spmi_dbg.repro.jitoptions import JitSetting, split_options
 from spmi_dbg.repro.native import NativeRun, run_native
 
 
@@ -24,41 +25,9 @@ def _is_apply_diff(option: str) -> bool:
     return len(low) >= 2 and "-applydiff".startswith(low)
 
 
-def single_jit_options(options: tuple[str, ...], *, jit2: bool, settings: bool = True) -> list[str]:
-    """The options for a plain replay with one of the two JITs as JIT1 (`settings=False`: without
-    any JIT's settings, for the caller to add those of its choice)."""
-    out: list[str] = []
-    i = 0
-    while i < len(options):
-        o = options[i]
-        low = o.lower()
-        if low in ("-jitoption", "-jit2option"):
-            n = 2 if i + 1 < len(options) and options[i + 1].lower() == "force" else 1
-            value = list(options[i + 1 : i + 1 + n])
-            if settings and (low == "-jit2option") == jit2:
-                out += ["-jitoption", *value]
-            i += 1 + n
-            continue
-        if not _is_apply_diff(o):
-            out.append(o)
-        i += 1
-    return out
-
-
-def jit_settings(options: tuple[str, ...], *, jit2: bool) -> list[str]:
-    """One JIT's own settings (`-jitoption` for JIT1, `-jit2option` for JIT2), as `[force ]K=V`."""
-    out: list[str] = []
-    i = 0
-    while i < len(options):
-        low = options[i].lower()
-        if low in ("-jitoption", "-jit2option"):
-            n = 2 if i + 1 < len(options) and options[i + 1].lower() == "force" else 1
-            if (low == "-jit2option") == jit2:
-                out.append(" ".join(options[i + 1 : i + 1 + n]))
-            i += 1 + n
-            continue
-        i += 1
-    return out
+def _as_jit1(settings: list[JitSetting]) -> list[JitSetting]:
+    """A JIT's settings given to it as JIT1 of a plain replay (`-jitoption`, `force` kept)."""
+    return [JitSetting("-jitoption", x.force, x.key, x.value) for x in settings]
 
 
 def _settings_text(settings: list[str]) -> str:
@@ -70,9 +39,14 @@ class JitAlone:
     role: str  # "base JIT" | "diff JIT"
     path: str
     # the -jitoption settings it ran with: its own, or the other JIT's (`settings_of`)
-    settings: list[str] = field(default_factory=list)
+    given: list[JitSetting] = field(default_factory=list)
     settings_of: str = ""  # "its own" | "the diff JIT's" | "the base JIT's"
     runs: list[NativeRun] = field(default_factory=list)
+
+    @property
+    def settings(self) -> list[str]:
+        """As a reader writes them: `JITMinOpts=1`, `force JitStress=2`."""
+        return [x.text for x in self.given]
 
     def crashes(self, expected: Expectation) -> bool:
         return any(r.matches(expected) for r in self.runs)
@@ -166,8 +140,9 @@ def regression(
     """None when the command has one JIT only (nothing to compare)."""
     if len(cmd.jits) < 2:
         return None
-    base_settings = jit_settings(cmd.options, jit2=False)
-    diff_settings = jit_settings(cmd.options, jit2=True)
+    split = split_options(cmd.options)
+    base_settings = _as_jit1([x for x in split.settings if x.flag.lower() == "-jitoption"])
+    diff_settings = _as_jit1([x for x in split.settings if x.flag.lower() == "-jit2option"])
     out = Regression(
         expected,
         JitAlone("base JIT", cmd.jits[0], base_settings, "its own"),
@@ -176,14 +151,14 @@ def regression(
     if base_settings != diff_settings:
         out.base_as_diff = JitAlone("base JIT", cmd.jits[0], diff_settings, "the diff JIT's")
         out.diff_as_base = JitAlone("diff JIT", cmd.jits[1], base_settings, "the base JIT's")
-    others = single_jit_options(cmd.options, jit2=False, settings=False)
+    others = [o for o in split.fixed if not _is_apply_diff(o)]  # -a dropped: a plain replay
     for alone in out.runs():
         argv = [
             *clean_prefix(cmd.env),  # repro.sh's environment, as every native replay
             *cmd.emulator,
             cmd.program,
             *others,
-            *(x for kv in alone.settings for x in ("-jitoption", *kv.split(" ", 1))),
+            *(a for x in alone.given for a in x.argv),
             alone.path,
             str(repro),
         ]
