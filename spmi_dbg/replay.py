@@ -60,6 +60,11 @@ class ReplayCommand:
     def diff_jit(self) -> str | None:
         return self.jits[1] if len(self.jits) > 1 else None
 
+    @property
+    def parallel(self) -> bool:
+        """`-p`/`-parallel [N]`: a parent that runs workers (whose deaths 3.1 does not report)."""
+        return any(o.lower() in ("-p", "-parallel") for o in self.options)
+
 
 def parse_command(argv: Sequence[str]) -> ReplayCommand:
     """Split a superpmi/spmi-replay argv into program, JIT paths (JIT1 = base, JIT2 = diff), input,

@@ -22,6 +22,7 @@ from spmi_dbg.commands.result import CommandResult
 from spmi_dbg.commands.why import render_jit, render_text
 from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.mch.collection import Collection
+from spmi_dbg.replay import parse_command
 from spmi_dbg.report.redact import Redactor
 
 
@@ -159,8 +160,7 @@ def without_process(
 
 def _lost_worker(status: int | None, argv: list[str] | None) -> str:
     """A superpmi `-p` parent that exited 1: the pattern of a worker that died unseen."""
-    parallel = argv is not None and any(a.lower() in ("-p", "-parallel") for a in argv[1:])
-    if status != 1 or not parallel:
+    if status != 1 or argv is None or not parse_command(argv).parallel:
         return ""
     return (
         "; a superpmi -p parent exits 1 without a word when a worker dies "

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.errors import InputError, SpmiDbgError
+from spmi_dbg.replay import parse_command
 from spmi_dbg.repro.command import ReproCommand, from_argv
 
 _PREFIX = re.compile(r"^\[\d\d:\d\d:\d\d\] ")
@@ -136,8 +137,12 @@ def parse_log(text: str) -> list[LogRun]:
 def lost_worker(run: LogRun, count: int | None) -> str | None:
     """The fatal failure line of a -p run whose parent's summary counts fewer method contexts than
     the collection has (`count`: its method contexts, or those of its -c list), else None."""
-    parallel = any(a.lower() in ("-p", "-parallel") for a in run.argv[1:])
-    if not parallel or run.loaded is None or count is None or run.loaded >= count:
+    if (
+        not parse_command(run.argv).parallel
+        or run.loaded is None
+        or count is None
+        or run.loaded >= count
+    ):
         return None
     return (
         f"-p lost a worker: the parent's summary counts {run.loaded} of {count:,} method contexts "
