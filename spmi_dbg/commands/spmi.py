@@ -11,7 +11,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg.analysis import tape
+from spmi_dbg.analysis import tape, taperecord
 from spmi_dbg.analysis.diagnosis import Diagnosis, diagnose
 from spmi_dbg.analysis.jitstate import jit_state
 from spmi_dbg.analysis.view import Process, with_stop_signal
@@ -187,7 +187,7 @@ def _diagnosed(
     if record_to is None:
         return diagnose(process, full=full), None
     out = check_output(record_to, what="tape")
-    d, data = tape.record(process, full=full)
+    d, data = taperecord.record(process, full=full)
     if redact:
         data = Redactor.here().data(data)
     atomic_write_text(out, tape.dumps(data))
