@@ -4,7 +4,7 @@ after the last crash is diagnosed. Read from the partitions' journals while the 
 line is said once, with the bucket's cause when its diagnosis established one
 (spmi_dbg.analysis.causes), else its signature:
 
-`systematic: 94% of the first 300 method contexts crash in one bucket (102c4441a0):
+`systematic: 94% of the 300 method contexts replayed so far crash in one bucket (102c4441a0):
 checked-jit-on-release-collection: the collection was recorded with a Release JIT: ...`"""
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ class StormWatch:
             return None
         why = _why(first_record.get(bucket))
         self.said = (
-            f"systematic: {100 * count / accounted:.0f}% of the first {accounted} method contexts "
-            f"crash in one bucket ({bucket}): {why}"
+            f"systematic: {100 * count / accounted:.0f}% of the {accounted} method contexts "
+            f"replayed so far crash in one bucket ({bucket}): {why}"
         )
         return self.said
 

@@ -125,7 +125,8 @@ def test_a_storm_is_said_with_its_cause_before_the_20th_crash(real: Real, tmp_pa
     assert r.returncode in (0, 1), r.stdout + r.stderr
     (line,) = [x for x in r.stderr.splitlines() if x.startswith("triage: systematic: ")]
     m = re.match(
-        r"triage: systematic: (\d+)% of the first (\d+) method contexts crash in one ", line
+        r"triage: systematic: (\d+)% of the (\d+) method contexts replayed so far crash in one ",
+        line,
     )
     assert m, line
     crashed_when_said = round(int(m.group(1)) * int(m.group(2)) / 100)
