@@ -8,12 +8,12 @@ docs/superpmi-conventions.md 1: `-jitoption` configures JIT1, `-jit2option` JIT2
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from spmi_dbg.repro.command import ReproCommand
-from spmi_dbg.repro.environment import clean_prefix
 from spmi_dbg.repro.expect import Expectation
 from spmi_dbg.repro.jitoptions import JitSetting, split_options
 from spmi_dbg.repro.native import NativeRun, run_native
@@ -153,15 +153,13 @@ def regression(
         out.diff_as_base = JitAlone("diff JIT", cmd.jits[1], base_settings, "the base JIT's")
     others = [o for o in split.fixed if not _is_apply_diff(o)]  # -a dropped: a plain replay
     for alone in out.runs():
-        argv = [
-            *clean_prefix(cmd.env),  # repro.sh's environment, as every native replay
-            *cmd.emulator,
-            cmd.program,
-            *others,
-            *(a for x in alone.given for a in x.argv),
-            alone.path,
-            str(repro),
-        ]
+        # the command's own way to run natively (repro.sh's environment, the emulator)
+        alone_cmd = dataclasses.replace(
+            cmd,
+            options=(*others, *(a for x in alone.given for a in x.argv)),
+            jits=(alone.path,),
+        )
+        argv = alone_cmd.native_argv(None, repro)
         for _ in range(max(1, runs)):
             alone.runs.append(
                 run_native(
