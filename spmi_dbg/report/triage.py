@@ -112,6 +112,17 @@ def triage_markdown(data: dict[str, Any]) -> str:
             lines.append("")
     else:
         lines += ["No crash: every partition ran to its end.", ""]
+    for g in data.get("not_diagnosed") or []:
+        lines += [
+            f"## Crashes not diagnosed: the storm of `{g['storm_bucket']}`",
+            "",
+            f"Once most of a partition's crashes were in bucket `{g['storm_bucket']}`, the rest of "
+            "it was replayed without a debugger, but for a sample spread over it. "
+            f"{g['count']} method context(s) crashed ({g['signal']}), each in a replay of it "
+            "alone, and were not diagnosed (nothing is said of their bucket): "
+            f"{members(g)}. `--diagnose-all` diagnoses each.",
+            "",
+        ]
     fbs = data["failure_buckets"]
     if fbs:
         kinds = ", ".join(data["bundle_kinds"])
@@ -198,7 +209,7 @@ def coverage_markdown(coverage: list[dict[str, Any]]) -> list[str]:
         )
         lines.append(
             f"| {_cell(c['collection'])} | {c['method_contexts']} | {c['replayed_clean']} | "
-            f"{c['crashed']} | "
+            f"{c['crashed']}{_undiagnosed(c)} | "
             f"{c['failed_compile']} | {c['not_reached']}{' (' + _cell(why) + ')' if why else ''} |"
         )
     return [*lines, ""]
@@ -209,8 +220,9 @@ def triage_text(data: dict[str, Any]) -> str:
     cols = data["collections"]
     where = printable(data["command"]["input"]) if len(cols) == 1 else f"{len(cols)} collections"
     out = [
-        f"result: {len(data['buckets'])} bucket(s), {len(data['crashes'])} crash(es) in {where} "
-        f"(exit {data['exit_code']}, {data['seconds']:.1f} s)"
+        f"result: {len(data['buckets'])} bucket(s), {len(data['crashes'])} crash(es)"
+        f"{_undiagnosed_count(data)} in {where} (exit {data['exit_code']}, "
+        f"{data['seconds']:.1f} s)"
     ]
     # the setup, not the JIT: said first (triage.json of before causes: none)
     out += [
@@ -221,9 +233,8 @@ def triage_text(data: dict[str, Any]) -> str:
     for c in data["coverage"]:
         out.append(
             f"coverage {printable(c['collection'])}: {c['method_contexts']} method contexts: "
-            f"{c['replayed_clean']} clean, {c['crashed']} crashed, {c['failed_compile']} failed "
-            "compile, "
-            f"{c['not_reached']} not reached"
+            f"{c['replayed_clean']} clean, {c['crashed']} crashed{_undiagnosed(c)}, "
+            f"{c['failed_compile']} failed compile, {c['not_reached']} not reached"
         )
     for b in data["buckets"]:
         rep = b["repro"] or {}
@@ -237,6 +248,11 @@ def triage_text(data: dict[str, Any]) -> str:
             f"{s['method_context']} (IL size {s['il_size']}); repro {rep.get('outcome', '-')}: "
             f"{printable(str(rep.get('bundle', '-')))}{known}"
         )
+    out += [
+        f"not diagnosed: {g['count']} crash(es) ({g['signal']}) replayed without a debugger in the "
+        f"storm of bucket {g['storm_bucket']} ({members(g, 10)}); --diagnose-all diagnoses each"
+        for g in data.get("not_diagnosed") or []
+    ]
     bundled = data.get("bundle_kinds") or []
     for b in data["failure_buckets"]:
         rep = b["repro"]
@@ -261,6 +277,17 @@ def triage_text(data: dict[str, Any]) -> str:
         out.append(f"note: stopped after --max-crashes {data['max_crashes']}")
     out += [f"note: {printable(n, limit=1 << 12)}" for n in data["notes"]]
     return "\n".join(out) + "\n"
+
+
+def _undiagnosed_count(data: dict[str, Any]) -> str:
+    n = sum(g["count"] for g in data.get("not_diagnosed") or [])
+    return f" diagnosed, {n} more not diagnosed (storm)" if n else ""
+
+
+def _undiagnosed(c: dict[str, Any]) -> str:
+    """`crashed`'s part not diagnosed (a storm's sweep), when there is one."""
+    n = c.get("not_diagnosed") or 0
+    return f" ({n} not diagnosed: storm)" if n else ""
 
 
 def _diagnosis(bucket: dict[str, Any]) -> dict[str, Any]:

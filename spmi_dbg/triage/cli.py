@@ -78,6 +78,13 @@ def add_parsers(sub: Any) -> None:
         help="stop after N crashes in all (default 1000)",
     )
     p.add_argument(
+        "--diagnose-all",
+        action="store_true",
+        help="diagnose every crash under the debugger, even in a crash storm (default: once most "
+        "of a partition's crashes are in one bucket, its rest is replayed without a debugger but "
+        "for a sample, and those crashes are counted, not diagnosed)",
+    )
+    p.add_argument(
         "--failure",
         metavar="KINDS",
         dest="bundle_kinds",
@@ -139,6 +146,7 @@ def _run(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         partition_methods=args.partition_methods,
         resume=args.resume,
+        diagnose_all=args.diagnose_all,
     )
     progress = progress_for(sys.stderr)
     try:

@@ -1,5 +1,6 @@
 """Triage, the accounting: every selected method context of every collection exactly once -- crashed
-(a recorded crash), failed compile (a failure line in superpmi's output: an assert, a failed
+(a recorded crash; or, in a storm's sweep, a native replay of it alone killed by a signal: crashed,
+not diagnosed), failed compile (a failure line in superpmi's output: an assert, a failed
 compile, missing data), not reached (with the reason: --max-crashes, a worker killer, an
 unidentified crash, the debugger failing), else replayed clean -- from the partitions' journals."""
 
@@ -22,6 +23,7 @@ class Counts:
     crashed: int
     failed_compile: int
     not_reached: dict[str, int]  # reason -> count
+    not_diagnosed: int = 0  # of `crashed`: a storm's, replayed without a debugger
 
     @property
     def replayed_clean(self) -> int:
@@ -32,7 +34,7 @@ def counts(j: Journal) -> Counts:
     """How `j`'s accounted method contexts are accounted for: each exactly once."""
     p = j.partition
     accounted = p.numbers.between(p.numbers.first, j.accounted).count() if j.accounted else 0
-    crashed = {int(c["method_context"]) for c in j.crashes}
+    crashed = j.crashed
     failed = ({int(f["method_context"]) for f in j.failures} | set(j.failed_compiles)) - crashed
     seen = crashed | failed
     not_reached: dict[str, int] = {}
@@ -40,7 +42,7 @@ def counts(j: Journal) -> Counts:
         numbers = parse_mclist(entry["compile"])
         count = numbers.count() - sum(1 for n in seen if n in numbers)
         not_reached[entry["reason"]] = not_reached.get(entry["reason"], 0) + count
-    return Counts(accounted, len(crashed), len(failed), not_reached)
+    return Counts(accounted, len(crashed), len(failed), not_reached, len(j.not_diagnosed()))
 
 
 @dataclass
@@ -49,6 +51,7 @@ class Coverage:
     name: str
     method_contexts: int = 0  # selected
     crashed: int = 0
+    not_diagnosed: int = 0  # of `crashed`: a storm's, replayed without a debugger
     failed_compile: int = 0
     not_reached: dict[str, int] = field(default_factory=dict)  # reason -> count
     not_reached_lists: list[dict[str, str]] = field(default_factory=list)  # {"compile", "reason"}
@@ -72,6 +75,7 @@ class Coverage:
             "method_contexts": self.method_contexts,
             "replayed_clean": self.replayed_clean,
             "crashed": self.crashed,
+            "not_diagnosed": self.not_diagnosed,
             "failed_compile": self.failed_compile,
             "not_reached": sum(self.not_reached.values()),
             "not_reached_reasons": [
@@ -95,6 +99,7 @@ def coverage(journals: list[Journal], names: dict[str, str]) -> list[Coverage]:
             cov.method_contexts += j.partition.methods
             c = counts(j)
             cov.crashed += c.crashed
+            cov.not_diagnosed += c.not_diagnosed
             cov.failed_compile += c.failed_compile
             for reason, n in c.not_reached.items():
                 cov.not_reached[reason] = cov.not_reached.get(reason, 0) + n

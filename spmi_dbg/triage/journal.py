@@ -58,6 +58,29 @@ class Journal:
     attempts: int = 0  # tasks that worked on this partition
     # the tasks' time on it (worker-seconds), replays, diagnoses and identification
     seconds: float = 0.0
+    # a crash storm in this partition (triage/sweep.py): the rest is replayed natively, a sample
+    # under the debugger; its crashes not diagnosed are here (SweepState.to_json)
+    storm: dict[str, Any] | None = None
+
+    @property
+    def crashed(self) -> set[int]:
+        """Every crashed number: the crashes identified under the debugger and the storm's crashes
+        not diagnosed."""
+        out = {int(c["method_context"]) for c in self.crashes}
+        if self.storm is not None:
+            for numbers in (self.storm.get("not_diagnosed") or {}).values():
+                out.update(int(n) for n in numbers)
+        return out
+
+    def not_diagnosed(self) -> list[tuple[int, str]]:
+        """The storm's crashes not diagnosed: (number, signal), in number order."""
+        if self.storm is None:
+            return []
+        return sorted(
+            (int(n), str(sig))
+            for sig, numbers in (self.storm.get("not_diagnosed") or {}).items()
+            for n in numbers
+        )
 
     @property
     def remaining(self) -> MCList:
@@ -92,6 +115,7 @@ class Journal:
             "notes": self.notes,
             "attempts": self.attempts,
             "seconds": round(self.seconds, 3),
+            "storm": self.storm,
         }
 
     @classmethod
@@ -117,6 +141,7 @@ class Journal:
             list(data.get("notes") or []),
             int(data.get("attempts") or 0),
             float(data.get("seconds") or 0.0),
+            data.get("storm"),
         )
 
 

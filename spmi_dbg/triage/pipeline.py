@@ -87,6 +87,7 @@ def run_triage(
                 debugger=r.debugger,
                 timeout=r.timeout,
                 max_crashes=opts.max_crashes,
+                diagnose_all=opts.diagnose_all,
                 progress=progress,
                 names=names,
             )

@@ -37,6 +37,8 @@ class TriageOptions:
     scheduler: str | None = None  # a dask scheduler's address
     partition_methods: int | None = None
     resume: bool = False
+    # every crash under the debugger, even in a storm (no sweep: triage/sweep.py)
+    diagnose_all: bool = False
 
     def __post_init__(self) -> None:
         if not self.commands:

@@ -58,6 +58,18 @@ class Crash:
         return e.bucket_key if e is not None else bucket_key(None, "crash", None)
 
 
+@dataclass(frozen=True)
+class NotDiagnosed:
+    """A crash of a storm's sweep (triage/sweep.py): its number and signal from its native
+    replay, not diagnosed."""
+
+    collection: str
+    number: int
+    signal: str
+    storm: str  # the bucket of the storm that swept it
+    member: str  # `<collection name>:<number>`
+
+
 @dataclass
 class Tally:
     """Progress over all partitions, from their journals."""
@@ -109,6 +121,8 @@ class TriageRun:
     # every replay, partition by partition
     segments: list[PartitionRun] = field(default_factory=list)
     crashes: list[Crash] = field(default_factory=list)
+    # the storms' crashes replayed without a debugger
+    not_diagnosed: list[NotDiagnosed] = field(default_factory=list)
     # (collection, what a partition printed)
     outputs: list[tuple[str, ReplayOutput]] = field(default_factory=list)
     stopped_early: bool = False  # --max-crashes reached
@@ -205,6 +219,7 @@ def replay_partitions(
     max_crashes: int,
     progress: TriageProgress | None = None,
     names: dict[str, str],
+    diagnose_all: bool = False,
 ) -> TriageRun:
     """Run every unfinished partition's task, then read all the journals back."""
     show = progress or TriageProgress()
@@ -216,7 +231,15 @@ def replay_partitions(
     if budget.left <= 0:
         cancel.set()
     tasks = [
-        PartitionTask(commands[p.collection], p, debugger, timeout, str(directory), max_crashes)
+        PartitionTask(
+            commands[p.collection],
+            p,
+            debugger,
+            timeout,
+            str(directory),
+            max_crashes,
+            diagnose_all,
+        )
         for p in partitions
         if p.index not in resumed
     ]
@@ -263,6 +286,7 @@ def replay_partitions(
         result.journals.append(j)
         _read_back(j, result, names)
     result.crashes.sort(key=lambda c: (c.collection, c.number))
+    result.not_diagnosed.sort(key=lambda c: (c.collection, c.number))
     show.update(tallier.final(result.journals))  # the last progress line: the coverage's count
     return result
 
@@ -301,6 +325,11 @@ def _read_back(j: Journal, result: TriageRun, names: dict[str, str]) -> None:
         result.crashes.append(
             Crash(located, p.collection, f"{names[p.collection]}:{located.method_context}")
         )
+    storm = str((j.storm or {}).get("bucket") or "")
+    result.not_diagnosed += [
+        NotDiagnosed(p.collection, n, sig, storm, f"{names[p.collection]}:{n}")
+        for n, sig in j.not_diagnosed()
+    ]
     failures = [Failure.from_json(f) for f in j.failures]
     failed = [Failure("error", n, "", "") for n in j.failed_compiles]
     result.outputs.append((p.collection, ReplayOutput(failures, failed)))

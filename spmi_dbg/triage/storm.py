@@ -31,28 +31,48 @@ class StormWatch:
         """The line to say now (once), or None."""
         if self.said is not None:
             return None
-        buckets: Counter[str] = Counter()
         first_record: dict[str, str] = {}
         for j in journals:
             for c in j.crashes:
-                bucket = str((c.get("expectation") or {}).get("bucket") or "")
-                if not bucket:
-                    continue
-                buckets[bucket] += 1
+                bucket = bucket_of(c)
                 seg = int(c.get("segment") or 0)
-                if bucket not in first_record and 0 < seg <= len(j.segments):
+                if bucket and bucket not in first_record and 0 < seg <= len(j.segments):
                     first_record[bucket] = str(j.segments[seg - 1].get("record") or "")
-        if not buckets:
+        found = storm_bucket(
+            [c for j in journals for c in j.crashes], accounted, self.min_crashes, self.share
+        )
+        if found is None:
             return None
-        bucket, count = buckets.most_common(1)[0]
-        if count < self.min_crashes or count < self.share * accounted:
-            return None
+        bucket, count = found
         why = _why(first_record.get(bucket))
         self.said = (
             f"systematic: {100 * count / accounted:.0f}% of the {accounted} method contexts "
             f"replayed so far crash in one bucket ({bucket}): {why}"
         )
         return self.said
+
+
+def bucket_of(crash: dict[str, Any]) -> str:
+    """A journal crash's bucket ("" when none was established)."""
+    return str((crash.get("expectation") or {}).get("bucket") or "")
+
+
+def storm_bucket(
+    crashes: list[dict[str, Any]],
+    accounted: int,
+    min_crashes: int = MIN_CRASHES,
+    share: float = SHARE,
+) -> tuple[str, int] | None:
+    """The bucket holding a storm among journal crashes, with its count: at least `min_crashes` of
+    them and `share` of the `accounted` method contexts; else None. The same rule for the line
+    said (StormWatch, over every partition) and for a partition's own sweep (triage/sweep.py)."""
+    buckets = Counter(b for b in map(bucket_of, crashes) if b)
+    if not buckets:
+        return None
+    bucket, count = buckets.most_common(1)[0]
+    if count < min_crashes or count < share * accounted:
+        return None
+    return bucket, count
 
 
 def _why(record: str | None) -> str:

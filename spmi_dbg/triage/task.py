@@ -26,12 +26,16 @@ from spmi_dbg.failures.output import read_output
 from spmi_dbg.mch.mclist import MCList
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.locate import ATTEMPTS, WINNING, Located, PartitionRun, identify
+from spmi_dbg.repro.native import run_native
 from spmi_dbg.triage import journal as journals
 from spmi_dbg.triage.journal import DEATHS_BEFORE_SPLIT, Journal
 from spmi_dbg.triage.plan import TriagePartition
+from spmi_dbg.triage.storm import storm_bucket
+from spmi_dbg.triage.sweep import MAX_WINDOW, SweepState
 
 MAX_CRASHES_REASON = "--max-crashes reached: the triage stopped"
 KILLER_REASON = "it killed its worker twice: not retried"
+SWEEP_SAVE_EVERY = 0.5  # seconds between two journal writes while a storm is swept natively
 
 
 class MissingOnWorker(SpmiDbgError):
@@ -48,6 +52,8 @@ class PartitionTask:
     directory: str  # the out directory's partitions/ (a shared path on a cluster)
     # the crash budget of a task run without one (the engines share one across their tasks)
     max_crashes: int
+    # every crash diagnosed under the debugger, even in a storm (--diagnose-all: no sweep)
+    diagnose_all: bool = False
 
 
 class Budget(Protocol):
@@ -180,22 +186,36 @@ class _Partition:
         self.files = journals.segment_dir(self.directory, task.partition.index)
         self.files.mkdir(exist_ok=True)
         self.sessions = sessions
+        self._sweep = (
+            SweepState.from_json(journal.storm)
+            if journal.storm is not None and not task.diagnose_all
+            else None
+        )
 
     def run(self) -> None:
-        start = time.monotonic()
+        start = saved = time.monotonic()
         try:
             while not self.journal.done:
                 if self.cancel.is_set():
                     return
-                self.step()
-                self.journal.seconds += time.monotonic() - start
-                start = time.monotonic()
-                journals.save(self.directory, self.journal)
+                native = self.step()
+                now = time.monotonic()
+                self.journal.seconds += now - start
+                start = now
+                # a native replay cannot kill the worker: its accounting may wait a little (a task
+                # killed meanwhile replays it again)
+                if not native or now - saved >= SWEEP_SAVE_EVERY:
+                    self.save()
+                    saved = now
         finally:
             # cancelled, or an error: nothing of this replay is accounted
-            if self.journal.running is not None:
-                self.journal.running = None
-                journals.save(self.directory, self.journal)
+            self.journal.running = None
+            self.save()
+
+    def save(self) -> None:
+        if self._sweep is not None:
+            self.journal.storm = self._sweep.to_json()
+        journals.save(self.directory, self.journal)
 
     def window(self) -> MCList | None:
         """The next replay's numbers: the rest of the partition, or (after deaths) a part of it;
@@ -216,14 +236,36 @@ class _Partition:
             j.window_end = middle
         return rest
 
-    def step(self) -> None:
+    def step(self) -> bool:
+        """One replay; True when it ran natively (a storm's sweep)."""
         j = self.journal
         if not j.remaining.count():
             j.done = True
-            return
+            return False
         window = self.window()
         if window is None:
-            return
+            return False
+        sweep = self._sweep
+        if sweep is not None:
+            if not sweep.under_debugger(window.first):
+                self.native_step(sweep, sweep.native_window(window))
+                return True
+            # the slot's sample: up to the slot's end (a crash ends it sooner)
+            nxt = sweep.next_slot_start(window.first)
+            until = sweep.debugger_until
+            if until is not None and window.first <= until:
+                window = window.between(window.first, until)
+            elif nxt is not None and nxt - 1 >= window.first:
+                window = window.between(window.first, nxt - 1)
+        self.debugger_step(window)
+        if sweep is not None:
+            sweep.sampled_at(window.first)
+            if sweep.debugger_until is not None and j.accounted >= sweep.debugger_until:
+                sweep.debugger_until = None
+        return False
+
+    def debugger_step(self, window: MCList) -> None:
+        j = self.journal
         spec = window.spec()
         j.running = {"from": window.first, "to": window.last, "compile": spec, "by": self.where}
         journals.save(self.directory, j)
@@ -284,11 +326,72 @@ class _Partition:
             return located.method_context
         j.crashes.append(_crash(located, k))
         j.accounted = located.method_context
+        self.watch_storm()
         if self.budget.left <= 0:
             self.cancel.set()
             j.give_up(MAX_CRASHES_REASON)
             j.done = True
         return located.method_context
+
+    def watch_storm(self) -> None:
+        """A storm in this partition's own crashes starts its sweep (triage/sweep.py)."""
+        j = self.journal
+        if self._sweep is not None or self.task.diagnose_all:
+            return
+        p = j.partition
+        accounted = p.numbers.between(p.numbers.first, j.accounted).count()
+        found = storm_bucket(j.crashes, accounted)
+        rest = j.remaining
+        if found is None or not rest.count():
+            return
+        self._sweep = SweepState.start(found[0], rest)
+        j.notes.append(
+            f"partition {p.index}: {found[1]} of its {accounted} method contexts replayed so far "
+            f"crashed in bucket {found[0]}: a storm; from {rest.first} on, replayed without a "
+            f"debugger but for a sample of {len(self._sweep.slots)} (--diagnose-all diagnoses "
+            "every crash)"
+        )
+
+    def native_step(self, sweep: SweepState, window: MCList) -> None:
+        """One native replay of a storm's sweep."""
+        j = self.journal
+        spec = window.spec()
+        run = run_native(
+            self.task.command.native_argv(spec),
+            timeout=self.task.timeout,
+            stdout=self.files / "sweep.stdout",
+            stderr=self.files / "sweep.stderr",
+        )
+        sweep.native_replays += 1
+        sweep.native_seconds += run.seconds
+        if run.timed_out:  # a hang: the debugger replays this window and diagnoses it
+            sweep.debugger_until = window.last
+            sweep.window = 1
+            return
+        if run.signal is not None and window.count() > 1:
+            sweep.window = 1  # which one crashed is not established: one by one
+            return
+        upto = window.last
+        crashed = run.signal is not None
+        if crashed:
+            if not self.budget.take():
+                j.give_up(MAX_CRASHES_REASON)
+                j.done = True
+                return
+            sweep.crashed(window.first, str(run.signal))
+        else:
+            sweep.window = min(2 * sweep.window, MAX_WINDOW)
+        output = read_output(self.files / "sweep.stdout", self.files / "sweep.stderr")
+        j.failures += [f.to_json() for f in output.failures if f.method_context <= upto]
+        known = set(j.failed_compiles)
+        j.failed_compiles += sorted(
+            {f.method_context for f in output.failed_compiles if f.method_context <= upto} - known
+        )
+        j.accounted = upto
+        if crashed and self.budget.left <= 0:
+            self.cancel.set()
+            j.give_up(MAX_CRASHES_REASON)
+            j.done = True
 
     def halve(self, located: Located, window: MCList, spec: str) -> None:
         """A crash whose method context is not established: nothing of the replay is accounted (no

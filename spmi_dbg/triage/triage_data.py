@@ -52,6 +52,7 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
         "stopped_at_max_crashes": run.stopped_early,
         "coverage": [c.to_json() for c in result.coverage],
         "crashes": [_crash(c, names) for c in run.crashes],
+        "not_diagnosed": _not_diagnosed(result),
         "buckets": [_bucket(b, result) for b in result.buckets],
         "bundle_kinds": [k for k in BUNDLE_KINDS if k in result.options.bundle_kinds],
         "failure_buckets": [_failure_bucket(b, result) for b in result.failure_buckets],
@@ -69,6 +70,26 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
         "notes": run.notes + [n for j in run.journals for n in j.notes],
         "causes": _causes(result),
     }
+
+
+def _not_diagnosed(result: TriageResult) -> list[dict[str, Any]]:
+    """The storms' crashes replayed without a debugger (triage/sweep.py), by storm bucket and
+    signal: accounted as crashed, their numbers from their own replays, nothing said of their
+    bucket."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for c in result.run.not_diagnosed:
+        groups.setdefault((c.storm, c.signal), []).append(c.member)
+    return [
+        {
+            "bucket": f"not-diagnosed-{storm}-{signal}",
+            "storm_bucket": storm,
+            "signal": signal,
+            "reason": "storm",
+            "count": len(members),
+            "method_contexts": members,
+        }
+        for (storm, signal), members in sorted(groups.items())
+    ]
 
 
 def _causes(result: TriageResult) -> list[dict[str, Any]]:
@@ -222,7 +243,7 @@ def write_triage(result: TriageResult, work: Path) -> list[Path]:
         data = Redactor.here().data(data)
     files = [out / "triage.json", out / "triage.md"]
     # the member lists triage.md and the summary cut short, each whole in its own file
-    for b in [*data["buckets"], *data["failure_buckets"]]:
+    for b in [*data["buckets"], *data["failure_buckets"], *data["not_diagnosed"]]:
         if needs_members_file(b):
             path = out / members_file(b["bucket"])
             path.parent.mkdir(exist_ok=True)
