@@ -136,3 +136,54 @@ def test_a_storm_is_said_with_its_cause_before_the_20th_crash(real: Real, tmp_pa
         "replay it with a Release JIT, or recollect it with a Checked JIT"
     )
     assert "why: checked-jit-on-release-collection: " in r.stdout
+
+
+def test_the_storm_is_swept_and_each_crash_not_diagnosed_is_a_native_crash(
+    real: Real, tmp_path: Path
+) -> None:
+    """Issue 27 item 2 (the CI twin: tests/test_triage_storm.py): the Checked JIT on api-reljit.mch,
+    the first 800 method contexts: after each partition's storm the rest is replayed without a
+    debugger but for a sample; every crash counted is one (a sample of the crashes not diagnosed is
+    replayed alone by the test: each dies of SIGSEGV), and the triage diagnosed few of them."""
+    import json
+    import os
+    import subprocess
+
+    from ..support.pipeline import triage
+
+    r = triage(
+        "--max-crashes",
+        "100000",
+        "--verify-runs",
+        "1",
+        "--out",
+        "t",
+        "--",
+        str(real.superpmi),
+        "-c",
+        "1-800",
+        str(real.jit_checked),
+        str(real.api_reljit),
+        cwd=tmp_path,
+    )
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    data = json.loads((tmp_path / "t" / "triage.json").read_text())
+    validate(data, "triage-3.json")
+    diagnosed = [c["method_context"] for c in data["crashes"]]
+    swept = [int(m.rsplit(":", 1)[1]) for g in data["not_diagnosed"] for m in g["method_contexts"]]
+    assert {g["signal"] for g in data["not_diagnosed"]} == {"SIGSEGV"}
+    assert len(swept) > 4 * len(diagnosed), (len(swept), len(diagnosed))
+    assert not set(swept) & set(diagnosed)
+    (cov,) = data["coverage"]
+    assert cov["crashed"] == len(swept) + len(diagnosed) and cov["not_reached"] == 0
+    assert cov["replayed_clean"] + cov["crashed"] + cov["failed_compile"] == 800
+    env = dict(os.environ, LD_LIBRARY_PATH=str(real.bin))
+    for n in swept[:: max(1, len(swept) // 20)]:
+        p = subprocess.run(
+            [str(real.superpmi), "-c", str(n), str(real.jit_checked), str(real.api_reljit)],
+            capture_output=True,
+            env=env,
+            timeout=60,
+        )
+        assert p.returncode == -11, (n, p.returncode)
+    assert "why: checked-jit-on-release-collection: " in r.stdout
