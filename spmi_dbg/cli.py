@@ -34,8 +34,10 @@ def build_parser(command: str | None = None) -> Parser:
         return parser
     # Imported here, not at module level (start-up): the other commands' modules cost `spmi-dbg mch
     # ...` ~170 ms.
+    from spmi_dbg.bisect import cli as bisect_cli
     from spmi_dbg.commands import tape_cli
     from spmi_dbg.driver import launch
+    from spmi_dbg.recheck import cli as recheck_cli
     from spmi_dbg.report import cli as report_cli
     from spmi_dbg.repro import cli as repro_cli
     from spmi_dbg.repro import demo
@@ -47,6 +49,8 @@ def build_parser(command: str | None = None) -> Parser:
     repro_cli.add_parsers(sub)
     triage_cli.add_parsers(sub)
     report_cli.add_parsers(sub)
+    bisect_cli.add_parsers(sub)
+    recheck_cli.add_parsers(sub)
     tape_cli.add_parsers(sub)
     demo.add_parsers(sub)
     return parser

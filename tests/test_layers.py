@@ -34,6 +34,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("driver",),
     ("repro",),
     ("triage",),
+    # since when (a repro on builds in order) and is it fixed (on a new build)
+    ("bisect",),
+    ("recheck",),
     ("cli",),
     # the console script (`mch verify` execs the native verifier, the rest goes to cli) and
     # python -m spmi_dbg
@@ -362,6 +365,15 @@ FUNCTION_IMPORTS_ALLOWED: list[tuple[str, str, str]] = [
     ("spmi_dbg.cli", "spmi_dbg.repro.demo", STARTUP),
     ("spmi_dbg.cli", "spmi_dbg.sample.commands", STARTUP),
     ("spmi_dbg.cli", "spmi_dbg.triage.cli", STARTUP),
+    ("spmi_dbg.cli", "spmi_dbg.bisect.cli", STARTUP),
+    ("spmi_dbg.cli", "spmi_dbg.recheck.cli", STARTUP),
+    # what runs a bisect or a recheck, as for triage
+    ("spmi_dbg.bisect.cli", "spmi_dbg.bisect.output", STARTUP),
+    ("spmi_dbg.bisect.cli", "spmi_dbg.bisect.run", STARTUP),
+    ("spmi_dbg.bisect.cli", "spmi_dbg.bisect.target", STARTUP),
+    ("spmi_dbg.bisect.cli", "spmi_dbg.driver.select", STARTUP),
+    ("spmi_dbg.recheck.cli", "spmi_dbg.driver.select", STARTUP),
+    ("spmi_dbg.recheck.cli", "spmi_dbg.recheck.run", STARTUP),
     # what runs a triage, not what parses its command line (every command builds triage's parser)
     ("spmi_dbg.triage.cli", "spmi_dbg.triage.pipeline", STARTUP),
     ("spmi_dbg.triage.cli", "spmi_dbg.triage.display", STARTUP),

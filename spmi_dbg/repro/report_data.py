@@ -46,6 +46,11 @@ def report_data(
         "repro_command": None
         if result.isolated is None
         else (result.repro_command or result.options.command).shell_line(result.isolated.mch.name),
+        # the repro's command line as data (its collection named relative to the bundle): what
+        # bisect and recheck replay
+        "repro_argv": None
+        if result.isolated is None
+        else (result.repro_command or result.options.command).argv(None, result.isolated.mch.name),
         "verification_single_record": target.single.to_json() if target and target.single else None,
         "minimization": result.minimization.to_json() if result.minimization else None,
         "verification": v.to_json() if v else None,

@@ -1,0 +1,1 @@
+"""`spmi-dbg bisect`: the first JIT build that fails as a repro does, from a store of builds."""

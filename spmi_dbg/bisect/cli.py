@@ -1,0 +1,170 @@
+"""`spmi-dbg bisect`: the first JIT build that fails as a repro does. Exit 0 a first bad build
+found, 1 not found (a range of skipped builds, or an endpoint that is not what it was said to be),
+3 usage or input error, 4 the debugger failed."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from spmi_dbg.bisect.store import Flavor, flavor_of
+from spmi_dbg.bisect.verdict import Expected, Target
+from spmi_dbg.errors import UsageError
+from spmi_dbg.repro.arguments import PIPELINE_USAGE, pipeline_errors
+from spmi_dbg.repro.command import ReproCommand, from_argv
+from spmi_dbg.repro.environment import EnvVar, capture
+from spmi_dbg.repro.needs import switches_of
+from spmi_dbg.usage import integer
+
+EPILOG = """The builds come from a store (--store: superpmi.py's basejit/<hash>.<os>.<arch>.<Build>/
+or the rolling-build layout <hash>/<OS>/<arch>/<Build>/) in the order of a checkout's history
+(--repo, --good, --bad: first-parent commits touching the JIT) or of --order FILE; or from --jits
+FILE (one JIT path a line, oldest first). Each build replays the repro natively (--runs times) and
+is bad (the repro's failure), good (clean) or skipped (another JIT-EE version, a JIT that does not
+load, missing data only, another failure, flaky). Writes OUT/bisect.json, bisect.md, bisect-run.sh
+(for `git bisect run`) and target.json.
+
+exit status: 0 a first bad build found, 1 not found (a range, or wrong endpoints), 3 usage or input
+error, 4 the debugger failed.
+
+examples:
+  spmi-dbg bisect spmi-repro --store artifacts/spmi/basejit --repo ~/runtime \\
+      --good 1a2b3c4 --bad 5d6e7f8
+  spmi-dbg bisect --jits builds.txt -- superpmi -c 543 -jitoption JitStressRegs=400 \\
+      libclrjit.so api.mch"""
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser(
+        "bisect",
+        help="find the first JIT build that fails as a repro does",
+        usage="spmi-dbg bisect [BUNDLE] [options] [-- SUPERPMI_ARGV -c N]",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage_status=PIPELINE_USAGE,
+    )
+    p.add_argument("bundle", nargs="?", type=Path, metavar="BUNDLE", help="a repro bundle")
+    p.add_argument("--store", type=Path, metavar="DIR", help="a store of JIT builds")
+    p.add_argument("--jits", type=Path, metavar="FILE", help="JIT paths, one a line, oldest first")
+    p.add_argument("--repo", type=Path, metavar="PATH", help="a dotnet/runtime or coreclr checkout")
+    p.add_argument("--order", type=Path, metavar="FILE", help="commit hashes, oldest first")
+    p.add_argument("--good", metavar="REV", help="a build known good")
+    p.add_argument("--bad", metavar="REV", help="a build known bad")
+    p.add_argument("--os", dest="os_name", metavar="OS", help="the store's os (default linux)")
+    p.add_argument("--arch", metavar="ARCH", help="the store's arch (default: the JIT's)")
+    p.add_argument(
+        "--build",
+        metavar="FLAVOR",
+        help="Checked or Release (default: the JIT's, Checked when it has a Checked JIT's "
+        "switches)",
+    )
+    p.add_argument(
+        "--which",
+        choices=("base", "diff"),
+        help="with -a: the JIT the builds replace (default: the one the repro's regression "
+        "experiment blames, else base)",
+    )
+    p.add_argument(
+        "--runs",
+        type=integer(minimum=1),
+        default=2,
+        metavar="N",
+        help="native replays per build; a build not the same on every run is flaky (default 2)",
+    )
+    p.add_argument(
+        "--workers",
+        type=integer(minimum=1),
+        default=1,
+        metavar="W",
+        help="builds probed at once (k-ary search; default 1: binary)",
+    )
+    p.add_argument(
+        "--other",
+        choices=("skip", "bad", "good"),
+        default="skip",
+        help="what another failure counts as (default skip)",
+    )
+    p.add_argument(
+        "--timeout", type=float, default=60.0, metavar="S", help="seconds per replay (default 60)"
+    )
+    p.add_argument(
+        "--debugger",
+        choices=("gdb", "lldb", "none"),
+        default="gdb",
+        help="confirms a crash's bucket (default gdb; none: by its signal only)",
+    )
+    p.add_argument(
+        "--out", type=Path, default=Path("spmi-bisect"), metavar="DIR", help="(spmi-bisect)"
+    )
+    p.add_argument("command", nargs=argparse.REMAINDER, help="superpmi argv with -c N")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return pipeline_errors("bisect", lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
+    # what runs a bisect, not what parses its command line (every command builds this parser)
+    from spmi_dbg.bisect.output import summary
+    from spmi_dbg.bisect.run import BisectOptions, run_bisect
+    from spmi_dbg.bisect.target import from_bundle
+    from spmi_dbg.driver.select import pick
+
+    rest = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if args.bundle is not None and not args.bundle.is_dir() and rest:
+        # `-- superpmi ...`: argparse gave the program to BUNDLE
+        rest, args.bundle = [str(args.bundle), *rest], None
+    varies = None if args.which is None else ["base", "diff"].index(args.which)
+    if args.bundle is not None and rest:
+        raise UsageError("give either a BUNDLE or a command after --, not both")
+    if args.bundle is not None:
+        target = from_bundle(args.bundle, varies)
+        discovery = False
+    elif rest:
+        command = from_argv(rest)
+        selection = command.selection
+        if selection is None or selection.count() != 1:
+            raise UsageError("the command after -- needs -c N: the one method context to replay")
+        command = _with_env(command, capture(os.environ))
+        target = Target(command, Expected(), varies or 0, compile_list=selection.spec())
+        discovery = True
+    else:
+        raise UsageError("expected a repro BUNDLE, or a superpmi command with -c N after --")
+    flavor = None
+    if args.os_name or args.arch or args.build:
+        jit = target.command.jits[target.varies]
+        base = flavor_of(jit, checked=bool(switches_of(jit)))
+        flavor = Flavor(args.os_name or base.os, args.arch or base.arch, args.build or base.build)
+    debugger = None if args.debugger == "none" else pick(args.debugger, cwd=os.getcwd())
+    opts = BisectOptions(
+        target,
+        args.out,
+        store=args.store,
+        jits=args.jits,
+        repo=args.repo,
+        order=args.order,
+        good=args.good,
+        bad=args.bad,
+        flavor=flavor,
+        runs=args.runs,
+        workers=args.workers,
+        other=args.other,
+        timeout=args.timeout,
+        debugger=debugger,
+        bundle=args.bundle,
+        needs_discovery=discovery,
+    )
+    result = run_bisect(opts)
+    for line in summary(result):
+        print(line)
+    print(f"bisect: {args.out / 'bisect.md'}", file=sys.stderr)
+    return result.exit_code
+
+
+def _with_env(command: ReproCommand, env: tuple[EnvVar, ...]) -> ReproCommand:
+    return replace(command, env=env)

@@ -1,0 +1,141 @@
+"""Bisect, the whole (issue 28): the target (a bundle, or a command and `-c N`: its failure then
+found on the bad build), the builds in order (a store read through a checkout's history or
+--order, or a plain --jits list), the search, and what it writes."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from spmi_dbg.bisect import order as orders
+from spmi_dbg.bisect.discover import discover
+from spmi_dbg.bisect.output import BisectResult, write
+from spmi_dbg.bisect.search import Outcome, Probe, search
+from spmi_dbg.bisect.store import Build, Flavor, Store, flavor_of, read_jit_list
+from spmi_dbg.bisect.target import TARGET_FILE, write_target
+from spmi_dbg.bisect.verdict import Expected, Target, Verdict, probe
+from spmi_dbg.driver.base import Driver
+from spmi_dbg.errors import InputError, UsageError
+from spmi_dbg.repro.needs import switches_of
+
+Other = Literal["skip", "bad", "good"]
+
+
+@dataclass
+class BisectOptions:
+    target: Target
+    out: Path
+    store: Path | None = None
+    jits: Path | None = None  # --jits FILE
+    repo: Path | None = None
+    order: Path | None = None
+    good: str | None = None
+    bad: str | None = None
+    flavor: Flavor | None = None  # os/arch/build (default: the command's JIT's)
+    runs: int = 2
+    workers: int = 1
+    other: Other = "skip"
+    timeout: float = 60.0
+    debugger: Driver | None = None
+    bundle: Path | None = None
+    needs_discovery: bool = False  # a command and -c N: the failure is the bad build's
+
+
+def jit_file(target: Target) -> str:
+    return Path(target.command.jits[target.varies]).name
+
+
+def builds_of(opts: BisectOptions) -> tuple[list[Build], dict[str, orders.Commit], Flavor | None]:
+    if opts.jits is not None:
+        try:
+            builds = read_jit_list(opts.jits)
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(str(opts.jits), f"(--jits) cannot be read ({e})") from None
+        return builds, {}, None
+    if opts.store is None:
+        raise UsageError("expected --store DIR (with --repo or --order) or --jits FILE")
+    if not opts.store.is_dir():
+        raise InputError(str(opts.store), "(--store) not a directory")
+    jit = opts.target.command.jits[opts.target.varies]
+    flavor = opts.flavor or flavor_of(jit, checked=bool(switches_of(jit)))
+    store = Store(opts.store, jit_file(opts.target), flavor)
+    if opts.repo is not None:
+        if not (opts.good and opts.bad):
+            raise UsageError("--repo needs --good and --bad")
+        commits = orders.from_repo(opts.repo, opts.good, opts.bad)
+    elif opts.order is not None:
+        commits = orders.from_file(opts.order, opts.good, opts.bad)
+    else:
+        raise UsageError("--store needs the order of its builds: --repo PATH or --order FILE")
+    builds = [replace(store.find(c.hash), name=c.hash) for c in commits]
+    return builds, {c.hash: c for c in commits}, flavor
+
+
+def run_bisect(opts: BisectOptions) -> BisectResult:
+    start = time.monotonic()
+    builds, commits, flavor = builds_of(opts)
+    if len(builds) < 2:
+        raise UsageError(f"{len(builds)} build(s) to search: at least a good and a bad one")
+    opts.out.mkdir(parents=True, exist_ok=True)
+    work = opts.out / "replays"
+    target = opts.target
+    stopped: str | None = None
+    if opts.needs_discovery:
+        bad = builds[-1]
+        found: Expected | str = (
+            discover(
+                target,
+                bad.jit,
+                timeout=opts.timeout,
+                workdir=work / "discover",
+                debugger=opts.debugger,
+            )
+            if bad.jit is not None
+            else "has no build in the store"
+        )
+        if isinstance(found, str):
+            stopped = f"the bad build {bad.name} {found}"
+        else:
+            target = replace(target, expected=found)
+
+    def one(build: Build) -> Verdict:
+        assert build.jit is not None
+        v = probe(
+            target,
+            jit=build.jit,
+            runs=opts.runs,
+            timeout=opts.timeout,
+            workdir=work / _safe(build.name),
+            debugger=opts.debugger,
+        )
+        if v.reason == "other-failure" and opts.other != "skip":
+            v.evidence += f" (--other {opts.other})"
+            v.kind, v.reason = opts.other, None
+        return v
+
+    p: Probe = one
+    outcome = search(builds, p, workers=opts.workers) if stopped is None else Outcome(builds)
+    outcome.stopped = outcome.stopped or stopped
+    result = BisectResult(target, outcome, commits, [], flavor, bundle=opts.bundle)
+    if opts.repo is not None and outcome.first_bad is not None and outcome.last_good is not None:
+        result.range_commits = orders.between(
+            opts.repo, builds[outcome.last_good].name, builds[outcome.first_bad].name
+        )
+    elif outcome.first_bad is not None and outcome.last_good is not None:
+        result.range_commits = [
+            commits[b.name]
+            for b in builds[outcome.last_good + 1 : outcome.first_bad + 1]
+            if b.name in commits
+        ]
+    result.seconds = time.monotonic() - start
+    target_file = opts.out / TARGET_FILE
+    write_target(target_file, target)
+    write(opts.out, result, target_file.absolute(), jit_file(target))
+    return result
+
+
+def _safe(name: str) -> str:
+    """A build's name as one directory name (a --jits path has slashes)."""
+    return "".join(c if c.isalnum() or c in "-._" else "_" for c in name)[-120:] or "build"

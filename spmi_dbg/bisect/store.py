@@ -1,0 +1,146 @@
+"""Bisect, where the JIT builds come from (issue 28 item 1): a store of JIT builds on disk, in
+either layout engineers have:
+
+- superpmi.py's base-JIT cache: `<store>/<git hash>.<os>.<arch>.<Build>/<jit file>`
+  (`artifacts/spmi/basejit/31234a86....linux.arm64.Checked/libclrjit.so`);
+- jitrollingbuild.py's layout: `<store>/<git hash>/<OS>/<arch>/<Build>/<jit file>`.
+
+The JIT file is the one the command names (its basename: `libclrjit.so`, a cross-targeting
+`libclrjit_universal_arm64_x64.so`, 3.1's `libclrjit_unix_arm64_x64.so`). os, arch and build
+default to the command's JIT's (Flavor). A hash finds its build by its full text or as a prefix of
+at least 7 characters of the store's name (either way round: a store named by short hashes, an
+order of full ones), never by a guess between two."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from spmi_dbg.elf import read
+
+MIN_PREFIX = 7  # git's shortest abbreviation
+
+
+@dataclass(frozen=True)
+class Flavor:
+    os: str  # linux, windows, osx
+    arch: str  # x64, arm64, arm, x86
+    build: str  # Checked, Release, Debug
+
+    def describe(self) -> str:
+        return f"{self.os}.{self.arch}.{self.build}"
+
+
+@dataclass(frozen=True)
+class Build:
+    """One build to replay: its name in the order (a commit hash, or a path from --jits) and its
+    JIT file (None: the order names it, the store has none)."""
+
+    name: str
+    jit: Path | None
+    layout: str = ""  # basejit | rolling | list
+
+    def to_json(self) -> dict[str, object]:
+        return {"build": self.name, "jit": None if self.jit is None else str(self.jit)}
+
+
+_ARCHES = {"x86_64": "x64", "aarch64": "arm64", "arm": "arm", "x86": "x86"}  # elf.MACHINES'
+
+
+def flavor_of(jit: str, *, checked: bool) -> Flavor:
+    """The command's JIT's os/arch (its ELF header; a JIT that is not ELF: linux x64) and build
+    (Checked when the JIT carries a Checked JIT's switches, else Release)."""
+    facts = read(jit)
+    arch = _ARCHES.get(facts.machine or "", "x64") if facts is not None else "x64"
+    return Flavor("linux", arch, "Checked" if checked else "Release")
+
+
+class Store:
+    def __init__(self, root: Path, jit_file: str, flavor: Flavor) -> None:
+        self.root = root
+        self.jit_file = jit_file
+        self.flavor = flavor
+        self._names: list[str] | None = None
+
+    def names(self) -> list[str]:
+        if self._names is None:
+            try:
+                self._names = sorted(e.name for e in os.scandir(self.root))
+            except OSError:
+                self._names = []
+        return self._names
+
+    def _candidates(self, commit: str) -> list[tuple[Path, str]]:
+        f = self.flavor
+        out: list[tuple[Path, str]] = []
+        for name in self.names():
+            head, _, tail = name.partition(".")
+            # superpmi.py: <hash>.<os>.<arch>.<Build>
+            if tail:
+                parts = tail.split(".")
+                if (
+                    len(parts) == 3
+                    and parts[0].lower() == f.os.lower()
+                    and parts[1].lower() == f.arch.lower()
+                    and parts[2].lower() == f.build.lower()
+                    and _same(head, commit)
+                ):
+                    out.append((self.root / name / self.jit_file, "basejit"))
+            elif _same(name, commit):  # jitrollingbuild.py: <hash>/<OS>/<arch>/<Build>
+                out.append((self._rolling(self.root / name), "rolling"))
+        return [(p, layout) for p, layout in out if p.is_file()]
+
+    def _rolling(self, directory: Path) -> Path:
+        """<OS>/<arch>/<Build>, each matched without regard to case (Linux, linux)."""
+        f = self.flavor
+        path = directory
+        for want in (f.os, f.arch, f.build):
+            try:
+                match = next(
+                    (e.name for e in os.scandir(path) if e.name.lower() == want.lower()), None
+                )
+            except OSError:
+                match = None
+            if match is None:
+                return directory / f.os / f.arch / f.build / self.jit_file
+            path = path / match
+        return path / self.jit_file
+
+    def find(self, commit: str) -> Build:
+        """The commit's build (jit None when the store has none, or more than one that could be
+        it)."""
+        found = self._candidates(commit)
+        if len(found) != 1:
+            return Build(commit, None)
+        return Build(commit, *found[0])
+
+    def commits(self) -> list[str]:
+        """The hashes the store has a build of (any order)."""
+        out: list[str] = []
+        for name in self.names():
+            head = name.partition(".")[0]
+            if self.find(head).jit is not None and head not in out:
+                out.append(head)
+        return out
+
+
+def _same(a: str, b: str) -> bool:
+    a, b = a.lower(), b.lower()
+    if a == b:
+        return True
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return len(short) >= MIN_PREFIX and long.startswith(short)
+
+
+def read_jit_list(path: Path) -> list[Build]:
+    """--jits FILE: one JIT path a line, oldest first (blank lines and # comments skipped)."""
+    out: list[Build] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        text = line.strip()
+        if text and not text.startswith("#"):
+            p = Path(text)
+            if not p.is_absolute():
+                p = path.parent / p
+            out.append(Build(text, p if p.is_file() else None, "list"))
+    return out

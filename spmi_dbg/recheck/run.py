@@ -1,0 +1,129 @@
+"""Recheck (issue 28 item 5): each repro (a bundle, each bucket's bundle of a triage directory, or a
+bisect's target.json) replayed on a new build -- a new JIT (--jit, or --store with --build), or a
+new superpmi (--superpmi: the seed's fix was in superpmi's near differ) -- and said to be fixed
+(clean), still failing (its own failure), changed (another failure, named) or cannot tell (missing
+data, another JIT-EE version, a JIT that does not load, flaky)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from spmi_dbg import __version__
+from spmi_dbg.atomic import atomic_write_text
+from spmi_dbg.bisect.target import TARGET_FILE, from_bundle, read_target
+from spmi_dbg.bisect.verdict import Target, Verdict, probe
+from spmi_dbg.driver.base import Driver
+from spmi_dbg.errors import InputError
+
+Status = Literal["fixed", "still failing", "changed", "cannot tell"]
+
+
+@dataclass
+class Recheck:
+    name: str  # the bundle (or target.json) as given
+    target: Target
+    verdict: Verdict
+
+    @property
+    def status(self) -> Status:
+        v = self.verdict
+        if v.kind == "good":
+            return "fixed"
+        if v.kind == "bad":
+            return "still failing"
+        return "changed" if v.reason == "other-failure" else "cannot tell"
+
+    def line(self) -> str:
+        return f"{self.name}: {self.status}: {self.verdict.evidence}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "repro": self.name,
+            "status": self.status,
+            "expected": self.target.expected.to_json(),
+            **self.verdict.to_json(),
+        }
+
+
+def targets_of(paths: list[Path]) -> list[tuple[str, Target]]:
+    """Each path's repros: a bundle, a target.json (or a bisect's --out), a triage directory's
+    bucket bundles."""
+    out: list[tuple[str, Target]] = []
+    for p in paths:
+        if p.is_file() and p.name.endswith(".json"):
+            out.append((str(p), read_target(p)))
+        elif (p / "triage.json").is_file():
+            out += _triage(p)
+        elif (p / "report.json").is_file():
+            out.append((str(p), from_bundle(p)))
+        elif (p / TARGET_FILE).is_file():
+            out.append((str(p), read_target(p / TARGET_FILE)))
+        else:
+            raise InputError(
+                str(p),
+                "expected a repro bundle (report.json), a triage directory (triage.json) or "
+                "a bisect target (target.json)",
+            )
+    return out
+
+
+def _triage(directory: Path) -> list[tuple[str, Target]]:
+    path = directory / "triage.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        buckets = [*data["buckets"], *data["failure_buckets"]]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
+        raise InputError(str(path), f"not a triage.json ({e})") from None
+    out: list[tuple[str, Target]] = []
+    for b in buckets:
+        bundle = (b.get("repro") or {}).get("bundle")
+        if bundle and Path(bundle, "report.json").is_file():
+            out.append((f"{directory}:{b['bucket']}", from_bundle(Path(bundle))))
+    if not out:
+        raise InputError(str(path), "no bucket has a repro bundle")
+    return out
+
+
+def recheck(
+    targets: list[tuple[str, Target]],
+    *,
+    jit: Path | None,
+    superpmi: Path | None,
+    runs: int,
+    timeout: float,
+    work: Path,
+    debugger: Driver | None,
+) -> list[Recheck]:
+    out: list[Recheck] = []
+    for k, (name, target) in enumerate(targets, 1):
+        v = probe(
+            target,
+            jit=jit,
+            superpmi=superpmi,
+            runs=runs,
+            timeout=timeout,
+            workdir=work / f"r{k}",
+            debugger=debugger,
+        )
+        out.append(Recheck(name, target, v))
+    return out
+
+
+def write_json(path: Path, results: list[Recheck], build: str) -> None:
+    atomic_write_text(
+        path,
+        json.dumps(
+            {
+                "schema": 1,
+                "tool": f"spmi-dbg {__version__}",
+                "build": build,
+                "all_fixed": all(r.status == "fixed" for r in results),
+                "repros": [r.to_json() for r in results],
+            },
+            indent=2,
+        )
+        + "\n",
+    )

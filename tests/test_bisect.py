@@ -1,0 +1,256 @@
+"""Issue 28 on the sample JITs (the CI twin of tests/real/test_bisect_real.py): `spmi-dbg bisect`
+over a store the test makes (both layouts, over a git history it creates) and `spmi-dbg recheck`.
+The failure is the diff JIT's own assert (`diff-assert`: only libsamplejit_diff.so asserts), so the
+builds are the base JIT (good) then the diff JIT (bad); a JIT that does not load is skipped; the
+real superpmi's own refusals are classified from its transcripts in
+tests/real/test_bisect_data.py."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spmi_dbg.bisect.search import search
+from spmi_dbg.bisect.store import Build, Flavor, Store
+from spmi_dbg.bisect.verdict import Verdict
+
+from .support.builds import history
+from .support.common import Collections
+from .support.natives import BASE, DIFF, REPLAY
+from .support.pipeline import repro
+
+AT = 7
+
+
+def _spmi(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "spmi_dbg", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )
+
+
+@pytest.fixture
+def mch(cols: Collections) -> Path:
+    return cols.get("bisect-diff-assert", 20, inject=[("diff-assert", AT)])
+
+
+@pytest.fixture
+def not_a_jit(tmp_path: Path) -> Path:
+    p = tmp_path / "broken" / "libclrjit.so"
+    p.parent.mkdir()
+    p.write_text("not a JIT\n")
+    return p
+
+
+def _named(tmp_path: Path, jit: str, where: str) -> str:
+    """`jit` as the store names its JITs (libclrjit.so): the command's JIT file is the store's (a
+    copy: a link would be resolved to its target's name)."""
+    copy = tmp_path / where / "libclrjit.so"
+    copy.parent.mkdir(exist_ok=True)
+    if not copy.exists():
+        shutil.copyfile(jit, copy)
+    return str(copy)
+
+
+def _bisect(mch: Path, tmp_path: Path, *args: str) -> tuple[int, dict, str]:
+    r = _spmi(
+        "bisect",
+        "--build",
+        "Checked",
+        "--out",
+        "o",
+        *args,
+        "--",
+        REPLAY,
+        "-c",
+        str(AT),
+        _named(tmp_path, DIFF, "cmd"),
+        str(mch),
+        cwd=tmp_path,
+    )
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    return r.returncode, json.loads((tmp_path / "o" / "bisect.json").read_text()), r.stdout
+
+
+@pytest.mark.parametrize("layout", ["basejit", "rolling"])
+def test_bisect_finds_the_first_bad_build_in_a_store(
+    mch: Path, tmp_path: Path, layout: str
+) -> None:
+    b, d = Path(BASE), Path(DIFF)
+    h = history(tmp_path, [b, b, None, b, d, d, d], layout=layout, unrelated=(4,))
+    rc, data, out = _bisect(
+        mch, tmp_path, "--store", str(h.store), "--repo", str(h.repo),
+        "--good", h.hashes[0], "--bad", h.hashes[-1],
+    )  # fmt: skip
+    assert rc == 0, out
+    assert data["exact"] and data["first_bad"]["build"] == h.hashes[4]
+    assert data["last_good"]["build"] == h.hashes[3]
+    assert data["first_bad"]["pr"] == h.pr(4) and data["first_bad"]["verdict"] == "bad"
+    assert data["range"] == []
+    # the commits between: the first bad one only (the docs commit after it is not in the range)
+    assert [c["commit"] for c in data["range_commits"]] == [h.hashes[4]]
+    skipped = {s["build"]: s["reason"] for s in data["skipped"]}
+    assert skipped.get(h.hashes[2], "no-build") == "no-build"
+    assert data["expected"]["kind"] == "assert"
+    assert data["replays"] == sum(t["replays"] for t in data["tried"])
+    md = (tmp_path / "o" / "bisect.md").read_text()
+    assert f"dotnet/runtime#{h.pr(4)}" in md
+    assert f"first bad build: {h.hashes[4]}" in out
+
+
+def test_skipped_builds_are_searched_around_and_said_as_a_range(
+    mch: Path, tmp_path: Path, not_a_jit: Path
+) -> None:
+    b, d = Path(BASE), Path(DIFF)
+    h = history(tmp_path, [b, b, not_a_jit, d, d])
+    rc, data, _ = _bisect(
+        mch, tmp_path, "--store", str(h.store), "--repo", str(h.repo),
+        "--good", h.hashes[0], "--bad", h.hashes[-1],
+    )  # fmt: skip
+    assert rc == 1 and not data["exact"]
+    assert data["last_good"]["build"] == h.hashes[1] and data["first_bad"]["build"] == h.hashes[3]
+    assert data["range"] == [h.hashes[2]]
+    (skip,) = data["skipped"]
+    assert skip["reason"] == "jit-does-not-load" and "LoadLibrary" in skip["evidence"]
+
+
+def test_endpoints_the_wrong_way_round_stop_with_one_line(mch: Path, tmp_path: Path) -> None:
+    b, d = Path(BASE), Path(DIFF)
+    h = history(tmp_path, [d, d, b, b])
+    order = tmp_path / "order.txt"
+    order.write_text("".join(f"{x}\n" for x in h.hashes))
+    rc, data, out = _bisect(mch, tmp_path, "--store", str(h.store), "--order", str(order))
+    assert rc == 1 and data["first_bad"] is None
+    # a command and -c N: the failure is the bad build's, and it has none
+    assert data["stopped"] == f"the bad build {h.hashes[-1]} does not fail: exit status 0 (Success)"
+    assert f"no answer: the bad build {h.hashes[-1]} does not fail" in out
+
+
+def test_k_ary_search_with_workers_finds_the_same_build(mch: Path, tmp_path: Path) -> None:
+    b, d = Path(BASE), Path(DIFF)
+    jits = [*[b] * 9, *[d] * 7]
+    lst = tmp_path / "jits.txt"
+    names = []
+    for i, j in enumerate(jits):
+        link = tmp_path / f"b{i:02}" / "libclrjit.so"
+        link.parent.mkdir()
+        link.symlink_to(j)
+        names.append(str(link))
+    lst.write_text("".join(f"{n}\n" for n in names))
+    rc, data, _ = _bisect(mch, tmp_path, "--jits", str(lst), "--workers", "3", "--runs", "1")
+    assert rc == 0 and data["first_bad"]["build"] == names[9]
+    assert data["last_good"]["build"] == names[8]
+
+
+def test_asm_diffs_which_jit_varies(mch: Path, tmp_path: Path) -> None:
+    """-a: the builds replace the diff JIT (--which diff) and the diff JIT's assert is found; with
+    --which base the diff JIT stays and every build fails: the good endpoint is not good."""
+    b, d = Path(BASE), Path(DIFF)
+    h = history(tmp_path, [b, b, d, d])
+    common = ["--store", str(h.store), "--repo", str(h.repo), "--good", h.hashes[0]]
+    for which, rc_want in (("diff", 0), ("base", 1)):
+        out = tmp_path / which
+        r = _spmi(
+            "bisect", "--build", "Checked", "--out", str(out), *common, "--bad", h.hashes[-1],
+            "--which", which, "--", REPLAY, "-a", "-c", str(AT),
+            _named(tmp_path, BASE, "cmd-base"), _named(tmp_path, DIFF, "cmd-diff"), str(mch),
+            cwd=tmp_path,
+        )  # fmt: skip
+        assert r.returncode == rc_want, r.stdout + r.stderr
+        data = json.loads((out / "bisect.json").read_text())
+        assert data["varies"] == which
+        if which == "diff":
+            assert data["first_bad"]["build"] == h.hashes[2]
+        else:
+            assert data["stopped"].startswith(f"the good build {h.hashes[0]} is bad")
+
+
+def test_recheck_says_fixed_still_failing_and_cannot_tell(
+    mch: Path, tmp_path: Path, not_a_jit: Path
+) -> None:
+    r = repro(
+        "--failure", "assert", "--verify-runs", "1", "--out", "b", "--",
+        REPLAY, DIFF, str(mch), cwd=tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    bundle = str(tmp_path / "b")
+    fixed = _spmi("recheck", bundle, "--jit", BASE, "--out", "r1", cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert f"{bundle}: fixed: replayed clean" in fixed.stdout
+    data = json.loads((tmp_path / "r1" / "recheck.json").read_text())
+    assert data["all_fixed"] and data["repros"][0]["status"] == "fixed"
+    still = _spmi("recheck", bundle, "--jit", DIFF, "--out", "r2", cwd=tmp_path)
+    assert still.returncode == 1 and f"{bundle}: still failing: superpmi said: " in still.stdout
+    for jit, want in ((BASE, 0), (DIFF, 1), (str(not_a_jit), 125)):
+        g = _spmi("recheck", "--git-bisect", bundle, "--jit", jit, cwd=tmp_path)
+        assert g.returncode == want, (jit, g.stdout, g.stderr)
+
+
+def test_bisect_run_script_drives_git_bisect(mch: Path, tmp_path: Path) -> None:
+    """bisect-run.sh under `git bisect run`: each step "builds" (here: links the commit's JIT) and
+    replays the target; git names the first bad commit."""
+    b, d = Path(BASE), Path(DIFF)
+    h = history(tmp_path, [b, b, b, d, d])
+    rc, _, _ = _bisect(
+        mch, tmp_path, "--store", str(h.store), "--repo", str(h.repo),
+        "--good", h.hashes[0], "--bad", h.hashes[-1],
+    )  # fmt: skip
+    assert rc == 0
+    jit = tmp_path / "built" / "libclrjit.so"
+    jit.parent.mkdir()
+    build = tmp_path / "build.sh"
+    build.write_text(
+        f'#!/bin/sh\nln -sf "$(ls {h.store}/$(git rev-parse HEAD).*/libclrjit.so)" {jit}\n'
+    )
+    build.chmod(0o755)
+    env = {"SPMI_BISECT_BUILD": str(build), "SPMI_BISECT_JIT": str(jit)}
+    script = tmp_path / "o" / "bisect-run.sh"
+    git = ["git", "-C", str(h.repo)]
+    subprocess.run([*git, "bisect", "start", h.hashes[-1], h.hashes[0]], check=True)
+    r = subprocess.run(
+        [*git, "bisect", "run", str(script)],
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, **env, "PATH": _path()},
+        timeout=600,
+    )
+    assert f"{h.hashes[3]} is the first bad commit" in r.stdout, r.stdout + r.stderr
+
+
+def _path() -> str:
+    import os
+
+    return os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+
+def test_store_layouts_and_hash_prefixes(tmp_path: Path) -> None:
+    jit = tmp_path / "libclrjit.so"
+    jit.write_bytes(b"\x7fELF")
+    full = "31234a86" + "0" * 32
+    (tmp_path / "s" / f"{full}.linux.arm64.Checked").mkdir(parents=True)
+    (tmp_path / "s" / f"{full}.linux.arm64.Checked" / "libclrjit.so").symlink_to(jit)
+    (tmp_path / "s" / "abcdef12" / "Linux" / "arm64" / "Checked").mkdir(parents=True)
+    (tmp_path / "s" / "abcdef12" / "Linux" / "arm64" / "Checked" / "libclrjit.so").symlink_to(jit)
+    store = Store(tmp_path / "s", "libclrjit.so", Flavor("linux", "arm64", "Checked"))
+    assert store.find("31234a8").jit is not None  # a prefix of 7
+    assert store.find("31234a").jit is None  # too short to be sure
+    assert store.find("abcdef12" + "9" * 32).jit is not None  # the store's short name
+    assert store.find("abcdef12").layout == "rolling"
+    other = Store(tmp_path / "s", "libclrjit.so", Flavor("linux", "x64", "Checked"))
+    assert other.find(full).jit is None
+
+
+def test_a_search_never_guesses_across_skips() -> None:
+    verdicts = ["good", "skip", "skip", "bad", "bad"]
+    builds = [Build(str(i), Path("/x")) for i in range(5)]
+    out = search(builds, lambda b: Verdict(verdicts[int(b.name)], b.name), workers=1)  # type: ignore[arg-type]
+    assert (out.last_good, out.first_bad, out.exact) == (0, 3, False)
+    assert [b.name for b in out.between] == ["1", "2"]
