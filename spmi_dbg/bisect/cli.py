@@ -100,7 +100,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--out", type=Path, default=Path("spmi-bisect"), metavar="DIR", help="(spmi-bisect)"
     )
-    p.add_argument("command", nargs=argparse.REMAINDER, help="superpmi argv with -c N")
+    p.add_argument("command", nargs="*", help="after --: superpmi argv with -c N")
     p.set_defaults(func=run)
 
 
