@@ -22,7 +22,7 @@ from spmi_dbg.bisect.verdict import Verdict
 from .support.builds import history
 from .support.common import Collections
 from .support.natives import BASE, DIFF, REPLAY
-from .support.pipeline import repro
+from .support.pipeline import repro, validate_sarif
 
 AT = 7
 
@@ -187,6 +187,8 @@ def test_recheck_says_fixed_still_failing_and_cannot_tell(
     assert f"{bundle}: fixed: replayed clean" in fixed.stdout
     data = json.loads((tmp_path / "r1" / "recheck.json").read_text())
     assert data["all_fixed"] and data["repros"][0]["status"] == "fixed"
+    sarif = validate_sarif(tmp_path / "r1" / "recheck.sarif")
+    assert [x["level"] for x in sarif["runs"][0]["results"]] == ["none"]
     still = _spmi("recheck", bundle, "--jit", DIFF, "--out", "r2", cwd=tmp_path)
     assert still.returncode == 1 and f"{bundle}: still failing: superpmi said: " in still.stdout
     for jit, want in ((BASE, 0), (DIFF, 1), (str(not_a_jit), 125)):

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     # what runs a recheck, not what parses its command line (every command builds this parser)
     from spmi_dbg.driver.select import pick
-    from spmi_dbg.recheck.run import recheck, targets_of, write_json
+    from spmi_dbg.recheck.run import recheck, targets_of, write
 
     given = [x for x in (args.jit, args.store, args.superpmi) if x is not None]
     if len(given) != 1:
@@ -94,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
         print(r.line())
     if not args.git_bisect:
         args.out.mkdir(parents=True, exist_ok=True)
-        write_json(args.out / "recheck.json", results, str(jit or args.superpmi))
+        write(args.out, results, str(jit or args.superpmi))
         print(f"recheck: {args.out / 'recheck.json'}", file=sys.stderr)
         return 0 if all(r.status == "fixed" for r in results) else 1
     return GIT_BISECT[results[0].status]

@@ -17,6 +17,7 @@ from spmi_dbg.bisect.target import TARGET_FILE, from_bundle, read_target
 from spmi_dbg.bisect.verdict import Target, Verdict, probe
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.errors import InputError
+from spmi_dbg.report.sarif import recheck_sarif
 
 Status = Literal["fixed", "still failing", "changed", "cannot tell"]
 
@@ -112,18 +113,16 @@ def recheck(
     return out
 
 
-def write_json(path: Path, results: list[Recheck], build: str) -> None:
-    atomic_write_text(
-        path,
-        json.dumps(
-            {
-                "schema": 1,
-                "tool": f"spmi-dbg {__version__}",
-                "build": build,
-                "all_fixed": all(r.status == "fixed" for r in results),
-                "repros": [r.to_json() for r in results],
-            },
-            indent=2,
-        )
-        + "\n",
-    )
+def write(out: Path, results: list[Recheck], build: str) -> list[Path]:
+    """recheck.json and recheck.sarif in `out`."""
+    data = {
+        "schema": 1,
+        "tool": f"spmi-dbg {__version__}",
+        "build": build,
+        "all_fixed": all(r.status == "fixed" for r in results),
+        "repros": [r.to_json() for r in results],
+    }
+    files = [out / "recheck.json", out / "recheck.sarif"]
+    atomic_write_text(files[0], json.dumps(data, indent=2) + "\n")
+    atomic_write_text(files[1], json.dumps(recheck_sarif(data), indent=2) + "\n")
+    return files

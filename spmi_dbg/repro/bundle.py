@@ -18,6 +18,7 @@ from spmi_dbg import shell
 from spmi_dbg.outdir import publish, stage
 from spmi_dbg.report.markdown import render_markdown
 from spmi_dbg.report.redact import Redactor
+from spmi_dbg.report.sarif import repro_sarif
 from spmi_dbg.repro.isolate import REPRO_NAME
 from spmi_dbg.repro.report_data import in_bundle, report_data
 from spmi_dbg.repro.result import JIT_OUTPUT_FILE, Bundle, ReproResult
@@ -31,6 +32,7 @@ BUNDLE_FILES = frozenset(
         "diagnosis.json",
         "report.md",
         "report.json",
+        "report.sarif",
         "debugger.log",
         "replay.stdout",
         "replay.stderr",
@@ -110,13 +112,14 @@ def _write_files(result: ReproResult, work: Path, staged: Path) -> tuple[list[st
     put("debugger.log", _debugger_log(result, work))
     data = report_data(
         result,
-        [*names, "report.md", "report.json"],
+        [*names, "report.md", "report.json", "report.sarif"],
         replay_output=(stdout + stderr).decode(errors="replace")[-200_000:],
     )
     if redactor is not None:
         data = redactor.data(data)
     put("report.json", json.dumps(data, indent=2) + "\n")
     put("report.md", render_markdown(data))
+    put("report.sarif", json.dumps(repro_sarif(data), indent=2) + "\n")
     for name in names:  # on disk before the rename makes the bundle visible
         with open(staged / name, "rb") as f:
             os.fsync(f.fileno())

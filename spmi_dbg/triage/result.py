@@ -21,7 +21,7 @@ DEFAULT_BUNDLE_KINDS = frozenset({"crash", "assert"})
 PARTITIONS_DIR = "partitions"  # under --out: the plan and every partition's journal and output
 # and bucket-*/ (repro bundles)
 # members/: the member lists of buckets too long for a line (report/triage.py MEMBERS_DIR)
-TRIAGE_FILES = frozenset({"triage.json", "triage.md", PARTITIONS_DIR, "members"})
+TRIAGE_FILES = frozenset({"triage.json", "triage.md", "triage.sarif", PARTITIONS_DIR, "members"})
 
 
 @dataclass

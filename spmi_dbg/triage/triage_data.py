@@ -13,6 +13,7 @@ from spmi_dbg import __version__
 from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.report import phrases
 from spmi_dbg.report.redact import Redactor
+from spmi_dbg.report.sarif import triage_sarif
 from spmi_dbg.report.schema import TRIAGE_SCHEMA_VERSION
 from spmi_dbg.report.triage import members_file, needs_members_file, triage_markdown
 from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES
@@ -210,6 +211,10 @@ def _repro(repro: ReproResult | None) -> dict[str, Any] | None:
         "method_contexts": repro.method_contexts,
         "rate": None if v is None else round(v.rate, 4),
         "summary": None if v is None else v.summary(),
+        # the repro's command line, run in the bundle (its repro.sh)
+        "command": None
+        if repro.isolated is None
+        else (repro.repro_command or repro.options.command).shell_line(repro.isolated.mch.name),
     }
 
 
@@ -241,7 +246,7 @@ def write_triage(result: TriageResult, work: Path) -> list[Path]:
     data = triage_json(result)
     if result.options.repro.redact:
         data = Redactor.here().data(data)
-    files = [out / "triage.json", out / "triage.md"]
+    files = [out / "triage.json", out / "triage.md", out / "triage.sarif"]
     # the member lists triage.md and the summary cut short, each whole in its own file
     for b in [*data["buckets"], *data["failure_buckets"], *data["not_diagnosed"]]:
         if needs_members_file(b):
@@ -251,4 +256,5 @@ def write_triage(result: TriageResult, work: Path) -> list[Path]:
             files.append(path)
     atomic_write_text(files[0], json.dumps(data, indent=2) + "\n")
     atomic_write_text(files[1], triage_markdown(data))
+    atomic_write_text(files[2], json.dumps(triage_sarif(data), indent=2) + "\n")
     return files
