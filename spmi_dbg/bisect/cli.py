@@ -138,7 +138,8 @@ def _run(args: argparse.Namespace) -> int:
     flavor = None
     if args.os_name or args.arch or args.build:
         jit = target.command.jits[target.varies]
-        base = flavor_of(jit, checked=bool(switches_of(jit)))
+        # the JIT's switches (a scan of its file) only when --build does not say
+        base = flavor_of(jit, checked=bool(args.build) or bool(switches_of(jit)))
         flavor = Flavor(args.os_name or base.os, args.arch or base.arch, args.build or base.build)
     debugger = None if args.debugger == "none" else pick(args.debugger, cwd=os.getcwd())
     opts = BisectOptions(
