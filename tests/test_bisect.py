@@ -22,7 +22,7 @@ from spmi_dbg.bisect.verdict import Verdict
 from .support.builds import history
 from .support.common import Collections
 from .support.natives import BASE, DIFF, REPLAY
-from .support.pipeline import repro, validate_sarif
+from .support.pipeline import report, repro, validate, validate_sarif
 
 AT = 7
 
@@ -256,3 +256,31 @@ def test_a_search_never_guesses_across_skips() -> None:
     out = search(builds, lambda b: Verdict(verdicts[int(b.name)], b.name), workers=1)  # type: ignore[arg-type]
     assert (out.last_good, out.first_bad, out.exact) == (0, 3, False)
     assert [b.name for b in out.between] == ["1", "2"]
+
+
+def test_a_bundle_s_report_gains_the_bisection_in_its_regression_section(
+    mch: Path, tmp_path: Path
+) -> None:
+    r = repro(
+        "--failure", "assert", "--verify-runs", "1", "--out", "b", "--",
+        REPLAY, _named(tmp_path, DIFF, "cmd"), str(mch), cwd=tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    b, d = Path(BASE), Path(DIFF)
+    h = history(tmp_path, [b, b, d, d])
+    out = _spmi(
+        "bisect", str(tmp_path / "b"), "--build", "Checked", "--out", "o", "--store",
+        str(h.store), "--repo", str(h.repo), "--good", h.hashes[0], "--bad", h.hashes[-1],
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    rep = report(tmp_path / "b")
+    validate(rep)
+    assert rep["bisect"]["exact"] and rep["bisect"]["first_bad"]["build"] == h.hashes[2]
+    md = (tmp_path / "b" / "report.md").read_text()
+    section = md[md.index("### Regression?") :]
+    assert section.startswith(
+        "### Regression?\n\nBy bisection (`spmi-dbg bisect`, 4 of 4 builds tried): first bad "
+        f"build: {h.hashes[2]} `JIT change 2 (#{h.pr(2)})`"
+    )
+    assert f"- `{h.hashes[2][:12]}` JIT change 2 (#{h.pr(2)}) (dotnet/runtime#{h.pr(2)})" in section

@@ -222,8 +222,9 @@ def test_the_readme_names_every_command_s_exit_statuses() -> None:
     columns = _exit_status_columns()
     top = {words[0] for words, _ in ALL}
     assert top == set(columns) | {"gdb", "lldb"}
-    assert {c for c, status in columns.items() if status == 3} == {"repro", "triage", "demo"}
-    assert all(status == 2 for c, status in columns.items() if c not in ("repro", "triage", "demo"))
+    pipelines = {"repro", "triage", "demo", "bisect", "recheck"}
+    assert {c for c, status in columns.items() if status == 3} == pipelines
+    assert all(status == 2 for c, status in columns.items() if c not in pipelines)
     assert all(isinstance(sub, Parser) and not sub.allow_abbrev for _, sub in ALL)
 
 

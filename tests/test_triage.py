@@ -135,7 +135,7 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
         and ", 4/4 partitions, ETA " in progress[-1]
     ), progress
     assert sorted(p.name for p in (tmp_path / "t").iterdir()) == sorted(
-        ["triage.json", "triage.md", "partitions"]
+        ["triage.json", "triage.md", "triage.sarif", "partitions"]
         + [f"bucket-{b['bucket']}" for b in data["buckets"]]
         + [f"bucket-{b['bucket']}" for b in data["failure_buckets"] if b["repro"]]
     )

@@ -18,7 +18,7 @@ from spmi_dbg.repro.arguments import PIPELINE_USAGE, pipeline_errors
 from spmi_dbg.repro.command import ReproCommand, from_argv
 from spmi_dbg.repro.environment import EnvVar, capture
 from spmi_dbg.repro.needs import switches_of
-from spmi_dbg.usage import integer
+from spmi_dbg.usage import integer, number
 
 EPILOG = """The builds come from a store (--store: superpmi.py's basejit/<hash>.<os>.<arch>.<Build>/
 or the rolling-build layout <hash>/<OS>/<arch>/<Build>/) in the order of a checkout's history
@@ -89,7 +89,11 @@ def add_parsers(sub: Any) -> None:
         help="what another failure counts as (default skip)",
     )
     p.add_argument(
-        "--timeout", type=float, default=60.0, metavar="S", help="seconds per replay (default 60)"
+        "--timeout",
+        type=number(above=0),
+        default=60.0,
+        metavar="S",
+        help="seconds per replay (default 60)",
     )
     p.add_argument(
         "--debugger",

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg import __version__, shell
+from spmi_dbg import __version__, exits, shell
 from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.bisect.order import Commit
 from spmi_dbg.bisect.search import Outcome
 from spmi_dbg.bisect.store import Flavor
 from spmi_dbg.bisect.verdict import Target
+from spmi_dbg.report.markdown import render_markdown
 
 BISECT_SCHEMA = 1
 
@@ -34,7 +35,7 @@ class BisectResult:
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.outcome.exact else 1
+        return exits.FOUND if self.outcome.exact else exits.NOT_FOUND
 
     def _build(self, index: int | None) -> dict[str, Any] | None:
         if index is None:
@@ -163,6 +164,34 @@ def run_script(target_file: Path, flavor: Flavor | None, jit_file: str) -> str:
 ${{SPMI_BISECT_BUILD:-{build}}} >/dev/null 2>&1 || exit 125
 exec spmi-dbg recheck --git-bisect --jit "${{SPMI_BISECT_JIT:-{jit}}}" {target}
 """
+
+
+def regression_answer(r: BisectResult) -> dict[str, Any]:
+    """What a bundle's report says of the bisection (report.json `bisect`, report.md's
+    Regression? section)."""
+    data = r.to_json()
+    return {
+        "answer": r.answer(),
+        "exact": data["exact"],
+        "first_bad": data["first_bad"],
+        "last_good": data["last_good"],
+        "range_commits": data["range_commits"],
+        "builds": data["builds"],
+        "tried": len(data["tried"]),
+    }
+
+
+def annotate_bundle(bundle: Path, r: BisectResult) -> list[Path]:
+    """The bundle's report.json gains `bisect` (and its issue's regression the answer); report.md
+    is rendered again from it. Both written atomically; nothing else in the bundle changes."""
+    path = bundle / "report.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    answer = regression_answer(r)
+    data["bisect"] = answer
+    data["issue"]["regression"]["bisect"] = answer
+    atomic_write_text(path, json.dumps(data, indent=2) + "\n")
+    atomic_write_text(bundle / "report.md", render_markdown(data))
+    return [path, bundle / "report.md"]
 
 
 def write(out: Path, r: BisectResult, target_file: Path, jit_file: str) -> list[Path]:

@@ -11,7 +11,7 @@ from typing import Literal
 
 from spmi_dbg.bisect import order as orders
 from spmi_dbg.bisect.discover import discover
-from spmi_dbg.bisect.output import BisectResult, write
+from spmi_dbg.bisect.output import BisectResult, annotate_bundle, write
 from spmi_dbg.bisect.search import Outcome, Probe, search
 from spmi_dbg.bisect.store import Build, Flavor, Store, flavor_of, read_jit_list
 from spmi_dbg.bisect.target import TARGET_FILE, write_target
@@ -133,6 +133,8 @@ def run_bisect(opts: BisectOptions) -> BisectResult:
     target_file = opts.out / TARGET_FILE
     write_target(target_file, target)
     write(opts.out, result, target_file.absolute(), jit_file(target))
+    if opts.bundle is not None and outcome.stopped is None:
+        annotate_bundle(opts.bundle, result)
     return result
 
 

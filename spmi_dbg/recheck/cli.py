@@ -9,14 +9,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg import exits
 from spmi_dbg.bisect.store import Store, flavor_of
 from spmi_dbg.errors import UsageError
 from spmi_dbg.repro.arguments import PIPELINE_USAGE, pipeline_errors
 from spmi_dbg.repro.needs import switches_of
 from spmi_dbg.tempfiles import temp_dir
-from spmi_dbg.usage import integer
+from spmi_dbg.usage import integer, number
 
-GIT_BISECT = {"fixed": 0, "still failing": 1, "changed": 125, "cannot tell": 125}
+GIT_BISECT = {
+    "fixed": exits.FOUND,
+    "still failing": exits.NOT_FOUND,
+    "changed": exits.GIT_BISECT_SKIP,
+    "cannot tell": exits.GIT_BISECT_SKIP,
+}
 
 
 def add_parsers(sub: Any) -> None:
@@ -36,7 +42,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--build", metavar="HASH", help="the store's build to replay")
     p.add_argument("--superpmi", type=Path, metavar="PROG", help="the new superpmi")
     p.add_argument("--runs", type=integer(minimum=1), default=2, metavar="N")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="S")
+    p.add_argument("--timeout", type=number(above=0), default=60.0, metavar="S")
     p.add_argument("--debugger", choices=("gdb", "lldb", "none"), default="gdb")
     p.add_argument(
         "--git-bisect",
@@ -96,5 +102,5 @@ def _run(args: argparse.Namespace) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         write(args.out, results, str(jit or args.superpmi))
         print(f"recheck: {args.out / 'recheck.json'}", file=sys.stderr)
-        return 0 if all(r.status == "fixed" for r in results) else 1
+        return exits.FOUND if all(r.status == "fixed" for r in results) else exits.NOT_FOUND
     return GIT_BISECT[results[0].status]

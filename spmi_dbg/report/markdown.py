@@ -106,9 +106,14 @@ def _actual(data: dict[str, Any], a: dict[str, Any]) -> list[str]:
 
 
 def _regression(r: dict[str, Any]) -> list[str]:
+    b = r.get("bisect")  # spmi-dbg bisect on the bundle
+    bisected = _bisect(b) if b else []
     if not r["answered"]:
-        return [f"Unknown: {r['conclusion']}."]
-    out = [f"By experiment: {r['conclusion']}.", ""]
+        return [
+            *bisected,
+            f"Unknown by experiment: {r['conclusion']}." if b else f"Unknown: {r['conclusion']}.",
+        ]
+    out = [*bisected, f"By experiment: {r['conclusion']}.", ""]
     for key in REGRESSION_RUNS:
         j = r.get(key)
         if j is None:
@@ -125,6 +130,16 @@ def _regression(r: dict[str, Any]) -> list[str]:
             settings = f" with {j.get('settings_of') or 'its own'} settings ({given})"
         out.append(f"- {j['role']} alone{settings} (`{j['path']}`): {said}")
     return out
+
+
+def _bisect(b: dict[str, Any]) -> list[str]:
+    """spmi-dbg bisect's answer, with the commits between the last good and the first bad build."""
+    tried = f"{b['tried']} of {b['builds']} builds tried"
+    out = [f"By bisection (`spmi-dbg bisect`, {tried}): {b['answer']}.", ""]
+    for c in b.get("range_commits") or []:
+        pr = f" (dotnet/runtime#{c['pr']})" if c.get("pr") else ""
+        out.append(f"- `{str(c['commit'])[:12]}` {c.get('subject') or ''}{pr}")
+    return [*out, ""] if b.get("range_commits") else out
 
 
 # the regression experiment's runs, in the order the report lists them
