@@ -284,3 +284,23 @@ def test_a_bundle_s_report_gains_the_bisection_in_its_regression_section(
         f"build: {h.hashes[2]} `JIT change 2 (#{h.pr(2)})`"
     )
     assert f"- `{h.hashes[2][:12]}` JIT change 2 (#{h.pr(2)}) (dotnet/runtime#{h.pr(2)})" in section
+
+
+def test_probes_run_on_the_dask_cluster_triage_uses(mch: Path, tmp_path: Path) -> None:
+    """--scheduler: the builds are probed as the cluster's tasks (k-ary with --workers), and the
+    answer is the same as here."""
+    from .support.cluster import cluster
+
+    b, d = Path(BASE), Path(DIFF)
+    h = history(tmp_path, [b, b, b, b, d, d, d, d])
+    with cluster(tmp_path) as c:
+        rc, data, _ = _bisect(
+            mch, tmp_path, "--store", str(h.store), "--repo", str(h.repo),
+            "--good", h.hashes[0], "--bad", h.hashes[-1], "--scheduler", c.address,
+            "--workers", "2",
+        )  # fmt: skip
+        workers = {w.proc.pid for w in c.workers}
+    assert rc == 0 and data["first_bad"]["build"] == h.hashes[4]
+    by = {int(t["by"].rsplit("pid ", 1)[1].rstrip(")")) for t in data["tried"]}
+    assert by and by <= workers, (by, workers)
+    assert data["last_good"]["build"] == h.hashes[3]

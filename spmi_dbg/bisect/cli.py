@@ -83,6 +83,12 @@ def add_parsers(sub: Any) -> None:
         help="builds probed at once (k-ary search; default 1: binary)",
     )
     p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="probe the builds as tasks of this dask.distributed scheduler's cluster (the one "
+        "triage uses; --workers builds at once); the workers need the same paths",
+    )
+    p.add_argument(
         "--other",
         choices=("skip", "bad", "good"),
         default="skip",
@@ -162,6 +168,7 @@ def _run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         debugger=debugger,
         bundle=args.bundle,
+        scheduler=args.scheduler,
         needs_discovery=discovery,
     )
     result = run_bisect(opts)

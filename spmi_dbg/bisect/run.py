@@ -19,6 +19,7 @@ from spmi_dbg.bisect.verdict import Expected, Target, Verdict, probe
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.errors import InputError, UsageError
 from spmi_dbg.repro.needs import switches_of
+from spmi_dbg.triage.cluster import DaskEngine
 
 Other = Literal["skip", "bad", "good"]
 
@@ -40,6 +41,7 @@ class BisectOptions:
     timeout: float = 60.0
     debugger: Driver | None = None
     bundle: Path | None = None
+    scheduler: str | None = None  # probes as tasks of this dask scheduler's cluster
     needs_discovery: bool = False  # a command and -c N: the failure is the bad build's
 
 
@@ -116,7 +118,21 @@ def run_bisect(opts: BisectOptions) -> BisectResult:
         return v
 
     p: Probe = one
-    outcome = search(builds, p, workers=opts.workers) if stopped is None else Outcome(builds)
+    engine = DaskEngine(opts.scheduler) if opts.scheduler and stopped is None else None
+    try:
+        outcome = (
+            search(
+                builds,
+                p,
+                workers=opts.workers,
+                mapper=engine.run_all if engine is not None else None,
+            )
+            if stopped is None
+            else Outcome(builds)
+        )
+    finally:
+        if engine is not None:
+            engine.close()
     outcome.stopped = outcome.stopped or stopped
     result = BisectResult(target, outcome, commits, [], flavor, bundle=opts.bundle)
     if opts.repo is not None and outcome.first_bad is not None and outcome.last_good is not None:

@@ -69,13 +69,17 @@ class Outcome:
 
 
 Probe = Callable[[Build], Verdict]
+# runs a probe over builds at once, the verdicts in order (a dask cluster's tasks: --scheduler)
+Mapper = Callable[[Probe, list[Build]], list[Verdict]]
 
 
 def no_build(build: Build) -> Verdict:
     return Verdict("skip", "the store has no build of it", "no-build")
 
 
-def search(builds: list[Build], probe: Probe, *, workers: int = 1) -> Outcome:
+def search(
+    builds: list[Build], probe: Probe, *, workers: int = 1, mapper: Mapper | None = None
+) -> Outcome:
     out = Outcome(builds)
     if len(builds) < 2:
         out.stopped = "fewer than two builds to search between"
@@ -86,7 +90,16 @@ def search(builds: list[Build], probe: Probe, *, workers: int = 1) -> Outcome:
             b = builds[i]
             return Tried(i, b, probe(b) if b.jit is not None else no_build(b))
 
-        if len(indexes) == 1 or workers <= 1:
+        with_builds = [i for i in indexes if builds[i].jit is not None]
+        if mapper is not None and with_builds:
+            verdicts = dict(
+                zip(with_builds, mapper(probe, [builds[i] for i in with_builds]), strict=True)
+            )
+            done = [
+                Tried(i, builds[i], verdicts[i] if i in verdicts else no_build(builds[i]))
+                for i in indexes
+            ]
+        elif len(indexes) == 1 or workers <= 1:
             done = [one(i) for i in indexes]
         else:
             with ThreadPoolExecutor(max_workers=min(workers, len(indexes))) as pool:

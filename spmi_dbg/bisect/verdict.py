@@ -15,6 +15,8 @@ repro's signal is replayed once more under the debugger when the repro knows its
 
 from __future__ import annotations
 
+import os
+import socket
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -91,9 +93,11 @@ class Verdict:
     replays: int = 0
     seconds: float = 0.0  # the replays' own time
     runs: list[dict[str, Any]] = field(default_factory=list)
+    by: str = ""  # where it was probed: host (pid)
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "by": self.by,
             "verdict": self.kind,
             "reason": self.reason,
             "evidence": self.evidence,
@@ -182,6 +186,7 @@ def probe(
     first = verdicts[0]
     result = Verdict(first.kind, first.evidence, first.reason, first.bucket)
     result.replays, result.seconds = len(verdicts), seconds
+    result.by = f"{socket.gethostname()} (pid {os.getpid()})"
     result.runs = [r for v in verdicts for r in v.runs]
     if any(
         (v.kind, v.reason, v.bucket) != (first.kind, first.reason, first.bucket) for v in verdicts

@@ -16,6 +16,7 @@ import dataclasses
 import socket
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from spmi_dbg import exits
@@ -294,6 +295,12 @@ class DaskEngine:
                 except Exception:  # the scheduler went away
                     pass
                 return
+
+    def run_all(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+        """fn over items as tasks of the cluster, the results in order (bisect's probes: each a
+        few replays, any worker)."""
+        futures = self.client.map(fn, items, pure=False)
+        return list(self.client.gather(futures))
 
     def close(self) -> None:
         try:
