@@ -122,7 +122,7 @@ def markdown(r: BisectResult) -> str:
         f"# spmi-dbg bisect: {r.answer()}",
         "",
         f"Looking for: {data['expected_text']}, replaying `{shell.join(data['command'])}` with "
-        f"each build's JIT ({data['varies']}).",
+        f"each build's {_role(data['varies'])}.",
         "",
     ]
     if r.range_commits:
@@ -145,6 +145,10 @@ def markdown(r: BisectResult) -> str:
     ]
     lines += [f"- {n}" for n in r.outcome.notes]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _role(varies: str) -> str:
+    return {"base": "base JIT (JIT1)", "diff": "diff JIT (JIT2)"}.get(varies, "JIT")
 
 
 def run_script(target_file: Path, flavor: Flavor | None, jit_file: str) -> str:
