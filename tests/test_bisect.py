@@ -304,3 +304,28 @@ def test_probes_run_on_the_dask_cluster_triage_uses(mch: Path, tmp_path: Path) -
     by = {int(t["by"].rsplit("pid ", 1)[1].rstrip(")")) for t in data["tried"]}
     assert by and by <= workers, (by, workers)
     assert data["last_good"]["build"] == h.hashes[3]
+
+
+def test_a_build_that_differs_between_runs_is_flaky(mch: Path, tmp_path: Path) -> None:
+    """--runs 2: a replay that crashes once and runs clean once is neither good nor bad (a program
+    standing in for superpmi that alternates, so the rule is seen without a real race)."""
+    from spmi_dbg.bisect.verdict import Expected, Target, probe
+    from spmi_dbg.repro.command import ReproCommand
+    from spmi_dbg.repro.expect import Expectation
+
+    count = tmp_path / "count"
+    program = tmp_path / "alternating-superpmi"
+    program.write_text(
+        "#!/bin/sh\n"
+        f"n=$(cat {count} 2>/dev/null || echo 0); echo $((n + 1)) > {count}\n"
+        "[ $((n % 2)) -eq 0 ] && exit 0\n"
+        "kill -SEGV $$\n"
+    )
+    program.chmod(0o755)
+    command = ReproCommand(str(program), (BASE,), str(mch), (), 20)
+    target = Target(command, Expected(Expectation("crash", "SIGSEGV", None)))
+    v = probe(target, jit=Path(DIFF), runs=2, timeout=30, workdir=tmp_path / "w", debugger=None)
+    assert (v.kind, v.reason, v.replays) == ("skip", "flaky", 2)
+    assert v.evidence == (
+        "not the same on every run: replayed clean (exit status 0); killed by SIGSEGV"
+    )
