@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from spmi_dbg.bisect.verdict import Expected, Target
+from spmi_dbg.bisect.verdict import Expected, Target, under_debugger
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.failures.output import read_output
@@ -29,12 +29,8 @@ def discover(
         bucket = None
         if debugger is not None:
             try:
-                outcome = debugger.run_replay(
-                    cmd.argv(target.compile_list),
-                    timeout=timeout,
-                    stdout=workdir / "discover.debugger.stdout",
-                    stderr=workdir / "discover.debugger.stderr",
-                    transcript=workdir / "discover.debugger.log",
+                outcome = under_debugger(
+                    cmd, target.compile_list, debugger, timeout, workdir / "discover.debugger"
                 )
             except ToolFailure as e:
                 return f"crashes, but its crash could not be diagnosed: {e}"

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from spmi_dbg.driver.base import Driver
+from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.failures.output import Failure, read_lines, read_output
 from spmi_dbg.repro.command import ReproCommand
@@ -207,6 +208,20 @@ def _unclaimed(failures: list[Failure], failed: list[Failure]) -> list[Failure]:
     return [f for f in failed if f.method_context not in seen]
 
 
+def under_debugger(
+    cmd: ReproCommand, compile_list: str | None, debugger: Driver, timeout: float, stem: Path
+) -> ReplayOutcome:
+    """One replay of the target under the debugger, its files beside `stem` (.stdout, .stderr,
+    .log); a debugger that fails raises ToolFailure."""
+    return debugger.run_replay(
+        cmd.argv(compile_list),
+        timeout=timeout,
+        stdout=stem.with_name(stem.name + ".stdout"),
+        stderr=stem.with_name(stem.name + ".stderr"),
+        transcript=stem.with_name(stem.name + ".log"),
+    )
+
+
 def _confirm(
     result: Verdict,
     cmd: ReproCommand,
@@ -219,13 +234,7 @@ def _confirm(
     """The crash's bucket, from its stop under the debugger: the repro's (bad), or another
     failure."""
     try:
-        outcome = debugger.run_replay(
-            cmd.argv(target.compile_list),
-            timeout=timeout,
-            stdout=workdir / "debugger.stdout",
-            stderr=workdir / "debugger.stderr",
-            transcript=workdir / "debugger.log",
-        )
+        outcome = under_debugger(cmd, target.compile_list, debugger, timeout, workdir / "debugger")
     except ToolFailure as e:
         result.kind, result.reason = "skip", "other-failure"
         result.evidence += f"; the debugger failed ({e}): its bucket is not established"
