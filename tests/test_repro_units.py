@@ -195,3 +195,12 @@ def test_what_counts_as_a_reproduction() -> None:
     assert expectation_of(hung) == Expectation("hang", None, bucket) and Expectation(
         "hang", None, bucket
     ).matches_outcome(hung)
+
+
+def test_partitions_share_the_replay_cost_by_bytes(cols: Collections) -> None:
+    """Issue 29 item 1: a record of ~60 KB (method context 2) outweighs the eight small ones after
+    it, so the first of two partitions ends with it."""
+    mch = str(cols.get("units-heavy", 10, inject=[("stack-overflow", 2)]))
+    cmd = command.from_argv([REPLAY, BASE, mch])
+    assert [p.spec for p in cmd.partitions(2)] == ["1-2", "3-10"]
+    assert [p.spec for p in cmd.partitions(10)] == [str(i) for i in range(1, 11)]

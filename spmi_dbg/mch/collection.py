@@ -494,6 +494,18 @@ class Collection:
         return toc_out
 
 
+def record_sizes(collection: str) -> list[int]:
+    """Each method context's record size in bytes, in number order (from the .mct's offsets when
+    there is one, else a scan of the record headers): the replay cost a partition is sized by."""
+    with Collection.open(collection) as col:
+        end = col.size
+        if col.toc is not None:
+            offsets = col.toc.offsets_and_numbers()[0]
+        else:
+            offsets = col.record_offsets()
+    return [b - a for a, b in zip(offsets, [*offsets[1:], end], strict=True)]
+
+
 def write_index_file(path: Path, entries: Sequence[tuple[int, int, bytes | None]]) -> None:
     """Write a .mct through libspmimch when installed, else in Python (same bytes)."""
     nat = load()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.errors import InputError, SpmiDbgError, UsageError, printable
-from spmi_dbg.mch.collection import Collection
+from spmi_dbg.mch.collection import record_sizes
 from spmi_dbg.mch.mclist import MCList, parse_mclist
 from spmi_dbg.repro.command import ReproCommand, checked_collection
 
@@ -99,18 +99,6 @@ def member_names(collections: list[str]) -> dict[str, str]:
     path where two collections share a file name."""
     names = [Path(c).name for c in collections]
     return {c: (n if names.count(n) == 1 else c) for c, n in zip(collections, names, strict=True)}
-
-
-def record_sizes(collection: str) -> list[int]:
-    """Each method context's record size in bytes (from the .mct's offsets when there is one, else a
-    scan of the record headers)."""
-    with Collection.open(collection) as col:
-        end = col.size
-        if col.toc is not None:
-            offsets = col.toc.offsets_and_numbers()[0]
-        else:
-            offsets = col.record_offsets()
-    return [b - a for a, b in zip(offsets, [*offsets[1:], end], strict=True)]
 
 
 def plan_partitions(

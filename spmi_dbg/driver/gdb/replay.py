@@ -39,6 +39,7 @@ from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.analysis.policy import PassedStop, Verdict, mark_second_chance
 from spmi_dbg.analysis.stacks import ThreadStack
 from spmi_dbg.driver.gdb.mi import MiChannel, Record, mi_quote
+from spmi_dbg.driver.gdb.solibs import SymbolsOnce
 from spmi_dbg.driver.loader import gdbinit_line
 from spmi_dbg.driver.outcome import OutcomeKind, ReplayOutcome
 from spmi_dbg.driver.qemu import QemuTarget, library_dirs
@@ -175,6 +176,8 @@ class GdbSession:
         self.inferior: int | None = None
         self.broken = False
         self.runs = 0
+        # the shared libraries' symbols, read once for the session's runs (solibs.py)
+        self.symbols = SymbolsOnce()
         self._log = open(transcript, "a", encoding="utf-8", errors="replace")
         self._notes_path = transcript.with_name(transcript.name + ".stops")
         self._notes_path.write_bytes(b"")
@@ -217,7 +220,13 @@ class GdbSession:
             old.close()
         start = time.monotonic()
         run = _Run(
-            self.channel, cancel, on_stop, self.max_passes, self._notes, stop_at_break=stop_at_break
+            self.channel,
+            cancel,
+            on_stop,
+            self.max_passes,
+            self._notes,
+            stop_at_break=stop_at_break,
+            before_diagnose=lambda: self.symbols.check(self.channel),
         )
         try:
             if self.program is None:
@@ -237,8 +246,11 @@ class GdbSession:
                 self.channel,
                 "-interpreter-exec console " + mi_quote(f"set args {_args(argv)} {redirect}"),
             )
+            self.symbols.apply(self.channel)
             self.runs += 1
             outcome = run.until_outcome(start, timeout, "-exec-run")
+            if outcome.kind in ("fatal", "hang"):  # stopped: gdb loaded every library's symbols
+                self.symbols.learn(self.channel)
         except BaseException:
             self.broken = True
             self.inferior = run.inferior
@@ -407,8 +419,10 @@ class _Run:
         *,
         remote: bool = False,
         stop_at_break: bool = False,
+        before_diagnose: Callable[[], None] | None = None,
     ) -> None:
         self.channel = channel
+        self.before_diagnose = before_diagnose
         self.stop_at_break = stop_at_break
         self.cancel = cancel
         self.on_stop = on_stop
@@ -560,6 +574,8 @@ class _Run:
             raise ToolFailure(f"gdb could not resume after {sig}: {reply.error}")
 
     def _diagnose(self, *, quick: bool, signal: str | int | None = None) -> Diagnosis:
+        if self.before_diagnose is not None:
+            self.before_diagnose()
         command = (
             "spmi diagnose --json"
             + (" --quick" if quick else "")
