@@ -24,6 +24,10 @@ In one run (each phase timed with time.monotonic, once unless said otherwise, in
        on api.mch with `-c` naming every method context up to the last crash that does not crash
        natively, then that last crash (MethodContext::repGetGSCookie, no GetGSCookie map): the
        native replay compiles ~5,400 methods before it dies.
+  1b. a user's scale (issue 29 item 3): a collection of 10 copies of api.mch's records that do
+     not crash with JitStress=1, then the record of its last crash (54,601 method contexts, the
+     native replay dies at the end after ~27 s): `spmi-dbg repro --workers W` cold (gdb's index
+     cache emptied) and warm, vs the native replay to the crash (goal, warm: <= 0.6).
   2. triage of the JitStress=1 command (the whole collection) vs its native replay to the end:
      superpmi dies at each crash, so natively the end is reached by the loop of runs `-c N+1-END`
      after each crash at N (the crashes known from phase 0); that loop is the baseline. Then the
@@ -74,6 +78,9 @@ QUICK_LAST = 60  # api.mch 1-60 with JitStress=1: crashes at 4, 32 and 56
 STRESS = ["-jitoption", "JitStress=1"]
 SIGSEGV = -signal.SIGSEGV
 COMPILED = re.compile(r"^Method (\d+) compiled", re.M)
+
+
+SCALE_COPIES = 10  # phase 1b: ~54,600 method contexts, ~27 s of native replay here
 
 
 def reference() -> Real:
@@ -227,6 +234,57 @@ def print_repro(
     return native_rc == SIGSEGV
 
 
+def user_scale(
+    ref: Real, crashes: list[int], crash_set: set[int], last: int, quick: bool, workers: int,
+    tmp: Path,
+) -> bool:  # fmt: skip
+    """Phase 1b: `SCALE_COPIES` copies of api.mch's records that do not crash with JitStress=1
+    (quick: those of 1-60, twice), then the record of its last crash: a collection of a user's size
+    whose native replay dies at its very end. The repro timed cold (gdb's index cache emptied: the
+    first run on the 38 MB Checked JIT reads its DWARF) and warm; the goal is the warm one's."""
+    copies = 2 if quick else SCALE_COPIES
+    clean = MCList.of(
+        n for n in range(1, min(last, 60 if quick else last) + 1) if n not in crash_set
+    )
+    part, crash_rec, mch = tmp / "scale-part.mch", tmp / "scale-crash.mch", tmp / "scale.mch"
+    for out, sel in ((part, clean), (crash_rec, MCList.of([crashes[-1]]))):
+        r = spmi_dbg("mch", "extract", "-c", sel.spec(), str(ref.api), str(out), cwd=tmp)[1]
+        if r.returncode != 0:
+            print(f"1b. user scale NOT measured: mch extract failed: {tail(r)}")
+            return False
+    with open(mch, "wb") as f:
+        body = part.read_bytes()
+        for _ in range(copies):
+            f.write(body)
+        f.write(crash_rec.read_bytes())
+    r = spmi_dbg("mch", "index", str(mch), cwd=tmp)[1]
+    if r.returncode != 0:
+        print(f"1b. user scale NOT measured: mch index failed: {tail(r)}")
+        return False
+    n = copies * clean.count() + 1
+    print(
+        f"1b. a user's scale: {copies} copies of the {clean.count()} api.mch records that do not "
+        f"crash with JitStress=1, then the record of {crashes[-1]}: {n} method contexts "
+        f"({mch.stat().st_size / 1e6:.0f} MB)"
+    )
+    argv = [str(ref.superpmi), *STRESS, str(ref.jit_checked), str(mch)]
+    ns, nr = run(argv)
+    cache = Path(tempfile.gettempdir()) / f"spmi-dbg-gdb-index-{os.getuid()}"
+    shutil.rmtree(cache, ignore_errors=True)
+    cold = repro(ref, argv, workers, tmp, "repro-scale-cold")
+    if isinstance(cold, str):
+        print(f"  cold: repro NOT measured: {cold}")
+    else:
+        print(
+            f"  cold (empty gdb index cache): spmi-dbg repro {cold['wall']:.2f} s wall, "
+            f"{cold['wall'] / ns:.2f} of the native replay"
+        )
+    return print_repro(
+        f"user scale, {n} method contexts", ns, nr.returncode, n,
+        repro(ref, argv, workers, tmp, "repro-scale"), 0.6,
+    )  # fmt: skip
+
+
 def triage(ref: Real, selection: MCList | None, workers: int, out: Path) -> dict[str, Any] | str:
     t, r = spmi_dbg(
         "triage",
@@ -350,6 +408,9 @@ def main() -> int:
             repro(ref, deep, a.workers, tmp, "repro-deep"),
             0.75,
         )
+
+        # 1b. a user's scale: a collection of copies of api.mch's crash-free records
+        ok &= user_scale(ref, crashes, crash_set, last, a.quick, a.workers, tmp)
 
         # 2. triage vs the native replay to the end
         sel = None if whole else MCList(((1, last),))

@@ -89,6 +89,8 @@ def test_a_storm_is_swept_natively_but_for_a_sample_spread_over_it(
     assert f"not diagnosed: {len(swept)} crash(es) (SIGSEGV) replayed without a debugger" in out
     md = (tmp_path / "t" / "triage.md").read_text()
     assert "## Crashes not diagnosed: the storm of " in md
+    # said once, however quickly the triage ran (a last look after the partitions are done)
+    assert out.count("note: systematic: ") == 1
 
 
 def test_diagnose_all_diagnoses_every_crash_of_a_storm(cols: Collections, tmp_path: Path) -> None:

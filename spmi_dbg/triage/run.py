@@ -268,6 +268,11 @@ def replay_partitions(
     finally:
         finished.set()
         watcher.join()
+    # a storm the watcher had no look at before the end (a quick triage) is said all the same
+    line = storm.check(tallier.tally().accounted, list(tallier.journals.values()))
+    if line is not None:
+        said.append(line)
+        show.systematic(line)
     result = TriageRun(partitions, [], report, resumed=resumed, notes=list(said))
     result.stopped_early = cancel.is_set() or budget.left <= 0
     for p in partitions:

@@ -42,7 +42,16 @@ class StormWatch:
             [c for j in journals for c in j.crashes], accounted, self.min_crashes, self.share
         )
         if found is None:
-            return None
+            # a partition that met the rule on its own (its sweep then diagnoses only a sample,
+            # so the crashes in the bucket no longer grow with what it replays): its numbers then
+            declared = [j.storm for j in journals if j.storm and j.storm.get("declared")]
+            if not declared:
+                return None
+            first = declared[0]
+            d = first["declared"]
+            found, accounted = (str(first["bucket"]), int(d["crashes"])), int(d["accounted"])
+            if not accounted:
+                return None
         bucket, count = found
         why = _why(first_record.get(bucket))
         self.said = (

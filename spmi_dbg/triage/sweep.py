@@ -42,9 +42,11 @@ class SweepState:
     not_diagnosed: dict[str, list[int]] = field(default_factory=dict)  # signal -> numbers
     native_replays: int = 0
     native_seconds: float = 0.0
+    # what the partition had seen when it declared the storm: crashes in the bucket, accounted
+    declared: tuple[int, int] = (0, 0)
 
     @classmethod
-    def start(cls, bucket: str, rest: MCList) -> SweepState:
+    def start(cls, bucket: str, rest: MCList, declared: tuple[int, int] = (0, 0)) -> SweepState:
         numbers = rest.count()
         slots: list[int] = []
         for k in range(SAMPLES):
@@ -52,7 +54,7 @@ class SweepState:
             first = _nth(rest, at) if at < numbers else None
             if first is not None and first not in slots:
                 slots.append(first)
-        return cls(bucket, rest.first, slots)
+        return cls(bucket, rest.first, slots, declared=declared)
 
     def slot(self, number: int) -> int:
         """The index of the slot `number` is in (-1: before the sweep)."""
@@ -103,6 +105,7 @@ class SweepState:
             "not_diagnosed": self.not_diagnosed,
             "native_replays": self.native_replays,
             "native_seconds": round(self.native_seconds, 3),
+            "declared": {"crashes": self.declared[0], "accounted": self.declared[1]},
         }
 
     @classmethod
@@ -117,6 +120,10 @@ class SweepState:
             {str(s): [int(n) for n in ns] for s, ns in (data.get("not_diagnosed") or {}).items()},
             int(data.get("native_replays") or 0),
             float(data.get("native_seconds") or 0.0),
+            (
+                int((data.get("declared") or {}).get("crashes") or 0),
+                int((data.get("declared") or {}).get("accounted") or 0),
+            ),
         )
 
 

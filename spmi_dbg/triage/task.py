@@ -344,7 +344,7 @@ class _Partition:
         rest = j.remaining
         if found is None or not rest.count():
             return
-        self._sweep = SweepState.start(found[0], rest)
+        self._sweep = SweepState.start(found[0], rest, (found[1], accounted))
         j.notes.append(
             f"partition {p.index}: {found[1]} of its {accounted} method contexts replayed so far "
             f"crashed in bucket {found[0]}: a storm; from {rest.first} on, replayed without a "
