@@ -239,7 +239,8 @@ def print_repro(
             f"decide it, a debugger start of {start:.2f} s and its first read of the JIT's "
             f"symbols in each partition, and the verification's {verify:.2f} s (native runs of the "
             f"repro and one replay under a fresh debugger), against a native replay of "
-            f"{native_s:.2f} s; at a user's scale (phase 1b) they are amortized"
+            f"{native_s:.2f} s"
+            + ("" if "user scale" in label else "; at a user's scale (phase 1b) they are amortized")
         )
     return native_rc == SIGSEGV
 
