@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from spmi_dbg import exits
+from spmi_dbg.errors import printable
 
 # the namespace attribute naming the innermost parser that took part (set_defaults: it wins)
 LEAF = "_spmi_parser"
@@ -114,8 +115,13 @@ def leaf(ns: argparse.Namespace, default: Parser) -> Parser:
 _GROUPED = re.compile(r"[+-]?\d{1,3}(,\d{3})+")  # 200,000 as the help texts print it
 
 
+MAX_INTEGER_CHARS = 40  # a whole number's text, checked before it is converted
+
+
 def _integer_text(text: str) -> int:
     t = text.strip()
+    if len(t) > MAX_INTEGER_CHARS:  # Python itself refuses more than 4,300 digits, with a traceback
+        raise ValueError(f"{len(t)} characters")
     if _GROUPED.fullmatch(t):
         t = t.replace(",", "")
     return int(t, 10)  # also 200_000
@@ -129,7 +135,9 @@ def integer(minimum: int | None = None) -> Callable[[str], int]:
         try:
             v = _integer_text(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {want}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected {want}, got {printable(repr(text), limit=60)}"
+            ) from None
         if minimum is not None and v < minimum:
             raise argparse.ArgumentTypeError(f"expected {want}, got {text!r}")
         return v

@@ -373,6 +373,51 @@ def test_bad_mcl_content_is_shown_escaped(collection: Path, tmp_path: Path) -> N
     assert "\x1b" not in r.stderr and "\x07" not in r.stderr and "\\x1b[31mboom\\x07" in line
 
 
+def test_numbers_are_bounded_before_they_are_converted(collection: Path, tmp_path: Path) -> None:
+    """Issue 30 item 1: a number of thousands of digits (Python's own int() refuses more than 4,300
+    with a traceback) in -c, in a .mcl line, in --max-problems: one line naming where, and the
+    expected size."""
+    huge = "9" * 5000
+    mcl = tmp_path / "big.mcl"
+    mcl.write_text(f"1\n2\n{huge}\n")
+    for args in (
+        ("mch", "list", "-c", f"1-{huge}", str(collection)),
+        ("mch", "extract", "-c", f"3,{huge}", str(collection), str(tmp_path / "o.mch")),
+        ("mch", "list", "-c", str(mcl), str(collection)),
+        ("repro", "--", REPLAY, "-c", f"1-{huge}", BASE, str(collection)),
+    ):
+        r = run_cli(*args, cwd=tmp_path)
+        assert r.returncode == (2 if args[0] == "mch" else 3), r.stderr
+        line = one_error_line(r)
+        assert "a number of 5000 digits, expected a method context number of at most 20" in line
+        assert len(line) < 400, line
+    assert "big.mcl: line 3: a number of 5000 digits" in one_error_line(
+        run_cli("mch", "list", "-c", str(mcl), str(collection), cwd=tmp_path)
+    )
+    r = run_cli("mch", "verify", "--max-problems", huge, str(collection), cwd=tmp_path)
+    assert r.returncode == 2 and len(one_error_line(r)) < 400
+
+
+def test_a_path_too_long_is_one_line_in_every_mch_command(tmp_path: Path) -> None:
+    """Issue 30 item 2: a collection path over the system's name limit (ENAMETOOLONG): one line
+    naming the path and the error, from the Python readers and the native verifier alike."""
+    long = str(tmp_path / ("a" * 300 + ".mch"))
+    for args in (
+        ("mch", "info", long),
+        ("mch", "list", long),
+        ("mch", "dump", long, "1"),
+        ("mch", "dump", "--json", long, "1"),
+        ("mch", "extract", "-c", "1", long, str(tmp_path / "o.mch")),
+        ("mch", "index", long),
+        ("mch", "verify", long),
+        ("mch", "verify", "--max-problems", "3", long),
+    ):
+        r = run_cli(*args, cwd=tmp_path)
+        assert r.returncode in (1, 2), (args, r.stderr)
+        line = one_error_line(r)
+        assert "File name too long" in line and "aaaa" in line, (args, line)
+
+
 # ------------------------------------------------------------------------------------------------
 # 5. --out
 def test_out_is_checked_before_any_replay(cols: Collections, tmp_path: Path) -> None:

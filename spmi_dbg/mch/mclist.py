@@ -25,10 +25,24 @@ from spmi_dbg.errors import UsageError, printable
 _RANGE_CHARS = re.compile(r"[0-9,\-]*")
 _LEADING_NUMBER = re.compile(rb"\s*(\d+)")
 MAX_MCL_BYTES = 256 << 20  # a .mcl of every method context of the largest collections is ~40 MB
+# digits of a number read from untrusted text, checked before it is converted (Python refuses more
+# than 4,300 with a ValueError): a 64-bit number has 20, a method context number fits in 10
+MAX_DIGITS = 20
 
 
 class MCListError(UsageError):
     pass
+
+
+def _number(text: str, where: str) -> int:
+    """A run of digits as an int, at most MAX_DIGITS of them (leading zeros aside)."""
+    digits = text.lstrip("0")
+    if len(digits) > MAX_DIGITS:
+        raise MCListError(
+            f"{where}: a number of {len(digits)} digits, expected a method context number of at "
+            f"most {MAX_DIGITS} digits"
+        )
+    return int(digits or "0")
 
 
 def _invalid(arg: str) -> MCListError:
@@ -146,13 +160,14 @@ def _parse_ranges(arg: str) -> MCList:
         lo, dash, hi = token.partition("-")
         if not lo.isdigit() or (dash and not hi.isdigit()):
             raise _invalid(arg)
+        where = f"-c {printable(arg, limit=60)}"
         if dash:
-            a, b = int(lo), int(hi)
+            a, b = _number(lo, where), _number(hi, where)
             if a >= b:
                 raise _invalid(arg)
             out.add(a, b)
         else:
-            out.add(int(lo), int(lo))
+            out.add(_number(lo, where), _number(lo, where))
     return out.done()
 
 
@@ -187,16 +202,16 @@ def read_mcl(path: str | os.PathLike[str]) -> MCList:
     finally:
         os.close(fd)
     out = _Builder()
-    for line in data.splitlines():
+    for k, line in enumerate(data.splitlines(), 1):
         if not line.strip():
             continue
         m = _LEADING_NUMBER.match(line)
         if m is None:
             raise MCListError(
-                f"{shown}: expected a method context number on each line, found "
-                f"'{printable(line.strip().decode('utf-8', 'replace'))}'"
+                f"{shown}: line {k}: expected a method context number on each line, found "
+                f"'{printable(line.strip().decode('utf-8', 'replace'), limit=80)}'"
             )
-        n = int(m.group(1))
+        n = _number(m.group(1).decode("ascii"), f"{shown}: line {k}")
         out.add(n, n)
     return out.done()
 

@@ -45,7 +45,11 @@ def find_toc(mch: str | os.PathLike[str]) -> Path | None:
     if not p.name:
         return None
     for candidate in (toc_path_for(p), p.with_suffix(".mct")):
-        if candidate != p and candidate.is_file():
+        try:
+            found = candidate != p and candidate.is_file()
+        except OSError:  # too long, not searchable: no index there (the open says what is wrong)
+            found = False
+        if found:
             return candidate
     return None
 
