@@ -204,10 +204,17 @@ def _open_toc_py(p: Path, mch_size: int) -> Toc:
         )
     (count,) = struct.unpack_from("<I", data, 4)
     need = 8 + 48 * count + 4
+    # the offsets the C reader reports (spmimch.c): where the file ends, where it should have
     if len(data) < need:
-        raise fail(f"truncated: expected {need} bytes for {count} entries, found {len(data)}")
+        raise fail(
+            f"truncated: expected {need} bytes for {count} entries, found {len(data)}",
+            offset=len(data),
+        )
     if len(data) > need:
-        raise fail(f"unexpected size: expected {need} bytes for {count} entries, found {len(data)}")
+        raise fail(
+            f"unexpected size: expected {need} bytes for {count} entries, found {len(data)}",
+            offset=need,
+        )
     if data[need - 4 : need] != SENTINEL:
         raise fail(
             "missing the ending sentinel: expected 'INDX', found "
