@@ -120,11 +120,11 @@ def mchcheck_asan(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
     )
     subprocess.run(
-        [cmake, "--build", str(build), "--target", "mchcheck", "-j2"],
+        [cmake, "--build", str(build), "--target", "mchcheck", "spmi-mch-verify", "-j2"],
         check=True,
         capture_output=True,
     )
-    exe = next(build.rglob("mchcheck"))
+    exe = next(p for p in build.rglob("mchcheck") if p.is_file())
     return exe
 
 
