@@ -128,6 +128,23 @@ def mchcheck_asan(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return exe
 
 
+@pytest.fixture(scope="session")
+def mchcheck_tsan(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """native/'s mchcheck built with -DSPMI_TSAN=ON (ThreadSanitizer)."""
+    build = tmp_path_factory.mktemp("tsan-build")
+    cmake = shutil.which("cmake")
+    assert cmake, "cmake is needed to build the sanitizer harness (.ci/run installs it)"
+    for step in (
+        [
+            cmake, "-S", str(ROOT / "native"), "-B", str(build), "-DSPMI_TSAN=ON",
+            "-DSPMI_PYTHON_BINDINGS=OFF", "-DCMAKE_BUILD_TYPE=Debug",
+        ],
+        [cmake, "--build", str(build), "--target", "mchcheck", "-j2"],
+    ):  # fmt: skip
+        subprocess.run(step, check=True, capture_output=True)
+    return next(p for p in build.rglob("mchcheck") if p.is_file())
+
+
 @pytest.fixture
 def samplejit_built() -> None:
     """tests/test_sample_jit.py uses it on every test (pytestmark). Never skipped: `pip install -e

@@ -1,7 +1,8 @@
 /*
  * mchcheck FILE... : drive every libspmimch entry point over files (the sanitizer/fuzz harness for tests).
  *
- * For each FILE: scan with SPMIMCH_SCAN_PACKETS in 4096-byte budgets, print one line per problem
+ * For each FILE: scan with SPMIMCH_SCAN_PACKETS in 4096-byte budgets, print one line per problem, and check
+ * that a whole scan (the parallel packet walk on 2 CPUs or more) says the same
  * ("FILE: record N at offset O: MESSAGE", or "FILE: MESSAGE" when the record is 0); if FILE.mct exists,
  * open it and check the record at every entry; write the framed records and a .mct into a temp
  * directory and verify them; end with "FILE: records=N problems=P status=S" (S = the scan's final
@@ -230,6 +231,27 @@ static void check_file(const char* path)
             printf("%s: %u more problems not shown\n", path, n - BATCH);
         problems += n;
     } while (rc == 1);
+
+    /* The same file scanned whole (budget 0: windows of up to 1 MiB and more, walked by two threads
+     * on 2 CPUs or more) finds the same problems, records and status as the scan in small budgets
+     * (walked sequentially): the parallel walk under test (ThreadSanitizer builds run it). */
+    spmimch_file* whole = spmimch_open(path, &err);
+    if (whole) {
+        static spmimch_stats wstats;
+        memset(&wstats, 0, sizeof wstats);
+        uint64_t wproblems = 0;
+        int wrc;
+        do {
+            uint32_t wn = 0;
+            wrc = spmimch_scan(whole, SPMIMCH_SCAN_PACKETS, 0, &wstats, buf, BATCH, &wn);
+            wproblems += wn;
+        } while (wrc == 1);
+        if (wrc != rc || wproblems != problems || wstats.records != stats.records)
+            FAIL("%s: a whole scan (status %d, %llu problems, %llu records) disagrees with the scan in budgets (status %d, "
+                 "%llu problems, %llu records)",
+                 path, wrc, (ull)wproblems, (ull)wstats.records, rc, (ull)problems, (ull)stats.records);
+        spmimch_close(whole);
+    }
 
     /* Consistency of the scan's results. */
     uint32_t n = 0;
