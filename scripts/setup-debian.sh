@@ -19,6 +19,8 @@ done
 packages=(python3 python3-venv python3-dev cmake g++ make gdb lldb-16 python3-lldb-16 liblldb-16-dev)
 # --test: the real superpmi's coredistools (superpmi -a) needs LLVM 13's library; xz unpacks its archive.
 [ -n "$extras" ] && packages+=(libllvm13 xz-utils)
+# --test: clang and its libFuzzer runtime for the readers' fuzz target (tests/test_sanitizers.py).
+[ -n "$extras" ] && packages+=(clang-16 libclang-rt-16-dev)
 [ -n "$arm64" ] && packages+=(g++-aarch64-linux-gnu qemu-user gdb-multiarch)
 missing=()
 for p in "${packages[@]}"; do

@@ -3,6 +3,7 @@ Plain helpers and constants are in tests/support/."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -143,6 +144,28 @@ def mchcheck_tsan(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ):  # fmt: skip
         subprocess.run(step, check=True, capture_output=True)
     return next(p for p in build.rglob("mchcheck") if p.is_file())
+
+
+@pytest.fixture(scope="session")
+def fuzz_spmimch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """native/mch/fuzz_spmimch.c built with clang-16 and libFuzzer (-DSPMI_FUZZ=ON)."""
+    clang = shutil.which("clang-16")
+    assert clang, (
+        "clang-16 is needed for the fuzz target (scripts/setup-debian.sh --test installs it)"
+    )
+    build = tmp_path_factory.mktemp("fuzz-build")
+    cmake = shutil.which("cmake")
+    assert cmake, "cmake is needed to build the fuzz target (.ci/run installs it)"
+    env = dict(os.environ, CC=clang, CXX=clang.replace("clang", "clang++"))
+    for step in (
+        [
+            cmake, "-S", str(ROOT / "native"), "-B", str(build), "-DSPMI_FUZZ=ON",
+            "-DSPMI_PYTHON_BINDINGS=OFF", "-DCMAKE_BUILD_TYPE=Debug",
+        ],
+        [cmake, "--build", str(build), "--target", "fuzz_spmimch", "-j2"],
+    ):  # fmt: skip
+        subprocess.run(step, check=True, capture_output=True, env=env)
+    return next(p for p in build.rglob("fuzz_spmimch") if p.is_file())
 
 
 @pytest.fixture

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import random
+import re
+import struct
 import subprocess
 from pathlib import Path
 
@@ -106,3 +108,41 @@ def test_the_parallel_packet_walk_under_tsan(mchcheck_tsan: Path, tmp_path: Path
     assert "ThreadSanitizer" not in out and "internal check failed" not in out, out[-4000:]
     assert r.returncode == 0, out[-4000:]
     assert len([ln for ln in r.stdout.splitlines() if " records=" in ln]) == len(files)
+
+
+FUZZ_SECONDS = 30  # in CI: enough to keep a regression out; longer runs are for a bench-like script
+
+
+def test_the_readers_under_libfuzzer(fuzz_spmimch: Path, tmp_path: Path) -> None:
+    """Issue 30 item 4: a coverage-guided fuzz run of the readers (native/mch/fuzz_spmimch.c, ASan
+    and UBSan too) from a seed corpus of real 3.1.23 records and their index, for FUZZ_SECONDS: no
+    crash, no leak, no sanitizer report."""
+    ref = reference()
+    data = ref.api.read_bytes()
+    with Collection.open(ref.api) as col:
+        offsets = [*col.record_offsets(), len(data)]
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for k, (first, last) in enumerate([(1, 3), (10, 12), (543, 543), (2000, 2002)]):
+        lo, hi = offsets[first - 1], offsets[last]
+        blob = data[lo:hi]
+        (corpus / f"mch{k}").write_bytes(b"\0" + blob)
+        toc = build_toc_bytes([(offsets[i] - lo, i + 1, None) for i in range(first - 1, last)])
+        (corpus / f"mct{k}").write_bytes(b"\1" + struct.pack("<I", len(blob)) + toc)
+    r = subprocess.run(
+        [
+            str(fuzz_spmimch),
+            f"-max_total_time={FUZZ_SECONDS}",
+            "-rss_limit_mb=2048",
+            "-print_final_stats=1",
+            str(corpus),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=FUZZ_SECONDS + 120,
+    )
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-4000:]
+    assert "ERROR: " not in out and "runtime error" not in out, out[-4000:]
+    assert re.search(r"stat::number_of_executed_units: *[1-9]", out), out[-2000:]
