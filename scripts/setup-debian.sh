@@ -21,6 +21,8 @@ packages=(python3 python3-venv python3-dev cmake g++ make gdb lldb-16 python3-ll
 [ -n "$extras" ] && packages+=(libllvm13 xz-utils)
 # --test: clang and its libFuzzer runtime for the readers' fuzz target (tests/test_sanitizers.py).
 [ -n "$extras" ] && packages+=(clang-16 libclang-rt-16-dev)
+# --test: openssl makes the certificates of the TLS cluster test (tests/test_triage_cluster.py).
+[ -n "$extras" ] && packages+=(openssl)
 [ -n "$arm64" ] && packages+=(g++-aarch64-linux-gnu qemu-user gdb-multiarch)
 missing=()
 for p in "${packages[@]}"; do

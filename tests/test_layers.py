@@ -387,6 +387,8 @@ FUNCTION_IMPORTS_ALLOWED: list[tuple[str, str, str]] = [
     ("spmi_dbg.driver.lldb.sbapi", "lldb", OPTIONAL),  # on sys.path, or found through `lldb-16 -P`
     ("spmi_dbg.triage.cluster", "distributed", OPTIONAL),
     ("spmi_dbg.triage.cluster", "distributed.comm.addressing", OPTIONAL),
+    ("spmi_dbg.triage.cluster", "distributed.security", OPTIONAL),
+    ("spmi_dbg.triage.cli", "spmi_dbg.triage.cluster", STARTUP),
     ("spmi_dbg.driver.lldb.worker", "spmi_dbg.lldb.view", OPTIONAL),  # view.py imports lldb
     # what runs a repro or the demo, as for triage (their comments say so)
     ("spmi_dbg.repro.cli", "spmi_dbg.repro.options", STARTUP),

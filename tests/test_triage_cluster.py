@@ -320,3 +320,58 @@ def test_a_path_missing_on_the_workers(collections: Path, tmp_path: Path) -> Non
     assert (
         f"worker {w.address} (blind): {collections}/" in lines[0] and ": not found" in lines[0]
     ), lines
+
+
+def test_a_tls_cluster_runs_the_triage_and_refuses_a_client_without_its_certificate(
+    collections: Path, tmp_path: Path
+) -> None:
+    """Issue 30 item 6: scheduler and workers on TLS with certificates the test makes; the
+    triage's client presents its own (--tls-ca-file, --tls-cert, --tls-key) and gets the local
+    buckets; a client without them is refused in one line."""
+    from .support.cluster import credentials
+
+    tls = credentials(tmp_path / "pki")
+    with cluster(tmp_path, tls=tls) as c:
+        assert c.address.startswith("tls://")
+        r = triage(*args(collections, "tls", "--scheduler", c.address, *tls.flags()), cwd=tmp_path)
+        assert r.returncode in (0, 1), r.stdout + r.stderr
+        data = json.loads((tmp_path / "tls" / "triage.json").read_text())
+        assert data["engine"]["name"] == "dask" and data["engine"]["scheduler"] == c.address
+        check_full_coverage(data)
+        assert kinds(data) == EXPECTED
+        bare = triage(*args(collections, "bare", "--scheduler", c.address), cwd=tmp_path)
+        assert bare.returncode == 3, bare.stdout + bare.stderr
+        lines = [x for x in bare.stderr.splitlines() if x.startswith("spmi-dbg triage: error: ")]
+        assert len(lines) == 1 and "--scheduler: " in lines[0], bare.stderr
+        # and the scheduler itself refuses a client that trusts it but whose certificate its CA
+        # did not sign
+        from distributed import Client
+        from distributed.security import Security
+
+        stranger = credentials(tmp_path / "stranger")
+        foreign = Security(
+            tls_ca_file=str(tls.ca),
+            tls_client_cert=str(stranger.cert),
+            tls_client_key=str(stranger.key),
+            require_encryption=True,
+        )
+        with pytest.raises((OSError, TimeoutError)):
+            Client(c.address, timeout="5s", set_as_default=False, security=foreign).close()
+
+
+def test_a_plain_tcp_scheduler_elsewhere_is_refused_unless_insecure(
+    collections: Path, tmp_path: Path
+) -> None:
+    """Plain tcp:// off this machine is refused before any connection, naming the way out; with
+    --insecure-scheduler it is tried (here: nobody answers) after a one-line warning."""
+    address = "tcp://192.0.2.1:8786"  # TEST-NET-1: never reached
+    r = triage(*args(collections, "t", "--scheduler", address), cwd=tmp_path)
+    assert r.returncode == 3
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("spmi-dbg triage: error: ")]
+    assert "plain tcp://" in line and "--insecure-scheduler" in line and "tls://" in line
+    r = triage(
+        *args(collections, "t", "--scheduler", address, "--insecure-scheduler"), cwd=tmp_path
+    )
+    assert r.returncode == 3
+    assert "warning: --insecure-scheduler: " in r.stderr
+    assert "no dask scheduler" in r.stderr

@@ -18,6 +18,7 @@ from spmi_dbg.repro.arguments import PIPELINE_USAGE, pipeline_errors
 from spmi_dbg.repro.command import ReproCommand, from_argv
 from spmi_dbg.repro.environment import EnvVar, capture
 from spmi_dbg.repro.needs import switches_of
+from spmi_dbg.triage.cli import add_scheduler_access, scheduler_access
 from spmi_dbg.usage import integer, number
 
 EPILOG = """The builds come from a store (--store: superpmi.py's basejit/<hash>.<os>.<arch>.<Build>/
@@ -88,6 +89,7 @@ def add_parsers(sub: Any) -> None:
         help="probe the builds as tasks of this dask.distributed scheduler's cluster (the one "
         "triage uses; --workers builds at once); the workers need the same paths",
     )
+    add_scheduler_access(p)
     p.add_argument(
         "--other",
         choices=("skip", "bad", "good"),
@@ -169,6 +171,7 @@ def _run(args: argparse.Namespace) -> int:
         debugger=debugger,
         bundle=args.bundle,
         scheduler=args.scheduler,
+        scheduler_access=scheduler_access(args),
         needs_discovery=discovery,
     )
     result = run_bisect(opts)

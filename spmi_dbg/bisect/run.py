@@ -19,7 +19,7 @@ from spmi_dbg.bisect.verdict import Expected, Target, Verdict, probe
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.errors import InputError, UsageError
 from spmi_dbg.repro.needs import switches_of
-from spmi_dbg.triage.cluster import DaskEngine
+from spmi_dbg.triage.cluster import DaskEngine, SchedulerAccess
 
 Other = Literal["skip", "bad", "good"]
 
@@ -42,6 +42,7 @@ class BisectOptions:
     debugger: Driver | None = None
     bundle: Path | None = None
     scheduler: str | None = None  # probes as tasks of this dask scheduler's cluster
+    scheduler_access: SchedulerAccess | None = None
     needs_discovery: bool = False  # a command and -c N: the failure is the bad build's
 
 
@@ -118,7 +119,11 @@ def run_bisect(opts: BisectOptions) -> BisectResult:
         return v
 
     p: Probe = one
-    engine = DaskEngine(opts.scheduler) if opts.scheduler and stopped is None else None
+    engine = (
+        DaskEngine(opts.scheduler, access=opts.scheduler_access)
+        if opts.scheduler and stopped is None
+        else None
+    )
     try:
         outcome = (
             search(

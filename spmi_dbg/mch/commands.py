@@ -385,7 +385,7 @@ def _json_dump(out: TextIO, number: int, mc: MethodContextInfo, facts: dict[str,
     out.write('  "packets": [')
     for i, pkt in enumerate(mc.packets):
         out.write(("," if i else "") + "\n    " + json.dumps(_packet_row(pkt)))
-    out.write(f"\n  ],\n  \"problems\": {json.dumps(mc.problems)}\n}}\n")
+    out.write(f'\n  ],\n  "problems": {json.dumps(mc.problems)}\n}}\n')
 
 
 def _facts(mc: MethodContextInfo) -> dict[str, Any]:

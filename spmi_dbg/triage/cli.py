@@ -57,6 +57,7 @@ def add_parsers(sub: Any) -> None:
         "shared "
         "file system). Default: this machine, --workers at a time",
     )
+    add_scheduler_access(p)
     p.add_argument(
         "--partition-methods",
         type=integer(minimum=1),
@@ -106,6 +107,30 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def add_scheduler_access(p: Any) -> None:
+    """How --scheduler is reached: TLS credentials, or a plain tcp:// accepted off this machine."""
+    p.add_argument(
+        "--tls-ca-file",
+        metavar="PEM",
+        help="with --scheduler tls://...: the CA that signed the scheduler's and workers' "
+        "certificates (default: dask's configuration, distributed.comm.tls)",
+    )
+    p.add_argument("--tls-cert", metavar="PEM", help="with tls://: this client's certificate")
+    p.add_argument("--tls-key", metavar="PEM", help="with tls://: this client's private key")
+    p.add_argument(
+        "--insecure-scheduler",
+        action="store_true",
+        help="accept a plain tcp:// scheduler on another machine (anyone who reaches its port "
+        "can run code as the workers' user)",
+    )
+
+
+def scheduler_access(args: argparse.Namespace) -> Any:
+    from spmi_dbg.triage.cluster import SchedulerAccess  # imports nothing of dask itself
+
+    return SchedulerAccess(args.tls_ca_file, args.tls_cert, args.tls_key, args.insecure_scheduler)
+
+
 def bundle_kinds(spec: str) -> frozenset[str]:
     from spmi_dbg.triage.pipeline import BUNDLE_KINDS  # start-up (above)
 
@@ -144,6 +169,7 @@ def _run(args: argparse.Namespace) -> int:
         kinds,
         commands=commands,
         scheduler=args.scheduler,
+        scheduler_access=scheduler_access(args),
         partition_methods=args.partition_methods,
         resume=args.resume,
         diagnose_all=args.diagnose_all,

@@ -13,10 +13,14 @@ progress."""
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
+import os
 import socket
+import sys
 import threading
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from spmi_dbg import exits
@@ -120,8 +124,72 @@ def _bundle(job: BundleJob) -> tuple[str, ReproResult]:
     return _where(), job.run()
 
 
+@dataclass(frozen=True)
+class SchedulerAccess:
+    """How the coordinator reaches the scheduler: TLS credentials (a CA to trust, and this client's
+    certificate and key, as `dask scheduler --tls-ca-file/--tls-cert/--tls-key` takes them; when
+    none is given, dask's own configuration `distributed.comm.tls.*`), or a plain tcp:// the user
+    accepted for an address that is not this machine's (`insecure`)."""
+
+    ca_file: str | None = None
+    cert: str | None = None
+    key: str | None = None
+    insecure: bool = False
+
+    def given(self) -> bool:
+        return any((self.ca_file, self.cert, self.key))
+
+
+def _security(access: SchedulerAccess) -> Any:
+    """dask's Security for a tls:// scheduler: the options given, else dask's configuration."""
+    from distributed.security import Security
+
+    if not access.given():
+        configured = Security(require_encryption=True)  # dask's configuration, if any
+        if not (configured.tls_ca_file and configured.tls_client_cert):
+            raise InputError(
+                "--scheduler",
+                "tls:// needs this client's credentials: --tls-ca-file, --tls-cert and --tls-key "
+                "(or dask's configuration, distributed.comm.tls)",
+            )
+        return configured
+    missing = [
+        name
+        for name, value in (
+            ("--tls-ca-file", access.ca_file),
+            ("--tls-cert", access.cert),
+            ("--tls-key", access.key),
+        )
+        if not value
+    ]
+    if missing:
+        raise InputError("--scheduler", f"tls:// also needs {', '.join(missing)}")
+    for value in (access.ca_file, access.cert, access.key):
+        if value and not os.path.isfile(value):
+            raise InputError(value, "not a file (a TLS credential for --scheduler)")
+    return Security(
+        tls_ca_file=access.ca_file,
+        tls_client_cert=access.cert,
+        tls_client_key=access.key,
+        require_encryption=True,
+    )
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
 class DaskEngine:
-    def __init__(self, address: str, *, connect_timeout: float = CONNECT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        address: str,
+        *,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        access: SchedulerAccess | None = None,
+    ) -> None:
         try:
             from distributed import Client
         except ImportError:
@@ -144,9 +212,29 @@ class DaskEngine:
         if scheme not in ("tcp", "tls"):
             raise InputError(
                 address,
-                f"--scheduler: {scheme}:// is not supported; expected tcp://host:port or "
-                "tls://host:port",
+                f"--scheduler: {scheme}:// is not supported; expected tls://host:port (or "
+                "tcp://host:port on this machine)",
             )
+        access = access or SchedulerAccess()
+        if scheme == "tcp" and not _loopback(host):
+            if not access.insecure:
+                raise InputError(
+                    address,
+                    "--scheduler: a plain tcp:// scheduler on another machine runs the tasks of "
+                    "anyone who reaches its port, as the workers' user: use tls:// with "
+                    "--tls-ca-file, --tls-cert and --tls-key (the README's cluster recipe), or "
+                    "--insecure-scheduler on a network only you use",
+                )
+            print(
+                f"spmi-dbg: warning: --insecure-scheduler: {address} is plain tcp://: anyone who "
+                "reaches it can run code as the workers' user",
+                file=sys.stderr,
+            )
+        if scheme == "tcp" and access.given():
+            raise InputError(
+                address, "--scheduler: --tls-ca-file/--tls-cert/--tls-key need a tls:// address"
+            )
+        security = _security(access) if scheme == "tls" else None
         try:
             socket.create_connection((host, port), timeout=connect_timeout).close()
         except TimeoutError:
@@ -158,8 +246,13 @@ class DaskEngine:
                 address, f"--scheduler: no dask scheduler there ({e.strerror or e})"
             ) from None
         try:
-            self.client = Client(address, timeout=f"{connect_timeout}s", set_as_default=False)
-        except (OSError, TimeoutError, ValueError) as e:
+            self.client = Client(
+                address,
+                timeout=f"{connect_timeout}s",
+                set_as_default=False,
+                **({"security": security} if security is not None else {}),
+            )
+        except (OSError, TimeoutError, ValueError, TypeError) as e:
             raise InputError(
                 address,
                 f"--scheduler: no dask scheduler answered within {connect_timeout:g} s "

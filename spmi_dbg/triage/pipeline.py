@@ -57,7 +57,7 @@ __all__ = [
 def open_engine(opts: TriageOptions) -> Engine:
     if opts.scheduler is None:
         return LocalEngine(opts.repro.workers)
-    return DaskEngine(opts.scheduler)
+    return DaskEngine(opts.scheduler, access=opts.scheduler_access)
 
 
 def run_triage(

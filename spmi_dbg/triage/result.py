@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from spmi_dbg import exits
 from spmi_dbg.failures.output import ReplayOutput
@@ -35,6 +36,7 @@ class TriageOptions:
     # one per collection (default: repro.command)
     commands: list[ReproCommand] = field(default_factory=list)
     scheduler: str | None = None  # a dask scheduler's address
+    scheduler_access: Any = None  # cluster.SchedulerAccess: TLS credentials, --insecure-scheduler
     partition_methods: int | None = None
     resume: bool = False
     # every crash under the debugger, even in a storm (no sweep: triage/sweep.py)

@@ -38,12 +38,49 @@ class Worker:
         self.proc.wait(timeout=30)
 
 
+@dataclass(frozen=True)
+class Credentials:
+    """A CA and one certificate it signed for 127.0.0.1 (PEM files), made with openssl: the
+    scheduler, the workers and the client all present it."""
+
+    ca: Path
+    cert: Path
+    key: Path
+
+    def flags(self) -> list[str]:
+        return [
+            "--tls-ca-file",
+            str(self.ca),
+            "--tls-cert",
+            str(self.cert),
+            "--tls-key",
+            str(self.key),
+        ]
+
+
+def credentials(d: Path) -> Credentials:
+    d.mkdir(parents=True, exist_ok=True)
+
+    def ssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=d)
+
+    ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+        "-days", "2", "-subj", "/CN=spmi-dbg test CA")  # fmt: skip
+    ssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "node.key", "-out", "node.csr",
+        "-subj", "/CN=127.0.0.1")  # fmt: skip
+    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    ssl("x509", "-req", "-in", "node.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "node.pem", "-days", "2", "-extfile", "san.ext")  # fmt: skip
+    return Credentials(d / "ca.pem", d / "node.pem", d / "node.key")
+
+
 @dataclass
 class Cluster:
     address: str
     scheduler: subprocess.Popen[bytes]
     log: Path
     workers: list[Worker] = field(default_factory=list)
+    tls: Credentials | None = None
 
     def add_worker(self, name: str, wrapper: Sequence[str] = ()) -> Worker:
         """A worker process (`wrapper`: a command it is started under, e.g. a private mount
@@ -66,6 +103,7 @@ class Cluster:
             "--no-dashboard",
             "--name",
             name,
+            *(self.tls.flags() if self.tls else []),
         ]
         with open(self.log, "ab") as log:
             proc = subprocess.Popen(
@@ -78,7 +116,17 @@ class Cluster:
     def wait_for_workers(self, n: int, timeout: float = 60.0) -> None:
         from distributed import Client
 
-        with Client(self.address, timeout="20s", set_as_default=False) as client:
+        security = None
+        if self.tls is not None:
+            from distributed.security import Security
+
+            security = Security(
+                tls_ca_file=str(self.tls.ca),
+                tls_client_cert=str(self.tls.cert),
+                tls_client_key=str(self.tls.key),
+                require_encryption=True,
+            )
+        with Client(self.address, timeout="20s", set_as_default=False, security=security) as client:
             client.wait_for_workers(n, timeout=timeout)
 
     def close(self) -> None:
@@ -91,9 +139,12 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def cluster(tmp: Path, workers: int = 2, wrapper: Sequence[str] = ()) -> Iterator[Cluster]:
+def cluster(
+    tmp: Path, workers: int = 2, wrapper: Sequence[str] = (), tls: Credentials | None = None
+) -> Iterator[Cluster]:
     port = free_port()
     log = tmp / "dask.log"
+    scheme = "tls" if tls else "tcp"
     argv = [
         sys.executable,
         "-m",
@@ -105,10 +156,11 @@ def cluster(tmp: Path, workers: int = 2, wrapper: Sequence[str] = ()) -> Iterato
         str(port),
         "--dashboard-address",
         f"127.0.0.1:{free_port()}",
+        *(["--protocol", "tls", *tls.flags()] if tls else []),
     ]
     with open(log, "ab") as f:
         proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
-    c = Cluster(f"tcp://127.0.0.1:{port}", proc, log)
+    c = Cluster(f"{scheme}://127.0.0.1:{port}", proc, log, tls=tls)
     try:
         deadline = time.monotonic() + 60
         while True:  # the scheduler's port answers
