@@ -145,8 +145,11 @@ def _security(access: SchedulerAccess) -> Any:
     from distributed.security import Security
 
     if not access.given():
-        configured = Security(require_encryption=True)  # dask's configuration, if any
-        if not (configured.tls_ca_file and configured.tls_client_cert):
+        configured: Any = Security(require_encryption=True)  # dask's configuration, if any
+        if not (
+            getattr(configured, "tls_ca_file", None)
+            and getattr(configured, "tls_client_cert", None)
+        ):
             raise InputError(
                 "--scheduler",
                 "tls:// needs this client's credentials: --tls-ca-file, --tls-cert and --tls-key "
