@@ -31,6 +31,9 @@ from spmi_dbg.triage.storm import StormWatch
 from spmi_dbg.triage.task import CrashBudget, PartitionTask
 
 POLL = 0.5  # seconds between two looks at the journals (progress, --max-crashes on a cluster)
+# until a storm is said: a crash costs ~0.03 s in a gdb session (issue 29), so a 0.5 s look
+# would say it a dozen crashes late
+STORM_POLL = 0.1
 
 
 @dataclass
@@ -248,9 +251,12 @@ def replay_partitions(
     said: list[str] = []
 
     def watch() -> None:
-        while not finished.wait(POLL):
+        shown = time.monotonic()
+        while not finished.wait(STORM_POLL if storm.said is None else POLL):
             t = tallier.tally()
-            show.update(t)
+            if time.monotonic() - shown >= POLL or storm.said is not None:
+                show.update(t)
+                shown = time.monotonic()
             line = storm.check(t.accounted, list(tallier.journals.values()))
             if line is not None:
                 said.append(line)
