@@ -916,3 +916,29 @@ def test_dump_json_stays_within_a_multiple_of_its_record(tmp_path: Path) -> None
     peak = _peak_rss_kb([*cmd, str(big), "1"], tmp_path)
     ratio = (peak - base) * 1024 / big.stat().st_size
     assert ratio <= 20, (peak, base, ratio)
+
+
+def test_path_errors_are_one_line_in_every_pipeline(tmp_path: Path) -> None:
+    """Issue 30 item 2: a collection or bundle path that is too long, a symlink loop, a path through
+    a file, a directory or a device, given to repro, triage, bisect and recheck: one line each,
+    never a traceback (EACCES is the same class; the tests run as root, which is never refused)."""
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    (tmp_path / "afile").write_text("")
+    bad = [
+        str(tmp_path / ("a" * 300 + ".mch")),
+        str(tmp_path / "loop1"),
+        str(tmp_path / "afile" / "x.mch"),
+        str(tmp_path),
+        "/dev/null",
+    ]
+    for path in bad:
+        for args in (
+            ("repro", "--out", "r", "--", REPLAY, BASE, path),
+            ("triage", "--out", "t", "--", REPLAY, BASE, path),
+            ("bisect", path, "--jits", "/dev/null"),
+            ("recheck", path, "--jit", BASE),
+        ):
+            r = run_cli(*args, cwd=tmp_path)
+            assert r.returncode == 3, (args, r.stderr)
+            one_error_line(r)

@@ -128,7 +128,7 @@ def _run(args: argparse.Namespace) -> int:
     from spmi_dbg.driver.select import pick
 
     rest = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if args.bundle is not None and not args.bundle.is_dir() and rest:
+    if args.bundle is not None and not _is_dir(args.bundle) and rest:
         # `-- superpmi ...`: argparse gave the program to BUNDLE
         rest, args.bundle = [str(args.bundle), *rest], None
     varies = None if args.which is None else ["base", "diff"].index(args.which)
@@ -179,6 +179,13 @@ def _run(args: argparse.Namespace) -> int:
         print(line)
     print(f"bisect: {args.out / 'bisect.md'}", file=sys.stderr)
     return result.exit_code
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # too long: not a directory (the bundle's own check says why, in one line)
+        return False
 
 
 def _with_env(command: ReproCommand, env: tuple[EnvVar, ...]) -> ReproCommand:

@@ -6,6 +6,7 @@ bisect-run.sh replay the same). Bad input: one line naming the file and what was
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,10 @@ def _env(items: list[dict[str, Any]]) -> tuple[EnvVar, ...]:
 def from_bundle(directory: Path, varies: int | None = None) -> Target:
     """A repro bundle's target: its repro.mch replayed with its repro command."""
     path = directory / "report.json"
+    try:
+        os.stat(directory)
+    except OSError as e:  # not there, too long, a loop: one line, never a traceback
+        raise InputError(str(directory), f"cannot open: {e.strerror}") from None
     if (directory / TARGET_FILE).is_file() and not path.is_file():
         return read_target(directory / TARGET_FILE)
     try:

@@ -7,6 +7,7 @@ data, another JIT-EE version, a JIT that does not load, flaky)."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -54,6 +55,10 @@ def targets_of(paths: list[Path]) -> list[tuple[str, Target]]:
     bucket bundles."""
     out: list[tuple[str, Target]] = []
     for p in paths:
+        try:
+            os.stat(p)
+        except OSError as e:  # not there, too long, a loop: one line, never a traceback
+            raise InputError(str(p), f"cannot open: {e.strerror}") from None
         if p.is_file() and p.name.endswith(".json"):
             out.append((str(p), read_target(p)))
         elif (p / "triage.json").is_file():

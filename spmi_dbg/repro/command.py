@@ -12,6 +12,7 @@ import itertools
 import os
 import shlex
 import shutil
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -285,9 +286,13 @@ def checked_collection(mch: str) -> tuple[str, int]:
     """A collection the replay can read: its absolute path and how many method contexts it holds
     (InputError otherwise)."""
     src = Path(mch)
-    if not src.exists():
-        raise InputError(mch, "collection not found")
-    if not src.is_file():
+    try:
+        st = os.stat(src)
+    except (FileNotFoundError, NotADirectoryError):
+        raise InputError(mch, "collection not found") from None
+    except OSError as e:  # too long, a loop, not searchable: said, never a traceback
+        raise InputError(mch, f"cannot open: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
         raise InputError(mch, "the collection is not a regular file")
     try:
         with Collection.open(src) as col:
