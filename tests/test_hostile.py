@@ -942,3 +942,56 @@ def test_path_errors_are_one_line_in_every_pipeline(tmp_path: Path) -> None:
             r = run_cli(*args, cwd=tmp_path)
             assert r.returncode == 3, (args, r.stderr)
             one_error_line(r)
+
+
+def test_permission_denied_is_one_line_in_every_command() -> None:
+    """Issue 30 item 2, EACCES: a collection in a directory its user may not search. As root (CI)
+    the commands run as nobody (setpriv), since root is never refused; the native verifier and the
+    Python verify say the same line."""
+    base = Path(tempfile.mkdtemp(prefix="spmi-eacces-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        (base / "tmp").mkdir(mode=0o777)
+        (base / "tmp").chmod(0o777)
+        locked = base / "locked"
+        locked.mkdir()
+        mch = locked / "x.mch"
+        mch.write_bytes(b"")
+        locked.chmod(0)
+        as_user: list[str] = []
+        if os.geteuid() == 0:
+            setpriv = shutil.which("setpriv")
+            assert setpriv, "setpriv (util-linux) is needed to run the commands as nobody"
+            as_user = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+        env = dict(os.environ, TMPDIR=str(base / "tmp"), HOME=str(base / "tmp"))
+        script = str(Path(sys.executable).with_name("spmi-dbg"))
+        lines: dict[str, str] = {}
+        for args in (
+            ("mch", "info", str(mch)),
+            ("mch", "list", str(mch)),
+            ("mch", "dump", str(mch), "1"),
+            ("mch", "index", str(mch)),
+            ("mch", "verify", str(mch)),
+            ("repro", "--out", str(base / "tmp" / "r"), "--", REPLAY, BASE, str(mch)),
+            ("triage", "--out", str(base / "tmp" / "t"), "--", REPLAY, BASE, str(mch)),
+            ("recheck", str(locked), "--jit", BASE, "--out", str(base / "tmp" / "c")),
+            ("bisect", str(locked), "--jits", "/dev/null", "--out", str(base / "tmp" / "b")),
+        ):
+            r = subprocess.run(
+                [*as_user, script, *args], capture_output=True, text=True, env=env,
+                cwd=base / "tmp", timeout=120,
+            )  # fmt: skip
+            assert r.returncode in (1, 2, 3), (args, r.stderr)
+            line = one_error_line(r)
+            assert "Permission denied" in line, (args, line)
+            lines[" ".join(args[:2])] = line
+        python = subprocess.run(
+            [*as_user, sys.executable, "-m", "spmi_dbg", "mch", "verify", str(mch)],
+            capture_output=True, text=True, env=env, cwd=base / "tmp", timeout=120,
+        )  # fmt: skip
+        assert one_error_line(python) == lines["mch verify"]
+    finally:
+        for d in base.rglob("*"):
+            if d.is_dir() and not d.is_symlink():
+                d.chmod(0o755)
+        shutil.rmtree(base, ignore_errors=True)

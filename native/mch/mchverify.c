@@ -220,16 +220,18 @@ static int stat_path(const char* path, struct stat* st)
     exit(1);
 }
 
-static int is_file(const char* path)
-{
-    struct stat st;
-    return stat_path(path, &st) && S_ISREG(st.st_mode);
-}
-
 static int exists(const char* path)
 {
     struct stat st;
     return stat_path(path, &st);
+}
+
+/* A candidate index that is a regular file; any error (too long, not searchable) is no index, as mct.py's
+ * find_toc has it: the collection's own open then says what is wrong. */
+static int is_index_file(const char* path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* mct.py find_toc: FILE.mct, then FILE with its suffix replaced by .mct; NULL when neither is a file. */
@@ -238,7 +240,7 @@ static char* find_toc(const char* mch)
     char* candidates[2] = {concat(mch, ".mct"), with_suffix(mch, ".mct")};
     char* found = NULL;
     for (int i = 0; i < 2 && !found; i++)
-        if (strcmp(candidates[i], mch) != 0 && is_file(candidates[i]))
+        if (strcmp(candidates[i], mch) != 0 && is_index_file(candidates[i]))
             found = candidates[i];
     for (int i = 0; i < 2; i++)
         if (candidates[i] != found)

@@ -31,9 +31,10 @@ def from_bundle(directory: Path, varies: int | None = None) -> Target:
     path = directory / "report.json"
     try:
         os.stat(directory)
-    except OSError as e:  # not there, too long, a loop: one line, never a traceback
+        only_target = (directory / TARGET_FILE).is_file() and not path.is_file()
+    except OSError as e:  # not there, too long, a loop, not searchable: one line
         raise InputError(str(directory), f"cannot open: {e.strerror}") from None
-    if (directory / TARGET_FILE).is_file() and not path.is_file():
+    if only_target:
         return read_target(directory / TARGET_FILE)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -56,16 +56,16 @@ def targets_of(paths: list[Path]) -> list[tuple[str, Target]]:
     out: list[tuple[str, Target]] = []
     for p in paths:
         try:
-            os.stat(p)
-        except OSError as e:  # not there, too long, a loop: one line, never a traceback
+            kind = _kind(p)
+        except OSError as e:  # not there, too long, a loop, not searchable: one line
             raise InputError(str(p), f"cannot open: {e.strerror}") from None
-        if p.is_file() and p.name.endswith(".json"):
+        if kind == "target":
             out.append((str(p), read_target(p)))
-        elif (p / "triage.json").is_file():
+        elif kind == "triage":
             out += _triage(p)
-        elif (p / "report.json").is_file():
+        elif kind == "bundle":
             out.append((str(p), from_bundle(p)))
-        elif (p / TARGET_FILE).is_file():
+        elif kind == "bisect":
             out.append((str(p), read_target(p / TARGET_FILE)))
         else:
             raise InputError(
@@ -74,6 +74,21 @@ def targets_of(paths: list[Path]) -> list[tuple[str, Target]]:
                 "a bisect target (target.json)",
             )
     return out
+
+
+def _kind(p: Path) -> str:
+    """What a REPRO path is (OSError when the system refuses to look: the caller says it)."""
+    os.stat(p)
+    if p.is_file() and p.name.endswith(".json"):
+        return "target"
+    for name, kind in (
+        ("triage.json", "triage"),
+        ("report.json", "bundle"),
+        (TARGET_FILE, "bisect"),
+    ):
+        if (p / name).is_file():
+            return kind
+    return ""
 
 
 def _triage(directory: Path) -> list[tuple[str, Target]]:
