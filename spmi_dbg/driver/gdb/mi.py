@@ -226,6 +226,10 @@ class MiChannel:
             if reply is not None:
                 return reply
 
+    def console(self, command: str, timeout: float | None = None) -> MiReply:
+        """A gdb CLI command (`-interpreter-exec console`): its text is the reply's console."""
+        return self.request("-interpreter-exec console " + mi_quote(command), timeout)
+
     def next_event(self, timeout: float) -> Record | None:
         """The next async record (`*stopped`, `=...`), or None after `timeout` seconds of none."""
         deadline = time.monotonic() + timeout

@@ -129,7 +129,7 @@ def run_replay(
         try:
             _setup(channel, argv, notes, max_passes, debug_dirs)
             # what argv() reads
-            _check(channel, "-interpreter-exec console " + mi_quote(f"set args {_args(argv)}"))
+            _console(channel, f"set args {_args(argv)}")
             _remote_paths(channel, qemu, argv)
             guest, port = qemu_start(qemu, argv, stdout=stdout, stderr=stderr, cwd=cwd)
             log.write(f"# {' '.join(qemu.prefix())} -g {port} {' '.join(argv)} (pid {guest.pid})\n")
@@ -233,19 +233,13 @@ class GdbSession:
                 _setup(self.channel, argv, self._notes_path, self.max_passes, self.debug_dirs)
                 # superpmi's stdout whole at a fatal stop
                 for name, value in stdbuf.line_buffered().items():
-                    _check(
-                        self.channel,
-                        "-interpreter-exec console " + mi_quote(f"set environment {name}={value}"),
-                    )
+                    _console(self.channel, f"set environment {name}={value}")
                 self.program = argv[0]
             elif argv[0] != self.program:
                 raise ToolFailure(f"a gdb session of {self.program} cannot run {argv[0]}")
             self._kill()
             redirect = f"> {shell.quote(str(stdout))} 2> {shell.quote(str(stderr))} < /dev/null"
-            _check(
-                self.channel,
-                "-interpreter-exec console " + mi_quote(f"set args {_args(argv)} {redirect}"),
-            )
+            _console(self.channel, f"set args {_args(argv)} {redirect}")
             self.symbols.apply(self.channel)
             self.runs += 1
             outcome = run.until_outcome(start, timeout, "-exec-run")
@@ -266,7 +260,7 @@ class GdbSession:
         exit event)."""
         if self.inferior is None:
             return
-        _check(self.channel, "-interpreter-exec console " + mi_quote("kill"))
+        _console(self.channel, "kill")
         deadline = time.monotonic() + self.channel.request_timeout
         while time.monotonic() < deadline:
             event = self.channel.next_event(0.05)
@@ -298,6 +292,11 @@ def _args(argv: list[str]) -> str:
     return shell.join(argv[1:])
 
 
+def _console(channel: MiChannel, command: str) -> str:
+    """A gdb CLI command through MI (`-interpreter-exec console`), refused: a ToolFailure."""
+    return _check(channel, "-interpreter-exec console " + mi_quote(command))
+
+
 def _check(channel: MiChannel, command: str) -> str:
     reply = channel.request(command)
     if reply.error is not None:
@@ -315,21 +314,15 @@ def index_cache_dir() -> str:
 
 def _index_cache(channel: MiChannel) -> None:
     """A gdb without the index cache (older than 13) simply does without it."""
-    channel.request(
-        "-interpreter-exec console " + mi_quote(f"set index-cache directory {index_cache_dir()}")
-    )
-    channel.request("-interpreter-exec console " + mi_quote("set index-cache enabled on"))
+    channel.console(f"set index-cache directory {index_cache_dir()}")
+    channel.console("set index-cache enabled on")
 
 
 def _debug_dirs(channel: MiChannel, debug_dirs: tuple[str, ...]) -> None:
     """Where gdb looks for separate debug files (by gnu_debuglink, and by build-id under
     .build-id/)."""
     if debug_dirs:
-        _check(
-            channel,
-            "-interpreter-exec console "
-            + mi_quote("set debug-file-directory " + ":".join(debug_dirs)),
-        )
+        _console(channel, "set debug-file-directory " + ":".join(debug_dirs))
 
 
 def _setup(
@@ -351,22 +344,16 @@ def _setup(
         "-gdb-set confirm off",
     ):
         _check(channel, command)
-    _check(channel, "-interpreter-exec console " + mi_quote("handle all nostop noprint pass"))
-    _check(
-        channel,
-        "-interpreter-exec console " + mi_quote(f"handle {' '.join(STOP_SIGNALS)} stop print pass"),
-    )
-    _check(channel, "-interpreter-exec console " + mi_quote(gdbinit_line()))
+    _console(channel, "handle all nostop noprint pass")
+    _console(channel, f"handle {' '.join(STOP_SIGNALS)} stop print pass")
+    _console(channel, gdbinit_line())
     # one catchpoint per signal: the condition is told which (no $_siginfo over qemu)
     for name in FAULTS:
-        _check(channel, "-interpreter-exec console " + mi_quote(f"catch signal {name}"))
-        _check(
+        _console(channel, f"catch signal {name}")
+        _console(
             channel,
-            "-interpreter-exec console "
-            + mi_quote(
-                f"condition $bpnum $_spmi_should_stop({json.dumps(str(notes))}, {max_passes}, "
-                f"{int(getattr(signal, name))})"
-            ),
+            f"condition $bpnum $_spmi_should_stop({json.dumps(str(notes))}, {max_passes}, "
+            f"{int(getattr(signal, name))})",
         )
     _index_cache(channel)
     _debug_dirs(channel, debug_dirs)
@@ -377,10 +364,8 @@ def _remote_paths(channel: MiChannel, qemu: QemuTarget, argv: list[str]) -> None
     """The guest's libraries from the sysroot; the JITs (absolute host paths) from their own
     directories."""
     dirs = library_dirs(argv)
-    _check(channel, "-interpreter-exec console " + mi_quote(f"set sysroot {qemu.sysroot}"))
-    _check(
-        channel, "-interpreter-exec console " + mi_quote(f"set solib-search-path {':'.join(dirs)}")
-    )
+    _console(channel, f"set sysroot {qemu.sysroot}")
+    _console(channel, f"set solib-search-path {':'.join(dirs)}")
 
 
 class _Notes:
@@ -564,12 +549,11 @@ class _Run:
         """Pass the stop's signal on with `signal SIGxxx`, or absorb it (a debug break the replay
         has no handler for), stepping over an aarch64 `brk`, which would trap again."""
         if deliver:
-            command = "-interpreter-exec console " + mi_quote(f"signal {sig}")
+            reply = self.channel.console(f"signal {sig}")
         else:
             if step_over_brk:
-                _check(self.channel, "-interpreter-exec console " + mi_quote("set $pc = $pc + 4"))
-            command = "-exec-continue"
-        reply = self.channel.request(command)
+                _console(self.channel, "set $pc = $pc + 4")
+            reply = self.channel.request("-exec-continue")
         if reply.error is not None:
             raise ToolFailure(f"gdb could not resume after {sig}: {reply.error}")
 
@@ -581,8 +565,8 @@ class _Run:
             + (" --quick" if quick else "")
             + (f" --signal {signal}" if signal else "")
         )
-        reply = self.channel.request(
-            "-interpreter-exec console " + mi_quote(command),
+        reply = self.channel.console(
+            command,
             None if quick else max(DIAGNOSE_TIMEOUT, self.channel.request_timeout),
         )
         if reply.error is not None:
@@ -641,8 +625,8 @@ class _Run:
     def _stacks(self) -> list[ThreadStack]:
         """Every thread's stack, read in gdb's Python from the view by the lldb worker's function
         (spmi_dbg.analysis.stacks), one round trip."""
-        reply = self.channel.request(
-            "-interpreter-exec console " + mi_quote(STACKS_COMMAND),
+        reply = self.channel.console(
+            STACKS_COMMAND,
             max(DIAGNOSE_TIMEOUT, self.channel.request_timeout),
         )
         if reply.error is not None:
@@ -706,7 +690,7 @@ def diagnose_core(
                 "-gdb-set confirm off",
             ):
                 _check(channel, command)
-            _check(channel, "-interpreter-exec console " + mi_quote(gdbinit_line()))
+            _console(channel, gdbinit_line())
             if qemu is not None:
                 _remote_paths(channel, qemu, argv or [program or ""])
             _index_cache(channel)
@@ -716,7 +700,7 @@ def diagnose_core(
             # a core keeps no argv gdb tells: the diagnosis reads the command's (its JITs, -c,
             # -target)
             if argv:
-                _check(channel, "-interpreter-exec console " + mi_quote(f"set args {_args(argv)}"))
+                _console(channel, f"set args {_args(argv)}")
             reply = channel.request(
                 "-target-select core " + str(core).replace(" ", "\\ "), DIAGNOSE_TIMEOUT
             )
@@ -746,26 +730,23 @@ def diagnose_core(
 def _relocate(channel: MiChannel, program: str, qemu: QemuTarget, argv: list[str]) -> list[str]:
     """A guest core of a PIE program that gdb left unrelocated: displacement = AT_ENTRY -
     e_entry."""
-    auxv = _check(channel, "-interpreter-exec console " + mi_quote("info auxv"))
+    auxv = _console(channel, "info auxv")
     m = re.search(r"AT_ENTRY\s.*?(0x[0-9a-f]+)\s*$", auxv, re.M)
     entry = elf_entry(program)
     if m is None or entry is None:
         return []
     at_entry = int(m.group(1), 16)
-    where = _check(channel, "-interpreter-exec console " + mi_quote(f"info symbol {at_entry:#x}"))
+    where = _console(channel, f"info symbol {at_entry:#x}")
     if at_entry == entry or "No symbol matches" not in where:
         return []  # not PIE, or gdb relocated it itself
     disp = at_entry - entry
-    _check(channel, "-interpreter-exec console " + mi_quote(f"symbol-file -o {disp:#x} {program}"))
+    _console(channel, f"symbol-file -o {disp:#x} {program}")
     dirs = library_dirs([program, *argv[1:]])
-    added = _check(
+    added = _console(
         channel,
-        "-interpreter-exec console "
-        + mi_quote(
-            "python print(len(__import__('spmi_dbg.gdb.coresyms', "
-            f"fromlist=['x']).load_solibs({qemu.sysroot!r}, "
-            f"{dirs!r})))"
-        ),
+        "python print(len(__import__('spmi_dbg.gdb.coresyms', "
+        f"fromlist=['x']).load_solibs({qemu.sysroot!r}, "
+        f"{dirs!r})))",
     )
     count = added.strip().splitlines()[-1] if added.strip() else "0"
     return [

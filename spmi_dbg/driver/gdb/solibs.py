@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from spmi_dbg.driver.gdb.mi import MiChannel, mi_quote
+from spmi_dbg.driver.gdb.mi import MiChannel
 from spmi_dbg.elf import read
 from spmi_dbg.errors import ToolFailure
 
@@ -94,6 +94,6 @@ def _quote_path(path: str) -> str:
 
 
 def _console(channel: MiChannel, command: str) -> None:
-    reply = channel.request("-interpreter-exec console " + mi_quote(command))
+    reply = channel.console(command)
     if reply.error is not None:
         raise ToolFailure(f"gdb refused `{command}`: {reply.error}")
