@@ -20,9 +20,9 @@ from spmi_dbg.bisect.store import Build, Flavor, Store
 from spmi_dbg.bisect.verdict import Verdict
 
 from .support.builds import history
-from .support.common import Collections
+from .support.common import Collections, run_cli
 from .support.natives import BASE, DIFF, REPLAY
-from .support.pipeline import report, repro, spmi, validate, validate_sarif
+from .support.pipeline import report, repro, validate, validate_sarif
 
 AT = 7
 
@@ -51,7 +51,7 @@ def _named(tmp_path: Path, jit: str, where: str) -> str:
 
 
 def _bisect(mch: Path, tmp_path: Path, *args: str) -> tuple[int, dict, str]:
-    r = spmi(
+    r = run_cli(
         "bisect",
         "--build",
         "Checked",
@@ -148,7 +148,7 @@ def test_asm_diffs_which_jit_varies(mch: Path, tmp_path: Path) -> None:
     common = ["--store", str(h.store), "--repo", str(h.repo), "--good", h.hashes[0]]
     for which, rc_want in (("diff", 0), ("base", 1)):
         out = tmp_path / which
-        r = spmi(
+        r = run_cli(
             "bisect", "--build", "Checked", "--out", str(out), *common, "--bad", h.hashes[-1],
             "--which", which, "--", REPLAY, "-a", "-c", str(AT),
             _named(tmp_path, BASE, "cmd-base"), _named(tmp_path, DIFF, "cmd-diff"), str(mch),
@@ -172,17 +172,17 @@ def test_recheck_says_fixed_still_failing_and_cannot_tell(
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     bundle = str(tmp_path / "b")
-    fixed = spmi("recheck", bundle, "--jit", BASE, "--out", "r1", cwd=tmp_path)
+    fixed = run_cli("recheck", bundle, "--jit", BASE, "--out", "r1", cwd=tmp_path)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert f"{bundle}: fixed: replayed clean" in fixed.stdout
     data = json.loads((tmp_path / "r1" / "recheck.json").read_text())
     assert data["all_fixed"] and data["repros"][0]["status"] == "fixed"
     sarif = validate_sarif(tmp_path / "r1" / "recheck.sarif")
     assert [x["level"] for x in sarif["runs"][0]["results"]] == ["none"]
-    still = spmi("recheck", bundle, "--jit", DIFF, "--out", "r2", cwd=tmp_path)
+    still = run_cli("recheck", bundle, "--jit", DIFF, "--out", "r2", cwd=tmp_path)
     assert still.returncode == 1 and f"{bundle}: still failing: superpmi said: " in still.stdout
     for jit, want in ((BASE, 0), (DIFF, 1), (str(not_a_jit), 125)):
-        g = spmi("recheck", "--git-bisect", bundle, "--jit", jit, cwd=tmp_path)
+        g = run_cli("recheck", "--git-bisect", bundle, "--jit", jit, cwd=tmp_path)
         assert g.returncode == want, (jit, g.stdout, g.stderr)
 
 
@@ -258,7 +258,7 @@ def test_a_bundle_s_report_gains_the_bisection_in_its_regression_section(
     assert r.returncode == 0, r.stdout + r.stderr
     b, d = Path(BASE), Path(DIFF)
     h = history(tmp_path, [b, b, d, d])
-    out = spmi(
+    out = run_cli(
         "bisect", str(tmp_path / "b"), "--build", "Checked", "--out", "o", "--store",
         str(h.store), "--repo", str(h.repo), "--good", h.hashes[0], "--bad", h.hashes[-1],
         cwd=tmp_path,

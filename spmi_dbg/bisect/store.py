@@ -115,15 +115,6 @@ class Store:
             return Build(commit, None)
         return Build(commit, *found[0])
 
-    def commits(self) -> list[str]:
-        """The hashes the store has a build of (any order)."""
-        out: list[str] = []
-        for name in self.names():
-            head = name.partition(".")[0]
-            if self.find(head).jit is not None and head not in out:
-                out.append(head)
-        return out
-
 
 def _same(a: str, b: str) -> bool:
     a, b = a.lower(), b.lower()

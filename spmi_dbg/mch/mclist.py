@@ -89,6 +89,14 @@ class MCList:
         end)."""
         return MCList(tuple((lo, min(hi, count)) for lo, hi in self.ranges if lo <= count))
 
+    def nth(self, index: int) -> int:
+        """The number at 0-based `index`, without listing the numbers (past the end: the last)."""
+        for lo, hi in self.ranges:
+            if index <= hi - lo:
+                return lo + index
+            index -= hi - lo + 1
+        return self.last
+
     def between(self, lo: int, hi: int) -> MCList:
         """The numbers of the list from `lo` to `hi`, both included."""
         return MCList(

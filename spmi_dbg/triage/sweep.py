@@ -51,7 +51,7 @@ class SweepState:
         slots: list[int] = []
         for k in range(SAMPLES):
             at = k * numbers // SAMPLES
-            first = _nth(rest, at) if at < numbers else None
+            first = rest.nth(at) if at < numbers else None
             if first is not None and first not in slots:
                 slots.append(first)
         return cls(bucket, rest.first, slots, declared=declared)
@@ -85,7 +85,7 @@ class SweepState:
     def native_window(self, rest: MCList) -> MCList:
         """The next native replay's numbers: `window` of the rest, ending before the next slot
         whose sample is still due."""
-        end = _nth(rest, min(self.window, rest.count()) - 1)
+        end = rest.nth(min(self.window, rest.count()) - 1)
         due = [f for k, f in enumerate(self.slots) if k not in self.sampled and f > rest.first]
         if due and end >= due[0]:
             end = due[0] - 1
@@ -125,12 +125,3 @@ class SweepState:
                 int((data.get("declared") or {}).get("accounted") or 0),
             ),
         )
-
-
-def _nth(numbers: MCList, index: int) -> int:
-    """The number at 0-based `index` of a list of ranges, without listing it."""
-    for lo, hi in numbers.ranges:
-        if index <= hi - lo:
-            return lo + index
-        index -= hi - lo + 1
-    return numbers.last

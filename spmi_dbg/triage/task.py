@@ -438,12 +438,7 @@ class _Partition:
 
 def _middle(numbers: MCList) -> int:
     """The number halfway through a list of ranges, without listing it."""
-    half = numbers.count() // 2
-    for lo, hi in numbers.ranges:
-        if half <= hi - lo + 1:
-            return lo + max(half, 1) - 1
-        half -= hi - lo + 1
-    return numbers.last
+    return numbers.nth(max(numbers.count() // 2, 1) - 1)
 
 
 def _accepted(run: PartitionRun, upto: int | None) -> tuple[list[dict[str, Any]], list[int]]:

@@ -14,7 +14,8 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from ..support.builds import history
-from ..support.pipeline import repro, spmi
+from ..support.common import run_cli
+from ..support.pipeline import repro
 from ..support.real import Real
 
 pytestmark = pytest.mark.live
@@ -54,7 +55,7 @@ def test_the_first_checked_build_is_the_first_bad_one(
     patched = _patched_version(chk, tmp_path / "patched" / "libclrjit.so")
     # 0-3 Release (2: no build), 4 Checked with another JIT-EE version, 5-7 Checked
     h = history(tmp_path, [rel, rel, None, rel, patched, chk, chk, chk], layout=layout)
-    r = spmi(
+    r = run_cli(
         "bisect", "--out", "o", "--store", str(h.store), "--repo", str(h.repo),
         "--good", h.hashes[0], "--bad", h.hashes[-1], "--",
         str(real.superpmi), "-jitoption", "JitStressRegs=400", "-c", "543",
@@ -77,7 +78,7 @@ def test_the_first_checked_build_is_the_first_bad_one(
 def test_without_the_patched_build_the_answer_is_exact(real: Real, tmp_path: Path) -> None:
     rel, chk = real.jit_release, real.jit_checked
     h = history(tmp_path, [rel, rel, rel, chk, chk])
-    r = spmi(
+    r = run_cli(
         "bisect", "--out", "o", "--store", str(h.store), "--repo", str(h.repo),
         "--good", h.hashes[0], "--bad", h.hashes[-1], "--",
         str(real.superpmi), "-jitoption", "JitStressRegs=400", "-c", "543",
@@ -103,7 +104,7 @@ def test_good_and_bad_the_wrong_way_round_stop(real: Real, tmp_path: Path) -> No
     h = history(tmp_path, [chk, chk, rel, rel])
     order = tmp_path / "order.txt"
     order.write_text("".join(f"{x}\n" for x in h.hashes))
-    r = spmi(
+    r = run_cli(
         "bisect", str(tmp_path / "b"), "--out", "o", "--store", str(h.store),
         "--order", str(order), cwd=tmp_path,
     )  # fmt: skip
@@ -111,7 +112,7 @@ def test_good_and_bad_the_wrong_way_round_stop(real: Real, tmp_path: Path) -> No
     assert f"bisect: no answer: the good build {h.hashes[0]} is bad, not good" in r.stdout
     assert f"the bad build {h.hashes[-1]} is good, not bad" in r.stdout
     # is it fixed? on the Release JIT yes, on the Checked JIT no
-    fixed = spmi("recheck", str(tmp_path / "b"), "--jit", str(rel), cwd=tmp_path)
+    fixed = run_cli("recheck", str(tmp_path / "b"), "--jit", str(rel), cwd=tmp_path)
     assert fixed.returncode == 0 and ": fixed: replayed clean" in fixed.stdout, fixed.stdout
-    still = spmi("recheck", str(tmp_path / "b"), "--jit", str(chk), cwd=tmp_path)
+    still = run_cli("recheck", str(tmp_path / "b"), "--jit", str(chk), cwd=tmp_path)
     assert still.returncode == 1 and ": still failing: superpmi said: ISSUE: " in still.stdout

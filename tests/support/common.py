@@ -62,7 +62,9 @@ def build_collection(
     return records
 
 
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, cwd: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, COLUMNS="200")
     return subprocess.run(
         [sys.executable, "-m", "spmi_dbg", *args],
@@ -70,7 +72,7 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         text=True,
         cwd=cwd,
         env=env,
-        timeout=120,
+        timeout=timeout,
     )
 
 

@@ -54,17 +54,6 @@ def repro(
     )
 
 
-def spmi(*args: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    """`spmi-dbg ARGS` in `cwd` (bisect, recheck, ...), its output captured."""
-    return subprocess.run(
-        [sys.executable, "-m", "spmi_dbg", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=timeout,
-    )
-
-
 def triage(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "spmi_dbg", "triage", *args],

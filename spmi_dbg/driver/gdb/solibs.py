@@ -56,7 +56,10 @@ class SymbolsOnce:
 
     def learn(self, channel: MiChannel) -> None:
         if not self.active and not self.learnt:
-            self.learnt = loaded(channel)
+            found = loaded(channel)
+            # a path a CLI command cannot carry (a line break): gdb keeps loading them itself
+            if not any(c in path for path in found for c in "\n\r"):
+                self.learnt = found
 
     def apply(self, channel: MiChannel) -> None:
         """Before a run: auto-solib-add off and every learnt library added (once)."""
