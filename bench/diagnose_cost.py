@@ -101,7 +101,7 @@ class Clock:
         return timed
 
 
-VIEW_MODULES = ("spmi_dbg.gdb.view", "spmi_dbg.lldb.view")
+VIEW_MODULES = ("spmi_dbg.ext.gdb.view", "spmi_dbg.ext.lldb.view")
 
 
 class Timed:
@@ -304,7 +304,7 @@ def gdb_stage(mode: str, out_path: str, repeat: int, max_stops: int) -> None:
     """Runs in gdb's Python (after `run` reached the first stop)."""
     import gdb
 
-    from spmi_dbg.gdb.view import GdbProcess
+    from spmi_dbg.ext.gdb.view import GdbProcess
 
     def alive() -> bool:
         inf = gdb.selected_inferior()
@@ -393,7 +393,7 @@ class LldbSession:
         self._delivered: int | None = None  # the signal the last resume delivered to the program
 
     def _index_anchors(self) -> None:
-        from spmi_dbg.lldb.view import warm_up
+        from spmi_dbg.ext.lldb.view import warm_up
 
         warm_up(self.target)
 
@@ -435,7 +435,7 @@ def lldb_stage(argv: list[str], mode: str, out_path: str, repeat: int, max_stops
         session = LldbSession(argv, Path(tmp) / "stdout", Path(tmp) / "stderr")
         import lldb
 
-        from spmi_dbg.lldb.view import LldbProcess
+        from spmi_dbg.ext.lldb.view import LldbProcess
 
         try:
 
@@ -445,7 +445,7 @@ def lldb_stage(argv: list[str], mode: str, out_path: str, repeat: int, max_stops
             if not mode.startswith("fc-"):
                 interp = session.debugger.GetCommandInterpreter()
                 loaded = lldb.SBCommandReturnObject()
-                interp.HandleCommand("command script import spmi_dbg.lldb", loaded)
+                interp.HandleCommand("command script import spmi_dbg.ext.lldb", loaded)
                 if not loaded.Succeeded():
                     raise SystemExit(f"lldb: {loaded.GetError()}")
 

@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     # base: native binaries, run-named temp files, ELF, command lines, sh quoting, the replays'
     # line-buffered stdout, superpmi's failure lines, the command line's parser kind and argument
     # types
-    ("paths", "tempfiles", "elf", "replay", "shell", "stdbuf", "failures", "usage"),
+    ("paths", "tempfiles", "elf", "superpmi_argv", "shell", "stdbuf", "failures", "usage"),
     # outputs checked, written aside and renamed; separate debug files
     ("atomic", "outdir", "debugfiles"),
     ("mch",),
@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("analysis",),
     ("report",),
     ("commands",),
-    ("gdb", "lldb"),
+    ("ext", "ext.gdb", "ext.lldb"),
     ("driver",),
     ("repro",),
     ("triage",),
@@ -57,7 +57,11 @@ class Import:
 
 def unit_of(module: str) -> str:
     parts = module.split(".")
-    return "__init__" if len(parts) == 1 else parts[1]
+    if len(parts) == 1:
+        return "__init__"
+    if parts[1] == "ext" and len(parts) > 2:  # the in-debugger extensions: each its own unit
+        return f"ext.{parts[2]}"
+    return parts[1]
 
 
 def module_name(path: Path) -> str:
@@ -312,7 +316,13 @@ def test_the_check_catches_an_upward_import() -> None:
         Import(
             "spmi_dbg.report.y", "spmi_dbg.repro.pipeline", PACKAGE / "report" / "y.py", 1, False
         ),
-        Import("spmi_dbg.gdb.z", "spmi_dbg.lldb.view", PACKAGE / "gdb" / "z.py", 3, False),
+        Import(
+            "spmi_dbg.ext.gdb.z",
+            "spmi_dbg.ext.lldb.view",
+            PACKAGE / "ext" / "gdb" / "z.py",
+            3,
+            False,
+        ),
     ]
     found = violations(fake)
     assert len(found) == 3
@@ -389,7 +399,7 @@ FUNCTION_IMPORTS_ALLOWED: list[tuple[str, str, str]] = [
     ("spmi_dbg.triage.cluster", "distributed.comm.addressing", OPTIONAL),
     ("spmi_dbg.triage.cluster", "distributed.security", OPTIONAL),
     ("spmi_dbg.triage.cli", "spmi_dbg.triage.cluster", STARTUP),
-    ("spmi_dbg.driver.lldb.worker", "spmi_dbg.lldb.view", OPTIONAL),  # view.py imports lldb
+    ("spmi_dbg.driver.lldb.worker", "spmi_dbg.ext.lldb.view", OPTIONAL),  # view.py imports lldb
     # what runs a repro or the demo, as for triage (their comments say so)
     ("spmi_dbg.repro.cli", "spmi_dbg.repro.options", STARTUP),
     ("spmi_dbg.repro.cli", "rich.console", STARTUP),

@@ -1,5 +1,6 @@
 """Debugger-neutral crash diagnosis: a read-only view of a stopped process (`view`) -> `Diagnosis`.
-Imports no debugger module; `spmi_dbg.gdb` and `spmi_dbg.lldb` adapt their debugger to the view."""
+Imports no debugger module; `spmi_dbg.ext.gdb` and `spmi_dbg.ext.lldb` adapt their debugger to the
+view."""
 
 import importlib
 

@@ -36,7 +36,7 @@ from spmi_dbg.analysis.nullmap import find_null_map
 from spmi_dbg.analysis.records import CollectionRecords, OpenRecords
 from spmi_dbg.analysis.signature import signature
 from spmi_dbg.analysis.view import Frame, Process, SignalInfo
-from spmi_dbg.replay import parse_command
+from spmi_dbg.superpmi_argv import parse_command
 
 __all__ = ["Diagnosis", "diagnose"]
 

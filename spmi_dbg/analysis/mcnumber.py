@@ -25,7 +25,7 @@ from spmi_dbg.analysis.values import frame_int, member_int
 from spmi_dbg.analysis.view import Frame, Value
 from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.mch.mclist import MCList, parse_mclist
-from spmi_dbg.replay import parse_command
+from spmi_dbg.superpmi_argv import parse_command
 
 COMPILE_METHOD = "JitInstance::CompileMethod"
 

@@ -26,7 +26,7 @@ from spmi_dbg.analysis.facts import Diagnosis, Handling, HandlingKind
 from spmi_dbg.analysis.jitstate import compiler_in, superpmi_index
 from spmi_dbg.analysis.jsonfacts import JsonFact
 from spmi_dbg.analysis.view import Process
-from spmi_dbg.replay import parse_command
+from spmi_dbg.superpmi_argv import parse_command
 
 # Stops the replay survives when their signal is passed on.
 PASS_KINDS = (HandlingKind.FIRST_CHANCE, HandlingKind.DEBUG_BREAK)

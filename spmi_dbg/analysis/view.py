@@ -1,6 +1,6 @@
 """The read-only view of a stopped process that diagnosis is written against.
 
-`spmi_dbg/gdb` and `spmi_dbg/lldb` implement these protocols over gdb.Value/gdb.Frame and
+`spmi_dbg/ext/gdb` and `spmi_dbg/ext/lldb` implement these protocols over gdb.Value/gdb.Frame and
 SBValue/SBFrame; tests can implement them over recorded data. Nothing here imports a debugger.
 Every accessor returns None for what the debugger cannot provide (optimized out, no debug info,
 not available over a remote stub) instead of raising.

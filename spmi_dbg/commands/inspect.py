@@ -12,7 +12,7 @@ from spmi_dbg.analysis.view import Process, Value
 from spmi_dbg.commands.result import CommandResult
 from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.mch.collection import Collection
-from spmi_dbg.replay import parse_command
+from spmi_dbg.superpmi_argv import parse_command
 
 STACK_LOOKUP_FRAMES = 200  # how deep a plain name is looked for
 

@@ -1,7 +1,7 @@
 """The `spmi ...` command inside gdb and lldb: one argparse definition, one implementation over the
-view. The debugger adapters (spmi_dbg.gdb, spmi_dbg.lldb) only pass the argument string and print
-the result (or the one-line error). The diagnosis itself is spmi_dbg.analysis'; this package parses,
-renders and writes files."""
+view. The debugger adapters (spmi_dbg.ext.gdb, spmi_dbg.ext.lldb) only pass the argument string and
+print the result (or the one-line error). The diagnosis itself is spmi_dbg.analysis'; this package
+parses, renders and writes files."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from spmi_dbg.commands.result import CommandResult
 from spmi_dbg.commands.why import render_jit, render_text
 from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.mch.collection import Collection
-from spmi_dbg.replay import parse_command
 from spmi_dbg.report.redact import Redactor
+from spmi_dbg.superpmi_argv import parse_command
 
 
 class _UsageError(Exception):

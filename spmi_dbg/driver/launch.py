@@ -12,7 +12,7 @@ from typing import Any
 from spmi_dbg import shell
 from spmi_dbg.driver.registry import DEBUGGERS
 from spmi_dbg.errors import UsageError
-from spmi_dbg.replay import parse_command
+from spmi_dbg.superpmi_argv import parse_command
 from spmi_dbg.usage import this_program
 
 LAUNCHER_EPILOG = """{name}'s own options go before --, the program and its arguments after it:

@@ -23,9 +23,9 @@ def python_bootstrap(module: str) -> str:
 
 
 def gdbinit_line() -> str:
-    return "python " + python_bootstrap("spmi_dbg.gdb")
+    return "python " + python_bootstrap("spmi_dbg.ext.gdb")
 
 
 def lldbinit_lines() -> list[str]:
     """lldb runs __lldb_init_module only through `command script import`, after the path is set."""
-    return ["script " + python_bootstrap("spmi_dbg"), "command script import spmi_dbg.lldb"]
+    return ["script " + python_bootstrap("spmi_dbg"), "command script import spmi_dbg.ext.lldb"]

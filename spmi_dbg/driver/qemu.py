@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spmi_dbg.errors import ToolFailure
-from spmi_dbg.replay import parse_command
+from spmi_dbg.superpmi_argv import parse_command
 
 DEFAULT_SYSROOTS = {"aarch64": "/usr/aarch64-linux-gnu"}
 PORT_ATTEMPTS = 5

@@ -23,8 +23,8 @@ from spmi_dbg.elf import is_elf
 from spmi_dbg.errors import InputError, SpmiDbgError, UsageError, printable
 from spmi_dbg.mch.collection import Collection, record_sizes
 from spmi_dbg.mch.mclist import MCList, compress_ranges, parse_mclist
-from spmi_dbg.replay import parse_command
 from spmi_dbg.repro.environment import EnvVar, clean_prefix, shell_prefix
+from spmi_dbg.superpmi_argv import parse_command
 
 _PARALLEL = ("-p", "-parallel")
 _COMPILE = ("-c", "-compile")

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.errors import InputError, SpmiDbgError
-from spmi_dbg.replay import parse_command
 from spmi_dbg.repro.command import ReproCommand, from_argv
+from spmi_dbg.superpmi_argv import parse_command
 
 _PREFIX = re.compile(r"^\[\d\d:\d\d:\d\d\] ")
 _RUNNING = re.compile(r"^Running (SuperPMI replay|asm diffs) of (.+?)\s*$")

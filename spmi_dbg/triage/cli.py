@@ -11,8 +11,8 @@ from typing import Any
 
 from spmi_dbg.errors import UsageError
 from spmi_dbg.outdir import check_out_dir
-from spmi_dbg.replay import parse_command
 from spmi_dbg.repro.arguments import PIPELINE_USAGE, add_replay_arguments, pipeline_errors
+from spmi_dbg.superpmi_argv import parse_command
 from spmi_dbg.triage.plan import collections_of
 from spmi_dbg.usage import integer
 

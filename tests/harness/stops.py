@@ -157,7 +157,7 @@ def run_lldb(
 _GDB_LOOP = r"""
 import gdb, json, time
 
-from spmi_dbg.gdb.view import GdbProcess
+from spmi_dbg.ext.gdb.view import GdbProcess
 from spmi_dbg.analysis import diagnose
 from spmi_dbg.analysis.policy import check_stop
 passed = []
@@ -226,7 +226,7 @@ def run_gdb_loop(
             "-ex",
             "set confirm off",
             "-ex",
-            "python " + python_bootstrap("spmi_dbg.gdb"),
+            "python " + python_bootstrap("spmi_dbg.ext.gdb"),
             "-ex",
             f"run {args} > {out_file} 2> {err_file} < /dev/null",
             "-ex",

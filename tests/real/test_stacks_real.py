@@ -20,7 +20,7 @@ pytestmark = pytest.mark.live
 
 LLDB_STACKS = (
     "script from spmi_dbg.analysis.stacks import stacks_line; "
-    "from spmi_dbg.lldb.view import LldbProcess; "
+    "from spmi_dbg.ext.lldb.view import LldbProcess; "
     "print(stacks_line(LldbProcess(lldb.target)))"
 )
 # the PAL's synchronization manager's thread, innermost of its frames of superpmi's own

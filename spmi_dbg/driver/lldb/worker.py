@@ -78,7 +78,7 @@ class Worker:
             )
 
     def _target(self, program: str) -> None:
-        from spmi_dbg.lldb.view import warm_up  # imports lldb: only after import_lldb
+        from spmi_dbg.ext.lldb.view import warm_up  # imports lldb: only after import_lldb
 
         err = self.lldb.SBError()
         self.target = self.debugger.CreateTarget(program, None, None, True, err)
@@ -221,7 +221,7 @@ class Worker:
 
     def _stop(self) -> tuple[dict[str, Any], list[str]] | None:
         """A stop: pass it on (None) or diagnose it in full (the diagnosis and why)."""
-        from spmi_dbg.lldb.view import LldbProcess  # imports lldb: only after import_lldb
+        from spmi_dbg.ext.lldb.view import LldbProcess  # imports lldb: only after import_lldb
 
         t0 = time.monotonic()
         view = LldbProcess(self.target)
@@ -273,7 +273,7 @@ class Worker:
             raise RuntimeError(f"lldb could not resume the replay: {err.GetCString()}")
 
     def _hang(self, outcome: Callable[..., dict[str, Any]], timeout: float) -> dict[str, Any]:
-        from spmi_dbg.lldb.view import LldbProcess  # imports lldb: only after import_lldb
+        from spmi_dbg.ext.lldb.view import LldbProcess  # imports lldb: only after import_lldb
 
         lldb = self.lldb
         self.out.log(f"# --timeout {timeout:g} s: interrupting")
@@ -308,7 +308,7 @@ class Worker:
         )
 
     def core(self) -> dict[str, Any]:
-        from spmi_dbg.lldb.view import LldbProcess  # imports lldb: only after import_lldb
+        from spmi_dbg.ext.lldb.view import LldbProcess  # imports lldb: only after import_lldb
 
         start = time.monotonic()
         self._debugger()

@@ -1,4 +1,4 @@
-"""Runs INSIDE gdb: `source` this package (or `python import spmi_dbg.gdb`) to get the `spmi`
+"""Runs INSIDE gdb: `source` this package (or `python import spmi_dbg.ext.gdb`) to get the `spmi`
 command.
 
 `spmi-dbg gdbinit` prints the line to add to ~/.gdbinit; `spmi-dbg gdb -- <superpmi command>` starts
@@ -6,7 +6,7 @@ gdb with it loaded. The logic lives in spmi_dbg.analysis; this package only adap
 view."""
 
 from spmi_dbg.analysis import preload
-from spmi_dbg.gdb.commands import register
+from spmi_dbg.ext.gdb.commands import register
 
 register()
 preload()

@@ -1,5 +1,5 @@
 """lldb summaries and synthetic children for LightWeightMap<K,V>, DenseLightWeightMap<V>,
-MethodContext and CompileResult (the lldb side of spmi_dbg/gdb/printers.py). Null-safe."""
+MethodContext and CompileResult (the lldb side of spmi_dbg/ext/gdb/printers.py). Null-safe."""
 
 from __future__ import annotations
 
@@ -73,11 +73,11 @@ def owner_summary(valobj: Any, internal_dict: dict[str, Any]) -> str:
 def register(debugger: Any) -> None:
     cmds = [
         'type summary add -w spmi -x "^(Dense)?LightWeightMap<.+>$" -F '
-        "spmi_dbg.lldb.printers.lwm_summary",
+        "spmi_dbg.ext.lldb.printers.lwm_summary",
         'type synthetic add -w spmi -x "^(Dense)?LightWeightMap<.+>$" -l '
-        "spmi_dbg.lldb.printers.LightWeightMapChildren",
+        "spmi_dbg.ext.lldb.printers.LightWeightMapChildren",
         'type summary add -w spmi -p -x "^(MethodContext|CompileResult)$" -F '
-        "spmi_dbg.lldb.printers.owner_summary",
+        "spmi_dbg.ext.lldb.printers.owner_summary",
         "type category enable spmi",
     ]
     for c in cmds:

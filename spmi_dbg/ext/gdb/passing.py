@@ -27,7 +27,7 @@ import gdb
 
 from spmi_dbg.analysis.policy import PassedStop, Verdict, check_stop
 from spmi_dbg.analysis.view import with_stop_signal
-from spmi_dbg.gdb.view import GdbProcess
+from spmi_dbg.ext.gdb.view import GdbProcess
 
 FUNCTION = "_spmi_should_stop"
 

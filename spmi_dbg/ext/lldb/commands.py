@@ -7,7 +7,7 @@ from typing import Any
 import lldb
 
 from spmi_dbg.commands.spmi import HELP, run, without_process
-from spmi_dbg.lldb.view import LldbProcess
+from spmi_dbg.ext.lldb.view import LldbProcess
 
 
 def spmi_command(

@@ -7,8 +7,8 @@ import gdb
 
 from spmi_dbg.analysis.view import signal_name
 from spmi_dbg.commands.spmi import HELP, run, without_process
-from spmi_dbg.gdb import passing, printers
-from spmi_dbg.gdb.view import GdbProcess
+from spmi_dbg.ext.gdb import passing, printers
+from spmi_dbg.ext.gdb.view import GdbProcess
 
 # How each inferior's last process ended (by inferior number): (exit code, exit signal), both None
 # after `kill`. The exited event says it, where $_exitcode and $_exitsignal would not: gdb leaves
