@@ -1,5 +1,5 @@
 """Every fact a Diagnosis is made of goes to JSON and back unchanged through the one conversion
-(spmi_dbg/analysis/jsonfacts.py): the facts are found by walking Diagnosis's field types, so a new
+(spmi_dbg/jsonfacts.py): the facts are found by walking Diagnosis's field types, so a new
 one is tested without being listed here; each is filled in every field (no default, no None) from
 its type hints, so a new field is too. A field added to a dataclass is carried with no from_json to
 touch, and JSON that is not a fact's form is an error naming the fact and the field."""
@@ -13,15 +13,16 @@ import json
 import types
 import typing
 from dataclasses import field, make_dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from spmi_dbg.analysis.facts import Diagnosis, FrameInfo, Handling, HandlingKind, SignalFact
-from spmi_dbg.analysis.jsonfacts import FactJsonError, JsonFact, from_json, to_json
 from spmi_dbg.analysis.policy import PassedStop
 from spmi_dbg.analysis.stacks import ThreadStack
 from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.jsonfacts import FactJsonError, JsonFact, from_json, to_json
 
 
 def _arms(hint: Any) -> tuple[Any, ...]:
@@ -271,3 +272,16 @@ def test_a_float_field_takes_a_json_integer() -> None:
         and stop.kind is HandlingKind.FIRST_CHANCE
     )
     assert Handling.from_json({"kind": "fatal", "reason": "r"}) == Handling(HandlingKind.FATAL, "r")
+
+
+def test_a_path_field_is_its_text_both_ways() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Where:
+        out: Path
+        log: Path | None = None
+
+    where = Where(Path("/tmp/a dir/out $(x)"))
+    assert to_json(where) == {"out": "/tmp/a dir/out $(x)", "log": None}
+    assert from_json(Where, to_json(where)) == where
+    with pytest.raises(ValueError, match=r"Where\.out: expected Path, got int 3"):
+        from_json(Where, {"out": 3})

@@ -19,10 +19,20 @@ LAYERS: list[tuple[str, ...]] = [
     ("__init__",),  # the version
     ("exits",),  # exit statuses, defined once
     ("errors",),  # one-line errors (and printable text for them)
-    # base: native binaries, run-named temp files, ELF, command lines, sh quoting, the replays'
-    # line-buffered stdout, superpmi's failure lines, the command line's parser kind and argument
-    # types
-    ("paths", "tempfiles", "elf", "superpmi_argv", "shell", "stdbuf", "failures", "usage"),
+    # base: native binaries, run-named temp files, ELF, facts as JSON, command lines, sh quoting,
+    # the replays' line-buffered stdout, superpmi's failure lines, the command line's parser kind
+    # and argument types
+    (
+        "paths",
+        "tempfiles",
+        "elf",
+        "jsonfacts",
+        "superpmi_argv",
+        "shell",
+        "stdbuf",
+        "failures",
+        "usage",
+    ),
     # outputs checked, written aside and renamed; separate debug files
     ("atomic", "outdir", "debugfiles"),
     ("mch",),

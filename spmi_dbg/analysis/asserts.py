@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spmi_dbg.analysis.frames import find
-from spmi_dbg.analysis.jsonfacts import JsonFact
 from spmi_dbg.analysis.values import frame_int, read_c_string
 from spmi_dbg.analysis.view import Frame, Process
+from spmi_dbg.jsonfacts import JsonFact
 
 # Today's JIT: "Assertion failed '<expr>' in '<method>' during '<phase>' (IL size <n>; hash ...)";
 # 3.1's has no phase: "Assertion failed '<expr>' in '<method>' (IL size <n>)" (dotnet/coreclr

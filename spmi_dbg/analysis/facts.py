@@ -1,5 +1,5 @@
 """The facts a diagnosis is made of, typed, each with its JSON form (to_json / from_json, one
-conversion for all from the fields' type hints: spmi_dbg.analysis.jsonfacts). Every fact says how it
+conversion for all from the fields' type hints: spmi_dbg.jsonfacts). Every fact says how it
 was obtained (`source`). The JSON keys are report.json's `diagnosis` object
 (spmi_dbg/report/schema/report-4.json) and what `spmi diagnose
 --json` prints; the drivers read a diagnosis back with Diagnosis.from_json."""
@@ -11,8 +11,8 @@ from enum import StrEnum
 
 from spmi_dbg.analysis.asserts import AssertInfo
 from spmi_dbg.analysis.instruction import Instruction
-from spmi_dbg.analysis.jsonfacts import JsonFact, to_json
 from spmi_dbg.analysis.nullmap import NullMap
+from spmi_dbg.jsonfacts import JsonFact, to_json
 
 __all__ = [
     "AssertInfo",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from spmi_dbg.analysis.jsonfacts import JsonFact
 from spmi_dbg.analysis.view import Process
+from spmi_dbg.jsonfacts import JsonFact
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spmi_dbg.analysis.frames import LWM_FUNCTION, class_of, find, is_lwm, short_name
-from spmi_dbg.analysis.jsonfacts import JsonFact
 from spmi_dbg.analysis.values import frame_int, member_int
 from spmi_dbg.analysis.view import Frame, Process, Value
+from spmi_dbg.jsonfacts import JsonFact
 from spmi_dbg.mch import packets as P
 
 OWNERS = ("CompileResult", "MethodContext")

@@ -24,8 +24,8 @@ from spmi_dbg.analysis import frames as F
 from spmi_dbg.analysis.diagnosis import diagnose, stack_overflow
 from spmi_dbg.analysis.facts import Diagnosis, Handling, HandlingKind
 from spmi_dbg.analysis.jitstate import compiler_in, superpmi_index
-from spmi_dbg.analysis.jsonfacts import JsonFact
 from spmi_dbg.analysis.view import Process
+from spmi_dbg.jsonfacts import JsonFact
 from spmi_dbg.superpmi_argv import parse_command
 
 # Stops the replay survives when their signal is passed on.

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 from spmi_dbg.analysis import procfs
 from spmi_dbg.analysis.frames import short_name
-from spmi_dbg.analysis.jsonfacts import JsonFact
 from spmi_dbg.analysis.view import Process, Thread
+from spmi_dbg.jsonfacts import JsonFact
 
 STACK_FRAMES = 64  # per thread
 SOURCE = "the debugger's threads and frames (analysis/view.py)"

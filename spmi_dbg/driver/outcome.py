@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from spmi_dbg.analysis.facts import Diagnosis
-from spmi_dbg.analysis.jsonfacts import from_json
 from spmi_dbg.analysis.policy import PASS_KINDS, PassedStop
 from spmi_dbg.analysis.stacks import ThreadStack
+from spmi_dbg.jsonfacts import from_json
 
 __all__ = ["PASS_KINDS", "OutcomeKind", "PassedStop", "ReplayOutcome"]
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from spmi_dbg import shell
 from spmi_dbg.analysis.facts import Diagnosis
-from spmi_dbg.analysis.jsonfacts import FactJsonError
 from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.errors import InputError
+from spmi_dbg.jsonfacts import FactJsonError
 from spmi_dbg.report.markdown import render_markdown
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION, TRIAGE_SCHEMA_VERSION

@@ -1,10 +1,10 @@
 """A fact's JSON form and the way back, for every fact dataclass at once: `to_json` (the fields as
-JSON types, an enum as its value) and `from_json` (the dataclass rebuilt from its fields' type
-hints: nested facts, lists and tuples of them, Optional and other unions, enums, Literal,
-int/float/str/bool, dict[str, X], Any). A key the dataclass does not have is ignored; a missing key
-takes the field's default (None for an Optional field without one); anything else is a FactJsonError
-naming the fact and the field (`Diagnosis.frames[2].line: expected int or None, got str '12'`). A
-field added to a dataclass is carried both ways with no code here to change."""
+JSON types, an enum as its value, a path as its text) and `from_json` (the dataclass rebuilt from
+its fields' type hints: nested facts, lists and tuples of them, Optional and other unions, enums,
+Literal, int/float/str/bool, Path, dict[str, X], Any). A key the dataclass does not have is ignored;
+a missing key takes the field's default (None for an Optional field without one); anything else is a
+FactJsonError naming the fact and the field (`Diagnosis.frames[2].line: expected int or None, got
+str '12'`). A field added to a dataclass is carried both ways with no code here to change."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import enum
 import functools
 import types
 import typing
+from pathlib import PurePath
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -46,6 +47,8 @@ def _plain(value: Any) -> Any:
     """asdict's values as JSON types (an enum as its value)."""
     if isinstance(value, enum.Enum):
         return value.value
+    if isinstance(value, PurePath):
+        return str(value)
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -168,6 +171,9 @@ def _value(hint: Any, value: Any, where: str) -> Any:
     elif hint in (str, bool):
         if isinstance(value, hint):
             return value
+    elif isinstance(hint, type) and issubclass(hint, PurePath):
+        if isinstance(value, str):
+            return hint(value)
     elif hint is type(None):
         if value is None:
             return None
