@@ -38,6 +38,7 @@ from _common import USER_ENV as ENV
 from spmi_dbg import paths
 from spmi_dbg.driver.gdb.replay import run_replay
 from spmi_dbg.driver.qemu import QemuTarget
+from spmi_dbg.driver.request import ReplayRequest
 
 OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]
 AARCH64 = ROOT / "build" / "aarch64" / "install" / "spmi_dbg" / "_native"
@@ -142,11 +143,7 @@ def main() -> int:
             argv = [arm[0], *(["-boe"] if boe else []), arm[1], str(traps)]
             start = time.monotonic()
             o = run_replay(
-                argv,
-                timeout=900,
-                stdout=tmp / "out",
-                stderr=tmp / "err",
-                transcript=tmp / "mi.log",
+                ReplayRequest(tuple(argv), 900, tmp / "out", tmp / "err", tmp / "mi.log"),
                 gdb="gdb-multiarch",
                 qemu=q,
             )

@@ -46,6 +46,7 @@ from _common import cached_collection, common_arguments, native, parse, run_dir
 
 from spmi_dbg import paths
 from spmi_dbg.driver.gdb.replay import run_replay
+from spmi_dbg.driver.request import ReplayRequest
 from spmi_dbg.repro.native import run_native
 
 # the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
@@ -99,9 +100,7 @@ def time_driver(argv: list[str], tmp: Path) -> tuple[float, float, float, list[f
     """(wall seconds, CPU seconds (driver + gdb + replay), debugger start-up seconds, per-stop
     seconds as the driver times them)."""
     start, c0 = time.monotonic(), cpu()
-    o = run_replay(
-        argv, timeout=900, stdout=tmp / "out", stderr=tmp / "err", transcript=tmp / "mi.log"
-    )
+    o = run_replay(ReplayRequest(tuple(argv), 900, tmp / "out", tmp / "err", tmp / "mi.log"))
     elapsed, used = time.monotonic() - start, cpu() - c0
     (tmp / "mi.log").unlink()
     assert o.kind == "exited", o

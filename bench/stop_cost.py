@@ -27,6 +27,7 @@ from _common import cached_collection, common_arguments, native, parse
 
 from spmi_dbg import paths
 from spmi_dbg.driver.gdb.replay import run_replay
+from spmi_dbg.driver.request import ReplayRequest
 from spmi_dbg.repro.native import run_native
 from tests.harness.stops import run_gdb_loop
 
@@ -66,9 +67,7 @@ def time_stops(argv: list[str]) -> tuple[float, int]:
 
 def time_gdbmi(argv: list[str], tmp: Path) -> tuple[float, int, list[float]]:
     start = time.monotonic()
-    o = run_replay(
-        argv, timeout=600, stdout=tmp / "out", stderr=tmp / "err", transcript=tmp / "mi.log"
-    )
+    o = run_replay(ReplayRequest(tuple(argv), 600, tmp / "out", tmp / "err", tmp / "mi.log"))
     (tmp / "mi.log").unlink()
     assert o.kind == "exited", o
     return time.monotonic() - start, len(o.passed), [p.seconds for p in o.passed]

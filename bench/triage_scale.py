@@ -64,6 +64,7 @@ from _common import (
 )
 
 from spmi_dbg import paths
+from spmi_dbg.driver.request import ReplayRequest
 
 OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]
 NAMES = ("libraries.pmi", "benchmarks", "coreclr_tests")
@@ -212,10 +213,10 @@ def per_crash_session_vs_fresh(directory: Path, methods: int, crashes: int) -> t
                 argv = [replay, *OPTIONS, "-c", f"{start}-{methods}", base, diff, str(mch)]
                 if fresh:
                     o = driver.run_replay(
-                        argv, timeout=60, stdout=w / "o", stderr=w / "e", transcript=w / "f.log"
+                        ReplayRequest(tuple(argv), 60, w / "o", w / "e", w / "f.log")
                     )
                 else:
-                    o = session.run(argv, timeout=60, stdout=w / "o", stderr=w / "e")
+                    o = session.run(ReplayRequest(tuple(argv), 60, w / "o", w / "e"))
                 first = first if first is not None else time.perf_counter() - t0
                 if o.kind != "fatal" or o.method_context is None:
                     break

@@ -12,23 +12,35 @@ import pytest
 
 from spmi_dbg.driver.gdb.mi import mi_quote
 from spmi_dbg.driver.gdb.replay import run_replay
-from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.driver.outcome import PassedStop, ReplayOutcome
+from spmi_dbg.driver.request import (
+    NO_WATCH,
+    REQUEST_TIMEOUT,
+    DebuggerSetup,
+    ReplayRequest,
+    ReplayWatch,
+)
 from spmi_dbg.errors import ToolFailure
 
 from .support.common import Collections
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 
 
-def run(tmp_path: Path, *args: str, timeout: float = 60, **kw: object) -> ReplayOutcome:
+def run(
+    tmp_path: Path,
+    *args: str,
+    timeout: float = 60,
+    watch: ReplayWatch = NO_WATCH,
+    gdb: str = "gdb",
+    request_timeout: float = REQUEST_TIMEOUT,
+) -> ReplayOutcome:
     assert shutil.which("gdb") is not None, "gdb is required (.ci/run installs it)"
+    request = ReplayRequest(
+        (REPLAY, *args), timeout, tmp_path / "out", tmp_path / "err", tmp_path / "mi.log"
+    )
     return run_replay(
-        [REPLAY, *args],
-        timeout=timeout,
-        stdout=tmp_path / "out",
-        stderr=tmp_path / "err",
-        transcript=tmp_path / "mi.log",
-        **kw,
-    )  # type: ignore[arg-type]
+        request, watch, gdb=gdb, config=DebuggerSetup(request_timeout=request_timeout)
+    )
 
 
 def test_mi_quote() -> None:
@@ -58,8 +70,8 @@ def test_first_chance_faults_then_the_fatal_stop(cols: Collections, tmp_path: Pa
             inject=[("jit-null", 20), ("seed-arm64", 150)],
         )
     )
-    seen = []
-    o = run(tmp_path, *SEED_OPTIONS, BASE, DIFF, mch, on_stop=seen.append)
+    seen: list[PassedStop] = []
+    o = run(tmp_path, *SEED_OPTIONS, BASE, DIFF, mch, watch=ReplayWatch(on_stop=seen.append))
     assert o.kind == "fatal" and o.method_context == 150
     assert [(p.signal, p.kind, p.method_context, p.delivered) for p in o.passed] == [
         ("SIGSEGV", "first-chance", 20, True)
@@ -101,7 +113,7 @@ def test_cancel_stops_the_run(cols: Collections, tmp_path: Path) -> None:
     mch = str(cols.get("gdbmi-hang", 60, inject=[("hang", 30)]))
     cancel = threading.Event()
     threading.Timer(1.0, cancel.set).start()
-    o = run(tmp_path, BASE, mch, timeout=60, cancel=cancel)
+    o = run(tmp_path, BASE, mch, timeout=60, watch=ReplayWatch(cancel=cancel))
     assert o.kind == "cancelled" and o.seconds < 10
 
 

@@ -14,6 +14,7 @@ from spmi_dbg.analysis.stacks import StackFrame, ThreadStack
 from spmi_dbg.driver.gdb.replay import run_replay as gdb_replay
 from spmi_dbg.driver.lldb.replay import run_replay as lldb_replay
 from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.driver.request import ReplayRequest
 
 from .support.common import DEBUGGERS, Collections
 from .support.natives import BASE, REPLAY
@@ -27,11 +28,7 @@ def hang(cols: Collections, tmp_path: Path, debugger: str) -> ReplayOutcome:
     out = tmp_path / debugger
     out.mkdir()
     o = RUNNERS[debugger](
-        [REPLAY, BASE, mch],
-        timeout=1.5,
-        stdout=out / "out",
-        stderr=out / "err",
-        transcript=out / "transcript.log",
+        ReplayRequest((REPLAY, BASE, mch), 1.5, out / "out", out / "err", out / "transcript.log")
     )
     assert o.kind == "hang" and o.method_context == 30, (o.kind, o.notes)
     return o

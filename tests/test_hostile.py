@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spmi_dbg import cli, shell
+from spmi_dbg.driver.request import DebuggerSetup
 from spmi_dbg.driver.select import GdbDriver
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mct import toc_path_for
@@ -476,7 +477,11 @@ def test_a_bundle_that_cannot_be_written_claims_nothing(
     out = tmp_path / "full"
     result = run_repro(
         ReproOptions(
-            command=cmd, debugger=GdbDriver(gdb, str(tmp_path)), out=out, workers=2, verify_runs=1
+            command=cmd,
+            debugger=GdbDriver(gdb, DebuggerSetup(cwd=str(tmp_path))),
+            out=out,
+            workers=2,
+            verify_runs=1,
         )
     )
     assert result.exit_code == 1 and result.outcome == "bundle-error"

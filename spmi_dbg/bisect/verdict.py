@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.driver.request import ReplayRequest
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.failures.output import Failure, read_lines, read_output
 from spmi_dbg.repro.command import ReproCommand
@@ -214,11 +215,13 @@ def under_debugger(
     """One replay of the target under the debugger, its files beside `stem` (.stdout, .stderr,
     .log); a debugger that fails raises ToolFailure."""
     return debugger.run_replay(
-        cmd.argv(compile_list),
-        timeout=timeout,
-        stdout=stem.with_name(stem.name + ".stdout"),
-        stderr=stem.with_name(stem.name + ".stderr"),
-        transcript=stem.with_name(stem.name + ".log"),
+        ReplayRequest(
+            tuple(cmd.argv(compile_list)),
+            timeout,
+            stdout=stem.with_name(stem.name + ".stdout"),
+            stderr=stem.with_name(stem.name + ".stderr"),
+            transcript=stem.with_name(stem.name + ".log"),
+        )
     )
 
 

@@ -12,11 +12,12 @@ from pathlib import Path
 from spmi_dbg.debugfiles import debugger_dirs
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.driver.fresh import FreshSession
-from spmi_dbg.driver.gdb import replay as gdb_replay
+from spmi_dbg.driver.gdb.core import diagnose_core
 from spmi_dbg.driver.gdb.driver import GdbDriver, find_gdb
 from spmi_dbg.driver.lldb.driver import LldbDriver
 from spmi_dbg.driver.qemu import DEFAULT_SYSROOTS, QemuTarget
 from spmi_dbg.driver.registry import DEBUGGERS
+from spmi_dbg.driver.request import DebuggerSetup
 from spmi_dbg.errors import UsageError
 from spmi_dbg.tempfiles import temp_dir
 
@@ -64,7 +65,7 @@ def pick(
     found = DEBUGGERS.get(debugger)
     if found is None:
         raise UsageError(f"--debugger {debugger}: expected one of {', '.join(DEBUGGERS)}")
-    return found.driver.picked(gdb=gdb, qemu=qemu, cwd=cwd, debug_dirs=dirs)
+    return found.driver.picked(gdb=gdb, qemu=qemu, config=DebuggerSetup(cwd=cwd, debug_dirs=dirs))
 
 
 def command_of_core(core: Path, gdb_name: str | None = None) -> str | None:
@@ -77,6 +78,10 @@ def command_of_core(core: Path, gdb_name: str | None = None) -> str | None:
             f"{wanted} not found: gdb is needed to read the core file (Debian: apt-get install gdb)"
         )
     with temp_dir("core") as tmp:
-        return gdb_replay.diagnose_core(
-            core, None, transcript=Path(tmp) / "gdb.log", gdb=gdb, cwd=os.getcwd()
+        return diagnose_core(
+            core,
+            None,
+            transcript=Path(tmp) / "gdb.log",
+            gdb=gdb,
+            config=DebuggerSetup(cwd=os.getcwd()),
         )[1]

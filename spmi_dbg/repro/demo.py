@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg import paths, shell
+from spmi_dbg.driver.request import DebuggerSetup
 from spmi_dbg.errors import UsageError
 from spmi_dbg.repro.arguments import PIPELINE_USAGE, pipeline_errors
 from spmi_dbg.usage import integer, this_program
@@ -146,7 +147,10 @@ def _run(args: argparse.Namespace, at: int) -> int:
     start = time.monotonic()
     cmd = command.from_argv(argv)
     opts = ReproOptions(
-        command=cmd, debugger=GdbDriver(gdb, os.getcwd()), out=out / BUNDLE, workers=args.workers
+        command=cmd,
+        debugger=GdbDriver(gdb, DebuggerSetup(cwd=os.getcwd())),
+        out=out / BUNDLE,
+        workers=args.workers,
     )
 
     def context(result: ReproResult) -> list[tuple[str, str]]:

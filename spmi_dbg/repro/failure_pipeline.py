@@ -21,6 +21,7 @@ import dataclasses
 from pathlib import Path
 
 from spmi_dbg import exits
+from spmi_dbg.driver.request import ReplayRequest
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.failures.output import Failure, read_lines
 from spmi_dbg.failures.target import BREAK_SWITCH
@@ -383,13 +384,15 @@ def _diagnose(opts: ReproOptions, cmd: ReproCommand, f: Failure, diagnosed: Loca
         run.attempts += 1
         try:
             run.outcome = opts.debugger.run_replay(
-                argv,
-                timeout=opts.verify_timeout,
-                stdout=run.stdout,
-                stderr=run.stderr,
-                transcript=run.transcript,
-                stop_at_break=True,
-                max_passes=0 if f.kind == "error" else None,
+                ReplayRequest(
+                    tuple(argv),
+                    opts.verify_timeout,
+                    run.stdout,
+                    run.stderr,
+                    run.transcript,
+                    stop_at_break=True,
+                    max_passes=0 if f.kind == "error" else None,
+                )
             )
         except ToolFailure as e:
             run.failures.append(str(e))

@@ -18,6 +18,7 @@ from spmi_dbg.analysis.facts import Diagnosis, MethodContextFact
 from spmi_dbg.analysis.signature import mark_hang
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.driver.outcome import PassedStop, ReplayOutcome
+from spmi_dbg.driver.request import ReplayRequest, ReplayWatch
 from spmi_dbg.errors import SpmiDbgError, ToolFailure
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mclist import compress_ranges
@@ -189,13 +190,12 @@ def _locate(
                 progress.partition_started(p, run.attempts, run.stdout)
             try:
                 outcome = debugger.run_replay(
-                    cmd.argv(p.spec),
-                    timeout=timeout,
-                    stdout=run.stdout,
-                    stderr=run.stderr,
-                    transcript=run.transcript,
-                    cancel=cancel,
-                    on_stop=(lambda s: progress.stop_passed(p, s)) if progress else None,
+                    ReplayRequest(
+                        tuple(cmd.argv(p.spec)), timeout, run.stdout, run.stderr, run.transcript
+                    ),
+                    ReplayWatch(
+                        cancel, (lambda s: progress.stop_passed(p, s)) if progress else None
+                    ),
                 )
             except ToolFailure as e:
                 run.failures.append(str(e))

@@ -13,6 +13,7 @@ from typing import Any
 
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.driver.request import ReplayRequest
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.expect import Expectation, bucket_of
@@ -161,13 +162,13 @@ def verify(
     for _ in range(ATTEMPTS):
         try:
             result.debugger = debugger.run_replay(
-                argv,
-                timeout=timeout,
-                stdout=workdir / f"{label}.debugger.stdout",
-                stderr=workdir / f"{label}.debugger.stderr",
-                transcript=workdir / f"{label}.debugger.log",
-                cancel=None,
-                on_stop=None,
+                ReplayRequest(
+                    tuple(argv),
+                    timeout,
+                    stdout=workdir / f"{label}.debugger.stdout",
+                    stderr=workdir / f"{label}.debugger.stderr",
+                    transcript=workdir / f"{label}.debugger.log",
+                )
             )
             break
         except ToolFailure as e:

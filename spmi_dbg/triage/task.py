@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from spmi_dbg.analysis.facts import MethodContextFact
 from spmi_dbg.driver.base import Driver, ReplaySession
 from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.driver.request import ReplayRequest, ReplayWatch
 from spmi_dbg.errors import SpmiDbgError, ToolFailure
 from spmi_dbg.failures.output import read_output
 from spmi_dbg.mch.mclist import MCList
@@ -422,12 +423,10 @@ class _Partition:
             session = self.sessions.get(self.task.debugger, argv[0], run.transcript)
             try:
                 run.outcome = session.run(
-                    argv,
-                    timeout=self.task.timeout,
-                    stdout=run.stdout,
-                    stderr=run.stderr,
-                    cancel=self.cancel,
-                    transcript=run.transcript,
+                    ReplayRequest(
+                        tuple(argv), self.task.timeout, run.stdout, run.stderr, run.transcript
+                    ),
+                    ReplayWatch(self.cancel),
                 )
                 return
             except ToolFailure as e:

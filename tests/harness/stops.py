@@ -28,6 +28,7 @@ from spmi_dbg.driver.gdb.driver import GdbDriver
 from spmi_dbg.driver.lldb.driver import LldbDriver
 from spmi_dbg.driver.loader import python_bootstrap
 from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.driver.request import MAX_PASSES, DebuggerSetup, ReplayRequest
 from spmi_dbg.errors import ToolFailure
 
 MARK = "SPMI-DBG-RESULT "
@@ -113,9 +114,7 @@ def _run(driver: Driver, argv: list[str], timeout: float) -> StopsResult:
             Path(tmp) / "debugger.log",
         )
         try:
-            o = driver.run_replay(
-                argv, timeout=timeout, stdout=out, stderr=err, transcript=transcript
-            )
+            o = driver.run_replay(ReplayRequest(tuple(argv), timeout, out, err, transcript))
         except ToolFailure as e:
             return StopsResult("error", detail=f"{e}\n{_tail(transcript)}")
         return from_outcome(o)
@@ -133,8 +132,7 @@ def run_gdb(
     """One fresh gdb on argv through the product's MI driver; the diagnosis of the first stop the
     replay would not survive (or of the very first stop with stop_first=True: the driver's
     max_passes=0)."""
-    passes = 0 if stop_first else max_passes if max_passes is not None else GdbDriver.max_passes
-    return _run(GdbDriver(gdb, cwd, max_passes=passes), argv, timeout)
+    return _run(GdbDriver(gdb, _config(stop_first, max_passes, cwd)), argv, timeout)
 
 
 def run_lldb(
@@ -147,8 +145,13 @@ def run_lldb(
 ) -> StopsResult:
     """The same through the product's lldb driver (a fresh worker process, with its own SBDebugger,
     per call)."""
-    passes = 0 if stop_first else max_passes if max_passes is not None else LldbDriver.max_passes
-    return _run(LldbDriver(cwd, max_passes=passes), argv, timeout)
+    return _run(LldbDriver(_config(stop_first, max_passes, cwd)), argv, timeout)
+
+
+def _config(stop_first: bool, max_passes: int | None, cwd: str | None) -> DebuggerSetup:
+    """The drivers' set-up: stops passed on before the stop (stop_first: none)."""
+    passes = 0 if stop_first else max_passes if max_passes is not None else MAX_PASSES
+    return DebuggerSetup(cwd=cwd, max_passes=passes)
 
 
 # run_gdb_loop's script: runs inside gdb after `run`. STOP_FIRST, MAX_PASSES and TIMEOUT are set by

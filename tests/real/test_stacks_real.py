@@ -10,7 +10,7 @@ import json
 import pytest
 
 from spmi_dbg.analysis.stacks import ThreadStack
-from spmi_dbg.driver.gdb.replay import STACKS_COMMAND
+from spmi_dbg.driver.gdb.ask import STACKS_COMMAND
 
 from ..support.real import Real
 from .test_debugger_real import _null_map_argv, _session

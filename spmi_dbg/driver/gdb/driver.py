@@ -4,38 +4,32 @@ qemu-user guest's gdbstub (gdb-multiarch)."""
 from __future__ import annotations
 
 import shutil
-import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from spmi_dbg.driver.base import ReplaySession, StopCallback
+from spmi_dbg.driver.base import ReplaySession
 from spmi_dbg.driver.fresh import FreshSession
-from spmi_dbg.driver.gdb import replay
+from spmi_dbg.driver.gdb.core import diagnose_core
+from spmi_dbg.driver.gdb.replay import run_replay
+from spmi_dbg.driver.gdb.session import GdbSession
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.driver.qemu import QemuTarget
+from spmi_dbg.driver.request import NO_WATCH, DebuggerSetup, ReplayRequest, ReplayWatch
 from spmi_dbg.errors import UsageError
 
 
 @dataclass(frozen=True)
 class GdbDriver:
     gdb: str  # the executable: gdb, or gdb-multiarch for a qemu guest
-    cwd: str | None = None
+    config: DebuggerSetup = field(default_factory=DebuggerSetup)
     qemu: QemuTarget | None = None
-    # stops passed on before one is taken as the stop (0: the very first)
-    max_passes: int = 1_000_000
-    debug_dirs: tuple[str, ...] = ()  # where separate debug files are (debugfiles.debugger_dirs)
 
     @classmethod
     def picked(
-        cls,
-        *,
-        gdb: str | None,
-        qemu: QemuTarget | None,
-        cwd: str | None,
-        debug_dirs: tuple[str, ...],
+        cls, *, gdb: str | None, qemu: QemuTarget | None, config: DebuggerSetup
     ) -> GdbDriver:
         """For `--debugger gdb` (`gdb`: --gdb PATH)."""
-        return cls(find_gdb(gdb, qemu), cwd, qemu, debug_dirs=debug_dirs)
+        return cls(find_gdb(gdb, qemu), config, qemu)
 
     @property
     def name(self) -> str:
@@ -43,60 +37,27 @@ class GdbDriver:
 
     @property
     def needed_paths(self) -> tuple[str, ...]:
-        return tuple(p for p in (self.gdb, self.cwd, *self.debug_dirs) if p)
+        return self.config.paths(self.gdb)
 
-    def run_replay(
-        self,
-        argv: list[str],
-        *,
-        timeout: float,
-        stdout: Path,
-        stderr: Path,
-        transcript: Path,
-        cancel: threading.Event | None = None,
-        on_stop: StopCallback | None = None,
-        stop_at_break: bool = False,
-        max_passes: int | None = None,
-    ) -> ReplayOutcome:
-        return replay.run_replay(
-            argv,
-            timeout=timeout,
-            stdout=stdout,
-            stderr=stderr,
-            transcript=transcript,
-            gdb=self.gdb,
-            cwd=self.cwd,
-            cancel=cancel,
-            on_stop=on_stop,
-            qemu=self.qemu,
-            max_passes=self.max_passes if max_passes is None else max_passes,
-            debug_dirs=self.debug_dirs,
-            stop_at_break=stop_at_break,
-        )
+    def run_replay(self, request: ReplayRequest, watch: ReplayWatch = NO_WATCH) -> ReplayOutcome:
+        return run_replay(request, watch, gdb=self.gdb, config=self.config, qemu=self.qemu)
 
     def session(self, transcript: Path) -> ReplaySession:
         if self.qemu is not None:  # each run attaches to a new gdbstub
             return FreshSession(self, transcript)
-        return replay.GdbSession(
-            transcript=transcript,
-            gdb=self.gdb,
-            cwd=self.cwd,
-            max_passes=self.max_passes,
-            debug_dirs=self.debug_dirs,
-        )
+        return GdbSession(transcript, gdb=self.gdb, config=self.config)
 
     def read_core(
         self, core: Path, program: str, *, transcript: Path, argv: list[str]
     ) -> ReplayOutcome:
-        return replay.diagnose_core(
+        return diagnose_core(
             core,
             program,
             transcript=transcript,
             gdb=self.gdb,
-            cwd=self.cwd,
+            config=self.config,
             qemu=self.qemu,
             argv=argv,
-            debug_dirs=self.debug_dirs,
         )[0]
 
 

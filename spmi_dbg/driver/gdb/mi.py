@@ -230,6 +230,21 @@ class MiChannel:
         """A gdb CLI command (`-interpreter-exec console`): its text is the reply's console."""
         return self.request("-interpreter-exec console " + mi_quote(command), timeout)
 
+    def must(self, command: str) -> str:
+        """An MI command that must succeed: its console text (refused: a ToolFailure)."""
+        reply = self.request(command)
+        if reply.error is not None:
+            raise ToolFailure(f"gdb refused `{command}`: {reply.error}")
+        return reply.console
+
+    def must_console(self, command: str) -> str:
+        """A gdb CLI command that must succeed (`-interpreter-exec console`): its text (refused: a
+        ToolFailure naming the command)."""
+        reply = self.console(command)
+        if reply.error is not None:
+            raise ToolFailure(f"gdb refused `{command}`: {reply.error}")
+        return reply.console
+
     def next_event(self, timeout: float) -> Record | None:
         """The next async record (`*stopped`, `=...`), or None after `timeout` seconds of none."""
         deadline = time.monotonic() + timeout

@@ -67,7 +67,7 @@ class SymbolsOnce:
             return
         for path, text in self.learnt.items():
             self._add(channel, path, text)
-        _console(channel, "set auto-solib-add off")
+        channel.must_console("set auto-solib-add off")
         self.active = True
 
     def check(self, channel: MiChannel) -> None:
@@ -79,7 +79,7 @@ class SymbolsOnce:
             if self.added.get(path) == text:
                 continue
             if path in self.added:
-                _console(channel, f"remove-symbol-file -a {self.added.pop(path):#x}")
+                channel.must_console(f"remove-symbol-file -a {self.added.pop(path):#x}")
                 self.notes.append(f"{path} moved: its symbols were added again at {text:#x}")
             self._add(channel, path, text)
 
@@ -87,16 +87,10 @@ class SymbolsOnce:
         bias = _bias(path, text)
         if bias is None:
             return
-        _console(channel, f"add-symbol-file {_quote_path(path)} -o {bias:#x}")
+        channel.must_console(f"add-symbol-file {_quote_path(path)} -o {bias:#x}")
         self.added[path] = text
 
 
 def _quote_path(path: str) -> str:
     """gdb's own quoting of a file argument (a path with spaces or quotes)."""
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _console(channel: MiChannel, command: str) -> None:
-    reply = channel.console(command)
-    if reply.error is not None:
-        raise ToolFailure(f"gdb refused `{command}`: {reply.error}")

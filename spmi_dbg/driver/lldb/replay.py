@@ -16,21 +16,26 @@ import select
 import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from spmi_dbg.analysis.policy import PassedStop
+from spmi_dbg.driver.lldb.request import GuestLink, WorkerRequest
 from spmi_dbg.driver.lldb.sbapi import import_lldb
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.driver.qemu import QemuTarget, library_dirs
 from spmi_dbg.driver.qemu import kill as qemu_kill
 from spmi_dbg.driver.qemu import start as qemu_start
+from spmi_dbg.driver.request import (
+    DEFAULT_SETUP,
+    NO_WATCH,
+    DebuggerSetup,
+    ReplayRequest,
+    ReplayWatch,
+)
 from spmi_dbg.errors import ToolFailure
 
-REQUEST_TIMEOUT = 30.0
 DIAGNOSE_TIMEOUT = 120.0  # the full diagnosis after the fatal stop or the interrupt of a hang
 STARTUP_TIMEOUT = 60.0  # importing lldb, loading the program's symbols
 
@@ -42,49 +47,30 @@ def check_available() -> None:
 
 
 def run_replay(
-    argv: list[str],
+    request: ReplayRequest,
+    watch: ReplayWatch = NO_WATCH,
     *,
-    timeout: float,
-    stdout: Path,
-    stderr: Path,
-    transcript: Path,
-    cwd: str | None = None,
-    cancel: threading.Event | None = None,
-    on_stop: Callable[[PassedStop], None] | None = None,
-    max_passes: int = 1_000_000,
-    request_timeout: float = REQUEST_TIMEOUT,
+    config: DebuggerSetup = DEFAULT_SETUP,
     qemu: QemuTarget | None = None,
-    debug_dirs: tuple[str, ...] = (),
-    stop_at_break: bool = False,
 ) -> ReplayOutcome:
-    """`stop_at_break`: the first debug break is the stop (-boa/-boe runs). With `qemu`, argv is a
-    guest program: it runs under qemu's gdbstub, and lldb attaches with gdb-remote."""
-    request: dict[str, Any] = {
-        "mode": "replay",
-        "argv": argv,
-        "timeout": timeout,
-        "stdout": str(stdout),
-        "stderr": str(stderr),
-        "cwd": cwd,
-        "max_passes": max_passes,
-        "request_timeout": request_timeout,
-        "transcript": str(transcript),
-        "debug_dirs": list(debug_dirs),
-        "stop_at_break": stop_at_break,
-    }
-    worker = _Worker(request, transcript, cwd)
+    """With `qemu`, argv is a guest program: it runs under qemu's gdbstub, and lldb attaches with
+    gdb-remote."""
+    config = config.for_request(request)
+    transcript = request.log()
     guest = None
+    link = None
     if qemu is not None:
-        guest, port = qemu_start(qemu, argv, stdout=stdout, stderr=stderr, cwd=cwd)
-        request["qemu"] = {
-            "port": port,
-            "sysroot": qemu.sysroot,
-            "dirs": library_dirs(argv),
-            "pid": guest.pid,
-        }
+        argv = list(request.argv)
+        guest, port = qemu_start(
+            qemu, argv, stdout=request.stdout, stderr=request.stderr, cwd=config.cwd
+        )
+        link = GuestLink(port, qemu.sysroot, tuple(library_dirs(argv)), guest.pid)
+    worker = _Worker(WorkerRequest(transcript, config, replay=request, guest=link))
+    if guest is not None:
         worker.inferior = guest.pid
     try:
-        return worker.run(timeout + DIAGNOSE_TIMEOUT + request_timeout, cancel, on_stop)
+        budget = request.timeout + DIAGNOSE_TIMEOUT + config.request_timeout
+        return worker.run(budget, watch)
     finally:
         if guest is not None:
             qemu_kill(guest)
@@ -95,46 +81,27 @@ def diagnose_core(
     program: str | None,
     *,
     transcript: Path,
-    cwd: str | None = None,
-    request_timeout: float = REQUEST_TIMEOUT,
+    config: DebuggerSetup = DEFAULT_SETUP,
     argv: list[str] | None = None,
-    debug_dirs: tuple[str, ...] = (),
 ) -> tuple[ReplayOutcome, str | None]:
     """Post-mortem in lldb: the full diagnosis of the core file (lldb does not tell the command
     line)."""
-    request = {
-        "mode": "core",
-        "core": str(core),
-        "program": program,
-        "request_timeout": request_timeout,
-        "transcript": str(transcript),
-        "debug_dirs": list(debug_dirs),
-        "argv": list(argv or []),
-    }
-    return _Worker(request, transcript, cwd).run(
-        DIAGNOSE_TIMEOUT + request_timeout, None, None
-    ), None
+    request = WorkerRequest(transcript, config, core=core, program=program, argv=tuple(argv or ()))
+    return _Worker(request).run(DIAGNOSE_TIMEOUT + config.request_timeout, NO_WATCH), None
 
 
 class _Worker:
-    def __init__(self, request: dict[str, Any], transcript: Path, cwd: str | None) -> None:
+    def __init__(self, request: WorkerRequest) -> None:
         self.request = request
-        self.transcript = transcript
-        self.cwd = cwd
+        self.transcript = request.transcript
         self.inferior: int | None = None
 
-    def run(
-        self,
-        budget: float,
-        cancel: threading.Event | None,
-        on_stop: Callable[[PassedStop], None] | None,
-    ) -> ReplayOutcome:
+    def run(self, budget: float, watch: ReplayWatch) -> ReplayOutcome:
         start = time.monotonic()
         with open(self.transcript, "a", encoding="utf-8", errors="replace") as log:
-            log.write(
-                f"# lldb worker: {self.request.get('mode')} "
-                f"{' '.join(self.request.get('argv') or [])}\n"
-            )
+            said = self.request.replay or self.request
+            mode = "core" if self.request.replay is None else "replay"
+            log.write(f"# lldb worker: {mode} {' '.join(said.argv)}\n")
             log.flush()
             try:
                 # -P: the working directory (the user's, holding anything: a directory named lldb or
@@ -145,7 +112,7 @@ class _Worker:
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=log,
-                    cwd=self.cwd,
+                    cwd=self.request.config.cwd,
                     start_new_session=True,
                     env=dict(os.environ),
                 )
@@ -153,9 +120,9 @@ class _Worker:
                 raise ToolFailure(f"cannot start the lldb worker: {e.strerror}") from None
         assert proc.stdin is not None and proc.stdout is not None
         try:
-            proc.stdin.write((json.dumps(self.request) + "\n").encode())
+            proc.stdin.write((json.dumps(self.request.to_json()) + "\n").encode())
             proc.stdin.close()
-            return self._read(proc, start, budget, cancel, on_stop)
+            return self._read(proc, start, budget, watch)
         finally:
             self._close(proc)
 
@@ -164,8 +131,7 @@ class _Worker:
         proc: subprocess.Popen[bytes],
         start: float,
         budget: float,
-        cancel: threading.Event | None,
-        on_stop: Callable[[PassedStop], None] | None,
+        watch: ReplayWatch,
     ) -> ReplayOutcome:
         assert proc.stdout is not None
         fd = proc.stdout.fileno()
@@ -173,7 +139,7 @@ class _Worker:
         passed: list[PassedStop] = []
         deadline = start + STARTUP_TIMEOUT + budget
         while True:
-            if cancel is not None and cancel.is_set():
+            if watch.cancel is not None and watch.cancel.is_set():
                 return ReplayOutcome("cancelled", passed=passed, seconds=time.monotonic() - start)
             left = deadline - time.monotonic()
             if left <= 0:
@@ -205,8 +171,8 @@ class _Worker:
                 elif event == "passed":
                     stop = PassedStop.from_json(record["stop"])
                     passed.append(stop)
-                    if on_stop is not None:
-                        on_stop(stop)
+                    if watch.on_stop is not None:
+                        watch.on_stop(stop)
                 elif event == "error":
                     raise ToolFailure(f"lldb: {record.get('message')}")
                 elif event == "outcome":

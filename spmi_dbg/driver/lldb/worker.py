@@ -26,6 +26,7 @@ from spmi_dbg.analysis import diagnose, preload
 from spmi_dbg.analysis.policy import PassedStop, check_stop, mark_second_chance
 from spmi_dbg.analysis.stacks import thread_stacks
 from spmi_dbg.analysis.view import signal_name
+from spmi_dbg.driver.lldb.request import GuestLink, WorkerRequest
 from spmi_dbg.driver.lldb.sbapi import death_signal, ensure_server, import_lldb, launch, resume
 from spmi_dbg.errors import SpmiDbgError
 
@@ -50,7 +51,7 @@ class _Out:
 
 
 class Worker:
-    def __init__(self, request: dict[str, Any], out: _Out) -> None:
+    def __init__(self, request: WorkerRequest, out: _Out) -> None:
         self.lldb = import_lldb()
         self.req = request
         self.out = out
@@ -68,7 +69,7 @@ class Worker:
         ensure_server()
         self.debugger = self.lldb.SBDebugger.Create(False)
         self.debugger.SetAsync(True)
-        dirs = self.req.get("debug_dirs") or []
+        dirs = self.req.config.debug_dirs
         # separate debug files, by gnu_debuglink and by build-id (before the target loads its
         # modules)
         if dirs:
@@ -104,38 +105,37 @@ class Worker:
         self.process = launch(
             self.lldb,
             self.target,
-            self.req["argv"],
-            self.req["stdout"],
-            self.req["stderr"],
-            self.req.get("cwd"),
+            list(self.req.run.argv),
+            str(self.req.run.stdout),
+            str(self.req.run.stderr),
+            self.req.config.cwd,
         )
         self._signals()
 
     # -- the run
     # --------------------------------------------------------------------------------------------
-    def _connect(self, qemu: dict[str, Any]) -> None:
+    def _connect(self, qemu: GuestLink) -> None:
         """The guest waiting under qemu's gdbstub (spmi_dbg.driver.qemu started it): gdb-remote, the
         guest's libraries from the sysroot, the JITs from their directories; resumed from its entry
         point."""
         lldb = self.lldb
         # what the view's argv() reads: /proc knows nothing of the guest
         launch = self.target.GetLaunchInfo()
-        launch.SetArguments(self.req["argv"][1:], False)
+        launch.SetArguments(list(self.req.run.argv[1:]), False)
         self.target.SetLaunchInfo(launch)
         ret = lldb.SBCommandReturnObject()
         interp = self.debugger.GetCommandInterpreter()
-        interp.HandleCommand(f"platform select remote-linux --sysroot {qemu['sysroot']}", ret)
-        interp.HandleCommand("settings set target.exec-search-paths " + " ".join(qemu["dirs"]), ret)
+        interp.HandleCommand(f"platform select remote-linux --sysroot {qemu.sysroot}", ret)
+        interp.HandleCommand("settings set target.exec-search-paths " + " ".join(qemu.dirs), ret)
         err = lldb.SBError()
         self.process = self.target.ConnectRemote(
-            self.debugger.GetListener(), f"connect://127.0.0.1:{qemu['port']}", "gdb-remote", err
+            self.debugger.GetListener(), f"connect://127.0.0.1:{qemu.port}", "gdb-remote", err
         )
         if not err.Success() or not self.process.IsValid():
             raise RuntimeError(
-                f"lldb could not attach to qemu's gdbstub on port {qemu['port']}: "
-                f"{err.GetCString()}"
+                f"lldb could not attach to qemu's gdbstub on port {qemu.port}: {err.GetCString()}"
             )
-        self._wait_stopped(float(self.req.get("request_timeout", 30)))
+        self._wait_stopped(self.req.config.request_timeout)
         self._signals()
         self.process.Continue()
 
@@ -153,13 +153,13 @@ class Worker:
     def replay(self) -> dict[str, Any]:
         start = time.monotonic()
         self._debugger()
-        self._target(self.req["argv"][0])
-        if self.req.get("qemu"):
-            self._connect(self.req["qemu"])
+        self._target(self.req.run.program)
+        if self.req.guest is not None:
+            self._connect(self.req.guest)
         else:
             self._launch()
         running = time.monotonic()
-        if not self.req.get("qemu"):  # under qemu the parent owns the process (the stub says pid 1)
+        if self.req.guest is None:  # under qemu the parent owns the process (the stub says pid 1)
             self.out.send(
                 {
                     "event": "started",
@@ -167,8 +167,10 @@ class Worker:
                     "startup_seconds": running - start,
                 }
             )
-        self.out.log(f"# launched {' '.join(self.req['argv'])} (pid {self.process.GetProcessID()})")
-        deadline = running + float(self.req["timeout"])
+        self.out.log(
+            f"# launched {' '.join(self.req.run.argv)} (pid {self.process.GetProcessID()})"
+        )
+        deadline = running + self.req.run.timeout
         listener = self.debugger.GetListener()
         event = self.lldb.SBEvent()
         lldb = self.lldb
@@ -187,7 +189,7 @@ class Worker:
         while True:
             now = time.monotonic()
             if now >= deadline:
-                return self._hang(outcome, float(self.req["timeout"]))
+                return self._hang(outcome, self.req.run.timeout)
             if (
                 not listener.WaitForEvent(POLL, event)
                 or not lldb.SBProcess.EventIsProcessEvent(event)
@@ -240,8 +242,8 @@ class Worker:
         d = check_stop(
             view,
             previous=self.passed[-1] if self.passed else None,
-            passes_left=len(self.passed) < int(self.req.get("max_passes", 1_000_000)),
-            stop_at_break=bool(self.req.get("stop_at_break")),
+            passes_left=len(self.passed) < self.req.config.max_passes,
+            stop_at_break=self.req.run.stop_at_break,
         )
         if d.stop or d.passed is None:
             full = diagnose(view)
@@ -277,16 +279,15 @@ class Worker:
 
         lldb = self.lldb
         self.out.log(f"# --timeout {timeout:g} s: interrupting")
-        qemu = self.req.get("qemu")
         # qemu-user's stub hears an interrupt only at a syscall or a signal: SIGINT goes to the
         # guest
-        if qemu:
-            os.kill(int(qemu["pid"]), signal.SIGINT)
+        if self.req.guest is not None:
+            os.kill(self.req.guest.pid, signal.SIGINT)
         else:
             self.process.Stop()
         listener = self.debugger.GetListener()
         event = lldb.SBEvent()
-        until = time.monotonic() + float(self.req.get("request_timeout", 30))
+        until = time.monotonic() + self.req.config.request_timeout
         while self.process.GetState() not in (
             lldb.eStateStopped,
             lldb.eStateExited,
@@ -312,17 +313,17 @@ class Worker:
 
         start = time.monotonic()
         self._debugger()
-        self._target(self.req.get("program") or "")
-        argv = list(self.req.get("argv") or [])
+        self._target(self.req.program or "")
+        argv = list(self.req.argv)
         # lldb tells no command line of a core: the diagnosis reads the command's (its JITs, -c,
         # -target)
         if argv:
             launch = self.target.GetLaunchInfo()
             launch.SetArguments(argv[1:], False)
             self.target.SetLaunchInfo(launch)
-        self.process = self.target.LoadCore(self.req["core"])
+        self.process = self.target.LoadCore(str(self.req.core))
         if not self.process.IsValid():
-            raise RuntimeError(f"lldb could not open the core file {self.req['core']}")
+            raise RuntimeError(f"lldb could not open the core file {self.req.core}")
         opened = time.monotonic()
         diag = diagnose(LldbProcess(self.target)).to_json()
         return {
@@ -331,24 +332,24 @@ class Worker:
             "passed": [],
             "seconds": time.monotonic() - start,
             "startup_seconds": opened - start,
-            "notes": [f"post-mortem: diagnosed from the core file {self.req['core']}"],
+            "notes": [f"post-mortem: diagnosed from the core file {self.req.core}"],
         }
 
     def close(self) -> None:
-        if self.process is not None and self.process.IsValid() and self.req.get("mode") != "core":
+        if self.process is not None and self.process.IsValid() and self.req.replay is not None:
             self.process.Kill()
         if self.debugger is not None:
             self.lldb.SBDebugger.Destroy(self.debugger)
 
 
 def main() -> int:
-    request = json.loads(sys.stdin.readline())
-    with open(request["transcript"], "a", encoding="utf-8", errors="replace") as transcript:
+    request = WorkerRequest.from_json(json.loads(sys.stdin.readline()))
+    with open(request.transcript, "a", encoding="utf-8", errors="replace") as transcript:
         out = _Out(sys.stdout, transcript)
         worker: Worker | None = None
         try:
             worker = Worker(request, out)
-            result = worker.core() if request.get("mode") == "core" else worker.replay()
+            result = worker.replay() if request.replay is not None else worker.core()
             out.send({"event": "outcome", "outcome": result})
         except Exception as e:  # reported to the parent as a tool failure, never as a result
             said = (

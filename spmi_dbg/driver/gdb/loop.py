@@ -1,0 +1,258 @@
+"""The MI event loop of one replay under gdb, from `-exec-run` (or `-exec-continue`) to its
+outcome (issue 5, docs/debugger-notes.md):
+
+- Hardware faults (SIGSEGV/SIGBUS/SIGILL/SIGFPE) are caught by a `catch signal` catchpoint whose
+  condition is the extension's `$_spmi_should_stop(...)` (spmi_dbg.ext.gdb.passing; setup.py sets
+  it): inside gdb, at the fault, the quick check and the signal policy (spmi_dbg.analysis.policy)
+  decide. A fault the replay survives (a first-chance fault in the JIT's protected call) is noted in
+  a file and passed on by gdb itself, with no stop and no MI round trip; the first fault it does
+  not survive -- or the second chance of a fault whose handler declined it -- stops, and gets the
+  full `spmi diagnose --json`.
+- SIGTRAP (gdb's default stop) and SIGABRT stop: the loop asks the same function over MI
+  (`-data-evaluate-expression $_spmi_should_stop(...)`), so the quick check and the policy run once,
+  inside gdb; a debug break nobody asked to stop at is resumed with `signal SIGTRAP` when the replay
+  has a SIGTRAP handler (never a plain continue, which would swallow it), else absorbed as a
+  debugger user's `continue` does (pc stepped over an aarch64 `brk`), since delivering it would kill
+  the replay. Every other signal goes to the replay unseen.
+- After the request's `timeout` seconds the replay is interrupted (-exec-interrupt), every thread's
+  stack is captured and the stop diagnosed: a hang.
+- A replay that exits is reported with its exit status (MI's exit codes are octal)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from spmi_dbg.analysis.facts import Diagnosis
+from spmi_dbg.analysis.policy import PassedStop, Verdict, mark_second_chance
+from spmi_dbg.driver.gdb import ask
+from spmi_dbg.driver.gdb.mi import MiChannel, Record, mi_quote
+from spmi_dbg.driver.gdb.setup import should_stop
+from spmi_dbg.driver.outcome import OutcomeKind, ReplayOutcome
+from spmi_dbg.driver.request import ReplayWatch
+from spmi_dbg.errors import ToolFailure
+
+
+class StopNotes:
+    """The stops passed inside gdb (spmi_dbg.ext.gdb.passing writes one JSON line each), read as
+    they come."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.write_bytes(b"")
+        self._file = open(path, encoding="utf-8")
+        self._partial = ""
+
+    @classmethod
+    def beside(cls, transcript: Path) -> StopNotes:
+        """The notes file of a transcript: `<transcript>.stops`."""
+        return cls(transcript.with_name(transcript.name + ".stops"))
+
+    def read(self) -> list[dict[str, Any]]:
+        text = self._partial + self._file.read()
+        lines = text.split("\n")
+        self._partial = lines.pop()
+        out: list[dict[str, Any]] = []
+        for line in lines:
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        return out
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _reasons(payload: dict[str, Any]) -> list[str]:
+    reasons = payload.get("reason") or []
+    return [reasons] if isinstance(reasons, str) else [str(r) for r in reasons]
+
+
+class MiRun:
+    """One replay's events, read until its outcome. `remote`: a qemu guest (MI's pids are the
+    stub's, /proc says nothing of the guest); `before_diagnose`: called before each diagnosis (the
+    session's symbol check); `start`: when the run began (default: now)."""
+
+    def __init__(
+        self,
+        channel: MiChannel,
+        watch: ReplayWatch,
+        notes: StopNotes,
+        max_passes: int,
+        *,
+        stop_at_break: bool = False,
+        remote: bool = False,
+        before_diagnose: Callable[[], None] | None = None,
+        start: float | None = None,
+    ) -> None:
+        self.channel = channel
+        self.watch = watch
+        self.notes = notes
+        self.max_passes = max_passes
+        self.stop_at_break = stop_at_break
+        self.remote = remote
+        self.before_diagnose = before_diagnose
+        self.inferior: int | None = None
+        self.passed: list[PassedStop] = []
+        # why the catchpoint stopped, when its diagnosis does not say
+        self.stop_notes: list[str] = []
+        self.stop_signal: int | None = None  # the signal of the catchpoint's stop
+        self.second_chance: str | None = None  # the note, when the stop is a fault's second chance
+        self.start = time.monotonic() if start is None else start
+        self.running = self.start
+
+    def until_outcome(self, timeout: float, run: str = "-exec-run") -> ReplayOutcome:
+        reply = self.channel.request(run)
+        if reply.error is not None:
+            raise ToolFailure(f"gdb could not start the replay: {reply.error}")
+        self.running = time.monotonic()
+        deadline = self.running + timeout
+        while True:
+            self._read_notes()
+            if self.watch.cancel is not None and self.watch.cancel.is_set():
+                return self._outcome("cancelled")
+            now = time.monotonic()
+            if now >= deadline:
+                return self._hang(timeout)
+            event = self.channel.next_event(min(0.1, deadline - now))
+            if event is None:
+                continue
+            done = self._event(event)
+            if done is not None:
+                return done
+
+    def _read_notes(self) -> None:
+        for record in self.notes.read():
+            if "passed" in record:
+                stop = PassedStop.from_json(record["passed"])
+                self.passed.append(stop)
+                if self.watch.on_stop is not None:
+                    self.watch.on_stop(stop)
+            elif "stop" in record:
+                if record["stop"]:
+                    self.stop_notes.append(str(record["stop"]))
+                self.stop_signal = record.get("signal")
+                self.second_chance = (
+                    str(record["stop"] or "") if record.get("second_chance") else None
+                )
+
+    def _outcome(self, kind: OutcomeKind, **kw: Any) -> ReplayOutcome:
+        self._read_notes()
+        if kind == "fatal" and self.second_chance is not None and kw.get("diagnosis") is not None:
+            mark_second_chance(kw["diagnosis"], self.second_chance)
+        kw["notes"] = self.stop_notes + list(kw.get("notes") or [])
+        return ReplayOutcome(
+            kind,
+            passed=self.passed,
+            seconds=time.monotonic() - self.start,
+            startup_seconds=self.running - self.start,
+            **kw,
+        )
+
+    def _event(self, event: Record) -> ReplayOutcome | None:
+        message = event.get("message")
+        payload = event.get("payload") or {}
+        if message == "thread-group-started":
+            if not self.remote:  # qemu's stub says pid 1: the process is ours (the qemu we started)
+                self.inferior = int(payload.get("pid", 0)) or None
+            return None
+        if message != "stopped":
+            return None
+        reasons = _reasons(payload)
+        if "exited-normally" in reasons:
+            return self._outcome("exited", exit_status=0)
+        if "exited" in reasons:
+            return self._outcome("exited", exit_status=int(str(payload.get("exit-code", "0")), 8))
+        if "exited-signalled" in reasons:
+            sig = str(payload.get("signal-name"))
+            self._read_notes()
+            notes = [f"the replay died of {sig} after it was passed on"] if self.passed else []
+            return self._outcome("signaled", signal=sig, notes=notes)
+        # the fault catchpoint (MI gives its stops no reason): its condition said "fatal"
+        if not reasons:
+            self._read_notes()
+            return self._outcome("fatal", diagnosis=self._diagnose(self.stop_signal))
+        if "signal-received" not in reasons:
+            notes = [f"stopped for {', '.join(reasons)}"]
+            return self._outcome("fatal", diagnosis=self._diagnose(), notes=notes)
+        return self._signal_stop(payload)
+
+    def _signal_stop(self, payload: dict[str, Any]) -> ReplayOutcome | None:
+        """SIGTRAP or SIGABRT (faults go through the catchpoint): the same policy, asked of the same
+        function inside gdb (`$_spmi_should_stop`, which notes a stop passed on in the notes file as
+        the catchpoint does)."""
+        sig = str(payload.get("signal-name"))
+        signo = int(getattr(signal, sig, 0))
+        expression = should_stop(
+            self.notes.path, self.max_passes, signo, 1, int(self.stop_at_break)
+        )
+        reply = self.channel.request("-data-evaluate-expression " + mi_quote(expression))
+        if reply.error is not None:
+            raise ToolFailure(f"gdb could not evaluate `{expression}`: {reply.error}")
+        verdict = Verdict(int(str((reply.payload or {}).get("value", "1")).split()[0]))
+        self._read_notes()
+        if verdict != Verdict.STOP:
+            self._resume(sig, verdict == Verdict.PASS, verdict == Verdict.ABSORB_STEP_OVER_BRK)
+            return None
+        return self._outcome("fatal", diagnosis=self._diagnose(sig))
+
+    def _resume(self, sig: str, deliver: bool, step_over_brk: bool) -> None:
+        """Pass the stop's signal on with `signal SIGxxx`, or absorb it (a debug break the replay
+        has no handler for), stepping over an aarch64 `brk`, which would trap again."""
+        if deliver:
+            reply = self.channel.console(f"signal {sig}")
+        else:
+            if step_over_brk:
+                self.channel.must_console("set $pc = $pc + 4")
+            reply = self.channel.request("-exec-continue")
+        if reply.error is not None:
+            raise ToolFailure(f"gdb could not resume after {sig}: {reply.error}")
+
+    def _diagnose(self, sig: str | int | None = None) -> Diagnosis:
+        if self.before_diagnose is not None:
+            self.before_diagnose()
+        return ask.diagnosis(self.channel, sig)
+
+    def _hang(self, timeout: float) -> ReplayOutcome:
+        exited = self._interrupt()
+        if exited is not None:
+            return exited
+        threads = ask.stacks(self.channel)
+        return self._outcome(
+            "hang",
+            diagnosis=self._diagnose(),
+            threads=threads,
+            notes=[f"no exit and no fatal stop within --timeout {timeout:g} s: interrupted"],
+        )
+
+    def _interrupt(self) -> ReplayOutcome | None:
+        """The running replay stopped; its outcome instead if it exited meanwhile."""
+        if self.remote and self.inferior:
+            # qemu-user's gdbstub reads gdb's interrupt only when the guest makes a syscall or gets
+            # a signal (a spinning JIT does neither): a SIGINT to qemu goes to the guest, and the
+            # stub reports that stop.
+            os.kill(self.inferior, signal.SIGINT)
+        else:
+            reply = self.channel.request("-exec-interrupt")
+            if reply.error is not None:
+                raise ToolFailure(f"gdb could not interrupt the replay: {reply.error}")
+        wait_until = time.monotonic() + self.channel.request_timeout
+        while True:
+            left = wait_until - time.monotonic()
+            event = self.channel.next_event(left) if left > 0 else None
+            if event is None:
+                raise ToolFailure(
+                    f"gdb did not stop the replay within {self.channel.request_timeout:g} s of "
+                    "-exec-interrupt"
+                )
+            if event.get("message") == "stopped":
+                if any(r.startswith("exited") for r in _reasons(event.get("payload") or {})):
+                    return self._event(event) or self._outcome("exited")
+                return None
+            self._event(event)
