@@ -35,7 +35,7 @@ from spmi_dbg.analysis.mcnumber import (
 from spmi_dbg.analysis.nullmap import find_null_map
 from spmi_dbg.analysis.records import CollectionRecords, OpenRecords
 from spmi_dbg.analysis.signature import signature
-from spmi_dbg.analysis.view import Frame, Process, SignalInfo
+from spmi_dbg.analysis.view import Frame, Process, SignalInfo, Thread
 from spmi_dbg.superpmi_argv import parse_command
 
 __all__ = ["Diagnosis", "diagnose"]
@@ -55,70 +55,34 @@ def diagnose(
     (the quick check run at every first-chance stop). `collections` opens the collection the stopped
     superpmi replays (a tape's recording or replay of it: tape.py)."""
     notes: list[str] = []
-    sig = process.signal()
     thread = process.selected_thread()
-    insn: Instruction | None = None
-    if full and thread is not None:
-        top = thread.frames(1)
-        insn = decode(process, top[0].pc) if top else None
-        if (
-            sig is not None
-            and sig.address is None
-            and sig.signo in (_signal.SIGSEGV, _signal.SIGBUS)
-            and insn is not None
-            and insn.memory_address is not None
-        ):
-            # No siginfo (lldb on a core file, a qemu stub): the faulting instruction's memory
-            # operand, from the registers, is where it faulted.
-            sig = dataclasses.replace(
-                sig,
-                address=insn.memory_address,
-                source=sig.source + "; fault address "
-                "computed from the faulting instruction and the registers",
-            )
-            notes.append(
-                "no fault address in the signal information: computed from the faulting "
-                "instruction's "
-                f"memory operand ({insn.text}) and the registers"
-            )
-    overflow = full and sig is not None and stack_overflow(process, sig)
-    # A stack overflow's ~20,000 frames would take seconds to read: its innermost frames show the
-    # recursion, and the JIT's Compiler::compMethodSuperPMIIndex there gives the method context
-    # (else: native bisection).
-    limit = OVERFLOW_FRAMES if overflow else (None if full else QUICK_FRAMES)
-    frames = F.name_unnamed(thread.frames(limit), process.modules) if thread is not None else []
-    if overflow and len(frames) >= OVERFLOW_FRAMES:
-        notes.append(
-            f"stack overflow: only the innermost {OVERFLOW_FRAMES} frames were read (the "
-            "recursion); the "
-            "outer ones, down to main, were not"
-        )
+    sig, insn = _stop_signal(process, thread, full, notes)
+    frames = _frames(process, thread, sig, full, notes)
     argv = process.argv()
     cmd = parse_command(argv) if argv else None
-
-    signal_fact: SignalFact | None = None
-    if sig is not None:
-        near = (
-            sig.address is not None
-            and sig.address < NEAR_NULL_LIMIT
-            and sig.signo in HARDWARE_SIGNALS
-        )
-        signal_fact = SignalFact(sig.name, sig.signo, sig.code, sig.address, near, sig.source)
-    else:
-        notes.append("no signal information at this stop")
-
+    signal_fact = _signal_fact(sig, notes)
     pc = frames[0].pc if frames else None
     module = _faulting_module(process, frames, cmd.jits if cmd else [], argv[0] if argv else None)
-    handling = _handling(process, sig, frames, module)
+    stop = Diagnosis(
+        schema=SCHEMA_VERSION,
+        debugger=process.debugger,
+        arch=process.arch,
+        signal=signal_fact,
+        handling=_handling(process, sig, frames, module),
+        faulting_module=module,
+        method_context=None,
+        null_map=None,
+        instruction=None,
+        assertion=None,
+        notes=notes,
+        pc=pc,
+    )
     if not full:
-        return _quick(process, signal_fact, handling, module, frames, notes, pc)
+        return _quick(process, stop, frames)
 
     mc_fact, mc_rejected = _method_context(
         frames, argv, cmd.input if cmd else None, notes, collections
     )
-
-    nm = find_null_map(process, frames, signal_fact.address if signal_fact else None)
-    assertion = asserts.from_frames(process, frames)
     # its info checked against the record; its method context number only if it is the one found
     jit, jit_notes = jit_state(process, frames, mc_fact, searched=True)
     if jit is None and (
@@ -126,35 +90,16 @@ def diagnose(
     ):
         # a stop inside a JIT whose state could not be read: say what was tried
         notes.extend(jit_notes)
-
     folded_frames = F.fold(frames)
-    folded = [f.name for f in folded_frames]
-    diag = Diagnosis(
-        schema=SCHEMA_VERSION,
-        debugger=process.debugger,
-        arch=process.arch,
-        signal=signal_fact,
-        handling=handling,
-        faulting_module=module,
+    diag = dataclasses.replace(
+        stop,
         method_context=mc_fact,
-        null_map=nm,
+        null_map=find_null_map(process, frames, signal_fact.address if signal_fact else None),
         instruction=insn,
-        assertion=assertion,
-        frames=[
-            FrameInfo(
-                i,
-                f.name if isinstance(f, F.NamedFrame) else F.short_name(f.function),
-                f.file,
-                f.line,
-                f.module,
-                f.inlined,
-            )
-            for i, f in enumerate(frames)
-        ],
-        folded=folded,
+        assertion=asserts.from_frames(process, frames),
+        frames=_frame_infos(frames),
+        folded=[f.name for f in folded_frames],
         signature_frames=F.up_to_main([f.name for f in folded_frames if not f.inlined]),
-        notes=notes,
-        pc=pc,
         jit=jit,
         method_context_rejected=mc_rejected,
         calling_jit=_calling_jit(frames, module, cmd.jits if cmd else []),
@@ -166,15 +111,85 @@ def diagnose(
     return diag
 
 
-def _quick(
+def _stop_signal(
+    process: Process, thread: Thread | None, full: bool, notes: list[str]
+) -> tuple[SignalInfo | None, Instruction | None]:
+    """The stop's signal, and (full diagnosis) the faulting instruction. With no fault address in
+    the signal information (lldb on a core file, a qemu stub), the instruction's memory operand,
+    from the registers, is where it faulted."""
+    sig = process.signal()
+    if not full or thread is None:
+        return sig, None
+    top = thread.frames(1)
+    insn = decode(process, top[0].pc) if top else None
+    if (
+        sig is not None
+        and sig.address is None
+        and sig.signo in (_signal.SIGSEGV, _signal.SIGBUS)
+        and insn is not None
+        and insn.memory_address is not None
+    ):
+        sig = dataclasses.replace(
+            sig,
+            address=insn.memory_address,
+            source=sig.source
+            + "; fault address computed from the faulting instruction and the registers",
+        )
+        notes.append(
+            "no fault address in the signal information: computed from the faulting "
+            f"instruction's memory operand ({insn.text}) and the registers"
+        )
+    return sig, insn
+
+
+def _frames(
     process: Process,
-    signal_fact: SignalFact | None,
-    handling: Handling,
-    module: ModuleFact | None,
-    frames: Sequence[Frame],
+    thread: Thread | None,
+    sig: SignalInfo | None,
+    full: bool,
     notes: list[str],
-    pc: int | None,
-) -> Diagnosis:
+) -> list[Frame]:
+    """The stopped thread's frames. A stack overflow's ~20,000 frames would take seconds to read:
+    its innermost frames show the recursion, and the JIT's Compiler::compMethodSuperPMIIndex there
+    gives the method context (else: native bisection)."""
+    if thread is None:
+        return []
+    overflow = full and sig is not None and stack_overflow(process, sig)
+    limit = OVERFLOW_FRAMES if overflow else (None if full else QUICK_FRAMES)
+    frames = F.name_unnamed(thread.frames(limit), process.modules)
+    if overflow and len(frames) >= OVERFLOW_FRAMES:
+        notes.append(
+            f"stack overflow: only the innermost {OVERFLOW_FRAMES} frames were read (the "
+            "recursion); the outer ones, down to main, were not"
+        )
+    return frames
+
+
+def _signal_fact(sig: SignalInfo | None, notes: list[str]) -> SignalFact | None:
+    if sig is None:
+        notes.append("no signal information at this stop")
+        return None
+    near = (
+        sig.address is not None and sig.address < NEAR_NULL_LIMIT and sig.signo in HARDWARE_SIGNALS
+    )
+    return SignalFact(sig.name, sig.signo, sig.code, sig.address, near, sig.source)
+
+
+def _frame_infos(frames: Sequence[Frame]) -> list[FrameInfo]:
+    return [
+        FrameInfo(
+            i,
+            f.name if isinstance(f, F.NamedFrame) else F.short_name(f.function),
+            f.file,
+            f.line,
+            f.module,
+            f.inlined,
+        )
+        for i, f in enumerate(frames)
+    ]
+
+
+def _quick(process: Process, stop: Diagnosis, frames: Sequence[Frame]) -> Diagnosis:
     """The per-stop check: what is needed to decide whether to pass the stop on, and where it
     happened (the first folded frame and the method context number that passes the checks of its
     command line)."""
@@ -189,21 +204,7 @@ def _quick(
         else None
     )
     first = F.first_folded(frames)
-    d = Diagnosis(
-        schema=SCHEMA_VERSION,
-        debugger=process.debugger,
-        arch=process.arch,
-        signal=signal_fact,
-        handling=handling,
-        faulting_module=module,
-        method_context=mc_fact,
-        null_map=None,
-        instruction=None,
-        assertion=None,
-        folded=[first] if first else [],
-        notes=notes,
-        pc=pc,
-    )
+    d = dataclasses.replace(stop, method_context=mc_fact, folded=[first] if first else [])
     d.signature, d.bucket = signature(d)
     return d
 
@@ -286,6 +287,39 @@ def _handling(
     back, and that second stop is the fatal one (policy.py). `rule` says which of these decided."""
     if sig is None:
         return Handling(HandlingKind.UNKNOWN, "no signal", "no signal")
+    by_signal = _by_signal(process, sig)
+    if by_signal is not None:
+        return by_signal
+    caught = process.caught_signals()
+    hit = F.find(frames, "JitInstance::CompileMethod")
+    in_jit = module is not None and module.role.is_jit
+    if hit is not None:
+        i, _ = hit
+        jit_on_stack = in_jit or any(_is_jit_frame(fr) for fr in frames[:i])
+        if jit_on_stack:
+            return Handling(
+                HandlingKind.FIRST_CHANCE,
+                f"fault while the JIT runs (JitInstance::CompileMethod at frame "
+                f"{i}): superpmi may turn it into a failed compile",
+                "symbols: in the JIT's protected call",
+            )
+    if caught is not None and not _superpmi_symbols(frames):
+        return Handling(
+            HandlingKind.FIRST_CHANCE,
+            "the process has a handler for this signal (SigCgt) and its stack "
+            "has no symbols to tell whether the fault is in the JIT's protected "
+            "call: passed on; if the handler declines it, it comes back",
+            "no symbols: a handler is installed",
+        )
+    return Handling(
+        HandlingKind.FATAL,
+        "fault outside the JIT's protected call: superpmi does not survive it",
+        "symbols: outside the JIT's protected call",
+    )
+
+
+def _by_signal(process: Process, sig: SignalInfo) -> Handling | None:
+    """What the signal alone decides (None: a fault the process handles: the stack decides)."""
     signo = sig.signo
     if signo == _signal.SIGTRAP:
         return Handling(
@@ -314,31 +348,7 @@ def _handling(
         return Handling(
             HandlingKind.FATAL, "the process has no handler for this signal (SigCgt)", "no handler"
         )
-    hit = F.find(frames, "JitInstance::CompileMethod")
-    in_jit = module is not None and module.role.is_jit
-    if hit is not None:
-        i, _ = hit
-        jit_on_stack = in_jit or any(_is_jit_frame(fr) for fr in frames[:i])
-        if jit_on_stack:
-            return Handling(
-                HandlingKind.FIRST_CHANCE,
-                f"fault while the JIT runs (JitInstance::CompileMethod at frame "
-                f"{i}): superpmi may turn it into a failed compile",
-                "symbols: in the JIT's protected call",
-            )
-    if caught is not None and not _superpmi_symbols(frames):
-        return Handling(
-            HandlingKind.FIRST_CHANCE,
-            "the process has a handler for this signal (SigCgt) and its stack "
-            "has no symbols to tell whether the fault is in the JIT's protected "
-            "call: passed on; if the handler declines it, it comes back",
-            "no symbols: a handler is installed",
-        )
-    return Handling(
-        HandlingKind.FATAL,
-        "fault outside the JIT's protected call: superpmi does not survive it",
-        "symbols: outside the JIT's protected call",
-    )
+    return None
 
 
 # Names of superpmi's own code: a stack that shows one has the symbols to tell where a fault is.

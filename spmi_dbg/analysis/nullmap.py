@@ -58,29 +58,11 @@ def find_null_map(
     m = LWM_FUNCTION.match(short_name(lwm_frame.function))
     assert m is not None
     map_type = short_name(lwm_frame.function).rsplit("::", 1)[0]
-    this = frame_int(lwm_frame, "this")
-    evidence = []
-    if this == 0:
-        evidence.append(f"this == 0 in {short_name(lwm_frame.function)}")
-    elif this is None and fault_address is not None and fault_address < 0x1000:
-        evidence.append(
-            f"near-null fault address 0x{fault_address:x} inside {short_name(lwm_frame.function)} "
-            "(`this` not available)"
-        )
-    else:
+    null_this = _null_this(lwm_frame, fault_address)
+    if null_this is None:
         return None
-
-    # The owner: the first frame after the accessors and the lookup helpers (superpmi's
-    # LookupByKeyOrMiss, a lambda inlined into the rep* function: gdb names it `operator()`, lldb
-    # `...::$_0::operator()`), whose class is a MethodContext/CompileResult.
-    caller_index = next(
-        (
-            i
-            for i in range(lwm_index + 1, len(frames))
-            if not is_lwm(frames[i]) and not _lookup_helper(frames[i].function)
-        ),
-        None,
-    )
+    evidence = [null_this]
+    caller_index = _owner_frame(frames, lwm_index)
     if caller_index is None:
         return None
     caller = frames[caller_index]
@@ -118,6 +100,33 @@ def find_null_map(
         role,
         _explain(owner_type, member, role, pid, pname),
         "; ".join(e for e in evidence if e),
+    )
+
+
+def _null_this(lwm_frame: Frame, fault_address: int | None) -> str | None:
+    """How the map's accessor is known to run on a null map (None: it is not)."""
+    this = frame_int(lwm_frame, "this")
+    if this == 0:
+        return f"this == 0 in {short_name(lwm_frame.function)}"
+    if this is None and fault_address is not None and fault_address < 0x1000:
+        return (
+            f"near-null fault address 0x{fault_address:x} inside {short_name(lwm_frame.function)} "
+            "(`this` not available)"
+        )
+    return None
+
+
+def _owner_frame(frames: Sequence[Frame], lwm_index: int) -> int | None:
+    """The owner's frame: the first after the accessors and the lookup helpers (superpmi's
+    LookupByKeyOrMiss, a lambda inlined into the rep* function: gdb names it `operator()`, lldb
+    `...::$_0::operator()`), whose class is a MethodContext/CompileResult."""
+    return next(
+        (
+            i
+            for i in range(lwm_index + 1, len(frames))
+            if not is_lwm(frames[i]) and not _lookup_helper(frames[i].function)
+        ),
+        None,
     )
 
 
