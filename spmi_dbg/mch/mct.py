@@ -178,84 +178,96 @@ def _error(p: Path, code: int, record: int, offset: int, message: str) -> InputE
 
 
 def _open_toc_py(p: Path, mch_size: int) -> Toc:
-    def fail(
-        message: str, offset: int = 0, record: int = 0, code: int = pyscan.E_TOC
-    ) -> InputError:
-        return _error(p, code, record, offset, message)
+    """The pure-Python reader: the same checks, in the same order, with the C reader's messages
+    and offsets (spmimch.c)."""
+    data = _toc_bytes(p)
+    count = _toc_count(p, data)
+    entries: list[TocEntry] = []
+    for i in range(count):
+        pos = 8 + 48 * i
+        entry = TocEntry(*ENTRY.unpack_from(data, pos))
+        _check_entry(p, i, pos, entry, entries[-1] if entries else None, mch_size)
+        entries.append(entry)
+    return Toc(p, count, None, entries)
 
+
+def _toc_bytes(p: Path) -> bytes:
     try:
         st = p.stat()
         if not stat.S_ISREG(st.st_mode):
             kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a special file"
-            raise fail(
-                f"not a regular file: expected a .mct index, found {kind}", code=pyscan.E_NOTFILE
+            raise _error(
+                p,
+                pyscan.E_NOTFILE,
+                0,
+                0,
+                f"not a regular file: expected a .mct index, found {kind}",
             )
-        data = p.read_bytes()
+        return p.read_bytes()
     except OSError as e:
-        raise fail(f"cannot open: {e.strerror}", code=pyscan.E_IO) from None
+        raise _error(p, pyscan.E_IO, 0, 0, f"cannot open: {e.strerror}") from None
+
+
+def _toc_count(p: Path, data: bytes) -> int:
+    """The entry count, once the sentinels and the size agree with it."""
     if len(data) < 8:
-        raise fail(
-            f"missing the starting sentinel/length: expected at least 8 bytes, found {len(data)}"
+        raise _error(
+            p,
+            pyscan.E_TOC,
+            0,
+            0,
+            f"missing the starting sentinel/length: expected at least 8 bytes, found {len(data)}",
         )
     if data[:4] != SENTINEL:
-        raise fail(
-            "missing the starting sentinel/length: expected 'INDX', found "
-            + " ".join(f"{b:02x}" for b in data[:4])
+        found = " ".join(f"{b:02x}" for b in data[:4])
+        raise _error(
+            p,
+            pyscan.E_TOC,
+            0,
+            0,
+            f"missing the starting sentinel/length: expected 'INDX', found {found}",
         )
     (count,) = struct.unpack_from("<I", data, 4)
     need = 8 + 48 * count + 4
     # the offsets the C reader reports (spmimch.c): where the file ends, where it should have
     if len(data) < need:
-        raise fail(
-            f"truncated: expected {need} bytes for {count} entries, found {len(data)}",
-            offset=len(data),
-        )
+        said = f"truncated: expected {need} bytes for {count} entries, found {len(data)}"
+        raise _error(p, pyscan.E_TOC, 0, len(data), said)
     if len(data) > need:
-        raise fail(
-            f"unexpected size: expected {need} bytes for {count} entries, found {len(data)}",
-            offset=need,
-        )
+        said = f"unexpected size: expected {need} bytes for {count} entries, found {len(data)}"
+        raise _error(p, pyscan.E_TOC, 0, need, said)
     if data[need - 4 : need] != SENTINEL:
-        raise fail(
-            "missing the ending sentinel: expected 'INDX', found "
-            + " ".join(f"{b:02x}" for b in data[need - 4 : need]),
-            offset=need - 4,
+        found = " ".join(f"{b:02x}" for b in data[need - 4 : need])
+        said = f"missing the ending sentinel: expected 'INDX', found {found}"
+        raise _error(p, pyscan.E_TOC, 0, need - 4, said)
+    return int(count)
+
+
+def _check_entry(
+    p: Path, i: int, pos: int, entry: TocEntry, prev: TocEntry | None, mch_size: int
+) -> None:
+    off, num = entry.offset, entry.number
+    last = max(mch_size - 8, 0)
+    said = None
+    if num < 1:
+        said, num = f"entry {i}: expected a method context number >= 1, found {num}", 0
+    elif prev is not None and num <= prev.number:
+        said = f"not sorted: expected numbers to increase, found {num} after {prev.number}"
+    elif off < 0:
+        said = f"entry {i}: negative offset: expected 0 to {last}, found {off}"
+    # records are in file order: a later number lies further on
+    elif prev is not None and off <= prev.offset:
+        said = (
+            f"entry {i}: offsets out of order: expected more than {prev.offset} (entry "
+            f"{i - 1}'s), found {off}"
         )
-    entries: list[TocEntry] = []
-    prev = prev_off = 0
-    for i in range(count):
-        pos = 8 + 48 * i
-        off, num, h = ENTRY.unpack_from(data, pos)
-        if num < 1:
-            raise fail(f"entry {i}: expected a method context number >= 1, found {num}", offset=pos)
-        if i and num <= prev:
-            raise fail(
-                f"not sorted: expected numbers to increase, found {num} after {prev}", pos, num
-            )
-        if off < 0:
-            raise fail(
-                f"entry {i}: negative offset: expected 0 to {max(mch_size - 8, 0)}, found {off}",
-                pos,
-                num,
-            )
-        if i and off <= prev_off:  # records are in file order: a later number lies further on
-            raise fail(
-                f"entry {i}: offsets out of order: expected more than {prev_off} (entry "
-                f"{i - 1}'s), found "
-                f"{off}",
-                pos,
-                num,
-            )
-        if off + 8 > mch_size:
-            raise fail(
-                f"entry {i}: offset past the end of the collection: expected at most "
-                f"{max(mch_size - 8, 0)}, found {off}",
-                pos,
-                num,
-            )
-        entries.append(TocEntry(off, num, h))
-        prev, prev_off = num, off
-    return Toc(p, count, None, entries)
+    elif off + 8 > mch_size:
+        said = (
+            f"entry {i}: offset past the end of the collection: expected at most {last}, "
+            f"found {off}"
+        )
+    if said is not None:
+        raise _error(p, pyscan.E_TOC, num, pos, said)
 
 
 def build_toc_bytes(entries: Sequence[tuple[int, int, bytes | None]]) -> bytes:
