@@ -4,13 +4,18 @@ its fields' type hints: nested facts, lists and tuples of them, Optional and oth
 Literal, int/float/str/bool, Path, dict[str, X], Any). A key the dataclass does not have is ignored;
 a missing key takes the field's default (None for an Optional field without one); anything else is a
 FactJsonError naming the fact and the field (`Diagnosis.frames[2].line: expected int or None, got
-str '12'`). A field added to a dataclass is carried both ways with no code here to change."""
+str '12'`). A field added to a dataclass is carried both ways with no code here to change.
+
+A field named after a Python keyword with an underscore (`from_`) is the key without it (`from`).
+A nested dataclass with a to_json of its own is written by it (in a form from_json reads back:
+extra keys, a key left out for its default)."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
 import functools
+import keyword
 import types
 import typing
 from pathlib import PurePath
@@ -39,12 +44,30 @@ class JsonFact:
 
 
 def to_json(fact: Any) -> Any:
-    """A fact dataclass (or None) as JSON-ready data."""
-    return None if fact is None else _plain(dataclasses.asdict(fact))
+    """A fact dataclass (or None) as JSON-ready data: its fields in order."""
+    if fact is None:
+        return None
+    cls: type = type(fact)
+    return {key: _plain(getattr(fact, name)) for name, key in _keys(cls)}
+
+
+@functools.cache
+def _keys(cls: type) -> tuple[tuple[str, str], ...]:
+    """Each field's name and its key in JSON."""
+    return tuple((f.name, _key(f.name)) for f in dataclasses.fields(cls))
+
+
+def _key(name: str) -> str:
+    stem = name.removesuffix("_")
+    return stem if stem != name and keyword.iskeyword(stem) else name
 
 
 def _plain(value: Any) -> Any:
-    """asdict's values as JSON types (an enum as its value)."""
+    """A value as JSON types: a nested fact by its to_json, an enum as its value, a path as its
+    text."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        own = getattr(value, "to_json", None)
+        return own() if callable(own) else to_json(value)
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, PurePath):
@@ -64,6 +87,7 @@ def from_json(cls: type[T], data: Any) -> T:
 @dataclasses.dataclass(frozen=True)
 class _Field:
     name: str
+    key: str  # its key in JSON
     hint: Any  # the type hint, resolved
     default: Any  # _MISSING: none
     factory: Any  # _MISSING: none
@@ -77,6 +101,7 @@ def _fields(cls: type) -> tuple[_Field, ...]:
     return tuple(
         _Field(
             f.name,
+            _key(f.name),
             hints[f.name],
             _MISSING if f.default is dataclasses.MISSING else f.default,
             _MISSING if f.default_factory is dataclasses.MISSING else f.default_factory,
@@ -91,9 +116,9 @@ def _fact(cls: type, data: Any, where: str) -> Any:
         raise FactJsonError(f"{where}: expected a JSON object ({cls.__name__}), got {_shown(data)}")
     values: dict[str, Any] = {}
     for f in _fields(cls):
-        here = f"{where}.{f.name}"
-        if f.name in data:
-            values[f.name] = _value(f.hint, data[f.name], here)
+        here = f"{where}.{f.key}"
+        if f.key in data:
+            values[f.name] = _value(f.hint, data[f.key], here)
         elif f.factory is not _MISSING:
             values[f.name] = f.factory()
         elif f.default is not _MISSING:
@@ -133,19 +158,7 @@ def _value(hint: Any, value: Any, where: str) -> Any:
             f"got {_shown(value)}"
         )
     if origin in (list, tuple, frozenset, set):
-        if not isinstance(value, list):
-            raise FactJsonError(f"{where}: expected a JSON array, got {_shown(value)}")
-        args = typing.get_args(hint)
-        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-            if len(args) != len(value):
-                raise FactJsonError(f"{where}: expected {len(args)} items, got {len(value)}")
-            return tuple(
-                _value(a, v, f"{where}[{i}]")
-                for i, (a, v) in enumerate(zip(args, value, strict=True))
-            )
-        item = args[0] if args else Any
-        items = [_value(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
-        return items if origin is list else origin(items)
+        return _array(hint, origin, value, where)
     if origin is dict:
         if not isinstance(value, dict):
             raise FactJsonError(f"{where}: expected a JSON object, got {_shown(value)}")
@@ -162,6 +175,27 @@ def _value(hint: Any, value: Any, where: str) -> Any:
             raise FactJsonError(
                 f"{where}: expected one of {allowed}, got {_shown(value)}"
             ) from None
+    return _scalar(hint, value, where)
+
+
+def _array(hint: Any, origin: Any, value: Any, where: str) -> Any:
+    """A list, set or tuple (of fixed length, or `tuple[X, ...]`) from a JSON array."""
+    if not isinstance(value, list):
+        raise FactJsonError(f"{where}: expected a JSON array, got {_shown(value)}")
+    args = typing.get_args(hint)
+    if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+        if len(args) != len(value):
+            raise FactJsonError(f"{where}: expected {len(args)} items, got {len(value)}")
+        return tuple(
+            _value(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value, strict=True))
+        )
+    item = args[0] if args else Any
+    items = [_value(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    return items if origin is list else origin(items)
+
+
+def _scalar(hint: Any, value: Any, where: str) -> Any:
+    """int, float (a JSON integer too), str, bool, a path (its text) or None."""
     if hint is float:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
