@@ -19,6 +19,7 @@ from spmi_dbg.analysis.facts import (
     FrameInfo,
     Handling,
     HandlingKind,
+    JitFact,
     MethodContextFact,
     ModuleFact,
     ModuleRole,
@@ -83,13 +84,7 @@ def diagnose(
     mc_fact, mc_rejected = _method_context(
         frames, argv, cmd.input if cmd else None, notes, collections
     )
-    # its info checked against the record; its method context number only if it is the one found
-    jit, jit_notes = jit_state(process, frames, mc_fact, searched=True)
-    if jit is None and (
-        (module is not None and module.role.is_jit) or any(_is_jit_frame(f) for f in frames[:8])
-    ):
-        # a stop inside a JIT whose state could not be read: say what was tried
-        notes.extend(jit_notes)
+    jit = _jit(process, frames, mc_fact, module, notes)
     folded_frames = F.fold(frames)
     diag = dataclasses.replace(
         stop,
@@ -109,6 +104,24 @@ def diagnose(
     facts = knownbugs.facts_of(diag, argv=argv)
     diag.known_bugs, diag.near_known_bugs = knownbugs.match(facts), knownbugs.near_misses(facts)
     return diag
+
+
+def _jit(
+    process: Process,
+    frames: Sequence[Frame],
+    mc_fact: MethodContextFact | None,
+    module: ModuleFact | None,
+    notes: list[str],
+) -> JitFact | None:
+    """What the JIT was doing: its info checked against the record, its method context number only
+    if it is the one found. A stop inside a JIT whose state could not be read says what was
+    tried."""
+    jit, jit_notes = jit_state(process, frames, mc_fact, searched=True)
+    if jit is None and (
+        (module is not None and module.role.is_jit) or any(_is_jit_frame(f) for f in frames[:8])
+    ):
+        notes.extend(jit_notes)
+    return jit
 
 
 def _stop_signal(

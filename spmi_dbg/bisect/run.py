@@ -15,7 +15,7 @@ from spmi_dbg.bisect.output import BisectResult, annotate_bundle, write
 from spmi_dbg.bisect.search import Outcome, Probe, search
 from spmi_dbg.bisect.store import Build, Flavor, Store, flavor_of, read_jit_list
 from spmi_dbg.bisect.target import TARGET_FILE, write_target
-from spmi_dbg.bisect.verdict import Expected, Target, Verdict, probe
+from spmi_dbg.bisect.verdict import Target, Verdict, probe
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.errors import InputError, UsageError
 from spmi_dbg.repro.needs import switches_of
@@ -83,25 +83,42 @@ def run_bisect(opts: BisectOptions) -> BisectResult:
         raise UsageError(f"{len(builds)} build(s) to search: at least a good and a bad one")
     opts.out.mkdir(parents=True, exist_ok=True)
     work = opts.out / "replays"
-    target = opts.target
-    stopped: str | None = None
-    if opts.needs_discovery:
-        bad = builds[-1]
-        found: Expected | str = (
-            discover(
-                target,
-                bad.jit,
-                timeout=opts.timeout,
-                workdir=work / "discover",
-                debugger=opts.debugger,
-            )
-            if bad.jit is not None
-            else "has no build in the store"
-        )
-        if isinstance(found, str):
-            stopped = f"the bad build {bad.name} {found}"
-        else:
-            target = replace(target, expected=found)
+    target, stopped = _discovered(opts, builds[-1], work)
+    outcome = _search(opts, target, builds, work) if stopped is None else Outcome(builds)
+    outcome.stopped = outcome.stopped or stopped
+    result = BisectResult(target, outcome, commits, [], flavor, bundle=opts.bundle)
+    if outcome.first_bad is not None and outcome.last_good is not None:
+        result.range_commits = _range_commits(opts, builds, commits, outcome)
+    result.seconds = time.monotonic() - start
+    target_file = opts.out / TARGET_FILE
+    write_target(target_file, target)
+    write(opts.out, result, target_file.absolute(), jit_file(target))
+    if opts.bundle is not None and outcome.stopped is None:
+        annotate_bundle(opts.bundle, result)
+    return result
+
+
+def _discovered(opts: BisectOptions, bad: Build, work: Path) -> tuple[Target, str | None]:
+    """The target, with the failure the bad build shows when the command named none; or why the
+    search cannot start."""
+    if not opts.needs_discovery:
+        return opts.target, None
+    if bad.jit is None:
+        return opts.target, f"the bad build {bad.name} has no build in the store"
+    found = discover(
+        opts.target,
+        bad.jit,
+        timeout=opts.timeout,
+        workdir=work / "discover",
+        debugger=opts.debugger,
+    )
+    if isinstance(found, str):
+        return opts.target, f"the bad build {bad.name} {found}"
+    return replace(opts.target, expected=found), None
+
+
+def _search(opts: BisectOptions, target: Target, builds: list[Build], work: Path) -> Outcome:
+    """The builds probed in order (k-ary with --workers, on the cluster with --scheduler)."""
 
     def one(build: Build) -> Verdict:
         assert build.jit is not None
@@ -119,44 +136,30 @@ def run_bisect(opts: BisectOptions) -> BisectResult:
         return v
 
     p: Probe = one
-    engine = (
-        DaskEngine(opts.scheduler, access=opts.scheduler_access)
-        if opts.scheduler and stopped is None
-        else None
-    )
+    engine = DaskEngine(opts.scheduler, access=opts.scheduler_access) if opts.scheduler else None
     try:
-        outcome = (
-            search(
-                builds,
-                p,
-                workers=opts.workers,
-                mapper=engine.run_all if engine is not None else None,
-            )
-            if stopped is None
-            else Outcome(builds)
+        return search(
+            builds, p, workers=opts.workers, mapper=engine.run_all if engine is not None else None
         )
     finally:
         if engine is not None:
             engine.close()
-    outcome.stopped = outcome.stopped or stopped
-    result = BisectResult(target, outcome, commits, [], flavor, bundle=opts.bundle)
-    if opts.repo is not None and outcome.first_bad is not None and outcome.last_good is not None:
-        result.range_commits = orders.between(
+
+
+def _range_commits(
+    opts: BisectOptions, builds: list[Build], commits: dict[str, orders.Commit], outcome: Outcome
+) -> list[orders.Commit]:
+    """The commits from the last good build (excluded) to the first bad one."""
+    assert outcome.first_bad is not None and outcome.last_good is not None
+    if opts.repo is not None:
+        return orders.between(
             opts.repo, builds[outcome.last_good].name, builds[outcome.first_bad].name
         )
-    elif outcome.first_bad is not None and outcome.last_good is not None:
-        result.range_commits = [
-            commits[b.name]
-            for b in builds[outcome.last_good + 1 : outcome.first_bad + 1]
-            if b.name in commits
-        ]
-    result.seconds = time.monotonic() - start
-    target_file = opts.out / TARGET_FILE
-    write_target(target_file, target)
-    write(opts.out, result, target_file.absolute(), jit_file(target))
-    if opts.bundle is not None and outcome.stopped is None:
-        annotate_bundle(opts.bundle, result)
-    return result
+    return [
+        commits[b.name]
+        for b in builds[outcome.last_good + 1 : outcome.first_bad + 1]
+        if b.name in commits
+    ]
 
 
 def _safe(name: str) -> str:

@@ -86,24 +86,7 @@ def search(
         return out
 
     def run(indexes: list[int]) -> list[Tried]:
-        def one(i: int) -> Tried:
-            b = builds[i]
-            return Tried(i, b, probe(b) if b.jit is not None else no_build(b))
-
-        with_builds = [i for i in indexes if builds[i].jit is not None]
-        if mapper is not None and with_builds:
-            verdicts = dict(
-                zip(with_builds, mapper(probe, [builds[i] for i in with_builds]), strict=True)
-            )
-            done = [
-                Tried(i, builds[i], verdicts[i] if i in verdicts else no_build(builds[i]))
-                for i in indexes
-            ]
-        elif len(indexes) == 1 or workers <= 1:
-            done = [one(i) for i in indexes]
-        else:
-            with ThreadPoolExecutor(max_workers=min(workers, len(indexes))) as pool:
-                done = list(pool.map(one, indexes))
+        done = _probed(builds, indexes, probe, workers, mapper)
         out.tried += done
         return done
 
@@ -140,3 +123,28 @@ def search(
             )
     out.last_good, out.first_bad = lo, hi
     return out
+
+
+def _probed(
+    builds: list[Build], indexes: list[int], probe: Probe, workers: int, mapper: Mapper | None
+) -> list[Tried]:
+    """The builds at `indexes` probed at once (on the mapper, or `workers` threads); a commit with
+    no build is skipped, never replayed."""
+
+    def one(i: int) -> Tried:
+        b = builds[i]
+        return Tried(i, b, probe(b) if b.jit is not None else no_build(b))
+
+    with_builds = [i for i in indexes if builds[i].jit is not None]
+    if mapper is not None and with_builds:
+        verdicts = dict(
+            zip(with_builds, mapper(probe, [builds[i] for i in with_builds]), strict=True)
+        )
+        return [
+            Tried(i, builds[i], verdicts[i] if i in verdicts else no_build(builds[i]))
+            for i in indexes
+        ]
+    if len(indexes) == 1 or workers <= 1:
+        return [one(i) for i in indexes]
+    with ThreadPoolExecutor(max_workers=min(workers, len(indexes))) as pool:
+        return list(pool.map(one, indexes))

@@ -185,6 +185,51 @@ def _loopback(host: str) -> bool:
         return host == "localhost"
 
 
+def _scheduler_address(address: str) -> tuple[str, str, int]:
+    """The scheme, host and port of --scheduler, checked before a Client exists: a Client that
+    failed to connect complains at exit, after a 20 s wait."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        host, port = parse_host_port(location)
+    except ValueError as e:
+        raise InputError(
+            address,
+            f"--scheduler: not a scheduler address ({e}); expected e.g. tcp://host:8786",
+        ) from None
+    if scheme not in ("tcp", "tls"):
+        raise InputError(
+            address,
+            f"--scheduler: {scheme}:// is not supported; expected tls://host:port (or "
+            "tcp://host:port on this machine)",
+        )
+    return str(scheme), str(host), int(port)
+
+
+def _check_access(address: str, scheme: str, host: str, access: SchedulerAccess) -> None:
+    """Plain tcp:// only on this machine (or with --insecure-scheduler, said), and the TLS options
+    only with tls://."""
+    if scheme == "tcp" and not _loopback(host):
+        if not access.insecure:
+            raise InputError(
+                address,
+                "--scheduler: a plain tcp:// scheduler on another machine runs the tasks of "
+                "anyone who reaches its port, as the workers' user: use tls:// with "
+                "--tls-ca-file, --tls-cert and --tls-key (the README's cluster recipe), or "
+                "--insecure-scheduler on a network only you use",
+            )
+        print(
+            f"spmi-dbg: warning: --insecure-scheduler: {address} is plain tcp://: anyone who "
+            "reaches it can run code as the workers' user",
+            file=sys.stderr,
+        )
+    if scheme == "tcp" and access.given():
+        raise InputError(
+            address, "--scheduler: --tls-ca-file/--tls-cert/--tls-key need a tls:// address"
+        )
+
+
 class DaskEngine:
     def __init__(
         self,
@@ -199,44 +244,10 @@ class DaskEngine:
             raise InputError(
                 address, "--scheduler needs dask.distributed: pip install 'spmi-dbg[dask]'"
             ) from None
-        from distributed.comm.addressing import parse_address, parse_host_port
-
         self.address = address
-        # Checked before a Client exists: a Client that failed to connect complains at exit, after a
-        # 20 s wait.
-        try:
-            scheme, location = parse_address(address)
-            host, port = parse_host_port(location)
-        except ValueError as e:
-            raise InputError(
-                address,
-                f"--scheduler: not a scheduler address ({e}); expected e.g. tcp://host:8786",
-            ) from None
-        if scheme not in ("tcp", "tls"):
-            raise InputError(
-                address,
-                f"--scheduler: {scheme}:// is not supported; expected tls://host:port (or "
-                "tcp://host:port on this machine)",
-            )
+        scheme, host, port = _scheduler_address(address)
         access = access or SchedulerAccess()
-        if scheme == "tcp" and not _loopback(host):
-            if not access.insecure:
-                raise InputError(
-                    address,
-                    "--scheduler: a plain tcp:// scheduler on another machine runs the tasks of "
-                    "anyone who reaches its port, as the workers' user: use tls:// with "
-                    "--tls-ca-file, --tls-cert and --tls-key (the README's cluster recipe), or "
-                    "--insecure-scheduler on a network only you use",
-                )
-            print(
-                f"spmi-dbg: warning: --insecure-scheduler: {address} is plain tcp://: anyone who "
-                "reaches it can run code as the workers' user",
-                file=sys.stderr,
-            )
-        if scheme == "tcp" and access.given():
-            raise InputError(
-                address, "--scheduler: --tls-ca-file/--tls-cert/--tls-key need a tls:// address"
-            )
+        _check_access(address, scheme, host, access)
         security = _security(access) if scheme == "tls" else None
         try:
             socket.create_connection((host, port), timeout=connect_timeout).close()
@@ -278,7 +289,7 @@ class DaskEngine:
     def run(
         self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget
     ) -> EngineReport:
-        from distributed import Event, KilledWorker, Queue, as_completed
+        from distributed import Event, Queue, as_completed
 
         report = self.report()
         stop = Event(self._stop, client=self.client)
@@ -311,24 +322,11 @@ class DaskEngine:
         try:
             for future in pending:
                 task, attempt = futures[future]
-                try:
-                    future.result()
-                except KilledWorker:
-                    if attempt < RESUBMITS and not cancel.is_set():
-                        report.resubmitted[task.partition.index] = attempt + 1
-                        again = submit(task, attempt + 1)
-                        futures[again] = (task, attempt + 1)
-                        pending.add(again)
-                    else:
-                        report.task_failures[task.partition.index] = (
-                            f"its workers died {attempt + 1} x (KilledWorker)"
-                        )
-                except MissingOnWorker:
-                    cancel.set()
-                    raise
-                # a bug or a broken journal in the task: the partition's failure
-                except Exception as e:
-                    report.task_failures[task.partition.index] = f"{type(e).__name__}: {e}"
+                again = self._settled(future, task, attempt, cancel, report)
+                if again:
+                    resubmitted = submit(task, attempt + 1)
+                    futures[resubmitted] = (task, attempt + 1)
+                    pending.add(resubmitted)
         except BaseException:
             cancel.set()
             raise
@@ -342,6 +340,35 @@ class DaskEngine:
             except Exception:  # a worker that went away took its debuggers with it
                 pass
         return report
+
+    @staticmethod
+    def _settled(
+        future: Any,
+        task: PartitionTask,
+        attempt: int,
+        cancel: threading.Event,
+        report: EngineReport,
+    ) -> bool:
+        """A task's end: True when it is to be submitted again (its worker died, and it has tries
+        left); a failure is the partition's, said in the report."""
+        from distributed import KilledWorker
+
+        try:
+            future.result()
+        except KilledWorker:
+            if attempt < RESUBMITS and not cancel.is_set():
+                report.resubmitted[task.partition.index] = attempt + 1
+                return True
+            report.task_failures[task.partition.index] = (
+                f"its workers died {attempt + 1} x (KilledWorker)"
+            )
+        except MissingOnWorker:
+            cancel.set()
+            raise
+        # a bug or a broken journal in the task: the partition's failure
+        except Exception as e:
+            report.task_failures[task.partition.index] = f"{type(e).__name__}: {e}"
+        return False
 
     def run_bundles(self, jobs: list[BundleJob], report: EngineReport) -> dict[str, ReproResult]:
         """All at once, one task each: on the workers (each in the shared out directory, by its

@@ -19,7 +19,7 @@ from spmi_dbg.errors import InputError, UsageError
 from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.command import ReproCommand
-from spmi_dbg.repro.result import ReproOptions
+from spmi_dbg.repro.result import ReproOptions, ReproResult
 from spmi_dbg.tempfiles import temp_dir
 from spmi_dbg.triage.buckets import bucket_crashes
 from spmi_dbg.triage.cluster import DaskEngine
@@ -104,18 +104,7 @@ def run_triage(
             built = engine.run_bundles(_bundle_jobs(opts, result, commands), found.engine)
         finally:
             engine.close()
-        result.bundles = {b.key: built[b.key] for b in result.buckets if b.key in built}
-        result.failure_bundles = {
-            b.key: built[b.key] for b in result.failure_buckets if b.key in built
-        }
-        bundles = [*result.bundles.values(), *result.failure_bundles.values()]
-        if bundles:
-            ok = all(x.exit_code == exits.VERIFIED for x in bundles)
-            result.exit_code = exits.VERIFIED if ok else exits.NOT_VERIFIED
-        elif result.buckets:
-            result.exit_code = exits.VERIFIED  # crashes found and bucketed; no bundle was asked for
-        elif found.tool_failures:
-            result.exit_code = exits.TOOL_FAILURE
+        _take_bundles(result, built)
         result.seconds = time.monotonic() - start
         # the journals and transcripts name paths, the user and the host: working state only
         if r.redact:
@@ -127,6 +116,21 @@ def run_triage(
         if r.redact:
             shutil.rmtree(directory, ignore_errors=True)
     return result
+
+
+def _take_bundles(result: TriageResult, built: dict[str, ReproResult]) -> None:
+    """The buckets' bundles, and the exit status they make: 0 when every bundle verified (or when
+    crashes were bucketed and no bundle was asked for)."""
+    result.bundles = {b.key: built[b.key] for b in result.buckets if b.key in built}
+    result.failure_bundles = {b.key: built[b.key] for b in result.failure_buckets if b.key in built}
+    bundles = [*result.bundles.values(), *result.failure_bundles.values()]
+    if bundles:
+        ok = all(x.exit_code == exits.VERIFIED for x in bundles)
+        result.exit_code = exits.VERIFIED if ok else exits.NOT_VERIFIED
+    elif result.buckets:
+        result.exit_code = exits.VERIFIED  # crashes found and bucketed; no bundle was asked for
+    elif result.run.tool_failures:
+        result.exit_code = exits.TOOL_FAILURE
 
 
 def _bundle_jobs(
