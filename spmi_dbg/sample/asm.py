@@ -157,8 +157,8 @@ class _Assembler:
                     i += 1
             else:
                 raise err(
-                    f"unexpected {w!r} after the callee signature: expected 'missing' or 'throws "
-                    "[CODE]'"
+                    f"unexpected {w!r} after the callee signature: "
+                    "expected 'missing' or 'throws [CODE]'"
                 )
             i += 1
         old = self.callees.get(name)
@@ -166,8 +166,7 @@ class _Assembler:
             if (old.nargs, old.ret_type) != (nargs, ret_type):
                 raise err(
                     f"callee {name} redeclared as ({nargs}) -> {IL.RET_TYPE_NAMES[ret_type]}: "
-                    "earlier "
-                    f"({old.nargs}) -> {IL.RET_TYPE_NAMES[old.ret_type]}"
+                    f"earlier ({old.nargs}) -> {IL.RET_TYPE_NAMES[old.ret_type]}"
                 )
             if flags and (old.recorded == missing or old.exception_code != code):
                 raise err(f"callee {name} redeclared with different flags")
@@ -216,8 +215,8 @@ class _Assembler:
         op = IL.BY_NAME.get(mnemonic)
         if op is None:
             raise err(
-                f"unknown opcode {mnemonic!r}: not in the sample JIT's IL subset (see "
-                "spmi_dbg/sample/README.md)"
+                f"unknown opcode {mnemonic!r}: not in the sample JIT's IL subset "
+                "(see spmi_dbg/sample/README.md)"
             )
         if op.operand == IL.NONE and operand:
             raise err(f"{mnemonic} takes no operand, found {operand!r}")
@@ -354,8 +353,8 @@ class _Assembler:
                 continue
             if cur is None:
                 raise err(
-                    f"{s.split()[0]!r} outside a method: expected .method, .callee, .arch or "
-                    ".config"
+                    f"{s.split()[0]!r} outside a method: "
+                    "expected .method, .callee, .arch or .config"
                 )
             lm = _LABEL_RE.match(s)
             if lm and lm.group(1) not in IL.BY_NAME:
@@ -374,6 +373,43 @@ class _Assembler:
         return self.out
 
     def _directive(self, cur: _Pending | None, word: str, rest: str) -> _Pending | None:
+        """Apply a directive line; returns the method being assembled after it."""
+        err = self.err
+        if word in (".method", ".callee", ".arch", ".config"):
+            return self._file_directive(cur, word, rest)
+        if cur is None:
+            raise err(f"{word} outside a method: expected .method first")
+        if word == ".end":
+            if rest:
+                raise err(f".end takes nothing, found {rest!r}")
+            self._finish(cur)
+            return None
+        if word == ".locals":
+            cur.nlocals = _int(rest, 0, 255, ".locals", err)
+        elif word == ".maxstack":
+            cur.max_stack = _int(rest, 0, 0xFFFFFFFF, ".maxstack", err)
+        elif word in (".minopts", ".corrupt", ".noverify"):
+            if rest:
+                raise err(f"{word} takes nothing, found {rest!r}")
+            if word == ".minopts":
+                cur.minopts = True
+            elif word == ".corrupt":
+                cur.corrupt = True
+            else:
+                cur.verify = False
+        elif word == ".repeat":
+            self._repeat(cur, rest)
+        elif word == ".bytes":
+            self._bytes(cur, rest)
+        else:
+            raise err(
+                f"unknown directive {word}: expected .method, .end, .callee, .locals, .maxstack, "
+                ".minopts, .corrupt, .noverify, .repeat, .bytes, .arch or .config"
+            )
+        return cur
+
+    def _file_directive(self, cur: _Pending | None, word: str, rest: str) -> _Pending | None:
+        """.method (returns the method it starts), .callee, .arch or .config."""
         err = self.err
         if word == ".method":
             if cur is not None:
@@ -398,69 +434,44 @@ class _Assembler:
                 _ret_type(m.group(3), err),
                 m.group(4).strip(),
             )
-            return cur
-        if word == ".arch":
+        elif word == ".arch":
             if rest not in ARCH_VALUES:
                 raise err(f".arch {rest!r}: expected one of {', '.join(ARCH_VALUES)}")
             self.out.arch = rest
-            return cur
-        if word == ".config":
+        else:
             cm = re.match(r"^(\w+)\s*=\s*(-?\w+)(?:\s+default\s+(-?\w+))?$", rest)
             if not cm:
                 raise err(f".config {rest!r}: expected NAME=VALUE [default N]")
             value = _int(cm.group(2), -(1 << 31), (1 << 32) - 1, "config value", err)
             default = _int(cm.group(3) or "0", -(1 << 31), (1 << 32) - 1, "config default", err)
             self.out.config.append((cm.group(1), value, default))
-            return cur
-        if cur is None:
-            raise err(f"{word} outside a method: expected .method first")
-        if word == ".end":
-            if rest:
-                raise err(f".end takes nothing, found {rest!r}")
-            self._finish(cur)
-            return None
-        if word == ".locals":
-            cur.nlocals = _int(rest, 0, 255, ".locals", err)
-        elif word == ".maxstack":
-            cur.max_stack = _int(rest, 0, 0xFFFFFFFF, ".maxstack", err)
-        elif word in (".minopts", ".corrupt", ".noverify"):
-            if rest:
-                raise err(f"{word} takes nothing, found {rest!r}")
-            if word == ".minopts":
-                cur.minopts = True
-            elif word == ".corrupt":
-                cur.corrupt = True
-            else:
-                cur.verify = False
-        elif word == ".repeat":
-            parts = rest.split(None, 1)
-            if len(parts) < 2:
-                raise err(".repeat: expected COUNT INSTRUCTION")
-            count = _int(parts[0], 1, 1 << 20, ".repeat count", err)
-            mnemonic, _, operand = parts[1].partition(" ")
-            if IL.BY_NAME.get(mnemonic, None) is not None and IL.BY_NAME[mnemonic].operand in (
-                IL.BR8,
-                IL.BR32,
-            ):
-                raise err(".repeat of a branch: write the branches out")
-            for _ in range(count):
-                self._instruction(cur, mnemonic, operand.strip())
-        elif word == ".bytes":
-            try:
-                raw = bytes.fromhex(rest.replace("0x", "").replace(",", " "))
-            except ValueError:
-                raise err(f".bytes {rest!r}: expected hex bytes, e.g. `.bytes FE 01`") from None
-            if not raw:
-                raise err(".bytes: expected at least one byte")
-            cur.items.append((err.line, None, "", raw, cur.size))
-            cur.size += len(raw)
-        else:
-            raise err(
-                f"unknown directive {word}: expected .method, .end, .callee, .locals, .maxstack, "
-                ".minopts, "
-                ".corrupt, .noverify, .repeat, .bytes, .arch or .config"
-            )
         return cur
+
+    def _repeat(self, cur: _Pending, rest: str) -> None:
+        """.repeat COUNT INSTRUCTION: the instruction COUNT times (not a branch)."""
+        err = self.err
+        parts = rest.split(None, 1)
+        if len(parts) < 2:
+            raise err(".repeat: expected COUNT INSTRUCTION")
+        count = _int(parts[0], 1, 1 << 20, ".repeat count", err)
+        mnemonic, _, operand = parts[1].partition(" ")
+        op = IL.BY_NAME.get(mnemonic)
+        if op is not None and op.operand in (IL.BR8, IL.BR32):
+            raise err(".repeat of a branch: write the branches out")
+        for _ in range(count):
+            self._instruction(cur, mnemonic, operand.strip())
+
+    def _bytes(self, cur: _Pending, rest: str) -> None:
+        """.bytes HEX...: raw bytes, as they are."""
+        err = self.err
+        try:
+            raw = bytes.fromhex(rest.replace("0x", "").replace(",", " "))
+        except ValueError:
+            raise err(f".bytes {rest!r}: expected hex bytes, e.g. `.bytes FE 01`") from None
+        if not raw:
+            raise err(".bytes: expected at least one byte")
+        cur.items.append((err.line, None, "", raw, cur.size))
+        cur.size += len(raw)
 
 
 def assemble_text(text: str, path: str = "<text>") -> Assembly:

@@ -228,6 +228,30 @@ class RecordBuilder:
     def record(self, m: Method, *, ftn: int, class_handle: int, scope: int) -> bytes:
         """One record for method `m` compiled as handle `ftn` of class `class_handle` in module
         `scope`."""
+        method_class = _METHOD_CLASS.pack(
+            P.GetMethodClass, 4 + 4 + 4 + 16, b"LWM1", 1, 0, ftn, class_handle, 0x42
+        )
+        flags_packet = self._flags_packets[m.minopts]
+        if m.corrupt:
+            # the packet canary: "Didn't find trailing canary for map"
+            flags_packet = flags_packet[:-1] + b"\0"
+        sig_map, resolve_map = self._call_maps(m, scope)
+        return E.record(
+            [
+                self._compile_method(m, ftn, scope),
+                self._arch_packet,
+                self._config_packet,
+                flags_packet,
+                method_class,
+                sig_map,
+                self._class_packet(class_handle, m.class_name),
+                _print_method(m.method_name, ftn),
+                resolve_map,
+            ]
+        )
+
+    def _compile_method(self, m: Method, ftn: int, scope: int) -> bytes:
+        """The CompileMethod packet: the request, with the IL in its buffer."""
         il = m.il
         n = len(il)
         options = CORINFO_OPT_INIT_LOCALS if m.nlocals else 0
@@ -235,62 +259,51 @@ class RecordBuilder:
             m.nargs, m.nlocals, m.ret_type, scope
         )
         body_len = 4 + 4 + 4 + 4 + 216 + 4 + n
-        compile_method = (
+        return (
             _CM_HEAD.pack(P.CompileMethod, body_len, b"LWM1", 1, 4 + n, 0)
             + value
             + _U32.pack(n)
             + il
-        )
-        compile_method += _CANARY
-
-        name = m.method_name.encode()
-        nlen = len(name) + 1
-        print_method = (
-            _PM_HEAD.pack(
-                P.PrintMethodName,
-                4 + 4 + 4 + 8 + 12 + 4 + nlen,
-                b"LWM1",
-                1,
-                4 + nlen,
-                ftn,
-                nlen,
-                4,
-                nlen,
-                nlen,
-            )
-            + name
-            + b"\0B"
-        )
-        method_class = _METHOD_CLASS.pack(
-            P.GetMethodClass, 4 + 4 + 4 + 16, b"LWM1", 1, 0, ftn, class_handle, 0x42
+            + _CANARY
         )
 
-        flags_packet = self._flags_packets[m.minopts]
-        if m.corrupt:
-            # the packet canary: "Didn't find trailing canary for map"
-            flags_packet = flags_packet[:-1] + b"\0"
-        parts = [compile_method, self._arch_packet, self._config_packet, flags_packet, method_class]
-        if m.callees:
-            rt: list[tuple[bytes, bytes]] = []
-            sig: list[tuple[bytes, bytes]] = []
-            for c in m.callees:
-                if not c.recorded:
-                    continue
-                rk, rv, sk, sv = self._callee(c, scope)
-                rt.append((rk, rv))
-                if sk is not None and sv is not None:
-                    sig.append((sk, sv))
-            if sig and not m.no_sig_map:
-                parts.append(_small_map(P.GetMethodSig, sig, 16 + 84))
-            parts.append(self._class_packet(class_handle, m.class_name))
-            parts.append(print_method)
-            if rt:
-                parts.append(
-                    _small_map(
-                        P.ResolveToken, rt, E.RESOLVED_TOKEN_IN_SIZE + E.RESOLVE_TOKEN_VALUE_SIZE
-                    )
-                )
-        else:
-            parts.append(self._class_packet(class_handle, m.class_name))
-            parts.append(print_method)
-        return E.record(parts)
+    def _call_maps(self, m: Method, scope: int) -> tuple[bytes, bytes]:
+        """The GetMethodSig and ResolveToken packets of `m`'s recorded callees (b"" for none)."""
+        rt: list[tuple[bytes, bytes]] = []
+        sig: list[tuple[bytes, bytes]] = []
+        for c in m.callees:
+            if not c.recorded:
+                continue
+            rk, rv, sk, sv = self._callee(c, scope)
+            rt.append((rk, rv))
+            if sk is not None and sv is not None:
+                sig.append((sk, sv))
+        sig_map = _small_map(P.GetMethodSig, sig, 16 + 84) if sig and not m.no_sig_map else b""
+        resolve_map = (
+            _small_map(P.ResolveToken, rt, E.RESOLVED_TOKEN_IN_SIZE + E.RESOLVE_TOKEN_VALUE_SIZE)
+            if rt
+            else b""
+        )
+        return sig_map, resolve_map
+
+
+def _print_method(name: str, ftn: int) -> bytes:
+    """The PrintMethodName packet: `ftn` -> its name (8-bit, NUL-terminated)."""
+    data = name.encode()
+    nlen = len(data) + 1
+    return (
+        _PM_HEAD.pack(
+            P.PrintMethodName,
+            4 + 4 + 4 + 8 + 12 + 4 + nlen,
+            b"LWM1",
+            1,
+            4 + nlen,
+            ftn,
+            nlen,
+            4,
+            nlen,
+            nlen,
+        )
+        + data
+        + b"\0B"
+    )

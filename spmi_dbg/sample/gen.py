@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import random
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -36,7 +37,18 @@ from spmi_dbg.sample.builder import (
     class_handle_for,
     scope_for,
 )
-from spmi_dbg.sample.il import TYPE_INT, TYPE_LONG, TYPE_VOID
+from spmi_dbg.sample.il import (
+    BY_NAME,
+    COMPARE_BRANCHES,
+    COMPARE_FORM,
+    COMPARES,
+    LONG_FORM,
+    TYPE_INT,
+    TYPE_LONG,
+    TYPE_VOID,
+    UNARY_OPS,
+)
+from spmi_dbg.sample.names import CLASS_NAMES, NAMESPACES, NOUNS, VERBS
 
 POW2_FRACTION = 0.15
 MODULES = 8
@@ -44,131 +56,6 @@ CALLEES = 160
 CLASSES = 1500
 METHOD_NAMES = 4096
 
-_NAMESPACES = [
-    "System",
-    "System.Collections.Generic",
-    "System.Linq",
-    "System.Text",
-    "System.IO",
-    "System.Runtime.CompilerServices",
-    "System.Numerics",
-    "System.Buffers",
-    "System.Net.Http",
-    "Microsoft.Extensions.Logging",
-    "System.Text.Json",
-    "System.Threading",
-    "Sample.Compute",
-]
-_CLASSES = [
-    "List`1",
-    "Dictionary`2",
-    "Enumerable",
-    "StringBuilder",
-    "Stream",
-    "Unsafe",
-    "Logger",
-    "HttpClient",
-    "Span`1",
-    "Math",
-    "Buffer",
-    "Array",
-    "Convert",
-    "BitConverter",
-    "BitOperations",
-    "Vector`1",
-    "Utf8Parser",
-    "HashHelpers",
-    "ArrayPool`1",
-    "Interlocked",
-    "JsonReader",
-    "Checksum",
-    "Crc32",
-    "Adler32",
-    "Base64",
-    "Number",
-    "DateTimeParse",
-    "Decimal",
-    "Int64",
-    "UInt32",
-    "HashSet`1",
-    "Queue`1",
-    "SortedSet`1",
-]
-_VERBS = [
-    "Get",
-    "Set",
-    "Try",
-    "Compute",
-    "Parse",
-    "Format",
-    "Read",
-    "Write",
-    "Add",
-    "Remove",
-    "Find",
-    "Update",
-    "Create",
-    "Validate",
-    "Process",
-    "Handle",
-    "Convert",
-    "Compare",
-    "Hash",
-    "Encode",
-    "Decode",
-    "Scan",
-    "Merge",
-    "Split",
-    "Count",
-    "Reduce",
-    "Rotate",
-    "Mix",
-    "Fold",
-    "Clamp",
-]
-_NOUNS = [
-    "Value",
-    "Count",
-    "Item",
-    "Bytes",
-    "Length",
-    "Index",
-    "Key",
-    "Node",
-    "Buffer",
-    "State",
-    "Token",
-    "Range",
-    "Offset",
-    "Checksum",
-    "Header",
-    "Block",
-    "Entry",
-    "Slot",
-    "Mask",
-    "Flags",
-    "Bits",
-    "Digits",
-    "Seed",
-    "Bucket",
-    "Capacity",
-    "Span",
-    "Words",
-    "Carry",
-]
-
-_BINOPS = {
-    "add": 0x58,
-    "sub": 0x59,
-    "mul": 0x5A,
-    "div": 0x5B,
-    "rem": 0x5D,
-    "and": 0x5F,
-    "or": 0x60,
-    "xor": 0x61,
-    "shl": 0x62,
-    "shr": 0x63,
-}
 _BIN_WEIGHTS = [
     ("add", 25),
     ("sub", 15),
@@ -181,27 +68,15 @@ _BIN_WEIGHTS = [
     ("div", 5),
     ("rem", 4),
 ]
-_CMP = {"ceq": b"\xfe\x01", "cgt": b"\xfe\x02", "clt": b"\xfe\x04"}
-_CMP_BRANCH = {
-    "beq.s": 0x2E,
-    "bge.s": 0x2F,
-    "bgt.s": 0x30,
-    "ble.s": 0x31,
-    "blt.s": 0x32,
-    "bne.un.s": 0x33,
-}
-# Compare-and-branch -> (compare opcode bytes, branch-if-true?) for targets out of short range.
-_CMP_FORM = {
-    "beq.s": ("ceq", True),
-    "bne.un.s": ("ceq", False),
-    "bgt.s": ("cgt", True),
-    "ble.s": ("cgt", False),
-    "blt.s": ("clt", True),
-    "bge.s": ("clt", False),
-}
-BR_S, BR = 0x2B, 0x38
-BRFALSE_S, BRTRUE_S, BRFALSE, BRTRUE = 0x2C, 0x2D, 0x39, 0x3A
-RET = b"\x2a"
+
+# Opcode bytes by name, and the families the generator draws from (il.py's table).
+_OP = {name: op.code for name, op in BY_NAME.items()}
+_LDARG = tuple(_OP[f"ldarg.{i}"] for i in range(4))
+_LDLOC = tuple(_OP[f"ldloc.{i}"] for i in range(4))
+_STLOC = tuple(_OP[f"stloc.{i}"] for i in range(4))
+_UNARY = tuple(_OP[name] for name in UNARY_OPS)
+_COMPARE = tuple(_OP[name] for name in COMPARES)
+_RET = _OP["ret"]
 
 _i8 = struct.Struct("<b").pack
 _i32 = struct.Struct("<i").pack
@@ -233,12 +108,17 @@ _NO_CALLEES: frozenset[int] = frozenset()
 
 def _ldc_i4(v: int) -> bytes:
     if v == -1:
-        return b"\x15"
+        return _OP["ldc.i4.m1"]
     if 0 <= v <= 8:
-        return bytes([0x16 + v])
+        return _OP[f"ldc.i4.{v}"]
     if -128 <= v <= 127:
-        return b"\x1f" + _i8(v)
-    return b"\x20" + struct.pack("<I", v & 0xFFFFFFFF)
+        return _OP["ldc.i4.s"] + _i8(v)
+    return _OP["ldc.i4"] + struct.pack("<I", v & 0xFFFFFFFF)
+
+
+def sink(nlocals: int, rng: random.Random) -> bytes:
+    """Consume one value: store it to a local when there is one, else pop it."""
+    return _STLOC[rng.randrange(nlocals)] if nlocals else _OP["pop"]
 
 
 class _Shape:
@@ -277,9 +157,9 @@ class _Shape:
     def _var(self, rng: random.Random) -> Frag:
         if self.nlocals and rng.random() < 0.4:
             k = rng.randrange(self.nlocals)
-            return Frag(bytes([0x06 + k]), 1)
+            return Frag(_LDLOC[k], 1)
         k = rng.randrange(self.nargs)
-        return Frag(bytes([0x02 + k]), 1)
+        return Frag(_LDARG[k], 1)
 
     def _literal(self, rng: random.Random) -> Frag:
         r = rng.random()
@@ -287,14 +167,14 @@ class _Shape:
             v = rng.randrange(-1, 9)
             return Frag(_ldc_i4(v), 1, True)
         if r < 0.75:
-            return Frag(b"\x1f" + _i8(rng.randrange(-128, 128)), 1, True)
+            return Frag(_OP["ldc.i4.s"] + _i8(rng.randrange(-128, 128)), 1, True)
         if r < 0.9:
-            return Frag(b"\x20" + _i32(rng.randrange(-(1 << 31), 1 << 31)), 1, True)
+            return Frag(_OP["ldc.i4"] + _i32(rng.randrange(-(1 << 31), 1 << 31)), 1, True)
         # ldc.i8: small, 32-bit, 48-bit (movz/movk pair or more) and full 64-bit (Arm64 literal
         # pool) values.
         bits = rng.choice((16, 32, 48, 64, 64))
         v = rng.getrandbits(bits)
-        return Frag(b"\x21" + struct.pack("<Q", v), 1, True)
+        return Frag(_OP["ldc.i8"] + struct.pack("<Q", v), 1, True)
 
     def _mul_literal(self, rng: random.Random) -> Frag:
         """Positive, not a power of two: never a diff (pow2) nor a diff-assert (zero) multiplier."""
@@ -338,29 +218,30 @@ class _Shape:
             return self._call(rng, budget)
         if r < 0.15:  # neg / not / conv.i8
             e = self._nonconst(rng, budget - 1)
-            return Frag(e.code + rng.choice((b"\x65", b"\x66", b"\x6a")), e.depth, False, e.callees)
+            return Frag(e.code + rng.choice(_UNARY), e.depth, False, e.callees)
         if r < 0.21:  # ceq / cgt / clt
             a = self._nonconst(rng, budget - 1)
             b = self._expr(rng, budget - 1)
-            return self._bin(a, b, rng.choice(list(_CMP.values())))
+            return self._bin(a, b, rng.choice(_COMPARE))
         op = _pick(rng, _BIN_WEIGHTS)
+        code = _OP[op]
         a = self._nonconst(rng, budget - 1)
         shape = rng.random()
         if op == "mul":
             if shape < 0.45:
-                return self._bin(a, self._mul_literal(rng), b"\x5a")
+                return self._bin(a, self._mul_literal(rng), code)
             if shape < 0.55:
-                return self._bin(self._mul_literal(rng), a, b"\x5a")
-            return self._bin(a, self._nonconst(rng, budget - 1), b"\x5a")
+                return self._bin(self._mul_literal(rng), a, code)
+            return self._bin(a, self._nonconst(rng, budget - 1), code)
         if op in ("div", "rem"):
             b = self._div_literal(rng) if shape < 0.6 else self._nonconst(rng, budget - 1)
-            return self._bin(a, b, bytes([_BINOPS[op]]))
+            return self._bin(a, b, code)
         if op in ("shl", "shr"):
             b = self._shift_literal(rng) if shape < 0.7 else self._nonconst(rng, budget - 1)
-            return self._bin(a, b, bytes([_BINOPS[op]]))
+            return self._bin(a, b, code)
         if shape < 0.2:  # literal on the left
-            return self._bin(self._literal(rng), a, bytes([_BINOPS[op]]))
-        return self._bin(a, self._expr(rng, budget - 1), bytes([_BINOPS[op]]))
+            return self._bin(self._literal(rng), a, code)
+        return self._bin(a, self._expr(rng, budget - 1), code)
 
     @staticmethod
     def _bin(a: Frag, b: Frag, op: bytes) -> Frag:
@@ -376,7 +257,7 @@ class _Shape:
             code += a.code
             depth = max(depth, i + a.depth)
             callees |= a.callees
-        code += b"\x28" + struct.pack("<I", callee.token)
+        code += _OP["call"] + struct.pack("<I", callee.token)
         pushes = 0 if callee.ret_type == TYPE_VOID else 1
         return Frag(bytes(code), max(depth, pushes), False, frozenset(callees))
 
@@ -391,17 +272,16 @@ class _Shape:
             return self._call_args(rng, rng.choice(self.gen.void_callees), budget)
         if r < 0.2 or not self.nlocals:  # an ignored result: a call or a computation
             e = self._call(rng, budget) if rng.random() < 0.5 else self._composite(rng, budget)
-            return Frag(e.code + b"\x26", e.depth, False, e.callees)
+            return Frag(e.code + _OP["pop"], e.depth, False, e.callees)
         if r < 0.24 and self.nlocals >= 2:  # e dup stloc.a stloc.b
             e = self._nonconst(rng, budget)
             a, b = rng.sample(range(self.nlocals), 2)
-            return Frag(
-                e.code + bytes((0x25, 0x0A + a, 0x0A + b)), max(e.depth, 2), False, e.callees
-            )
+            code = e.code + _OP["dup"] + _STLOC[a] + _STLOC[b]
+            return Frag(code, max(e.depth, 2), False, e.callees)
         if r < 0.25:
-            return Frag(b"\x00", 0)
+            return Frag(_OP["nop"], 0)
         e = self._expr(rng, budget)
-        return Frag(e.code + bytes([0x0A + rng.randrange(self.nlocals)]), e.depth, False, e.callees)
+        return Frag(e.code + sink(self.nlocals, rng), e.depth, False, e.callees)
 
     def _condition(self, rng: random.Random) -> tuple[Frag, str]:
         """(condition code, branch): brtrue.s/brfalse.s after one value, or a compare-branch after
@@ -412,7 +292,7 @@ class _Shape:
             return e, rng.choice(("brtrue.s", "brfalse.s"))
         a = self._nonconst(rng, budget)
         b = self._expr(rng, budget - 1)
-        return self._bin(a, b, b""), rng.choice(list(_CMP_BRANCH))
+        return self._bin(a, b, b""), rng.choice(COMPARE_BRANCHES)
 
     def _block(self, rng: random.Random, nest: int, callees: set[int]) -> tuple[bytes, int]:
         rand = rng.random
@@ -458,59 +338,43 @@ class _Shape:
         e = self.returns[int(rand() * len(self.returns))]
         if e.callees:
             callees |= e.callees
-        tail = e.code + RET
+        tail = e.code + _RET
         return _forward(cond, len(tail)) + tail, max(cd, e.depth)
 
     def _pow2_statement(self, rng: random.Random) -> Frag:
         e = self._nonconst(rng, rng.choice((0, 1, 2)))
-        code = e.code + b"\x1f" + bytes([1 << rng.randrange(1, 7)]) + b"\x5a"
-        code += bytes([0x0A + rng.randrange(self.nlocals)]) if self.nlocals else b"\x26"
+        code = e.code + _OP["ldc.i4.s"] + bytes([1 << rng.randrange(1, 7)]) + _OP["mul"]
+        code += sink(self.nlocals, rng)
         return Frag(code, max(e.depth, 2), False, e.callees)
 
 
 def _forward(cond: tuple[Frag, str], distance: int) -> bytes:
     """Condition code + its branch over `distance` bytes (short form when it fits)."""
-    frag, br = cond
-    code = frag.code
-    if distance <= 127:
-        op = _CMP_BRANCH.get(br)
-        return (
-            code
-            + bytes([op if op is not None else (BRTRUE_S if br == "brtrue.s" else BRFALSE_S)])
-            + _i8(distance)
-        )
-    cmp = _CMP_FORM.get(br)
-    if cmp is not None:
-        return code + _CMP[cmp[0]] + bytes([BRTRUE if cmp[1] else BRFALSE]) + _i32(distance)
-    return code + bytes([BRTRUE if br == "brtrue.s" else BRFALSE]) + _i32(distance)
+    return _branch(cond[0].code, cond[1], lambda size: distance)
 
 
 def _backward(cond: tuple[Frag, str], span: int) -> bytes:
     """Condition code + its branch back to `span` bytes before the condition's first byte."""
-    frag, br = cond
-    code = frag.code
-    disp = -(span + len(code) + 2)
-    if disp >= -128:
-        op = _CMP_BRANCH.get(br)
-        return (
-            code
-            + bytes([op if op is not None else (BRTRUE_S if br == "brtrue.s" else BRFALSE_S)])
-            + _i8(disp)
-        )
-    cmp = _CMP_FORM.get(br)
-    if cmp is not None:
-        return (
-            code
-            + _CMP[cmp[0]]
-            + bytes([BRTRUE if cmp[1] else BRFALSE])
-            + _i32(-(span + len(code) + 7))
-        )
-    return code + bytes([BRTRUE if br == "brtrue.s" else BRFALSE]) + _i32(-(span + len(code) + 5))
+    back = span + len(cond[0].code)
+    return _branch(cond[0].code, cond[1], lambda size: -(back + size))
 
 
 def _jump(distance: int) -> bytes:
     """An unconditional forward branch over `distance` bytes."""
-    return bytes([BR_S]) + _i8(distance) if distance <= 127 else bytes([BR]) + _i32(distance)
+    return _branch(b"", "br.s", lambda size: distance)
+
+
+def _branch(code: bytes, br: str, disp: Callable[[int], int]) -> bytes:
+    """`code` + short branch `br` with displacement `disp(2)` when it fits -128..127, else its long
+    form (a compare-branch: the compare and brtrue/brfalse) with `disp(its size in bytes)`."""
+    short = disp(2)
+    if -128 <= short <= 127:
+        return code + _OP[br] + _i8(short)
+    form = COMPARE_FORM.get(br)
+    if form is None:
+        return code + _OP[LONG_FORM[br]] + _i32(disp(5))
+    compare, if_true = form
+    return code + _OP[compare] + _OP["brtrue" if if_true else "brfalse"] + _i32(disp(7))
 
 
 @dataclass
@@ -572,11 +436,11 @@ class Generator:
         self.rng = random.Random(seed)
         prng = random.Random(f"{seed}:pools")
         self.classes = [
-            f"{prng.choice(_NAMESPACES)}.{prng.choice(_CLASSES)}" for _ in range(CLASSES)
+            f"{prng.choice(NAMESPACES)}.{prng.choice(CLASS_NAMES)}" for _ in range(CLASSES)
         ]
         names = []
         for _ in range(METHOD_NAMES):
-            n = prng.choice(_VERBS) + prng.choice(_NOUNS)
+            n = prng.choice(VERBS) + prng.choice(NOUNS)
             r = prng.random()
             if r < 0.08:
                 n = f"<{n}>b__{prng.randrange(40)}_{prng.randrange(4)}"
@@ -589,7 +453,7 @@ class Generator:
             nargs = prng.choice((0, 1, 1, 1, 2, 2, 2, 3, 3))
             ret = prng.choice((TYPE_LONG, TYPE_LONG, TYPE_LONG, TYPE_INT, TYPE_VOID))
             cidx = prng.randrange(CLASSES)
-            name = f"{self.classes[cidx]}:{prng.choice(_VERBS)}{prng.choice(_NOUNS)}"
+            name = f"{self.classes[cidx]}:{prng.choice(VERBS)}{prng.choice(NOUNS)}"
             self.callees.append(
                 Callee(
                     name,
@@ -659,7 +523,7 @@ class Generator:
             nargs,
             nlocals,
             statements,
-            ret.code + RET,
+            ret.code + _RET,
             depth,
             callees,
             f"{self.classes[cidx]}:{name}",

@@ -33,6 +33,23 @@ class OpCode:
     flow: str = "next"  # next | branch | cond | return
 
 
+# Families of the table below, in code order (gen.py draws its operators from them).
+COMPARE_BRANCHES = ("beq.s", "bge.s", "bgt.s", "ble.s", "blt.s", "bne.un.s")  # 0x2E..0x33
+BINARY_OPS = {
+    "add": 0x58,
+    "sub": 0x59,
+    "mul": 0x5A,
+    "div": 0x5B,
+    "rem": 0x5D,
+    "and": 0x5F,
+    "or": 0x60,
+    "xor": 0x61,
+    "shl": 0x62,
+    "shr": 0x63,
+}
+UNARY_OPS = {"neg": 0x65, "not": 0x66, "conv.i8": 0x6A}
+COMPARES = {"ceq": 0x01, "cgt": 0x02, "clt": 0x04}  # FE xx
+
 _TABLE: list[OpCode] = [
     OpCode("nop", b"\x00", NONE, 0, 0),
     *(OpCode(f"ldarg.{i}", bytes([0x02 + i]), NONE, 0, 1) for i in range(4)),
@@ -53,36 +70,13 @@ _TABLE: list[OpCode] = [
     OpCode("br.s", b"\x2b", BR8, 0, 0, "branch"),
     OpCode("brfalse.s", b"\x2c", BR8, 1, 0, "cond"),
     OpCode("brtrue.s", b"\x2d", BR8, 1, 0, "cond"),
-    OpCode("beq.s", b"\x2e", BR8, 2, 0, "cond"),
-    OpCode("bge.s", b"\x2f", BR8, 2, 0, "cond"),
-    OpCode("bgt.s", b"\x30", BR8, 2, 0, "cond"),
-    OpCode("ble.s", b"\x31", BR8, 2, 0, "cond"),
-    OpCode("blt.s", b"\x32", BR8, 2, 0, "cond"),
-    OpCode("bne.un.s", b"\x33", BR8, 2, 0, "cond"),
+    *(OpCode(n, bytes([0x2E + i]), BR8, 2, 0, "cond") for i, n in enumerate(COMPARE_BRANCHES)),
     OpCode("br", b"\x38", BR32, 0, 0, "branch"),
     OpCode("brfalse", b"\x39", BR32, 1, 0, "cond"),
     OpCode("brtrue", b"\x3a", BR32, 1, 0, "cond"),
-    *(
-        OpCode(n, bytes([c]), NONE, 2, 1)
-        for n, c in (
-            ("add", 0x58),
-            ("sub", 0x59),
-            ("mul", 0x5A),
-            ("div", 0x5B),
-            ("rem", 0x5D),
-            ("and", 0x5F),
-            ("or", 0x60),
-            ("xor", 0x61),
-            ("shl", 0x62),
-            ("shr", 0x63),
-        )
-    ),
-    OpCode("neg", b"\x65", NONE, 1, 1),
-    OpCode("not", b"\x66", NONE, 1, 1),
-    OpCode("conv.i8", b"\x6a", NONE, 1, 1),
-    OpCode("ceq", b"\xfe\x01", NONE, 2, 1),
-    OpCode("cgt", b"\xfe\x02", NONE, 2, 1),
-    OpCode("clt", b"\xfe\x04", NONE, 2, 1),
+    *(OpCode(n, bytes([c]), NONE, 2, 1) for n, c in BINARY_OPS.items()),
+    *(OpCode(n, bytes([c]), NONE, 1, 1) for n, c in UNARY_OPS.items()),
+    *(OpCode(n, bytes([0xFE, c]), NONE, 2, 1) for n, c in COMPARES.items()),
 ]
 
 BY_NAME: dict[str, OpCode] = {op.name: op for op in _TABLE}
@@ -203,72 +197,23 @@ def check_stack(
     instrs = list(decode(il))
     if not instrs:
         raise ILError("empty IL: expected at least a ret")
-    starts = {i.offset for i in instrs}
-    expected: dict[int, int] = {}  # forward branch targets -> the depth the branch requires
-    seen: dict[int, int] = {}  # offsets already passed -> their depth
+    joins = _Joins({i.offset for i in instrs}, len(il))
     depth: int | None = 0
     max_depth = 0
     for ins in instrs:
-        at = expected.get(ins.offset)
-        if depth is None:
-            # after an unconditional transfer: ECMA assumes empty
-            depth = at if at is not None else 0
-        elif at is not None and at != depth:
-            raise ILError(
-                f"IL offset {ins.offset}: stack depth {depth} does not match {at} from a branch "
-                "here",
-                ins.offset,
-            )
-        seen[ins.offset] = depth
-        op = ins.op
-        name = op.name
-        if name.startswith(("ldarg", "ldloc", "stloc")):
-            idx = ins.operand if ins.operand is not None else int(name[-1])
-            limit = nargs if name.startswith("ldarg") else nlocals
-            if idx >= limit:
-                what = "arguments" if name.startswith("ldarg") else "locals"
-                raise ILError(
-                    f"IL offset {ins.offset}: {name} {idx} is out of range: the method has "
-                    f"{limit} {what}",
-                    ins.offset,
-                )
-        if name == "call":
-            assert ins.operand is not None
-            pops, pushes = call_effect(ins.operand) if call_effect is not None else (0, 1)
-        elif name == "ret":
-            pops, pushes = (1 if returns_value else 0), 0
-            if depth != pops:
-                raise ILError(
-                    f"IL offset {ins.offset}: ret with stack depth {depth}: expected {pops}",
-                    ins.offset,
-                )
-        else:
-            pops, pushes = op.pops, op.pushes
+        depth = joins.arrive(ins, depth)
+        _check_index(ins, nargs, nlocals)
+        pops, pushes = _effect(ins, depth, returns_value, call_effect)
         if depth < pops:
             raise ILError(
-                f"IL offset {ins.offset}: {name} underflows the stack: needs {pops}, has {depth}",
+                f"IL offset {ins.offset}: {ins.op.name} underflows the stack: needs {pops}, "
+                f"has {depth}",
                 ins.offset,
             )
         depth = depth - pops + pushes
         max_depth = max(max_depth, depth)
-        tgt = ins.target
-        if tgt is not None:
-            if tgt not in starts:
-                raise ILError(
-                    f"IL offset {ins.offset}: {name} target {tgt} is not an instruction start "
-                    f"inside the method (0..{len(il) - 1})",
-                    ins.offset,
-                )
-            prev = seen.get(tgt) if tgt <= ins.offset else expected.get(tgt)
-            if prev is not None and prev != depth:
-                raise ILError(
-                    f"IL offset {ins.offset}: branch to {tgt} with stack depth {depth}, "
-                    f"but the depth there is {prev}",
-                    ins.offset,
-                )
-            if tgt > ins.offset:
-                expected[tgt] = depth
-        if op.flow in ("branch", "return"):
+        joins.branch(ins, depth)
+        if ins.op.flow in ("branch", "return"):
             depth = None
     if depth is not None:
         raise ILError(
@@ -276,6 +221,89 @@ def check_stack(
             len(il),
         )
     return max_depth
+
+
+class _Joins:
+    """check_stack's depths: at each offset passed, and at each forward branch target ahead."""
+
+    def __init__(self, starts: set[int], size: int) -> None:
+        self.starts = starts
+        self.size = size
+        self.expected: dict[
+            int, int
+        ] = {}  # forward branch targets -> the depth the branch requires
+        self.seen: dict[int, int] = {}  # offsets already passed -> their depth
+
+    def arrive(self, ins: Instr, depth: int | None) -> int:
+        """The depth at `ins`: the one the previous instruction leaves (None after an unconditional
+        transfer), checked against the branches to it."""
+        at = self.expected.get(ins.offset)
+        if depth is None:
+            # after an unconditional transfer: ECMA assumes empty
+            depth = at if at is not None else 0
+        elif at is not None and at != depth:
+            raise ILError(
+                f"IL offset {ins.offset}: stack depth {depth} does not match {at} "
+                "from a branch here",
+                ins.offset,
+            )
+        self.seen[ins.offset] = depth
+        return depth
+
+    def branch(self, ins: Instr, depth: int) -> None:
+        """Check the target of `ins`, if it branches, with the depth `ins` leaves."""
+        tgt = ins.target
+        if tgt is None:
+            return
+        if tgt not in self.starts:
+            raise ILError(
+                f"IL offset {ins.offset}: {ins.op.name} target {tgt} is not an instruction start "
+                f"inside the method (0..{self.size - 1})",
+                ins.offset,
+            )
+        prev = self.seen.get(tgt) if tgt <= ins.offset else self.expected.get(tgt)
+        if prev is not None and prev != depth:
+            raise ILError(
+                f"IL offset {ins.offset}: branch to {tgt} with stack depth {depth}, "
+                f"but the depth there is {prev}",
+                ins.offset,
+            )
+        if tgt > ins.offset:
+            self.expected[tgt] = depth
+
+
+def _check_index(ins: Instr, nargs: int, nlocals: int) -> None:
+    """An ldarg, ldloc or stloc index in range."""
+    name = ins.op.name
+    if not name.startswith(("ldarg", "ldloc", "stloc")):
+        return
+    idx = ins.operand if ins.operand is not None else int(name[-1])
+    limit = nargs if name.startswith("ldarg") else nlocals
+    if idx >= limit:
+        what = "arguments" if name.startswith("ldarg") else "locals"
+        raise ILError(
+            f"IL offset {ins.offset}: {name} {idx} is out of range: the method has {limit} {what}",
+            ins.offset,
+        )
+
+
+def _effect(
+    ins: Instr, depth: int, returns_value: bool, call_effect: CallEffect | None
+) -> tuple[int, int]:
+    """(pops, pushes) of `ins` at stack depth `depth`; a ret must find exactly its value."""
+    name = ins.op.name
+    if name == "call":
+        assert ins.operand is not None
+        return call_effect(ins.operand) if call_effect is not None else (0, 1)
+    if name == "ret":
+        pops = 1 if returns_value else 0
+        if depth != pops:
+            raise ILError(
+                f"IL offset {ins.offset}: ret with stack depth {depth}: expected {pops}",
+                ins.offset,
+            )
+        return pops, 0
+    return ins.op.pops, ins.op.pushes
 
 
 # ----------------------------------------------------------------------------------------------

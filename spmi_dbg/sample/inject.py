@@ -31,30 +31,22 @@ import struct
 
 from spmi_dbg.errors import UsageError
 from spmi_dbg.sample.builder import CLR_EXCEPTION, Callee, Method, class_handle_for, scope_for
-from spmi_dbg.sample.gen import MODULES, Generated, Generator
-from spmi_dbg.sample.il import TYPE_VOID
+from spmi_dbg.sample.gen import MODULES, Generated, Generator, Parts, sink
+from spmi_dbg.sample.il import BUG_KINDS, TYPE_VOID
 
+# The JIT's bug triggers (il.BUG_KINDS) and the collection's own faults, in the order the help and
+# the tests list them (stress-assert, BUG_KINDS' last, came late).
 KINDS = (
-    "jit-null",
-    "jit-assert",
-    "poison",
-    "poison-crash",
-    "hang",
-    "stack-overflow",
-    "diff-assert",
+    *BUG_KINDS[:-1],
     "missing",
     "ee-exception",
     "seed-arm64",
     "corrupt",
-    "stress-assert",
+    BUG_KINDS[-1],
     "null-map",
 )
 STACK_OVERFLOW_DEPTH = 30000
-
-
-def _sink(nlocals: int, rng: random.Random) -> bytes:
-    """Consume one value: store it to a local when there is one, else pop it."""
-    return bytes([0x0A + rng.randrange(nlocals)]) if nlocals else b"\x26"
+_CALL_KINDS = ("missing", "ee-exception", "seed-arm64", "null-map")
 
 
 def injected(gen: Generator, kind: str, number: int) -> Generated:
@@ -66,61 +58,72 @@ def injected(gen: Generator, kind: str, number: int) -> Generated:
     p = gen.parts(rng, pow2=False)
     handles = (class_handle_for(p.class_index), scope_for(1 + p.class_index % MODULES))
     pos = rng.randrange(len(p.statements) + 1)
-    trigger = b""
+    if kind == "stack-overflow":
+        il = b"\x02" * STACK_OVERFLOW_DEPTH + b"\x58" * (STACK_OVERFLOW_DEPTH - 1) + b"\x2a"
+        return Generated(Method(p.name, 1, 0, il, STACK_OVERFLOW_DEPTH), *handles)
     extra: tuple[Callee, ...] = ()
     nlocals: int | None = None
-    corrupt = False
-    if kind == "jit-null":
-        trigger = b"\x02\x16\x5b" + _sink(p.nlocals, rng)
-    elif kind == "jit-assert":
-        trigger = b"\x02\x15\x62" + _sink(p.nlocals, rng)
-    elif kind == "diff-assert":
-        trigger = b"\x02\x16\x5a" + _sink(p.nlocals, rng)
-    elif kind == "stress-assert":
-        trigger = b"\x02\x1c\x5d" + _sink(p.nlocals, rng)  # ldarg.0 ldc.i4.6 rem
-    elif kind == "poison-crash":
-        trigger = b"\x02\x25\x25\x25\x58\x58\x58" + _sink(p.nlocals, rng)
-        p.depth = max(p.depth, 4)
-    elif kind == "hang":
-        trigger = b"\x02\x2d\x02\x2b\xfe"
-        p.depth = max(p.depth, 1)
-    elif kind == "poison":
-        nlocals = rng.randrange(9, 13)
-        k = rng.randrange(8, nlocals)
-        # a high local: stloc.s K = arg0 + 3, then ldloc.s K; pop
-        trigger = b"\x02\x1f\x03\x58\x13" + bytes([k]) + b"\x11" + bytes([k]) + b"\x26"
-        p.depth = max(p.depth, 2)
-    elif kind in ("missing", "ee-exception", "seed-arm64", "null-map"):
-        idx = rng.choice(gen.value_callees)
-        c = gen.callees[idx]
-        if kind == "missing":
-            c = dataclasses.replace(c, recorded=False)
-        elif kind == "null-map":
-            pass  # recorded as usual; the record drops its GetMethodSig map
-        else:
-            c = dataclasses.replace(c, exception_code=CLR_EXCEPTION)
-        args = b"\x02" * c.nargs
-        trigger = (
-            args
-            + b"\x28"
-            + struct.pack("<I", c.token)
-            + (b"\x26" if c.ret_type != TYPE_VOID else b"")
-        )
-        p.depth = max(p.depth, c.nargs, 1)
-        extra = (c,)
-        p.callees.discard(idx)
-    elif kind == "corrupt":
-        corrupt = True
-    elif kind == "stack-overflow":
-        il = b"\x02" * STACK_OVERFLOW_DEPTH + b"\x58" * (STACK_OVERFLOW_DEPTH - 1) + b"\x2a"
-        m = Method(p.name, 1, 0, il, STACK_OVERFLOW_DEPTH)
-        return Generated(m, *handles)
+    if kind in _CALL_KINDS:
+        trigger, callee = _call_trigger(gen, kind, p, rng)
+        extra = (callee,)
+    else:
+        trigger, nlocals = _trigger(kind, p, rng)
     if trigger:
         p.statements.insert(pos, trigger)
     method = p.method(
-        gen, extra_callees=extra, nlocals=nlocals, corrupt=corrupt, no_sig_map=kind == "null-map"
+        gen,
+        extra_callees=extra,
+        nlocals=nlocals,
+        corrupt=kind == "corrupt",
+        no_sig_map=kind == "null-map",
     )
     return Generated(method, *handles)
+
+
+def _trigger(kind: str, p: Parts, rng: random.Random) -> tuple[bytes, int | None]:
+    """The statement carrying a JIT bug trigger (b"" for none) and the method's locals (None: as
+    drawn); raises `p.depth` to what the statement needs."""
+    if kind == "jit-null":
+        return b"\x02\x16\x5b" + sink(p.nlocals, rng), None
+    if kind == "jit-assert":
+        return b"\x02\x15\x62" + sink(p.nlocals, rng), None
+    if kind == "diff-assert":
+        return b"\x02\x16\x5a" + sink(p.nlocals, rng), None
+    if kind == "stress-assert":
+        return b"\x02\x1c\x5d" + sink(p.nlocals, rng), None  # ldarg.0 ldc.i4.6 rem
+    if kind == "poison-crash":
+        p.depth = max(p.depth, 4)
+        return b"\x02\x25\x25\x25\x58\x58\x58" + sink(p.nlocals, rng), None
+    if kind == "hang":
+        p.depth = max(p.depth, 1)
+        return b"\x02\x2d\x02\x2b\xfe", None
+    if kind == "poison":
+        nlocals = rng.randrange(9, 13)
+        k = rng.randrange(8, nlocals)
+        # a high local: stloc.s K = arg0 + 3, then ldloc.s K; pop
+        p.depth = max(p.depth, 2)
+        return b"\x02\x1f\x03\x58\x13" + bytes([k]) + b"\x11" + bytes([k]) + b"\x26", nlocals
+    return b"", None  # corrupt: the record is damaged, not the IL
+
+
+def _call_trigger(gen: Generator, kind: str, p: Parts, rng: random.Random) -> tuple[bytes, Callee]:
+    """A call to a pool callee whose record `kind` spoils (missing, throwing, or no signature map),
+    and that callee; the callee leaves `p`'s own list."""
+    idx = rng.choice(gen.value_callees)
+    c = gen.callees[idx]
+    if kind == "missing":
+        c = dataclasses.replace(c, recorded=False)
+    elif kind != "null-map":  # null-map: recorded as usual; the record drops its GetMethodSig map
+        c = dataclasses.replace(c, exception_code=CLR_EXCEPTION)
+    trigger = (
+        b"\x02" * c.nargs
+        + b"\x28"
+        + struct.pack("<I", c.token)
+        + (b"\x26" if c.ret_type != TYPE_VOID else b"")
+    )
+    p.depth = max(p.depth, c.nargs, 1)
+    p.callees.discard(idx)
+    return trigger, c
 
 
 def parse_inject(spec: str) -> list[tuple[str, int]]:
