@@ -431,14 +431,15 @@ def test_bad_inputs_are_one_line_errors(cols: Collections, tmp_path: Path) -> No
 
 
 def _gdb_killer(tmp_path: Path, *, times: int) -> Path:
-    """A gdb that is SIGKILLed 1 s after it starts, the first `times` times it is started."""
+    """A gdb that is SIGKILLed once its replay runs (gdb has a child), the first `times` times it
+    is started."""
     count = tmp_path / "gdb-starts"
     script = tmp_path / "gdb-killed"
     script.write_text(f"""#!/bin/bash
 n=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n > {count}
 gdb "$@" <&0 &
 pid=$!
-if [ $n -le {times} ]; then (sleep 1; kill -9 $pid) & fi
+if [ $n -le {times} ]; then (until pgrep -P $pid >/dev/null; do sleep 0.02; done; kill -9 $pid) & fi
 wait $pid
 """)
     script.chmod(0o755)
@@ -481,24 +482,33 @@ def _lldb_workers(ancestor: int) -> list[int]:
     return out
 
 
+def _has_child(pid: int) -> bool:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for task in tasks:
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/task/{task}/children").read_text().split():
+                return True
+    return False
+
+
 @contextlib.contextmanager
 def _lldb_worker_killer() -> Iterator[list[int]]:
-    """SIGKILL each lldb worker of this test process's children 1.5 s after it appears; yields the
-    pids killed."""
+    """SIGKILL each lldb worker of this test process's children once it is at work (it has a child:
+    the lldb-server that runs its replay); yields the pids killed."""
     killed: list[int] = []
     done = threading.Event()
     me = os.getpid()
 
     def killer() -> None:
-        seen: dict[int, float] = {}
         while not done.is_set():
-            now = time.monotonic()
             for pid in _lldb_workers(me):
-                seen.setdefault(pid, now)
-                if pid not in killed and now - seen[pid] > 1.5:
+                if pid not in killed and _has_child(pid):
                     os.kill(pid, signal.SIGKILL)
                     killed.append(pid)
-            time.sleep(0.05)
+            done.wait(0.02)
 
     t = threading.Thread(target=killer)
     t.start()
@@ -512,10 +522,11 @@ def _lldb_worker_killer() -> Iterator[list[int]]:
 def test_the_lldb_worker_killer_kills_only_this_tests_workers(tmp_path: Path) -> None:
     """Another run's worker (here one reparented away from this process, as any process not started
     by this test is) survives; this test's own is killed."""
-    fake = [sys.executable, "-c", "import time; time.sleep(60)", "spmi_dbg.driver.lldb.worker"]
-    ours = subprocess.Popen(fake)
+    at_work = "import subprocess, time; subprocess.Popen(['sleep', '60']); time.sleep(60)"
+    fake = [sys.executable, "-c", at_work, "spmi_dbg.driver.lldb.worker"]
+    ours = subprocess.Popen(fake, start_new_session=True)  # a group of its own, child included
     started = subprocess.run(
-        ["sh", "-c", f"{shlex.join(fake)} >/dev/null 2>&1 & echo $!"],
+        ["sh", "-c", f"setsid {shlex.join(fake)} >/dev/null 2>&1 & echo $!"],
         capture_output=True,
         text=True,
         check=True,
@@ -528,8 +539,10 @@ def test_the_lldb_worker_killer_kills_only_this_tests_workers(tmp_path: Path) ->
         assert killed == [ours.pid] and ours.returncode == -signal.SIGKILL
         os.kill(other, 0)  # still running
     finally:
-        ours.kill()
-        os.kill(other, signal.SIGKILL)
+        for group in (ours.pid, other):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)
+        ours.wait()
 
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
