@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from .support.cluster import cluster, free_port
-from .support.common import Collections, wait_for
+from .support.common import Collections, replaying, wait_for
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import triage, validate
 
@@ -205,7 +205,7 @@ def test_a_worker_killed_mid_replay_loses_nothing(collections: Path, tmp_path: P
     with cluster(tmp_path) as c:
         coordinator = _spawn(args(collections, "t", "--scheduler", c.address), tmp_path)
         running = wait_for(lambda: _running(tmp_path / "t", HANG))
-        time.sleep(1.0)  # inside the hang's replay
+        wait_for(lambda: replaying(HANG, collections))  # inside the hang's replay
         victim = next(w for w in c.workers if running["by"].startswith(w.address))
         victim.kill()
         out, err = coordinator.communicate(timeout=300)

@@ -26,7 +26,7 @@ from spmi_dbg.triage.journal import DEATHS_BEFORE_SPLIT, Journal
 from spmi_dbg.triage.plan import TriagePartition, member_names, plan_partitions
 from spmi_dbg.triage.task import KILLER_REASON, PartitionTask, run_partition
 
-from .support.common import Collections, wait_for
+from .support.common import Collections, replaying, wait_for
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import no_replays_left, triage, validate
 
@@ -279,7 +279,7 @@ def test_coordinator_killed_then_resume(hanging: Path, tmp_path: Path) -> None:
             return js if hang and any(j["done"] for j in js.values()) else None
 
         wait_for(hang_running_and_one_done)
-        time.sleep(0.5)  # well inside the hang's replay (TIMEOUT seconds)
+        wait_for(lambda: replaying(HANG, hanging))  # inside the hang's replay (TIMEOUT seconds)
         # its debuggers (each in a session of its own) and their replays
         procs = _descendants(proc.pid)
         os.kill(proc.pid, signal.SIGKILL)  # the coordinator alone, as the OOM killer would

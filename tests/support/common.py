@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from spmi_dbg.driver.registry import NAMES
 from spmi_dbg.mch.collection import Collection, write_index_file
+from spmi_dbg.mch.mclist import parse_mclist
 from spmi_dbg.sample.build import build, load_corpus
 from spmi_dbg.sample.inject import KINDS
 from spmi_dbg.sample.synth import synthetic_collection
@@ -171,3 +172,26 @@ def wait_for(what: Callable[[], T | None], timeout: float = 60.0, every: float =
             return found
         time.sleep(every)
     raise AssertionError(f"timed out after {timeout:g} s")
+
+
+def replaying(number: int, collection: Path) -> list[int]:
+    """The pids of the spmi-replay processes on this machine replaying `collection` (a file, or a
+    directory of them) with a `-c` that covers method context `number`: a replay under way there,
+    what a test waits for before it kills something mid-replay."""
+    found = []
+    prefix = str(collection).encode()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if not argv or Path(argv[0].decode(errors="replace")).name != "spmi-replay":
+            continue
+        if not any(a.startswith(prefix) for a in argv[1:]):
+            continue
+        specs = [argv[i + 1].decode() for i, a in enumerate(argv[:-1]) if a == b"-c"]
+        if any(number in parse_mclist(spec) for spec in specs):
+            found.append(int(pid))
+    return found
