@@ -9,7 +9,7 @@ from spmi_dbg.analysis import diagnose
 from spmi_dbg.analysis.frames import fold, short_name
 from spmi_dbg.analysis.view import SignalInfo
 
-from .recorded_view import RFrame, RProcess, RValue
+from .support.recorded_view import RFrame, RProcess, RValue
 
 LWM_CM = "LightWeightMap<unsigned int, Agnostic_CompileMethodResults>"
 LWM_AM = "LightWeightMap<unsigned int, Agnostic_AllocMemDetails>"

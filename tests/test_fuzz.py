@@ -14,8 +14,8 @@ from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.pyscan import Problem, Stats
 from spmi_dbg.sample.synth import synthetic_collection
 
-from .mutations import mutate
 from .support.common import run_cli
+from .support.mutations import mutate
 
 BASE = b"".join(synthetic_collection(6, 3, with_compile_result=True, inlinees=1))
 

@@ -47,8 +47,8 @@ from spmi_dbg.repro.result import CrashTarget, ReproOptions, ReproResult
 from spmi_dbg.sample.synth import synthetic_collection
 from spmi_dbg.tempfiles import host_tag, is_dead_runs, run_tag
 
-from .mutations import mutate
 from .support.common import Collections, build_collection, run_cli, seed_collection
+from .support.mutations import mutate
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import no_replays_left, report, repro
 

@@ -23,11 +23,11 @@ from spmi_dbg.mch.collection import Collection
 from spmi_dbg.sample.build import build
 
 from .harness.stops import StopsResult, run_gdb, run_lldb
-from .recorded_view import RFrame, RProcess, RValue
 from .support.common import DEBUGGERS, Collections, aarch64_native, native
 from .support.diagnosis import gdb_path, require
 from .support.natives import BASE, REPLAY
 from .support.pipeline import make_core, report, repro
+from .support.recorded_view import RFrame, RProcess, RValue
 
 ALT = native("jit/libsamplejit_alt.so")
 JIT_NULL_N, ASSERT_N, HANG_N = 20, 40, 30

@@ -20,8 +20,8 @@ from spmi_dbg.analysis.mcnumber import (
 from spmi_dbg.analysis.view import SignalInfo
 from spmi_dbg.mch.collection import Collection
 
-from .recorded_view import RFrame, RProcess, RValue
 from .support.common import build_collection
+from .support.recorded_view import RFrame, RProcess, RValue
 
 LWM = "LightWeightMap<DLDL, Agnostic_CORINFO_SIG_INFO>"
 

@@ -13,7 +13,7 @@ from spmi_dbg.analysis.nullmap import packet_for_member
 from spmi_dbg.analysis.view import SignalInfo
 from spmi_dbg.mch import packets as P
 
-from .recorded_view import RFrame, RProcess, RValue
+from .support.recorded_view import RFrame, RProcess, RValue
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The signal policy (spmi_dbg.analysis.policy) on its own, no debugger: `decide` on typed quick
 diagnoses built here, `Decision.verdict`, and `check_stop` on recorded stops
-(tests/recorded_view.py) giving the decision that `decide(diagnose(view, full=False))` gives
+(tests/support/recorded_view.py) giving the decision that `decide(diagnose(view, full=False))` gives
 (debugger-notes.md "Signals", "First and second chance")."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from spmi_dbg.analysis.facts import Diagnosis, Handling, HandlingKind, MethodCon
 from spmi_dbg.analysis.policy import Decision, PassedStop, Verdict, check_stop, decide
 from spmi_dbg.analysis.view import SignalInfo
 
-from .recorded_view import RFrame, RProcess, RValue
+from .support.recorded_view import RFrame, RProcess, RValue
 
 PC = 0x7F00_1234
 FAULT = 0x18

@@ -15,7 +15,7 @@ from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mct import build_toc_bytes
 from spmi_dbg.sample.synth import synthetic_collection
 
-from .mutations import mutate
+from .support.mutations import mutate
 from .support.real import reference
 
 ROOT = Path(__file__).resolve().parent.parent

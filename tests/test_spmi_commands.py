@@ -1,11 +1,11 @@
-"""The in-debugger `spmi ...` commands over recorded views (tests/recorded_view.py); the same
-commands in real gdb and lldb sessions are in tests/test_debug_diagnosis.py."""
+"""The in-debugger `spmi ...` commands over recorded views (tests/support/recorded_view.py); the
+same commands in real gdb and lldb sessions are in tests/test_debug_diagnosis.py."""
 
 from __future__ import annotations
 
 from spmi_dbg.commands.inspect import maps
 
-from .recorded_view import RFrame, RProcess, RValue
+from .support.recorded_view import RFrame, RProcess, RValue
 
 
 def test_spmi_maps_says_when_the_stacks_method_context_is_not_readable() -> None:
