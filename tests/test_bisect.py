@@ -17,7 +17,8 @@ import pytest
 
 from spmi_dbg.bisect.search import search
 from spmi_dbg.bisect.store import Build, Flavor, Store
-from spmi_dbg.bisect.verdict import Verdict
+from spmi_dbg.bisect.verdict import Expected, Verdict
+from spmi_dbg.repro.expect import Expectation
 
 from .support.builds import history
 from .support.common import Collections, run_cli
@@ -240,6 +241,29 @@ def test_store_layouts_and_hash_prefixes(tmp_path: Path) -> None:
     assert other.find(full).jit is None
 
 
+def test_expected_json_is_the_old_form_both_ways() -> None:
+    """target.json's and bisect.json's `expected`, as the hand-written form wrote it: a crash by
+    its signal and bucket, a failure line by its key; read back by jsonfacts."""
+    forms = [
+        (Expected("crash", "SIGSEGV", "0efd428583"), '{"kind": "crash", "signal": "SIGSEGV", '
+         '"bucket": "0efd428583"}'),
+        (Expected("hang", None, "72b5373fc7"), '{"kind": "hang", "signal": null, '
+         '"bucket": "72b5373fc7"}'),
+        (Expected("assert", key="assert: x (a.cpp:1)"), '{"kind": "assert", '
+         '"key": "assert: x (a.cpp:1)"}'),
+        (Expected(), '{"kind": null, "key": null}'),
+    ]  # fmt: skip
+    for expected, text in forms:
+        assert json.dumps(expected.to_json()) == text
+        assert Expected.from_json(json.loads(text)) == expected
+    crash = Expected("crash", "SIGSEGV", "0efd428583").crash
+    assert crash == Expectation("crash", "SIGSEGV", "0efd428583")
+    assert Expected("assert", key="k").crash is None and Expected().crash is None
+    assert Expected("hang").describe() == "a hang" and Expected("error", key="k").describe() == "k"
+    with pytest.raises(ValueError, match="a failure of kind 'assert' without its key"):
+        Expected.from_json({"kind": "assert"})
+
+
 def test_a_search_never_guesses_across_skips() -> None:
     verdicts = ["good", "skip", "skip", "bad", "bad"]
     builds = [Build(str(i), Path("/x")) for i in range(5)]
@@ -299,9 +323,8 @@ def test_probes_run_on_the_dask_cluster_triage_uses(mch: Path, tmp_path: Path) -
 def test_a_build_that_differs_between_runs_is_flaky(mch: Path, tmp_path: Path) -> None:
     """--runs 2: a replay that crashes once and runs clean once is neither good nor bad (a program
     standing in for superpmi that alternates, so the rule is seen without a real race)."""
-    from spmi_dbg.bisect.verdict import Expected, Target, probe
+    from spmi_dbg.bisect.verdict import Target, probe
     from spmi_dbg.repro.command import ReproCommand
-    from spmi_dbg.repro.expect import Expectation
 
     count = tmp_path / "count"
     program = tmp_path / "alternating-superpmi"
@@ -313,7 +336,7 @@ def test_a_build_that_differs_between_runs_is_flaky(mch: Path, tmp_path: Path) -
     )
     program.chmod(0o755)
     command = ReproCommand(str(program), (BASE,), str(mch), (), 20)
-    target = Target(command, Expected(Expectation("crash", "SIGSEGV", None)))
+    target = Target(command, Expected("crash", "SIGSEGV"))
     v = probe(target, jit=Path(DIFF), runs=2, timeout=30, workdir=tmp_path / "w", debugger=None)
     assert (v.kind, v.reason, v.replays) == ("skip", "flaky", 2)
     assert v.evidence == (

@@ -285,3 +285,42 @@ def test_a_path_field_is_its_text_both_ways() -> None:
     assert from_json(Where, to_json(where)) == where
     with pytest.raises(ValueError, match=r"Where\.out: expected Path, got int 3"):
         from_json(Where, {"out": 3})
+
+
+@dataclasses.dataclass(frozen=True)
+class _Line:
+    """A form of its own: a key left out when None, a key of its own added."""
+
+    text: str
+    tag: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"text": self.text, "length": len(self.text)}
+        if self.tag is not None:
+            out["tag"] = self.tag
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class _Span(JsonFact):
+    from_: int
+    to: int
+    lines: list[_Line]
+    last: _Line | None = None
+
+
+def test_a_keyword_field_and_a_nested_fact_with_its_own_form() -> None:
+    """A field named `from_` is the key `from`; a nested dataclass with a to_json of its own is
+    written by it, and read back."""
+    span = _Span(3, 4, [_Line("ab"), _Line("c", "t")], _Line("d"))
+    data = span.to_json()
+    assert json.dumps(data) == (
+        '{"from": 3, "to": 4, "lines": [{"text": "ab", "length": 2}, '
+        '{"text": "c", "length": 1, "tag": "t"}], "last": {"text": "d", "length": 1}}'
+    )
+    assert _Span.from_json(data) == span
+    with pytest.raises(FactJsonError, match=r"^_Span\.from: missing"):
+        _Span.from_json({"to": 4, "lines": []})
+    # a PassedStop's own form (its seconds rounded) inside a ReplayOutcome
+    outcome = populated(ReplayOutcome)
+    assert outcome.to_json()["passed"] == [p.to_json() for p in outcome.passed]

@@ -3,7 +3,8 @@
 order, sized by bytes or by
 --partition-methods; `--mch` arguments become collections; a saved plan is only resumed by the same
 command; the coverage (triage/coverage.py) counts each method context once; a partition's journal
-(triage/journal.py) round-trips and an unreadable one is an error naming its path."""
+(triage/journal.py) round-trips, one written before its entries were typed reads back to the same
+JSON, and an unreadable one is an error naming its path."""
 
 from __future__ import annotations
 
@@ -20,15 +21,28 @@ from typing import Any
 import pytest
 
 from spmi_dbg import exits
+from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.errors import InputError, SpmiDbgError, UsageError
 from spmi_dbg.failures.output import Failure
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mclist import MCList, parse_mclist
-from spmi_dbg.repro.command import ReproCommand
+from spmi_dbg.repro.command import Partition, ReproCommand
+from spmi_dbg.repro.expect import Expectation
+from spmi_dbg.repro.locate import PartitionRun
 from spmi_dbg.triage import journal as journals
-from spmi_dbg.triage import plan
+from spmi_dbg.triage import plan, task
+from spmi_dbg.triage import run as coordinator
 from spmi_dbg.triage.coverage import coverage
-from spmi_dbg.triage.journal import Journal
+from spmi_dbg.triage.engine import EngineReport
+from spmi_dbg.triage.journal import (
+    CrashEntry,
+    Journal,
+    NotReached,
+    Running,
+    Segment,
+    SegmentRecord,
+    ToolFailureEntry,
+)
 from spmi_dbg.triage.plan import (
     PARTITIONS_PER_WORKER,
     TriagePartition,
@@ -40,6 +54,8 @@ from spmi_dbg.triage.plan import (
     plan_partitions,
     record_sizes,
 )
+from spmi_dbg.triage.run import TriageRun
+from spmi_dbg.triage.sweep import Declared, SweepState
 from spmi_dbg.triage.task import KILLER_REASON, MAX_CRASHES_REASON
 
 from .support.common import Collections
@@ -384,7 +400,7 @@ def test_check_resumable_refuses_a_broken_plan(three: list[ReproCommand], how: s
         check_resumable(_broken_plan(saved, how), three, "out")
 
 
-def _failure(kind: str, n: int) -> dict[str, object]:
+def _failure(kind: str, n: int) -> Failure:
     if kind == "assert":
         return Failure(
             "assert",
@@ -395,10 +411,14 @@ def _failure(kind: str, n: int) -> dict[str, object]:
             source_line=1,
             method="M",
             phase="P",
-        ).to_json()
+        )
     return Failure(
         "error", n, f"ERROR: Method {n} of size 9 failed to load and compile correctly", "boom"
-    ).to_json()
+    )
+
+
+def _crash(n: int, segment: int = 1) -> CrashEntry:
+    return CrashEntry(n, segment, None)
 
 
 UNIDENTIFIED = "a crash in this replay whose method context could not be identified"
@@ -407,37 +427,34 @@ TASK_FAILED = "the partition's task failed: ValueError: broken journal"
 
 def _journals() -> list[Journal]:
     a1 = Journal(
-        TriagePartition(1, "/c/a.mch", MCList(((1, 50),)), 5000),
+        TriagePartition.of(1, "/c/a.mch", MCList(((1, 50),)), 5000),
         accounted=50,
         done=True,
-        crashes=[{"method_context": 10}, {"method_context": 30}],
+        crashes=[_crash(10), _crash(30)],
         failures=[_failure("assert", 5), _failure("error", 10), _failure("assert", 45)],
         failed_compiles=[5, 7, 10],  # 5: also an assert line; 10: the crash
         # 45 has a failure line
-        not_reached=[{"compile": "41-50", "reason": MAX_CRASHES_REASON}],
+        not_reached=[NotReached("41-50", MAX_CRASHES_REASON)],
     )
     a2 = Journal(
-        TriagePartition(2, "/c/a.mch", MCList(((51, 80),)), 3000),
+        TriagePartition.of(2, "/c/a.mch", MCList(((51, 80),)), 3000),
         accounted=80,
         done=True,
-        crashes=[{"method_context": 75}],
+        crashes=[_crash(75)],
         failures=[_failure("error", 70), _failure("assert", 78)],
         failed_compiles=[70],
         killers=[60],
-        not_reached=[
-            {"compile": "60", "reason": KILLER_REASON},
-            {"compile": "76-80", "reason": UNIDENTIFIED},
-        ],
+        not_reached=[NotReached("60", KILLER_REASON), NotReached("76-80", UNIDENTIFIED)],
     )
     b = Journal(
-        TriagePartition(3, "/c/b.mch", MCList(((1, 10), (20, 30))), 2100),
+        TriagePartition.of(3, "/c/b.mch", MCList(((1, 10), (20, 30))), 2100),
         accounted=30,
-        crashes=[{"method_context": 25}],
+        crashes=[_crash(25)],
         failed_compiles=[3, 27],
-        not_reached=[{"compile": "26-30", "reason": TASK_FAILED}],
+        not_reached=[NotReached("26-30", TASK_FAILED)],
     )
     stray = Journal(
-        TriagePartition(4, "/d/stray.mch", MCList(((1, 5),)), 500),
+        TriagePartition.of(4, "/d/stray.mch", MCList(((1, 5),)), 500),
         accounted=5,
         done=True,
         failures=[_failure("error", 2)],
@@ -451,10 +468,10 @@ def _oracle(js: list[Journal]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for j in js:
         counts = out.setdefault(j.partition.collection, {})
-        crashed = {int(c["method_context"]) for c in j.crashes}
-        failed = {int(f["method_context"]) for f in j.failures} | set(j.failed_compiles)
+        crashed = {c.method_context for c in j.crashes}
+        failed = {f.method_context for f in j.failures} | set(j.failed_compiles)
         for n in j.partition.numbers:
-            reasons = [e["reason"] for e in j.not_reached if n in parse_mclist(e["compile"])]
+            reasons = [e.reason for e in j.not_reached if n in parse_mclist(e.compile)]
             assert len(reasons) <= 1
             what = (
                 "crashed"
@@ -516,26 +533,51 @@ def test_coverage_counts_each_method_context_once() -> None:
 
 
 def _full_journal() -> Journal:
-    p = TriagePartition(7, "/c/a.mch", MCList(((1, 10), (20, 30))), 4321)
+    p = TriagePartition.of(7, "/c/a.mch", MCList(((1, 10), (20, 30))), 4321)
     return Journal(
         p,
         accounted=25,
         done=False,
-        running={"from": 26, "to": 30, "compile": "26-30", "by": "host (pid 1)"},
+        running=Running(26, 30, "26-30", "host (pid 1)"),
         window_end=28,
         deaths={"1-30": 2, "26-30": 1},
-        segments=[
-            {"compile": "1-10,20-30", "attempts": 1, "outcome": None, "stdout": "/x/seg-1.stdout"}
-        ],
-        crashes=[{"method_context": 22, "segment": 1, "expectation": None}],
+        segments=[_segment(7, "1-10,20-30", 1)],
+        crashes=[CrashEntry(22, 1, Expectation("crash", "SIGSEGV", "0efd428583"))],
         failures=[_failure("assert", 5)],
         failed_compiles=[5, 8],
-        not_reached=[{"compile": "24", "reason": KILLER_REASON}],
+        not_reached=[NotReached("24", KILLER_REASON)],
         killers=[24],
-        tool_failures=[{"compile": "1-10", "failures": ["gdb died"]}],
+        tool_failures=[ToolFailureEntry("1-10", ["gdb died"])],
         notes=["a note"],
         attempts=3,
         seconds=12.5,
+        storm=SweepState("0efd428583", 23, [23, 26], [0], 2, None, {"SIGSEGV": [23]}, 1, 0.25),
+    )
+
+
+def _segment(partition: int, spec: str, k: int) -> Segment:
+    def at(name: str) -> Path:
+        return Path(f"/x/p{partition}/seg-{k}.{name}")
+
+    return Segment(
+        partition,
+        spec,
+        parse_mclist(spec).count(),
+        "fatal",
+        1,
+        [],
+        None,
+        None,
+        0,
+        1.5,
+        0.25,
+        [],
+        "/c/a.mch",
+        "host (pid 1)",
+        at("stdout"),
+        at("stderr"),
+        at("debugger.log"),
+        at("json"),
     )
 
 
@@ -562,15 +604,162 @@ def test_journal_round_trip(tmp_path: Path) -> None:
     ]
 
 
+# A journal and a replay's record as the code before the typed entries wrote them (dicts and
+# hand-written to_json): every kind of entry, a storm, the three failure kinds, a stop passed on.
+OLD_JOURNAL = (
+    '{"schema": 1, "partition": {"index": 2, "collection": "/c/a.mch", "compile": "1-10,20-40", '
+    '"methods": 31, "bytes": 4321}, "accounted": 26, "done": false, "running": {"from": 27, "to": '
+    '40, "compile": "27-40", "by": "host (pid 12)"}, "window_end": null, "deaths": {"27-40": 1}, '
+    '"segments": [{"partition": 2, "compile": "1-10,20-40", "methods": 31, "status": "fatal", '
+    '"attempts": 1, "failures": [], "exit_status": null, "signal": null, "stops_passed": 1, '
+    '"seconds": 0.963, "debugger_startup_seconds": 0.605, "notes": [], "collection": "/c/a.mch", '
+    '"by": "host (pid 12)", "stdout": "/o/p2/seg-1.stdout", "stderr": "/o/p2/seg-1.stderr", '
+    '"transcript": "/o/p2/seg-1.debugger.log", "record": "/o/p2/seg-1.json"}], "crashes": '
+    '[{"method_context": 21, "segment": 1, "expectation": {"kind": "crash", "signal": "SIGSEGV", '
+    '"bucket": "0efd428583"}, "method_context_source": "mcIndex argument of '
+    'JitInstance::CompileMethod (frame 8)", "bisection": [], "method_context_rejected": ["3 '
+    '(frame 2): not in the replay"], "notes": ["a note"]}], "failures": [{"kind": "assert", '
+    '"method_context": 7, "key": "assert: x (x.cpp:12)", "message": "x", "line": "ISSUE: <ASSERT> '
+    "#7 x.cpp (12) - Assertion failed 'x' in 'M' during 'P' (IL size 9)\", \"file\": \"x.cpp\", "
+    '"source_line": 12, "method": "M", "phase": "P", "il_size": 9}, {"kind": "error", '
+    '"method_context": 8, "key": "error: boom", "message": "boom", "line": "ERROR: Method 8 of '
+    'size 5 failed to load and compile correctly by JIT1 (j.so).", "jit": "JIT1", "il_size": 5}, '
+    '{"kind": "missing", "method_context": 9, "key": "missing: no key", "message": "no key", '
+    '"line": "MISSING: Method context 9 failed to replay: no key"}], "failed_compiles": [8], '
+    '"not_reached": [{"compile": "22", "reason": "it killed its worker twice: not retried"}], '
+    '"killers": [22], "tool_failures": [{"compile": "23", "failures": ["gdb died", "gdb died '
+    'again"]}], "notes": ["partition 2: a storm"], "attempts": 2, "seconds": 3.094, "storm": '
+    '{"bucket": "0efd428583", "since": 24, "slots": [24, 28, 33, 37], "sampled": [0], "window": '
+    '2, "debugger_until": null, "not_diagnosed": {"SIGSEGV": [25, 26]}, "native_replays": 3, '
+    '"native_seconds": 0.04, "declared": {"crashes": 10, "accounted": 13}}}'
+)
+
+OLD_RECORD = (
+    '{"outcome": {"kind": "exited", "diagnosis": null, "passed": [{"signal": "SIGSEGV", "kind": '
+    '"first-chance", "frame": "Compiler::gtFoldDivByConst", "method_context": 50, "pc": '
+    '140737352333573, "delivered": true, "seconds": 0.001234, "address": 16}], "exit_status": 0, '
+    '"signal": null, "threads": [], "seconds": 0.5, "startup_seconds": 0.25, "notes": ["n"]}, '
+    '"failures": [{"kind": "assert", "method_context": 7, "key": "assert: x (x.cpp:12)", '
+    '"message": "x", "line": "ISSUE: <ASSERT> #7 x.cpp (12) - Assertion failed \'x\' in \'M\' '
+    'during \'P\' (IL size 9)", "file": "x.cpp", "source_line": 12, "method": "M", "phase": "P", '
+    '"il_size": 9}, {"kind": "error", "method_context": 8, "key": "error: boom", "message": '
+    '"boom", "line": "ERROR: Method 8 of size 5 failed to load and compile correctly by JIT1 '
+    '(j.so).", "jit": "JIT1", "il_size": 5}], "failed_compiles": [8, 10]}'
+)
+
+
+def test_an_old_journal_reads_back_and_writes_the_same_json(tmp_path: Path) -> None:
+    text = OLD_JOURNAL.replace('"/o/', f'"{tmp_path}/')
+    j = Journal.from_json(json.loads(text))
+    assert json.dumps(j.to_json()) == text  # the same keys, values and order
+    assert j.running == Running(27, 40, "27-40", "host (pid 12)")
+    assert j.segments[0].record == tmp_path / "p2" / "seg-1.json" and j.segments[0].outcome is None
+    assert j.crashes[0].expectation == Expectation("crash", "SIGSEGV", "0efd428583")
+    assert [(f.kind, f.jit, f.il_size) for f in j.failures] == [
+        ("assert", None, 9),
+        ("error", "JIT1", 5),
+        ("missing", None, None),
+    ]
+    assert j.not_reached == [NotReached("22", KILLER_REASON)]
+    assert j.tool_failures == [ToolFailureEntry("23", ["gdb died", "gdb died again"])]
+    assert j.storm is not None and j.storm.declared == Declared(10, 13)
+    assert j.crashed == {21, 25, 26} and j.not_diagnosed() == [(25, "SIGSEGV"), (26, "SIGSEGV")]
+    journals.save(tmp_path, j)
+    assert journals.journal_path(tmp_path, 2).read_text() == text + "\n"
+
+    record = SegmentRecord.from_json(json.loads(OLD_RECORD))
+    assert json.dumps(record.to_json()) == OLD_RECORD
+    assert record.outcome is not None and record.outcome.passed[0].seconds == 0.001234
+    (tmp_path / "p2").mkdir()
+    journals.write_record(tmp_path / "p2" / "seg-1.json", record)
+    assert (tmp_path / "p2" / "seg-1.json").read_text() == OLD_RECORD + "\n"
+    full = journals.with_records(j)
+    assert full.segments[0].outcome == record.outcome and j.segments[0].outcome is None
+    assert full.failures == j.failures + record.failures and full.failed_compiles == [8, 10]
+    # the returned form: the record's outcome in its segment, the rest as the journal says
+    data = full.to_json()
+    assert data["segments"][0]["outcome"] == json.loads(OLD_RECORD)["outcome"]
+    assert Journal.from_json(json.loads(json.dumps(data))) == full
+    assert "outcome" not in json.loads(text)["segments"][0]
+
+
+def test_the_coordinator_reads_an_old_journal_back(tmp_path: Path) -> None:
+    """run.py's read-back: the replays with their outcomes, the crash with its expectation, the
+    storm's crashes not diagnosed, the failure lines, and triage.json's tool failures."""
+    text = OLD_JOURNAL.replace('"/o/', f'"{tmp_path}/')
+    (tmp_path / "p2").mkdir()
+    (tmp_path / "p2" / "seg-1.json").write_text(OLD_RECORD + "\n")
+    full = journals.with_records(Journal.from_json(json.loads(text)))
+    result = TriageRun([full.partition], [full], EngineReport("local", 1, task_failures={3: "x"}))
+    coordinator._read_back(full, result, {"/c/a.mch": "a.mch"})
+    (segment,) = result.segments
+    assert segment.partition == Partition(2, tuple(parse_mclist("1-10,20-40")))
+    assert segment.outcome is not None and segment.outcome.kind == "exited"
+    assert segment.stdout == tmp_path / "p2" / "seg-1.stdout" and segment.attempts == 1
+    (crash,) = result.crashes
+    assert (crash.member, crash.bucket, crash.run) == ("a.mch:21", "0efd428583", segment)
+    assert crash.located.method_context_rejected == ["3 (frame 2): not in the replay"]
+    assert [(c.member, c.signal, c.storm) for c in result.not_diagnosed] == [
+        ("a.mch:25", "SIGSEGV", "0efd428583"),
+        ("a.mch:26", "SIGSEGV", "0efd428583"),
+    ]
+    ((collection, output),) = result.outputs
+    assert collection == "/c/a.mch"
+    assert [f.method_context for f in output.failures] == [7, 8, 9, 7, 8]
+    assert [f.method_context for f in output.failed_compiles] == [8, 10]
+    assert json.dumps(result.tool_failures) == (
+        '[{"compile": "23", "failures": ["gdb died", "gdb died again"], "partition": 2}, '
+        '{"partition": 3, "compile": "", "failures": ["x"]}]'
+    )
+
+
+def test_a_record_that_cannot_be_read_is_a_note(tmp_path: Path) -> None:
+    text = OLD_JOURNAL.replace('"/o/', f'"{tmp_path}/')
+    j = Journal.from_json(json.loads(text))
+    (tmp_path / "p2").mkdir()
+    (tmp_path / "p2" / "seg-1.json").write_text('{"outcome": {"kind": "odd"}}')
+    full = journals.with_records(j)
+    assert full.segments[0].outcome is None and full.failures == j.failures
+    assert full.notes[-1].startswith(
+        f"{tmp_path}/p2/seg-1.json: the replay's record cannot be read"
+    )
+    assert "(SegmentRecord.outcome.kind: expected one of 'fatal', " in full.notes[-1]
+
+
+def test_a_segment_carries_every_key_of_its_run(tmp_path: Path) -> None:
+    """The journal's segment is the run's JSON (PartitionRun.to_json) and its files: a key the run
+    gains and Segment lacks would be lost on the way."""
+    run = PartitionRun(
+        Partition(3, (5, 6, 7)),
+        tmp_path / "seg-2.stdout",
+        tmp_path / "seg-2.stderr",
+        tmp_path / "seg-2.debugger.log",
+        ReplayOutcome("signaled", exit_status=None, signal="SIGKILL", seconds=1.23456),
+        attempts=2,
+        failures=["gdb died"],
+    )
+    p = TriagePartition.of(3, "/c/a.mch", MCList(((1, 10),)), 100)
+    segment = task._segment(run, p, "host (pid 1)", tmp_path / "seg-2.json")
+    assert segment.to_json() == run.to_json() | {
+        "collection": "/c/a.mch",
+        "by": "host (pid 1)",
+        "stdout": str(run.stdout),
+        "stderr": str(run.stderr),
+        "transcript": str(run.transcript),
+        "record": str(tmp_path / "seg-2.json"),
+    }
+    assert list(segment.to_json())[:3] == ["partition", "compile", "methods"]
+
+
 def test_journal_remaining_and_give_up() -> None:
-    j = Journal(TriagePartition(1, "/c/a.mch", MCList(((1, 10), (20, 30))), 100))
+    j = Journal(TriagePartition.of(1, "/c/a.mch", MCList(((1, 10), (20, 30))), 100))
     assert j.remaining == j.partition.numbers
     j.accounted = 5
     assert j.remaining.spec() == "6-10,20-30"
     j.give_up("why", 22)
-    assert j.not_reached == [{"compile": "6-10,20-22", "reason": "why"}] and j.accounted == 22
+    assert j.not_reached == [NotReached("6-10,20-22", "why")] and j.accounted == 22
     j.give_up("rest")
-    assert j.not_reached[-1] == {"compile": "23-30", "reason": "rest"} and j.accounted == 30
+    assert j.not_reached[-1] == NotReached("23-30", "rest") and j.accounted == 30
     assert j.remaining.count() == 0
     j.give_up("nothing left")
     assert len(j.not_reached) == 2 and j.accounted == 30
@@ -581,7 +770,7 @@ def test_journal_of_another_partition_is_an_error(tmp_path: Path) -> None:
     journals.save(tmp_path, j)
     path = journals.journal_path(tmp_path, 7)
     for other in (
-        dataclasses.replace(j.partition, numbers=MCList(((1, 10),))),
+        dataclasses.replace(j.partition, compile="1-10", methods=10),
         dataclasses.replace(j.partition, collection="/c/b.mch"),
         dataclasses.replace(j.partition, bytes=1),
     ):

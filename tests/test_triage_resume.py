@@ -22,7 +22,7 @@ from spmi_dbg.driver.select import pick
 from spmi_dbg.repro.command import ReproCommand, from_argv
 from spmi_dbg.triage import journal as journals
 from spmi_dbg.triage.coverage import coverage
-from spmi_dbg.triage.journal import DEATHS_BEFORE_SPLIT, Journal
+from spmi_dbg.triage.journal import DEATHS_BEFORE_SPLIT, Journal, Running
 from spmi_dbg.triage.plan import TriagePartition, member_names, plan_partitions
 from spmi_dbg.triage.task import KILLER_REASON, PartitionTask, run_partition
 
@@ -70,7 +70,7 @@ def _run(cmd: ReproCommand, p: TriagePartition, directory: Path) -> dict[str, An
     # saved as returned
     assert saved is not None and journals.with_records(saved) == Journal.from_json(out)
     # those are in the records
-    assert saved.failures == [] and all("outcome" not in s for s in saved.segments)
+    assert saved.failures == [] and all(s.outcome is None for s in saved.segments)
     return out
 
 
@@ -101,7 +101,7 @@ def test_a_window_that_killed_its_worker_twice_is_halved(small: Path, tmp_path: 
         directory,
         Journal(
             p,
-            running={"from": 1, "to": 40, "compile": "1-40", "by": "gone (pid 2)"},
+            running=Running(1, 40, "1-40", "gone (pid 2)"),
             deaths={"1-40": DEATHS_BEFORE_SPLIT - 1},
             notes=[dead],
             attempts=2,
@@ -146,7 +146,7 @@ def test_a_method_context_that_killed_its_worker_twice_is_given_up(
             p,
             accounted=SEED_AT[0] - 1,
             window_end=SEED_AT[0],
-            running={"from": 12, "to": 12, "compile": "12", "by": "gone"},
+            running=Running(12, 12, "12", "gone"),
             deaths=deaths,
             attempts=9,
         ),

@@ -11,7 +11,7 @@ from spmi_dbg.bisect.verdict import Expected, Target, under_debugger
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.failures.output import read_output
-from spmi_dbg.repro.expect import Expectation, bucket_of, signal_of
+from spmi_dbg.repro.expect import bucket_of, signal_of
 from spmi_dbg.repro.native import run_native
 
 
@@ -24,7 +24,7 @@ def discover(
     out, err = workdir / "discover.stdout", workdir / "discover.stderr"
     run = run_native(cmd.native_argv(target.compile_list), timeout=timeout, stdout=out, stderr=err)
     if run.timed_out:
-        return Expected(Expectation("hang", None, None))
+        return Expected("hang")
     if run.signal is not None:
         bucket = None
         if debugger is not None:
@@ -36,10 +36,10 @@ def discover(
                 return f"crashes, but its crash could not be diagnosed: {e}"
             if outcome.kind == "fatal" and signal_of(outcome) == run.signal:
                 bucket = bucket_of(outcome)
-        return Expected(Expectation("crash", run.signal, bucket))
+        return Expected("crash", run.signal, bucket)
     failures = [f for f in read_output(out, err).failures if f.kind != "missing"]
     if failures:
-        return Expected(None, failures[0].key, failures[0].kind)
+        return Expected(failures[0].kind, key=failures[0].key)
     return f"does not fail: {run.describe()}"
 
 

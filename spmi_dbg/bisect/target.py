@@ -16,7 +16,6 @@ from spmi_dbg.bisect.verdict import Expected, Target
 from spmi_dbg.errors import InputError
 from spmi_dbg.repro.command import ReproCommand, from_argv
 from spmi_dbg.repro.environment import EnvVar
-from spmi_dbg.repro.expect import Expectation
 
 TARGET_FILE = "target.json"
 TARGET_SCHEMA = 1
@@ -74,10 +73,10 @@ def _with(command: ReproCommand, env: tuple[EnvVar, ...], emulator: list[str]) -
 def _expected(data: dict[str, Any], path: Path) -> Expected:
     failure = ((data.get("target") or {}).get("failure")) or None
     if failure:
-        return Expected(None, str(failure["key"]), str(failure["kind"]))
+        return Expected(str(failure["kind"]), key=str(failure["key"]))
     exp = (data.get("verification") or {}).get("expected")
     if exp and exp.get("kind") in ("crash", "hang"):
-        return Expected(Expectation(exp["kind"], exp.get("signal"), exp.get("bucket")))
+        return Expected(exp["kind"], exp.get("signal"), exp.get("bucket"))
     raise InputError(
         str(path), "the bundle says no failure it reproduces (no verification.expected)"
     )

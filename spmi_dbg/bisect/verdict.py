@@ -26,6 +26,7 @@ from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.driver.request import ReplayRequest
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.failures.output import Failure, read_lines, read_output
+from spmi_dbg.jsonfacts import JsonFact
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.expect import Expectation, bucket_of, signal_of
 from spmi_dbg.repro.native import NativeRun, run_native
@@ -38,31 +39,36 @@ SkipReason = Literal[
 
 
 @dataclass(frozen=True)
-class Expected:
-    """The repro's failure: a crash (or hang) by its Expectation, or one of superpmi's own failure
-    lines by its key (Failure.key)."""
+class Expected(JsonFact):
+    """The repro's failure: a crash or hang (its Expectation), or one of superpmi's own failure
+    lines by its kind and key (Failure.key). Nothing known yet: no kind."""
 
-    crash: Expectation | None = None
-    failure_key: str | None = None
-    failure_kind: str | None = None
+    kind: str | None = None  # crash, hang, or the failure line's kind
+    signal: str | None = None  # a crash's
+    bucket: str | None = None  # a crash's or a hang's
+    key: str | None = None  # a failure line's
+
+    def __post_init__(self) -> None:
+        if self.kind is not None and self.crash is None and self.key is None:
+            raise ValueError(f"a failure of kind {self.kind!r} without its key")
+
+    @property
+    def crash(self) -> Expectation | None:
+        if self.kind not in ("crash", "hang"):
+            return None
+        return Expectation("hang" if self.kind == "hang" else "crash", self.signal, self.bucket)
 
     def describe(self) -> str:
-        if self.crash is not None:
-            b = f" in bucket {self.crash.bucket}" if self.crash.bucket else ""
-            return f"{self.crash.describe()}{b}"
-        return str(self.failure_key)
+        crash = self.crash
+        if crash is not None:
+            b = f" in bucket {crash.bucket}" if crash.bucket else ""
+            return f"{crash.describe()}{b}"
+        return str(self.key)
 
     def to_json(self) -> dict[str, Any]:
         if self.crash is not None:
-            c = self.crash
-            return {"kind": c.kind, "signal": c.signal, "bucket": c.bucket}
-        return {"kind": self.failure_kind, "key": self.failure_key}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Expected:
-        if data.get("kind") in ("crash", "hang"):
-            return cls(Expectation(data["kind"], data.get("signal"), data.get("bucket")))
-        return cls(None, str(data["key"]), str(data.get("kind")))
+            return {"kind": self.kind, "signal": self.signal, "bucket": self.bucket}
+        return {"kind": self.kind, "key": self.key}
 
 
 @dataclass(frozen=True)
@@ -134,8 +140,8 @@ def classify_run(
         if crash is not None and crash.kind == "crash" and crash.signal in (None, run.signal):
             return Verdict("bad", f"killed by {run.signal}")
         return Verdict("skip", f"killed by {run.signal}", "other-failure", f"crash-{run.signal}")
-    if exp.failure_key is not None:
-        same = next((f for f in failures if f.key == exp.failure_key), None)
+    if exp.key is not None:
+        same = next((f for f in failures if f.key == exp.key), None)
         if same is not None:
             return Verdict("bad", f"superpmi said: {same.line.strip()}")
     other = next((f for f in failures if f.kind != "missing"), None)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.analysis.policy import PASS_KINDS, PassedStop
 from spmi_dbg.analysis.stacks import ThreadStack
-from spmi_dbg.jsonfacts import from_json
+from spmi_dbg.jsonfacts import JsonFact
 
 __all__ = ["PASS_KINDS", "OutcomeKind", "PassedStop", "ReplayOutcome"]
 
@@ -21,7 +21,7 @@ OUTCOME_KINDS: tuple[OutcomeKind, ...] = ("fatal", "hang", "exited", "signaled",
 
 
 @dataclass
-class ReplayOutcome:
+class ReplayOutcome(JsonFact):
     kind: OutcomeKind
     diagnosis: Diagnosis | None = None
     passed: list[PassedStop] = field(default_factory=list)
@@ -36,22 +36,3 @@ class ReplayOutcome:
     def method_context(self) -> int | None:
         mc = self.diagnosis.method_context if self.diagnosis is not None else None
         return mc.number if mc is not None and mc.number else None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "diagnosis": None if self.diagnosis is None else self.diagnosis.to_json(),
-            "passed": [p.to_json() for p in self.passed],
-            "exit_status": self.exit_status,
-            "signal": self.signal,
-            "threads": [t.to_json() for t in self.threads],
-            "seconds": self.seconds,
-            "startup_seconds": self.startup_seconds,
-            "notes": self.notes,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ReplayOutcome:
-        """From to_json's form (FactJsonError, a ValueError, naming the field when it is not that
-        form)."""
-        return from_json(cls, data)

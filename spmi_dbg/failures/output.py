@@ -92,6 +92,8 @@ class Failure:
         return f"missing data ({self.message}) in method context {self.method_context}"
 
     def to_json(self) -> dict[str, Any]:
+        """Its JSON form, with its key; spmi_dbg.jsonfacts reads it back (the key ignored, a field
+        left out None)."""
         out: dict[str, Any] = {
             "kind": self.kind,
             "method_context": self.method_context,
@@ -111,25 +113,6 @@ class Failure:
         if self.il_size is not None:
             out["il_size"] = self.il_size
         return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Failure:
-        kind = data["kind"]
-        if kind not in ("assert", "error", "missing"):
-            raise ValueError(f"unknown failure kind {kind!r}")
-        line, il = data.get("source_line"), data.get("il_size")
-        return cls(
-            kind,
-            int(data["method_context"]),
-            str(data.get("line") or ""),
-            str(data.get("message") or ""),
-            data.get("file"),
-            None if line is None else int(line),
-            data.get("method"),
-            data.get("phase"),
-            data.get("jit"),
-            None if il is None else int(il),
-        )
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.mch.mclist import parse_mclist
-from spmi_dbg.triage.journal import Journal
+from spmi_dbg.triage.journal import Journal, NotReached
 
 
 @dataclass(frozen=True)
@@ -35,13 +35,13 @@ def counts(j: Journal) -> Counts:
     p = j.partition
     accounted = p.numbers.between(p.numbers.first, j.accounted).count() if j.accounted else 0
     crashed = j.crashed
-    failed = ({int(f["method_context"]) for f in j.failures} | set(j.failed_compiles)) - crashed
+    failed = ({f.method_context for f in j.failures} | set(j.failed_compiles)) - crashed
     seen = crashed | failed
     not_reached: dict[str, int] = {}
     for entry in j.not_reached:
-        numbers = parse_mclist(entry["compile"])
+        numbers = parse_mclist(entry.compile)
         count = numbers.count() - sum(1 for n in seen if n in numbers)
-        not_reached[entry["reason"]] = not_reached.get(entry["reason"], 0) + count
+        not_reached[entry.reason] = not_reached.get(entry.reason, 0) + count
     return Counts(accounted, len(crashed), len(failed), not_reached, len(j.not_diagnosed()))
 
 
@@ -54,7 +54,7 @@ class Coverage:
     not_diagnosed: int = 0  # of `crashed`: a storm's, replayed without a debugger
     failed_compile: int = 0
     not_reached: dict[str, int] = field(default_factory=dict)  # reason -> count
-    not_reached_lists: list[dict[str, str]] = field(default_factory=list)  # {"compile", "reason"}
+    not_reached_lists: list[NotReached] = field(default_factory=list)
     killers: list[int] = field(default_factory=list)
     partitions: int = 0
 
@@ -81,7 +81,7 @@ class Coverage:
             "not_reached_reasons": [
                 {"reason": r, "count": n} for r, n in sorted(self.not_reached.items())
             ],
-            "not_reached_lists": self.not_reached_lists[:100],
+            "not_reached_lists": [n.to_json() for n in self.not_reached_lists[:100]],
             "worker_killers": self.killers,
         }
 

@@ -20,56 +20,138 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 from spmi_dbg.atomic import atomic_write_text
+from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.errors import SpmiDbgError
+from spmi_dbg.failures.output import Failure
+from spmi_dbg.jsonfacts import JsonFact
 from spmi_dbg.mch.mclist import MCList
+from spmi_dbg.repro.expect import Expectation
 from spmi_dbg.triage.plan import TriagePartition
+from spmi_dbg.triage.sweep import SweepState
 
-JOURNAL_SCHEMA = 1
+JOURNAL_SCHEMA: Final = 1
 # a replay that killed its worker this many times is split (or, one record, given up)
 DEATHS_BEFORE_SPLIT = 2
 
 
+@dataclass(frozen=True)
+class Running(JsonFact):
+    """The replay in progress: its worker may die in it."""
+
+    from_: int  # its first number
+    to: int  # its last
+    compile: str  # its -c list
+    by: str  # the worker
+
+
 @dataclass
-class Journal:
+class Segment(JsonFact):
+    """A replay: its run (PartitionRun.to_json's keys) and where its files are."""
+
+    partition: int
+    compile: str
+    methods: int
+    status: str
+    attempts: int
+    failures: list[str]  # the debugger's, one per failed attempt
+    exit_status: int | None
+    signal: str | None
+    stops_passed: int
+    seconds: float | None
+    debugger_startup_seconds: float | None
+    notes: list[str]
+    collection: str
+    by: str  # the worker
+    stdout: Path
+    stderr: Path
+    transcript: Path
+    record: Path | None  # its outcome and failure lines (SegmentRecord)
+    # read in from the record by with_records; never in the journal itself
+    outcome: ReplayOutcome | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = super().to_json()
+        if self.outcome is None:
+            del data["outcome"]
+        return data
+
+
+@dataclass(frozen=True)
+class CrashEntry(JsonFact):
+    """A crash identified under the debugger."""
+
+    method_context: int
+    segment: int  # the replay it ended, 1-based
+    expectation: Expectation | None
+    method_context_source: str = ""
+    bisection: list[dict[str, Any]] = field(default_factory=list)  # Located.bisection
+    method_context_rejected: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class NotReached(JsonFact):
+    compile: str  # a -c list
+    reason: str
+
+
+@dataclass(frozen=True)
+class ToolFailureEntry(JsonFact):
+    """A replay whose debugger failed twice: the partition stops there."""
+
+    compile: str
+    failures: list[str]  # one per attempt
+
+
+@dataclass(frozen=True)
+class SegmentRecord(JsonFact):
+    """A replay's record: its outcome (with the diagnosis) and the failure lines of its accounted
+    part."""
+
+    outcome: ReplayOutcome | None
+    failures: list[Failure] = field(default_factory=list)
+    failed_compiles: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Journal(JsonFact):
+    schema: Literal[1] = field(default=JOURNAL_SCHEMA, kw_only=True)  # another is not read
     partition: TriagePartition
     accounted: int = 0  # every number of the partition up to this one is accounted for
     done: bool = False
-    running: dict[str, Any] | None = None  # the replay in progress: {"from", "to", "by"}
+    running: Running | None = None
     # after a replay killed its worker twice: the next replay ends here
     window_end: int | None = None
     # "<first>-<last>" of a replay -> times its worker died
     deaths: dict[str, int] = field(default_factory=dict)
-    # every replay: compile list, files, outcome
-    segments: list[dict[str, Any]] = field(default_factory=list)
-    # identified crashes: number, segment, expectation
-    crashes: list[dict[str, Any]] = field(default_factory=list)
-    # superpmi's own failure lines (Failure.to_json)
-    failures: list[dict[str, Any]] = field(default_factory=list)
+    segments: list[Segment] = field(default_factory=list)  # every replay
+    crashes: list[CrashEntry] = field(default_factory=list)
+    # superpmi's own failure lines of a storm's native replays (a segment's are in its record)
+    failures: list[Failure] = field(default_factory=list)
     failed_compiles: list[int] = field(default_factory=list)  # numbers with a failed-compile line
-    # {"compile": spec, "reason": why}
-    not_reached: list[dict[str, str]] = field(default_factory=list)
+    not_reached: list[NotReached] = field(default_factory=list)
     # method contexts that killed their worker twice
     killers: list[int] = field(default_factory=list)
-    tool_failures: list[dict[str, Any]] = field(default_factory=list)
+    tool_failures: list[ToolFailureEntry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     attempts: int = 0  # tasks that worked on this partition
     # the tasks' time on it (worker-seconds), replays, diagnoses and identification
     seconds: float = 0.0
     # a crash storm in this partition (triage/sweep.py): the rest is replayed natively, a sample
-    # under the debugger; its crashes not diagnosed are here (SweepState.to_json)
-    storm: dict[str, Any] | None = None
+    # under the debugger; its crashes not diagnosed are here
+    storm: SweepState | None = None
 
     @property
     def crashed(self) -> set[int]:
         """Every crashed number: the crashes identified under the debugger and the storm's crashes
         not diagnosed."""
-        out = {int(c["method_context"]) for c in self.crashes}
+        out = {c.method_context for c in self.crashes}
         if self.storm is not None:
-            for numbers in (self.storm.get("not_diagnosed") or {}).values():
-                out.update(int(n) for n in numbers)
+            for numbers in self.storm.not_diagnosed.values():
+                out.update(numbers)
         return out
 
     def not_diagnosed(self) -> list[tuple[int, str]]:
@@ -77,9 +159,7 @@ class Journal:
         if self.storm is None:
             return []
         return sorted(
-            (int(n), str(sig))
-            for sig, numbers in (self.storm.get("not_diagnosed") or {}).items()
-            for n in numbers
+            (n, sig) for sig, numbers in self.storm.not_diagnosed.items() for n in numbers
         )
 
     @property
@@ -93,56 +173,11 @@ class Journal:
             self.accounted + 1, upto or self.partition.numbers.last
         )
         if left.count():
-            self.not_reached.append({"compile": left.spec(), "reason": reason})
+            self.not_reached.append(NotReached(left.spec(), reason))
         self.accounted = left.last if left.count() else self.accounted
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": JOURNAL_SCHEMA,
-            "partition": self.partition.to_json(),
-            "accounted": self.accounted,
-            "done": self.done,
-            "running": self.running,
-            "window_end": self.window_end,
-            "deaths": self.deaths,
-            "segments": self.segments,
-            "crashes": self.crashes,
-            "failures": self.failures,
-            "failed_compiles": self.failed_compiles,
-            "not_reached": self.not_reached,
-            "killers": self.killers,
-            "tool_failures": self.tool_failures,
-            "notes": self.notes,
-            "attempts": self.attempts,
-            "seconds": round(self.seconds, 3),
-            "storm": self.storm,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Journal:
-        if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
-        if data.get("schema") != JOURNAL_SCHEMA:
-            raise ValueError(f"journal schema {data.get('schema')!r}, expected {JOURNAL_SCHEMA}")
-        return cls(
-            TriagePartition.from_json(data["partition"]),
-            int(data["accounted"]),
-            bool(data["done"]),
-            data.get("running"),
-            data.get("window_end"),
-            dict(data.get("deaths") or {}),
-            list(data.get("segments") or []),
-            list(data.get("crashes") or []),
-            list(data.get("failures") or []),
-            [int(n) for n in data.get("failed_compiles") or []],
-            list(data.get("not_reached") or []),
-            [int(n) for n in data.get("killers") or []],
-            list(data.get("tool_failures") or []),
-            list(data.get("notes") or []),
-            int(data.get("attempts") or 0),
-            float(data.get("seconds") or 0.0),
-            data.get("storm"),
-        )
+        return super().to_json() | {"seconds": round(self.seconds, 3)}
 
 
 def segment_record(directory: Path, index: int, k: int) -> Path:
@@ -152,35 +187,31 @@ def segment_record(directory: Path, index: int, k: int) -> Path:
     return segment_dir(directory, index) / f"seg-{k}.json"
 
 
-def write_record(path: Path, record: dict[str, Any]) -> None:
-    atomic_write_text(path, json.dumps(record) + "\n")
+def write_record(path: Path, record: SegmentRecord) -> None:
+    atomic_write_text(path, json.dumps(record.to_json()) + "\n")
 
 
 def with_records(journal: Journal) -> Journal:
     """The journal with each replay's record read back in: the segment's `outcome`, and the failure
     lines in `failures`/`failed_compiles` (a record that cannot be read: that replay's outcome is
     None, a note says so)."""
-    # the journal itself is left as it is
-    full = Journal.from_json(copy.deepcopy(journal.to_json()))
+    full = copy.deepcopy(journal)  # the journal itself is left as it is
     seen = set(full.failed_compiles)
     for seg in full.segments:
-        path = seg.get("record")
-        if not path:
+        if seg.record is None:
             continue
         try:
-            record = json.loads(Path(path).read_text(encoding="utf-8"))
-            if not isinstance(record, dict):
-                raise ValueError("not a JSON object")
+            record = SegmentRecord.from_json(json.loads(seg.record.read_text(encoding="utf-8")))
         except (OSError, ValueError) as e:
-            seg["outcome"] = None
-            full.notes.append(f"{path}: the replay's record cannot be read ({e})")
+            seg.outcome = None
+            full.notes.append(f"{seg.record}: the replay's record cannot be read ({e})")
             continue
-        seg["outcome"] = record.get("outcome")
-        full.failures += list(record.get("failures") or [])
-        for n in record.get("failed_compiles") or []:
-            if int(n) not in seen:
-                seen.add(int(n))
-                full.failed_compiles.append(int(n))
+        seg.outcome = record.outcome
+        full.failures += record.failures
+        for n in record.failed_compiles:
+            if n not in seen:
+                seen.add(n)
+                full.failed_compiles.append(n)
     return full
 
 
@@ -203,7 +234,7 @@ def load(directory: Path, partition: TriagePartition) -> Journal:
         return Journal(partition)
     try:
         journal = Journal.from_json(json.loads(text))
-    except (ValueError, KeyError, TypeError, AttributeError, SpmiDbgError) as e:
+    except (ValueError, SpmiDbgError) as e:
         raise ValueError(f"{path}: not a partition journal of this spmi-dbg ({e})") from None
     if journal.partition != partition:
         raise ValueError(
@@ -219,7 +250,7 @@ def read(directory: Path, index: int) -> Journal | None:
         return Journal.from_json(
             json.loads(journal_path(directory, index).read_text(encoding="utf-8"))
         )
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, SpmiDbgError):
+    except (OSError, ValueError, SpmiDbgError):
         return None
 
 

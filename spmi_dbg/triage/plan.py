@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.errors import InputError, SpmiDbgError, UsageError, printable
+from spmi_dbg.jsonfacts import JsonFact
 from spmi_dbg.mch.collection import record_sizes
 from spmi_dbg.mch.mclist import MCList, parse_mclist
 from spmi_dbg.repro.command import ReproCommand, checked_collection
@@ -27,39 +29,33 @@ PARTITIONS_PER_WORKER = 2
 
 
 @dataclass(frozen=True)
-class TriagePartition:
-    """One task: method contexts `numbers` of `collection`, replayed with `-c <spec>`."""
+class TriagePartition(JsonFact):
+    """One task: method contexts `numbers` of `collection`, replayed with `-c <compile>`."""
 
     index: int  # 1-based over the whole plan
     collection: str  # absolute path
-    numbers: MCList
+    compile: str  # its numbers as a -c list
+    methods: int  # how many
     bytes: int
+
+    def __post_init__(self) -> None:
+        if self.numbers.count() != self.methods:
+            raise ValueError(
+                f"-c {self.compile} holds {self.numbers.count()} method contexts, not "
+                f"{self.methods}"
+            )
+
+    @classmethod
+    def of(cls, index: int, collection: str, numbers: MCList, size: int) -> TriagePartition:
+        return cls(index, collection, numbers.spec(), numbers.count(), size)
+
+    @functools.cached_property
+    def numbers(self) -> MCList:
+        return parse_mclist(self.compile)
 
     @property
     def spec(self) -> str:
-        return self.numbers.spec()
-
-    @property
-    def methods(self) -> int:
-        return self.numbers.count()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "collection": self.collection,
-            "compile": self.spec,
-            "methods": self.methods,
-            "bytes": self.bytes,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TriagePartition:
-        return cls(
-            int(data["index"]),
-            str(data["collection"]),
-            parse_mclist(str(data["compile"])),
-            int(data["bytes"]),
-        )
+        return self.compile
 
 
 def collections_of(items: list[str]) -> list[str]:
@@ -148,7 +144,7 @@ def plan_partitions(
     for i, first, end in pieces:
         c, numbers, prefix = selected[i]
         piece = MCList(((first + 1, end),)) if numbers is None else MCList.of(numbers[first:end])
-        out.append(TriagePartition(len(out) + 1, c.input, piece, _bytes(prefix, first, end)))
+        out.append(TriagePartition.of(len(out) + 1, c.input, piece, _bytes(prefix, first, end)))
     if not out:
         raise UsageError("nothing to replay: the selection is empty")
     return out

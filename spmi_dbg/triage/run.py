@@ -16,11 +16,9 @@ from pathlib import Path
 from spmi_dbg.analysis.policy import PassedStop
 from spmi_dbg.analysis.signature import bucket_key
 from spmi_dbg.driver.base import Driver
-from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.failures.output import Failure, ReplayOutput
 from spmi_dbg.mch.mclist import parse_mclist
 from spmi_dbg.repro.command import Partition, ReproCommand
-from spmi_dbg.repro.expect import Expectation
 from spmi_dbg.repro.locate import Located, PartitionRun
 from spmi_dbg.triage import journal as journals
 from spmi_dbg.triage.coverage import Counts, counts
@@ -147,7 +145,9 @@ class TriageRun:
     @property
     def tool_failures(self) -> list[dict[str, object]]:
         out: list[dict[str, object]] = [
-            t | {"partition": j.partition.index} for j in self.journals for t in j.tool_failures
+            t.to_json() | {"partition": j.partition.index}
+            for j in self.journals
+            for t in j.tool_failures
         ]
         out += [
             {"partition": i, "compile": "", "failures": [why]}
@@ -306,41 +306,36 @@ def _read_back(j: Journal, result: TriageRun, names: dict[str, str]) -> None:
     p = j.partition
     runs: list[PartitionRun] = []
     for s in j.segments:
-        numbers = tuple(parse_mclist(str(s["compile"])))
         run = PartitionRun(
-            Partition(p.index, numbers),
-            Path(s["stdout"]),
-            Path(s["stderr"]),
-            Path(s["transcript"]),
-            attempts=int(s.get("attempts") or 0),
-            failures=list(s.get("failures") or []),
+            Partition(p.index, tuple(parse_mclist(s.compile))),
+            s.stdout,
+            s.stderr,
+            s.transcript,
+            outcome=s.outcome,
+            attempts=s.attempts,
+            failures=list(s.failures),
         )
-        if s.get("outcome") is not None:
-            run.outcome = ReplayOutcome.from_json(s["outcome"])
         runs.append(run)
     result.segments += runs
     for c in j.crashes:
-        run = runs[int(c["segment"]) - 1]
-        e = c.get("expectation")
+        run = runs[c.segment - 1]
         located = Located(
             [run],
             winner=run,
-            method_context=int(c["method_context"]),
-            method_context_source=str(c.get("method_context_source") or ""),
-            method_context_rejected=[str(r) for r in c.get("method_context_rejected") or []],
-            bisection=list(c.get("bisection") or []),
-            notes=list(c.get("notes") or []),
+            expectation=c.expectation,
+            method_context=c.method_context,
+            method_context_source=c.method_context_source,
+            method_context_rejected=list(c.method_context_rejected),
+            bisection=list(c.bisection),
+            notes=list(c.notes),
         )
-        if e is not None:
-            located.expectation = Expectation(e["kind"], e.get("signal"), e.get("bucket"))
         result.crashes.append(
             Crash(located, p.collection, f"{names[p.collection]}:{located.method_context}")
         )
-    storm = str((j.storm or {}).get("bucket") or "")
+    storm = j.storm.bucket if j.storm is not None else ""
     result.not_diagnosed += [
         NotDiagnosed(p.collection, n, sig, storm, f"{names[p.collection]}:{n}")
         for n, sig in j.not_diagnosed()
     ]
-    failures = [Failure.from_json(f) for f in j.failures]
     failed = [Failure("error", n, "", "") for n in j.failed_compiles]
-    result.outputs.append((p.collection, ReplayOutput(failures, failed)))
+    result.outputs.append((p.collection, ReplayOutput(list(j.failures), failed)))

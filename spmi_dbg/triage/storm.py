@@ -13,9 +13,8 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from spmi_dbg.triage.journal import Journal
+from spmi_dbg.triage.journal import CrashEntry, Journal, SegmentRecord
 
 MIN_CRASHES = 10  # in one bucket, before a storm can be called
 SHARE = 0.5  # of the method contexts accounted for so far
@@ -31,27 +30,23 @@ class StormWatch:
         """The line to say now (once), or None."""
         if self.said is not None:
             return None
-        first_record: dict[str, str] = {}
+        first_record: dict[str, Path | None] = {}
         for j in journals:
             for c in j.crashes:
                 bucket = bucket_of(c)
-                seg = int(c.get("segment") or 0)
-                if bucket and bucket not in first_record and 0 < seg <= len(j.segments):
-                    first_record[bucket] = str(j.segments[seg - 1].get("record") or "")
+                if bucket and bucket not in first_record and 0 < c.segment <= len(j.segments):
+                    first_record[bucket] = j.segments[c.segment - 1].record
         found = storm_bucket(
             [c for j in journals for c in j.crashes], accounted, self.min_crashes, self.share
         )
         if found is None:
             # a partition that met the rule on its own (its sweep then diagnoses only a sample,
             # so the crashes in the bucket no longer grow with what it replays): its numbers then
-            declared = [j.storm for j in journals if j.storm and j.storm.get("declared")]
+            declared = [j.storm for j in journals if j.storm and j.storm.declared.accounted]
             if not declared:
                 return None
             first = declared[0]
-            d = first["declared"]
-            found, accounted = (str(first["bucket"]), int(d["crashes"])), int(d["accounted"])
-            if not accounted:
-                return None
+            found, accounted = (first.bucket, first.declared.crashes), first.declared.accounted
         bucket, count = found
         why = _why(first_record.get(bucket))
         self.said = (
@@ -61,13 +56,13 @@ class StormWatch:
         return self.said
 
 
-def bucket_of(crash: dict[str, Any]) -> str:
+def bucket_of(crash: CrashEntry) -> str:
     """A journal crash's bucket ("" when none was established)."""
-    return str((crash.get("expectation") or {}).get("bucket") or "")
+    return (crash.expectation.bucket if crash.expectation else None) or ""
 
 
 def storm_bucket(
-    crashes: list[dict[str, Any]],
+    crashes: list[CrashEntry],
     accounted: int,
     min_crashes: int = MIN_CRASHES,
     share: float = SHARE,
@@ -84,18 +79,19 @@ def storm_bucket(
     return bucket, count
 
 
-def _why(record: str | None) -> str:
+def _why(record: Path | None) -> str:
     """The bucket's cause from its first crash's record (its diagnosis), else its signature."""
-    d: dict[str, Any] = {}
-    if record:
+    d = None
+    if record is not None:
         try:
-            data = json.loads(Path(record).read_text(encoding="utf-8"))
-            d = ((data.get("outcome") or {}).get("diagnosis")) or {}
-        except (OSError, ValueError, AttributeError):
-            d = {}
-    causes = d.get("causes") or []
-    if causes:
-        c = causes[0]
-        return f"{c['kind']}: {c['advice']}"
-    signature = d.get("signature")
+            outcome = SegmentRecord.from_json(
+                json.loads(record.read_text(encoding="utf-8"))
+            ).outcome
+            d = outcome.diagnosis if outcome is not None else None
+        except (OSError, ValueError):
+            d = None
+    if d is not None and d.causes:
+        c = d.causes[0]
+        return f"{c.kind}: {c.advice}"
+    signature = d.signature if d is not None else None
     return f"no cause established ({signature})" if signature else "no cause established"

@@ -25,14 +25,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from spmi_dbg.jsonfacts import JsonFact
 from spmi_dbg.mch.mclist import MCList
 
 SAMPLES = 4  # slots of a partition's rest, each with one replay under the debugger
 MAX_WINDOW = 256  # method contexts in one native replay
 
 
+@dataclass(frozen=True)
+class Declared(JsonFact):
+    """What the partition had seen when it declared the storm."""
+
+    crashes: int = 0  # in the storm's bucket
+    accounted: int = 0  # method contexts
+
+
 @dataclass
-class SweepState:
+class SweepState(JsonFact):
     bucket: str  # the storm's bucket
     since: int  # the first number of the sweep
     slots: list[int]  # the first number of each slot
@@ -42,11 +51,10 @@ class SweepState:
     not_diagnosed: dict[str, list[int]] = field(default_factory=dict)  # signal -> numbers
     native_replays: int = 0
     native_seconds: float = 0.0
-    # what the partition had seen when it declared the storm: crashes in the bucket, accounted
-    declared: tuple[int, int] = (0, 0)
+    declared: Declared = field(default_factory=Declared)
 
     @classmethod
-    def start(cls, bucket: str, rest: MCList, declared: tuple[int, int] = (0, 0)) -> SweepState:
+    def start(cls, bucket: str, rest: MCList, declared: Declared | None = None) -> SweepState:
         numbers = rest.count()
         slots: list[int] = []
         for k in range(SAMPLES):
@@ -54,7 +62,7 @@ class SweepState:
             first = rest.nth(at) if at < numbers else None
             if first is not None and first not in slots:
                 slots.append(first)
-        return cls(bucket, rest.first, slots, declared=declared)
+        return cls(bucket, rest.first, slots, declared=declared or Declared())
 
     def slot(self, number: int) -> int:
         """The index of the slot `number` is in (-1: before the sweep)."""
@@ -95,33 +103,4 @@ class SweepState:
         self.not_diagnosed.setdefault(signal, []).append(number)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "bucket": self.bucket,
-            "since": self.since,
-            "slots": self.slots,
-            "sampled": self.sampled,
-            "window": self.window,
-            "debugger_until": self.debugger_until,
-            "not_diagnosed": self.not_diagnosed,
-            "native_replays": self.native_replays,
-            "native_seconds": round(self.native_seconds, 3),
-            "declared": {"crashes": self.declared[0], "accounted": self.declared[1]},
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SweepState:
-        return cls(
-            str(data["bucket"]),
-            int(data["since"]),
-            [int(n) for n in data.get("slots") or []],
-            [int(k) for k in data.get("sampled") or []],
-            max(1, int(data.get("window") or 1)),
-            None if data.get("debugger_until") is None else int(data["debugger_until"]),
-            {str(s): [int(n) for n in ns] for s, ns in (data.get("not_diagnosed") or {}).items()},
-            int(data.get("native_replays") or 0),
-            float(data.get("native_seconds") or 0.0),
-            (
-                int((data.get("declared") or {}).get("crashes") or 0),
-                int((data.get("declared") or {}).get("accounted") or 0),
-            ),
-        )
+        return super().to_json() | {"native_seconds": round(self.native_seconds, 3)}

@@ -23,16 +23,24 @@ from spmi_dbg.driver.base import Driver, ReplaySession
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.driver.request import ReplayRequest, ReplayWatch
 from spmi_dbg.errors import SpmiDbgError, ToolFailure
-from spmi_dbg.failures.output import read_output
+from spmi_dbg.failures.output import Failure, read_output
 from spmi_dbg.mch.mclist import MCList
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.locate import ATTEMPTS, WINNING, Located, PartitionRun, identify
 from spmi_dbg.repro.native import run_native
 from spmi_dbg.triage import journal as journals
-from spmi_dbg.triage.journal import DEATHS_BEFORE_SPLIT, Journal
+from spmi_dbg.triage.journal import (
+    DEATHS_BEFORE_SPLIT,
+    CrashEntry,
+    Journal,
+    Running,
+    Segment,
+    SegmentRecord,
+    ToolFailureEntry,
+)
 from spmi_dbg.triage.plan import TriagePartition
 from spmi_dbg.triage.storm import storm_bucket
-from spmi_dbg.triage.sweep import MAX_WINDOW, SweepState
+from spmi_dbg.triage.sweep import MAX_WINDOW, Declared, SweepState
 
 MAX_CRASHES_REASON = "--max-crashes reached: the triage stopped"
 KILLER_REASON = "it killed its worker twice: not retried"
@@ -148,12 +156,13 @@ def run_partition(
         if journal.done:
             return journals.with_records(journal).to_json()
         journal.attempts += 1
-        if journal.running is not None:  # the lock was free: the replay's worker died
-            key = f"{journal.running['from']}-{journal.running['to']}"
+        dead = journal.running
+        if dead is not None:  # the lock was free: the replay's worker died
+            key = f"{dead.from_}-{dead.to}"
             journal.deaths[key] = journal.deaths.get(key, 0) + 1
             journal.notes.append(
-                f"the worker replaying -c {journal.running['compile']} "
-                f"({journal.running.get('by')}) died; replayed again from {journal.running['from']}"
+                f"the worker replaying -c {dead.compile} ({dead.by}) died; replayed again from "
+                f"{dead.from_}"
             )
             journal.running = None
         own = sessions is None
@@ -187,11 +196,7 @@ class _Partition:
         self.files = journals.segment_dir(self.directory, task.partition.index)
         self.files.mkdir(exist_ok=True)
         self.sessions = sessions
-        self._sweep = (
-            SweepState.from_json(journal.storm)
-            if journal.storm is not None and not task.diagnose_all
-            else None
-        )
+        self._sweep = journal.storm if journal.storm is not None and not task.diagnose_all else None
 
     def run(self) -> None:
         start = saved = time.monotonic()
@@ -215,7 +220,7 @@ class _Partition:
 
     def save(self) -> None:
         if self._sweep is not None:
-            self.journal.storm = self._sweep.to_json()
+            self.journal.storm = self._sweep
         journals.save(self.directory, self.journal)
 
     def window(self) -> MCList | None:
@@ -268,7 +273,7 @@ class _Partition:
     def debugger_step(self, window: MCList) -> None:
         j = self.journal
         spec = window.spec()
-        j.running = {"from": window.first, "to": window.last, "compile": spec, "by": self.where}
+        j.running = Running(window.first, window.last, spec, self.where)
         journals.save(self.directory, j)
         k = len(j.segments) + 1
         run = PartitionRun(
@@ -285,14 +290,7 @@ class _Partition:
         upto = self.settle(run, window, spec, k)
         record = journals.segment_record(self.directory, self.task.partition.index, k)
         failures, failed = _accepted(run, upto)
-        journals.write_record(
-            record,
-            {
-                "outcome": run.outcome.to_json() if run.outcome is not None else None,
-                "failures": failures,
-                "failed_compiles": failed,
-            },
-        )
+        journals.write_record(record, SegmentRecord(run.outcome, failures, failed))
         j.segments.append(_segment(run, self.task.partition, self.where, record))
 
     def settle(self, run: PartitionRun, window: MCList, spec: str, k: int) -> int | None:
@@ -301,7 +299,7 @@ class _Partition:
         j = self.journal
         outcome = run.outcome
         if outcome is None:  # the debugger failed twice: the partition cannot go on
-            j.tool_failures.append({"compile": spec, "failures": run.failures})
+            j.tool_failures.append(ToolFailureEntry(spec, list(run.failures)))
             j.give_up(
                 f"the debugger failed: {run.failures[-1] if run.failures else 'no reason given'}"
             )
@@ -345,7 +343,7 @@ class _Partition:
         rest = j.remaining
         if found is None or not rest.count():
             return
-        self._sweep = SweepState.start(found[0], rest, (found[1], accounted))
+        self._sweep = SweepState.start(found[0], rest, Declared(found[1], accounted))
         j.notes.append(
             f"partition {p.index}: {found[1]} of its {accounted} method contexts replayed so far "
             f"crashed in bucket {found[0]}: a storm; from {rest.first} on, replayed without a "
@@ -383,7 +381,7 @@ class _Partition:
         else:
             sweep.window = min(2 * sweep.window, MAX_WINDOW)
         output = read_output(self.files / "sweep.stdout", self.files / "sweep.stderr")
-        j.failures += [f.to_json() for f in output.failures if f.method_context <= upto]
+        j.failures += [f for f in output.failures if f.method_context <= upto]
         known = set(j.failed_compiles)
         j.failed_compiles += sorted(
             {f.method_context for f in output.failed_compiles if f.method_context <= upto} - known
@@ -440,32 +438,33 @@ def _middle(numbers: MCList) -> int:
     return numbers.nth(max(numbers.count() // 2, 1) - 1)
 
 
-def _accepted(run: PartitionRun, upto: int | None) -> tuple[list[dict[str, Any]], list[int]]:
+def _accepted(run: PartitionRun, upto: int | None) -> tuple[list[Failure], list[int]]:
     """The failure lines of the replay's accounted part (method contexts up to `upto`): each
     replayed method context's lines once, however often its replay was interrupted before."""
     if upto is None:
         return [], []
     output = read_output(run.stdout, run.stderr)
     return (
-        [f.to_json() for f in output.failures if f.method_context <= upto],
+        [f for f in output.failures if f.method_context <= upto],
         sorted({f.method_context for f in output.failed_compiles if f.method_context <= upto}),
     )
 
 
-def _segment(
-    run: PartitionRun, partition: TriagePartition, where: str, record: Path
-) -> dict[str, Any]:
+def _segment(run: PartitionRun, partition: TriagePartition, where: str, record: Path) -> Segment:
     """The journal's line for a replay (its outcome and failure lines are in `record`, written
-    once)."""
-    return run.to_json() | {
-        "partition": partition.index,
-        "collection": partition.collection,
-        "by": where,
-        "stdout": str(run.stdout),
-        "stderr": str(run.stderr),
-        "transcript": str(run.transcript),
-        "record": str(record),
-    }
+    once): the run's JSON and where its files are."""
+    return Segment.from_json(
+        run.to_json()
+        | {
+            "partition": partition.index,
+            "collection": partition.collection,
+            "by": where,
+            "stdout": str(run.stdout),
+            "stderr": str(run.stderr),
+            "transcript": str(run.transcript),
+            "record": str(record),
+        }
+    )
 
 
 def _only_one(located: Located, number: int, spec: str) -> None:
@@ -481,16 +480,14 @@ def _only_one(located: Located, number: int, spec: str) -> None:
         )
 
 
-def _crash(located: Located, segment: int) -> dict[str, Any]:
-    e = located.expectation
-    return {
-        "method_context": located.method_context,
-        "segment": segment,
-        "expectation": None
-        if e is None
-        else {"kind": e.kind, "signal": e.signal, "bucket": e.bucket},
-        "method_context_source": located.method_context_source,
-        "bisection": located.bisection,
-        "method_context_rejected": located.method_context_rejected,
-        "notes": located.notes,
-    }
+def _crash(located: Located, segment: int) -> CrashEntry:
+    assert located.method_context is not None
+    return CrashEntry(
+        located.method_context,
+        segment,
+        located.expectation,
+        located.method_context_source,
+        list(located.bisection),
+        list(located.method_context_rejected),
+        list(located.notes),
+    )

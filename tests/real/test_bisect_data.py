@@ -8,7 +8,6 @@ import signal
 
 from spmi_dbg.bisect.verdict import Expected, Verdict, classify_run
 from spmi_dbg.failures.output import parse_output
-from spmi_dbg.repro.expect import Expectation
 from spmi_dbg.repro.native import NativeRun
 
 from ..support.real import Reference
@@ -27,10 +26,10 @@ def _classify(reference: Reference, name: str, expected: Expected) -> Verdict:
 def test_another_jit_ee_version_and_a_jit_that_does_not_load_are_skips(
     reference: Reference,
 ) -> None:
-    v = _classify(reference, "11-wrong-version-identifier", Expected(None, "x", "assert"))
+    v = _classify(reference, "11-wrong-version-identifier", Expected("assert", key="x"))
     assert (v.kind, v.reason) == ("skip", "jit-ee-version")
     assert "Jit Compiler has wrong version identifier (exit 254)" in v.evidence
-    v = _classify(reference, "11b-jit-file-missing", Expected(None, "x", "assert"))
+    v = _classify(reference, "11b-jit-file-missing", Expected("assert", key="x"))
     assert (v.kind, v.reason) == ("skip", "jit-does-not-load")
     assert "LoadLibrary failed" in v.evidence
 
@@ -39,13 +38,13 @@ def test_an_assert_is_bad_for_its_own_key_only(reference: Reference) -> None:
     t = reference.transcript("06-assert-stressregs400-c543")
     (failure,) = parse_output(t.stdout.splitlines(), t.stderr.splitlines()).failures
     name = "06-assert-stressregs400-c543"
-    assert _classify(reference, name, Expected(None, failure.key, "assert")).kind == "bad"
-    other = _classify(reference, name, Expected(None, "assert: other (x.cpp:1)", "assert"))
+    assert _classify(reference, name, Expected("assert", key=failure.key)).kind == "bad"
+    other = _classify(reference, name, Expected("assert", key="assert: other (x.cpp:1)"))
     assert (other.kind, other.reason, other.bucket) == ("skip", "other-failure", failure.key)
 
 
 def test_a_crash_is_bad_for_its_signal_and_missing_data_cannot_tell(reference: Reference) -> None:
-    crash = Expected(Expectation("crash", "SIGSEGV", None))
+    crash = Expected("crash", "SIGSEGV")
     assert _classify(reference, "09-checked-on-reljit-segv", crash).kind == "bad"
     v = _classify(reference, "04d-jitstress1-c8-missing", crash)
     assert (v.kind, v.reason) == ("skip", "missing-data")
