@@ -204,3 +204,30 @@ def test_partitions_share_the_replay_cost_by_bytes(cols: Collections) -> None:
     cmd = command.from_argv([REPLAY, BASE, mch])
     assert [p.spec for p in cmd.partitions(2)] == ["1-2", "3-10"]
     assert [p.spec for p in cmd.partitions(10)] == [str(i) for i in range(1, 11)]
+
+
+def test_an_experiments_failure_is_its_own_a_phases_is_the_runs(cols: Collections) -> None:
+    """phase(): a failure stops the run and is the report's failed_phase; experiment(): it stays in
+    its record and the run goes on, with the fallback after the `with`."""
+    from spmi_dbg.driver.gdb.driver import GdbDriver
+    from spmi_dbg.repro.phase import PhaseFailed, experiment, phase
+    from spmi_dbg.repro.result import ReproOptions, ReproResult
+
+    cmd = command.from_argv([REPLAY, BASE, str(cols.get("units", 5))])
+    result = ReproResult(ReproOptions(command=cmd, debugger=GdbDriver("gdb")), [])
+
+    def regression() -> str | None:
+        with experiment(result, "regression", None) as ph:
+            ph.detail = "started"
+            raise InputError("x.mch", "gone")
+        return None
+
+    assert regression() is None
+    assert result.error_phase is None and result.error is None
+    assert [(p.name, p.status, p.detail) for p in result.phases] == [
+        ("regression", "failed", "x.mch: gone")
+    ]
+    with pytest.raises(PhaseFailed), phase(result, "verify", None):
+        raise OSError(5, "I/O error")
+    assert (result.error_phase, result.error) == ("verify", "[Errno 5] I/O error")
+    assert result.phases[-1].status == "failed"

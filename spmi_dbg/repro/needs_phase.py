@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.needs import Needs, Trial, find_needs, given_keys
-from spmi_dbg.repro.phase import PhaseFailed, phase
+from spmi_dbg.repro.phase import experiment
 from spmi_dbg.repro.result import ReproOptions, ReproProgress, ReproResult
 
 
@@ -21,11 +21,8 @@ def needs_phase(
     failed."""
     if len(cmd.jits) != 1:
         return None
-    try:
-        with phase(result, "needs", progress) as ph:
-            n = find_needs(cmd.jits[0], trial, workers=opts.workers, given=given_keys(cmd))
-            ph.detail = n.summary()
-            return n
-    except PhaseFailed:
-        result.error_phase = result.error = None
-        return None
+    with experiment(result, "needs", progress) as ph:
+        n = find_needs(cmd.jits[0], trial, workers=opts.workers, given=given_keys(cmd))
+        ph.detail = n.summary()
+        return n
+    return None

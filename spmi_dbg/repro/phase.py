@@ -24,6 +24,33 @@ class PhaseFailed(Exception):
 def phase(
     result: ReproResult, name: PhaseName, progress: ReproProgress | None
 ) -> Iterator[PhaseRecord]:
+    """A phase the run cannot go on without: its failure is the run's (report.json's
+    `failed_phase` and `failure`), and stops it (PhaseFailed)."""
+    try:
+        with _recorded(result, name, progress) as record:
+            yield record
+    except PhaseFailed as e:
+        result.error_phase, result.error = name, str(e)
+        raise
+
+
+@contextlib.contextmanager
+def experiment(
+    result: ReproResult, name: PhaseName, progress: ReproProgress | None
+) -> Iterator[PhaseRecord]:
+    """An experiment on a verified repro (its JIT settings, which JIT fails alone, what the failure
+    needs): its failure is its own, said in its record; the repro stands and the run goes on (the
+    body's value is lost: code after the `with` gives the fallback)."""
+    with contextlib.suppress(PhaseFailed), _recorded(result, name, progress) as record:
+        yield record
+
+
+@contextlib.contextmanager
+def _recorded(
+    result: ReproResult, name: PhaseName, progress: ReproProgress | None
+) -> Iterator[PhaseRecord]:
+    """The phase timed and recorded in the result; its failure (ours, the system's, or a bug: then
+    with the traceback in report.json) a PhaseFailed with the reason the report gives."""
     record = PhaseRecord(name)
     result.phases.append(record)
     if progress is not None:
@@ -34,15 +61,12 @@ def phase(
         record.status = "ok"
     except PhaseFailed as e:
         record.status, record.detail = "failed", str(e)
-        result.error_phase, result.error = name, str(e)
         raise
     except (SpmiDbgError, OSError) as e:
         record.status, record.detail = "failed", str(e)
-        result.error_phase, result.error = name, str(e)
         raise PhaseFailed(str(e)) from None
     except Exception as e:  # a bug of ours: still a report, with the traceback in report.json
         record.status, record.detail = "failed", f"internal error: {type(e).__name__}: {e}"
-        result.error_phase, result.error = name, record.detail
         result.error_traceback = traceback.format_exc()
         raise PhaseFailed(record.detail) from None
     finally:

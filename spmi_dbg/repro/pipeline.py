@@ -35,7 +35,7 @@ from spmi_dbg.repro.native import run_native
 from spmi_dbg.repro.needs import Needs, with_option
 from spmi_dbg.repro.needs import Outcome as NeedsOutcome
 from spmi_dbg.repro.needs_phase import needs_phase
-from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
+from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, experiment, phase
 from spmi_dbg.repro.regression import Regression, regression
 from spmi_dbg.repro.result import CrashTarget, Outcome, ReproOptions, ReproProgress, ReproResult
 from spmi_dbg.repro.setup_causes import (
@@ -254,26 +254,21 @@ def _crash_settings(
         )
         return run.matches(expected)
 
-    try:
-        with phase(result, "minimize-options", progress) as ph:
-            # verify has just seen it crash
-            m = minimize_settings(given, crashes, known_to_fail=True)
-            if m.needed != list(given):
-                runs = max(1, opts.verify_runs)
-                ok = sum(crashes(m.needed, "verify-options") for _ in range(runs))
-                if 2 * ok < runs:
-                    m.notes.append(
-                        f"only {ok}/{runs} replays with the needed settings alone crashed: "
-                        "repro.sh "
-                        "keeps all of them"
-                    )
-                    m.needed = list(given)
-            ph.detail = f"{m.summary()} ({m.tests} replays)"
-            return m, with_settings(cmd, split, m.needed)
-    except PhaseFailed:
-        # the repro is verified: only the experiment is missing
-        result.error_phase = result.error = None
-        return None
+    with experiment(result, "minimize-options", progress) as ph:
+        # verify has just seen it crash
+        m = minimize_settings(given, crashes, known_to_fail=True)
+        if m.needed != list(given):
+            runs = max(1, opts.verify_runs)
+            ok = sum(crashes(m.needed, "verify-options") for _ in range(runs))
+            if 2 * ok < runs:
+                m.notes.append(
+                    f"only {ok}/{runs} replays with the needed settings alone crashed: repro.sh "
+                    "keeps all of them"
+                )
+                m.needed = list(given)
+        ph.detail = f"{m.summary()} ({m.tests} replays)"
+        return m, with_settings(cmd, split, m.needed)
+    return None  # the repro is verified: only the experiment is missing
 
 
 def _unrecorded_data(
@@ -337,22 +332,18 @@ def _regression(
     repro stands."""
     if len(opts.command.jits) < 2:
         return None
-    try:
-        with phase(result, "regression", progress) as ph:
-            r = regression(
-                opts.command,
-                mch,
-                expected,
-                runs=2 if opts.verify_runs >= 2 else 1,
-                timeout=opts.verify_timeout,
-                workdir=work,
-            )
-            ph.detail = r.conclusion if r else ""
-            return r
-    except PhaseFailed:
-        # the repro is verified: only the experiment is missing
-        result.error_phase = result.error = None
-        return None
+    with experiment(result, "regression", progress) as ph:
+        r = regression(
+            opts.command,
+            mch,
+            expected,
+            runs=2 if opts.verify_runs >= 2 else 1,
+            timeout=opts.verify_timeout,
+            workdir=work,
+        )
+        ph.detail = r.conclusion if r else ""
+        return r
+    return None  # the repro is verified: only the experiment is missing
 
 
 def _causes_without_a_crash(located: Located, cmd: ReproCommand) -> list[Cause]:
