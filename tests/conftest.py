@@ -27,6 +27,27 @@ if TYPE_CHECKING:
     from .support.diagnosis import Runs
 
 
+@pytest.fixture(autouse=True)
+def _a_unit_test_starts_no_process(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test marked `unit` (pytest -m unit: the suite's part that runs in seconds) starts no
+    debugger, replay or other process: each way to start one fails it, naming what it tried."""
+    if request.node.get_closest_marker("unit") is None:
+        return
+
+    def refused(what: str) -> Callable[..., None]:
+        def start(*args: object, **kwargs: object) -> None:
+            command = [a for a in args if not isinstance(a, subprocess.Popen)][:1]
+            raise AssertionError(f"a test marked unit started a process ({what}: {command!r})")
+
+        return start
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refused("subprocess.Popen"))
+    for name in ("posix_spawn", "posix_spawnp", "fork", "system"):
+        monkeypatch.setattr(os, name, refused(f"os.{name}"))
+
+
 @pytest.fixture
 def sample(tmp_path: Path) -> tuple[Path, list[bytes]]:
     """A 50-record collection with stored compile results and a .mct carrying (fake, but
