@@ -246,60 +246,84 @@ def replay_partitions(
         for p in partitions
         if p.index not in resumed
     ]
-    finished = threading.Event()
-    storm = StormWatch()
-    said: list[str] = []
-
-    def watch() -> None:
-        shown = time.monotonic()
-        while not finished.wait(STORM_POLL if storm.said is None else POLL):
-            t = tallier.tally()
-            if time.monotonic() - shown >= POLL or storm.said is not None:
-                show.update(t)
-                shown = time.monotonic()
-            line = storm.check(t.accounted, list(tallier.journals.values()))
-            if line is not None:
-                said.append(line)
-                show.systematic(line)
-            # the budget is spent: the tasks still replaying stop at once
-            if t.crashes >= max_crashes:
-                cancel.set()
-
-    watcher = threading.Thread(target=watch, name="spmi-triage-progress", daemon=True)
+    watch = _Watch(tallier, show, cancel, max_crashes)
     report = engine.report()
     show.started(partitions, report)
-    watcher.start()
-    try:
+    with watch:
         report = engine.run(tasks, cancel, budget) if tasks else report
-    finally:
-        finished.set()
-        watcher.join()
     # a storm the watcher had no look at before the end (a quick triage) is said all the same
-    line = storm.check(tallier.tally().accounted, list(tallier.journals.values()))
-    if line is not None:
-        said.append(line)
-        show.systematic(line)
-    result = TriageRun(partitions, [], report, resumed=resumed, notes=list(said))
+    watch.look()
+    result = TriageRun(partitions, [], report, resumed=resumed, notes=list(watch.said))
     result.stopped_early = cancel.is_set() or budget.left <= 0
     for p in partitions:
-        read = journals.read(directory, p.index)
-        j = journals.with_records(read) if read is not None else Journal(p)
-        if not j.done:
-            why = report.task_failures.get(p.index)
-            reason = (
-                f"the partition's task failed: {why}"
-                if why
-                else "--max-crashes reached: the triage stopped"
-                if result.stopped_early
-                else "the partition did not finish"
-            )
-            j.give_up(reason)
-        result.journals.append(j)
-        _read_back(j, result, names)
+        result.journals.append(_journal(directory, p, report, result.stopped_early))
+        _read_back(result.journals[-1], result, names)
     result.crashes.sort(key=lambda c: (c.collection, c.number))
     result.not_diagnosed.sort(key=lambda c: (c.collection, c.number))
     show.update(tallier.final(result.journals))  # the last progress line: the coverage's count
     return result
+
+
+class _Watch:
+    """What the coordinator looks at while the tasks run, in a thread of its own: the progress line
+    every POLL seconds, the storm every STORM_POLL seconds until it is said; a spent --max-crashes
+    stops the tasks still replaying."""
+
+    def __init__(
+        self, tallier: Tallier, show: TriageProgress, cancel: threading.Event, max_crashes: int
+    ) -> None:
+        self.tallier, self.show, self.cancel, self.max_crashes = tallier, show, cancel, max_crashes
+        self.storm = StormWatch()
+        self.said: list[str] = []
+        self.finished = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="spmi-triage-progress", daemon=True)
+
+    def __enter__(self) -> _Watch:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.finished.set()
+        self.thread.join()
+
+    def _run(self) -> None:
+        shown = time.monotonic()
+        while not self.finished.wait(STORM_POLL if self.storm.said is None else POLL):
+            t = self.tallier.tally()
+            if time.monotonic() - shown >= POLL or self.storm.said is not None:
+                self.show.update(t)
+                shown = time.monotonic()
+            self.look(t)
+            # the budget is spent: the tasks still replaying stop at once
+            if t.crashes >= self.max_crashes:
+                self.cancel.set()
+
+    def look(self, t: Tally | None = None) -> None:
+        """The storm, said once it is one."""
+        t = self.tallier.tally() if t is None else t
+        line = self.storm.check(t.accounted, list(self.tallier.journals.values()))
+        if line is not None:
+            self.said.append(line)
+            self.show.systematic(line)
+
+
+def _journal(
+    directory: Path, p: TriagePartition, report: EngineReport, stopped_early: bool
+) -> Journal:
+    """A partition's journal read back with its records; one that did not finish says why."""
+    read = journals.read(directory, p.index)
+    j = journals.with_records(read) if read is not None else Journal(p)
+    if not j.done:
+        why = report.task_failures.get(p.index)
+        reason = (
+            f"the partition's task failed: {why}"
+            if why
+            else "--max-crashes reached: the triage stopped"
+            if stopped_early
+            else "the partition did not finish"
+        )
+        j.give_up(reason)
+    return j
 
 
 def _read_back(j: Journal, result: TriageRun, names: dict[str, str]) -> None:
