@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from pygdbmi import gdbmiparser
 
+from spmi_dbg.driver.leftovers import kill_session
 from spmi_dbg.errors import ToolFailure
 
 Record = dict[str, Any]
@@ -259,13 +260,14 @@ class MiChannel:
 
     def close(self, inferior_pid: int | None = None) -> None:
         """Kill the inferior (a tracee left behind by a dead gdb keeps running) and gdb's process
-        group (gdb was started in a session of its own: a wrapper script and its children go
-        too)."""
+        group; then the rest of gdb's session (gdb was started in a session of its own: a wrapper
+        script and its children, and a replay whose pid a gdb that died early never said)."""
         if inferior_pid:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(inferior_pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
+        kill_session(self.proc.pid)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
         for stream in (self.proc.stdin, self.proc.stdout):

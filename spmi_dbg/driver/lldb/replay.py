@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.analysis.policy import PassedStop
+from spmi_dbg.driver.leftovers import kill_session
 from spmi_dbg.driver.lldb.request import GuestLink, WorkerRequest
 from spmi_dbg.driver.lldb.sbapi import import_lldb
 from spmi_dbg.driver.outcome import ReplayOutcome
@@ -191,6 +192,7 @@ class _Worker:
             proc.wait(timeout=10)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)  # lldb-server, if it outlived the worker
+        kill_session(proc.pid)  # a replay whose pid a worker that died early never said
         if proc.stdout is not None:
             proc.stdout.close()
 
