@@ -132,23 +132,30 @@ def locate_failure(
         located.failure = first_match(r.failures, target)
         if located.failure is not None:
             break
+    located.notes += _run_notes(runs)
+    return located
+
+
+def _run_notes(runs: list[FailureRun]) -> list[str]:
+    """What the partitions not replayed, stopped early or not finished mean for the answer."""
+    notes = []
     skipped = [r.partition.index for r in runs if not r.started]
     if skipped:
-        located.notes.append(
+        notes.append(
             f"{len(skipped)} partition(s) after the one with the failure were not replayed"
         )
     for r in runs:
         if r.started and r.run.stopped:
-            located.notes.append(
+            notes.append(
                 f"partition {r.partition.index} (-c {r.partition.spec}) was stopped early: "
                 "its own or an earlier partition's failure comes first"
             )
         elif r.run.signal is not None or r.run.timed_out:
-            located.notes.append(
+            notes.append(
                 f"partition {r.partition.index} (-c {r.partition.spec}) did not finish "
                 f"({r.run.describe()}): failures after that point were not seen"
             )
-    return located
+    return notes
 
 
 POLL = 0.2  # seconds between looks at the partitions' output

@@ -29,7 +29,12 @@ from spmi_dbg.mch.mclist import compress_ranges
 from spmi_dbg.repro.bundle import out_dir_for
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.expect import expectation_of
-from spmi_dbg.repro.failure_locate import FailureLocated, locate_failure, verify_failure
+from spmi_dbg.repro.failure_locate import (
+    FailureLocated,
+    FailureVerification,
+    locate_failure,
+    verify_failure,
+)
 from spmi_dbg.repro.failure_run import reproduces, run_for_failures
 from spmi_dbg.repro.isolate import isolate
 from spmi_dbg.repro.jitoptions import (
@@ -83,17 +88,7 @@ def run_failure_phases(
         ph.detail = _locate_detail(located)
     f = located.failure
     if f is None:
-        result.outcome, result.exit_code, result.error = _nothing_found(located)
-        for r in located.runs:  # superpmi refused the JIT: another JIT-EE version
-            cause = version_mismatch(r.run.returncode, read_lines(r.stderr), cmd.jits)
-            if cause is not None:
-                result.causes.append(cause)
-                break
-        if result.outcome == "no-failure" and located.crashed() is not None:
-            with phase(result, "diagnose-crash", progress) as ph:
-                said = _the_crash_instead(opts, cmd, located, work)
-                ph.detail = said
-            result.outcome, result.exit_code, result.error = "crashed", exits.NOT_VERIFIED, said
+        _not_found(opts, result, cmd, located, work, progress)
         return
     out = result.out = opts.out or out_dir_for(result)
     mc = f.method_context
@@ -110,35 +105,11 @@ def run_failure_phases(
             ph.detail = f"{m.summary()} ({m.tests} replays)"
         result.repro_command = final = with_settings(cmd, split, m.needed)
     with phase(result, "verify", progress) as ph:
-        found.verification = v = verify_failure(
-            final,
-            result.isolated.mch,
-            f,
-            runs=opts.verify_runs,
-            timeout=opts.verify_timeout,
-            workdir=work,
-        )
+        found.verification = v = _verified(opts, result, final, f, work)
         ph.detail = v.summary()
     if v.runs and not v.accepted:  # the record alone does not fail (with no run, nothing says so)
-        with phase(result, "minimize", progress) as ph:
-            kept, ph.detail = _minimize_records(opts, final, found.located, f, work)
-        if kept is not None:
-            numbers = [*kept, mc]
-            with phase(result, "isolate-minimized", progress) as ph:
-                result.isolated = isolate(final.input, numbers, work / "bundle")
-                ph.detail = f"method contexts {', '.join(map(str, numbers))}"
-            with phase(result, "verify-minimized", progress) as ph:
-                found.verification = v = verify_failure(
-                    final,
-                    result.isolated.mch,
-                    f,
-                    runs=opts.verify_runs,
-                    timeout=opts.verify_timeout,
-                    workdir=work,
-                    number_in_repro=len(numbers),
-                    label="verify-minimized",
-                )
-                ph.detail = v.summary()
+        minimized = _minimized(opts, result, final, f, work, progress)
+        v = minimized if minimized is not None else v
     # The debugger's run is recorded before it starts: a failing debugger leaves its attempts.
     found.diagnosed = diagnosed = _diagnose_run(located, f, list(result.isolated.numbers), work)
     with phase(result, "diagnose", progress) as ph:
@@ -151,6 +122,80 @@ def run_failure_phases(
     result.outcome, result.exit_code = (
         ("verified", exits.VERIFIED) if v.accepted else ("not-verified", exits.NOT_VERIFIED)
     )
+
+
+def _minimized(
+    opts: ReproOptions,
+    result: ReproResult,
+    final: ReproCommand,
+    f: Failure,
+    work: Path,
+    progress: ReproProgress | None,
+) -> FailureVerification | None:
+    """The earlier records the failure needs (ddmin), isolated with it and verified (None: no set
+    of them makes it fail)."""
+    found = result.target
+    assert isinstance(found, CompileFailureTarget)
+    with phase(result, "minimize", progress) as ph:
+        kept, ph.detail = _minimize_records(opts, final, found.located, f, work)
+    if kept is None:
+        return None
+    numbers = [*kept, f.method_context]
+    with phase(result, "isolate-minimized", progress) as ph:
+        result.isolated = isolate(final.input, numbers, work / "bundle")
+        ph.detail = f"method contexts {', '.join(map(str, numbers))}"
+    with phase(result, "verify-minimized", progress) as ph:
+        found.verification = v = _verified(
+            opts, result, final, f, work, len(numbers), "verify-minimized"
+        )
+        ph.detail = v.summary()
+    return v
+
+
+def _verified(
+    opts: ReproOptions,
+    result: ReproResult,
+    final: ReproCommand,
+    f: Failure,
+    work: Path,
+    number_in_repro: int = 1,
+    label: str = "verify",
+) -> FailureVerification:
+    """The isolated repro replayed natively --verify-runs times, for the failure's key."""
+    assert result.isolated is not None
+    return verify_failure(
+        final,
+        result.isolated.mch,
+        f,
+        runs=opts.verify_runs,
+        timeout=opts.verify_timeout,
+        workdir=work,
+        number_in_repro=number_in_repro,
+        label=label,
+    )
+
+
+def _not_found(
+    opts: ReproOptions,
+    result: ReproResult,
+    cmd: ReproCommand,
+    located: FailureLocated,
+    work: Path,
+    progress: ReproProgress | None,
+) -> None:
+    """No such failure: what superpmi said instead (a JIT of another JIT-EE version), or the crash
+    that came first, diagnosed."""
+    result.outcome, result.exit_code, result.error = _nothing_found(located)
+    for r in located.runs:  # superpmi refused the JIT: another JIT-EE version
+        cause = version_mismatch(r.run.returncode, read_lines(r.stderr), cmd.jits)
+        if cause is not None:
+            result.causes.append(cause)
+            break
+    if result.outcome == "no-failure" and located.crashed() is not None:
+        with phase(result, "diagnose-crash", progress) as ph:
+            said = _the_crash_instead(opts, cmd, located, work)
+            ph.detail = said
+        result.outcome, result.exit_code, result.error = "crashed", exits.NOT_VERIFIED, said
 
 
 def _locate(

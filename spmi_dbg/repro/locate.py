@@ -113,17 +113,7 @@ def locate(
     selected = {n for p in partitions for n in p.numbers}
     first = tuple(sorted(set(hints) & selected))
 
-    def replay(these: list[Partition]) -> Located:
-        return _locate(
-            cmd,
-            these,
-            debugger,
-            timeout=timeout,
-            workdir=workdir,
-            progress=progress,
-            workers=workers,
-            first_found=first_found,
-        )
+    replay = _Search(cmd, debugger, timeout, workdir, progress, workers, first_found).run
 
     if not first:
         return replay(partitions)
@@ -147,97 +137,110 @@ def locate(
     return result
 
 
-def _locate(
-    cmd: ReproCommand,
-    partitions: list[Partition],
-    debugger: Driver,
-    *,
-    timeout: float,
-    workdir: Path,
-    progress: LocateProgress | None = None,
-    workers: int | None = None,
-    first_found: bool = False,
-) -> Located:
-    """The command's first failure in its own order: a partition's fatal stop wins only once every
-    partition before it has ended without one (those after it are cancelled at once). So the
-    answer is the method context the command itself dies at, for any number of workers and any
-    timing. `first_found`: the first stop in time wins instead, and every other partition is
-    cancelled (faster; the result says the answer may not be the command's first crash)."""
-    lock = threading.Lock()
-    runs = [
-        PartitionRun(
-            p,
-            workdir / f"partition-{p.index}.stdout",
-            workdir / f"partition-{p.index}.stderr",
-            workdir / f"partition-{p.index}.debugger.log",
-        )
-        for p in partitions
-    ]
-    cancels = {id(r): threading.Event() for r in runs}
-    stopping = threading.Event()  # Ctrl-C or a bug: every partition stops
-    result = Located(runs)
-    found: list[PartitionRun] = []  # partitions that stopped fatally, in the order they did
+@dataclass(frozen=True)
+class _Search:
+    cmd: ReproCommand
+    debugger: Driver
+    timeout: float
+    workdir: Path
+    progress: LocateProgress | None
+    workers: int | None
+    first_found: bool
 
-    def cancelled(run: PartitionRun) -> bool:
-        return cancels[id(run)].is_set() or stopping.is_set()
+    def run(self, partitions: list[Partition]) -> Located:
+        """The command's first failure in its own order: a partition's fatal stop wins only once
+        every partition before it has ended without one (those after it are cancelled at once). So
+        the answer is the method context the command itself dies at, for any number of workers and
+        any timing. `first_found`: the first stop in time wins instead, and every other partition is
+        cancelled (faster; the result says the answer may not be the command's first crash)."""
+        runs = [
+            PartitionRun(
+                p,
+                self.workdir / f"partition-{p.index}.stdout",
+                self.workdir / f"partition-{p.index}.stderr",
+                self.workdir / f"partition-{p.index}.debugger.log",
+            )
+            for p in partitions
+        ]
+        race = _Race(self, runs)
+        workers = max(1, min(self.workers or len(runs), len(runs)))
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="spmi-locate")
+        try:
+            futures = [pool.submit(race.work, r) for r in runs]  # taken in the command's order
+            for f in futures:
+                f.result()
+        except BaseException:  # Ctrl-C or a bug: stop every debugger before leaving
+            race.stop_all()
+            raise
+        finally:
+            pool.shutdown(wait=True)
+        result = Located(runs)
+        if race.found:
+            # the earliest in the command's order of those that stopped (by default every
+            # partition before it ran to its end without one; with --first-found the others were
+            # cancelled at the first stop, and an earlier one that had stopped too by then still
+            # comes first)
+            result.winner = min(race.found, key=lambda r: r.partition.index)
+            if self.first_found:
+                _say_first_found(result)
+            identify(self.cmd, result, timeout=self.timeout, workdir=self.workdir)
+        return result
 
-    def work(run: PartitionRun) -> None:
-        p = run.partition
-        cancel = cancels[id(run)]
-        while run.attempts < ATTEMPTS and not cancelled(run):
+
+class _Race:
+    """The partitions' replays under the debugger, each in a thread of the pool: a fatal stop
+    cancels the partitions after it (with first_found, every other one)."""
+
+    def __init__(self, search: _Search, runs: list[PartitionRun]) -> None:
+        self.search, self.runs = search, runs
+        self.lock = threading.Lock()
+        self.cancels = {id(r): threading.Event() for r in runs}
+        self.stopping = threading.Event()  # Ctrl-C or a bug: every partition stops
+        self.found: list[PartitionRun] = []  # partitions that stopped fatally, in that order
+
+    def cancelled(self, run: PartitionRun) -> bool:
+        return self.cancels[id(run)].is_set() or self.stopping.is_set()
+
+    def work(self, run: PartitionRun) -> None:
+        p, progress, search = run.partition, self.search.progress, self.search
+        while run.attempts < ATTEMPTS and not self.cancelled(run):
             run.attempts += 1
             if progress is not None:
                 progress.partition_started(p, run.attempts, run.stdout)
+            request = ReplayRequest(
+                tuple(search.cmd.argv(p.spec)),
+                search.timeout,
+                run.stdout,
+                run.stderr,
+                run.transcript,
+            )
+            on_stop = (lambda s: progress.stop_passed(p, s)) if progress else None
             try:
-                outcome = debugger.run_replay(
-                    ReplayRequest(
-                        tuple(cmd.argv(p.spec)), timeout, run.stdout, run.stderr, run.transcript
-                    ),
-                    ReplayWatch(
-                        cancel, (lambda s: progress.stop_passed(p, s)) if progress else None
-                    ),
+                outcome = search.debugger.run_replay(
+                    request, ReplayWatch(self.cancels[id(run)], on_stop)
                 )
             except ToolFailure as e:
                 run.failures.append(str(e))
                 continue
             run.outcome = outcome
             if outcome.kind in WINNING:
-                with lock:
-                    found.append(run)
-                    for other in runs:
-                        if first_found or other.partition.index > p.index:
-                            if other is not run:
-                                cancels[id(other)].set()
+                self._won(run)
             break
         if progress is not None:
             progress.partition_finished(p, run)
 
-    def stop_all() -> None:
-        stopping.set()
-        for e in cancels.values():
-            e.set()
+    def _won(self, run: PartitionRun) -> None:
+        with self.lock:
+            self.found.append(run)
+            for other in self.runs:
+                later = other.partition.index > run.partition.index
+                if other is not run and (self.search.first_found or later):
+                    self.cancels[id(other)].set()
 
-    pool = ThreadPoolExecutor(
-        max_workers=max(1, min(workers or len(runs), len(runs))), thread_name_prefix="spmi-locate"
-    )
-    try:
-        futures = [pool.submit(work, r) for r in runs]  # taken in the command's order
-        for f in futures:
-            f.result()
-    except BaseException:  # Ctrl-C or a bug: stop every debugger before leaving
-        stop_all()
-        raise
-    finally:
-        pool.shutdown(wait=True)
-    if found:
-        # the earliest in the command's order of those that stopped (by default every partition
-        # before it ran to its end without one; with --first-found the others were cancelled at
-        # the first stop, and an earlier one that had stopped too by then still comes first)
-        result.winner = min(found, key=lambda r: r.partition.index)
-        if first_found:
-            _say_first_found(result)
-        identify(cmd, result, timeout=timeout, workdir=workdir)
-    return result
+    def stop_all(self) -> None:
+        self.stopping.set()
+        for e in self.cancels.values():
+            e.set()
 
 
 def _say_first_found(result: Located) -> None:

@@ -19,31 +19,19 @@ from spmi_dbg.failures.output import Failure, read_lines
 from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.bundle import BUNDLE_FILES, out_dir_for, write_bundle
 from spmi_dbg.repro.command import Partition, ReproCommand
+from spmi_dbg.repro.crash_experiments import CrashExperiments
 from spmi_dbg.repro.expect import Expectation
 from spmi_dbg.repro.failure_pipeline import run_failure_phases
 from spmi_dbg.repro.isolate import isolate
-from spmi_dbg.repro.jitoptions import (
-    JitSetting,
-    OptionMinimization,
-    minimize_settings,
-    settings_of,
-    with_settings,
-)
 from spmi_dbg.repro.locate import Located, locate, locate_core
 from spmi_dbg.repro.minimize import minimize
-from spmi_dbg.repro.native import run_native
-from spmi_dbg.repro.needs import Needs, with_option
-from spmi_dbg.repro.needs import Outcome as NeedsOutcome
-from spmi_dbg.repro.needs_phase import needs_phase
-from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, experiment, phase
-from spmi_dbg.repro.regression import Regression, regression
+from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
 from spmi_dbg.repro.result import CrashTarget, Outcome, ReproOptions, ReproProgress, ReproResult
 from spmi_dbg.repro.setup_causes import (
     diff_needs_compile_results,
-    needs_unrecorded_data,
     version_mismatch,
 )
-from spmi_dbg.repro.verify import verify
+from spmi_dbg.repro.verify import Verification, verify
 from spmi_dbg.tempfiles import temp_dir
 
 
@@ -111,7 +99,7 @@ def _run_phases(
     cmd = opts.command
     with phase(result, "locate", progress) as ph:
         located = given if given is not None else _locate(opts, result.partitions, work, progress)
-        result.target = target = CrashTarget(located)
+        result.target = CrashTarget(located)
         ph.detail = _locate_detail(located)
         if located.winner is None and located.tool_failures:
             raise PhaseFailed(
@@ -130,9 +118,28 @@ def _run_phases(
                 "--workers 1"
             )
         return
-    out = result.out = opts.out or out_dir_for(result)
-    expected = located.expectation
-    assert expected is not None
+    result.out = opts.out or out_dir_for(result)
+    v = _isolate_and_verify(opts, result, located, work, progress)
+    if not v.accepted:
+        result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
+        return
+    # Verified: the experiments on the repro (the JIT settings it needs, which JIT crashes alone).
+    result.outcome, result.exit_code = "verified", exits.VERIFIED
+    CrashExperiments(opts, result, located, work, progress).run()
+
+
+def _isolate_and_verify(
+    opts: ReproOptions,
+    result: ReproResult,
+    located: Located,
+    work: Path,
+    progress: ReproProgress | None,
+) -> Verification:
+    """The crashing record alone, verified; when its native runs do not crash, the earlier records
+    it needs (ddmin), isolated and verified again. The last verification."""
+    cmd, out, target, expected = opts.command, result.out, result.target, located.expectation
+    assert out is not None and isinstance(target, CrashTarget) and expected is not None
+    assert located.winner is not None
     with phase(result, "isolate", progress) as ph:
         mc = located.method_context
         if mc is None:
@@ -140,66 +147,68 @@ def _run_phases(
         result.isolated = isolate(cmd.input, [mc], work / "bundle")
         ph.detail = f"method context {mc} -> {out / result.isolated.mch.name}"
     with phase(result, "verify", progress) as ph:
-        single = verify(
-            cmd,
-            result.isolated.mch,
-            expected,
-            opts.debugger,
-            runs=opts.verify_runs,
-            timeout=opts.verify_timeout,
-            workdir=work,
-        )
-        target.single = target.verification = single
+        target.single = target.verification = single = _verified(opts, result, expected, work)
         ph.detail = single.summary()
-    v = single
     # Minimize only when the native runs say the record alone does not crash: not with
     # --verify-runs 0 (only the debugger run, which verifies nothing), nor when they reproduced and
     # the debugger's bucket differs.
-    if single.native and not single.native_accepted:
-        with phase(result, "minimize", progress) as ph:
-            result.minimization = m = minimize(
-                cmd, located.winner.partition, mc, expected, timeout=opts.timeout, workdir=work
+    if not single.native or single.native_accepted:
+        return single
+    return _minimized(opts, result, located, mc, work, progress)
+
+
+def _minimized(
+    opts: ReproOptions,
+    result: ReproResult,
+    located: Located,
+    mc: int,
+    work: Path,
+    progress: ReproProgress | None,
+) -> Verification:
+    """The earlier records the crash needs (ddmin), isolated with it and verified."""
+    cmd, out, target, expected = opts.command, result.out, result.target, located.expectation
+    assert out is not None and isinstance(target, CrashTarget) and expected is not None
+    assert located.winner is not None
+    with phase(result, "minimize", progress) as ph:
+        result.minimization = m = minimize(
+            cmd, located.winner.partition, mc, expected, timeout=opts.timeout, workdir=work
+        )
+        ph.detail = "; ".join(m.notes)
+        if not m.succeeded:
+            raise PhaseFailed(
+                "the crashing record alone does not reproduce, and no set of "
+                f"earlier records does: {ph.detail}"
             )
-            ph.detail = "; ".join(m.notes)
-            if not m.succeeded:
-                raise PhaseFailed(
-                    "the crashing record alone does not reproduce, and no set of "
-                    f"earlier records does: {ph.detail}"
-                )
-        with phase(result, "isolate-minimized", progress) as ph:
-            result.isolated = isolate(cmd.input, m.numbers, work / "bundle")
-            ph.detail = (
-                f"method contexts {', '.join(map(str, m.numbers))} -> "
-                f"{out / result.isolated.mch.name}"
-            )
-        with phase(result, "verify-minimized", progress) as ph:
-            target.verification = v = verify(
-                cmd,
-                result.isolated.mch,
-                expected,
-                opts.debugger,
-                runs=opts.verify_runs,
-                timeout=opts.verify_timeout,
-                workdir=work,
-                label="verify-minimized",
-            )
-            ph.detail = v.summary()
-    if not v.accepted:
-        result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
-        return
-    # Verified: the experiments on the repro (the JIT settings it needs, which JIT crashes alone).
-    result.outcome, result.exit_code = "verified", exits.VERIFIED
-    settings = _crash_settings(opts, result, result.isolated.mch, expected, work, progress)
-    if settings is not None:
-        result.option_minimization, result.repro_command = settings
-        cause = _unrecorded_data(opts, result, located, result.isolated.mch, work)
-        if cause is not None:
-            result.causes.append(cause)
-    result.regression = _regression(opts, result, result.isolated.mch, expected, work, progress)
-    module = located.diagnosis.faulting_module if located.diagnosis is not None else None
-    in_jit = module is not None and module.role.is_jit
-    if opts.needs == "on" or (opts.needs == "auto" and in_jit and expected.kind != "hang"):
-        result.needs = _crash_needs(opts, result, result.isolated.mch, expected, work, progress)
+    with phase(result, "isolate-minimized", progress) as ph:
+        result.isolated = isolate(cmd.input, m.numbers, work / "bundle")
+        ph.detail = (
+            f"method contexts {', '.join(map(str, m.numbers))} -> {out / result.isolated.mch.name}"
+        )
+    with phase(result, "verify-minimized", progress) as ph:
+        target.verification = v = _verified(opts, result, expected, work, "verify-minimized")
+        ph.detail = v.summary()
+    return v
+
+
+def _verified(
+    opts: ReproOptions,
+    result: ReproResult,
+    expected: Expectation,
+    work: Path,
+    label: str = "verify",
+) -> Verification:
+    """The isolated repro replayed natively --verify-runs times, and once under the debugger."""
+    assert result.isolated is not None
+    return verify(
+        opts.command,
+        result.isolated.mch,
+        expected,
+        opts.debugger,
+        runs=opts.verify_runs,
+        timeout=opts.verify_timeout,
+        workdir=work,
+        label=label,
+    )
 
 
 def _locate(
@@ -224,126 +233,6 @@ def _locate(
         workers=opts.workers,
         first_found=opts.first_found,
     )
-
-
-def _crash_settings(
-    opts: ReproOptions,
-    result: ReproResult,
-    mch: Path,
-    expected: Expectation,
-    work: Path,
-    progress: ReproProgress | None,
-) -> tuple[OptionMinimization, ReproCommand] | None:
-    """A verified crash repro whose command has JIT settings: which of them the crash needs (ddmin,
-    each test a native replay of the repro), then the repro with only those, natively, --verify-runs
-    times (at least once); it replaces the full command in repro.sh only when at least half of those
-    runs crash the same way. Not for a hang: each test would take the whole timeout. None: no
-    settings, a hang, or the experiment failed."""
-    cmd = opts.command
-    split, given = settings_of(cmd)
-    if not given or expected.kind == "hang":
-        return None
-
-    def crashes(settings: list[JitSetting], name: str = "minimize-options") -> bool:
-        trial = with_settings(cmd, split, settings)
-        run = run_native(
-            trial.native_argv(None, mch),
-            timeout=opts.verify_timeout,
-            stdout=work / f"{name}.stdout",
-            stderr=work / f"{name}.stderr",
-        )
-        return run.matches(expected)
-
-    with experiment(result, "minimize-options", progress) as ph:
-        # verify has just seen it crash
-        m = minimize_settings(given, crashes, known_to_fail=True)
-        if m.needed != list(given):
-            runs = max(1, opts.verify_runs)
-            ok = sum(crashes(m.needed, "verify-options") for _ in range(runs))
-            if 2 * ok < runs:
-                m.notes.append(
-                    f"only {ok}/{runs} replays with the needed settings alone crashed: repro.sh "
-                    "keeps all of them"
-                )
-                m.needed = list(given)
-        ph.detail = f"{m.summary()} ({m.tests} replays)"
-        return m, with_settings(cmd, split, m.needed)
-    return None  # the repro is verified: only the experiment is missing
-
-
-def _unrecorded_data(
-    opts: ReproOptions, result: ReproResult, located: Located, mch: Path, work: Path
-) -> Cause | None:
-    """`option-needs-unrecorded-data`: the crash needs a setting, the null map is one the collection
-    never recorded, and the record replays clean without the settings (one more native run)."""
-    m = result.option_minimization
-    d = located.diagnosis
-    if m is None or not m.needed or d is None or d.null_map is None:
-        return None
-    split, _ = settings_of(opts.command)
-    without = run_native(
-        with_settings(opts.command, split, []).native_argv(None, mch),
-        timeout=opts.verify_timeout,
-        stdout=work / "without-settings.stdout",
-        stderr=work / "without-settings.stderr",
-    )
-    return needs_unrecorded_data(d, m, without)
-
-
-def _crash_needs(
-    opts: ReproOptions,
-    result: ReproResult,
-    mch: Path,
-    expected: Expectation,
-    work: Path,
-    progress: ReproProgress | None,
-) -> Needs | None:
-    """The JIT's switches tried on the verified repro (repro/needs.py); one JIT commands only. A
-    failure here is said in the report; the repro stands."""
-    cmd = result.repro_command or opts.command
-
-    def trial(key: str, value: str) -> tuple[NeedsOutcome, str]:
-        run = run_native(
-            with_option(cmd, key, value).native_argv(None, mch),
-            timeout=opts.verify_timeout,
-            stdout=work / f"needs-{key}.stdout",
-            stderr=work / f"needs-{key}.stderr",
-        )
-        if run.matches(expected):
-            return "still fails with", run.describe()
-        if run.returncode == 0:
-            return "gone with", run.describe()
-        if run.returncode == 3:
-            return "cannot tell (missing data)", run.describe()
-        return "fails otherwise", run.describe()
-
-    return needs_phase(opts, result, cmd, trial, progress)
-
-
-def _regression(
-    opts: ReproOptions,
-    result: ReproResult,
-    mch: Path,
-    expected: Expectation,
-    work: Path,
-    progress: ReproProgress | None,
-) -> Regression | None:
-    """Which JIT crashes alone (report: "Regression?"). A failure here is said in the report; the
-    repro stands."""
-    if len(opts.command.jits) < 2:
-        return None
-    with experiment(result, "regression", progress) as ph:
-        r = regression(
-            opts.command,
-            mch,
-            expected,
-            runs=2 if opts.verify_runs >= 2 else 1,
-            timeout=opts.verify_timeout,
-            workdir=work,
-        )
-        ph.detail = r.conclusion if r else ""
-        return r
-    return None  # the repro is verified: only the experiment is missing
 
 
 def _causes_without_a_crash(located: Located, cmd: ReproCommand) -> list[Cause]:
