@@ -6,9 +6,10 @@ a missing key takes the field's default (None for an Optional field without one)
 FactJsonError naming the fact and the field (`Diagnosis.frames[2].line: expected int or None, got
 str '12'`). A field added to a dataclass is carried both ways with no code here to change.
 
-A field named after a Python keyword with an underscore (`from_`) is the key without it (`from`).
-A nested dataclass with a to_json of its own is written by it (in a form from_json reads back:
-extra keys, a key left out for its default)."""
+A field named after a Python keyword with an underscore (`from_`) is the key without it (`from`);
+a field may name its key (`field(metadata=key("turns_off"))`) and, a float, the digits it is
+written with (`metadata=digits(3)`). A nested dataclass with a to_json of its own is written by it
+(in a form from_json reads back: extra keys, a key left out for its default)."""
 
 from __future__ import annotations
 
@@ -43,23 +44,40 @@ class JsonFact:
         return from_json(cls, data)
 
 
+def key(name: str) -> dict[str, Any]:
+    """A field's metadata: its key in JSON is `name`."""
+    return {"json_key": name}
+
+
+def digits(n: int) -> dict[str, Any]:
+    """A float field's metadata: written rounded to `n` digits."""
+    return {"json_digits": n}
+
+
 def to_json(fact: Any) -> Any:
     """A fact dataclass (or None) as JSON-ready data: its fields in order."""
     if fact is None:
         return None
     cls: type = type(fact)
-    return {key: _plain(getattr(fact, name)) for name, key in _keys(cls)}
+    out = {}
+    for name, json_key, places in _keys(cls):
+        value = getattr(fact, name)
+        out[json_key] = round(value, places) if places is not None else _plain(value)
+    return out
 
 
 @functools.cache
-def _keys(cls: type) -> tuple[tuple[str, str], ...]:
-    """Each field's name and its key in JSON."""
-    return tuple((f.name, _key(f.name)) for f in dataclasses.fields(cls))
+def _keys(cls: type) -> tuple[tuple[str, str, int | None], ...]:
+    """Each field's name, its key in JSON and the digits it is rounded to (None: as it is)."""
+    return tuple((f.name, _key(f), f.metadata.get("json_digits")) for f in dataclasses.fields(cls))
 
 
-def _key(name: str) -> str:
-    stem = name.removesuffix("_")
-    return stem if stem != name and keyword.iskeyword(stem) else name
+def _key(f: dataclasses.Field[Any]) -> str:
+    named: str | None = f.metadata.get("json_key")
+    if named is not None:
+        return named
+    stem = f.name.removesuffix("_")
+    return stem if stem != f.name and keyword.iskeyword(stem) else f.name
 
 
 def _plain(value: Any) -> Any:
@@ -101,7 +119,7 @@ def _fields(cls: type) -> tuple[_Field, ...]:
     return tuple(
         _Field(
             f.name,
-            _key(f.name),
+            _key(f),
             hints[f.name],
             _MISSING if f.default is dataclasses.MISSING else f.default,
             _MISSING if f.default_factory is dataclasses.MISSING else f.default_factory,

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from spmi_dbg import jsonfacts
 from spmi_dbg.analysis.facts import Diagnosis, FrameInfo, Handling, HandlingKind, SignalFact
 from spmi_dbg.analysis.policy import PassedStop
 from spmi_dbg.analysis.stacks import ThreadStack
@@ -324,3 +325,16 @@ def test_a_keyword_field_and_a_nested_fact_with_its_own_form() -> None:
     # a PassedStop's own form (its seconds rounded) inside a ReplayOutcome
     outcome = populated(ReplayOutcome)
     assert outcome.to_json()["passed"] == [p.to_json() for p in outcome.passed]
+
+
+def test_a_field_may_name_its_key_and_its_digits() -> None:
+    @dataclasses.dataclass
+    class Timed(JsonFact):
+        crash: int = field(metadata=jsonfacts.key("crashing_method_context"))
+        seconds: float = field(default=0.0, metadata=jsonfacts.digits(3))
+
+    t = Timed(7, 1.23456)
+    assert t.to_json() == {"crashing_method_context": 7, "seconds": 1.235}
+    assert Timed.from_json(t.to_json()) == Timed(7, 1.235)
+    with pytest.raises(ValueError, match=r"Timed\.crashing_method_context: missing"):
+        Timed.from_json({"crash": 7})

@@ -9,8 +9,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from spmi_dbg import jsonfacts
+from spmi_dbg.jsonfacts import JsonFact
 from spmi_dbg.mch.mclist import compress_ranges
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.expect import Expectation
@@ -55,28 +56,18 @@ def _split(items: list[int], n: int) -> list[list[int]]:
 
 
 @dataclass
-class Minimization:
-    crash: int
+class Minimization(JsonFact):
+    crash: int = field(metadata=jsonfacts.key("crashing_method_context"))
     candidates: int  # earlier records of the partition
     # the minimal set, crash last; empty when it failed
-    numbers: list[int] = field(default_factory=list)
+    numbers: list[int] = field(default_factory=list, metadata=jsonfacts.key("method_contexts"))
     tests: int = 0
-    seconds: float = 0.0
+    seconds: float = field(default=0.0, metadata=jsonfacts.digits(3))
     notes: list[str] = field(default_factory=list)
 
     @property
     def succeeded(self) -> bool:
         return bool(self.numbers)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "crashing_method_context": self.crash,
-            "candidates": self.candidates,
-            "method_contexts": self.numbers,
-            "tests": self.tests,
-            "seconds": round(self.seconds, 3),
-            "notes": self.notes,
-        }
 
 
 def minimize(

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from spmi_dbg import jsonfacts
+from spmi_dbg.jsonfacts import JsonFact
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.jitoptions import settings_of
 
@@ -60,21 +62,12 @@ def switches_of(jit: str | Path) -> list[tuple[str, str, str]]:
 
 
 @dataclass
-class SwitchTrial:
+class SwitchTrial(JsonFact):
     option: str
     value: str
-    what: str
+    what: str = field(metadata=jsonfacts.key("turns_off"))
     outcome: Outcome
     run: str  # what the replay did, said
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "option": self.option,
-            "value": self.value,
-            "turns_off": self.what,
-            "outcome": self.outcome,
-            "run": self.run,
-        }
 
 
 @dataclass
