@@ -61,9 +61,23 @@ class ReplayCommand:
         return self.jits[1] if len(self.jits) > 1 else None
 
     @property
+    def target(self) -> str | None:
+        """`-target ARCH`, as written."""
+        return option_value(self.options, "-target")
+
+    @property
     def parallel(self) -> bool:
         """`-p`/`-parallel [N]`: a parent that runs workers (whose deaths 3.1 does not report)."""
         return any(o.lower() in ("-p", "-parallel") for o in self.options)
+
+
+def option_value(args: Sequence[str], name: str) -> str | None:
+    """The value after option `name` (superpmi reads options in any case: `-Target`), its first
+    occurrence; None when it is not there or ends the line."""
+    low = [a.lower() for a in args]
+    if name in low and low.index(name) + 1 < len(low):
+        return args[low.index(name) + 1]
+    return None
 
 
 def parse_command(argv: Sequence[str]) -> ReplayCommand:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.analysis.facts import Diagnosis, KnownBugInfo, KnownBugMatch, NearKnownBug
+from spmi_dbg.superpmi_argv import option_value
 
 TABLE = Path(__file__).with_name("known_bugs.toml")
 CRITERIA = ("signal", "near_null", "frames", "null_map", "target", "parallel", "text")
@@ -104,9 +105,9 @@ def facts_of(
 
 
 def _target(argv: list[str] | None, arch: str | None) -> str | None:
-    low = [x.lower() for x in argv or []]
-    if "-target" in low and low.index("-target") + 1 < len(low):
-        t = low[low.index("-target") + 1]
+    given = option_value(argv or [], "-target")
+    if given is not None:
+        t = given.lower()
         return "arm64" if t in ("arm64", "aarch64") else "x64" if t in ("x64", "amd64") else t
     return {"aarch64": "arm64", "x86_64": "x64"}.get(arch or "", arch)
 

@@ -120,10 +120,8 @@ def target_arch(process: Process) -> str:
     """The architecture the JIT generated code for: superpmi's -target, else the recorded
     GetExpectedTargetArchitecture of the current method context, else the process's own."""
     cmd = parse_command(process.argv() or [])
-    opts = [o.lower() for o in cmd.options]
-    if "-target" in opts and opts.index("-target") + 1 < len(opts):
-        t = opts[opts.index("-target") + 1]
-        return "aarch64" if t in ("arm64", "aarch64") else "x86_64"
+    if cmd.target is not None:
+        return "aarch64" if cmd.target.lower() in ("arm64", "aarch64") else "x86_64"
     thread = process.selected_thread()
     found = find_method_context(thread.frames() if thread is not None else []).found
     if found is not None and cmd.input:
