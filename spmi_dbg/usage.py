@@ -1,5 +1,5 @@
 """The one kind of argument parser every `spmi-dbg` command is built from, and the argument types
-they share.
+and option shapes they share.
 
 A usage error (an unknown or misspelt option, a missing argument, a bad value) prints the usage of
 the command it belongs to and one line with that command's own prefix (`spmi-dbg triage: error:
@@ -159,3 +159,38 @@ def number(*, above: float | None = None) -> Callable[[str], float]:
         return v
 
     return convert
+
+
+# The option shapes the commands repeat, each added one way. `help` and `metavar` go to argparse
+# unchanged: None is argparse's own default (no help text; the option's name in capitals).
+
+
+def count_option(
+    p: argparse.ArgumentParser,
+    flag: str,
+    *,
+    default: int | None = None,
+    metavar: str | None = "N",
+    minimum: int | None = 1,
+    help: str | None = None,
+) -> None:
+    """`flag N`: a whole number (`integer`) of at least `minimum`, any when it is None."""
+    p.add_argument(flag, type=integer(minimum=minimum), default=default, metavar=metavar, help=help)
+
+
+def number_option(
+    p: argparse.ArgumentParser,
+    flag: str,
+    *,
+    default: float,
+    metavar: str = "S",
+    above: float = 0,
+    help: str | None = None,
+) -> None:
+    """`flag S`: a decimal number (`number`) more than `above`; seconds unless said."""
+    p.add_argument(flag, type=number(above=above), default=default, metavar=metavar, help=help)
+
+
+def repeated_option(p: argparse.ArgumentParser, flag: str, *, metavar: str, help: str) -> None:
+    """`flag X`, repeatable: its values in the order given, [] when it is not."""
+    p.add_argument(flag, metavar=metavar, action="append", default=[], help=help)

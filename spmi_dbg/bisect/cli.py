@@ -14,12 +14,12 @@ from typing import Any
 from spmi_dbg.bisect.store import Flavor, flavor_of
 from spmi_dbg.bisect.verdict import Expected, Target
 from spmi_dbg.errors import UsageError
-from spmi_dbg.repro.arguments import PIPELINE_USAGE, pipeline_errors
+from spmi_dbg.repro.arguments import add_pipeline_parser, pipeline_errors
 from spmi_dbg.repro.command import ReproCommand, from_argv
 from spmi_dbg.repro.environment import EnvVar, capture
 from spmi_dbg.repro.needs import switches_of
-from spmi_dbg.triage.cli import add_scheduler_access, scheduler_access
-from spmi_dbg.usage import integer, number
+from spmi_dbg.triage.cli import add_scheduler_arguments, scheduler_access
+from spmi_dbg.usage import Parser, count_option, number_option
 
 EPILOG = """The builds come from a store (--store: superpmi.py's basejit/<hash>.<os>.<arch>.<Build>/
 or the rolling-build layout <hash>/<OS>/<arch>/<Build>/) in the order of a checkout's history
@@ -40,15 +40,25 @@ examples:
 
 
 def add_parsers(sub: Any) -> None:
-    p = sub.add_parser(
+    p = add_pipeline_parser(
+        sub,
         "bisect",
+        run,
         help="find the first JIT build that fails as a repro does",
         usage="spmi-dbg bisect [BUNDLE] [options] [-- SUPERPMI_ARGV -c N]",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage_status=PIPELINE_USAGE,
     )
     p.add_argument("bundle", nargs="?", type=Path, metavar="BUNDLE", help="a repro bundle")
+    _build_arguments(p)
+    _probe_arguments(p)
+    p.add_argument(
+        "--out", type=Path, default=Path("spmi-bisect"), metavar="DIR", help="(spmi-bisect)"
+    )
+    p.add_argument("command", nargs="*", help="after --: superpmi argv with -c N")
+
+
+def _build_arguments(p: Parser) -> None:
+    """The builds: where they are, in which order, between which endpoints, of which flavor."""
     p.add_argument("--store", type=Path, metavar="DIR", help="a store of JIT builds")
     p.add_argument("--jits", type=Path, metavar="FILE", help="JIT paths, one a line, oldest first")
     p.add_argument("--repo", type=Path, metavar="PATH", help="a dotnet/runtime or coreclr checkout")
@@ -60,8 +70,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--build",
         metavar="FLAVOR",
-        help="Checked or Release (default: the JIT's, Checked when it has a Checked JIT's "
-        "switches)",
+        help="Checked or Release "
+        "(default: the JIT's, Checked when it has a Checked JIT's switches)",
     )
     p.add_argument(
         "--which",
@@ -69,51 +79,58 @@ def add_parsers(sub: Any) -> None:
         help="with -a: the JIT the builds replace (default: the one the repro's regression "
         "experiment blames, else base)",
     )
-    p.add_argument(
+
+
+def _probe_arguments(p: Parser) -> None:
+    """How each build is probed: replays, at once or on a cluster, and what counts as bad."""
+    count_option(
+        p,
         "--runs",
-        type=integer(minimum=1),
         default=2,
-        metavar="N",
         help="native replays per build; a build not the same on every run is flaky (default 2)",
     )
-    p.add_argument(
+    count_option(
+        p,
         "--workers",
-        type=integer(minimum=1),
         default=1,
         metavar="W",
         help="builds probed at once (k-ary search; default 1: binary)",
     )
-    p.add_argument(
-        "--scheduler",
-        metavar="ADDRESS",
+    add_scheduler_arguments(
+        p,
         help="probe the builds as tasks of this dask.distributed scheduler's cluster (the one "
         "triage uses; --workers builds at once); the workers need the same paths",
     )
-    add_scheduler_access(p)
     p.add_argument(
         "--other",
         choices=("skip", "bad", "good"),
         default="skip",
         help="what another failure counts as (default skip)",
     )
-    p.add_argument(
-        "--timeout",
-        type=number(above=0),
-        default=60.0,
-        metavar="S",
-        help="seconds per replay (default 60)",
-    )
+    number_option(p, "--timeout", default=60.0, help="seconds per replay (default 60)")
     p.add_argument(
         "--debugger",
         choices=("gdb", "lldb", "none"),
         default="gdb",
         help="confirms a crash's bucket (default gdb; none: by its signal only)",
     )
-    p.add_argument(
-        "--out", type=Path, default=Path("spmi-bisect"), metavar="DIR", help="(spmi-bisect)"
-    )
-    p.add_argument("command", nargs="*", help="after --: superpmi argv with -c N")
-    p.set_defaults(func=run)
+
+
+# BisectOptions' fields that are the options of the same names as parsed
+AS_GIVEN = (
+    "store",
+    "jits",
+    "repo",
+    "order",
+    "good",
+    "bad",
+    "runs",
+    "workers",
+    "other",
+    "timeout",
+    "bundle",
+    "scheduler",
+)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -124,8 +141,31 @@ def _run(args: argparse.Namespace) -> int:
     # what runs a bisect, not what parses its command line (every command builds this parser)
     from spmi_dbg.bisect.output import summary
     from spmi_dbg.bisect.run import BisectOptions, run_bisect
-    from spmi_dbg.bisect.target import from_bundle
     from spmi_dbg.driver.select import pick
+
+    target, discovery = _target(args)
+    flavor = _flavor(args, target)
+    debugger = None if args.debugger == "none" else pick(args.debugger, cwd=os.getcwd())
+    opts = BisectOptions(
+        target,
+        args.out,
+        flavor=flavor,
+        debugger=debugger,
+        scheduler_access=scheduler_access(args),
+        needs_discovery=discovery,
+        **{name: getattr(args, name) for name in AS_GIVEN},
+    )
+    result = run_bisect(opts)
+    for line in summary(result):
+        print(line)
+    print(f"bisect: {args.out / 'bisect.md'}", file=sys.stderr)
+    return result.exit_code
+
+
+def _target(args: argparse.Namespace) -> tuple[Target, bool]:
+    """What each build replays: a bundle's repro, or the command after -- with its -c N (then
+    the failure is found on the bad build: True)."""
+    from spmi_dbg.bisect.target import from_bundle  # start-up, as in _run
 
     rest = args.command[1:] if args.command[:1] == ["--"] else args.command
     if args.bundle is not None and not _is_dir(args.bundle) and rest:
@@ -135,50 +175,25 @@ def _run(args: argparse.Namespace) -> int:
     if args.bundle is not None and rest:
         raise UsageError("give either a BUNDLE or a command after --, not both")
     if args.bundle is not None:
-        target = from_bundle(args.bundle, varies)
-        discovery = False
-    elif rest:
-        command = from_argv(rest)
-        selection = command.selection
-        if selection is None or selection.count() != 1:
-            raise UsageError("the command after -- needs -c N: the one method context to replay")
-        command = _with_env(command, capture(os.environ))
-        target = Target(command, Expected(), varies or 0, compile_list=selection.spec())
-        discovery = True
-    else:
+        return from_bundle(args.bundle, varies), False
+    if not rest:
         raise UsageError("expected a repro BUNDLE, or a superpmi command with -c N after --")
-    flavor = None
-    if args.os_name or args.arch or args.build:
-        jit = target.command.jits[target.varies]
-        # the JIT's switches (a scan of its file) only when --build does not say
-        base = flavor_of(jit, checked=bool(args.build) or bool(switches_of(jit)))
-        flavor = Flavor(args.os_name or base.os, args.arch or base.arch, args.build or base.build)
-    debugger = None if args.debugger == "none" else pick(args.debugger, cwd=os.getcwd())
-    opts = BisectOptions(
-        target,
-        args.out,
-        store=args.store,
-        jits=args.jits,
-        repo=args.repo,
-        order=args.order,
-        good=args.good,
-        bad=args.bad,
-        flavor=flavor,
-        runs=args.runs,
-        workers=args.workers,
-        other=args.other,
-        timeout=args.timeout,
-        debugger=debugger,
-        bundle=args.bundle,
-        scheduler=args.scheduler,
-        scheduler_access=scheduler_access(args),
-        needs_discovery=discovery,
-    )
-    result = run_bisect(opts)
-    for line in summary(result):
-        print(line)
-    print(f"bisect: {args.out / 'bisect.md'}", file=sys.stderr)
-    return result.exit_code
+    command = from_argv(rest)
+    selection = command.selection
+    if selection is None or selection.count() != 1:
+        raise UsageError("the command after -- needs -c N: the one method context to replay")
+    command = _with_env(command, capture(os.environ))
+    return Target(command, Expected(), varies or 0, compile_list=selection.spec()), True
+
+
+def _flavor(args: argparse.Namespace, target: Target) -> Flavor | None:
+    """--os/--arch/--build, the rest from the JIT the builds replace; None when none is given."""
+    if not (args.os_name or args.arch or args.build):
+        return None
+    jit = target.command.jits[target.varies]
+    # the JIT's switches (a scan of its file) only when --build does not say
+    base = flavor_of(jit, checked=bool(args.build) or bool(switches_of(jit)))
+    return Flavor(args.os_name or base.os, args.arch or base.arch, args.build or base.build)
 
 
 def _is_dir(path: Path) -> bool:

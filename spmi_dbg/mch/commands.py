@@ -22,7 +22,7 @@ from spmi_dbg.mch.maps import MapError, parse_map
 from spmi_dbg.mch.mclist import parse_mclist
 from spmi_dbg.mch.mct import collection_for_toc, find_toc, open_toc, toc_path_for
 from spmi_dbg.mch.pyscan import SCAN_DONE, Problem, Stats
-from spmi_dbg.usage import integer
+from spmi_dbg.usage import count_option, integer
 
 
 def add_parsers(sub: Any) -> None:
@@ -67,13 +67,7 @@ def add_parsers(sub: Any) -> None:
         "verify", help="full framing check; exit 0 clean, 1 corrupt, one line per problem"
     )
     p.add_argument("collection")
-    p.add_argument(
-        "--max-problems",
-        type=integer(minimum=1),
-        default=100,
-        metavar="N",
-        help="stop listing after N (default 100)",
-    )
+    count_option(p, "--max-problems", default=100, help="stop listing after N (default 100)")
     p.set_defaults(func=cmd_verify)
 
     p = verbs.add_parser("dump", help="the packets of one method context")

@@ -15,7 +15,7 @@ from spmi_dbg.errors import UsageError
 from spmi_dbg.repro.arguments import PIPELINE_USAGE, pipeline_errors
 from spmi_dbg.repro.needs import switches_of
 from spmi_dbg.tempfiles import temp_dir
-from spmi_dbg.usage import integer, number
+from spmi_dbg.usage import count_option, number_option
 
 GIT_BISECT = {
     "fixed": exits.FOUND,
@@ -41,8 +41,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--store", type=Path, metavar="DIR", help="a store of JIT builds (with --build)")
     p.add_argument("--build", metavar="HASH", help="the store's build to replay")
     p.add_argument("--superpmi", type=Path, metavar="PROG", help="the new superpmi")
-    p.add_argument("--runs", type=integer(minimum=1), default=2, metavar="N")
-    p.add_argument("--timeout", type=number(above=0), default=60.0, metavar="S")
+    count_option(p, "--runs", default=2)
+    number_option(p, "--timeout", default=60.0)
     p.add_argument("--debugger", choices=("gdb", "lldb", "none"), default="gdb")
     p.add_argument(
         "--git-bisect",

@@ -1,7 +1,8 @@
-"""The command line `spmi-dbg repro`, `spmi-dbg triage` and `spmi-dbg demo` share: the replay's
-inputs and the debugger's options, and the pipelines' exit statuses for usage errors and our own
-errors (spmi_dbg.exits: 3 usage or input, 4 the debugger failed; 2 means "no crash" there). Their
-parsers are spmi_dbg.usage.Parsers made with `usage_status=PIPELINE_USAGE`."""
+"""The command line the pipelines share: the parser of `spmi-dbg repro`, `triage` and `bisect`; the
+replay's inputs and the debugger's options (repro and triage); and the pipelines' exit statuses for
+usage errors and our own errors (spmi_dbg.exits: 3 usage or input, 4 the debugger failed; 2 means
+"no crash" there). Every pipeline's parser (demo's and recheck's too) is a spmi_dbg.usage.Parser
+made with `usage_status=PIPELINE_USAGE`."""
 
 from __future__ import annotations
 
@@ -10,27 +11,60 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from spmi_dbg import exits
 from spmi_dbg.driver.registry import DEFAULT, NAMES
 from spmi_dbg.errors import SpmiDbgError, ToolFailure
-from spmi_dbg.usage import integer, number
+from spmi_dbg.usage import Parser, count_option, number_option, repeated_option
 
 PIPELINE_USAGE = exits.PIPELINE_INPUT  # a pipeline's usage error: 3, never 2 ("no crash")
 
 
-def add_replay_arguments(p: argparse.ArgumentParser, *, collections: bool = False) -> None:
+def add_pipeline_parser(
+    sub: Any,
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    *,
+    help: str,
+    usage: str,
+    epilog: str,
+) -> Parser:
+    """`spmi-dbg NAME`'s parser, which runs `run`: a pipeline's usage status, and the epilog (exit
+    statuses, examples) printed as written."""
+    p: Parser = sub.add_parser(
+        name,
+        help=help,
+        usage=usage,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage_status=PIPELINE_USAGE,
+    )
+    p.set_defaults(func=run)
+    return p
+
+
+def add_replay_arguments(p: Parser, *, collections: bool = False) -> None:
     """The inputs and debugger options `spmi-dbg repro` and `spmi-dbg triage` share (`collections`:
     --mch is repeatable and takes directories, for triage)."""
+    _command_arguments(p, collections)
+    _debugger_arguments(p)
+    _replay_arguments(p)
+    _bundle_arguments(p)
+
+
+def _command_arguments(p: Parser, collections: bool) -> None:
+    """The superpmi command: after --, or in parts, or from a log that names it."""
+    p.add_argument(
+        "command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line"
+    )
     if collections:
-        p.add_argument(
+        repeated_option(
+            p,
             "--mch",
             metavar="PATH",
-            action="append",
-            default=[],
             help="a collection, or a directory standing for all its *.mch (as superpmi.py's "
-            "-mch_files); "
-            "repeatable. The command after -- then names no collection",
+            "-mch_files); repeatable. The command after -- then names no collection",
         )
     else:
         p.add_argument(
@@ -42,11 +76,10 @@ def add_replay_arguments(p: argparse.ArgumentParser, *, collections: bool = Fals
         "--superpmi", metavar="PROG", help="superpmi to run (default: the bundled spmi-replay)"
     )
     p.add_argument("--target", metavar="ARCH", help="superpmi -target")
-    p.add_argument(
+    repeated_option(
+        p,
         "--jitoption",
         metavar="K=V",
-        action="append",
-        default=[],
         help="superpmi -jitoption (both JITs in asm diffs); repeatable",
     )
     p.add_argument(
@@ -55,6 +88,10 @@ def add_replay_arguments(p: argparse.ArgumentParser, *, collections: bool = Fals
         type=Path,
         help="take the failing superpmi command from a superpmi.py log (superpmi.N.log)",
     )
+
+
+def _debugger_arguments(p: Parser) -> None:
+    """Which debugger replays, and a guest's emulator."""
     p.add_argument(
         "--debugger", choices=NAMES, default=DEFAULT, help=f"debugger to replay under ({DEFAULT})"
     )
@@ -68,8 +105,7 @@ def add_replay_arguments(p: argparse.ArgumentParser, *, collections: bool = Fals
         choices=("aarch64",),
         metavar="ARCH",
         help="the superpmi command is an ARCH Linux program: run it under qemu-ARCH (qemu-user) "
-        "and debug "
-        "it with gdb-multiarch through qemu's gdbstub",
+        "and debug it with gdb-multiarch through qemu's gdbstub",
     )
     p.add_argument(
         "--sysroot",
@@ -77,47 +113,51 @@ def add_replay_arguments(p: argparse.ArgumentParser, *, collections: bool = Fals
         help="the guest's libraries for --qemu (default /usr/aarch64-linux-gnu, "
         "Debian's cross libraries)",
     )
-    p.add_argument(
+
+
+def _replay_arguments(p: Parser) -> None:
+    """How the replays run: in parallel, timed, verified; where separate debug files are."""
+    count_option(
+        p,
         "--workers",
-        type=integer(minimum=1),
         default=os.cpu_count() or 1,
-        metavar="N",
         help="partitions replayed in parallel, one debugger each (default: CPU count)",
     )
-    p.add_argument(
+    number_option(
+        p,
         "--timeout",
-        type=number(above=0),
         default=1800.0,
-        metavar="S",
         help="seconds a partition may take before it is a hang (default 1800; a verification run "
         "of the repro gets at most 60)",
     )
-    p.add_argument(
+    count_option(
+        p,
         "--verify-runs",
-        type=integer(minimum=0),
         default=3,
         metavar="K",
+        minimum=0,
         help="native replays of the repro to verify it (default 3; plus one under the debugger)",
     )
-    p.add_argument(
+    repeated_option(
+        p,
         "--debug-dir",
         metavar="DIR",
-        action="append",
-        default=[],
         help="where separate debug files are (the <file>.dbg a stripped build names in its "
-        "gnu_debuglink, "
-        "a .build-id/ tree, or a flat directory of .dbg files); repeatable",
+        "gnu_debuglink, a .build-id/ tree, or a flat directory of .dbg files); repeatable",
     )
+
+
+def _bundle_arguments(p: Parser) -> None:
+    """What the written files and the native replays carry of this machine."""
     p.add_argument(
         "--redact",
         action="store_true",
         help="replace the home directory, user name and host name in the written files",
     )
-    p.add_argument(
+    repeated_option(
+        p,
         "--env",
         metavar="NAME",
-        action="append",
-        default=[],
         help="a variable of this environment the replay needs besides those recorded anyway "
         "(DOTNET_*, COMPlus_*, LD_LIBRARY_PATH, LD_PRELOAD, LD_BIND_NOW, SuperPMI*); repeatable. "
         "Native replays and repro.sh get these and nothing else (env -i, plus PATH and HOME)",
@@ -125,8 +165,8 @@ def add_replay_arguments(p: argparse.ArgumentParser, *, collections: bool = Fals
     p.add_argument(
         "--env-all",
         action="store_true",
-        help="record every variable of this environment but the shell's own (PWD, SHLVL, TERM, "
-        "...)",
+        help="record every variable of this environment but the shell's own "
+        "(PWD, SHLVL, TERM, ...)",
     )
 
 

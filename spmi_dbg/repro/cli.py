@@ -10,7 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spmi_dbg.repro.arguments import PIPELINE_USAGE, add_replay_arguments, pipeline_errors
+from spmi_dbg.repro.arguments import add_pipeline_parser, add_replay_arguments, pipeline_errors
+from spmi_dbg.usage import Parser
 
 if TYPE_CHECKING:  # the pipeline is imported when a command runs, not when the parser is built
     from spmi_dbg.repro.result import ReproOptions, ReproResult
@@ -33,42 +34,44 @@ examples:
 
 
 def add_parsers(sub: Any) -> None:
-    p = sub.add_parser(
+    p = add_pipeline_parser(
+        sub,
         "repro",
+        run,
         help="find the method context superpmi crashes on and write a verified repro bundle",
         usage="spmi-dbg repro [options] -- SUPERPMI_ARGV...  |  spmi-dbg repro --mch X --jit J "
         "[options] [-- SUPERPMI_OPTIONS...]  |  spmi-dbg repro --from-log LOG [options]  |  "
         "spmi-dbg repro --core CORE [options] [-- SUPERPMI_ARGV...]",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage_status=PIPELINE_USAGE,
     )
     add_replay_arguments(p)
+    _repro_arguments(p)
+
+
+def _repro_arguments(p: Parser) -> None:
+    """repro's own: a core file, the failure to reproduce, the bundle, the needs, which crash."""
     p.add_argument(
         "--core",
         metavar="CORE",
         type=Path,
         help="post-mortem: diagnose this core file of the crashed superpmi, then isolate and "
-        "verify "
-        "live (the command after --, or the one the core names when it is complete)",
+        "verify live (the command after --, or the one the core names when it is complete)",
     )
     p.add_argument(
         "--failure",
         metavar="KIND[:TEXT]",
         default="crash",
         help="what to reproduce: crash (default: a crash or hang, found under the debugger), or a "
-        "failure "
-        "superpmi reports itself: assert (ISSUE: <ASSERT>), error (a failed compile), missing "
-        "(MISSING:), any; :TEXT picks the first whose line contains TEXT. The "
-        "-jitoption/-jit2option "
-        "settings are minimized to those the failure needs",
+        "failure superpmi reports itself: assert (ISSUE: <ASSERT>), error (a failed compile), "
+        "missing (MISSING:), any; :TEXT picks the first whose line contains TEXT. The "
+        "-jitoption/-jit2option settings are minimized to those the failure needs",
     )
     p.add_argument(
         "--out",
         metavar="DIR",
         type=Path,
-        help="bundle directory (default: spmi-repro-<bucket>, or spmi-repro-<kind>-<method "
-        "context>)",
+        help="bundle directory "
+        "(default: spmi-repro-<bucket>, or spmi-repro-<kind>-<method context>)",
     )
     needs = p.add_mutually_exclusive_group()
     needs.add_argument(
@@ -91,10 +94,6 @@ def add_parsers(sub: Any) -> None:
         "partition's crash wins only once every earlier partition ended without one): faster, "
         "and the result says how far the earlier partitions got",
     )
-    p.add_argument(
-        "command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line"
-    )
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from spmi_dbg import paths, shell
 from spmi_dbg.driver.request import DebuggerSetup
 from spmi_dbg.errors import UsageError
 from spmi_dbg.repro.arguments import PIPELINE_USAGE, pipeline_errors
-from spmi_dbg.usage import integer, this_program
+from spmi_dbg.usage import count_option, this_program
 
 DEFAULT_METHODS = 200_000
 DEFAULT_AT = 150_000
@@ -41,21 +41,18 @@ def add_parsers(sub: Any) -> None:
         "bundled binaries) and writes the repro bundle to OUT/repro.",
         usage_status=PIPELINE_USAGE,
     )
-    p.add_argument(
+    count_option(
+        p,
         "--methods",
-        type=integer(minimum=1),
         default=DEFAULT_METHODS,
-        metavar="N",
         help=f"method contexts in the collection (default {DEFAULT_METHODS:,})",
     )
-    p.add_argument(
+    count_option(
+        p,
         "--at",
-        type=integer(minimum=1),
-        default=None,
         metavar="K",
         help=f"method context of the seed trigger (default {DEFAULT_AT:,}, or 3/4 of --methods "
-        "when "
-        "that is smaller)",
+        "when that is smaller)",
     )
     p.add_argument(
         "--out",
@@ -64,9 +61,9 @@ def add_parsers(sub: Any) -> None:
         metavar="DIR",
         help=f"directory for the collection and the bundle (default {DEFAULT_OUT})",
     )
-    p.add_argument(
+    count_option(
+        p,
         "--workers",
-        type=integer(minimum=1),
         default=os.cpu_count() or 1,
         metavar="W",
         help="partitions replayed in parallel, one gdb each (default: CPU count)",

@@ -61,8 +61,7 @@ def _command(args: argparse.Namespace) -> ReproCommand:
     if args.jit or args.base_jit or args.superpmi or args.target or args.jitoption:
         raise UsageError(
             "--jit/--base-jit/--superpmi/--target/--jitoption go with --mch; without --mch give "
-            "the "
-            "whole command after --"
+            "the whole command after --"
         )
     if not rest and core is not None:
         return _command_of_core(core, args.gdb)
@@ -87,22 +86,7 @@ def _command_of_core(core: Path, gdb_name: str | None) -> ReproCommand:
 
 def options(args: argparse.Namespace, *, bundle_out: bool = True) -> ReproOptions:
     """`bundle_out`: args.out is a repro bundle directory (checked here); triage checks its own."""
-    qemu = select.qemu_target(args.qemu, args.sysroot) if getattr(args, "qemu", None) else None
-    if qemu is None and getattr(args, "sysroot", None):
-        raise UsageError("--sysroot goes with --qemu")
-    core = getattr(args, "core", None)
-    if args.debugger == "lldb" and core is not None:
-        if qemu is not None:
-            raise UsageError(
-                "--qemu --core: guest core files are read with gdb-multiarch: use --debugger gdb"
-            )
-    if args.debugger == "lldb" and core is not None and not args.command[1:] and not args.mch:
-        raise UsageError(
-            "--debugger lldb --core: lldb does not tell the core's command line; give the superpmi "
-            "command after --: spmi-dbg repro --debugger lldb --core CORE -- superpmi ..."
-        )
-    if core is not None and not core.is_file():
-        raise InputError(str(core), "core file not found")
+    qemu, core = _guest_and_core(args)
     target = parse_target(getattr(args, "failure", None) or "crash")
     if core is not None and not target.is_crash:
         raise UsageError(
@@ -110,25 +94,8 @@ def options(args: argparse.Namespace, *, bundle_out: bool = True) -> ReproOption
         )
     debug_dirs = check_debug_dirs(args.debug_dir)
     out = getattr(args, "out", None)
-    # before any replay: a bad --out is said at once, not after the whole run
-    if out is not None and bundle_out:
-        check_out_dir(out, ours=BUNDLE_FILES)
-    elif not os.access(".", os.W_OK | os.X_OK):
-        raise InputError(
-            os.getcwd(),
-            "the current directory is not writable, and the bundle goes there by "
-            "default: give --out DIR",
-        )
-    cmd = _command(args)
-    cmd = dataclasses.replace(
-        cmd,
-        env=capture(
-            os.environ, getattr(args, "env", None) or (), bool(getattr(args, "env_all", False))
-        ),
-    )
-    _check_machine(cmd.program, qemu)
-    if qemu is not None:
-        cmd = dataclasses.replace(cmd, emulator=tuple(qemu.prefix()))
+    _check_out(out, bundle_out)
+    cmd = _replayed_command(args, qemu)
     debugger = select.pick(
         args.debugger, gdb=args.gdb, qemu=qemu, cwd=os.getcwd(), debug_dirs=debug_dirs
     )
@@ -146,6 +113,53 @@ def options(args: argparse.Namespace, *, bundle_out: bool = True) -> ReproOption
         first_found=bool(getattr(args, "first_found", False)),
         needs=getattr(args, "needs", "auto"),
     )
+
+
+def _guest_and_core(args: argparse.Namespace) -> tuple[QemuTarget | None, Path | None]:
+    """--qemu's guest and --core's file, checked with each other and with the debugger."""
+    qemu = select.qemu_target(args.qemu, args.sysroot) if getattr(args, "qemu", None) else None
+    if qemu is None and getattr(args, "sysroot", None):
+        raise UsageError("--sysroot goes with --qemu")
+    core = getattr(args, "core", None)
+    if args.debugger == "lldb" and core is not None and qemu is not None:
+        raise UsageError(
+            "--qemu --core: guest core files are read with gdb-multiarch: use --debugger gdb"
+        )
+    if args.debugger == "lldb" and core is not None and not args.command[1:] and not args.mch:
+        raise UsageError(
+            "--debugger lldb --core: lldb does not tell the core's command line; give the superpmi "
+            "command after --: spmi-dbg repro --debugger lldb --core CORE -- superpmi ..."
+        )
+    if core is not None and not core.is_file():
+        raise InputError(str(core), "core file not found")
+    return qemu, core
+
+
+def _check_out(out: Path | None, bundle_out: bool) -> None:
+    """Before any replay: a bad --out is said at once, not after the whole run."""
+    if out is not None and bundle_out:
+        check_out_dir(out, ours=BUNDLE_FILES)
+    elif not os.access(".", os.W_OK | os.X_OK):
+        raise InputError(
+            os.getcwd(),
+            "the current directory is not writable, and the bundle goes there by "
+            "default: give --out DIR",
+        )
+
+
+def _replayed_command(args: argparse.Namespace, qemu: QemuTarget | None) -> ReproCommand:
+    """The command with the environment it is replayed in, and --qemu's emulator before it."""
+    cmd = _command(args)
+    cmd = dataclasses.replace(
+        cmd,
+        env=capture(
+            os.environ, getattr(args, "env", None) or (), bool(getattr(args, "env_all", False))
+        ),
+    )
+    _check_machine(cmd.program, qemu)
+    if qemu is not None:
+        cmd = dataclasses.replace(cmd, emulator=tuple(qemu.prefix()))
+    return cmd
 
 
 def _check_machine(program: str, qemu: QemuTarget | None) -> None:

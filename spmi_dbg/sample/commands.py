@@ -20,7 +20,7 @@ from spmi_dbg.sample.build import (
 )
 from spmi_dbg.sample.builder import ARCH_VALUES, RecordBuilder
 from spmi_dbg.sample.inject import KINDS, parse_inject
-from spmi_dbg.usage import integer, number
+from spmi_dbg.usage import count_option, number_option, repeated_option
 
 
 def add_parsers(sub: Any) -> None:
@@ -30,50 +30,55 @@ def add_parsers(sub: Any) -> None:
         description="Sample collections in SuperPMI's format for the bundled sample JIT.",
     )
     verbs = sample.add_subparsers(dest="verb", required=True, metavar="VERB")
+    _add_build(verbs)
+    _add_asm(verbs)
+
+
+def _add_build(verbs: Any) -> None:
     p = verbs.add_parser(
         "build",
         help="write a seeded random collection, with chosen crash triggers, and its .mct",
         description="Write N method contexts of random methods the sample JIT compiles (same "
-        "arguments, same "
-        "bytes), optionally with corpus methods first and crash triggers at chosen numbers.",
+        "arguments, same bytes), optionally with corpus methods first and crash triggers at "
+        "chosen numbers.",
     )
-    p.add_argument(
+    count_option(
+        p,
         "--methods",
-        type=integer(minimum=1),
         default=1000,
+        metavar=None,
         help="number of method contexts (default 1000)",
     )
-    p.add_argument("--seed", type=integer(), default=1, help="random seed (default 1)")
+    count_option(p, "--seed", default=1, metavar=None, minimum=None, help="random seed (default 1)")
     p.add_argument(
         "--arch", choices=sorted(ARCH_VALUES), default="x64", help="recorded target architecture"
     )
-    p.add_argument(
+    number_option(
+        p,
         "--size-factor",
-        type=number(above=0),
         default=1.0,
         metavar="F",
         help="scale the random methods' IL sizes by F (default 1: the usual mix)",
     )
-    p.add_argument(
+    repeated_option(
+        p,
         "--inject",
-        action="append",
-        default=[],
         metavar="KIND@N[,N...]",
-        help="put a method with this trigger at these numbers (repeatable); KIND: "
-        f"{', '.join(KINDS)}",
+        help="put a method with this trigger at these numbers (repeatable); "
+        f"KIND: {', '.join(KINDS)}",
     )
-    p.add_argument(
+    repeated_option(
+        p,
         "--corpus",
-        action="append",
-        default=[],
         metavar="DIR_OR_FILES",
         help="assembled .il files (or directories of them, comma lists allowed) as method "
         "contexts 1..k",
     )
-    _config_arg(p)
-    p.add_argument("--out", required=True, help="output .mch (its index is written as OUT.mct)")
+    _output_arguments(p)
     p.set_defaults(func=cmd_build)
 
+
+def _add_asm(verbs: Any) -> None:
     a = verbs.add_parser(
         "asm",
         help="assemble IL text files into a collection (one method context per .method)",
@@ -86,20 +91,20 @@ def add_parsers(sub: Any) -> None:
         default=None,
         help="recorded target architecture (default: the files' .arch, else x64)",
     )
-    _config_arg(a)
-    a.add_argument("--out", required=True, help="output .mch (its index is written as OUT.mct)")
+    _output_arguments(a)
     a.set_defaults(func=cmd_asm)
 
 
-def _config_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+def _output_arguments(p: argparse.ArgumentParser) -> None:
+    """What both verbs write: the JIT config recorded, and the collection."""
+    repeated_option(
+        p,
         "--config",
-        action="append",
-        default=[],
         metavar="NAME=VALUE[:DEFAULT]",
         help="record a GetIntConfigValue answer in every method context (repeatable); the key "
         "includes the default the JIT passes (0 unless given)",
     )
+    p.add_argument("--out", required=True, help="output .mch (its index is written as OUT.mct)")
 
 
 def parse_config(specs: list[str]) -> list[tuple[str, int, int]]:
@@ -122,9 +127,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     corpus = [m for asm in load_corpus(corpus_files(args.corpus)) for m in asm.methods]
     if args.arch != "arm64" and any(k == "seed-arm64" for k, _ in injections):
         print(
-            "spmi-dbg sample build: note: seed-arm64 is meant for an Arm64 collection (--arch "
-            "arm64); "
-            f"in this {args.arch} collection it is a plain ee-exception",
+            "spmi-dbg sample build: note: seed-arm64 is meant for an Arm64 collection "
+            f"(--arch arm64); in this {args.arch} collection it is a plain ee-exception",
             file=sys.stderr,
         )
     r = build(
@@ -144,8 +148,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     extra += f"; injected {placed}" if placed else ""
     print(
         f"wrote {r.path}: {r.count} method contexts ({args.arch}), {r.size} bytes in "
-        f"{r.seconds:.1f} s "
-        f"(index {r.toc}){extra}"
+        f"{r.seconds:.1f} s (index {r.toc}){extra}"
     )
     return 0
 
@@ -168,8 +171,7 @@ def cmd_asm(args: argparse.Namespace) -> int:
     )
     print(
         f"wrote {args.out}: {count} method contexts ({arch}), {size} bytes in "
-        f"{time.perf_counter() - start:.1f} s "
-        f"(index {toc})"
+        f"{time.perf_counter() - start:.1f} s (index {toc})"
     )
     for n, m in enumerate(methods, 1):
         print(f"  {n}: {m.name} ({m.nargs} args, {m.nlocals} locals, IL {len(m.il)} bytes)")

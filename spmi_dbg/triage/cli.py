@@ -11,10 +11,10 @@ from typing import Any
 
 from spmi_dbg.errors import UsageError
 from spmi_dbg.outdir import check_out_dir
-from spmi_dbg.repro.arguments import PIPELINE_USAGE, add_replay_arguments, pipeline_errors
+from spmi_dbg.repro.arguments import add_pipeline_parser, add_replay_arguments, pipeline_errors
 from spmi_dbg.superpmi_argv import parse_command
 from spmi_dbg.triage.plan import collections_of
-from spmi_dbg.usage import integer
+from spmi_dbg.usage import Parser, count_option
 
 # The pipeline, its results and the terminal display (rich) are imported by the functions that run a
 # triage: `spmi-dbg --help` and every other command build this parser, and importing them costs each
@@ -39,44 +39,35 @@ examples:
 
 
 def add_parsers(sub: Any) -> None:
-    p = sub.add_parser(
+    p = add_pipeline_parser(
+        sub,
         "triage",
+        run,
         help="replay a whole collection past every crash: crash buckets, one verified repro each",
         usage="spmi-dbg triage [options] -- SUPERPMI_ARGV...",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage_status=PIPELINE_USAGE,
     )
     add_replay_arguments(p, collections=True)
-    p.add_argument(
-        "--scheduler",
-        metavar="ADDRESS",
+    add_scheduler_arguments(
+        p,
         help="run the partitions as tasks on this dask.distributed scheduler (e.g. "
-        "tcp://host:8786; "
-        "pip install 'spmi-dbg[dask]'); the workers need gdb, spmi-dbg and the same paths (a "
-        "shared "
-        "file system). Default: this machine, --workers at a time",
+        "tcp://host:8786; pip install 'spmi-dbg[dask]'); the workers need gdb, spmi-dbg and the "
+        "same paths (a shared file system). Default: this machine, --workers at a time",
     )
-    add_scheduler_access(p)
-    p.add_argument(
+    count_option(
+        p,
         "--partition-methods",
-        type=integer(minimum=1),
-        metavar="N",
-        help="partitions of N method contexts (default: sized by bytes from the collection's "
-        "index)",
+        help="partitions of N method contexts "
+        "(default: sized by bytes from the collection's index)",
     )
     p.add_argument(
         "--resume",
         action="store_true",
-        help="continue the interrupted triage in --out (same command): only unfinished partitions "
-        "run",
+        help="continue the interrupted triage in --out (same command): only unfinished "
+        "partitions run",
     )
-    p.add_argument(
-        "--max-crashes",
-        type=integer(minimum=1),
-        default=1000,
-        metavar="N",
-        help="stop after N crashes in all (default 1000)",
+    count_option(
+        p, "--max-crashes", default=1000, help="stop after N crashes in all (default 1000)"
     )
     p.add_argument(
         "--diagnose-all",
@@ -91,8 +82,8 @@ def add_parsers(sub: Any) -> None:
         dest="bundle_kinds",
         default="crash,assert",
         help="which buckets get a verified repro bundle, comma-separated: crash, assert, error "
-        "(failed "
-        "compiles), missing, any (all of them); default crash,assert. Every kind is bucketed",
+        "(failed compiles), missing, any (all of them); default crash,assert. "
+        "Every kind is bucketed",
     )
     p.add_argument(
         "--out",
@@ -101,14 +92,12 @@ def add_parsers(sub: Any) -> None:
         default=Path("spmi-triage"),
         help="output directory: triage.md, triage.json, bucket-<bucket>/ (default spmi-triage)",
     )
-    p.add_argument(
-        "command", nargs=argparse.REMAINDER, help="the superpmi (or spmi-replay) command line"
-    )
-    p.set_defaults(func=run)
 
 
-def add_scheduler_access(p: Any) -> None:
-    """How --scheduler is reached: TLS credentials, or a plain tcp:// accepted off this machine."""
+def add_scheduler_arguments(p: Parser, *, help: str) -> None:
+    """--scheduler ADDRESS (`help`: what runs there), and how it is reached: TLS credentials, or a
+    plain tcp:// accepted off this machine."""
+    p.add_argument("--scheduler", metavar="ADDRESS", help=help)
     p.add_argument(
         "--tls-ca-file",
         metavar="PEM",
@@ -139,8 +128,7 @@ def bundle_kinds(spec: str) -> frozenset[str]:
     if bad or not kinds:
         raise UsageError(
             f"--failure {spec!r}: unknown kind {bad[0] if bad else ''!r}; expected a "
-            "comma-separated "
-            f"list of {', '.join(BUNDLE_KINDS)}, any"
+            f"comma-separated list of {', '.join(BUNDLE_KINDS)}, any"
         )
     return frozenset(BUNDLE_KINDS) if "any" in kinds else frozenset(kinds)
 
