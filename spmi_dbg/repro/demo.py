@@ -13,13 +13,17 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spmi_dbg import paths, shell
 from spmi_dbg.driver.request import DebuggerSetup
 from spmi_dbg.errors import UsageError
 from spmi_dbg.repro.arguments import PIPELINE_USAGE, pipeline_errors
 from spmi_dbg.usage import count_option, this_program
+
+if TYPE_CHECKING:  # imported when the demo runs (_run)
+    from spmi_dbg.repro.result import ReproResult
+    from spmi_dbg.sample.build import BuildResult
 
 DEFAULT_METHODS = 200_000
 DEFAULT_AT = 150_000
@@ -100,7 +104,7 @@ def _run(args: argparse.Namespace, at: int) -> int:
     from spmi_dbg.driver.select import GdbDriver
     from spmi_dbg.repro import command
     from spmi_dbg.repro.cli import execute
-    from spmi_dbg.repro.result import ReproOptions, ReproResult
+    from spmi_dbg.repro.result import ReproOptions
     from spmi_dbg.sample.build import build
 
     if at > args.methods:
@@ -112,12 +116,10 @@ def _run(args: argparse.Namespace, at: int) -> int:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     mch = out / COLLECTION
-    shown = " ".join(["spmi-replay", *OPTIONS, "-p", Path(base).name, Path(diff).name, COLLECTION])
     argv = [replay, *OPTIONS, "-p", base, diff, str(mch)]
     print(
         f"building {mch}: {args.methods:,} sample Arm64 method contexts, the seed bug "
-        "(dotnet/runtime#91257) "
-        f"at {at:,} ...",
+        f"(dotnet/runtime#91257) at {at:,} ...",
         flush=True,
     )
     built = build(
@@ -125,51 +127,48 @@ def _run(args: argparse.Namespace, at: int) -> int:
     )
     # The line runs as printed (from this directory): the bundled binaries by their full paths,
     # every word quoted.
-    print(
-        "running "
-        + shell.join(
-            [
-                *this_program(),
-                "repro",
-                "--workers",
-                str(args.workers),
-                "--out",
-                str(out / BUNDLE),
-                "--",
-                *argv,
-            ]
-        ),
-        flush=True,
-    )
+    repro = ["repro", "--workers", str(args.workers), "--out", str(out / BUNDLE), "--", *argv]
+    print("running " + shell.join([*this_program(), *repro]), flush=True)
     start = time.monotonic()
-    cmd = command.from_argv(argv)
     opts = ReproOptions(
-        command=cmd,
+        command=command.from_argv(argv),
         debugger=GdbDriver(gdb, DebuggerSetup(cwd=os.getcwd())),
         out=out / BUNDLE,
         workers=args.workers,
     )
 
     def context(result: ReproResult) -> list[tuple[str, str]]:
-        repro_s = time.monotonic() - start
-        return [
-            (
-                "collection",
-                f"{mch}: {built.count:,} sample Arm64 method contexts ({size_text(built.size)}), "
-                f"the seed trigger at {at:,}; the base and diff sample JITs stand in for "
-                "libclrjit.so, spmi-replay for superpmi",
-            ),
-            (
-                "command",
-                f"{shown}: `-p` dropped (a crash in a -p worker is invisible to a debugger on the "
-                f"parent); {len(result.partitions)} -c range(s) replayed under gdb instead",
-            ),
-            (
-                "took",
-                f"{built.seconds:.1f} s to build the collection + {repro_s:.1f} s for spmi-dbg "
-                "repro",
-            ),
-        ]
+        return _context(mch, built, at, base, diff, result, time.monotonic() - start)
 
     result = execute(opts, extra_rows=context)
     return int(result.exit_code)
+
+
+def _context(
+    mch: Path,
+    built: BuildResult,
+    at: int,
+    base: str,
+    diff: str,
+    result: ReproResult,
+    repro_s: float,
+) -> list[tuple[str, str]]:
+    """The demo's own rows under the report's summary: the collection, the command, the time."""
+    shown = " ".join(["spmi-replay", *OPTIONS, "-p", Path(base).name, Path(diff).name, COLLECTION])
+    return [
+        (
+            "collection",
+            f"{mch}: {built.count:,} sample Arm64 method contexts ({size_text(built.size)}), "
+            f"the seed trigger at {at:,}; the base and diff sample JITs stand in for "
+            "libclrjit.so, spmi-replay for superpmi",
+        ),
+        (
+            "command",
+            f"{shown}: `-p` dropped (a crash in a -p worker is invisible to a debugger on the "
+            f"parent); {len(result.partitions)} -c range(s) replayed under gdb instead",
+        ),
+        (
+            "took",
+            f"{built.seconds:.1f} s to build the collection + {repro_s:.1f} s for spmi-dbg repro",
+        ),
+    ]
