@@ -1,7 +1,7 @@
 """The phrasebook (spmi_dbg.report.phrases): each fact's words in each style, and the goal it
 serves: a new fact reaches `spmi why`, report.md, report.json's facts, the summary rows and
-triage.md through its phrase alone, with no view changed. The views here are the real renderers on a
-real repro's report.json and a real triage."""
+triage.md through its fact and its phrase alone, with no view changed. The views here are the real
+renderers on a real repro's report.json and a real triage."""
 
 from __future__ import annotations
 
@@ -18,15 +18,16 @@ from spmi_dbg.analysis.facts import (
     Handling,
     HandlingKind,
     JitFact,
+    KnownBugMatch,
     ModuleFact,
     ModuleRole,
     NullMap,
     SignalFact,
-    to_json,
 )
 from spmi_dbg.commands.why import jit_line, render_text
-from spmi_dbg.report import issue, phrases
-from spmi_dbg.report.markdown import render_markdown
+from spmi_dbg.report import issue, parsed, phrases
+from spmi_dbg.report.markdown import render_repro_markdown
+from spmi_dbg.report.parsed import ReportJson, TriageJson
 from spmi_dbg.report.text import rows
 from spmi_dbg.report.triage import triage_markdown
 
@@ -35,7 +36,7 @@ from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import report, triage
 
 
-def _jit(**changes: Any) -> dict[str, Any]:
+def _jit(**changes: Any) -> JitFact:
     j = JitFact(
         frame=3,
         function="Compiler::fgMorph",
@@ -50,11 +51,11 @@ def _jit(**changes: Any) -> dict[str, Any]:
         opt_level="MinOpts",
         phase_when="during",
     )
-    return to_json(dataclasses.replace(j, **changes))
+    return dataclasses.replace(j, **changes)
 
 
-def _null_map() -> dict[str, Any]:
-    nm = NullMap(
+def _null_map() -> NullMap:
+    return NullMap(
         owner_type="CompileResult",
         member="CompileMethod",
         role="base compile result (cr1)",
@@ -64,7 +65,6 @@ def _null_map() -> dict[str, Any]:
         explanation="the base JIT's compile result has no CompileMethod map (packet 118 ...)",
         source="this of CompileResult::repCompileMethod",
     )
-    return to_json(nm)
 
 
 def test_the_jit_in_each_style() -> None:
@@ -92,9 +92,8 @@ def test_the_jit_in_each_style() -> None:
     assert phrases.jit_text(unknown, phrases.MARKDOWN) == "compiling a method not known yet"
     numbered = _jit(phase=None, phase_name=None, phase_when="after")  # only the number was read
     assert "after phase 9," in phrases.jit_text(numbered, phrases.SUMMARY)
-    fact = JitFact(**{k: v for k, v in _jit().items()})
     # `spmi why`'s line is the phrasebook's
-    assert jit_line(fact) == phrases.jit_text(_jit(), phrases.WHY)
+    assert jit_line(_jit()) == phrases.jit_text(_jit(), phrases.WHY)
 
 
 def test_the_null_map_and_the_signal_in_each_style() -> None:
@@ -130,29 +129,31 @@ def _diagnosis() -> Diagnosis:
         handling=Handling(HandlingKind.FATAL, "fault outside the JIT's protected call"),
         faulting_module=ModuleFact("/bin/superpmi", ModuleRole.SUPERPMI, "the pc's mapping"),
         method_context=None,
-        null_map=NullMap(**_null_map()),
+        null_map=_null_map(),
         instruction=None,
         assertion=None,
         folded=["CompileResult::repCompileMethod", "NearDiffer::compare"],
         signature="S",
         bucket="b",
-        jit=JitFact(**_jit()),
+        jit=_jit(),
     )
 
 
 def test_a_fault_and_a_debug_break() -> None:
     """A compile-failure target stops at a debug break superpmi asked for: no faulting module, no
     SIGTRAP."""
-    d = to_json(_diagnosis())
+    d = _diagnosis()
     labels = [label for label, _ in phrases.fact_lines(d, phrases.MARKDOWN)]
     assert labels == ["faulting module", "", "null map", "stack", "signature"]
     assert "faulting module" not in [
         label for label, _ in phrases.fact_lines(d, phrases.MARKDOWN, at_fault=False)
     ]
-    trap = d | {"signal": d["signal"] | {"name": "SIGTRAP"}}
+    assert d.signal is not None
+    trap = dataclasses.replace(d, signal=dataclasses.replace(d.signal, name="SIGTRAP"))
     assert phrases.fact_lines(trap, phrases.WHY, at_fault=False)[0][1] != "SIGTRAP"
     assert phrases.fact_lines(trap, phrases.WHY)[0][1].startswith("SIGTRAP at address 0x14")
-    assert ("null map", "none") in phrases.fact_lines(d | {"null_map": None}, phrases.SUMMARY)
+    no_map = dataclasses.replace(d, null_map=None)
+    assert ("null map", "none") in phrases.fact_lines(no_map, phrases.SUMMARY)
     why = render_text(_diagnosis()).splitlines()
     assert why[0] == "SIGSEGV at address 0x14 (near null)  [$_siginfo]"
     assert "method context: not found in the stack" in why and why[-2:] == [
@@ -161,17 +162,30 @@ def test_a_fault_and_a_debug_break() -> None:
     ]
 
 
-# ------------------------------------------------------------------------------ a new fact, one
-# place
-def _thread(d: phrases.Json, style: phrases.Style, at_fault: bool) -> list[phrases.Line]:
-    t = d.get("thread")
+# ------------------------------------------------------------------------ a new fact, one place
+# The faulting thread's name: a field added to the diagnosis, as a new fact is (analysis/facts.py)
+DiagnosisPlus = dataclasses.make_dataclass(
+    "DiagnosisPlus",
+    [("thread", dict[str, Any] | None, dataclasses.field(default=None))],
+    bases=(Diagnosis,),
+)
+
+
+def _thread(d: Diagnosis, style: phrases.Style, at_fault: bool) -> list[phrases.Line]:
+    t = getattr(d, "thread", None)
     return [("thread", style.code(str(t["name"])) + f" (LWP {t['lwp']})")] if t else []
+
+
+def _thread_cell(d: Diagnosis) -> str:
+    return str((getattr(d, "thread", None) or {}).get("name"))
 
 
 @pytest.fixture()
 def thread_phrase(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The faulting thread's name, added to the phrasebook as a new fact would be: its phrase, its
-    place in each style's order, a column of the triage table. Nothing else changes."""
+    """The faulting thread's name, added as a new fact would be: its field in the diagnosis (read
+    from report.json and triage.json by the one conversion), its phrase, its place in each style's
+    order, a column of the triage table. Nothing else changes."""
+    monkeypatch.setattr(parsed, "Diagnosis", DiagnosisPlus)
     monkeypatch.setitem(phrases.PHRASES, "thread", _thread)
     for name in ("WHY", "MARKDOWN", "SUMMARY"):
         style = getattr(phrases, name)
@@ -179,9 +193,7 @@ def thread_phrase(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             phrases, name, dataclasses.replace(style, order=(*style.order, "thread"))
         )
     monkeypatch.setattr(
-        phrases,
-        "TRIAGE_COLUMNS",
-        (*phrases.TRIAGE_COLUMNS, ("thread", lambda d: str((d.get("thread") or {}).get("name")))),
+        phrases, "TRIAGE_COLUMNS", (*phrases.TRIAGE_COLUMNS, ("thread", _thread_cell))
     )
     yield
 
@@ -190,12 +202,7 @@ THREAD = {"name": "superpmi-worker", "lwp": 4242}
 
 
 def test_a_new_fact_reaches_why_through_its_phrase_alone(thread_phrase: None) -> None:
-    plus = dataclasses.make_dataclass(
-        "DiagnosisPlus",
-        [("thread", dict[str, Any] | None, dataclasses.field(default=None))],
-        bases=(Diagnosis,),
-    )
-    d = plus(
+    d = DiagnosisPlus(
         **{f.name: getattr(_diagnosis(), f.name) for f in dataclasses.fields(Diagnosis)},
         thread=THREAD,
     )
@@ -207,9 +214,10 @@ def test_a_new_fact_reaches_the_report_through_its_phrase_alone(
 ) -> None:
     data = json.loads(json.dumps(report(seed_bundle[0])))
     data["diagnosis"]["thread"] = THREAD
-    assert "- thread: `superpmi-worker` (LWP 4242)" in render_markdown(data).splitlines()
-    assert ("thread", "superpmi-worker (LWP 4242)") in rows(data)
-    actual = issue.actual(data)
+    r = ReportJson.read(data)
+    assert "- thread: `superpmi-worker` (LWP 4242)" in render_repro_markdown(r).splitlines()
+    assert ("thread", "superpmi-worker (LWP 4242)") in rows(r)
+    actual = issue.actual(r)
     assert {"label": "thread", "text": "`superpmi-worker` (LWP 4242)"} in actual["facts"]
 
 
@@ -238,9 +246,9 @@ def test_a_new_fact_reaches_the_triage_through_its_phrase_alone(
     bucket = data["buckets"][0]
     # the smallest member's diagnosis
     assert bucket["diagnosis"]["signature"] == bucket["signature"]
-    before = triage_markdown(data)
+    before = triage_markdown(TriageJson.read(data))
     bucket["diagnosis"]["thread"] = THREAD
-    md = triage_markdown(data).splitlines()
+    md = triage_markdown(TriageJson.read(data)).splitlines()
     header = next(line for line in md if line.startswith("| bucket |"))
     assert "| JIT phase | thread | count |" in header
     row = next(line for line in md if line.startswith(f"| `{bucket['bucket']}` |"))
@@ -251,27 +259,27 @@ def test_a_new_fact_reaches_the_triage_through_its_phrase_alone(
 def test_a_bug_in_how_the_crash_was_reported_is_no_known_bug_of_the_crash() -> None:
     """known_bugs.toml's `about = "reporting"` (#56506: -p hid the crash) is said as "also", in
     every style."""
-    hid = {
-        "id": "dotnet/runtime#56506",
-        "title": "parallel mode hides a crash",
-        "url": "https://x/56506",
-        "fix": "",
-        "fix_url": "",
-        "cause": "",
-        "about": "reporting",
-        "said": "-p hid the crash",
-    }
-    seed = {
-        "id": "dotnet/runtime#91257",
-        "title": "near differ",
-        "url": "https://x/91257",
-        "fix": "#91783",
-        "fix_url": "https://x/91783",
-        "cause": "",
-        "about": "crash",
-        "said": "",
-    }
-    d = to_json(_diagnosis()) | {"known_bugs": [hid, seed]}
+    hid = KnownBugMatch(
+        id="dotnet/runtime#56506",
+        title="parallel mode hides a crash",
+        url="https://x/56506",
+        fix="",
+        fix_url="",
+        cause="",
+        about="reporting",
+        said="-p hid the crash",
+    )
+    seed = KnownBugMatch(
+        id="dotnet/runtime#91257",
+        title="near differ",
+        url="https://x/91257",
+        fix="#91783",
+        fix_url="https://x/91783",
+        cause="",
+        about="crash",
+        said="",
+    )
+    d = dataclasses.replace(_diagnosis(), known_bugs=[hid, seed])
     why = phrases.joined(phrases.fact_lines(d, phrases.WHY))
     assert "known bug: dotnet/runtime#91257: near differ" in why
     assert "also: -p hid the crash (dotnet/runtime#56506 https://x/56506)" in why

@@ -301,6 +301,7 @@ def test_the_panel_keeps_file_names(seed_bundle: tuple[Path, str]) -> None:
 
     from rich.console import Console
 
+    from spmi_dbg.report.parsed import ReportJson
     from spmi_dbg.repro.display import print_summary
     from spmi_dbg.repro.result import ReproResult
 
@@ -310,7 +311,10 @@ def test_the_panel_keeps_file_names(seed_bundle: tuple[Path, str]) -> None:
     for width in (60, 80, 100):
         console = Console(width=width, record=True, force_terminal=True, color_system=None)
         result = cast(
-            ReproResult, SimpleNamespace(report=data, bundle_error=None, outcome=data["outcome"])
+            ReproResult,
+            SimpleNamespace(
+                report=ReportJson.read(data), bundle_error=None, outcome=data["outcome"]
+            ),
         )
         print_summary(result, console, rich_panel=True)
         text = console.export_text()

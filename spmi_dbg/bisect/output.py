@@ -17,7 +17,8 @@ from spmi_dbg.bisect.order import Commit
 from spmi_dbg.bisect.search import Outcome
 from spmi_dbg.bisect.store import Flavor
 from spmi_dbg.bisect.verdict import Target
-from spmi_dbg.report.markdown import render_markdown
+from spmi_dbg.report.markdown import render_repro_markdown
+from spmi_dbg.report.parsed import ReportJson
 
 BISECT_SCHEMA = 1
 
@@ -194,7 +195,7 @@ def annotate_bundle(bundle: Path, r: BisectResult) -> list[Path]:
     data["bisect"] = answer
     data["issue"]["regression"]["bisect"] = answer
     atomic_write_text(path, json.dumps(data, indent=2) + "\n")
-    atomic_write_text(bundle / "report.md", render_markdown(data))
+    atomic_write_text(bundle / "report.md", render_repro_markdown(ReportJson.read(data)))
     return [path, bundle / "report.md"]
 
 

@@ -15,14 +15,15 @@ from spmi_dbg.outdir import check_out_dir, locked, publish, stage
 from spmi_dbg.report import phrases
 
 
-def render_markdown(d: Diagnosis) -> str:
-    """report.md of the stop: the phrasebook's title and facts, `spmi why`'s text and the frames."""
-    data = d.to_json()
+def render_stop_markdown(d: Diagnosis) -> str:
+    """report.md of an in-debugger bundle (`spmi report DIR`), from the stop's diagnosis: the
+    phrasebook's title and facts, `spmi why`'s text and the frames. A repro bundle's report.md is
+    spmi_dbg.report.markdown's."""
     sig = d.signal
     mc = d.method_context
     title = phrases.crash_title(
         sig.name if sig else "stop",
-        data,
+        d,
         hang=d.hang,
         where=f" for method context {mc.number}" if mc is not None and mc.number else "",
     )
@@ -30,13 +31,13 @@ def render_markdown(d: Diagnosis) -> str:
     what = f"{sig.name if sig else 'A stop'} ({d.handling.kind}: {d.handling.reason})"
     if d.null_map is not None:
         what += (
-            f"; null map {phrases.null_map_text(data['null_map'], phrases.SUMMARY)}: "
+            f"; null map {phrases.null_map_text(d.null_map, phrases.SUMMARY)}: "
             f"{d.null_map.explanation}"
         )
     lines += [
         what,
         "",
-        *phrases.joined(phrases.fact_lines(data, phrases.MARKDOWN), "- "),
+        *phrases.joined(phrases.fact_lines(d, phrases.MARKDOWN), "- "),
         "",
         "## Diagnosis",
         "",
@@ -48,7 +49,7 @@ def render_markdown(d: Diagnosis) -> str:
         "",
         "```",
     ]
-    lines += [phrases.frame_text(f) for f in data["frames"][:60]]
+    lines += [phrases.frame_text(f) for f in d.frames[:60]]
     lines += ["```", "", "</details>", ""]
     return "\n".join(lines)
 
@@ -67,7 +68,7 @@ def write_bundle(d: Diagnosis, out: Path) -> list[Path]:
             for name, text in (
                 ("diagnosis.json", json.dumps(d.to_json(), indent=2, sort_keys=True) + "\n"),
                 ("why.txt", render_text(d) + "\n"),
-                ("report.md", render_markdown(d)),
+                ("report.md", render_stop_markdown(d)),
             ):
                 (staged / name).write_text(text)
                 names.append(name)

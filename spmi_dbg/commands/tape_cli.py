@@ -12,7 +12,7 @@ from typing import Any
 
 from spmi_dbg.analysis import tape
 from spmi_dbg.commands.why import render_text
-from spmi_dbg.report.redact import Redactor
+from spmi_dbg.report.redact import Redactor, add_redact_argument
 
 
 def add_parsers(sub: Any) -> None:
@@ -26,11 +26,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--json", action="store_true", help="the diagnosis as JSON (spmi diagnose --json)"
     )
-    p.add_argument(
-        "--redact",
-        action="store_true",
-        help="replace the home directory, user name and host name in the output",
-    )
+    add_redact_argument(p)
     p.set_defaults(func=run)
 
 

@@ -9,12 +9,12 @@ from spmi_dbg.report import phrases
 def jit_line(j: JitFact) -> str:
     """`compiling X (IL size N) during <phase> [PHASE_X], method context M, MinOpts` (3.1's JIT:
     `after <phase>`): what is known of it; what is not is said so (`tried` says why)."""
-    return phrases.jit_text(j.to_json(), phrases.WHY)
+    return phrases.jit_text(j, phrases.WHY)
 
 
 def render_jit(j: JitFact) -> str:
     """`spmi jit`: every field, and what could not be read or was not believed."""
-    phase = phrases.phase_text(j.to_json())
+    phase = phrases.phase_text(j)
     rows = [
         ("method", j.method and f"{j.method}  [{j.method_source}]"),
         ("phase", phase and f"{phase}  [{j.phase_source}]"),
@@ -38,4 +38,4 @@ def render_jit(j: JitFact) -> str:
 def render_text(d: Diagnosis) -> str:
     """`spmi why`: every fact the diagnosis established, in the phrasebook's words
     (spmi_dbg.report.phrases)."""
-    return "\n".join(phrases.joined(phrases.fact_lines(d.to_json(), phrases.WHY)))
+    return "\n".join(phrases.joined(phrases.fact_lines(d, phrases.WHY)))

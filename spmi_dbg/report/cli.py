@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg import shell
-from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.errors import InputError
 from spmi_dbg.jsonfacts import FactJsonError
-from spmi_dbg.report.markdown import render_markdown
-from spmi_dbg.report.redact import Redactor
+from spmi_dbg.report.markdown import render_repro_markdown
+from spmi_dbg.report.parsed import ReportJson, TriageJson
+from spmi_dbg.report.redact import Redactor, add_redact_argument
 from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION, TRIAGE_SCHEMA_VERSION
 from spmi_dbg.report.text import render_text
 from spmi_dbg.report.triage import triage_markdown, triage_text
@@ -37,11 +37,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--format", choices=("md", "json", "text"), default="md", help="output format (default md)"
     )
-    p.add_argument(
-        "--redact",
-        action="store_true",
-        help="replace the home directory, user name and host name in the output",
-    )
+    add_redact_argument(p)
     p.add_argument(
         "--gh-issue",
         action="store_true",
@@ -51,7 +47,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def load(path: Path) -> tuple[str, dict[str, Any], Path]:
-    """("report" | "triage", the data, the directory)."""
+    """("report" | "triage", the data, its file)."""
     if path.is_dir():
         candidates = [path / "report.json", path / "triage.json"]
         found = next((c for c in candidates if c.is_file()), None)
@@ -82,43 +78,32 @@ def load(path: Path) -> tuple[str, dict[str, Any], Path]:
             f"schema {got}, expected {want}: written by another spmi-dbg version; "
             f"run spmi-dbg {'triage' if kind == 'triage' else 'repro'} again",
         )
-    _check_facts(path, kind, data)
-    return kind, data, path.parent
+    return kind, data, path
 
 
-def _check_facts(path: Path, kind: str, data: dict[str, Any]) -> None:
-    """The diagnoses the renderers read, read back as facts by the one conversion (jsonfacts): a
-    hand-edited or cut report names the field that is not the form spmi-dbg writes."""
-    if kind == "triage":
-        buckets = data.get("buckets")
-        found = [
-            (f"buckets[{i}].diagnosis", b.get("diagnosis"))
-            for i, b in enumerate(buckets if isinstance(buckets, list) else [])
-            if isinstance(b, dict)
-        ]
-    else:
-        found = [("diagnosis", data.get("diagnosis"))]
-    for where, d in found:
-        if d is None:
-            continue
-        try:
-            Diagnosis.from_json(d)
-        except FactJsonError as e:
-            raise InputError(str(path), f"{where}: {e}: not the form spmi-dbg writes") from None
+def read(path: Path, kind: str, data: dict[str, Any]) -> ReportJson | TriageJson:
+    """The data with its facts read by the one conversion (jsonfacts), once: a hand-edited or cut
+    report names the field that is not the form spmi-dbg writes."""
+    try:
+        return TriageJson.read(data) if kind == "triage" else ReportJson.read(data)
+    except FactJsonError as e:
+        raise InputError(str(path), f"{e}: not the form spmi-dbg writes") from None
 
 
 def run(args: argparse.Namespace) -> int:
-    kind, data, directory = load(args.bundle)
+    kind, data, path = load(args.bundle)
+    directory = path.parent
     redactor = Redactor.here() if args.redact else None
     if redactor is not None:
         data = redactor.data(data)
+    parsed = read(path, kind, data)
     if args.gh_issue:
         title = data["title"] if kind == "report" else _triage_title(data)
         body = directory / ("report.md" if kind == "report" else "triage.md")
         # the bundle's own files stay as they are: the redacted body beside them
         if redactor is not None:
             body = body.with_name(body.stem + ".redacted.md")
-            atomic_write_text(body, render(kind, data, "md"))
+            atomic_write_text(body, render(parsed, "md"))
         print(
             shell.join(
                 [
@@ -136,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     try:
-        text = render(kind, data, args.format)
+        text = render(parsed, args.format)
     except (KeyError, TypeError, AttributeError) as e:  # a key or a value of another form
         raise InputError(
             str(directory), f"cannot render: {type(e).__name__} {e}: not the form spmi-dbg writes"
@@ -151,9 +136,9 @@ def _triage_title(data: dict[str, Any]) -> str:
     )
 
 
-def render(kind: str, data: dict[str, Any], fmt: str) -> str:
+def render(parsed: ReportJson | TriageJson, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(data, indent=2) + "\n"
-    if kind == "triage":
-        return triage_markdown(data) if fmt == "md" else triage_text(data)
-    return render_markdown(data) if fmt == "md" else render_text(data)
+        return json.dumps(parsed.data, indent=2) + "\n"
+    if isinstance(parsed, TriageJson):
+        return triage_markdown(parsed) if fmt == "md" else triage_text(parsed)
+    return render_repro_markdown(parsed) if fmt == "md" else render_text(parsed)

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg import shell
+from spmi_dbg.analysis.facts import KnownBugMatch
 from spmi_dbg.report import phrases
+from spmi_dbg.report.parsed import ReportJson
 
 Data = dict[str, Any]
 
@@ -30,17 +32,18 @@ NO_WINNER = {
 }
 
 
-def issue(data: Data, configuration: Data) -> Data:
-    """The `issue` section; `data` must already have its title."""
+def issue(report: ReportJson, configuration: Data) -> Data:
+    """The `issue` section; the report's data must already have its title."""
+    data = report.data
     return {
-        "description": description(data),
+        "description": description(report),
         "reproduction": reproduction(data),
         "expected": expected(data),
-        "actual": actual(data),
+        "actual": actual(report),
         "regression": regression(data),
-        "workarounds": workarounds(data),
+        "workarounds": workarounds(report),
         "configuration": configuration,
-        "other": other(data),
+        "other": other(report),
     }
 
 
@@ -56,34 +59,35 @@ def _expected_stop(data: Data) -> Data:
     return (data["locate"] or {}).get("expected") or {}
 
 
-def signal_name(data: Data) -> str | None:
+def signal_name(report: ReportJson) -> str | None:
     """The stop's signal: the diagnosis', else the one the run expected (a hang's, a stop with no
     siginfo)."""
-    sig = (data["diagnosis"] or {}).get("signal") or {}
-    return sig.get("name") or _expected_stop(data).get("signal")
+    d = report.diagnosis
+    sig = d.signal if d is not None else None
+    return (sig.name if sig else None) or _expected_stop(report.data).get("signal")
 
 
-# ------------------------------------------------------------------------------------------ the
-# title
-def title(data: Data) -> str:
+# -------------------------------------------------------------------------------------- the title
+def title(report: ReportJson) -> str:
+    data = report.data
     if data.get("target"):
         target = data["target"]
         noun = target.get("noun") or target["describe"]  # report.json before `noun`: as it was
-        return failure_title(data) or f"no {noun} in {_collection(data)}"
+        return failure_title(report) or f"no {noun} in {_collection(data)}"
     if not _winner(data):
         what = NO_WINNER.get(str(data["outcome"]), str(data["outcome"]))
         return f"{what} in {_collection(data)}"
     mc = data["locate"]["method_context"]
     return phrases.crash_title(
-        signal_name(data),
-        data["diagnosis"] or {},
+        signal_name(report),
+        report.diagnosis,
         hang=_expected_stop(data).get("kind") == "hang",
         where=f" for method context {mc}" if mc else "",
     )
 
 
-def failure_title(data: Data) -> str | None:
-    f = (data.get("target") or {}).get("failure")
+def failure_title(report: ReportJson) -> str | None:
+    f = (report.data.get("target") or {}).get("failure")
     if not f:
         return None
     mc = f["method_context"]
@@ -91,7 +95,7 @@ def failure_title(data: Data) -> str | None:
         # dotnet/runtime's titles are the JIT's own line: "... during '<phase>'". Only the running
         # phase is said so; 3.1's JIT knows only the phase completed last ("after"), which the
         # description says, never the title as if it were the running one.
-        phase, when = assert_phase(data)
+        phase, when = assert_phase(report)
         where = "" if phase is None or when != "during" else f" during '{phase}'"
         return f"Assertion failed '{f['message']}' in '{f['method']}'{where}"
     if f["kind"] == "error":
@@ -99,63 +103,64 @@ def failure_title(data: Data) -> str | None:
     return f"superpmi: missing data for method context {mc}: {f['message']}"
 
 
-def assert_phase(data: Data) -> tuple[str | None, str]:
+def assert_phase(report: ReportJson) -> tuple[str | None, str]:
     """The assert's phase and how to say it: ("P", "during") when the ISSUE line names it; else the
     JIT's state at the debugger's stop in the assert (3.1: Compiler::previousCompletedPhase, the
     phase completed last: "after"); else (None, "")."""
-    f = ((data.get("target") or {}).get("failure")) or {}
+    f = ((report.data.get("target") or {}).get("failure")) or {}
     if f.get("phase"):
         return str(f["phase"]), "during"
-    jit = ((data.get("diagnosis") or {}).get("jit")) or {}
-    if jit.get("phase_name"):
-        return str(jit["phase_name"]), str(jit.get("phase_when") or "during")
+    jit = report.diagnosis.jit if report.diagnosis else None
+    if jit and jit.phase_name:
+        return jit.phase_name, jit.phase_when or "during"
     return None, ""
 
 
-# ------------------------------------------------------------------------------------ the
-# description
-def description(data: Data) -> str:
+# -------------------------------------------------------------------------------- the description
+def description(report: ReportJson) -> str:
+    data = report.data
     if data.get("target"):
-        return failure_description(data)
+        return failure_description(report)
     if not _winner(data):
         return f"{data['title']}: every partition of {_collection(data)} ran to its end."
-    d = data["diagnosis"] or {}
-    text = _what_happened(data, d)
-    jit = d.get("jit") or {}
-    phase = phrases.phase_text(jit)
-    if jit.get("method") or phase:
+    d = report.diagnosis
+    text = _what_happened(report)
+    jit = d.jit if d else None
+    phase = phrases.phase_text(jit) if jit else None
+    if (jit and jit.method) or phase:
         text += " while " + (
-            f"compiling `{jit['method']}`" if jit.get("method") else "the JIT was compiling it"
+            f"compiling `{jit.method}`" if jit and jit.method else "the JIT was compiling it"
         )
         text += f" {phase}" if phase else ""
-    if d.get("null_map"):
-        text += f": {phrases.null_map_cause(d['null_map'])}"
+    if d and d.null_map:
+        text += f": {phrases.null_map_cause(d.null_map)}"
     text += "."
-    fm = d.get("faulting_module")
-    if fm and fm.get("role"):
-        text += " " + phrases.module_clause(fm)
-    for c in data.get("causes") or d.get("causes") or []:  # the setup, not the JIT
-        text += f" Why: {c['advice']} (`{c['kind']}`)."
+    if d and d.faulting_module:
+        text += " " + phrases.module_clause(d.faulting_module)
+    for c in report.causes or (d.causes if d else []):  # the setup, not the JIT
+        text += f" Why: {c.advice} (`{c.kind}`)."
     return (
         text
         + _settings_sentence(data.get("jit_settings"))
         + _repro_sentence(data)
-        + "".join(" " + phrases.known_bug_sentence(b) for b in _bugs_in_order(data))
+        + "".join(" " + phrases.known_bug_sentence(b) for b in _bugs_in_order(report))
     )
 
 
-def _what_happened(data: Data, d: Data) -> str:
+def _what_happened(report: ReportJson) -> str:
     """`superpmi segfaults in F (called from G) for method context N (`name`, IL size S)`."""
+    data = report.data
+    d = report.diagnosis
     who = phrases.method_context_text(
-        data["locate"].get("method_context"), d.get("method_context"), phrases.MARKDOWN
+        data["locate"].get("method_context"), d.method_context if d else None, phrases.MARKDOWN
     )
-    folded = [f for f in d.get("folded") or [] if f and f != "??"]
+    folded = [f for f in (d.folded if d else []) if f and f != "??"]
     where = f" in {folded[0]}" if folded else ""
     if len(folded) > 1:
         where += f" (called from {folded[1]})"
     if _expected_stop(data).get("kind") == "hang":
         return f"superpmi hangs{where} while replaying {who}"
-    sig = signal_name(data) or "a signal"
+    sig = signal_name(report) or "a signal"
     return f"superpmi {VERBS.get(sig, f'dies of {sig}')}{where} for {who}"
 
 
@@ -170,23 +175,24 @@ def _repro_sentence(data: Data) -> str:
     return f" A {data['repro']['records']}-record repro collection is attached ({verdict})."
 
 
-def _bugs_in_order(data: Data) -> list[Data]:
+def _bugs_in_order(report: ReportJson) -> list[KnownBugMatch]:
     """The crash's own known bugs first, then those in how the crash was reported."""
-    return sorted(data["known_bugs"], key=lambda b: not phrases.is_about_the_crash(b))
+    return sorted(report.known_bugs, key=lambda b: not phrases.is_about_the_crash(b))
 
 
-def failure_description(data: Data) -> str:
+def failure_description(report: ReportJson) -> str:
+    data = report.data
     t = data["target"]
     f = t["failure"]
     if f is None:
         return f"{data['failure'] or 'no such failure'}."
-    d = data["diagnosis"] or {}
+    d = report.diagnosis
     who = phrases.method_context_text(
-        f["method_context"], d.get("method_context"), phrases.MARKDOWN
+        f["method_context"], d.method_context if d else None, phrases.MARKDOWN
     )
     if f["kind"] == "assert":
-        phase, when = assert_phase(data)
-        source = (d.get("jit") or {}).get("phase_source")
+        phase, when = assert_phase(report)
+        source = d.jit.phase_source if d and d.jit else None
         during = (
             ""
             if phase is None
@@ -196,8 +202,7 @@ def failure_description(data: Data) -> str:
         )
         text = (
             f"The JIT asserts `{f['message']}` at `{f['file']}` line {f['source_line']} while "
-            "compiling "
-            f"`{f['method']}`{during}, replaying {who}."
+            f"compiling `{f['method']}`{during}, replaying {who}."
         )
     elif f["kind"] == "error":
         text = f"The compile of {who} fails: superpmi caught `{f['message']}`."
@@ -206,8 +211,7 @@ def failure_description(data: Data) -> str:
     return text + _settings_sentence(t.get("options")) + _repro_sentence(data)
 
 
-# ------------------------------------------------------------------------- reproduction and
-# expectation
+# --------------------------------------------------------------- reproduction and expectation
 def reproduction(data: Data) -> Data:
     rep = data["repro"]
     if rep is None:
@@ -215,8 +219,8 @@ def reproduction(data: Data) -> Data:
             "attachment": None,
             "command": shell.join(_argv(data)),
             "steps": [
-                f"Run `{shell.join(_argv(data))}` (no single-method repro was produced: see Other "
-                "information)."
+                f"Run `{shell.join(_argv(data))}` (no single-method repro was produced: "
+                "see Other information)."
             ],
         }
     numbers = ", ".join(map(str, rep["method_contexts"]))
@@ -258,12 +262,11 @@ def expected(data: Data) -> str:
     if len(cmd["jits"]) > 1 and any(o.lower().startswith("-a") for o in cmd["options"]):
         return (
             "superpmi replays the method context(s) and compares the two JITs' code without "
-            "crashing "
-            "(exit status 0, or 2 when the code differs)."
+            "crashing (exit status 0, or 2 when the code differs)."
         )
     return (
-        "superpmi replays the method context(s) without crashing (exit status 0; 1 for a failed "
-        "compile)."
+        "superpmi replays the method context(s) without crashing "
+        "(exit status 0; 1 for a failed compile)."
     )
 
 
@@ -277,33 +280,27 @@ ACTUAL_FACTS = (
     "assertion",
     "signature",
     "bucket",
-)  # the diagnosis' facts the section carries as they are
+)  # the diagnosis' facts the section carries as report.json has them
 
 
-def actual(data: Data) -> Data:
+def actual(report: ReportJson) -> Data:
     """What happened: the stop's facts as data, and in words (`facts`: report.md's list of them)."""
-    d = data["diagnosis"] or {}
-    sig = d.get("signal") or {}
+    d = report.diagnosis
+    sig = d.signal if d else None
+    at_fault = not report.data.get("target")
+    facts = phrases.fact_lines(d, phrases.MARKDOWN, at_fault=at_fault) if d else []
+    carried = report.data["diagnosis"] or {}
     return {
-        "signal": signal_name(data),
-        "fault_address": sig.get("address"),
-        "near_null": sig.get("near_null"),
-        "signal_source": sig.get("source"),
-        "hang": bool(d.get("hang")),
-        **{key: d.get(key) for key in ACTUAL_FACTS},
-        "backtrace": list(d.get("folded") or []),
-        "frames": _frames(d),
-        "facts": [
-            {"label": label, "text": text}
-            for label, text in phrases.fact_lines(
-                d, phrases.MARKDOWN, at_fault=not data.get("target")
-            )
-        ],
+        "signal": signal_name(report),
+        "fault_address": sig.address if sig else None,
+        "near_null": sig.near_null if sig else None,
+        "signal_source": sig.source if sig else None,
+        "hang": bool(d and d.hang),
+        **{key: carried.get(key) for key in ACTUAL_FACTS},
+        "backtrace": list(d.folded) if d else [],
+        "frames": [phrases.frame_text(f) for f in d.frames[:60]] if d else [],
+        "facts": [{"label": label, "text": text} for label, text in facts],
     }
-
-
-def _frames(d: Data) -> list[str]:
-    return [phrases.frame_text(f) for f in (d.get("frames") or [])[:60]]
 
 
 # ------------------------------------------------------------------- regression, workarounds, other
@@ -328,20 +325,16 @@ def regression(data: Data) -> Data:
     return {"answered": False, "conclusion": why}
 
 
-def workarounds(data: Data) -> list[str]:
+def workarounds(report: ReportJson) -> list[str]:
     """Each known bug's fix: `id (what it hid): fix`."""
-    said = {
-        b["id"]: f" ({b['said']})"
-        for b in data["known_bugs"]
-        if not phrases.is_about_the_crash(b) and b.get("said")
-    }
-    return [
-        f"{b['id']}{said.get(b['id'], '')}: {b['fix']}" for b in data["known_bugs"] if b.get("fix")
-    ]
+    bugs = report.known_bugs
+    said = {b.id: f" ({b.said})" for b in bugs if not phrases.is_about_the_crash(b) and b.said}
+    return [f"{b.id}{said.get(b.id, '')}: {b.fix}" for b in bugs if b.fix]
 
 
-def other(data: Data) -> Data:
-    d = data["diagnosis"] or {}
+def other(report: ReportJson) -> Data:
+    data = report.data
+    d = report.diagnosis
     located = data["locate"] or {}
     how = (
         [f"method context {located['method_context']}: {located['method_context_source']}"]
@@ -353,12 +346,12 @@ def other(data: Data) -> Data:
         "verification": None
         if v is None
         else {k: v[k] for k in ("rate", "runs", "reproduced", "accepted")},
-        "how_found": how + phrases.how_found(d),
+        "how_found": how + (phrases.how_found(d) if d else []),
         "minimization": data["minimization"],
         "notes": [
             *data["command"]["notes"],
             *(located.get("notes") or []),
-            *(d.get("notes") or []),
+            *(d.notes if d else []),
         ],
         "phases": [
             {k: p[k] for k in ("name", "status", "seconds", "detail")} for p in data["phases"]

@@ -1,7 +1,8 @@
-"""report.md, rendered from report.json's data alone, in the sections of dotnet/runtime's bug
-template (Description, Reproduction Steps, Expected behavior, Actual behavior, Regression?, Known
-Workarounds, Configuration, Other information). Kept under GitHub's 65,536-character issue body:
-long parts (frames, logs) are cut or referenced as attachments, never pasted whole."""
+"""A repro bundle's report.md, rendered from report.json's data alone, in the sections of
+dotnet/runtime's bug template (Description, Reproduction Steps, Expected behavior, Actual behavior,
+Regression?, Known Workarounds, Configuration, Other information). Kept under GitHub's
+65,536-character issue body: long parts (frames, logs) are cut or referenced as attachments, never
+pasted whole."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from spmi_dbg.failures.target import BREAK_SWITCH
 from spmi_dbg.report import phrases
+from spmi_dbg.report.parsed import ReportJson
 
 GITHUB_BODY_LIMIT = 65536
 BUDGET = 60000  # leaves room for what the user adds
@@ -16,13 +18,15 @@ MAX_FRAMES = 60
 MAX_NOTES = 40
 
 
-def render_markdown(data: dict[str, Any]) -> str:
+def render_repro_markdown(report: ReportJson) -> str:
+    """report.md of a repro bundle (`spmi-dbg repro`, `spmi-dbg report`); the in-debugger
+    bundle's is spmi_dbg.commands.bundle's."""
+    data = report.data
     i = data["issue"]
-    a = i["actual"]
     out = [f"# {data['title']}", "", "### Description", "", i["description"], ""]
     out += _reproduction(data)
     out += ["### Expected behavior", "", i["expected"], ""]
-    out += _actual(data, a)
+    out += _actual(report, i["actual"])
     out += ["### Regression?", "", *_regression(i["regression"]), ""]
     out += _needs(data.get("needs"))  # report.json before `needs`: none
     out += ["### Known Workarounds", ""]
@@ -48,14 +52,15 @@ def _reproduction(data: dict[str, Any]) -> list[str]:
         out += [
             f"The crashing record alone does not fail: the repro keeps the earlier record(s) "
             f"{', '.join(map(str, m['method_contexts'][:-1]))} (ddmin over {m['candidates']} "
-            "earlier records of "
-            f"its partition, {m['tests']} native replays).",
+            f"earlier records of its partition, {m['tests']} native replays).",
             "",
         ]
     return out
 
 
-def _actual(data: dict[str, Any], a: dict[str, Any]) -> list[str]:
+def _actual(report: ReportJson, a: dict[str, Any]) -> list[str]:
+    data = report.data
+    d = report.diagnosis
     out = ["### Actual behavior", ""]
     target = data.get("target")
     failure = (target or {}).get("failure")
@@ -72,8 +77,7 @@ def _actual(data: dict[str, Any], a: dict[str, Any]) -> list[str]:
     if a["hang"]:
         out.append(
             "superpmi neither exits nor crashes: it was interrupted after "
-            f"{data['locate']['timeout']:g} s "
-            "(a hang); the stack below is where it was running."
+            f"{data['locate']['timeout']:g} s (a hang); the stack below is where it was running."
         )
     elif a["signal"] and (not failure or a["signal"] != "SIGTRAP"):
         said = phrases.signal_text(
@@ -81,10 +85,8 @@ def _actual(data: dict[str, Any], a: dict[str, Any]) -> list[str]:
         )
         out.append(said + (f" — {a['handling']['reason']}" if a.get("handling") else ""))
     out.append("")
-    facts = phrases.joined(
-        phrases.fact_lines(data["diagnosis"] or {}, phrases.MARKDOWN, at_fault=not failure), "- "
-    )
-    out += [*facts, ""]
+    facts = phrases.fact_lines(d, phrases.MARKDOWN, at_fault=not failure) if d else []
+    out += [*phrases.joined(facts, "- "), ""]
     if a["frames"]:
         out += [
             "<details><summary>Backtrace of the faulting thread</summary>",
@@ -225,19 +227,17 @@ def _other(data: dict[str, Any], o: dict[str, Any]) -> list[str]:
     jit_output = (data.get("target") or {}).get("jit_output")
     if jit_output:
         out.append(
-            f"- JIT output: `{jit_output['file']}` ({jit_output['bytes']} bytes: JitStdOutFile "
-            "with "
-            "JitDump=* and JitDisasm=* on the repro)"
+            f"- JIT output: `{jit_output['file']}` ({jit_output['bytes']} bytes: "
+            "JitStdOutFile with JitDump=* and JitDisasm=* on the repro)"
             if jit_output.get("file")
             else f"- JIT output: {jit_output.get('note')}"
         )
     m = o["minimization"]
     if m:
         out.append(
-            f"- minimization: the record alone did not reproduce; ddmin over {m['candidates']} "
-            "earlier "
-            f"record(s), {m['tests']} native replays, {m['seconds']:.1f} s: "
-            + ("; ".join(m["notes"]) or "no notes")
+            "- minimization: the record alone did not reproduce; "
+            f"ddmin over {m['candidates']} earlier record(s), {m['tests']} native replays, "
+            f"{m['seconds']:.1f} s: " + ("; ".join(m["notes"]) or "no notes")
         )
     out += [f"- note: {n}" for n in o["notes"][:MAX_NOTES]]
     out += ["", "| phase | status | seconds | detail |", "|---|---|---|---|"]
@@ -248,8 +248,7 @@ def _other(data: dict[str, Any], o: dict[str, Any]) -> list[str]:
     out += [
         "",
         "Found by spmi-dbg (`spmi-dbg repro`); the bundle also holds `report.json`, "
-        "`diagnosis.json`, "
-        "`debugger.log` and the replay's own `replay.stdout`/`replay.stderr`.",
+        "`diagnosis.json`, `debugger.log` and the replay's own `replay.stdout`/`replay.stderr`.",
     ]
     return out
 

@@ -1,20 +1,28 @@
-"""The phrasebook: each fact of a diagnosis in words, written once, over its JSON form (the
-`diagnosis` object of report.json, `spmi diagnose --json`; spmi_dbg.analysis.facts). Every view
-renders from here: `spmi why` (WHY), report.md and triage.md (MARKDOWN), the summary rows of the
-terminal and `spmi-dbg report --format text` (SUMMARY). A view asks for `fact_lines(diagnosis,
-style)`: the facts that style shows, in its order, each as (label, text). A new fact gets its phrase
-and its place in the styles' orders here, and every view shows it."""
+"""The phrasebook: each fact of a diagnosis in words, written once, over the typed facts
+(spmi_dbg.analysis.facts: a `Diagnosis` and its facts, read from JSON where report.json, triage.json
+or a tape comes in). Every view renders from here: `spmi why` (WHY), report.md and triage.md
+(MARKDOWN), the summary rows of the terminal and `spmi-dbg report --format text` (SUMMARY). A view
+asks for `fact_lines(diagnosis, style)`: the facts that style shows, in its order, each as (label,
+text). A new fact gets its phrase and its place in the styles' orders here, and every view shows
+it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from spmi_dbg.analysis.facts import JitFact
+from spmi_dbg.analysis.facts import (
+    Diagnosis,
+    FrameInfo,
+    Instruction,
+    JitFact,
+    KnownBugInfo,
+    MethodContextFact,
+    ModuleFact,
+    NullMap,
+)
 
-Json = Mapping[str, Any]
 # (label, text): "null map", "CompileResult::CompileMethod of ..."; a label "" is a line of its own
 # (WHY's first line, an indented detail)
 Line = tuple[str, str]
@@ -39,112 +47,97 @@ class Style:
         return f"[{text}]" if self.detail else f"({text})"
 
 
-# --------------------------------------------------------------------------------------- one fact
-# each
+# ---------------------------------------------------------------------------- one fact each
 def signal_text(name: str, address: int | None, near_null: bool | None, style: Style) -> str:
     """`SIGSEGV at address 0x14 (near null)` (the summary: `at 0x14`)."""
     at = "" if address is None else f" at {'' if style.terse else 'address '}0x{address:x}"
     return f"{style.code(name)}{at}{' (near null)' if near_null else ''}"
 
 
-def null_map_text(nm: Json, style: Style, *, packet: bool = True) -> str:
+def null_map_text(nm: NullMap, style: Style, *, packet: bool = True) -> str:
     """`CompileResult::CompileMethod of the base compile result (cr1), packet 118
     PacketCR_CompileMethod`."""
-    text = f"{style.code(str(nm['owner_type']) + '::' + str(nm['member']))} of the {nm['role']}"
-    if packet and not style.terse and nm.get("packet_id") is not None:
-        text += f", packet {nm['packet_id']} {nm['packet_name']}"
+    text = f"{style.code(nm.owner_type + '::' + nm.member)} of the {nm.role}"
+    if packet and not style.terse and nm.packet_id is not None:
+        text += f", packet {nm.packet_id} {nm.packet_name}"
     return text
 
 
-def null_map_cause(nm: Json) -> str:
+def null_map_cause(nm: NullMap) -> str:
     """Why the map is null, as a clause: the explanation without its packet, or the plain fact."""
-    why = str(nm.get("explanation") or "").split(" (packet", 1)[0]
-    return why or "the {}::{} map of the {} is null".format(
-        nm["owner_type"], nm["member"], nm["role"]
-    )
+    why = nm.explanation.split(" (packet", 1)[0]
+    return why or f"the {nm.owner_type}::{nm.member} map of the {nm.role} is null"
 
 
-def phase_shown(j: Json) -> str | None:
-    """The JIT's phase as a person reads it (the fact's own rule: JitFact.phase_shown)."""
-    return JitFact.from_json(j).phase_shown if j else None
-
-
-def phase_text(j: Json) -> str | None:
+def phase_text(j: JitFact) -> str | None:
     """`during Morph - Global` / `after Post-import` (3.1's JIT tells the last phase that ended,
     not the running one)."""
-    shown = phase_shown(j)
-    return None if shown is None else f"{j.get('phase_when') or 'during'} {shown}"
+    shown = j.phase_shown
+    return None if shown is None else f"{j.phase_when or 'during'} {shown}"
 
 
-def frame_text(f: Json) -> str:
+def frame_text(f: FrameInfo) -> str:
     """`#3 Compiler::fgMorph at morph.cpp:120 [inlined]`: a backtrace line."""
-    where = f" at {f['file']}:{f['line']}" if f.get("file") else ""
-    return f"#{f['index']} {f['function']}{where}" + (" [inlined]" if f.get("inlined") else "")
+    where = f" at {f.file}:{f.line}" if f.file else ""
+    return f"#{f.index} {f.function}{where}" + (" [inlined]" if f.inlined else "")
 
 
-def jit_text(j: Json, style: Style) -> str:
+def jit_text(j: JitFact, style: Style) -> str:
     """`compiling X (IL size N) during Morph - Global (PHASE_MORPH_GLOBAL), MinOpts` (3.1's JIT:
     `after <phase>`, the phase that ended last). The in-debugger form also says what is not known
     yet and the JIT's own method context number."""
-    if j.get("method"):
-        parts = [f"compiling {style.code(str(j['method']))}"]
+    if j.method:
+        parts = [f"compiling {style.code(j.method)}"]
     else:
         parts = ["method not known yet" if style.detail else "compiling a method not known yet"]
-    if j.get("il_size") is not None:
-        parts[0] += f" (IL size {j['il_size']})"
+    if j.il_size is not None:
+        parts[0] += f" (IL size {j.il_size})"
     phase = phase_text(j)
     if phase:
         parts[0] += f" {phase}"
-        if j.get("phase") and j.get("phase_name"):
-            parts[0] += f" {style.enumerator(str(j['phase']))}"
+        if j.phase and j.phase_name:
+            parts[0] += f" {style.enumerator(j.phase)}"
     elif style.detail:
         parts.append("phase not known yet")
-    if style.detail and j.get("method_context") is not None:
-        parts.append(f"method context {j['method_context']}")
-    if j.get("opt_level"):
-        parts.append(str(j["opt_level"]))
+    if style.detail and j.method_context is not None:
+        parts.append(f"method context {j.method_context}")
+    if j.opt_level:
+        parts.append(j.opt_level)
     return ", ".join(parts)
 
 
-def method_context_text(number: int | None, mc: Json | None, style: Style) -> str:
+def method_context_text(number: int | None, mc: MethodContextFact | None, style: Style) -> str:
     """`method context 150 (`Sample.C:M`, IL size 198)`: the number, and the record's name and IL
     size."""
     who = f"method context {number}" if number else "an unidentified method context"
-    mc = mc or {}
-    extra = ", ".join(
-        x
-        for x in (
-            mc.get("name") and style.code(str(mc["name"])),
-            mc.get("il_size") is not None and f"IL size {mc['il_size']}",
-        )
-        if x
-    )
-    return f"{who} ({extra})" if extra else who
+    extra = []
+    if mc is not None and mc.name:
+        extra.append(style.code(mc.name))
+    if mc is not None and mc.il_size is not None:
+        extra.append(f"IL size {mc.il_size}")
+    return f"{who} ({', '.join(extra)})" if extra else who
 
 
-def module_text(fm: Json, style: Style) -> str:
+def module_text(fm: ModuleFact, style: Style) -> str:
     """`superpmi (replay host): /path` (Markdown: `superpmi (replay host) (`/path`)`)."""
     if style.markdown:
-        return f"{fm['role']} ({style.code(str(fm['path']))})"
-    return f"{fm['role']}: {fm['path']}"
+        return f"{fm.role} ({style.code(str(fm.path))})"
+    return f"{fm.role}: {fm.path}"
 
 
-def module_clause(fm: Json) -> str:
+def module_clause(fm: ModuleFact) -> str:
     """Where the faulting code is, as a description says it."""
-    role = str(fm["role"])
     where = (
         "superpmi itself (the replay host), not in a JIT"
-        if role.startswith("superpmi")
-        else f"the {role}"
+        if fm.role.startswith("superpmi")
+        else f"the {fm.role}"
     )
-    return f"The faulting code is in {where}" + (
-        f" (`{Path(fm['path']).name}`)." if fm.get("path") else "."
-    )
+    return f"The faulting code is in {where}" + (f" (`{Path(fm.path).name}`)." if fm.path else ".")
 
 
-def instruction_text(i: Json, style: Style) -> str:
-    regs = ", ".join(f"{k}=0x{v:x}" for k, v in i["registers"].items())
-    text = style.code(f"0x{i['address']:x}: {i['text']}")
+def instruction_text(i: Instruction, style: Style) -> str:
+    regs = ", ".join(f"{k}=0x{v:x}" for k, v in i.registers.items())
+    text = style.code(f"0x{i.address:x}: {i.text}")
     return text + (f"{'   ' if style.detail else ' '}({regs})" if regs else "")
 
 
@@ -152,200 +145,186 @@ def stack_text(folded: list[str], style: Style) -> str:
     return " <- ".join(style.code(f) for f in folded[:8])
 
 
-def top_frames(d: Json) -> list[str]:
+def top_frames(d: Diagnosis | None) -> list[str]:
     """The stack a title names: the signature's frames (concrete ones), else the folded stack,
     unknowns out."""
-    return [f for f in d.get("signature_frames") or d.get("folded") or [] if f and f != "??"]
+    frames = (d.signature_frames or d.folded) if d is not None else []
+    return [f for f in frames if f and f != "??"]
 
 
-def crash_title(signal: str | None, d: Json, *, hang: bool, where: str = "") -> str:
+def crash_title(signal: str | None, d: Diagnosis | None, *, hang: bool, where: str = "") -> str:
     """`superpmi SIGSEGV in F for method context N (null X::Y of the R)`, `superpmi hangs in F`."""
     frames = top_frames(d)
     top = f" in {frames[0]}" if frames else ""
     if hang:
         return f"superpmi hangs{top}{where}"
-    nm = d.get("null_map")
+    nm = d.null_map if d is not None else None
     null = f" (null {null_map_text(nm, SUMMARY)})" if nm else ""
     return f"superpmi {signal or 'crash'}{top}{where}{null}"
 
 
-def known_bug_summary(b: Json) -> Line:
+def known_bug_summary(b: KnownBugInfo) -> Line:
     """One row: the crash's known bug (`known bug: id url, fix url`), or one in how it was reported
     (`also`)."""
     if is_about_the_crash(b):
-        return "known bug", f"{b['id']} {b['url']}" + (
-            f", fix {b['fix_url']}" if b.get("fix_url") else ""
-        )
-    return "also", f"{b.get('said') or b['title']} ({b['id']} {b['url']})"
+        return "known bug", f"{b.id} {b.url}" + (f", fix {b.fix_url}" if b.fix_url else "")
+    return "also", f"{b.said or b.title} ({b.id} {b.url})"
 
 
-def known_bug_sentence(b: Json) -> str:
+def known_bug_sentence(b: KnownBugInfo) -> str:
     if is_about_the_crash(b):
-        return f"Known upstream: {b['id']}, {b['title']}."
-    return f"Also: {b.get('said') or 'reported wrong'} ({b['id']}, {b['title']})."
+        return f"Known upstream: {b.id}, {b.title}."
+    return f"Also: {b.said or 'reported wrong'} ({b.id}, {b.title})."
 
 
-def is_about_the_crash(b: Json) -> bool:
+def is_about_the_crash(b: KnownBugInfo) -> bool:
     """known_bugs.toml's `about`: "crash" (the bug is the crash) or "reporting" (how the crash was
     reported)."""
-    return bool(b.get("about", "crash") == "crash")
+    return b.about == "crash"
 
 
-def how_found(d: Json) -> list[str]:
+def how_found(d: Diagnosis) -> list[str]:
     """How each fact was obtained, one line each (report.md's Other information)."""
-    how = [
-        f"{label}: {d[key].get('source')}"
-        for key, label in (
-            ("signal", "signal"),
-            ("null_map", "null map"),
-            ("faulting_module", "faulting module"),
-        )
-        if d.get(key)
-    ]
-    j = d.get("jit")
+    facts = (
+        ("signal", d.signal),
+        ("null map", d.null_map),
+        ("faulting module", d.faulting_module),
+    )
+    how = [f"{label}: {fact.source}" for label, fact in facts if fact]
+    j = d.jit
     if j:
         how.append(
-            f"JIT state: the Compiler of {j['source']}"
-            + (f"; method from {j['method_source']}" if j.get("method_source") else "")
-            + (f"; phase from {j['phase_source']}" if j.get("phase_source") else "")
-            + (f"; IL size {j['info_check']}" if j.get("info_check") else "")
-            + "".join(f"; {t}" for t in j.get("tried") or [])
+            f"JIT state: the Compiler of {j.source}"
+            + (f"; method from {j.method_source}" if j.method_source else "")
+            + (f"; phase from {j.phase_source}" if j.phase_source else "")
+            + (f"; IL size {j.info_check}" if j.info_check else "")
+            + "".join(f"; {t}" for t in j.tried)
         )
     return how
 
 
-# ------------------------------------------------------------------------------- the facts of a
-# view
-def _signal(d: Json, s: Style, at_fault: bool) -> list[Line]:
-    sig = d.get("signal")
-    if not sig or (not at_fault and sig["name"] == "SIGTRAP"):
+# ------------------------------------------------------------------------- the facts of a view
+def _signal(d: Diagnosis, s: Style, at_fault: bool) -> list[Line]:
+    sig = d.signal
+    if not sig or (not at_fault and sig.name == "SIGTRAP"):
         return []
-    text = signal_text(sig["name"], sig.get("address"), sig.get("near_null"), s)
-    return [("", f"{text}  [{sig['source']}]")] if s.detail else [("signal", text)]
+    text = signal_text(sig.name, sig.address, sig.near_null, s)
+    return [("", f"{text}  [{sig.source}]")] if s.detail else [("signal", text)]
 
 
-def _handling(d: Json, s: Style, at_fault: bool) -> list[Line]:
-    h = d.get("handling")
-    return [("handling", f"{h['kind']}: {h['reason']}")] if h else []
+def _handling(d: Diagnosis, s: Style, at_fault: bool) -> list[Line]:
+    h = d.handling
+    return [("handling", f"{h.kind}: {h.reason}")] if h else []
 
 
-def _faulting_module(d: Json, s: Style, at_fault: bool) -> list[Line]:
-    fm = d.get("faulting_module")
+def _faulting_module(d: Diagnosis, s: Style, at_fault: bool) -> list[Line]:
+    fm = d.faulting_module
     out = [("faulting module", module_text(fm, s))] if fm and at_fault else []
-    cj = d.get("calling_jit")  # diagnoses written before it have none
+    cj = d.calling_jit  # diagnoses written before it have none
     if cj and at_fault:
-        where = f"  [{cj['source']}]" if s.detail else ""
+        where = f"  [{cj.source}]" if s.detail else ""
         out.append(("called by", module_text(cj, s) + where))
     return out
 
 
-def _method_context(d: Json, s: Style, at_fault: bool) -> list[Line]:
-    mc = d.get("method_context")
+def _method_context(d: Diagnosis, s: Style, at_fault: bool) -> list[Line]:
+    mc = d.method_context
     if not mc:
         return [("method context", "not found in the stack")]
     extra = ", ".join(
-        x
-        for x in (mc.get("name"), mc.get("il_size") is not None and f"IL size {mc['il_size']}")
-        if x
+        x for x in (mc.name, None if mc.il_size is None else f"IL size {mc.il_size}") if x
     )
-    return [
-        ("method context", f"{mc['number']}{' (' + extra + ')' if extra else ''}  [{mc['source']}]")
-    ]
+    return [("method context", f"{mc.number}{' (' + extra + ')' if extra else ''}  [{mc.source}]")]
 
 
-def _jit(d: Json, s: Style, at_fault: bool) -> list[Line]:
-    j = d.get("jit")
+def _jit(d: Diagnosis, s: Style, at_fault: bool) -> list[Line]:
+    j = d.jit
     if not j:
         return []
     if s.detail:
         return [
-            ("JIT", f"{jit_text(j, s)}  [{j['source']}]"),
-            *(("", f"  not known: {t}") for t in j["tried"]),
+            ("JIT", f"{jit_text(j, s)}  [{j.source}]"),
+            *(("", f"  not known: {t}") for t in j.tried),
         ]
     if s.markdown:
-        return [("", f"the JIT was {jit_text(j, s)} ({s.code(str(j['function']))})")]
+        return [("", f"the JIT was {jit_text(j, s)} ({s.code(j.function)})")]
     return [("JIT", jit_text(j, s))]
 
 
-def _null_map(d: Json, s: Style, at_fault: bool) -> list[Line]:
-    nm = d.get("null_map")
+def _null_map(d: Diagnosis, s: Style, at_fault: bool) -> list[Line]:
+    nm = d.null_map
     if not nm:
         return [("null map", "none")] if s.terse and at_fault else []
     out = [("null map", null_map_text(nm, s))]
     if s.detail:
-        out += [("", f"  {nm['explanation']}"), ("", f"  [{nm['source']}]")]
+        out += [("", f"  {nm.explanation}"), ("", f"  [{nm.source}]")]
     return out
 
 
-def _assertion(d: Json, s: Style, at_fault: bool) -> list[Line]:
-    a = d.get("assertion")
+def _assertion(d: Diagnosis, s: Style, at_fault: bool) -> list[Line]:
+    a = d.assertion
     if not a:
         return []
     if s.markdown:
-        return [("assert", s.code(str(a["expr"])))]
-    return [("assert", f"{a['expr']}" + (f" ({a['file']}:{a['line']})" if a.get("file") else ""))]
+        return [("assert", s.code(a.expr))]
+    return [("assert", a.expr + (f" ({a.file}:{a.line})" if a.file else ""))]
 
 
-def _instruction(d: Json, s: Style, at_fault: bool) -> list[Line]:
-    i = d.get("instruction")
+def _instruction(d: Diagnosis, s: Style, at_fault: bool) -> list[Line]:
+    i = d.instruction
     if not i or not at_fault:
         return []
     return [("faulting instruction" if s.markdown else "instruction", instruction_text(i, s))]
 
 
-def _stack(d: Json, s: Style, at_fault: bool) -> list[Line]:
-    return [("stack", stack_text(d["folded"], s))] if d.get("folded") else []
+def _stack(d: Diagnosis, s: Style, at_fault: bool) -> list[Line]:
+    return [("stack", stack_text(d.folded, s))] if d.folded else []
 
 
-def _known_bugs(d: Json, s: Style, at_fault: bool) -> list[Line]:
+def _known_bugs(d: Diagnosis, s: Style, at_fault: bool) -> list[Line]:
     out: list[Line] = []
-    bugs = d.get("known_bugs") or []
-    for b in (b for b in bugs if is_about_the_crash(b)):
-        out += [("known bug", f"{b['id']}: {b['title']}"), ("", f"  {b['url']}")]
-        out += [("", f"  fix: {b['fix']}")] if b.get("fix") else []
+    for b in (b for b in d.known_bugs if is_about_the_crash(b)):
+        out += [("known bug", f"{b.id}: {b.title}"), ("", f"  {b.url}")]
+        out += [("", f"  fix: {b.fix}")] if b.fix else []
     # how it was reported: "also"
-    out += [known_bug_summary(b) for b in bugs if not is_about_the_crash(b)]
-    for n in d.get("near_known_bugs") or []:
+    out += [known_bug_summary(b) for b in d.known_bugs if not is_about_the_crash(b)]
+    for n in d.near_known_bugs:
         out.append(
-            (
-                "",
-                f"resembles known bug {n['id']} (all but its {n['differs_in']} criterion): "
-                f"{n['url']}",
-            )
+            ("", f"resembles known bug {n.id} (all but its {n.differs_in} criterion): {n.url}")
         )
     return out
 
 
-def _signature(d: Json, s: Style, at_fault: bool) -> list[Line]:
+def _signature(d: Diagnosis, s: Style, at_fault: bool) -> list[Line]:
     if s.markdown:
         return (
-            [("signature", f"{s.code(d['signature'])} (bucket {s.code(d['bucket'])})")]
-            if d.get("signature")
+            [("signature", f"{s.code(d.signature)} (bucket {s.code(d.bucket)})")]
+            if d.signature
             else []
         )
-    return [("signature", d.get("signature") or ""), ("bucket", d.get("bucket") or "")]
+    return [("signature", d.signature), ("bucket", d.bucket)]
 
 
-def _notes(d: Json, s: Style, at_fault: bool) -> list[Line]:
-    return [("note", n) for n in d.get("notes") or []]
+def _notes(d: Diagnosis, s: Style, at_fault: bool) -> list[Line]:
+    return [("note", n) for n in d.notes]
 
 
-def _causes(d: Json, s: Style, at_fault: bool) -> list[Line]:
+def _causes(d: Diagnosis, s: Style, at_fault: bool) -> list[Line]:
     """`why: <kind>: <evidence; ...>; <advice>` (the terse styles: the kind and the advice)."""
     out: list[Line] = []
-    for c in d.get("causes") or []:  # diagnoses written before causes have none
-        kind = s.code(c["kind"]) if s.markdown else c["kind"]
+    for c in d.causes:  # diagnoses written before causes have none
+        kind = s.code(c.kind) if s.markdown else c.kind
         if s.terse:
-            out.append(("why", f"{kind}: {c['advice']}"))
+            out.append(("why", f"{kind}: {c.advice}"))
         elif s.detail:  # one line of evidence each
-            out.append(("why", f"{kind}: {c['advice']}"))
-            out += [("", f"  {e}") for e in c["evidence"]]
+            out.append(("why", f"{kind}: {c.advice}"))
+            out += [("", f"  {e}") for e in c.evidence]
         else:
-            out.append(("why", f"{kind}: {c['advice']} (evidence: {'; '.join(c['evidence'])})"))
+            out.append(("why", f"{kind}: {c.advice} (evidence: {'; '.join(c.evidence)})"))
     return out
 
 
-Phrase = Callable[[Json, Style, bool], list[Line]]
+Phrase = Callable[[Diagnosis, Style, bool], list[Line]]
 PHRASES: dict[str, Phrase] = {
     "signal": _signal,
     "handling": _handling,
@@ -414,7 +393,7 @@ SUMMARY = Style(
 )
 
 
-def fact_lines(d: Json, style: Style, *, at_fault: bool = True) -> list[Line]:
+def fact_lines(d: Diagnosis, style: Style, *, at_fault: bool = True) -> list[Line]:
     """The facts `style` shows, in its order. `at_fault` False: the stop is a debug break superpmi
     asked for (a compile-failure target), not a fault: no faulting module or instruction, no
     SIGTRAP."""
@@ -427,10 +406,12 @@ def joined(lines: list[Line], bullet: str = "") -> list[str]:
 
 
 # ------------------------------------------------------------------------------- the triage's table
-def _jit_phase_cell(d: Json) -> str:
-    return phase_shown(d.get("jit") or {}) or "-"
+def _jit_phase_cell(d: Diagnosis) -> str:
+    return (d.jit.phase_shown if d.jit else None) or "-"
 
 
 # The bucket table's columns from a bucket's diagnosis (the smallest member's), after "what":
 # (header, cell).
-TRIAGE_COLUMNS: tuple[tuple[str, Callable[[Json], str]], ...] = (("JIT phase", _jit_phase_cell),)
+TRIAGE_COLUMNS: tuple[tuple[str, Callable[[Diagnosis], str]], ...] = (
+    ("JIT phase", _jit_phase_cell),
+)

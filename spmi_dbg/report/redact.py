@@ -37,6 +37,15 @@ def forms(value: str) -> list[str]:
     return sorted(out, key=len, reverse=True)
 
 
+def add_redact_argument(parser: Any) -> None:
+    """`--redact` of a command that prints what it read (`spmi-dbg report`, `spmi-dbg why`)."""
+    parser.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace the home directory, user name and host name in the output",
+    )
+
+
 @dataclass(frozen=True)
 class Redactor:
     """`homes`: the home directory as given ($HOME) and as resolved (a home reached through a

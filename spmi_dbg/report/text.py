@@ -1,12 +1,12 @@
 """The summary of a report as `key: value` rows (the terminal's panel, a piped run's lines,
-`spmi-dbg report
---format text`), from report.json's data alone."""
+`spmi-dbg report --format text`), from report.json's data alone."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from spmi_dbg.report import phrases
+from spmi_dbg.report.parsed import ReportJson, facts_alone
 
 RESULTS = {
     "verified": "verified repro",
@@ -18,11 +18,12 @@ RESULTS = {
     "tool-failure": "tool failure",
 }
 
+Row = tuple[str, str]
 
-def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
+
+def rows(report: ReportJson) -> list[Row]:
+    data = report.data
     located = data["locate"] or {}
-    d = data["diagnosis"] or {}
-    target = data.get("target")
     out = [
         (
             "result",
@@ -34,43 +35,71 @@ def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         out.append(
             ("why", (f"{data['failed_phase']}: " if data["failed_phase"] else "") + data["failure"])
         )
+    out += _located(report, located)
+    if located.get("winner") is not None:
+        out += _stop(report, located)
+    out += _target(data)
+    out += _outcome(data)
+    out += _causes_and_bugs(report)
+    if located.get("winner") is None:
+        out += [("note", n) for n in located.get("notes") or []]
+    out.append(("bundle", data["bundle"]))
+    return out
+
+
+def _located(report: ReportJson, located: dict[str, Any]) -> list[Row]:
+    """The method context the crash was found in, its name, and how it was found."""
+    out: list[Row] = []
     if located.get("method_context"):
-        mc = d.get("method_context") or {}
+        mc = report.diagnosis.method_context if report.diagnosis else None
         out.append(
             ("method context", f"{located['method_context']}  [{located['method_context_source']}]")
         )
-        if mc.get("name"):
-            out.append(("name", f"{mc['name']} (IL size {mc.get('il_size')})"))
+        if mc and mc.name:
+            out.append(("name", f"{mc.name} (IL size {mc.il_size})"))
     if located.get("first_found"):
         out.append(("note", located["first_found"]))
-    if located.get("winner") is not None:
-        out.append(("what", data["title"]))
-        a = data["issue"]["actual"]
-        if a["hang"]:
-            out.append(("signal", f"none: a hang, interrupted after {located['timeout']:g} s"))
-        elif a["signal"] and (not target or a["signal"] != "SIGTRAP"):
-            out.append(
-                (
-                    "signal",
-                    phrases.signal_text(
-                        a["signal"], a["fault_address"], a["near_null"], phrases.SUMMARY
-                    ),
-                )
-            )
-        out += phrases.fact_lines(d, phrases.SUMMARY, at_fault=not target)
-    if target:
-        if target.get("failure"):
-            out.append(("failure", target["failure"]["line"]))
-        if target.get("options") and target["options"]["given"]:
-            out.append(("JIT settings", target["options"]["summary"]))
-        jo = target.get("jit_output") or {}
-        if jo.get("file") or jo.get("note"):
-            out.append(
-                (
-                    "JIT output",
-                    f"{data['bundle']}/{jo['file']}" if jo.get("file") else str(jo["note"]),
-                )
-            )
+    return out
+
+
+def _stop(report: ReportJson, located: dict[str, Any]) -> list[Row]:
+    """What the stop was: the title, the signal (or the hang) and the phrasebook's facts. A stop
+    without its diagnosis has the facts of none."""
+    data = report.data
+    target = data.get("target")
+    out = [("what", data["title"])]
+    a = data["issue"]["actual"]
+    if a["hang"]:
+        out.append(("signal", f"none: a hang, interrupted after {located['timeout']:g} s"))
+    elif a["signal"] and (not target or a["signal"] != "SIGTRAP"):
+        said = phrases.signal_text(a["signal"], a["fault_address"], a["near_null"], phrases.SUMMARY)
+        out.append(("signal", said))
+    d = report.diagnosis or facts_alone()
+    return out + phrases.fact_lines(d, phrases.SUMMARY, at_fault=not target)
+
+
+def _target(data: dict[str, Any]) -> list[Row]:
+    """A compile failure's: the line superpmi reported, the JIT settings it needs, the JIT's
+    output."""
+    target = data.get("target")
+    if not target:
+        return []
+    out: list[Row] = []
+    if target.get("failure"):
+        out.append(("failure", target["failure"]["line"]))
+    if target.get("options") and target["options"]["given"]:
+        out.append(("JIT settings", target["options"]["summary"]))
+    jo = target.get("jit_output") or {}
+    if jo.get("file") or jo.get("note"):
+        out.append(
+            ("JIT output", f"{data['bundle']}/{jo['file']}" if jo.get("file") else str(jo["note"]))
+        )
+    return out
+
+
+def _outcome(data: dict[str, Any]) -> list[Row]:
+    """The repro, its verification, the regression answer and what the failure needs."""
+    out: list[Row] = []
     if data["repro"]:
         r = data["repro"]
         out.append(
@@ -88,23 +117,17 @@ def rows(data: dict[str, Any]) -> list[tuple[str, str]]:
         out.append(("regression", reg["conclusion"]))
     if data.get("needs"):
         out.append(("needs", data["needs"]["summary"]))
-    # the pipeline's own causes (the stop's are among the facts above)
-    said = {c["kind"] for c in d.get("causes") or []}
-    out += [
-        ("why", f"{c['kind']}: {c['advice']}")
-        for c in data.get("causes") or []
-        if c["kind"] not in said
-    ]
-    bugs = data["known_bugs"]  # the crash's own first, then those in how the crash was reported
-    out += [
-        phrases.known_bug_summary(b)
-        for b in sorted(bugs, key=lambda b: not phrases.is_about_the_crash(b))
-    ]
-    if located.get("winner") is None:
-        out += [("note", n) for n in located.get("notes") or []]
-    out.append(("bundle", data["bundle"]))
     return out
 
 
-def render_text(data: dict[str, Any]) -> str:
-    return "\n".join(f"{k}: {v}" for k, v in rows(data)) + "\n"
+def _causes_and_bugs(report: ReportJson) -> list[Row]:
+    """The pipeline's own causes (the stop's are among the facts), then the known bugs: the
+    crash's own first, then those in how the crash was reported."""
+    said = {c.kind for c in report.diagnosis.causes} if report.diagnosis else set()
+    out = [("why", f"{c.kind}: {c.advice}") for c in report.causes if c.kind not in said]
+    bugs = sorted(report.known_bugs, key=lambda b: not phrases.is_about_the_crash(b))
+    return out + [phrases.known_bug_summary(b) for b in bugs]
+
+
+def render_text(report: ReportJson) -> str:
+    return "\n".join(f"{k}: {v}" for k, v in rows(report)) + "\n"

@@ -11,105 +11,17 @@ from typing import Any
 from spmi_dbg import shell
 from spmi_dbg.errors import printable
 from spmi_dbg.report import phrases
+from spmi_dbg.report.parsed import BucketJson, TriageJson
 
 
-def triage_markdown(data: dict[str, Any]) -> str:
-    cmd = data["command"]
-    buckets = data["buckets"]
-    crashes = len(data["crashes"])
-    cols = data["collections"]
-    engine = data["engine"]
-    where = (
-        f"on the dask cluster {engine['scheduler']} ({engine['workers']} worker thread(s))"
-        if engine["name"] == "dask"
-        else f"on this machine ({engine['workers']} worker(s))"
-    )
-    resumed = (
-        f" Resumed: {len(engine['resumed_partitions'])} partition(s) finished earlier were not "
-        "replayed "
-        "again."
-        if engine["resumed_partitions"]
-        else ""
-    )
-    lines = [
-        f"# spmi-dbg triage: {len(buckets)} crash bucket(s), {crashes} crash(es) in "
-        + (Path(cmd["input"]).name if len(cols) == 1 else f"{len(cols)} collections"),
-        "",
-        f"`{shell.join(cmd['argv'])}`"
-        + (" (and the same on each collection)" if len(cols) > 1 else ""),
-        "",
-        f"{cmd['method_contexts']} method contexts replayed in {engine['partitions']} partition(s) "
-        f"{where} under "
-        f"{data['debugger']}, resumed after each crash; {data['seconds']:.1f} s in all "
-        f"({data['replay_seconds']:.1f} s of replay)."
-        + (
-            f" Stopped after --max-crashes {data['max_crashes']}."
-            if data["stopped_at_max_crashes"]
-            else ""
-        )
-        + resumed,
-        "",
-    ]
+def triage_markdown(triage: TriageJson) -> str:
+    data = triage.data
+    lines = _summary(data)
     lines += coverage_markdown(data["coverage"])
-    if buckets:
-        columns = phrases.TRIAGE_COLUMNS
-        lines += [
-            "| bucket | what | "
-            + "".join(f"{h} | " for h, _ in columns)
-            + "count | method contexts | smallest (IL size) | repro | known bug |",
-            "|---|---|" + "---|" * len(columns) + "---|---|---|---|---|",
-        ]
-        for b in buckets:
-            mcs = members(b, 12)
-            s = b["smallest"]
-            rep = b["repro"] or {}
-            outcome = str(rep.get("outcome") or "-")
-            verdict = {"verified": "verified", "not-verified": "NOT verified"}.get(outcome, outcome)
-            bundle = (
-                f"[{Path(rep['bundle']).name}]({Path(rep['bundle']).name}/report.md)"
-                if rep.get("bundle")
-                else ""
-            )
-            known = (
-                ", ".join(
-                    f"[{k['id']}]({k['url']})"
-                    for k in b["known_bugs"]
-                    if phrases.is_about_the_crash(k)
-                )
-                or "-"
-            )
-            cells = "".join(f"{_cell(cell(_diagnosis(b)))} | " for _, cell in columns)
-            lines.append(
-                f"| `{b['bucket']}` | {_cell(b['title'])} | {cells}{b['count']} | {mcs} | "
-                f"{s['method_context']} ({s['il_size'] if s['il_size'] is not None else '?'}) | "
-                f"{verdict} "
-                f"{bundle} | {known} |"
-            )
-        lines.append("")
-        for b in buckets:
-            lines += [
-                f"## `{b['bucket']}`: {b['title']}",
-                "",
-                f"- method contexts ({b['count']}): {members(b)}",
-                f"- smallest by IL size: {b['smallest']['method_context']} "
-                f"(`{b['smallest']['name'] or '?'}`, IL size {b['smallest']['il_size']})",
-            ]
-            facts = phrases.fact_lines(_diagnosis(b), phrases.MARKDOWN)
-            if facts:
-                lines += ["- at the smallest member's stop:", *phrases.joined(facts, "  - ")]
-            if b["repro"]:
-                lines.append(
-                    f"- repro: `{b['repro']['bundle']}`: "
-                    f"{b['repro']['summary'] or b['repro']['outcome']}"
-                )
-            for k in b["known_bugs"]:
-                if phrases.is_about_the_crash(k):
-                    lines.append(
-                        f"- known bug [{k['id']}]({k['url']}): {k['title']}; fix: {k['fix']}"
-                    )
-                else:  # a bug in how the crash was reported, not the crash's
-                    lines.append(f"- also: {k.get('said') or k['title']} ([{k['id']}]({k['url']}))")
-            lines.append("")
+    if triage.buckets:
+        lines += [*_bucket_table(triage.buckets), ""]
+        for b in triage.buckets:
+            lines += [*_bucket_section(b), ""]
     else:
         lines += ["No crash: every partition ran to its end.", ""]
     for g in data.get("not_diagnosed") or []:
@@ -123,65 +35,9 @@ def triage_markdown(data: dict[str, Any]) -> str:
             f"{members(g)}. `--diagnose-all` diagnoses each.",
             "",
         ]
-    fbs = data["failure_buckets"]
-    if fbs:
-        kinds = ", ".join(data["bundle_kinds"])
-        lines += [
-            "## JIT asserts and failed compiles (reported by superpmi)",
-            "",
-            f"Repro bundles for: {kinds}.",
-            "",
-            "| bucket | what | count | method contexts | smallest (IL size) | JIT settings needed "
-            "| repro |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for b in fbs:
-            s = b["smallest"]
-            rep = b["repro"] or {}
-            outcome = str(rep.get("outcome") or "-")
-            verdict = {"verified": "verified", "not-verified": "NOT verified"}.get(outcome, outcome)
-            bundle = (
-                f"[{Path(rep['bundle']).name}]({Path(rep['bundle']).name}/report.md)"
-                if rep.get("bundle")
-                else ""
-            )
-            lines.append(
-                f"| `{b['bucket']}` | {_cell(b['title'])} | {b['count']} | "
-                f"{members(b)} | "
-                f"{s['method_context']} ({s['il_size'] if s['il_size'] is not None else '?'}) | "
-                f"{_cell(b.get('jit_settings') or '-')} | {verdict} {bundle} |"
-            )
-        lines.append("")
-    fc = data["first_chance"]
-    if fc:
-        lines += [
-            "## Stops passed on (the replay survived them)",
-            "",
-            "| stop | count | method contexts |",
-            "|---|---|---|",
-        ]
-        lines += [
-            f"| {_cell(g['key'])} | {g['count']} | {_list(g['method_contexts'])} |" for g in fc
-        ]
-        lines.append("")
-    rep = data["reported_by_superpmi"]
-    if any(rep.values()):
-        lines += [
-            "## Reported by superpmi itself",
-            "",
-            "| kind | what | count | method contexts |",
-            "|---|---|---|---|",
-        ]
-        for kind, label in (
-            ("asserts", "JIT assert"),
-            ("missing", "missing data"),
-            ("failed_compiles", "failed compile"),
-        ):
-            lines += [
-                f"| {label} | {_cell(g['key'])} | {g['count']} | {_list(g['method_contexts'])} |"
-                for g in rep[kind]
-            ]
-        lines.append("")
+    lines += _failure_buckets(data)
+    lines += _passed_on(data["first_chance"])
+    lines += _reported_by_superpmi(data["reported_by_superpmi"])
     for t in data["tool_failures"]:
         lines.append(
             f"- tool failure in partition {t['partition']} (-c {t['compile']}): "
@@ -191,16 +47,175 @@ def triage_markdown(data: dict[str, Any]) -> str:
         lines.append(
             f"- the replay exited with status {e['exit_status']} ({e['name']}): check its input"
         )
-    for n in data["notes"] + cmd["notes"]:
-        lines.append(f"- {n}")
+    lines += [f"- {n}" for n in data["notes"] + data["command"]["notes"]]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _summary(data: dict[str, Any]) -> list[str]:
+    """The title, the command and what ran where, for how long."""
+    cmd = data["command"]
+    cols = data["collections"]
+    engine = data["engine"]
+    where = (
+        f"on the dask cluster {engine['scheduler']} ({engine['workers']} worker thread(s))"
+        if engine["name"] == "dask"
+        else f"on this machine ({engine['workers']} worker(s))"
+    )
+    resumed = (
+        f" Resumed: {len(engine['resumed_partitions'])} partition(s) finished earlier were not "
+        "replayed again."
+        if engine["resumed_partitions"]
+        else ""
+    )
+    stopped = (
+        f" Stopped after --max-crashes {data['max_crashes']}."
+        if data["stopped_at_max_crashes"]
+        else ""
+    )
+    inputs = Path(cmd["input"]).name if len(cols) == 1 else f"{len(cols)} collections"
+    return [
+        f"# spmi-dbg triage: {len(data['buckets'])} crash bucket(s), {len(data['crashes'])} "
+        f"crash(es) in {inputs}",
+        "",
+        f"`{shell.join(cmd['argv'])}`"
+        + (" (and the same on each collection)" if len(cols) > 1 else ""),
+        "",
+        f"{cmd['method_contexts']} method contexts replayed in {engine['partitions']} partition(s) "
+        f"{where} under {data['debugger']}, resumed after each crash; {data['seconds']:.1f} s in "
+        f"all ({data['replay_seconds']:.1f} s of replay).{stopped}{resumed}",
+        "",
+    ]
+
+
+def _bucket_table(buckets: list[BucketJson]) -> list[str]:
+    """One row a bucket, with the phrasebook's fact columns (phrases.TRIAGE_COLUMNS)."""
+    columns = phrases.TRIAGE_COLUMNS
+    lines = [
+        "| bucket | what | "
+        + "".join(f"{h} | " for h, _ in columns)
+        + "count | method contexts | smallest (IL size) | repro | known bug |",
+        "|---|---|" + "---|" * len(columns) + "---|---|---|---|---|",
+    ]
+    for b in buckets:
+        data = b.data
+        known = (
+            ", ".join(f"[{k.id}]({k.url})" for k in b.known_bugs if phrases.is_about_the_crash(k))
+            or "-"
+        )
+        cells = "".join(f"{_cell(cell(b.diagnosis))} | " for _, cell in columns)
+        lines.append(
+            f"| `{data['bucket']}` | {_cell(data['title'])} | {cells}{data['count']} | "
+            f"{members(data, 12)} | {_smallest_cell(data)} | {_repro_cell(data)} | {known} |"
+        )
+    return lines
+
+
+def _bucket_section(b: BucketJson) -> list[str]:
+    """The bucket's members, smallest member, facts, repro and known bugs."""
+    data = b.data
+    smallest = data["smallest"]
+    lines = [
+        f"## `{data['bucket']}`: {data['title']}",
+        "",
+        f"- method contexts ({data['count']}): {members(data)}",
+        f"- smallest by IL size: {smallest['method_context']} "
+        f"(`{smallest['name'] or '?'}`, IL size {smallest['il_size']})",
+    ]
+    facts = phrases.fact_lines(b.diagnosis, phrases.MARKDOWN)
+    if facts:
+        lines += ["- at the smallest member's stop:", *phrases.joined(facts, "  - ")]
+    if data["repro"]:
+        lines.append(
+            f"- repro: `{data['repro']['bundle']}`: "
+            f"{data['repro']['summary'] or data['repro']['outcome']}"
+        )
+    for k in b.known_bugs:
+        if phrases.is_about_the_crash(k):
+            lines.append(f"- known bug [{k.id}]({k.url}): {k.title}; fix: {k.fix}")
+        else:  # a bug in how the crash was reported, not the crash's
+            lines.append(f"- also: {k.said or k.title} ([{k.id}]({k.url}))")
+    return lines
+
+
+def _failure_buckets(data: dict[str, Any]) -> list[str]:
+    """superpmi's own failures (asserts, failed compiles, missing data) by bucket."""
+    fbs = data["failure_buckets"]
+    if not fbs:
+        return []
+    lines = [
+        "## JIT asserts and failed compiles (reported by superpmi)",
+        "",
+        f"Repro bundles for: {', '.join(data['bundle_kinds'])}.",
+        "",
+        "| bucket | what | count | method contexts | smallest (IL size) "
+        "| JIT settings needed | repro |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| `{b['bucket']}` | {_cell(b['title'])} | {b['count']} | {members(b)} | "
+        f"{_smallest_cell(b)} | {_cell(b.get('jit_settings') or '-')} | {_repro_cell(b)} |"
+        for b in fbs
+    ]
+    return [*lines, ""]
+
+
+def _passed_on(fc: list[dict[str, Any]]) -> list[str]:
+    """The first-chance stops the replay survived."""
+    if not fc:
+        return []
+    lines = [
+        "## Stops passed on (the replay survived them)",
+        "",
+        "| stop | count | method contexts |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {_cell(g['key'])} | {g['count']} | {_list(g['method_contexts'])} |" for g in fc]
+    return [*lines, ""]
+
+
+def _reported_by_superpmi(rep: dict[str, Any]) -> list[str]:
+    """What superpmi reported itself, by kind."""
+    if not any(rep.values()):
+        return []
+    lines = [
+        "## Reported by superpmi itself",
+        "",
+        "| kind | what | count | method contexts |",
+        "|---|---|---|---|",
+    ]
+    for kind, label in (
+        ("asserts", "JIT assert"),
+        ("missing", "missing data"),
+        ("failed_compiles", "failed compile"),
+    ):
+        lines += [
+            f"| {label} | {_cell(g['key'])} | {g['count']} | {_list(g['method_contexts'])} |"
+            for g in rep[kind]
+        ]
+    return [*lines, ""]
+
+
+def _smallest_cell(b: dict[str, Any]) -> str:
+    """`N (IL size)`: a bucket's smallest member."""
+    s = b["smallest"]
+    return f"{s['method_context']} ({s['il_size'] if s['il_size'] is not None else '?'})"
+
+
+def _repro_cell(b: dict[str, Any]) -> str:
+    """The repro's verdict and a link to its report.md."""
+    rep = b["repro"] or {}
+    outcome = str(rep.get("outcome") or "-")
+    verdict = {"verified": "verified", "not-verified": "NOT verified"}.get(outcome, outcome)
+    name = Path(rep["bundle"]).name if rep.get("bundle") else None
+    bundle = "" if name is None else f"[{name}]({name}/report.md)"
+    return f"{verdict} {bundle}"
 
 
 def coverage_markdown(coverage: list[dict[str, Any]]) -> list[str]:
     """Per collection: every method context once, in one of four columns."""
     lines = [
-        "| collection | method contexts | replayed clean | crashed | failed compile | not reached "
-        "|",
+        "| collection | method contexts | replayed clean | crashed "
+        "| failed compile | not reached |",
         "|---|---|---|---|---|---|",
     ]
     for c in coverage:
@@ -215,8 +230,9 @@ def coverage_markdown(coverage: list[dict[str, Any]]) -> list[str]:
     return [*lines, ""]
 
 
-def triage_text(data: dict[str, Any]) -> str:
+def triage_text(triage: TriageJson) -> str:
     """The summary as `key: value` lines."""
+    data = triage.data
     cols = data["collections"]
     where = printable(data["command"]["input"]) if len(cols) == 1 else f"{len(cols)} collections"
     out = [
@@ -230,45 +246,20 @@ def triage_text(data: dict[str, Any]) -> str:
         f"{len(c['buckets'])} bucket(s))"
         for c in data.get("causes") or []
     ]
-    for c in data["coverage"]:
-        out.append(
-            f"coverage {printable(c['collection'])}: {c['method_contexts']} method contexts: "
-            f"{c['replayed_clean']} clean, {c['crashed']} crashed{_undiagnosed(c)}, "
-            f"{c['failed_compile']} failed compile, {c['not_reached']} not reached"
-        )
-    for b in data["buckets"]:
-        rep = b["repro"] or {}
-        s = b["smallest"]
-        known = "".join(
-            f"; known bug {k['id']}" if phrases.is_about_the_crash(k) else f"; also {k['id']}"
-            for k in b["known_bugs"]
-        )
-        out.append(
-            f"bucket {b['bucket']}: {b['title']} x{b['count']} ({members(b, 10)}); smallest "
-            f"{s['method_context']} (IL size {s['il_size']}); repro {rep.get('outcome', '-')}: "
-            f"{printable(str(rep.get('bundle', '-')))}{known}"
-        )
+    out += [
+        f"coverage {printable(c['collection'])}: {c['method_contexts']} method contexts: "
+        f"{c['replayed_clean']} clean, {c['crashed']} crashed{_undiagnosed(c)}, "
+        f"{c['failed_compile']} failed compile, {c['not_reached']} not reached"
+        for c in data["coverage"]
+    ]
+    out += [_bucket_line(b) for b in triage.buckets]
     out += [
         f"not diagnosed: {g['count']} crash(es) ({g['signal']}) replayed without a debugger in the "
         f"storm of bucket {g['storm_bucket']} ({members(g, 10)}); --diagnose-all diagnoses each"
         for g in data.get("not_diagnosed") or []
     ]
     bundled = data.get("bundle_kinds") or []
-    for b in data["failure_buckets"]:
-        rep = b["repro"]
-        s = b["smallest"]
-        repro = (
-            f"repro {rep.get('outcome', '-')}: {printable(str(rep.get('bundle', '-')))}"
-            if rep
-            else f"no repro (this triage bundles {', '.join(bundled) or 'nothing'}: --failure "
-            f"{','.join([*bundled, b['kind']])} bundles these too)"
-            if b["kind"] not in bundled
-            else "no repro"
-        )
-        out.append(
-            f"{b['kind']} bucket {b['bucket']}: {b['title']} x{b['count']}; smallest "
-            f"{s['method_context']} (IL size {s['il_size']}); {repro}"
-        )
+    out += [_failure_bucket_line(b, bundled) for b in data["failure_buckets"]]
     out += [f"passed on: {g['key']} x{g['count']}" for g in data["first_chance"]]
     if not data["failure_buckets"]:  # else the buckets above are these lines, grouped
         for kind, groups in data["reported_by_superpmi"].items():
@@ -277,6 +268,38 @@ def triage_text(data: dict[str, Any]) -> str:
         out.append(f"note: stopped after --max-crashes {data['max_crashes']}")
     out += [f"note: {printable(n, limit=1 << 12)}" for n in data["notes"]]
     return "\n".join(out) + "\n"
+
+
+def _bucket_line(b: BucketJson) -> str:
+    data = b.data
+    rep = data["repro"] or {}
+    s = data["smallest"]
+    known = "".join(
+        f"; known bug {k.id}" if phrases.is_about_the_crash(k) else f"; also {k.id}"
+        for k in b.known_bugs
+    )
+    return (
+        f"bucket {data['bucket']}: {data['title']} x{data['count']} ({members(data, 10)}); "
+        f"smallest {s['method_context']} (IL size {s['il_size']}); "
+        f"repro {rep.get('outcome', '-')}: {printable(str(rep.get('bundle', '-')))}{known}"
+    )
+
+
+def _failure_bucket_line(b: dict[str, Any], bundled: list[str]) -> str:
+    rep = b["repro"]
+    s = b["smallest"]
+    repro = (
+        f"repro {rep.get('outcome', '-')}: {printable(str(rep.get('bundle', '-')))}"
+        if rep
+        else f"no repro (this triage bundles {', '.join(bundled) or 'nothing'}: --failure "
+        f"{','.join([*bundled, b['kind']])} bundles these too)"
+        if b["kind"] not in bundled
+        else "no repro"
+    )
+    return (
+        f"{b['kind']} bucket {b['bucket']}: {b['title']} x{b['count']}; smallest "
+        f"{s['method_context']} (IL size {s['il_size']}); {repro}"
+    )
 
 
 def _undiagnosed_count(data: dict[str, Any]) -> str:
@@ -288,14 +311,6 @@ def _undiagnosed(c: dict[str, Any]) -> str:
     """`crashed`'s part not diagnosed (a storm's sweep), when there is one."""
     n = c.get("not_diagnosed") or 0
     return f" ({n} not diagnosed: storm)" if n else ""
-
-
-def _diagnosis(bucket: dict[str, Any]) -> dict[str, Any]:
-    """The bucket's diagnosis (its smallest member's); a triage.json of before it had one: its
-    facts."""
-    return bucket.get("diagnosis") or {
-        k: bucket.get(k) for k in ("null_map", "jit", "faulting_module")
-    }
 
 
 MEMBERS_SHOWN = 20  # a list longer than this is cut, with its count and the file that has it all

@@ -12,11 +12,11 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 from spmi_dbg import shell
 from spmi_dbg.outdir import publish, stage
-from spmi_dbg.report.markdown import render_markdown
+from spmi_dbg.report.markdown import render_repro_markdown
+from spmi_dbg.report.parsed import ReportJson
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.report.sarif import repro_sarif
 from spmi_dbg.repro.isolate import REPRO_NAME
@@ -75,7 +75,7 @@ def write_bundle(result: ReproResult, work: Path) -> Bundle:
     return Bundle([out / name for name in names], report, isolated)
 
 
-def _write_files(result: ReproResult, work: Path, staged: Path) -> tuple[list[str], dict[str, Any]]:
+def _write_files(result: ReproResult, work: Path, staged: Path) -> tuple[list[str], ReportJson]:
     names: list[str] = []
     redactor = Redactor.here() if result.options.redact else None
 
@@ -110,20 +110,20 @@ def _write_files(result: ReproResult, work: Path, staged: Path) -> tuple[list[st
     put("replay.stdout", stdout)
     put("replay.stderr", stderr)
     put("debugger.log", _debugger_log(result, work))
-    data = report_data(
+    report = report_data(
         result,
         [*names, "report.md", "report.json", "report.sarif"],
         replay_output=(stdout + stderr).decode(errors="replace")[-200_000:],
     )
     if redactor is not None:
-        data = redactor.data(data)
-    put("report.json", json.dumps(data, indent=2) + "\n")
-    put("report.md", render_markdown(data))
-    put("report.sarif", json.dumps(repro_sarif(data), indent=2) + "\n")
+        report = ReportJson.read(redactor.data(report.data))
+    put("report.json", json.dumps(report.data, indent=2) + "\n")
+    put("report.md", render_repro_markdown(report))
+    put("report.sarif", json.dumps(repro_sarif(report.data), indent=2) + "\n")
     for name in names:  # on disk before the rename makes the bundle visible
         with open(staged / name, "rb") as f:
             os.fsync(f.fileno())
-    return names, data
+    return names, report
 
 
 # ------------------------------------------------------------------------------------------------

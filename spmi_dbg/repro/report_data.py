@@ -16,15 +16,16 @@ from spmi_dbg import __version__
 from spmi_dbg.analysis import knownbugs
 from spmi_dbg.analysis.facts import Diagnosis, to_json
 from spmi_dbg.report import issue
+from spmi_dbg.report.parsed import ReportJson
 from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION
 from spmi_dbg.repro import identity
 from spmi_dbg.repro.locate import Located
 from spmi_dbg.repro.result import ReproResult
 
 
-def report_data(
-    result: ReproResult, files: list[str], *, replay_output: str = ""
-) -> dict[str, Any]:
+def report_data(result: ReproResult, files: list[str], *, replay_output: str = "") -> ReportJson:
+    """report.json's data, with its facts read: the title and the issue section are words over
+    them."""
     target = result.target
     d = target.diagnosis if target else None
     v = target.verification if target else None
@@ -66,10 +67,10 @@ def report_data(
         "bundle": str(result.out),
         "files": files,
     }
-    data = in_bundle(result, data)
-    data["title"] = issue.title(data)
-    data["issue"] = issue.issue(data, _configuration(data, result))
-    return data
+    report = ReportJson.read(in_bundle(result, data))
+    report.data["title"] = issue.title(report)
+    report.data["issue"] = issue.issue(report, _configuration(report.data, result))
+    return report
 
 
 def _command(result: ReproResult) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from spmi_dbg.analysis.facts import Cause, Diagnosis
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.failures.output import Failure
 from spmi_dbg.failures.target import FailureTarget
+from spmi_dbg.report.parsed import ReportJson
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.failure_locate import FailureLocated, FailureRun, FailureVerification
 from spmi_dbg.repro.isolate import Isolated
@@ -267,7 +268,7 @@ class Bundle:
     bundle."""
 
     files: list[Path]
-    report: dict[str, Any]
+    report: ReportJson
     # repro.mch and repro.mch.mct in the bundle (None: no repro was isolated)
     isolated: Isolated | None
 
@@ -290,7 +291,7 @@ class ReproResult:
     error: str | None = None  # why, or why there is no target (report.json "failure")
     error_traceback: str | None = None  # a bug of ours (report.json "failure_traceback")
     bundle_error: str | None = None
-    report: dict[str, Any] | None = None  # report.json's data, once the bundle is written
+    report: ReportJson | None = None  # report.json's data, once the bundle is written
     seconds: float = 0.0
     option_minimization: OptionMinimization | None = None
     # the command repro.sh runs (only the JIT settings needed)

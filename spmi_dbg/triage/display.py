@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 from spmi_dbg.errors import printable
+from spmi_dbg.report.parsed import TriageJson
 from spmi_dbg.report.triage import triage_text
 from spmi_dbg.triage.engine import EngineReport
 from spmi_dbg.triage.plan import TriagePartition
@@ -138,6 +139,5 @@ def progress_for(stream: TextIO) -> TriageProgress:
 
 def print_summary(result: TriageResult) -> None:
     data = json.loads((result.options.out / "triage.json").read_text())
-    sys.stdout.write(
-        triage_text(data) + f"triage: {printable(str(result.options.out / 'triage.md'))}\n"
-    )
+    summary = triage_text(TriageJson.read(data))
+    sys.stdout.write(summary + f"triage: {printable(str(result.options.out / 'triage.md'))}\n")

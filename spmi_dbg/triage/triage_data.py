@@ -12,6 +12,7 @@ from typing import Any
 from spmi_dbg import __version__
 from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.report import phrases
+from spmi_dbg.report.parsed import TriageJson
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.report.sarif import triage_sarif
 from spmi_dbg.report.schema import TRIAGE_SCHEMA_VERSION
@@ -186,7 +187,7 @@ def _bucket(b: Bucket, result: TriageResult) -> dict[str, Any]:
         "kind": b.kind,
         "signal": b.signal,
         "signature": facts.get("signature"),
-        "title": phrases.crash_title(b.signal, facts, hang=b.kind == "hang"),
+        "title": phrases.crash_title(b.signal, b.diagnosis, hang=b.kind == "hang"),
         "count": len(b.members),
         "method_contexts": [m.member for m in b.members],
         "members": [_member(m) for m in b.members],
@@ -255,6 +256,6 @@ def write_triage(result: TriageResult, work: Path) -> list[Path]:
             atomic_write_text(path, "".join(f"{m}\n" for m in b["method_contexts"]))
             files.append(path)
     atomic_write_text(files[0], json.dumps(data, indent=2) + "\n")
-    atomic_write_text(files[1], triage_markdown(data))
+    atomic_write_text(files[1], triage_markdown(TriageJson.read(data)))
     atomic_write_text(files[2], json.dumps(triage_sarif(data), indent=2) + "\n")
     return files
