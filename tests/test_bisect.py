@@ -314,6 +314,8 @@ def test_probes_run_on_the_dask_cluster_triage_uses(mch: Path, tmp_path: Path) -
             "--workers", "2",
         )  # fmt: skip
         workers = {w.proc.pid for w in c.workers}
+        # the workers' own working directory gets nothing: the probes' files are under --out
+        assert list(c.cwd.iterdir()) == []
     assert rc == 0 and data["first_bad"]["build"] == h.hashes[4]
     by = {int(t["by"].rsplit("pid ", 1)[1].rstrip(")")) for t in data["tried"]}
     assert by and by <= workers, (by, workers)

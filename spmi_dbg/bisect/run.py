@@ -82,7 +82,7 @@ def run_bisect(opts: BisectOptions) -> BisectResult:
     if len(builds) < 2:
         raise UsageError(f"{len(builds)} build(s) to search: at least a good and a bad one")
     opts.out.mkdir(parents=True, exist_ok=True)
-    work = opts.out / "replays"
+    work = (opts.out / "replays").absolute()  # as the cluster's workers see it (a shared path)
     target, stopped = _discovered(opts, builds[-1], work)
     outcome = _search(opts, target, builds, work) if stopped is None else Outcome(builds)
     outcome.stopped = outcome.stopped or stopped

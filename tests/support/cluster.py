@@ -79,6 +79,9 @@ class Cluster:
     address: str
     scheduler: subprocess.Popen[bytes]
     log: Path
+    # where the scheduler and the workers run (their own directory, as on another machine: a path
+    # a task resolves against it is a path the coordinator's side cannot see)
+    cwd: Path = Path("/")
     workers: list[Worker] = field(default_factory=list)
     tls: Credentials | None = None
 
@@ -107,7 +110,7 @@ class Cluster:
         ]
         with open(self.log, "ab") as log:
             proc = subprocess.Popen(
-                argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=self.cwd
             )
         w = Worker(name, port, proc)
         self.workers.append(w)
@@ -158,9 +161,13 @@ def cluster(
         f"127.0.0.1:{free_port()}",
         *(["--protocol", "tls", *tls.flags()] if tls else []),
     ]
+    where = tmp / "cluster-cwd"
+    where.mkdir(exist_ok=True)
     with open(log, "ab") as f:
-        proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
-    c = Cluster(f"{scheme}://127.0.0.1:{port}", proc, log, tls=tls)
+        proc = subprocess.Popen(
+            argv, stdout=f, stderr=subprocess.STDOUT, start_new_session=True, cwd=where
+        )
+    c = Cluster(f"{scheme}://127.0.0.1:{port}", proc, log, cwd=where, tls=tls)
     try:
         deadline = time.monotonic() + 60
         while True:  # the scheduler's port answers
