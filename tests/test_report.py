@@ -18,7 +18,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from spmi_dbg.repro.bundle import BUNDLE_FILES
+from spmi_dbg.repro.result import BUNDLE_FILES
 
 from .support.common import Collections, mc_bytes, seed_collection
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
@@ -313,7 +313,9 @@ def test_the_panel_keeps_file_names(seed_bundle: tuple[Path, str]) -> None:
         result = cast(
             ReproResult,
             SimpleNamespace(
-                report=ReportJson.read(data), bundle_error=None, outcome=data["outcome"]
+                bundle=SimpleNamespace(report=ReportJson.read(data)),
+                bundle_error=None,
+                outcome=data["outcome"],
             ),
         )
         print_summary(result, console, rich_panel=True)

@@ -122,7 +122,7 @@ def description(report: ReportJson) -> str:
     if data.get("target"):
         return failure_description(report)
     if not _winner(data):
-        return f"{data['title']}: every partition of {_collection(data)} ran to its end."
+        return f"{title(report)}: every partition of {_collection(data)} ran to its end."
     d = report.diagnosis
     text = _what_happened(report)
     jit = d.jit if d else None

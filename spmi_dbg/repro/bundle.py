@@ -20,35 +20,10 @@ from spmi_dbg.report.parsed import ReportJson
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.report.sarif import repro_sarif
 from spmi_dbg.repro.isolate import REPRO_NAME
-from spmi_dbg.repro.report_data import in_bundle, report_data
+from spmi_dbg.repro.report_data import report_data
 from spmi_dbg.repro.result import JIT_OUTPUT_FILE, Bundle, ReproResult
 
-# Every file `spmi-dbg repro` writes into a bundle (nothing else may be in a directory it replaces).
-BUNDLE_FILES = frozenset(
-    {
-        "repro.mch",
-        "repro.mch.mct",
-        "repro.sh",
-        "diagnosis.json",
-        "report.md",
-        "report.json",
-        "report.sarif",
-        "debugger.log",
-        "replay.stdout",
-        "replay.stderr",
-        JIT_OUTPUT_FILE,
-    }
-)
-
-
 JIT_OUTPUT_LIMIT = 64 << 20  # bytes of the JIT's own output kept in the bundle
-
-
-def out_dir_for(result: ReproResult) -> Path:
-    """By the target's bucket (a crash), or kind and method context (a compile failure); else by the
-    outcome."""
-    name = result.target.bundle_name() if result.target is not None else None
-    return Path(name or f"spmi-repro-{result.outcome}")
 
 
 def write_bundle(result: ReproResult, work: Path) -> Bundle:
@@ -56,8 +31,7 @@ def write_bundle(result: ReproResult, work: Path) -> Bundle:
     complete (an earlier run's bundle there is replaced whole). With --redact, values are redacted
     before they are serialised (report.json, diagnosis.json) and texts in every form they take there
     (the logs)."""
-    assert result.out is not None
-    out = result.out
+    out = result.bundle_dir()
     staged = stage(out)
     try:
         names, report = _write_files(result, work, staged)
@@ -93,7 +67,7 @@ def _write_files(result: ReproResult, work: Path, staged: Path) -> tuple[list[st
         put("repro.sh", repro_script(result, redactor), 0o755)
     diagnosis = result.target.diagnosis if result.target else None
     if diagnosis is not None:
-        d = in_bundle(result, diagnosis.to_json())
+        d = diagnosis.to_json()
         put(
             "diagnosis.json",
             json.dumps(redactor.data(d) if redactor is not None else d, indent=2, sort_keys=True)

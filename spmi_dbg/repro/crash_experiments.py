@@ -144,6 +144,7 @@ class CrashExperiments:
                 runs=2 if opts.verify_runs >= 2 else 1,
                 timeout=opts.verify_timeout,
                 workdir=self.work,
+                shown=self.result.bundle_dir().absolute() / self.mch.name,
             )
             ph.detail = r.conclusion if r else ""
             return r

@@ -153,12 +153,12 @@ class TerminalProgress:
 
 def summary_rows(result: ReproResult) -> list[tuple[str, str]]:
     """The report's own summary (spmi_dbg.report.text), and where the bundle is or why it is not."""
-    if result.report is None:  # the bundle could not even be put together
+    if result.bundle is None:  # the bundle could not even be put together
         return [
             ("result", f"{result.outcome} (exit {result.exit_code}, {result.seconds:.1f} s)"),
             ("bundle", result.bundle_error or str(result.out)),
         ]
-    out = rows(result.report)
+    out = rows(result.bundle.report)
     if result.bundle_error:
         out = [(k, result.bundle_error if k == "bundle" else v) for k, v in out]
     return out

@@ -26,7 +26,6 @@ from spmi_dbg.errors import ToolFailure
 from spmi_dbg.failures.output import Failure, read_lines
 from spmi_dbg.failures.target import BREAK_SWITCH
 from spmi_dbg.mch.mclist import compress_ranges
-from spmi_dbg.repro.bundle import out_dir_for
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.expect import expectation_of
 from spmi_dbg.repro.failure_locate import (
@@ -90,7 +89,7 @@ def run_failure_phases(
     if f is None:
         _not_found(opts, result, cmd, located, work, progress)
         return
-    out = result.out = opts.out or out_dir_for(result)
+    out = result.bundle_dir()  # by the failure's kind and method context, unless --out names it
     mc = f.method_context
     with phase(result, "isolate", progress) as ph:
         result.isolated = isolate(cmd.input, [mc], work / "bundle")

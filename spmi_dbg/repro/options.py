@@ -17,9 +17,7 @@ from spmi_dbg.driver.qemu import QemuTarget
 from spmi_dbg.elf import elf_build_id
 from spmi_dbg.errors import InputError, SpmiDbgError, UsageError
 from spmi_dbg.failures.target import parse_target
-from spmi_dbg.outdir import check_out_dir
 from spmi_dbg.repro import command
-from spmi_dbg.repro.bundle import BUNDLE_FILES
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.environment import capture
 from spmi_dbg.repro.fromlog import command_from_log
@@ -136,10 +134,11 @@ def _guest_and_core(args: argparse.Namespace) -> tuple[QemuTarget | None, Path |
 
 
 def _check_out(out: Path | None, bundle_out: bool) -> None:
-    """Before any replay: a bad --out is said at once, not after the whole run."""
+    """Before any replay: the bundle's default place, the current directory, is writable (a
+    bundle directory named by --out is checked by the pipeline, before its first replay)."""
     if out is not None and bundle_out:
-        check_out_dir(out, ours=BUNDLE_FILES)
-    elif not os.access(".", os.W_OK | os.X_OK):
+        return
+    if not os.access(".", os.W_OK | os.X_OK):
         raise InputError(
             os.getcwd(),
             "the current directory is not writable, and the bundle goes there by "

@@ -17,7 +17,7 @@ from spmi_dbg.analysis.facts import Cause
 from spmi_dbg.errors import SpmiDbgError, printable
 from spmi_dbg.failures.output import Failure, read_lines
 from spmi_dbg.outdir import check_out_dir, locked
-from spmi_dbg.repro.bundle import BUNDLE_FILES, out_dir_for, write_bundle
+from spmi_dbg.repro.bundle import write_bundle
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.crash_experiments import CrashExperiments
 from spmi_dbg.repro.expect import Expectation
@@ -26,7 +26,14 @@ from spmi_dbg.repro.isolate import isolate
 from spmi_dbg.repro.locate import Located, locate, locate_core
 from spmi_dbg.repro.minimize import minimize
 from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
-from spmi_dbg.repro.result import CrashTarget, Outcome, ReproOptions, ReproProgress, ReproResult
+from spmi_dbg.repro.result import (
+    BUNDLE_FILES,
+    CrashTarget,
+    Outcome,
+    ReproOptions,
+    ReproProgress,
+    ReproResult,
+)
 from spmi_dbg.repro.setup_causes import (
     diff_needs_compile_results,
     version_mismatch,
@@ -64,23 +71,17 @@ def run_repro(
                 result.outcome, result.exit_code = "tool-failure", exits.TOOL_FAILURE
             else:
                 result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
-        if result.out is None:
-            result.out = opts.out or out_dir_for(result)
+        out = result.bundle_dir()
         result.seconds = time.monotonic() - start
         try:
             if opts.out is None:  # the default name is known only now
-                check_out_dir(result.out, ours=BUNDLE_FILES, option="the bundle directory")
-                held.enter_context(locked(result.out))
-            written = write_bundle(result, work)  # the repro now lives in the bundle
-            result.files, result.report, result.isolated = (
-                written.files,
-                written.report,
-                written.isolated,
-            )
+                check_out_dir(out, ours=BUNDLE_FILES, option="the bundle directory")
+                held.enter_context(locked(out))
+            result.bundle = write_bundle(result, work)  # the repro now lives in the bundle
         except (SpmiDbgError, OSError) as e:  # the report cannot tell this one: the summary does
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             result.bundle_error = (
-                f"the bundle could not be written to {printable(str(result.out))}: {reason}"
+                f"the bundle could not be written to {printable(str(out))}: {reason}"
             )
             # nothing is claimed verified that the user does not have
             if result.exit_code == exits.VERIFIED:
@@ -118,7 +119,7 @@ def _run_phases(
                 "--workers 1"
             )
         return
-    result.out = opts.out or out_dir_for(result)
+    result.bundle_dir()  # by the target's bucket, unless --out names it
     v = _isolate_and_verify(opts, result, located, work, progress)
     if not v.accepted:
         result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
@@ -137,8 +138,13 @@ def _isolate_and_verify(
 ) -> Verification:
     """The crashing record alone, verified; when its native runs do not crash, the earlier records
     it needs (ddmin), isolated and verified again. The last verification."""
-    cmd, out, target, expected = opts.command, result.out, result.target, located.expectation
-    assert out is not None and isinstance(target, CrashTarget) and expected is not None
+    cmd, out, target, expected = (
+        opts.command,
+        result.bundle_dir(),
+        result.target,
+        located.expectation,
+    )
+    assert isinstance(target, CrashTarget) and expected is not None
     assert located.winner is not None
     with phase(result, "isolate", progress) as ph:
         mc = located.method_context
@@ -166,8 +172,13 @@ def _minimized(
     progress: ReproProgress | None,
 ) -> Verification:
     """The earlier records the crash needs (ddmin), isolated with it and verified."""
-    cmd, out, target, expected = opts.command, result.out, result.target, located.expectation
-    assert out is not None and isinstance(target, CrashTarget) and expected is not None
+    cmd, out, target, expected = (
+        opts.command,
+        result.bundle_dir(),
+        result.target,
+        located.expectation,
+    )
+    assert isinstance(target, CrashTarget) and expected is not None
     assert located.winner is not None
     with phase(result, "minimize", progress) as ph:
         result.minimization = m = minimize(

@@ -42,6 +42,8 @@ class JitAlone:
     given: list[JitSetting] = field(default_factory=list)
     settings_of: str = ""  # "its own" | "the diff JIT's" | "the base JIT's"
     runs: list[NativeRun] = field(default_factory=list)
+    # its command line on the repro where it lives for the reader: the bundle's
+    argv: list[str] = field(default_factory=list)
 
     @property
     def settings(self) -> list[str]:
@@ -61,7 +63,7 @@ class JitAlone:
             "path": self.path,
             "settings": self.settings,
             "settings_of": self.settings_of,
-            "argv": self.runs[0].argv if self.runs else None,
+            "argv": self.argv if self.runs else None,
             "runs": [r.describe() for r in self.runs],
             "crashes": self.crashes(expected),
         }
@@ -136,8 +138,10 @@ def regression(
     runs: int,
     timeout: float,
     workdir: Path,
+    shown: Path | None = None,
 ) -> Regression | None:
-    """None when the command has one JIT only (nothing to compare)."""
+    """None when the command has one JIT only (nothing to compare). `shown`: where the repro will
+    live (the bundle's repro.mch): each JIT's command line is said on it."""
     if len(cmd.jits) < 2:
         return None
     split = split_options(cmd.options)
@@ -160,6 +164,7 @@ def regression(
             jits=(alone.path,),
         )
         argv = alone_cmd.native_argv(None, repro)
+        alone.argv = alone_cmd.native_argv(None, shown or repro)
         for _ in range(max(1, runs)):
             alone.runs.append(
                 run_native(

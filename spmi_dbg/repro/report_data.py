@@ -8,19 +8,18 @@ is the run's (the binaries' identities, the machine)."""
 from __future__ import annotations
 
 import dataclasses
-import re
-from pathlib import Path
 from typing import Any
 
 from spmi_dbg import __version__
 from spmi_dbg.analysis import knownbugs
-from spmi_dbg.analysis.facts import Diagnosis, to_json
+from spmi_dbg.analysis.facts import Diagnosis, KnownBugMatch, to_json
 from spmi_dbg.report import issue
 from spmi_dbg.report.parsed import ReportJson
 from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION
 from spmi_dbg.repro import identity
 from spmi_dbg.repro.locate import Located
 from spmi_dbg.repro.result import ReproResult
+from spmi_dbg.superpmi_argv import option_value
 
 
 def report_data(result: ReproResult, files: list[str], *, replay_output: str = "") -> ReportJson:
@@ -29,6 +28,8 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
     target = result.target
     d = target.diagnosis if target else None
     v = target.verification if target else None
+    causes = [*(d.causes if d is not None else []), *result.causes]
+    known = _known_bugs(result, d, replay_output)
     data: dict[str, Any] = {
         "schema": REPORT_SCHEMA_VERSION,
         "tool": f"spmi-dbg {__version__}",
@@ -62,15 +63,15 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
         "regression": result.regression.to_json() if result.regression else None,
         "needs": result.needs.to_json() if result.needs else None,
         # every cause in the setup: the stop's (the diagnosis') and the pipeline's own
-        "causes": [c.to_json() for c in [*(d.causes if d is not None else []), *result.causes]],
-        "known_bugs": _known_bugs(result, d, replay_output),
-        "bundle": str(result.out),
+        "causes": [c.to_json() for c in causes],
+        "known_bugs": [to_json(b) for b in known],
+        "bundle": str(result.bundle_dir()),
         "files": files,
     }
-    report = ReportJson.read(in_bundle(result, data))
-    report.data["title"] = issue.title(report)
-    report.data["issue"] = issue.issue(report, _configuration(report.data, result))
-    return report
+    # the title and the issue section: words over the data and its facts, as they stand
+    facts = ReportJson(data, d, known, causes)
+    words = {"title": issue.title(facts), "issue": issue.issue(facts, _configuration(result))}
+    return ReportJson(data | words, d, known, causes)
 
 
 def _command(result: ReproResult) -> dict[str, Any]:
@@ -124,30 +125,7 @@ def _locate(result: ReproResult, located: Located | None) -> dict[str, Any] | No
     }
 
 
-def in_bundle(result: ReproResult, value: Any) -> Any:
-    """`value` with every path under the directory the repro was isolated into (a temporary one,
-    gone once the bundle is written: the regression runs' argv, a diagnosis of the repro) naming the
-    bundle instead."""
-    if result.isolated is None or result.out is None:
-        return value
-    staged, final = str(result.isolated.mch.parent), str(Path(result.out).absolute())
-    if staged == final:
-        return value
-    pattern = re.compile(re.escape(staged) + r"(?=/|$)")
-
-    def walk(v: Any) -> Any:
-        if isinstance(v, str):
-            return pattern.sub(lambda _: final, v)
-        if isinstance(v, list):
-            return [walk(x) for x in v]
-        if isinstance(v, dict):
-            return {k: walk(x) for k, x in v.items()}
-        return v
-
-    return walk(value)
-
-
-def _known_bugs(result: ReproResult, d: Diagnosis | None, output: str) -> list[dict[str, Any]]:
+def _known_bugs(result: ReproResult, d: Diagnosis | None, output: str) -> list[KnownBugMatch]:
     """The diagnosis' own matches, and those only the pipeline can see: a `-p` it dropped (the crash
     was in a worker), superpmi.py's log lines, the replay's output."""
     if d is None and (result.target is None or result.target.under_debugger is None):
@@ -159,37 +137,28 @@ def _known_bugs(result: ReproResult, d: Diagnosis | None, output: str) -> list[d
     found = {b.id: b for b in d.known_bugs} if d is not None else {}
     for b in knownbugs.match(facts):
         found.setdefault(b.id, b)
-    return [to_json(b) for b in found.values()]
+    return list(found.values())
 
 
-def _configuration(data: dict[str, Any], result: ReproResult) -> dict[str, Any]:
-    cmd = data["command"]
-    target = next(
-        (
-            cmd["options"][i + 1]
-            for i, o in enumerate(cmd["options"][:-1])
-            if o.lower() == "-target"
-        ),
-        None,
-    )
-    recorded = ((data["diagnosis"] or {}).get("method_context") or {}).get("target_arch")
-    jits = cmd["jits"]
-    roles = ["base JIT (JIT1)", "diff JIT (JIT2)"] if len(jits) > 1 else ["JIT"]
+def _configuration(result: ReproResult) -> dict[str, Any]:
+    """The bug template's configuration: the binaries' identities, the machine, the target."""
+    cmd = result.options.command
+    roles = ["base JIT (JIT1)", "diff JIT (JIT2)"] if len(cmd.jits) > 1 else ["JIT"]
     name = result.options.debugger_name
     return identity.machine() | {
-        "target": target or recorded or "the host's (no -target)",
-        "superpmi": identity.binary(cmd["program"], "superpmi", result.options.debug_dirs),
+        "target": option_value(cmd.options, "-target") or "the host's (no -target)",
+        "superpmi": identity.binary(cmd.program, "superpmi", result.options.debug_dirs),
         "jits": [
             identity.binary(j, roles[i] if i < len(roles) else "JIT", result.options.debug_dirs)
-            for i, j in enumerate(jits)
+            for i, j in enumerate(cmd.jits)
         ],
-        "collection": identity.binary(cmd["input"], "collection"),
+        "collection": identity.binary(cmd.input, "collection"),
         "debugger": {"name": name, "version": identity.debugger_version(name)},
         "emulator": None
-        if not cmd["emulator"]
+        if not cmd.emulator
         else {
-            "command": " ".join(cmd["emulator"]),
-            "version": identity.debugger_version(cmd["emulator"][0]),
+            "command": " ".join(cmd.emulator),
+            "version": identity.debugger_version(cmd.emulator[0]),
         },
         "spmi_dbg": __version__,
     }

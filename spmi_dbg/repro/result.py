@@ -262,6 +262,24 @@ class CompileFailureTarget:
 Target = CrashTarget | CompileFailureTarget  # the target found: one value, whichever kind
 
 
+# Every file `spmi-dbg repro` writes into a bundle (nothing else may be in a directory it replaces).
+BUNDLE_FILES = frozenset(
+    {
+        "repro.mch",
+        "repro.mch.mct",
+        "repro.sh",
+        "diagnosis.json",
+        "report.md",
+        "report.json",
+        "report.sarif",
+        "debugger.log",
+        "replay.stdout",
+        "replay.stderr",
+        JIT_OUTPUT_FILE,
+    }
+)
+
+
 @dataclass(frozen=True)
 class Bundle:
     """What write_bundle wrote: its files, report.json's data, and the repro as it lives in the
@@ -282,8 +300,7 @@ class ReproResult:
     isolated: Isolated | None = None  # the repro in the bundle (after minimization, if any)
     minimization: Minimization | None = None
     regression: Regression | None = None  # the repro with each JIT alone (two JITs only)
-    out: Path | None = None
-    files: list[Path] = field(default_factory=list)
+    out: Path | None = None  # where the bundle goes: decided once, by bundle_dir()
     outcome: Outcome = "running"
     exit_code: int = exits.NOT_VERIFIED
     # the phase that could not do its work (report.json "failed_phase")
@@ -291,7 +308,7 @@ class ReproResult:
     error: str | None = None  # why, or why there is no target (report.json "failure")
     error_traceback: str | None = None  # a bug of ours (report.json "failure_traceback")
     bundle_error: str | None = None
-    report: ReportJson | None = None  # report.json's data, once the bundle is written
+    bundle: Bundle | None = None  # what the bundle holds, once it is written
     seconds: float = 0.0
     option_minimization: OptionMinimization | None = None
     # the command repro.sh runs (only the JIT settings needed)
@@ -300,6 +317,15 @@ class ReproResult:
     # causes in the setup the pipeline established (repro/setup_causes.py); the stop's own are in
     # the diagnosis
     causes: list[Cause] = field(default_factory=list)
+
+    def bundle_dir(self) -> Path:
+        """Where the bundle goes: --out, else a name by the target's bucket (a crash) or its kind
+        and method context (a compile failure), else by the outcome. Decided the first time it is
+        asked (once locate found the target, or at the end) and kept."""
+        if self.out is None:
+            name = self.target.bundle_name() if self.target is not None else None
+            self.out = self.options.out or Path(name or f"spmi-repro-{self.outcome}")
+        return self.out
 
     @property
     def method_contexts(self) -> list[int]:
