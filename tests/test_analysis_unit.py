@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import signal
 
+import pytest
+
 from spmi_dbg.analysis import diagnose
 from spmi_dbg.analysis.frames import fold, short_name
 from spmi_dbg.analysis.view import SignalInfo
 
 from .support.recorded_view import RFrame, RProcess, RValue
+
+pytestmark = pytest.mark.unit  # none of these tests starts a process
 
 LWM_CM = "LightWeightMap<unsigned int, Agnostic_CompileMethodResults>"
 LWM_AM = "LightWeightMap<unsigned int, Agnostic_AllocMemDetails>"

@@ -106,6 +106,7 @@ def test_verify_reports_each_corruption(
     assert path.read_bytes() == before  # inputs are never modified
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("name", "mutate", "fragment", "record"), CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_api_and_backends_agree_on_the_first_problem(

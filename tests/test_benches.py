@@ -65,6 +65,7 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("bench-cache")
 
 
+@pytest.mark.unit
 def test_every_bench_is_run() -> None:
     assert {p.stem for p in SCRIPTS} >= {"arm64_qemu", "diagnose_cost", "mch_scan", "triage_scale"}
     for p in SCRIPTS:
@@ -108,6 +109,7 @@ def fake_collection(root: Path, name: str, size: int, age: float) -> None:
         os.utime(p, (time.time() - age, time.time() - age))
 
 
+@pytest.mark.unit
 def test_cache_removes_the_least_recently_used_beyond_its_bound(tmp_path: Path) -> None:
     c = common()
     fake_collection(tmp_path, "old.mch", 400_000, 300)
@@ -135,6 +137,7 @@ def test_cache_removes_the_least_recently_used_beyond_its_bound(tmp_path: Path) 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tmp-run", "used.mch", "used.mch.mct"]
 
 
+@pytest.mark.unit
 def test_cache_max_sizes() -> None:
     c = common()
     assert [c.byte_size(s) for s in ("4G", "500M", "2GiB", "123", "1.5k")] == [

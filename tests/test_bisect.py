@@ -224,6 +224,7 @@ def _path() -> str:
     return os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 
 
+@pytest.mark.unit
 def test_store_layouts_and_hash_prefixes(tmp_path: Path) -> None:
     jit = tmp_path / "libclrjit.so"
     jit.write_bytes(b"\x7fELF")
@@ -241,6 +242,7 @@ def test_store_layouts_and_hash_prefixes(tmp_path: Path) -> None:
     assert other.find(full).jit is None
 
 
+@pytest.mark.unit
 def test_expected_json_is_the_old_form_both_ways() -> None:
     """target.json's and bisect.json's `expected`, as the hand-written form wrote it: a crash by
     its signal and bucket, a failure line by its key; read back by jsonfacts."""
@@ -264,6 +266,7 @@ def test_expected_json_is_the_old_form_both_ways() -> None:
         Expected.from_json({"kind": "assert"})
 
 
+@pytest.mark.unit
 def test_a_search_never_guesses_across_skips() -> None:
     verdicts = ["good", "skip", "skip", "bad", "bad"]
     builds = [Build(str(i), Path("/x")) for i in range(5)]

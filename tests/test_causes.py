@@ -75,6 +75,7 @@ def _stop(name_note: str | None, query: str, member: str = "GetMethodSig") -> Di
 NOTE = "record 2000: method name not recorded: superpmi's placeholder"
 
 
+@pytest.mark.unit
 def test_every_piece_of_evidence_is_needed() -> None:
     full = _stop(NOTE, "Compiler::eeGetMethodFullName")
     (cause,) = causes_of(full)
@@ -85,6 +86,7 @@ def test_every_piece_of_evidence_is_needed() -> None:
     assert causes_of(dataclasses.replace(full, method_context=None)) == []
 
 
+@pytest.mark.unit
 def test_a_jit_of_another_jit_ee_version_from_what_superpmi_printed() -> None:
     """Transcript 11 (the real 3.1.23 superpmi refusing a JIT whose version identifier differs):
     its stderr and exit status are the evidence; 11b (a JIT that is not there, also 254) is not."""
@@ -103,6 +105,7 @@ def test_a_jit_of_another_jit_ee_version_from_what_superpmi_printed() -> None:
     )
 
 
+@pytest.mark.unit
 def test_an_option_that_needs_unrecorded_data_needs_all_its_evidence() -> None:
     from spmi_dbg.repro.jitoptions import JitSetting, OptionMinimization
     from spmi_dbg.repro.native import NativeRun

@@ -135,6 +135,7 @@ def test_module_entry_point_and_help() -> None:
     assert r.stderr.splitlines()[0].startswith("usage: spmi-dbg mch extract ")
 
 
+@pytest.mark.unit
 def test_the_readme_exit_status_table_is_the_exits_module() -> None:
     """Exit statuses are defined once (spmi_dbg/exits.py) and listed once, in the README's table."""
     from spmi_dbg import exits
@@ -216,6 +217,7 @@ def _main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     return status, captured.err
 
 
+@pytest.mark.unit
 def test_the_readme_names_every_command_s_exit_statuses() -> None:
     """Each command is in one column of the table (or, the launchers, in the note under it), so its
     statuses are written down; the pipelines' usage errors are 3, the tools' 2."""
@@ -228,6 +230,7 @@ def test_the_readme_names_every_command_s_exit_statuses() -> None:
     assert all(isinstance(sub, Parser) and not sub.allow_abbrev for _, sub in ALL)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("words", [w for w, _ in ALL], ids=IDS)
 def test_an_unknown_option_is_the_command_s_own_usage_error(
     words: tuple[str, ...], capsys: pytest.CaptureFixture[str]
@@ -264,6 +267,7 @@ def _long_options() -> Iterator[tuple[tuple[str, ...], str]]:
 ABBREVIATED = list(_long_options())
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("words", "option"), ABBREVIATED, ids=[" ".join(w) + " " + o for w, o in ABBREVIATED]
 )
@@ -288,6 +292,7 @@ def _typed() -> Iterator[tuple[tuple[str, ...], argparse.Action]]:
 TYPED = list(_typed())
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("words", "action"),
     TYPED,
@@ -308,6 +313,7 @@ def test_a_bad_value_is_described_in_the_user_s_words(
     assert "invalid" not in line and "_" not in line.split("argument", 1)[1].split(":", 1)[1]
 
 
+@pytest.mark.unit
 def test_typed_options_are_there_to_test() -> None:
     """The class above covers the counts of repro, triage, demo, mch and sample (not an empty
     parametrization)."""
@@ -324,6 +330,7 @@ def test_typed_options_are_there_to_test() -> None:
     assert ("repro", "--workers") in {(w[0], o) for w, o in ABBREVIATED}
 
 
+@pytest.mark.unit
 def test_messages_name_their_own_command(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -348,6 +355,7 @@ def test_messages_name_their_own_command(
     )
 
 
+@pytest.mark.unit
 def test_no_command_or_an_unknown_one_is_a_usage_error_a_pipeline_script_cannot_misread(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -362,6 +370,7 @@ def test_no_command_or_an_unknown_one_is_a_usage_error_a_pipeline_script_cannot_
         ), err
 
 
+@pytest.mark.unit
 def test_grouped_numbers_are_numbers(capsys: pytest.CaptureFixture[str]) -> None:
     """`--methods 200,000` as the help prints the default; `1,2` is not a number."""
     from spmi_dbg.usage import integer

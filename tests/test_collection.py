@@ -18,6 +18,8 @@ from spmi_dbg.paths import native_file
 
 from .support.common import BACKENDS, build_collection
 
+pytestmark = pytest.mark.unit  # none of these tests starts a process
+
 
 def test_native_library_is_installed() -> None:
     nat = load()

@@ -162,6 +162,7 @@ def test_the_running_line_runs_as_printed(tmp_path: Path) -> None:
     assert re.search(r"100 sample Arm64 method contexts \(\d+ KB\)", collection), collection
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("size", "text"),
     [

@@ -25,6 +25,8 @@ from spmi_dbg.analysis.stacks import ThreadStack
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.jsonfacts import FactJsonError, JsonFact, from_json, to_json
 
+pytestmark = pytest.mark.unit  # none of these tests starts a process
+
 
 def _arms(hint: Any) -> tuple[Any, ...]:
     """The types a hint is made of: a union's arms, a generic's arguments."""

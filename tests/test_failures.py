@@ -26,6 +26,7 @@ ASSERT_LINE = (
 )
 
 
+@pytest.mark.unit
 def test_parse_pairs_exception_lines_with_their_failed_compiles() -> None:
     stdout = [
         ASSERT_LINE,
@@ -83,6 +84,7 @@ def test_parse_pairs_exception_lines_with_their_failed_compiles() -> None:
     assert m1.key == m2.key and "60040a1" in m1.message
 
 
+@pytest.mark.unit
 def test_targets() -> None:
     assert parse_target("crash") == FailureTarget("crash", None)
     assert parse_target("assert:op1 != nullptr") == FailureTarget("assert", "op1 != nullptr")
@@ -145,6 +147,7 @@ def test_the_replay_cores_failures_parse(cols: Collections, tmp_path: Path) -> N
     )
 
 
+@pytest.mark.unit
 def test_settings_split_and_rebuild() -> None:
     opts = (
         "-a",
@@ -168,6 +171,7 @@ def test_settings_split_and_rebuild() -> None:
     assert split.options(split.settings) == opts[:1] + opts[3:5] + opts[1:3] + opts[5:]
 
 
+@pytest.mark.unit
 def test_minimize_settings_keeps_what_the_failure_needs() -> None:
     given = [
         JitSetting("-jitoption", False, "JitNoInline", "1"),
@@ -357,6 +361,7 @@ def _failed31(mc: int, il: int) -> list[str]:
     ]
 
 
+@pytest.mark.unit
 def test_31_asserts_pair_with_failed_compiles_by_il_size_in_each_streams_order() -> None:
     stdout = [_assert31("A:a()", 70), "", _assert31("B:b()", 30), "", _assert31("C:c()", 70), ""]
     stderr = [
@@ -389,6 +394,7 @@ def test_31_asserts_pair_with_failed_compiles_by_il_size_in_each_streams_order()
     assert lone.failures == [] and lone.unpaired == [_assert31("A:a()", 70)]
 
 
+@pytest.mark.unit
 def test_31_jit2_and_near_differ_lines() -> None:
     stderr = [
         "ERROR: Exception thrown: one",
@@ -408,6 +414,7 @@ def test_31_jit2_and_near_differ_lines() -> None:
     ]
 
 
+@pytest.mark.unit
 def test_a_running_replays_match_waits_for_an_issue_line_still_to_come(tmp_path: Path) -> None:
     """stderr is ahead of stdout: an error that may still be an assert is not taken, for any
     target."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -41,6 +42,7 @@ def _observe(path: Path, backend: str) -> tuple[object, ...]:
         return (rc, problems, table, stats, decoded)
 
 
+@pytest.mark.unit
 @settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

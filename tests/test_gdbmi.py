@@ -43,6 +43,7 @@ def run(
     )
 
 
+@pytest.mark.unit
 def test_mi_quote() -> None:
     assert mi_quote('python print("a\\\\b")\n') == '"python print(\\"a\\\\\\\\b\\")\\n"'
 

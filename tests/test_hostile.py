@@ -745,6 +745,7 @@ def _snapshot(root: Path) -> dict[str, bytes]:
     return {str(p): p.read_bytes() for p in root.rglob("*") if p.is_file() and not p.is_symlink()}
 
 
+@pytest.mark.unit
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -786,6 +787,7 @@ def test_fuzz_mch_commands(
     assert leftovers(root) == [] and pwned(root) == []
 
 
+@pytest.mark.unit
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -829,6 +831,7 @@ def test_fuzz_repro_arguments(
     assert leftovers(root) == [] and pwned(root) == []
 
 
+@pytest.mark.unit
 def test_a_published_directory_has_mkdirs_permissions(tmp_path: Path) -> None:
     from spmi_dbg.outdir import publish, stage
 

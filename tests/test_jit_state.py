@@ -81,6 +81,7 @@ def _phase_table(memory: dict[int, bytes]) -> RValue:
     )
 
 
+@pytest.mark.unit
 def test_a_compiler_member_function_tells_everything() -> None:
     memory: dict[int, bytes] = {}
     frames = [
@@ -110,6 +111,7 @@ def test_a_compiler_member_function_tells_everything() -> None:
     assert JitFact.from_json(json.loads(json.dumps(jit.__dict__))) == jit
 
 
+@pytest.mark.unit
 def test_a_jit_object_with_a_compiler_member_and_a_jit_without_names() -> None:
     """A CodeGen frame reaches the Compiler through this->compiler; without compFullName,
     compMethodName; without a PhaseNames table, the enumerator alone, and `tried` says what was
@@ -135,6 +137,7 @@ def test_a_jit_object_with_a_compiler_member_and_a_jit_without_names() -> None:
     assert jit.phase_shown == "PHASE_IMPORTATION"
 
 
+@pytest.mark.unit
 def test_a_release_jit_says_what_it_could_not_read() -> None:
     memory: dict[int, bytes] = {}
     bare = RValue("Compiler *", 0x5000, {})
@@ -231,6 +234,7 @@ def _record(
     )
 
 
+@pytest.mark.unit
 def test_info_not_filled_in_yet_is_not_known() -> None:
     """The null-map crash of the Checked JIT on api-reljit.mch: compMethodName is the placeholder,
     the IL size and previousCompletedPhase are the 0xdd fill, opts too: none is shown, each is
@@ -265,6 +269,7 @@ def test_info_not_filled_in_yet_is_not_known() -> None:
     )
 
 
+@pytest.mark.unit
 def test_after_the_last_completed_phase() -> None:
     """3.1: the phase is the last one that ended, `after Post-import`, read once info is the
     record's."""
@@ -299,6 +304,7 @@ def test_after_the_last_completed_phase() -> None:
     assert any("not method context 2000's 'Dictionary`2:TryInsert'" in t for t in jit.tried)
 
 
+@pytest.mark.unit
 def test_todays_index_is_a_member_of_info() -> None:
     """Today's JIT keeps compMethodSuperPMIIndex in info (compiler.h); -1 when not under
     SuperPMI."""
@@ -315,6 +321,7 @@ def test_todays_index_is_a_member_of_info() -> None:
     assert not any(t.startswith("method context") for t in jit.tried)
 
 
+@pytest.mark.unit
 def test_the_diagnosis_carries_the_jit_object() -> None:
     memory: dict[int, bytes] = {}
     frames = [

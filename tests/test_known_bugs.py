@@ -12,6 +12,8 @@ import pytest
 from spmi_dbg.analysis import knownbugs
 from spmi_dbg.analysis.facts import Diagnosis, KnownBugMatch, NearKnownBug
 
+pytestmark = pytest.mark.unit  # none of these tests starts a process
+
 SEED: dict[str, object] = {
     "signal": {"name": "SIGSEGV", "near_null": True},
     "arch": "x86_64",

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.unit  # none of these tests starts a process
+
 PACKAGE = Path(__file__).resolve().parent.parent / "spmi_dbg"
 
 # Lowest first. Units on one line are peers: neither may import the other. A unit is a top-level

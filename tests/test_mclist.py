@@ -8,6 +8,8 @@ import pytest
 
 from spmi_dbg.mch.mclist import MCListError, compress_ranges, format_mcl, parse_mclist, read_mcl
 
+pytestmark = pytest.mark.unit  # none of these tests starts a process
+
 
 @pytest.mark.parametrize(
     ("arg", "expected"),

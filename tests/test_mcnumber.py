@@ -8,6 +8,8 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+import pytest
+
 from spmi_dbg.analysis import diagnose
 from spmi_dbg.analysis.mcnumber import (
     Evidence,
@@ -22,6 +24,8 @@ from spmi_dbg.mch.collection import Collection
 
 from .support.common import build_collection
 from .support.recorded_view import RFrame, RProcess, RValue
+
+pytestmark = pytest.mark.unit  # none of these tests starts a process
 
 LWM = "LightWeightMap<DLDL, Agnostic_CORINFO_SIG_INFO>"
 

@@ -15,6 +15,8 @@ from spmi_dbg.mch.mct import open_toc
 
 from .support.real import Reference, reference
 
+pytestmark = pytest.mark.unit  # none of these tests starts a process
+
 ENTRY = 48  # bytes of an entry: i64 offset, i32 number, 36 bytes of hash and padding
 
 

@@ -9,6 +9,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from spmi_dbg.repro.needs import SWITCHES, Outcome, find_needs, switches_of
 
 from .support.common import Collections
@@ -17,6 +19,7 @@ from .support.pipeline import report, repro
 from .support.real import reference
 
 
+@pytest.mark.unit
 def test_the_official_release_jit_has_only_minopts() -> None:
     official = reference().official_jit
     assert [s[0] for s in switches_of(official)] == ["JITMinOpts"]
@@ -25,6 +28,7 @@ def test_the_official_release_jit_has_only_minopts() -> None:
     assert any("no single-optimization switch" in note for note in n.notes)
 
 
+@pytest.mark.unit
 def test_names_count_only_whole(tmp_path: Path) -> None:
     jit = tmp_path / "libclrjit.so"
     wide = lambda s: s.encode("utf-16-le")  # noqa: E731
@@ -42,6 +46,7 @@ def test_names_count_only_whole(tmp_path: Path) -> None:
     assert switches_of(tmp_path / "none.so") == []
 
 
+@pytest.mark.unit
 def test_each_switch_is_tried_once_several_at_once(tmp_path: Path) -> None:
     jit = tmp_path / "libclrjit.so"
     jit.write_bytes(b"".join(b"\0" + name.encode() + b"\0" for name, _, _ in SWITCHES))

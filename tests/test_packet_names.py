@@ -15,6 +15,8 @@ from spmi_dbg.mch import packets as P
 
 from .support.recorded_view import RFrame, RProcess, RValue
 
+pytestmark = pytest.mark.unit  # none of these tests starts a process
+
 
 @pytest.mark.parametrize(
     "packet_id, item_size, label",

@@ -67,6 +67,7 @@ def _null_map() -> NullMap:
     )
 
 
+@pytest.mark.unit
 def test_the_jit_in_each_style() -> None:
     j = _jit()
     assert phrases.jit_text(j, phrases.WHY) == (
@@ -96,6 +97,7 @@ def test_the_jit_in_each_style() -> None:
     assert jit_line(_jit()) == phrases.jit_text(_jit(), phrases.WHY)
 
 
+@pytest.mark.unit
 def test_the_null_map_and_the_signal_in_each_style() -> None:
     nm = _null_map()
     assert phrases.null_map_text(nm, phrases.WHY) == (
@@ -139,6 +141,7 @@ def _diagnosis() -> Diagnosis:
     )
 
 
+@pytest.mark.unit
 def test_a_fault_and_a_debug_break() -> None:
     """A compile-failure target stops at a debug break superpmi asked for: no faulting module, no
     SIGTRAP."""
@@ -201,6 +204,7 @@ def thread_phrase(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 THREAD = {"name": "superpmi-worker", "lwp": 4242}
 
 
+@pytest.mark.unit
 def test_a_new_fact_reaches_why_through_its_phrase_alone(thread_phrase: None) -> None:
     d = DiagnosisPlus(
         **{f.name: getattr(_diagnosis(), f.name) for f in dataclasses.fields(Diagnosis)},
@@ -256,6 +260,7 @@ def test_a_new_fact_reaches_the_triage_through_its_phrase_alone(
     assert "  - thread: `superpmi-worker` (LWP 4242)" in md and before != "\n".join(md) + "\n"
 
 
+@pytest.mark.unit
 def test_a_bug_in_how_the_crash_was_reported_is_no_known_bug_of_the_crash() -> None:
     """known_bugs.toml's `about = "reporting"` (#56506: -p hid the crash) is said as "also", in
     every style."""

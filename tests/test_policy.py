@@ -16,6 +16,8 @@ from spmi_dbg.analysis.view import SignalInfo
 
 from .support.recorded_view import RFrame, RProcess, RValue
 
+pytestmark = pytest.mark.unit  # none of these tests starts a process
+
 PC = 0x7F00_1234
 FAULT = 0x18
 SEGV_CAUGHT = 1 << (signal.SIGSEGV - 1)

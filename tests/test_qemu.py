@@ -29,6 +29,7 @@ def tools() -> None:
         assert shutil.which(tool), f"{tool} is required (setup-debian.sh --test installs it)"
 
 
+@pytest.mark.unit
 def test_the_arm64_build_is_arm64() -> None:
     from spmi_dbg.elf import elf_build_id
 

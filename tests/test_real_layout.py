@@ -74,6 +74,7 @@ def test_without_a_build_the_bench_says_why_in_one_line(tmp_path: Path) -> None:
     assert r.stderr.splitlines() == [f"bench/real_superpmi.py: {suite.no_build_reason()}"]
 
 
+@pytest.mark.unit
 def test_the_suite_finds_the_build_where_the_variable_says(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -132,6 +133,7 @@ def test_the_live_half_is_deselected_with_one_line_without_a_build(
         ]
 
 
+@pytest.mark.unit
 def test_the_tool_does_not_import_the_layout() -> None:
     imported = [
         (p.name, getattr(n, "module", None) or n.names[0].name)

@@ -49,6 +49,7 @@ def test_report_json_follows_its_schema(seed_bundle: tuple[Path, str]) -> None:
         validate(broken)
 
 
+@pytest.mark.unit
 def test_known_bugs_the_pipeline_adds(seed_bundle: tuple[Path, str]) -> None:
     data = report(seed_bundle[0])
     ids = [b["id"] for b in data["known_bugs"]]
@@ -227,6 +228,7 @@ def path_like(text: str) -> list[str]:
     ]
 
 
+@pytest.mark.unit
 def test_every_path_names_the_bundle_or_the_inputs(seed_bundle: tuple[Path, str]) -> None:
     """report.json and report.md of a real bundle (found in a -p run, two JITs: the regression runs
     too) name no temporary directory of the run (gone once the bundle is in place); every path
@@ -256,6 +258,7 @@ def test_every_path_names_the_bundle_or_the_inputs(seed_bundle: tuple[Path, str]
     assert not TEMP_RUN_DIR.search((bundle / "diagnosis.json").read_text())
 
 
+@pytest.mark.unit
 def test_regression_runs_are_labelled(seed_bundle: tuple[Path, str]) -> None:
     bundle = seed_bundle[0]
     md = (bundle / "report.md").read_text()
@@ -269,6 +272,7 @@ def test_regression_runs_are_labelled(seed_bundle: tuple[Path, str]) -> None:
     assert len(lines) == 1 and lines[0].endswith(f": run 1: {runs[0]}; run 2: {runs[1]}"), lines
 
 
+@pytest.mark.unit
 def test_a_bug_about_the_reporting_is_said_as_such(seed_bundle: tuple[Path, str]) -> None:
     """#56506 is about how -p reported the crash (known_bugs.toml: about = "reporting"): 'also: -p
     hid the crash', never a second known bug of the crash."""
@@ -293,6 +297,7 @@ def test_a_bug_about_the_reporting_is_said_as_such(seed_bundle: tuple[Path, str]
     assert "Also: -p hid the crash (dotnet/runtime#56506" in desc
 
 
+@pytest.mark.unit
 def test_the_panel_keeps_file_names(seed_bundle: tuple[Path, str]) -> None:
     """The terminal's panel, narrower than the faulting module's path: its directory part is
     shortened, the file name kept (never cut with an ellipsis)."""

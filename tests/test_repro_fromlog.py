@@ -15,6 +15,7 @@ from .support.natives import BASE, DIFF, REPLAY
 from .support.pipeline import render_fixture, report, repro
 
 
+@pytest.mark.unit
 def test_parse_log_picks_the_failing_run_and_its_hints() -> None:
     text = "\n".join(
         [
@@ -203,6 +204,7 @@ def test_from_log_named_method_contexts_that_do_not_crash(
     assert any("without a crash: then the whole selection" in n for n in rep["locate"]["notes"])
 
 
+@pytest.mark.unit
 def test_parse_log_of_31s_superpmi_py_and_a_lost_worker() -> None:
     """3.1's superpmi.py: `Starting SuperPMI replay.`, no `Running ... of`; the collection is the
     command's input. Its -p parent says nothing of a dead worker but its summary falls short of the

@@ -23,6 +23,8 @@ from spmi_dbg.repro.native import NativeRun
 from .support.common import Collections
 from .support.natives import BASE, DIFF, REPLAY
 
+pytestmark = pytest.mark.unit  # none of these tests starts a process
+
 
 def test_command_drops_parallel_and_partitions_contiguously(cols: Collections) -> None:
     mch = str(cols.get("units-clean", 10))

@@ -55,6 +55,7 @@ def call_tokens(il: bytes) -> list[int]:
 # assembler
 
 
+@pytest.mark.unit
 def test_assembles_exact_bytes_with_forward_and_backward_branches() -> None:
     m = asm1("""
     .method A.B:Loop(1)   # comment
@@ -83,6 +84,7 @@ def test_assembles_exact_bytes_with_forward_and_backward_branches() -> None:
     assert m.class_name == "A.B" and m.method_name == "Loop"
 
 
+@pytest.mark.unit
 def test_long_branches_raw_displacements_and_repeat() -> None:
     m = asm1("""
     .method A.B:Far(1)
@@ -101,6 +103,7 @@ def test_long_branches_raw_displacements_and_repeat() -> None:
     assert ins[1].target == 206
 
 
+@pytest.mark.unit
 def test_calls_get_tokens_and_signatures() -> None:
     a = assemble_text(
         """
@@ -142,6 +145,7 @@ def test_calls_get_tokens_and_signatures() -> None:
     assert m.max_stack == 2
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("text", "line", "needle"),
     [
@@ -203,6 +207,7 @@ def test_errors_are_one_line_with_file_and_line(text: str, line: int, needle: st
     assert needle in msg, msg
 
 
+@pytest.mark.unit
 def test_noverify_keeps_bad_il_and_reading_a_missing_file_is_one_line(tmp_path: Path) -> None:
     m = asm1(".method A.B:Bad(1)\n  .noverify\n  .maxstack 3\n  .bytes FE 09 2A\n.end")
     assert m.il == b"\xfe\x09\x2a" and m.max_stack == 3
@@ -210,6 +215,7 @@ def test_noverify_keeps_bad_il_and_reading_a_missing_file_is_one_line(tmp_path: 
         assemble_file(tmp_path / "nope.il")
 
 
+@pytest.mark.unit
 def test_corpus_assembles_and_each_trigger_file_has_its_trigger() -> None:
     files = sorted(CORPUS.glob("*.il"))
     assert len(files) >= 15
@@ -315,6 +321,7 @@ def test_records_decode_with_the_collection_api(tmp_path: Path) -> None:
     assert v.returncode == 0, v.stdout + v.stderr
 
 
+@pytest.mark.unit
 def test_minopts_and_corrupt_flags() -> None:
     b = RecordBuilder("x64")
     m = asm1(".method A.B:C(1)\n  .minopts\n  ldarg.0\n  ret\n.end")
@@ -351,6 +358,7 @@ def check_method(m: Method) -> None:
         assert ins.target is None or ins.target != ins.offset
 
 
+@pytest.mark.unit
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_generator_never_emits_triggers(seed: int) -> None:
@@ -359,6 +367,7 @@ def test_generator_never_emits_triggers(seed: int) -> None:
         check_method(gen.method(n).method)
 
 
+@pytest.mark.unit
 def test_generator_statistics() -> None:
     gen = Generator(7)
     methods = [gen.method(n).method for n in range(1, 2501)]
@@ -454,6 +463,7 @@ def test_injection_places_each_trigger_at_its_number_and_nowhere_else(
     assert len(lines) == 1 and f"record {ALL_KINDS_AT['corrupt']} at offset" in lines[0], v.stdout
 
 
+@pytest.mark.unit
 def test_injected_methods_compile_data_is_consistent() -> None:
     gen = Generator(11)
     for kind in KINDS:
@@ -468,6 +478,7 @@ def test_injected_methods_compile_data_is_consistent() -> None:
         assert injected(gen, kind, 5).method.il == m.il
 
 
+@pytest.mark.unit
 def test_parse_inject() -> None:
     assert parse_inject("hang@3,40") == [("hang", 3), ("hang", 40)]
     for bad in ("hang", "hang@", "@3", "nope@3", "hang@0", "hang@x", "hang@3,,4"):
@@ -557,6 +568,7 @@ def test_seed_arm64_in_an_x64_collection_is_accepted_with_a_note(tmp_path: Path)
     assert r.returncode == 0 and "meant for an Arm64 collection" in r.stderr
 
 
+@pytest.mark.unit
 def test_collection_records_match_the_built_file(tmp_path: Path) -> None:
     out = tmp_path / "x.mch"
     build(out, methods=60, seed=2, injections=[("poison", 30)])
@@ -570,6 +582,7 @@ def test_collection_records_match_the_built_file(tmp_path: Path) -> None:
             assert col.method_context(n).request is not None
 
 
+@pytest.mark.unit
 def test_size_factor_scales_methods_and_one_changes_nothing(tmp_path: Path) -> None:
     from spmi_dbg.mch.collection import Collection
     from spmi_dbg.sample.build import build

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from spmi_dbg.report.sarif import source_uri
 
 from .support.common import Collections
@@ -71,6 +73,7 @@ def test_a_triage_s_sarif_has_a_rule_per_bucket_and_a_result_per_member(
     assert got == members
 
 
+@pytest.mark.unit
 def test_official_build_paths_are_repository_relative() -> None:
     assert source_uri("/_/src/src/jit/gentree.cpp") == ("src/jit/gentree.cpp", True)
     assert source_uri("/_/src/coreclr/jit/morph.cpp") == ("src/coreclr/jit/morph.cpp", True)

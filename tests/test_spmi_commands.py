@@ -3,9 +3,13 @@ same commands in real gdb and lldb sessions are in tests/test_debug_diagnosis.py
 
 from __future__ import annotations
 
+import pytest
+
 from spmi_dbg.commands.inspect import maps
 
 from .support.recorded_view import RFrame, RProcess, RValue
+
+pytestmark = pytest.mark.unit  # none of these tests starts a process
 
 
 def test_spmi_maps_says_when_the_stacks_method_context_is_not_readable() -> None:

@@ -60,6 +60,8 @@ from spmi_dbg.triage.task import KILLER_REASON, MAX_CRASHES_REASON
 
 from .support.common import Collections
 
+pytestmark = pytest.mark.unit  # none of these tests starts a process
+
 # The command the plans are made for: never run here (plan_partitions reads only the collections).
 BASE = ReproCommand(
     "/opt/core_root/superpmi",

@@ -50,6 +50,7 @@ def _every_option_set(command: ReproCommand) -> ReproOptions:
     return ReproOptions(**values)
 
 
+@pytest.mark.unit
 def test_a_bucket_bundle_keeps_every_option_of_the_triage() -> None:
     first, second = _command("/c/a.mch"), _command("/c/b.mch")
     repro = _every_option_set(first)

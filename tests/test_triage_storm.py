@@ -137,6 +137,7 @@ def test_a_native_hang_in_a_storm_goes_back_to_the_debugger(
     assert sorted(diagnosed + swept) == sorted([*crashes, hang])
 
 
+@pytest.mark.unit
 def test_sweep_windows_stop_before_a_slot_whose_sample_is_due() -> None:
     rest = MCList.of(range(101, 201))
     s = SweepState.start("b", rest)

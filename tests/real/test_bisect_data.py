@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import signal
 
+import pytest
+
 from spmi_dbg.bisect.verdict import Expected, Verdict, classify_run
 from spmi_dbg.failures.output import parse_output
 from spmi_dbg.repro.native import NativeRun
 
 from ..support.real import Reference
+
+pytestmark = pytest.mark.unit  # none of these tests starts a process
 
 
 def _classify(reference: Reference, name: str, expected: Expected) -> Verdict:

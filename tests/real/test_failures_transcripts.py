@@ -20,6 +20,8 @@ from spmi_dbg.repro.native import SPMI_RESULTS, NativeRun
 
 from ..support.real import Reference, Transcript
 
+pytestmark = pytest.mark.unit  # none of these tests starts a process
+
 GENTREE = (
     "/_/src/src/jit/gentree.cpp",
     6080,

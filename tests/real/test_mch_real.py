@@ -86,6 +86,7 @@ def test_verify_agrees_with_mcs_integ(real: Real, which: str) -> None:
     )
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("which", COLLECTIONS)
 def test_both_scanners_find_the_collections_clean(
@@ -185,6 +186,7 @@ def test_list_names_agree_with_mcs_dump_map(
     assert differ == [] and len(got) == len(want)
 
 
+@pytest.mark.unit
 def test_names_keep_what_mcs_prints_for_recorded_nulls(
     listed: dict[str, list[dict[str, Any]]],
 ) -> None:
@@ -407,6 +409,7 @@ def test_index_agrees_with_what_mcs_toc_wrote(reference: Reference, tmp_path: Pa
 SIZE_LINES = re.compile(r"(?:main method|Method) (\d+) of size (\d+)")
 
 
+@pytest.mark.unit
 def test_il_sizes_agree_with_what_superpmi_printed(
     reference: Reference, listed: dict[str, list[dict[str, Any]]]
 ) -> None:

@@ -67,6 +67,7 @@ def test_the_exported_functions_name_frames_without_symbols(jit: Path) -> None:
     assert elf.nearest_dynamic_symbol(str(jit), start) == ("jitStartup", 0)
 
 
+@pytest.mark.unit
 def test_its_symbols_are_said_missing_and_a_dbg_of_another_build_is_not_used(
     jit: Path, tmp_path: Path
 ) -> None:
