@@ -222,9 +222,8 @@ def _il_size(comp: Value, record: MethodContextFact | None, fact: JitFact) -> bo
     if not 0 < size < IL_SIZE_LIMIT:
         tried.append(
             f"IL size: not known yet: Compiler::info.compILCodeSize is {size}, not an IL size the "
-            "JIT can "
-            f"compile (1 to 2^30 bytes): info is not filled in yet ({why}: not checked against the "
-            "record)"
+            f"JIT can compile (1 to 2^30 bytes): info is not filled in yet ({why}: not checked "
+            "against the record)"
         )
         return False
     fact.il_size = size
@@ -279,10 +278,8 @@ def _phase(process: Process, frame: Frame, comp: Value, il_ok: bool, fact: JitFa
         if when == "after" and not il_ok:
             tried.append(
                 f"phase: not known yet: Compiler::{member} ({enumerator}) is written at a phase's "
-                "end only, "
-                "and info is not filled in yet, so no phase of this method has ended: the value is "
-                "left "
-                "over"
+                "end only, and info is not filled in yet, so no phase of this method has ended: "
+                "the value is left over"
             )
             return
         fact.phase, fact.phase_value, fact.phase_when = enumerator, value, when
@@ -291,8 +288,7 @@ def _phase(process: Process, frame: Frame, comp: Value, il_ok: bool, fact: JitFa
         return
     tried.append(
         "phase: the JIT has neither Compiler::mostRecentlyActivePhase nor previousCompletedPhase "
-        "in its debug "
-        "information"
+        "in its debug information"
     )
 
 
@@ -317,8 +313,7 @@ def _opt_level(comp: Value, tried: list[str]) -> str | None:
     if (minopts is not None and minopts not in (0, 1)) or (dbg is not None and dbg not in (0, 1)):
         tried.append(
             f"optimization level: not known: opts.compMinOpts/compDbgCode read {minopts}/{dbg}, "
-            "not "
-            "booleans (uninitialised)"
+            "not booleans (uninitialised)"
         )
         return None
     if dbg:

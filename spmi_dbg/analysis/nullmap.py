@@ -230,6 +230,5 @@ def _explain(owner_type: str, member: str, role: str, pid: int | None, pname: st
         )
     return (
         f"the method context has no {member} map ({packet} is absent from the collection record) "
-        "and "
-        "the caller assumed it exists"
+        "and the caller assumed it exists"
     )

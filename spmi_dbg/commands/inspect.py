@@ -110,8 +110,7 @@ def _not_found(expr: str) -> str:
     if expr.isidentifier():
         return (
             f"cannot evaluate '{expr}': not in the selected frame, and no frame of the stack has a "
-            "readable "
-            f"variable '{expr}'"
+            f"readable variable '{expr}'"
         )
     return f"cannot evaluate '{expr}'"
 

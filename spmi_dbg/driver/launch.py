@@ -53,8 +53,7 @@ def add_parsers(sub: Any) -> None:
             action="append",
             default=[],
             help="where separate debug files are (.dbg by gnu_debuglink, a .build-id/ tree, or a "
-            "flat "
-            "directory of .dbg files); repeatable",
+            "flat directory of .dbg files); repeatable",
         )
         p.set_defaults(func=run, launcher=name)
 
@@ -107,10 +106,8 @@ def _warn_parallel(args: argparse.Namespace, cmd: list[str]) -> None:
     ]
     print(
         f"spmi-dbg {args.launcher}: warning: the command has -p: {args.launcher} debugs only the "
-        "parent "
-        "superpmi, and a crash in a worker process dies unseen (dotnet/runtime#56506). The same "
-        "command "
-        f"without -p:\n  {shell.join(again)}",
+        "parent superpmi, and a crash in a worker process dies unseen (dotnet/runtime#56506). The "
+        f"same command without -p:\n  {shell.join(again)}",
         file=sys.stderr,
         flush=True,
     )

@@ -45,8 +45,7 @@ def qemu_target(arch: str, sysroot: str | None) -> QemuTarget:
     if not Path(target.sysroot, "lib").is_dir():
         raise UsageError(
             f"--sysroot {target.sysroot}: no lib/ directory there (Debian's cross libraries: "
-            "apt-get "
-            f"install libc6-{'arm64' if target.arch == 'aarch64' else target.arch}-cross)"
+            f"apt-get install libc6-{'arm64' if target.arch == 'aarch64' else target.arch}-cross)"
         )
     return target
 

@@ -203,8 +203,7 @@ def _clean_options(
             parallel = True
             notes.append(
                 f"dropped `{a}{' ' + n if n else ''}`: each partition runs sequentially under its "
-                "own "
-                "debugger"
+                "own debugger"
             )
             i += 2 if n else 1
         elif low in _COMPILE and i + 1 < len(options):

@@ -281,8 +281,7 @@ def _input_failure(located: FailureLocated) -> str | None:
                 if first
                 else (
                     ": superpmi printed no ERROR line (3.1 prints only its header lines for a -c "
-                    "past "
-                    "the collection's end)"
+                    "past the collection's end)"
                 )
             )
             return (

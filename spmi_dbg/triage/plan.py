@@ -226,8 +226,7 @@ def check_resumable(
         raise UsageError(
             f"--resume: {printable(where)} holds a triage of another command "
             f"({'; '.join(before)[:300]}): give the same command and collections, or leave out "
-            "--resume "
-            "to start afresh"
+            "--resume to start afresh"
         )
     try:
         partitions = [TriagePartition.from_json(p) for p in saved.get("partitions") or []]

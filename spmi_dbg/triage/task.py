@@ -406,10 +406,8 @@ class _Partition:
             why = f"the number found, {located.method_context}, is not in the replay's -c {spec}"
         j.notes.append(
             f"partition {self.task.partition.index}: a crash in -c {spec} whose method context is "
-            "not "
-            f"established ({why}): -c {window.between(window.first, middle).spec()} is replayed "
-            "next, then "
-            "the rest"
+            f"not established ({why}): -c {window.between(window.first, middle).spec()} is "
+            "replayed next, then the rest"
         )
         return None
 
