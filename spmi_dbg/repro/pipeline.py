@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from spmi_dbg import exits
@@ -20,7 +21,6 @@ from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.bundle import write_bundle
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.crash_experiments import CrashExperiments
-from spmi_dbg.repro.expect import Expectation
 from spmi_dbg.repro.failure_pipeline import run_failure_phases
 from spmi_dbg.repro.isolate import isolate
 from spmi_dbg.repro.locate import Located, locate, locate_core
@@ -120,7 +120,7 @@ def _run_phases(
             )
         return
     result.bundle_dir()  # by the target's bucket, unless --out names it
-    v = _isolate_and_verify(opts, result, located, work, progress)
+    v = _Verifying(opts, result, located, work, progress).run()
     if not v.accepted:
         result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
         return
@@ -129,97 +129,84 @@ def _run_phases(
     CrashExperiments(opts, result, located, work, progress).run()
 
 
-def _isolate_and_verify(
-    opts: ReproOptions,
-    result: ReproResult,
-    located: Located,
-    work: Path,
-    progress: ReproProgress | None,
-) -> Verification:
-    """The crashing record alone, verified; when its native runs do not crash, the earlier records
-    it needs (ddmin), isolated and verified again. The last verification."""
-    cmd, out, target, expected = (
-        opts.command,
-        result.bundle_dir(),
-        result.target,
-        located.expectation,
-    )
-    assert isinstance(target, CrashTarget) and expected is not None
-    assert located.winner is not None
-    with phase(result, "isolate", progress) as ph:
-        mc = located.method_context
-        if mc is None:
-            raise PhaseFailed("no method context number: " + "; ".join(located.notes))
-        result.isolated = isolate(cmd.input, [mc], work / "bundle")
-        ph.detail = f"method context {mc} -> {out / result.isolated.mch.name}"
-    with phase(result, "verify", progress) as ph:
-        target.single = target.verification = single = _verified(opts, result, expected, work)
-        ph.detail = single.summary()
-    # Minimize only when the native runs say the record alone does not crash: not with
-    # --verify-runs 0 (only the debugger run, which verifies nothing), nor when they reproduced and
-    # the debugger's bucket differs.
-    if not single.native or single.native_accepted:
-        return single
-    return _minimized(opts, result, located, mc, work, progress)
+@dataclass
+class _Verifying:
+    """The crash found, isolated and verified, minimized when the record alone does not crash."""
 
+    opts: ReproOptions
+    result: ReproResult
+    located: Located
+    work: Path
+    progress: ReproProgress | None
 
-def _minimized(
-    opts: ReproOptions,
-    result: ReproResult,
-    located: Located,
-    mc: int,
-    work: Path,
-    progress: ReproProgress | None,
-) -> Verification:
-    """The earlier records the crash needs (ddmin), isolated with it and verified."""
-    cmd, out, target, expected = (
-        opts.command,
-        result.bundle_dir(),
-        result.target,
-        located.expectation,
-    )
-    assert isinstance(target, CrashTarget) and expected is not None
-    assert located.winner is not None
-    with phase(result, "minimize", progress) as ph:
-        result.minimization = m = minimize(
-            cmd, located.winner.partition, mc, expected, timeout=opts.timeout, workdir=work
-        )
-        ph.detail = "; ".join(m.notes)
-        if not m.succeeded:
-            raise PhaseFailed(
-                "the crashing record alone does not reproduce, and no set of "
-                f"earlier records does: {ph.detail}"
+    def __post_init__(self) -> None:
+        target, expected = self.result.target, self.located.expectation
+        assert isinstance(target, CrashTarget) and expected is not None
+        assert self.located.winner is not None
+        self.target, self.expected, self.winner = target, expected, self.located.winner
+        self.out = self.result.bundle_dir()
+
+    def run(self) -> Verification:
+        """The crashing record alone, verified; when its native runs do not crash, the earlier
+        records it needs (ddmin), isolated and verified again. The last verification."""
+        result, progress = self.result, self.progress
+        with phase(result, "isolate", progress) as ph:
+            mc = self.located.method_context
+            if mc is None:
+                raise PhaseFailed("no method context number: " + "; ".join(self.located.notes))
+            result.isolated = isolate(self.opts.command.input, [mc], self.work / "bundle")
+            ph.detail = f"method context {mc} -> {self.out / result.isolated.mch.name}"
+        with phase(result, "verify", progress) as ph:
+            self.target.single = self.target.verification = single = self.verified("verify")
+            ph.detail = single.summary()
+        # Minimize only when the native runs say the record alone does not crash: not with
+        # --verify-runs 0 (only the debugger run, which verifies nothing), nor when they reproduced
+        # and the debugger's bucket differs.
+        if not single.native or single.native_accepted:
+            return single
+        return self.minimized(mc)
+
+    def minimized(self, mc: int) -> Verification:
+        """The earlier records the crash needs (ddmin), isolated with it and verified."""
+        result, progress, opts = self.result, self.progress, self.opts
+        with phase(result, "minimize", progress) as ph:
+            result.minimization = m = minimize(
+                opts.command,
+                self.winner.partition,
+                mc,
+                self.expected,
+                timeout=opts.timeout,
+                workdir=self.work,
             )
-    with phase(result, "isolate-minimized", progress) as ph:
-        result.isolated = isolate(cmd.input, m.numbers, work / "bundle")
-        ph.detail = (
-            f"method contexts {', '.join(map(str, m.numbers))} -> {out / result.isolated.mch.name}"
+            ph.detail = "; ".join(m.notes)
+            if not m.succeeded:
+                raise PhaseFailed(
+                    "the crashing record alone does not reproduce, and no set of "
+                    f"earlier records does: {ph.detail}"
+                )
+        with phase(result, "isolate-minimized", progress) as ph:
+            result.isolated = isolate(opts.command.input, m.numbers, self.work / "bundle")
+            numbers = ", ".join(map(str, m.numbers))
+            ph.detail = f"method contexts {numbers} -> {self.out / result.isolated.mch.name}"
+        with phase(result, "verify-minimized", progress) as ph:
+            self.target.verification = v = self.verified("verify-minimized")
+            ph.detail = v.summary()
+        return v
+
+    def verified(self, label: str) -> Verification:
+        """The isolated repro replayed natively --verify-runs times, and once under the
+        debugger."""
+        assert self.result.isolated is not None
+        return verify(
+            self.opts.command,
+            self.result.isolated.mch,
+            self.expected,
+            self.opts.debugger,
+            runs=self.opts.verify_runs,
+            timeout=self.opts.verify_timeout,
+            workdir=self.work,
+            label=label,
         )
-    with phase(result, "verify-minimized", progress) as ph:
-        target.verification = v = _verified(opts, result, expected, work, "verify-minimized")
-        ph.detail = v.summary()
-    return v
-
-
-def _verified(
-    opts: ReproOptions,
-    result: ReproResult,
-    expected: Expectation,
-    work: Path,
-    label: str = "verify",
-) -> Verification:
-    """The isolated repro replayed natively --verify-runs times, and once under the debugger."""
-    assert result.isolated is not None
-    return verify(
-        opts.command,
-        result.isolated.mch,
-        expected,
-        opts.debugger,
-        runs=opts.verify_runs,
-        timeout=opts.verify_timeout,
-        workdir=work,
-        label=label,
-    )
 
 
 def _locate(
