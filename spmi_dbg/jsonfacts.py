@@ -6,17 +6,16 @@ a missing key takes the field's default (None for an Optional field without one)
 FactJsonError naming the fact and the field (`Diagnosis.frames[2].line: expected int or None, got
 str '12'`). A field added to a dataclass is carried both ways with no code here to change.
 
-A field named after a Python keyword with an underscore (`from_`) is the key without it (`from`);
-a field may name its key (`field(metadata=key("turns_off"))`) and, a float, the digits it is
-written with (`metadata=digits(3)`). A nested dataclass with a to_json of its own is written by it
-(in a form from_json reads back: extra keys, a key left out for its default)."""
+A field may name its key (`field(metadata=key("turns_off"))`; `key("from")` for a Python keyword)
+and, a float, the digits it is written with (`metadata=digits(3)`). A nested dataclass with a
+to_json of its own is written by it (in a form from_json reads back: extra keys, a key left out for
+its default)."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
 import functools
-import keyword
 import types
 import typing
 from pathlib import PurePath
@@ -62,7 +61,8 @@ def to_json(fact: Any) -> Any:
     out = {}
     for name, json_key, places in _keys(cls):
         value = getattr(fact, name)
-        out[json_key] = round(value, places) if places is not None else _plain(value)
+        rounded = places is not None and value is not None
+        out[json_key] = round(value, places) if rounded else _plain(value)
     return out
 
 
@@ -73,11 +73,8 @@ def _keys(cls: type) -> tuple[tuple[str, str, int | None], ...]:
 
 
 def _key(f: dataclasses.Field[Any]) -> str:
-    named: str | None = f.metadata.get("json_key")
-    if named is not None:
-        return named
-    stem = f.name.removesuffix("_")
-    return stem if stem != f.name and keyword.iskeyword(stem) else f.name
+    named: str = f.metadata.get("json_key", f.name)
+    return named
 
 
 def _plain(value: Any) -> Any:

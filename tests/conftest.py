@@ -44,7 +44,7 @@ def _a_unit_test_starts_no_process(
         return start
 
     monkeypatch.setattr(subprocess.Popen, "__init__", refused("subprocess.Popen"))
-    for name in ("posix_spawn", "posix_spawnp", "fork", "system"):
+    for name in ("posix_spawn", "posix_spawnp", "fork", "forkpty", "system", "execv", "execve"):
         monkeypatch.setattr(os, name, refused(f"os.{name}"))
 
 

@@ -14,21 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from .support.common import mc_bytes
+from .support.common import BUNDLE_FILES, mc_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "seed-arm64-asmdiffs"
-BUNDLE_FILES = (
-    "repro.mch",
-    "repro.mch.mct",
-    "repro.sh",
-    "diagnosis.json",
-    "report.md",
-    "report.json",
-    "debugger.log",
-    "replay.stdout",
-    "replay.stderr",
-)
 
 
 def spmi_dbg() -> str:

@@ -306,15 +306,15 @@ class _Line:
 
 @dataclasses.dataclass(frozen=True)
 class _Span(JsonFact):
-    from_: int
+    from_: int = field(metadata=jsonfacts.key("from"))
     to: int
     lines: list[_Line]
     last: _Line | None = None
 
 
 def test_a_keyword_field_and_a_nested_fact_with_its_own_form() -> None:
-    """A field named `from_` is the key `from`; a nested dataclass with a to_json of its own is
-    written by it, and read back."""
+    """A field keyed `from` (a Python keyword) by jsonfacts.key; a nested dataclass with a to_json
+    of its own is written by it, and read back."""
     span = _Span(3, 4, [_Line("ab"), _Line("c", "t")], _Line("d"))
     data = span.to_json()
     assert json.dumps(data) == (

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from .support.common import DEBUGGERS, Collections, mc_bytes, seed_collection
+from .support.common import BUNDLE_FILES, DEBUGGERS, Collections, mc_bytes, seed_collection
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import assert_seed_diagnosis, no_replays_left, report, repro, validate
 
@@ -51,17 +51,7 @@ def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path, debugger: str)
     rep = report(next(tmp_path.glob("spmi-repro-*")))
     bundle = Path(tmp_path / rep["bundle"])
     assert bundle.name == f"spmi-repro-{rep['diagnosis']['bucket']}"  # the default --out
-    for name in (
-        "repro.mch",
-        "repro.mch.mct",
-        "repro.sh",
-        "diagnosis.json",
-        "report.md",
-        "report.json",
-        "debugger.log",
-        "replay.stdout",
-        "replay.stderr",
-    ):
+    for name in BUNDLE_FILES:
         assert (bundle / name).is_file(), name
 
     d = json.loads((bundle / "diagnosis.json").read_text())
@@ -439,7 +429,10 @@ def _gdb_killer(tmp_path: Path, *, times: int) -> Path:
 n=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n > {count}
 gdb "$@" <&0 &
 pid=$!
-if [ $n -le {times} ]; then (until pgrep -P $pid >/dev/null; do sleep 0.02; done; kill -9 $pid) & fi
+if [ $n -le {times} ]; then
+  (until pgrep -P $pid >/dev/null || ! kill -0 $pid 2>/dev/null; do sleep 0.02; done
+   kill -9 $pid 2>/dev/null) &
+fi
 wait $pid
 """)
     script.chmod(0o755)

@@ -17,6 +17,7 @@ from spmi_dbg.bisect.order import Commit
 from spmi_dbg.bisect.search import Outcome
 from spmi_dbg.bisect.store import Flavor
 from spmi_dbg.bisect.verdict import Target
+from spmi_dbg.errors import InputError
 from spmi_dbg.report.markdown import render_repro_markdown
 from spmi_dbg.report.parsed import ReportJson
 
@@ -190,12 +191,22 @@ def annotate_bundle(bundle: Path, r: BisectResult) -> list[Path]:
     """The bundle's report.json gains `bisect` (and its issue's regression the answer); report.md
     is rendered again from it. Both written atomically; nothing else in the bundle changes."""
     path = bundle / "report.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
     answer = regression_answer(r)
-    data["bisect"] = answer
-    data["issue"]["regression"]["bisect"] = answer
+    try:  # both files made before either is written
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["bisect"] = answer
+        data["issue"]["regression"]["bisect"] = answer
+        markdown = render_repro_markdown(ReportJson.read(data))
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+    ) as e:  # both files checked before either is written
+        why = e.strerror if isinstance(e, OSError) else f"{type(e).__name__}: {e}"
+        raise InputError(str(path), f"not a report.json spmi-dbg wrote ({why})") from None
     atomic_write_text(path, json.dumps(data, indent=2) + "\n")
-    atomic_write_text(bundle / "report.md", render_repro_markdown(ReportJson.read(data)))
+    atomic_write_text(bundle / "report.md", markdown)
     return [path, bundle / "report.md"]
 
 

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 FailureKind = Literal["assert", "error", "missing"]
-FAILURE_KINDS: tuple[FailureKind, ...] = ("assert", "error", "missing")
 
 _ASSERT = re.compile(
     r"^ISSUE: <ASSERT> (?:#(?P<mc>\d+) )?(?P<file>.*?) \((?P<line>\d+)\) - Assertion failed "

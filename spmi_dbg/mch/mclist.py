@@ -13,11 +13,12 @@ by the collection.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import re
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from spmi_dbg.errors import UsageError, printable
@@ -34,12 +35,13 @@ class MCListError(UsageError):
     pass
 
 
-def _number(text: str, where: str) -> int:
-    """A run of digits as an int, at most MAX_DIGITS of them (leading zeros aside)."""
+def _number(text: str, where: Callable[[], str]) -> int:
+    """A run of digits as an int, at most MAX_DIGITS of them (leading zeros aside); `where` says
+    where it was read, asked only when it is refused."""
     digits = text.lstrip("0")
     if len(digits) > MAX_DIGITS:
         raise MCListError(
-            f"{where}: a number of {len(digits)} digits, expected a method context number of at "
+            f"{where()}: a number of {len(digits)} digits, expected a method context number of at "
             f"most {MAX_DIGITS} digits"
         )
     return int(digits or "0")
@@ -162,27 +164,25 @@ class _Builder:
 
 def _parse_ranges(arg: str) -> MCList:
     out = _Builder()
+
+    def where() -> str:  # escaped and cut only when a number is refused
+        return f"-c {printable(arg, limit=60)}"
+
     for token in arg.split(","):
         if not token:
             continue
         lo, dash, hi = token.partition("-")
         if not lo.isdigit() or (dash and not hi.isdigit()):
             raise _invalid(arg)
-        where = f"-c {printable(arg, limit=60)}"
         if dash:
             a, b = _number(lo, where), _number(hi, where)
             if a >= b:
                 raise _invalid(arg)
             out.add(a, b)
         else:
-            out.add(_number(lo, where), _number(lo, where))
+            n = _number(lo, where)
+            out.add(n, n)
     return out.done()
-
-
-def check_sorted(numbers: Sequence[int]) -> None:
-    out = _Builder()
-    for n in numbers:
-        out.add(n, n)
 
 
 def read_mcl(path: str | os.PathLike[str]) -> MCList:
@@ -219,7 +219,7 @@ def read_mcl(path: str | os.PathLike[str]) -> MCList:
                 f"{shown}: line {k}: expected a method context number on each line, found "
                 f"'{printable(line.strip().decode('utf-8', 'replace'), limit=80)}'"
             )
-        n = _number(m.group(1).decode("ascii"), f"{shown}: line {k}")
+        n = _number(m.group(1).decode("ascii"), functools.partial("{}: line {}".format, shown, k))
         out.add(n, n)
     return out.done()
 

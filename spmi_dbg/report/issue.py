@@ -33,7 +33,7 @@ NO_WINNER = {
 
 
 def issue(report: ReportJson, configuration: Data) -> Data:
-    """The `issue` section; the report's data must already have its title."""
+    """The `issue` section, words over the report's data and facts."""
     data = report.data
     return {
         "description": description(report),

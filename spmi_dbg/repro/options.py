@@ -83,7 +83,8 @@ def _command_of_core(core: Path, gdb_name: str | None) -> ReproCommand:
 
 
 def options(args: argparse.Namespace, *, bundle_out: bool = True) -> ReproOptions:
-    """`bundle_out`: args.out is a repro bundle directory (checked here); triage checks its own."""
+    """`bundle_out`: args.out is a repro bundle directory (checked by the pipeline, before its
+    first replay); triage checks its own."""
     qemu, core = _guest_and_core(args)
     target = parse_target(getattr(args, "failure", None) or "crash")
     if core is not None and not target.is_crash:

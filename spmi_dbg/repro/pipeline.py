@@ -119,7 +119,6 @@ def _run_phases(
                 "--workers 1"
             )
         return
-    result.bundle_dir()  # by the target's bucket, unless --out names it
     v = _Verifying(opts, result, located, work, progress).run()
     if not v.accepted:
         result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED

@@ -297,7 +297,9 @@ class ReproResult:
     partitions: list[Partition]
     phases: list[PhaseRecord] = field(default_factory=list)
     target: Target | None = None  # the crash or compile failure found (once locate has run)
-    isolated: Isolated | None = None  # the repro in the bundle (after minimization, if any)
+    # the repro as isolated (after minimization, if any), in the run's work directory, gone with it;
+    # the bundle's copy: bundle.isolated
+    isolated: Isolated | None = None
     minimization: Minimization | None = None
     regression: Regression | None = None  # the repro with each JIT alone (two JITs only)
     out: Path | None = None  # where the bundle goes: decided once, by bundle_dir()

@@ -103,9 +103,6 @@ class Frag:
     callees: frozenset[int] = frozenset()
 
 
-_NO_CALLEES: frozenset[int] = frozenset()
-
-
 def _ldc_i4(v: int) -> bytes:
     if v == -1:
         return _OP["ldc.i4.m1"]

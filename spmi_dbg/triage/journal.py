@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from spmi_dbg import jsonfacts
 from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.errors import SpmiDbgError
@@ -41,7 +42,7 @@ DEATHS_BEFORE_SPLIT = 2
 class Running(JsonFact):
     """The replay in progress: its worker may die in it."""
 
-    from_: int  # its first number
+    from_: int = field(metadata=jsonfacts.key("from"))  # its first number
     to: int  # its last
     compile: str  # its -c list
     by: str  # the worker
@@ -139,7 +140,7 @@ class Journal(JsonFact):
     notes: list[str] = field(default_factory=list)
     attempts: int = 0  # tasks that worked on this partition
     # the tasks' time on it (worker-seconds), replays, diagnoses and identification
-    seconds: float = 0.0
+    seconds: float = field(default=0.0, metadata=jsonfacts.digits(3))
     # a crash storm in this partition (triage/sweep.py): the rest is replayed natively, a sample
     # under the debugger; its crashes not diagnosed are here
     storm: SweepState | None = None
@@ -158,8 +159,9 @@ class Journal(JsonFact):
         """The storm's crashes not diagnosed: (number, signal), in number order."""
         if self.storm is None:
             return []
+        # each once, even if a replay after a resume recorded it again
         return sorted(
-            (n, sig) for sig, numbers in self.storm.not_diagnosed.items() for n in numbers
+            {(n, sig) for sig, numbers in self.storm.not_diagnosed.items() for n in numbers}
         )
 
     @property
@@ -175,9 +177,6 @@ class Journal(JsonFact):
         if left.count():
             self.not_reached.append(NotReached(left.spec(), reason))
         self.accounted = left.last if left.count() else self.accounted
-
-    def to_json(self) -> dict[str, Any]:
-        return super().to_json() | {"seconds": round(self.seconds, 3)}
 
 
 def segment_record(directory: Path, index: int, k: int) -> Path:

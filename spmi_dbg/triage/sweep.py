@@ -23,8 +23,8 @@ last one stopped. `--diagnose-all` never sweeps."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from spmi_dbg import jsonfacts
 from spmi_dbg.jsonfacts import JsonFact
 from spmi_dbg.mch.mclist import MCList
 
@@ -50,7 +50,7 @@ class SweepState(JsonFact):
     debugger_until: int | None = None  # replay under the debugger up to here (a native hang)
     not_diagnosed: dict[str, list[int]] = field(default_factory=dict)  # signal -> numbers
     native_replays: int = 0
-    native_seconds: float = 0.0
+    native_seconds: float = field(default=0.0, metadata=jsonfacts.digits(3))
     declared: Declared = field(default_factory=Declared)
 
     @classmethod
@@ -101,6 +101,3 @@ class SweepState(JsonFact):
 
     def crashed(self, number: int, signal: str) -> None:
         self.not_diagnosed.setdefault(signal, []).append(number)
-
-    def to_json(self) -> dict[str, Any]:
-        return super().to_json() | {"native_seconds": round(self.native_seconds, 3)}

@@ -22,6 +22,19 @@ T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CORPUS = ROOT / "examples" / "corpus"
+# The files every crash's repro bundle holds, as the tests expect them: the tests' own list, not the
+# product's BUNDLE_FILES, so a file the product stops writing fails them
+BUNDLE_FILES = (
+    "repro.mch",
+    "repro.mch.mct",
+    "repro.sh",
+    "diagnosis.json",
+    "report.md",
+    "report.json",
+    "debugger.log",
+    "replay.stdout",
+    "replay.stderr",
+)
 AARCH64 = ROOT / "build" / "aarch64" / "install" / "spmi_dbg" / "_native"
 
 BACKENDS = ["native", "python"]

@@ -76,8 +76,9 @@ def _reasons(payload: dict[str, Any]) -> list[str]:
 
 class MiRun:
     """One replay's events, read until its outcome. `remote`: a qemu guest (MI's pids are the
-    stub's, /proc says nothing of the guest); `before_diagnose`: called before each diagnosis (the
-    session's symbol check); `start`: when the run began (default: now)."""
+    stub's, /proc says nothing of the guest); `before_diagnose`: called once at a stop, before
+    anything is read there (the session's symbol check); `start`: when the run began (default:
+    now)."""
 
     def __init__(
         self,
@@ -215,18 +216,22 @@ class MiRun:
             raise ToolFailure(f"gdb could not resume after {sig}: {reply.error}")
 
     def _diagnose(self, sig: str | int | None = None) -> Diagnosis:
+        self._at_stop()
+        return ask.diagnosis(self.channel, sig)
+
+    def _at_stop(self) -> None:
         if self.before_diagnose is not None:
             self.before_diagnose()
-        return ask.diagnosis(self.channel, sig)
 
     def _hang(self, timeout: float) -> ReplayOutcome:
         exited = self._interrupt()
         if exited is not None:
             return exited
+        self._at_stop()  # the stacks need every library's symbols too
         threads = ask.stacks(self.channel)
         return self._outcome(
             "hang",
-            diagnosis=self._diagnose(),
+            diagnosis=ask.diagnosis(self.channel),
             threads=threads,
             notes=[f"no exit and no fatal stop within --timeout {timeout:g} s: interrupted"],
         )

@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from pygdbmi import gdbmiparser
 
-from spmi_dbg.driver.leftovers import kill_session
+from spmi_dbg.driver.leftovers import LeaderSession
 from spmi_dbg.errors import ToolFailure
 
 Record = dict[str, Any]
@@ -125,6 +125,8 @@ class MiChannel:
         except OSError as e:
             raise ToolFailure(f"cannot start {gdb}: {e.strerror}") from None
         assert self.proc.stdin is not None and self.proc.stdout is not None
+        # gdb's session, for what a gdb that dies leaves behind (leftovers.py)
+        self.session = LeaderSession.of(self.proc.pid)
         # Records are consumed as they arrive (no settle wait): the caller loops until its own
         # token's result.
         self.reader = _MiReader(self.proc.stdout.fileno())
@@ -267,7 +269,8 @@ class MiChannel:
                 os.kill(inferior_pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        kill_session(self.proc.pid)
+        if self.session is not None:
+            self.session.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
         for stream in (self.proc.stdin, self.proc.stdout):

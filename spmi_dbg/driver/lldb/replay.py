@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.analysis.policy import PassedStop
-from spmi_dbg.driver.leftovers import kill_session
+from spmi_dbg.driver.leftovers import LeaderSession
 from spmi_dbg.driver.lldb.request import GuestLink, WorkerRequest
 from spmi_dbg.driver.lldb.sbapi import import_lldb
 from spmi_dbg.driver.outcome import ReplayOutcome
@@ -120,12 +120,13 @@ class _Worker:
             except OSError as e:
                 raise ToolFailure(f"cannot start the lldb worker: {e.strerror}") from None
         assert proc.stdin is not None and proc.stdout is not None
+        session = LeaderSession.of(proc.pid)
         try:
             proc.stdin.write((json.dumps(self.request.to_json()) + "\n").encode())
             proc.stdin.close()
             return self._read(proc, start, budget, watch)
         finally:
-            self._close(proc)
+            self._close(proc, session)
 
     def _read(
         self,
@@ -179,7 +180,7 @@ class _Worker:
                 elif event == "outcome":
                     return _outcome(record["outcome"])
 
-    def _close(self, proc: subprocess.Popen[bytes]) -> None:
+    def _close(self, proc: subprocess.Popen[bytes], session: LeaderSession | None) -> None:
         """The replay (a tracee left behind keeps running), then the worker's process group
         (lldb-server too)."""
         if self.inferior:
@@ -188,11 +189,12 @@ class _Worker:
         if proc.poll() is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
+        if session is not None:  # a replay whose pid a worker that died early never said
+            session.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=10)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)  # lldb-server, if it outlived the worker
-        kill_session(proc.pid)  # a replay whose pid a worker that died early never said
         if proc.stdout is not None:
             proc.stdout.close()
 
