@@ -1,33 +1,58 @@
 """The superpmi command being reproduced (docs/superpmi-conventions.md 1, 1.3): program, JITs (JIT1
 = base, JIT2 = diff), input collection and options, from `-- <argv>` or from
---mch/--jit/--base-jit/--superpmi/
---target/--jitoption. `-p/-parallel [N]` is dropped (a crash in a -p worker is invisible to a
-debugger on the parent, and superpmi refuses `-c` with `-p`); a `-c` list becomes the selection that
-is partitioned."""
+--mch/--jit/--base-jit/--superpmi/--target/--jitoption, read as the program's own era reads it
+(superpmi_argv): a command superpmi would refuse is refused before anything runs, in superpmi's
+words. The options are kept as the user typed them. `-p/-parallel [N]` is dropped (a crash in a
+-p worker is invisible to a debugger on the parent), and `-skipCleanup` with it; a `-c` list becomes
+the selection that is partitioned. The tool's own runs (`argv`) read superpmi's output at the
+verbosity they need and write their own files in place of the user's (`-f`, `-details`, `-w`,
+`-r`); the command shown to the user (`argv(user=True)`, `shell_line`) keeps the user's `-v`."""
 
 from __future__ import annotations
 
 import bisect
 import itertools
 import os
+import platform
 import shlex
 import shutil
 import stat
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from spmi_dbg import paths, shell
-from spmi_dbg.elf import is_elf
+from spmi_dbg.elf import elf_build_id, is_elf
 from spmi_dbg.errors import InputError, SpmiDbgError, UsageError, printable
 from spmi_dbg.mch.collection import Collection, record_sizes
 from spmi_dbg.mch.mclist import MCList, compress_ranges, parse_mclist
 from spmi_dbg.repro.environment import EnvVar, clean_prefix, shell_prefix
-from spmi_dbg.superpmi_argv import parse_command
+from spmi_dbg.superpmi_argv import edit
+from spmi_dbg.superpmi_argv.era import reading
+from spmi_dbg.superpmi_argv.grammar import (
+    COMPILE,
+    ERA_TODAY,
+    INPUT,
+    JIT,
+    PARALLEL,
+    STRIDE,
+    Grammar,
+)
+from spmi_dbg.superpmi_argv.grammar import era as grammar_of_era
+from spmi_dbg.superpmi_argv.parse import Command, Item, read_options
+from spmi_dbg.superpmi_argv.probe import probe_era
 
-_PARALLEL = ("-p", "-parallel")
-_COMPILE = ("-c", "-compile")
+
+@dataclass(frozen=True)
+class Spelling:
+    """How the user named the JITs, the input and the -c list: by switch as typed (`-jit`, `-l`,
+    `-co`) or by position (None)."""
+
+    jits: tuple[str | None, ...] = ()
+    input: str | None = None
+    compile: str = "-c"
 
 
 @dataclass(frozen=True)
@@ -67,16 +92,54 @@ class ReproCommand:
     parallel: bool = False
     # the variables every native replay and repro.sh set, and nothing else (repro/environment.py)
     env: tuple[EnvVar, ...] = ()
+    # the era whose grammar the program reads its command line by ("3.1", "today"; None: its
+    # usage did not say) and how the user spelled the JITs, the input and -c
+    era: str | None = None
+    spelling: Spelling = field(default_factory=Spelling)
+
+    @property
+    def grammar(self) -> Grammar:
+        return grammar_of_era(self.era) if self.era else ERA_TODAY
+
+    def items(self) -> list[Item]:
+        """The options as the program's era reads them."""
+        return read_options(self.grammar, self.options)
 
     def argv(
-        self, compile_list: str | None = None, input: str | os.PathLike[str] | None = None
+        self,
+        compile_list: str | None = None,
+        input: str | os.PathLike[str] | None = None,
+        *,
+        user: bool = False,
     ) -> list[str]:
         """The command line, on `input` (default: the collection), restricted to `-c
-        compile_list`."""
-        out = [self.program, *self.options]
+        compile_list`: as the tool runs it (its verbosity, its own output files), or with `user`
+        as the user wrote it."""
+        inp = str(input) if input is not None else self.input
+        opts = (
+            list(self.options)
+            if user
+            else edit.for_tool_run(self.grammar, self.options, self._place(compile_list, inp))
+        )
+        out = [self.program, *opts]
         if compile_list:
-            out += ["-c", compile_list]
-        return [*out, *self.jits, str(input) if input is not None else self.input]
+            out += [self.spelling.compile, compile_list]
+        for i, jit in enumerate(self.jits):
+            sw = self.spelling.jits[i] if i < len(self.spelling.jits) else None
+            out += [sw, jit] if sw else [jit]
+        return [*out, *([self.spelling.input] if self.spelling.input else []), inp]
+
+    def _place(self, compile_list: str | None, inp: str) -> Callable[[Item], str]:
+        """Where one run of the tool writes the files the user's options name: a directory of
+        its own per run (the -c list and input), under the system's temporary directory."""
+
+        def place(item: Item) -> str:
+            run = edit.run_slug(self.program, *self.options, compile_list or "", inp)
+            where = Path(tempfile.gettempdir()) / f"spmi-dbg-outputs-{os.getuid()}" / run
+            where.mkdir(parents=True, exist_ok=True)
+            return str(where / edit.output_name(item))
+
+        return place
 
     def native_argv(
         self, compile_list: str | None = None, input: str | os.PathLike[str] | None = None
@@ -125,26 +188,21 @@ class ReproCommand:
         return (
             shell_prefix(self.env, quote)
             + " "
-            + " ".join(quote(a) for a in [*self.emulator, self.program, *self.options, *self.jits])
+            + " ".join(quote(a) for a in [*self.emulator, *self.argv(user=True)[:-1]])
             + " "
             + input
         )
 
 
-def from_argv(argv: Sequence[str]) -> ReproCommand:
-    """`spmi-dbg repro -- superpmi [options] jit1 [jit2] input.mch`."""
+def from_argv(argv: Sequence[str], probe_env: Mapping[str, str] | None = None) -> ReproCommand:
+    """`spmi-dbg repro -- superpmi [options] jit1 [jit2] input.mch`, read as the program's era reads
+    it (its usage text, `probe_env` its environment: default this process's)."""
     if not argv:
         raise UsageError(
             "expected the superpmi command after --, e.g. spmi-dbg repro -- superpmi -a base.so "
             "diff.so x.mch"
         )
-    parsed = parse_command(list(argv))
-    if parsed.input is None:
-        raise UsageError(f"no collection (.mch/.mc) in the command: {shlex.join(argv)}")
-    if not parsed.jits:
-        raise UsageError(f"no JIT (.so) in the command: {shlex.join(argv)}")
-    options, selection, notes, parallel = _clean_options(parsed.options)
-    return _checked(parsed.program, parsed.jits, parsed.input, options, selection, notes, parallel)
+    return _from_reading(list(argv), probe_env)
 
 
 def from_options(
@@ -169,13 +227,65 @@ def from_options(
         opts += ["-jitoption", kv]
         if len(jits) == 2:  # superpmi.py's asmdiffs -jitoption applies to both JITs
             opts += ["-jit2option", kv]
-    parsed = parse_command([program, *opts])
-    if parsed.jits or parsed.input:
+    if any(i.role in (JIT, INPUT) for i in read_options(ERA_TODAY, opts)):
         raise UsageError(
             "with --mch, give only superpmi options after -- (JITs come from --jit/--base-jit)"
         )
-    options, selection, notes, parallel = _clean_options(parsed.options)
-    return _checked(program, jits, mch, options, selection, notes, parallel)
+    return _from_reading([program, *opts, *jits, mch], None)
+
+
+def _from_reading(argv: list[str], probe_env: Mapping[str, str] | None) -> ReproCommand:
+    for path in argv:
+        # gdb takes the program and its arguments on one command line
+        if "\n" in path or "\r" in path:
+            raise UsageError(
+                f"{printable(path)}: a path holding a line break cannot be given to a debugger; "
+                "rename it, or give a symbolic link to it"
+            )
+    prog = _resolve_program(argv[0])
+    era = probe_era(prog, probe_env)
+    read = reading([prog, *argv[1:]], era, _host(prog))
+    cmd = read.command
+    if cmd.refusal is not None:
+        raise UsageError(
+            f"{cmd.grammar.title if era.grammar else 'superpmi'} would not run this command, so "
+            f"neither does spmi-dbg: {cmd.refusal.said()}: {shlex.join(argv)}"
+        )
+    notes: list[str] = []
+    if read.disagreement:
+        notes.append(
+            f"{Path(prog).name} does not say which superpmi it is ({era.evidence}), and the eras "
+            f"read this command differently: {read.disagreement}; read as today's superpmi"
+        )
+    if cmd.input is None:  # refused above in both eras; kept for the type
+        raise UsageError(f"no collection (.mch/.mc) in the command: {shlex.join(argv)}")
+    kept = _kept(cmd, notes)
+    spelling = Spelling(
+        jits=tuple(_spelled(i) for i in cmd.items if i.role == JIT)[: len(cmd.jits)],
+        input=_spelled(next(i for i in reversed(cmd.items) if i.role == INPUT)),
+        compile=next((i.tokens[0] for i in reversed(cmd.uses("compile"))), "-c"),
+    )
+    return _checked(
+        prog,
+        list(cmd.jits),
+        cmd.input,
+        kept.options,
+        kept.selection,
+        notes,
+        kept.parallel,
+        era=cmd.grammar.era if era.grammar is not None else None,
+        spelling=spelling,
+    )
+
+
+def _spelled(item: Item) -> str | None:
+    """How the user named a JIT or the input: by switch (`-jit`, `-l`) or by position (None)."""
+    return item.tokens[0] if item.switch is not None else None
+
+
+def _host(program: str) -> str:
+    machine = elf_build_id(program)[1] or platform.machine()
+    return {"x86_64": "x64", "aarch64": "arm64", "i386": "x86", "arm": "arm"}.get(machine, machine)
 
 
 def _bundled_replay() -> str:
@@ -187,37 +297,44 @@ def _bundled_replay() -> str:
     return str(found)
 
 
-def _clean_options(
-    options: Sequence[str],
-) -> tuple[list[str], MCList | None, list[str], bool]:
-    out: list[str] = []
+@dataclass
+class _Kept:
+    options: list[str]
     selection: MCList | None = None
-    notes: list[str] = []
-    parallel = False
-    i = 0
-    while i < len(options):
-        a = options[i]
-        low = a.lower()
-        if low in _PARALLEL:
-            n = options[i + 1] if i + 1 < len(options) and options[i + 1].isdigit() else None
-            parallel = True
-            notes.append(
-                f"dropped `{a}{' ' + n if n else ''}`: each partition runs sequentially under its "
-                "own debugger"
+    parallel: bool = False
+
+
+def _kept(cmd: Command, notes: list[str]) -> _Kept:
+    """The user's switches the tool's runs keep, as typed: all but the JITs and the input, the
+    `-c` list (the tool's partitions replace it), and `-p`, with `-skipCleanup` (it means nothing
+    without -p), and `-stride` (partitions are -c ranges)."""
+    out = _Kept([])
+    for item in cmd.options:
+        said = " ".join(item.tokens)
+        if item.name == "streaming":
+            raise UsageError(
+                f"`{said}`: a streaming run takes its method contexts from requests, which "
+                "spmi-dbg does not replay: give them with -c"
             )
-            i += 2 if n else 1
-        elif low in _COMPILE and i + 1 < len(options):
-            selection = parse_mclist(options[i + 1])
-            i += 2
-        elif low == "-stride":
-            notes.append(
-                f"dropped `-stride {' '.join(options[i + 1 : i + 3])}`: partitions are -c ranges"
+        if item.name == "matchHash":
+            raise UsageError(
+                f"`{said}` selects a method context by hash, and spmi-dbg's partitions select by "
+                "-c, which superpmi refuses beside it: give the method context's number with -c"
             )
-            i += 3
+        if item.role == PARALLEL:
+            out.parallel = True
+            notes.append(
+                f"dropped `{said}`: each partition runs sequentially under its own debugger"
+            )
+        elif item.name == "skipCleanup":
+            notes.append(f"dropped `{said}`: it goes with -p, which is dropped")
+        elif item.role == COMPILE and item.value is not None:
+            out.selection = parse_mclist(item.value)
+        elif item.role == STRIDE:
+            notes.append(f"dropped `{said}`: partitions are -c ranges")
         else:
-            out.append(a)
-            i += 1
-    return out, selection, notes, parallel
+            out.options.extend(item.tokens)
+    return out
 
 
 def _resolve_program(program: str) -> str:
@@ -240,22 +357,17 @@ def _resolve_program(program: str) -> str:
 
 
 def _checked(
-    program: str,
+    prog: str,
     jits: Sequence[str],
     mch: str,
     options: list[str],
     selection: MCList | None,
     notes: list[str],
     parallel: bool = False,
+    *,
+    era: str | None = None,
+    spelling: Spelling | None = None,
 ) -> ReproCommand:
-    for path in (program, *jits, mch):
-        # gdb takes the program and its arguments on one command line
-        if "\n" in path or "\r" in path:
-            raise UsageError(
-                f"{printable(path)}: a path holding a line break cannot be given to a debugger; "
-                "rename it, or give a symbolic link to it"
-            )
-    prog = _resolve_program(program)
     abs_jits = []
     for j in jits:
         p = Path(j)
@@ -278,6 +390,8 @@ def _checked(
         selection,
         tuple(notes),
         parallel=parallel,
+        era=era,
+        spelling=spelling or Spelling(),
     )
 
 
