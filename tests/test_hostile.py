@@ -787,7 +787,7 @@ def test_fuzz_mch_commands(
     assert leftovers(root) == [] and pwned(root) == []
 
 
-@pytest.mark.unit
+# not `unit`: reading the command asks superpmi its era (`spmi-replay -?`, once per process)
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -19,16 +19,25 @@ from spmi_dbg.repro.environment import EnvVar
 from spmi_dbg.repro.expect import Expectation, expectation_of
 from spmi_dbg.repro.minimize import ddmin
 from spmi_dbg.repro.native import NativeRun
+from spmi_dbg.superpmi_argv.era import EraEvidence
+from spmi_dbg.superpmi_argv.grammar import ERA_TODAY
 
 from .support.common import Collections
 from .support.natives import BASE, DIFF, REPLAY
 
 pytestmark = pytest.mark.unit  # none of these tests starts a process
 
+# the commands are read as today's superpmi reads them: the binary is not asked (that starts it)
+TODAY = EraEvidence(ERA_TODAY, "given by the test")
+
+
+def from_argv_today(argv: list[str]) -> command.ReproCommand:
+    return command.from_argv(argv, TODAY)
+
 
 def test_command_drops_parallel_and_partitions_contiguously(cols: Collections) -> None:
     mch = str(cols.get("units-clean", 10))
-    cmd = command.from_argv(
+    cmd = from_argv_today(
         [
             REPLAY,
             "-a",
@@ -51,18 +60,18 @@ def test_command_drops_parallel_and_partitions_contiguously(cols: Collections) -
     assert [p.spec for p in cmd.partitions(20)] == [str(i) for i in range(1, 11)]
     assert cmd.argv("5-7") == [REPLAY, *cmd.options, "-c", "5-7", BASE, DIFF, mch]
     assert cmd.argv(None, input="/x/repro.mch")[-1] == "/x/repro.mch"
-    assert command.from_argv([REPLAY, "-parallel", BASE, mch]).options == ()
+    assert from_argv_today([REPLAY, "-parallel", BASE, mch]).options == ()
 
 
 def test_command_selection_is_what_gets_partitioned(cols: Collections) -> None:
     mch = str(cols.get("units-clean", 10))
-    cmd = command.from_argv([REPLAY, "-c", "2-4,8", BASE, mch])
+    cmd = from_argv_today([REPLAY, "-c", "2-4,8", BASE, mch])
     assert cmd.selection == (2, 3, 4, 8) and "-c" not in cmd.options
     assert [p.spec for p in cmd.partitions(2)] == ["2-3", "4,8"]
     with pytest.raises(InputError, match="-c asks for method context 11; the collection has 10"):
-        command.from_argv([REPLAY, "-c", "5,11", BASE, mch])
+        from_argv_today([REPLAY, "-c", "5,11", BASE, mch])
     with pytest.raises(UsageError, match="MCL list must be increasing"):
-        command.from_argv([REPLAY, "-c", "5,3", BASE, mch])
+        from_argv_today([REPLAY, "-c", "5,3", BASE, mch])
 
 
 def test_friendly_form_and_jitoptions(cols: Collections) -> None:
@@ -75,6 +84,7 @@ def test_friendly_form_and_jitoptions(cols: Collections) -> None:
         target="arm64",
         jitoptions=["JitStdOutFile=x.txt"],
         extra=["-a"],
+        era=TODAY,
     )
     assert cmd.jits == (BASE, DIFF) and Path(cmd.program).name == "spmi-replay"
     assert cmd.options == (
@@ -95,10 +105,18 @@ def test_friendly_form_and_jitoptions(cols: Collections) -> None:
             target=None,
             jitoptions=[],
             extra=[BASE],
+            era=TODAY,
         )
     with pytest.raises(UsageError, match="needs --jit"):
         command.from_options(
-            mch=mch, jit=None, base_jit=None, superpmi=None, target=None, jitoptions=[], extra=[]
+            mch=mch,
+            jit=None,
+            base_jit=None,
+            superpmi=None,
+            target=None,
+            jitoptions=[],
+            extra=[],
+            era=TODAY,
         )
 
 
@@ -107,7 +125,7 @@ def test_shell_line_quotes_what_needs_quoting(cols: Collections, tmp_path: Path)
     odd.mkdir()
     jit = odd / "lib jit.so"
     jit.write_bytes(Path(BASE).read_bytes())
-    cmd = command.from_argv(
+    cmd = from_argv_today(
         [REPLAY, "-jitoption", "JitDisasm=Foo:Bar*", str(jit), str(cols.get("units-clean", 10))]
     )
     cmd = dataclasses.replace(cmd, env=(EnvVar("DOTNET_JitStdOutFile", "a b'$(x)\".txt", "jit"),))
@@ -203,7 +221,7 @@ def test_partitions_share_the_replay_cost_by_bytes(cols: Collections) -> None:
     """Issue 29 item 1: a record of ~60 KB (method context 2) outweighs the eight small ones after
     it, so the first of two partitions ends with it."""
     mch = str(cols.get("units-heavy", 10, inject=[("stack-overflow", 2)]))
-    cmd = command.from_argv([REPLAY, BASE, mch])
+    cmd = from_argv_today([REPLAY, BASE, mch])
     assert [p.spec for p in cmd.partitions(2)] == ["1-2", "3-10"]
     assert [p.spec for p in cmd.partitions(10)] == [str(i) for i in range(1, 11)]
 
@@ -215,7 +233,7 @@ def test_an_experiments_failure_is_its_own_a_phases_is_the_runs(cols: Collection
     from spmi_dbg.repro.phase import PhaseFailed, experiment, phase
     from spmi_dbg.repro.result import ReproOptions, ReproResult
 
-    cmd = command.from_argv([REPLAY, BASE, str(cols.get("units", 5))])
+    cmd = from_argv_today([REPLAY, BASE, str(cols.get("units", 5))])
     result = ReproResult(ReproOptions(command=cmd, debugger=GdbDriver("gdb")), [])
 
     def regression() -> str | None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.analysis.facts import Diagnosis, KnownBugInfo, KnownBugMatch, NearKnownBug
-from spmi_dbg.superpmi_argv import option_value
+from spmi_dbg.superpmi_argv import option_value, parse_command
 
 TABLE = Path(__file__).with_name("known_bugs.toml")
 CRITERIA = ("signal", "near_null", "frames", "null_map", "target", "parallel", "text")
@@ -97,7 +97,7 @@ def facts_of(
         parallel=parallel,
         texts=list(texts or []),
     )
-    if argv is not None and any(x.lower() in ("-p", "-parallel", "-stride") for x in argv[1:]):
+    if argv is not None and parse_command(argv).worker:
         out.parallel = True
     if d is not None and d.assertion is not None:
         out.texts.append(str(d.assertion.expr or ""))

@@ -30,7 +30,7 @@ from spmi_dbg.mch.collection import Collection, record_sizes
 from spmi_dbg.mch.mclist import MCList, compress_ranges, parse_mclist
 from spmi_dbg.repro.environment import EnvVar, clean_prefix, shell_prefix
 from spmi_dbg.superpmi_argv import edit
-from spmi_dbg.superpmi_argv.era import reading
+from spmi_dbg.superpmi_argv.era import EraEvidence, reading
 from spmi_dbg.superpmi_argv.grammar import (
     COMPILE,
     ERA_TODAY,
@@ -194,15 +194,25 @@ class ReproCommand:
         )
 
 
-def from_argv(argv: Sequence[str], probe_env: Mapping[str, str] | None = None) -> ReproCommand:
-    """`spmi-dbg repro -- superpmi [options] jit1 [jit2] input.mch`, read as the program's era reads
-    it (its usage text, `probe_env` its environment: default this process's)."""
+def from_argv(argv: Sequence[str], era: EraEvidence | None = None) -> ReproCommand:
+    """`spmi-dbg repro -- superpmi [options] jit1 [jit2] input.mch`, read as `era` reads it:
+    what the program says of itself (era_of(); None: asked here, in this environment). Without
+    evidence of its era the command is read as both eras read it, today's where they differ, said
+    in a note."""
     if not argv:
         raise UsageError(
             "expected the superpmi command after --, e.g. spmi-dbg repro -- superpmi -a base.so "
             "diff.so x.mch"
         )
-    return _from_reading(list(argv), probe_env)
+    return _from_reading(list(argv), era)
+
+
+def era_of(
+    program: str, env: Mapping[str, str] | None = None, emulator: Sequence[str] = ()
+) -> EraEvidence:
+    """What `program` (as a command names it) says of its era: its usage text (run once with
+    `-?`, in `env`, default this process's environment)."""
+    return probe_era(_resolve_program(program), env, emulator)
 
 
 def from_options(
@@ -214,12 +224,13 @@ def from_options(
     target: str | None,
     jitoptions: Sequence[str],
     extra: Sequence[str],
+    era: EraEvidence | None = None,
 ) -> ReproCommand:
     """`spmi-dbg repro --mch X --base-jit B --jit D [--target arm64] [--jitoption k=v] -- -a`."""
     jits = [j for j in (base_jit, jit) if j]
     if not jits:
         raise UsageError("--mch needs --jit (and --base-jit for asm diffs)")
-    program = superpmi or _bundled_replay()
+    program = superpmi or bundled_replay()
     opts = list(extra)
     if target:
         opts += ["-target", target]
@@ -231,10 +242,10 @@ def from_options(
         raise UsageError(
             "with --mch, give only superpmi options after -- (JITs come from --jit/--base-jit)"
         )
-    return _from_reading([program, *opts, *jits, mch], None)
+    return _from_reading([program, *opts, *jits, mch], era)
 
 
-def _from_reading(argv: list[str], probe_env: Mapping[str, str] | None) -> ReproCommand:
+def _from_reading(argv: list[str], era: EraEvidence | None) -> ReproCommand:
     for path in argv:
         # gdb takes the program and its arguments on one command line
         if "\n" in path or "\r" in path:
@@ -243,19 +254,21 @@ def _from_reading(argv: list[str], probe_env: Mapping[str, str] | None) -> Repro
                 "rename it, or give a symbolic link to it"
             )
     prog = _resolve_program(argv[0])
-    era = probe_era(prog, probe_env)
+    if era is None:
+        era = probe_era(prog)
     read = reading([prog, *argv[1:]], era, _host(prog))
     cmd = read.command
+    known = era.grammar is not None
     if cmd.refusal is not None:
         raise UsageError(
-            f"{cmd.grammar.title if era.grammar else 'superpmi'} would not run this command, so "
+            f"{cmd.grammar.title if known else 'superpmi'} would not run this command, so "
             f"neither does spmi-dbg: {cmd.refusal.said()}: {shlex.join(argv)}"
         )
     notes: list[str] = []
     if read.disagreement:
         notes.append(
-            f"{Path(prog).name} does not say which superpmi it is ({era.evidence}), and the eras "
-            f"read this command differently: {read.disagreement}; read as today's superpmi"
+            f"{Path(prog).name} does not say which superpmi it is ({read.era.evidence}), and the "
+            f"eras read this command differently: {read.disagreement}; read as today's superpmi"
         )
     if cmd.input is None:  # refused above in both eras; kept for the type
         raise UsageError(f"no collection (.mch/.mc) in the command: {shlex.join(argv)}")
@@ -273,7 +286,7 @@ def _from_reading(argv: list[str], probe_env: Mapping[str, str] | None) -> Repro
         kept.selection,
         notes,
         kept.parallel,
-        era=cmd.grammar.era if era.grammar is not None else None,
+        era=cmd.grammar.era if known else None,
         spelling=spelling,
     )
 
@@ -288,7 +301,7 @@ def _host(program: str) -> str:
     return {"x86_64": "x64", "aarch64": "arm64", "i386": "x86", "arm": "arm"}.get(machine, machine)
 
 
-def _bundled_replay() -> str:
+def bundled_replay() -> str:
     found = paths.native_file(paths.REPLAY)
     if found is None:
         raise UsageError(

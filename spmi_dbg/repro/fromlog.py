@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.errors import InputError, SpmiDbgError
-from spmi_dbg.repro.command import ReproCommand, from_argv
+from spmi_dbg.repro.command import ReproCommand, era_of, from_argv
 from spmi_dbg.superpmi_argv import parse_command
 
 _PREFIX = re.compile(r"^\[\d\d:\d\d:\d\d\] ")
@@ -188,7 +188,7 @@ def _drop_output_files(argv: list[str]) -> tuple[list[str], list[str]]:
     return out, notes
 
 
-def command_from_log(path: str | os.PathLike[str]) -> ReproCommand:
+def command_from_log(path: str | os.PathLike[str], emulator: tuple[str, ...] = ()) -> ReproCommand:
     log = Path(path)
     try:
         text = log.read_text(errors="replace")
@@ -236,7 +236,7 @@ def command_from_log(path: str | os.PathLike[str]) -> ReproCommand:
             + ", ".join(map(str, run.hints[:50]))
             + (" ..." if len(run.hints) > 50 else "")
         )
-    cmd = from_argv(argv)
+    cmd = from_argv(argv, era_of(argv[0], emulator=emulator) if argv else None)
     info: dict[str, Any] = {
         "log": str(log.resolve()),
         "line": run.line,

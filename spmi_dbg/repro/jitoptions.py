@@ -17,8 +17,9 @@ from typing import Any
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.environment import EnvVar
 from spmi_dbg.repro.minimize import ddmin
+from spmi_dbg.superpmi_argv.grammar import ERA_TODAY, Grammar, ascii_lower
+from spmi_dbg.superpmi_argv.parse import read_options, setting_of
 
-_SETTING_FLAGS = ("-jitoption", "-jit2option")
 # a recorded environment variable (repro/environment.py), minimized as the options are
 ENV = "env"
 # Settings whose value is a space-separated list the JIT reads element by element.
@@ -27,10 +28,13 @@ LIST_VALUED = ("JitStressModeNames", "JitStressModeNamesAllow")
 
 @dataclass(frozen=True)
 class JitSetting:
-    flag: str  # -jitoption or -jit2option, as given
+    flag: str  # -jitoption or -jit2option, as given (any spelling superpmi takes: -JITOPTION)
     force: bool
     key: str
     value: str
+    # as the user typed them: `f` for force, `#` for `=` (today's superpmi)
+    force_token: str = field(default="force", compare=False)
+    separator: str = field(default="=", compare=False)
 
     @property
     def from_environment(self) -> bool:
@@ -40,7 +44,8 @@ class JitSetting:
     def argv(self) -> list[str]:
         if self.from_environment:
             return []
-        return [self.flag, *(["force"] if self.force else []), f"{self.key}={self.value}"]
+        force = [self.force_token] if self.force else []
+        return [self.flag, *force, f"{self.key}{self.separator}{self.value}"]
 
     @property
     def text(self) -> str:
@@ -48,7 +53,7 @@ class JitSetting:
         `COMPlus_JitStress=1 from the environment`."""
         if self.from_environment:
             return f"{self.key}={self.value} from the environment"
-        where = "JIT2 " if self.flag.lower() == "-jit2option" else ""
+        where = "JIT2 " if ascii_lower(self.flag).startswith("-jit2") else ""
         return f"{where}{'force ' if self.force else ''}{self.key}={self.value}"
 
     @property
@@ -64,7 +69,7 @@ class JitSetting:
         return self.value.split() if self.config_key in LIST_VALUED else [self.value]
 
     def with_elements(self, elements: Sequence[str]) -> JitSetting:
-        return JitSetting(self.flag, self.force, self.key, " ".join(elements))
+        return dataclasses.replace(self, value=" ".join(elements))
 
 
 @dataclass(frozen=True)
@@ -78,24 +83,20 @@ class SplitOptions:
         return (*self.fixed, *(a for s in settings for a in s.argv))
 
 
-def split_options(options: Sequence[str]) -> SplitOptions:
-    """`options` as ReproCommand.options holds them (replay.parse_command's grouping: flag, [force],
-    key=value)."""
+def split_options(options: Sequence[str], grammar: Grammar = ERA_TODAY) -> SplitOptions:
+    """`options` as ReproCommand.options holds them, read by `grammar` (the command's era): each
+    `-jitoption`/`-jit2option` in any spelling superpmi takes (`-JITOPTION f k=v`)."""
     fixed: list[str] = []
     settings: list[JitSetting] = []
-    i = 0
-    while i < len(options):
-        a = options[i]
-        if a.lower() in _SETTING_FLAGS and i + 1 < len(options):
-            force = options[i + 1].lower() == "force"
-            j = i + 2 if force else i + 1
-            if j < len(options) and "=" in options[j]:
-                key, _, value = options[j].partition("=")
-                settings.append(JitSetting(a, force, key, value))
-                i = j + 1
-                continue
-        fixed.append(a)
-        i += 1
+    for item in read_options(grammar, options):
+        s = setting_of(item, grammar)
+        if s is None:
+            fixed.extend(item.tokens)
+            continue
+        force_token = item.tokens[1] if s.force else "force"
+        settings.append(
+            JitSetting(item.tokens[0], s.force, s.key, s.value, force_token, s.separator)
+        )
     return SplitOptions(tuple(fixed), tuple(settings))
 
 
@@ -103,7 +104,7 @@ def settings_of(cmd: ReproCommand) -> tuple[SplitOptions, tuple[JitSetting, ...]
     """The command's options apart from its settings, and its settings: the `-jit[2]option`s, then
     each recorded environment variable (minimized alike: a variable the failure does not need is
     dropped and named)."""
-    split = split_options(cmd.options)
+    split = split_options(cmd.options, cmd.grammar)
     env = tuple(JitSetting(ENV, False, v.name, v.value) for v in cmd.env)
     return split, (*split.settings, *env)
 

@@ -17,12 +17,12 @@ from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.expect import Expectation
 from spmi_dbg.repro.jitoptions import JitSetting, split_options
 from spmi_dbg.repro.native import NativeRun, run_native
+from spmi_dbg.superpmi_argv.grammar import ascii_lower
+from spmi_dbg.superpmi_argv.parse import read_options
 
 
-def _is_apply_diff(option: str) -> bool:
-    low = option.lower()
-    # superpmi's prefix matching: -a, -ap, ... -applyDiff
-    return len(low) >= 2 and "-applydiff".startswith(low)
+def _for_jit2(setting: JitSetting) -> bool:
+    return ascii_lower(setting.flag).startswith("-jit2")
 
 
 def _as_jit1(settings: list[JitSetting]) -> list[JitSetting]:
@@ -144,9 +144,9 @@ def regression(
     live (the bundle's repro.mch): each JIT's command line is said on it."""
     if len(cmd.jits) < 2:
         return None
-    split = split_options(cmd.options)
-    base_settings = _as_jit1([x for x in split.settings if x.flag.lower() == "-jitoption"])
-    diff_settings = _as_jit1([x for x in split.settings if x.flag.lower() == "-jit2option"])
+    split = split_options(cmd.options, cmd.grammar)
+    base_settings = _as_jit1([x for x in split.settings if not _for_jit2(x)])
+    diff_settings = _as_jit1([x for x in split.settings if _for_jit2(x)])
     out = Regression(
         expected,
         JitAlone("base JIT", cmd.jits[0], base_settings, "its own"),
@@ -155,7 +155,10 @@ def regression(
     if base_settings != diff_settings:
         out.base_as_diff = JitAlone("base JIT", cmd.jits[0], diff_settings, "the diff JIT's")
         out.diff_as_base = JitAlone("diff JIT", cmd.jits[1], base_settings, "the base JIT's")
-    others = [o for o in split.fixed if not _is_apply_diff(o)]  # -a dropped: a plain replay
+    # -a dropped (in any spelling superpmi takes: -a, -ap, ... -applyDiff): a plain replay
+    others = [
+        t for i in read_options(cmd.grammar, split.fixed) if i.name != "applyDiff" for t in i.tokens
+    ]
     for alone in out.runs():
         # the command's own way to run natively (repro.sh's environment, the emulator)
         alone_cmd = dataclasses.replace(

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spmi_dbg.superpmi_argv.era import reading
-from spmi_dbg.superpmi_argv.grammar import ERA_31, ERA_TODAY, PARALLEL, ascii_lower
-from spmi_dbg.superpmi_argv.parse import read_items
+from spmi_dbg.superpmi_argv.grammar import ERA_31, ERA_TODAY, PARALLEL, STRIDE, ascii_lower
+from spmi_dbg.superpmi_argv.parse import read_options
 
 JIT_SUFFIXES = (".so",)
 INPUT_SUFFIXES = (".mc", ".mch", ".mct")
@@ -44,7 +44,14 @@ class ReplayCommand:
     def parallel(self) -> bool:
         """`-p`/`-parallel [N]`: a parent that runs workers (whose deaths 3.1 does not report)."""
         return any(
-            i.role == PARALLEL for g in (ERA_TODAY, ERA_31) for i in read_items(g, self.options)[0]
+            i.role == PARALLEL for g in (ERA_TODAY, ERA_31) for i in read_options(g, self.options)
+        )
+
+    @property
+    def worker(self) -> bool:
+        """A -parallel worker (`-stride i N` on its command line) or its parent."""
+        return self.parallel or any(
+            i.role == STRIDE for g in (ERA_TODAY, ERA_31) for i in read_options(g, self.options)
         )
 
 
@@ -53,8 +60,10 @@ def option_value(args: Sequence[str], name: str) -> str | None:
     in any spelling superpmi accepts: `-TARGET`, `-co`): the last occurrence's; None when it is not
     there."""
     wanted = ascii_lower(name.lstrip("-"))
+    if args and not args[0].startswith("-"):  # a whole command line: its program first
+        args = args[1:]
     for g in (ERA_TODAY, ERA_31):
-        items = read_items(g, args)[0]
+        items = read_options(g, args)
         found = [i.value for i in items if i.switch and ascii_lower(i.switch.name) == wanted]
         if found:
             return found[-1]

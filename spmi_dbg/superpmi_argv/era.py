@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spmi_dbg.superpmi_argv.grammar import ERA_31, ERA_TODAY, ERAS, Grammar
+from spmi_dbg.superpmi_argv.grammar import ERA_31, ERA_TODAY, ERAS, Grammar, Switch
 from spmi_dbg.superpmi_argv.parse import Command, parse
 
 USAGE_FIRST_LINE = "SuperPMI is a JIT compiler testing tool."
@@ -27,6 +27,15 @@ _SINCE_31 = {"box", "ignoreStoredConfig", "failureLimit", *_TODAY_ONLY}
 class EraEvidence:
     grammar: Grammar | None
     evidence: str  # what decided, in words
+    # switches the binary documents that its era's superpmi does not have (a build's own
+    # additions, e.g. the bundled core's `-bug N`): read after the era's own, as documented
+    extra: tuple[Switch, ...] = ()
+
+    def grammars(self) -> tuple[Grammar, ...]:
+        """The grammar(s) to read a command by: the era's, or both when it is not known; each with
+        the binary's own additions."""
+        base = (self.grammar,) if self.grammar is not None else ERAS
+        return tuple(g.extended(self.extra) for g in base)
 
 
 def documented_switches(usage: str) -> set[str]:
@@ -43,16 +52,31 @@ def era_of_usage(usage: str) -> EraEvidence:
     today = sorted(names & _TODAY_ONLY)
     later = sorted(names & _SINCE_31)
     if len(today) == len(_TODAY_ONLY) and "[jitname]" in usage:
-        return EraEvidence(ERA_TODAY, f"its usage lists -{', -'.join(today)} and an optional JIT")
-    if not later and "[options] jitname [jitname2]" in usage:
-        return EraEvidence(
+        found = EraEvidence(ERA_TODAY, f"its usage lists -{', -'.join(today)} and an optional JIT")
+    elif not later and "[options] jitname [jitname2]" in usage:
+        found = EraEvidence(
             ERA_31, "its usage requires a JIT and lists none of the switches added after 3.1"
         )
-    return EraEvidence(
-        None,
-        "its usage is neither 3.1's nor today's"
-        + (f" (it lists -{', -'.join(later)})" if later else ""),
-    )
+    else:
+        found = EraEvidence(
+            None,
+            "its usage is neither 3.1's nor today's"
+            + (f" (it lists -{', -'.join(later)})" if later else ""),
+        )
+    return EraEvidence(found.grammar, found.evidence, _additions(usage, found.grammars()))
+
+
+def _additions(usage: str, grammars: Sequence[Grammar]) -> tuple[Switch, ...]:
+    """The switches `usage` documents that none of `grammars` reads (` -bug 91257`: a switch
+    with one value; ` -name` alone: a switch without)."""
+    out: dict[str, Switch] = {}
+    for m in _DOCUMENTED.finditer(usage):
+        name = m[1] + (m[2] or "")
+        if name == "?" or any(g.lookup(name) is not None for g in grammars):
+            continue
+        line = usage[m.end() : usage.find("\n", m.end()) % (len(usage) + 1)]
+        out.setdefault(name, Switch(name, "prefix", "one" if line.strip() else "none"))
+    return tuple(out.values())
 
 
 @dataclass(frozen=True)
@@ -69,9 +93,9 @@ def reading(argv: Sequence[str], era: EraEvidence | None = None, host: str = "x6
     """`argv` by the era's grammar; with no era known, by both: their common reading when they
     agree, else today's and a sentence saying how 3.1's differs."""
     if era is not None and era.grammar is not None:
-        return Reading(parse(argv, era.grammar, host), era)
+        return Reading(parse(argv, era.grammars()[0], host), era)
     unknown = era or EraEvidence(None, "no evidence from the binary")
-    both = {g.era: parse(argv, g, host) for g in ERAS}
+    both = {g.era: parse(argv, g, host) for g in unknown.grammars()}
     old, new = both[ERA_31.era], both[ERA_TODAY.era]
     diff = differences(old, new)
     return Reading(new, unknown, diff)

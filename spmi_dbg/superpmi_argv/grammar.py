@@ -14,6 +14,7 @@ SOURCES; the 3.1 table is checked against the real 3.1.23 binary's transcripts 1
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
@@ -102,6 +103,10 @@ class Grammar:
 
     def has(self, name: str) -> bool:
         return any(s.name == name for s in self.switches)
+
+    def extended(self, extra: tuple[Switch, ...]) -> Grammar:
+        """This grammar with a build's own switches, tried after the era's."""
+        return dataclasses.replace(self, switches=(*self.switches, *extra)) if extra else self
 
 
 def _s(

@@ -191,8 +191,11 @@ def _refuse(message: str | None = None) -> _Refused:
 class _Reader:
     """CommandLine::Parse's loop over the arguments after the program."""
 
-    def __init__(self, grammar: Grammar, args: Sequence[str]) -> None:
+    def __init__(self, grammar: Grammar, args: Sequence[str], lenient: bool = False) -> None:
         self.g = grammar
+        # lenient: an argument superpmi would refuse (an unknown switch, a file without a known
+        # suffix) is kept as an unread item and the reading goes on (read_options)
+        self.lenient = lenient
         self.args = list(args)
         self.i = 0
         self.items: list[Item] = []
@@ -204,10 +207,16 @@ class _Reader:
     def read(self) -> None:
         while self.i < len(self.args):
             a = self.args[self.i]
-            if a.startswith("-"):
-                self._switch(a)
-            else:
-                self._positional(a)
+            start = self.i
+            try:
+                if a.startswith("-"):
+                    self._switch(a)
+                else:
+                    self._positional(a)
+            except _Refused:
+                if not self.lenient or self.i != start:
+                    raise
+                self.items.append(Item((a,), None, UNREAD))
             self.i += 1
 
     def _take(self) -> str:
@@ -368,8 +377,9 @@ def read_items(grammar: Grammar, args: Sequence[str]) -> tuple[tuple[Item, ...],
 
 def read_options(grammar: Grammar, args: Sequence[str]) -> list[Item]:
     """A list of options (a command's switches, as the tool keeps them) as items, losing none:
-    what the grammar cannot read (another era's switch) stays as one item of its own tokens."""
-    r = _Reader(grammar, args)
+    an argument the grammar cannot read (another era's switch, a build's own) is an item of its own
+    and the reading goes on; a switch whose value is missing ends it, the rest one item."""
+    r = _Reader(grammar, args, lenient=True)
     try:
         r.read()
     except _Refused:
