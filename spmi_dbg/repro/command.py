@@ -11,6 +11,7 @@ verbosity they need and write their own files in place of the user's (`-f`, `-de
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import itertools
 import os
 import platform
@@ -184,11 +185,29 @@ class ReproCommand:
     def shell_line(self, input: str, quote: Callable[[str], str] = shell.quote) -> str:
         """The command as one sh line in the recorded environment only (`env -i PATH="$PATH"
         HOME="$HOME" NAME=VALUE... superpmi ...`), input given verbatim (e.g.
-        `"$here/repro.mch"`)."""
+        `"$here/repro.mch"`): the user's options, their files written beside the input (the
+        bundle's `"$here/failingMCList-f.mcl"`), never where the user's command wrote them."""
+        marker = "\0output\0"
+        user = dataclasses.replace(
+            self,
+            options=tuple(
+                edit.tokens(
+                    edit.redirect_outputs(self.items(), lambda i: marker + edit.output_name(i))
+                )
+            ),
+        )
+        head, _, tail = input.rpartition("/")
+        close = '"' if tail.endswith('"') else ""
+
+        def word(a: str) -> str:
+            if a.startswith(marker):
+                return f"{head}/{a[len(marker) :]}{close}" if head else quote(a[len(marker) :])
+            return quote(a)
+
         return (
             shell_prefix(self.env, quote)
             + " "
-            + " ".join(quote(a) for a in [*self.emulator, *self.argv(user=True)[:-1]])
+            + " ".join(word(a) for a in [*self.emulator, *user.argv(user=True)[:-1]])
             + " "
             + input
         )

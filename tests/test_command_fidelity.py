@@ -1,0 +1,114 @@
+"""The user's command read as superpmi reads it (issue 36, CI twins on the bundled core): the JIT
+and the collection named by switches and prefixes, `-p -skipCleanup` dropped together, commands
+superpmi refuses refused before anything runs in superpmi's words, `-v ewi` hiding nothing from the
+tool's own runs while repro.sh keeps it, and the user's output files never written."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from .support.common import Collections
+from .support.natives import BASE, REPLAY
+from .support.pipeline import report, repro
+from .test_repro_failure import failures_collection
+
+
+def test_switches_and_prefixes_name_the_jit_and_collection(
+    cols: Collections, tmp_path: Path
+) -> None:
+    mch = failures_collection(cols)
+    out = tmp_path / "b"
+    r = repro(
+        "--failure",
+        "assert",
+        "--out",
+        str(out),
+        "--",
+        REPLAY,
+        "-JIT",
+        BASE,
+        "-lo",
+        str(mch),
+        "-co",
+        "1-100",
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    rep = report(out)
+    assert rep["target"]["failure"]["method_context"] == 60
+    # the user's spelling is kept: the JIT and the collection by their switches
+    argv = rep["repro_argv"]
+    assert argv[argv.index("-JIT") + 1] == BASE and argv[-2] == "-lo"
+    assert "-JIT" in (out / "repro.sh").read_text()
+
+
+def test_p_and_skipcleanup_go_together_and_refusals_are_superpmis(
+    cols: Collections, tmp_path: Path
+) -> None:
+    mch = str(failures_collection(cols))
+    r = repro(
+        "--failure",
+        "assert",
+        "--out",
+        str(tmp_path / "p"),
+        "--",
+        REPLAY,
+        "-p",
+        "-skipCleanup",
+        BASE,
+        mch,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    notes = " ".join(report(tmp_path / "p")["command"].get("notes") or [])
+    assert "dropped `-p`" in notes and "dropped `-skipCleanup`" in notes
+    for args, said in [
+        (["-skipCleanup"], "ERROR: -skipCleanup requires -parallel."),
+        (["-p", "2", "-c", "1-10"], "ERROR: Cannot use method context list in parallel mode."),
+        (["-bogus"], "ERROR: Unknown switch '-bogus' passed as argument."),
+    ]:
+        r = repro("--out", str(tmp_path / "x"), "--", REPLAY, *args, BASE, mch, cwd=tmp_path)
+        assert r.returncode == 3, r.stdout + r.stderr
+        assert said in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert not (tmp_path / "x").exists()
+
+
+def test_verbosity_that_hides_missing_data_hides_nothing_from_the_tool(
+    cols: Collections, tmp_path: Path
+) -> None:
+    mch = failures_collection(cols)
+    user_files = tmp_path / "mine"
+    user_files.mkdir()
+    failing = user_files / "failing.mcl"
+    failing.write_text("keep\n")
+    out = tmp_path / "m"
+    r = repro(
+        "--failure",
+        "missing",
+        "--out",
+        str(out),
+        "--",
+        REPLAY,
+        "-v",
+        "ewi",
+        "-f",
+        str(failing),
+        "-w",
+        str(user_files / "log.txt"),
+        BASE,
+        str(mch),
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert report(out)["target"]["failure"]["method_context"] == 110
+    # repro.sh runs the user's command: their -v, and files inside the bundle only
+    line = (out / "repro.sh").read_text().splitlines()[-1]
+    words = shlex.split(line)
+    assert words[words.index("-v") + 1] == "ewi"
+    assert words[words.index("-f") + 1] == "$here/failingMCList-failing.mcl"
+    assert words[words.index("-w") + 1] == "$here/writeLogFile-log.txt"
+    assert str(user_files) not in line
+    # the user's files were never written
+    assert failing.read_text() == "keep\n"
+    assert sorted(p.name for p in user_files.iterdir()) == ["failing.mcl"]
