@@ -177,6 +177,26 @@ uint32_t Compiler::compMethodHash() const {
     return hash;
 }
 
+// A test JIT's own variable, read from the process environment (not a JIT setting: superpmi's JIT host never
+// answers it): SPMI_SAMPLE_FAULT_METHOD=<Class:Method or Method> makes the compile of that method read through a
+// null pointer, as the one-off JITs engineers build to chase a bug do. The JIT says so on stdout unless
+// SPMI_SAMPLE_FAULT_QUIET is set too.
+void Compiler::compFaultIfAsked() const {
+    static const char* const wanted = getenv("SPMI_SAMPLE_FAULT_METHOD");
+    if (wanted == nullptr || *wanted == '\0') {
+        return;
+    }
+    if (strcmp(wanted, info.compFullName) != 0 && strcmp(wanted, info.compMethodName) != 0) {
+        return;
+    }
+    if (getenv("SPMI_SAMPLE_FAULT_QUIET") == nullptr) {
+        fprintf(stdout, "sample JIT: SPMI_SAMPLE_FAULT_METHOD=%s: faulting in %s\n", wanted, info.compFullName);
+        fflush(stdout);
+    }
+    static int* volatile s_nowhere = nullptr;
+    *s_nowhere = 1;
+}
+
 // JitDump names a method set: `*` (every method), or space-separated `Class:Method` / `Method` names.
 bool Compiler::compDumpRequested() const {
     if (compDumpMethods.empty()) {
@@ -509,6 +529,7 @@ CorJitResult Compiler::compCompile(uint8_t** nativeEntry, uint32_t* nativeSizeOf
     }
 
     compSetMethodNames();
+    compFaultIfAsked();
     verbose = compDumpRequested();
     if (verbose) {  // the real JIT's first JitDump line
         fprintf(jitstdout(), "****** START compiling %s (MethodHash=%08x)\n", info.compFullName, compMethodHash());

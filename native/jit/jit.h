@@ -290,6 +290,7 @@ public:
     bool compStressCompile(const char* mode) const;
     std::string compDumpMethods;  // JitDump's method set, space-padded (empty: no dump)
     bool compDumpRequested() const;
+    void compFaultIfAsked() const;
     uint32_t compMethodHash() const;
     JIT_NOINLINE GenTree* gtFoldModByConst(GenTree* dividend, int64_t divisor);
     Phases mostRecentlyActivePhase;  // the phase running now (the real JIT's member of this name)

@@ -83,9 +83,16 @@ def _listening(port: int) -> bool:
 
 
 def start(
-    target: QemuTarget, argv: list[str], *, stdout: Path, stderr: Path, cwd: str | None
+    target: QemuTarget,
+    argv: list[str],
+    *,
+    stdout: Path,
+    stderr: Path,
+    cwd: str | None,
+    env: dict[str, str] | None = None,
 ) -> tuple[subprocess.Popen[bytes], int]:
-    """The guest under qemu's gdbstub, waiting for gdb: (the qemu process, its port)."""
+    """The guest under qemu's gdbstub, waiting for gdb: (the qemu process, its port); the guest
+    runs in `env` (None: this process's environment)."""
     last = ""
     for _ in range(PORT_ATTEMPTS):
         port = free_port()
@@ -97,6 +104,7 @@ def start(
                     stdout=out,
                     stderr=err,
                     cwd=cwd,
+                    env=env,
                     start_new_session=True,
                 )
             except OSError as e:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -38,6 +39,19 @@ class ReplayRequest(JsonFact):
     # stops passed on before one is taken as the stop (0: the very first, e.g. the first-chance
     # fault of a failed compile); None: the driver's own (DebuggerSetup.max_passes)
     max_passes: int | None = None
+    # the replay's environment, exactly: `NAME=VALUE` each, with PATH and HOME from the tool's own
+    # unless named (as `env -i PATH HOME ...` runs natively); None: the debugger's own environment
+    env: tuple[str, ...] | None = None
+
+    def environment(self) -> dict[str, str]:
+        """The variables the replay runs with (the debugger's tool variables aside)."""
+        if self.env is None:
+            return dict(os.environ)
+        out = {k: os.environ[k] for k in ("PATH", "HOME") if k in os.environ}
+        for kv in self.env:
+            name, _, value = kv.partition("=")
+            out[name] = value
+        return out
 
     @property
     def program(self) -> str:

@@ -158,7 +158,7 @@ def _debugger_log(result: ReproResult, work: Path) -> str:
             f"==== partition {r.partition.index} (-c {r.partition.spec}){tag}: {r.status}\n"
             + _read(r.transcript).decode(errors="replace")
         )
-    for label in ("verify", "verify-minimized"):
+    for label in ("verify", "verify-environment", "verify-minimized"):
         text = _read(work / f"{label}.debugger.log").decode(errors="replace")
         if text:
             parts.append(f"==== {label}: the repro under the debugger\n" + text)

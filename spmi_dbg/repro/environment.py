@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from spmi_dbg.errors import UsageError
 
-EnvKind = Literal["jit", "loader", "superpmi", "named"]
+EnvKind = Literal["jit", "loader", "superpmi", "named", "found"]
 JIT_PREFIXES = ("dotnet_", "complus_")  # compared without case: as the user spelled it is kept
 LOADER = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_BIND_NOW")
 SUPERPMI_PREFIX = "superpmi"

@@ -9,6 +9,7 @@ why."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.bundle import write_bundle
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.crash_experiments import CrashExperiments
+from spmi_dbg.repro.env_experiment import find_environment
 from spmi_dbg.repro.failure_pipeline import run_failure_phases
 from spmi_dbg.repro.isolate import isolate
 from spmi_dbg.repro.locate import Located, locate, locate_core
@@ -160,10 +162,39 @@ class _Verifying:
             ph.detail = single.summary()
         # Minimize only when the native runs say the record alone does not crash: not with
         # --verify-runs 0 (only the debugger run, which verifies nothing), nor when they reproduced
-        # and the debugger's bucket differs.
+        # and the debugger's bucket differs. Before the records, the environment: a variable of the
+        # user's the clean environment lacks.
         if not single.native or single.native_accepted:
             return single
+        if single.reproduced == 0:
+            found = self.environment_found()
+            if found is not None:
+                return found
         return self.minimized(mc)
+
+    def environment_found(self) -> Verification | None:
+        """The variables of the user's environment the repro needs (env_experiment), recorded and
+        verified in the clean environment with them; None when the environment is not the
+        cause."""
+        result, opts = self.result, self.opts
+        assert result.isolated is not None
+        with phase(result, "environment", self.progress) as ph:
+            exp = find_environment(
+                opts.command,
+                result.isolated.mch,
+                self.expected,
+                timeout=opts.verify_timeout,
+                workdir=self.work,
+            )
+            result.environment_experiment = exp
+            ph.detail = exp.summary() if exp is not None else "no variable beyond the recorded ones"
+        if exp is None or not exp.found:
+            return None
+        opts.command = dataclasses.replace(opts.command, env=(*opts.command.env, *exp.needed))
+        with phase(result, "verify-environment", self.progress) as ph:
+            self.target.single = self.target.verification = v = self.verified("verify-environment")
+            ph.detail = v.summary()
+        return v if v.native_accepted else None
 
     def minimized(self, mc: int) -> Verification:
         """The earlier records the crash needs (ddmin), isolated with it and verified."""

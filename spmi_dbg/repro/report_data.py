@@ -55,6 +55,9 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
         else (result.repro_command or result.options.command).argv(None, result.isolated.mch.name),
         "verification_single_record": target.single.to_json() if target and target.single else None,
         "minimization": result.minimization.to_json() if result.minimization else None,
+        "environment_experiment": result.environment_experiment.to_json()
+        if result.environment_experiment
+        else None,
         "verification": v.to_json() if v else None,
         "target": result.target_section(),
         "jit_settings": result.option_minimization.to_json()

@@ -15,6 +15,7 @@ from spmi_dbg.failures.output import Failure
 from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.report.parsed import ReportJson
 from spmi_dbg.repro.command import Partition, ReproCommand
+from spmi_dbg.repro.env_experiment import EnvExperiment
 from spmi_dbg.repro.failure_locate import FailureLocated, FailureRun, FailureVerification
 from spmi_dbg.repro.isolate import Isolated
 from spmi_dbg.repro.jitoptions import OptionMinimization
@@ -28,6 +29,8 @@ PhaseName = Literal[
     "locate",
     "isolate",
     "verify",
+    "environment",  # the variables of the user's environment the repro needs (env_experiment)
+    "verify-environment",
     "minimize",
     "isolate-minimized",
     "verify-minimized",
@@ -301,6 +304,8 @@ class ReproResult:
     # the bundle's copy: bundle.isolated
     isolated: Isolated | None = None
     minimization: Minimization | None = None
+    # the variables of the user's environment the repro needs, found by experiment (env_experiment)
+    environment_experiment: EnvExperiment | None = None
     regression: Regression | None = None  # the repro with each JIT alone (two JITs only)
     out: Path | None = None  # where the bundle goes: decided once, by bundle_dir()
     outcome: Outcome = "running"

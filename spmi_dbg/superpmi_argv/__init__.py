@@ -80,6 +80,6 @@ def parse_command(argv: Sequence[str]) -> ReplayCommand:
 def _parse(argv: tuple[str, ...]) -> ReplayCommand:
     if not argv:
         return ReplayCommand("", [], None, [])
-    cmd = reading(argv).command
+    cmd = reading(argv, lenient=True).command
     options = [t for i in cmd.options for t in i.tokens]
     return ReplayCommand(argv[0], list(cmd.jits), cmd.input, options)

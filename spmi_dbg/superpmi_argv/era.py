@@ -89,13 +89,15 @@ class Reading:
     disagreement: str | None = None
 
 
-def reading(argv: Sequence[str], era: EraEvidence | None = None, host: str = "x64") -> Reading:
+def reading(
+    argv: Sequence[str], era: EraEvidence | None = None, host: str = "x64", *, lenient: bool = False
+) -> Reading:
     """`argv` by the era's grammar; with no era known, by both: their common reading when they
-    agree, else today's and a sentence saying how 3.1's differs."""
+    agree, else today's and a sentence saying how 3.1's differs. `lenient`: see parse()."""
     if era is not None and era.grammar is not None:
-        return Reading(parse(argv, era.grammars()[0], host), era)
+        return Reading(parse(argv, era.grammars()[0], host, lenient=lenient), era)
     unknown = era or EraEvidence(None, "no evidence from the binary")
-    both = {g.era: parse(argv, g, host) for g in unknown.grammars()}
+    both = {g.era: parse(argv, g, host, lenient=lenient) for g in unknown.grammars()}
     old, new = both[ERA_31.era], both[ERA_TODAY.era]
     diff = differences(old, new)
     return Reading(new, unknown, diff)

@@ -391,14 +391,20 @@ def _consumed(items: Sequence[Item]) -> int:
     return sum(len(i.tokens) for i in items)
 
 
-def parse(argv: Sequence[str], grammar: Grammar, host: str = "x64") -> Command:
+def parse(
+    argv: Sequence[str], grammar: Grammar, host: str = "x64", *, lenient: bool = False
+) -> Command:
     """`argv` (program first) as `grammar`'s superpmi reads it, with its checks after the loop;
-    `host` is the architecture superpmi runs on (for today's default JIT's name)."""
+    `host` is the architecture superpmi runs on (for today's default JIT's name). `lenient`: a
+    command known to have run (a stopped process's), read as far as the grammar can: an argument
+    it cannot read is kept apart (read_options) and the reading goes on."""
     if not argv:
         return Command(grammar, "", (), Refusal(None))
     program = argv[0]
     if len(argv) == 1:
         return Command(grammar, program, (), Refusal(None))
+    if lenient:
+        return _validated(Command(grammar, program, tuple(read_options(grammar, argv[1:]))), host)
     items, refusal = read_items(grammar, argv[1:])
     cmd = Command(grammar, program, items, refusal)
     if refusal is not None:

@@ -85,7 +85,12 @@ def _in_guest(
             setup.set_args(channel, argv)  # what argv() reads
             setup.remote_paths(channel, qemu, argv)
             guest, port = qemu_start(
-                qemu, argv, stdout=request.stdout, stderr=request.stderr, cwd=config.cwd
+                qemu,
+                argv,
+                stdout=request.stdout,
+                stderr=request.stderr,
+                cwd=config.cwd,
+                env=request.environment() if request.env is not None else None,
             )
             log.write(f"# {' '.join(qemu.prefix())} -g {port} {' '.join(argv)} (pid {guest.pid})\n")
             run.inferior = guest.pid

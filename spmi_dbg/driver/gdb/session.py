@@ -31,6 +31,8 @@ class GdbSession:
     def __init__(self, transcript: Path, *, gdb: str = "gdb", config: DebuggerSetup) -> None:
         self.config = config
         self.program: str | None = None
+        # the replays' environment as last set (None: gdb's own, which it started with)
+        self._env: tuple[str, ...] | None = None
         # a stopped replay left by the last run (fatal, hang, cancelled)
         self.inferior: int | None = None
         self.broken = False
@@ -106,6 +108,9 @@ class GdbSession:
             self.program = request.program
         elif request.program != self.program:
             raise ToolFailure(f"a gdb session of {self.program} cannot run {request.program}")
+        if request.env != self._env:
+            setup.environment(self.channel, request.environment())
+            self._env = request.env
         self._kill()
         setup.set_args(
             self.channel, request.argv, setup.redirections(request.stdout, request.stderr)

@@ -76,6 +76,15 @@ def for_replay(
     channel.must("-file-exec-and-symbols " + mi_quote(program))
 
 
+def environment(channel: MiChannel, variables: dict[str, str]) -> None:
+    """The replay's environment exactly `variables` (and the line buffering): gdb's inferior
+    environment emptied, then set."""
+    channel.must_console("unset environment")
+    for name, value in variables.items():
+        channel.must_console(f"set environment {name}={value}")
+    line_buffered(channel)
+
+
 def line_buffered(channel: MiChannel) -> None:
     """superpmi's stdout whole at a fatal stop (spmi_dbg.stdbuf)."""
     for name, value in stdbuf.line_buffered().items():

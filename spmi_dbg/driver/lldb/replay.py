@@ -63,7 +63,12 @@ def run_replay(
     if qemu is not None:
         argv = list(request.argv)
         guest, port = qemu_start(
-            qemu, argv, stdout=request.stdout, stderr=request.stderr, cwd=config.cwd
+            qemu,
+            argv,
+            stdout=request.stdout,
+            stderr=request.stderr,
+            cwd=config.cwd,
+            env=request.environment() if request.env is not None else None,
         )
         link = GuestLink(port, qemu.sysroot, tuple(library_dirs(argv)), guest.pid)
     worker = _Worker(WorkerRequest(transcript, config, replay=request, guest=link))

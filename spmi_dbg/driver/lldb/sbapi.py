@@ -65,14 +65,20 @@ def ensure_server() -> None:
 
 
 def launch(
-    lldb: Any, target: Any, argv: list[str], stdout: str, stderr: str, cwd: str | None
+    lldb: Any,
+    target: Any,
+    argv: list[str],
+    stdout: str,
+    stderr: str,
+    cwd: str | None,
+    environment: dict[str, str] | None = None,
 ) -> Any:
     """Launch argv[0]'s target with stdin from /dev/null and stdout/stderr to files, ASLR off (as
-    gdb)."""
+    gdb), in `environment` (None: lldb's own)."""
     info = lldb.SBLaunchInfo(argv[1:])
     buffering = stdbuf.line_buffered()  # superpmi's stdout whole at a fatal stop
-    if buffering:
-        env = dict(os.environ, **buffering)
+    if buffering or environment is not None:
+        env = dict(os.environ if environment is None else environment, **buffering)
         info.SetEnvironmentEntries([f"{k}={v}" for k, v in env.items()], False)
     info.AddOpenFileAction(0, "/dev/null", True, False)
     info.AddOpenFileAction(1, stdout, False, True)

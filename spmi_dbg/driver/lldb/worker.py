@@ -109,6 +109,7 @@ class Worker:
             str(self.req.run.stdout),
             str(self.req.run.stderr),
             self.req.config.cwd,
+            self.req.run.environment() if self.req.run.env is not None else None,
         )
         self._signals()
 
