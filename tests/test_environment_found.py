@@ -1,7 +1,8 @@
 """The environment a replay needs, found by experiment (issue 36 item 4): a test JIT of the sample
-set reads a variable of its own (SPMI_SAMPLE_FAULT_METHOD: the compile of that method faults), which
-no class of recorded variables covers. The user's run crashes; repro.sh's clean environment does not;
-the tool finds the variable before minimizing any record, records it, and verifies with it."""
+set reads a variable of its own (SPMI_SAMPLE_FAULT_METHOD: the compile of that method faults),
+which no class of recorded variables covers. The user's run crashes; repro.sh's clean environment
+does not; the tool finds the variable before minimizing any record, records it, and verifies with
+it."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""The data half of superpmi's command-line grammar (spmi_dbg/superpmi_argv): every superpmi command
-of the 3.1.23 transcripts read as 3.1 reads it must be refused exactly when the real superpmi printed
-its usage, in its words, and otherwise name the JITs, the collection and the settings the real run
-used (16a-16o: -jit/-load/-co, -j/-l, -jitoption f, upper case, -fail, -p with -c, -c with -m); the
-era is read off the real usage text; the tool's own changes keep the user's spelling."""
+"""The data half of superpmi's command-line grammar (spmi_dbg/superpmi_argv): every superpmi
+command of the 3.1.23 transcripts read as 3.1 reads it must be refused exactly when the real
+superpmi printed its usage, in its words, and otherwise name the JITs, the collection and the
+settings the real run used (16a-16o: -jit/-load/-co, -j/-l, -jitoption f, upper case, -fail, -p
+with -c, -c with -m); the era is read off the real usage text; the tool's own changes keep the
+user's spelling."""
 
 from __future__ import annotations
 
