@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .support.common import Collections
+from .support.common import Collections, run_cli
 from .support.natives import BASE, REPLAY
 from .support.pipeline import report, repro
 
@@ -57,6 +57,12 @@ def test_a_variable_of_the_users_is_found_before_any_record_is_minimized(
     assert rep["locate"]["method_context"] == FAULT_AT
     assert f"SPMI_SAMPLE_FAULT_METHOD={name}" in (out / "repro.sh").read_text()
     assert "UNRELATED_SETTING" not in (out / "repro.sh").read_text()
+    # recheck on the same JIT, from a shell without the variable: the bundle's recorded environment,
+    # under the debugger too (its bucket confirmed), so still failing
+    monkeypatch.delenv("SPMI_SAMPLE_FAULT_METHOD")
+    still = run_cli("recheck", str(out), "--jit", BASE, "--out", "r", cwd=tmp_path)
+    assert still.returncode == 1, still.stdout + still.stderr
+    assert ": still failing: " in still.stdout and "under gdb: bucket" in still.stdout, still.stdout
     # repro.sh reproduces in a clean shell
     done = subprocess.run(
         ["sh", str(out / "repro.sh")], capture_output=True, env={"PATH": "/usr/bin:/bin"}

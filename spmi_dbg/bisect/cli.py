@@ -14,7 +14,7 @@ from typing import Any
 from spmi_dbg.bisect.store import Flavor, flavor_of
 from spmi_dbg.bisect.verdict import Expected, Target
 from spmi_dbg.errors import UsageError
-from spmi_dbg.repro.arguments import add_pipeline_parser, pipeline_errors
+from spmi_dbg.repro.arguments import add_env_arguments, add_pipeline_parser, pipeline_errors
 from spmi_dbg.repro.command import ReproCommand, from_argv
 from spmi_dbg.repro.environment import EnvVar, capture
 from spmi_dbg.repro.needs import switches_of
@@ -108,6 +108,7 @@ def _probe_arguments(p: Parser) -> None:
         help="what another failure counts as (default skip)",
     )
     number_option(p, "--timeout", default=60.0, help="seconds per replay (default 60)")
+    add_env_arguments(p)
     p.add_argument(
         "--debugger",
         choices=("gdb", "lldb", "none"),
@@ -182,7 +183,9 @@ def _target(args: argparse.Namespace) -> tuple[Target, bool]:
     selection = command.selection
     if selection is None or selection.count() != 1:
         raise UsageError("the command after -- needs -c N: the one method context to replay")
-    command = _with_env(command, capture(os.environ))
+    command = _with_env(
+        command, capture(os.environ, args.env or (), bool(getattr(args, "env_all", False)))
+    )
     return Target(command, Expected(), varies or 0, compile_list=selection.spec()), True
 
 

@@ -227,6 +227,7 @@ def under_debugger(
             stdout=stem.with_name(stem.name + ".stdout"),
             stderr=stem.with_name(stem.name + ".stderr"),
             transcript=stem.with_name(stem.name + ".log"),
+            env=cmd.replay_env(),
         )
     )
 

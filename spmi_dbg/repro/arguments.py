@@ -154,13 +154,20 @@ def _bundle_arguments(p: Parser) -> None:
         action="store_true",
         help="replace the home directory, user name and host name in the written files",
     )
+    add_env_arguments(p)
+
+
+def add_env_arguments(p: Parser) -> None:
+    """--env NAME and --env-all: the variables of this environment a replay gets (repro, triage,
+    bisect's command form)."""
     repeated_option(
         p,
         "--env",
         metavar="NAME",
         help="a variable of this environment the replay needs besides those recorded anyway "
         "(DOTNET_*, COMPlus_*, LD_LIBRARY_PATH, LD_PRELOAD, LD_BIND_NOW, SuperPMI*); repeatable. "
-        "Native replays and repro.sh get these and nothing else (env -i, plus PATH and HOME)",
+        "Every replay after the first and repro.sh get these and nothing else (env -i, plus PATH "
+        "and HOME)",
     )
     p.add_argument(
         "--env-all",

@@ -149,6 +149,11 @@ class ReproCommand:
         (`env -i`), under the emulator for --qemu."""
         return [*clean_prefix(self.env), *self.emulator, *self.argv(compile_list, input)]
 
+    def replay_env(self) -> tuple[str, ...]:
+        """The recorded environment as a debugger replay takes it (ReplayRequest.env): the replay
+        then gets these variables, PATH and HOME, and nothing else, as the native replays do."""
+        return tuple(v.text for v in self.env)
+
     def numbers(self) -> list[int]:
         return (
             list(self.selection) if self.selection is not None else list(range(1, self.count + 1))

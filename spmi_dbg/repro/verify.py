@@ -168,6 +168,7 @@ def verify(
                     stdout=workdir / f"{label}.debugger.stdout",
                     stderr=workdir / f"{label}.debugger.stderr",
                     transcript=workdir / f"{label}.debugger.log",
+                    env=cmd.replay_env(),
                 )
             )
             break
