@@ -16,6 +16,8 @@ REPLAY = "bin/spmi-replay"
 REPLAY_O0 = "bin/spmi-replay-O0"  # the same core at -O0 (debugger tests)
 BASE_JIT = "jit/libsamplejit_base.so"
 DIFF_JIT = "jit/libsamplejit_diff.so"
+# the base JIT as a Release build: no asserts, no DEBUG-only settings
+RELEASE_JIT = "jit/libsamplejit_release.so"
 MCH_VERIFY = "bin/spmi-mch-verify"  # `spmi-dbg mch verify`'s native fast path (launcher.py)
 
 

@@ -239,3 +239,22 @@ def test_parse_log_of_31s_superpmi_py_and_a_lost_worker() -> None:
     runs[0].argv.remove("-p")
     # a short summary without -p is a -c list, not a lost worker
     assert lost_worker(runs[0], 5657) is None
+
+
+def test_from_log_of_a_run_that_never_replayed_says_so_first(
+    cols: Collections, tmp_path: Path
+) -> None:
+    """A logged superpmi run that printed its usage (an unknown switch) replayed nothing: that is
+    said first, in one line, and nothing is replayed (issue 36 item 7)."""
+    log, _ = render_fixture(tmp_path, cols)
+    refused = _with_output(
+        log,
+        "SuperPMI is a JIT compiler testing tool.",
+        "ERROR: Unknown switch '-bogus' passed as argument.",
+    )
+    r = repro("--from-log", str(refused), "--out", str(tmp_path / "b"), cwd=tmp_path)
+    assert r.returncode == 3, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "never replayed anything" in lines[0], r.stderr
+    assert "Unknown switch '-bogus'" in lines[0]
+    assert not (tmp_path / "b").exists()

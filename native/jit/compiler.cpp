@@ -57,6 +57,7 @@ void badCode(const char* why) {
     fatal(CORJIT_BADCODE);
 }
 
+#if !SAMPLEJIT_RELEASE  // a Release JIT has no asserts: no assert report in its binary
 // The real JIT's assert message: "Assertion failed '<expr>' in '<method>' during '<phase>' (IL size <n>;
 // hash 0x<h>; <tier>)", which superpmi's doAssert prints after "ISSUE: <ASSERT> #<mc> <file> (<line>) - ".
 static void formatAssert(Compiler* comp, const char* why, char* msg, size_t size) {
@@ -91,6 +92,7 @@ void assertAbort(const char* why, const char* file, unsigned line) {
     }
     fatal(CORJIT_INTERNALERROR);
 }
+#endif
 
 // ------------------------------------------------------------------------------------ arena
 void* ArenaAllocator::allocateMemory(size_t size) {
@@ -491,13 +493,14 @@ static constexpr unsigned MAX_LCL_COUNT = 0xFFFF;
 CorJitResult Compiler::compCompile(uint8_t** nativeEntry, uint32_t* nativeSizeOfCode) {
     if (m_host != nullptr) {
         compMethodSuperPMIIndex = m_host->getIntConfigValue("SuperPMIMethodContextNumber", -1);
+        opts.compDisasmSummary = m_host->getIntConfigValue("JitDisasmSummary", 0) != 0;
+        opts.compMinOpts = m_host->getIntConfigValue("JitMinOpts", 0) != 0;
+#if !SAMPLEJIT_RELEASE  // the real JIT's JitDump and stress settings are DEBUG-only
         const char* dump = m_host->getStringConfigValue("JitDump");  // a method set, as in the real JIT
         if (dump != nullptr) {
             compDumpMethods = " " + std::string(dump) + " ";
             m_host->freeStringConfigValue(dump);
         }
-        opts.compDisasmSummary = m_host->getIntConfigValue("JitDisasmSummary", 0) != 0;
-        opts.compMinOpts = m_host->getIntConfigValue("JitMinOpts", 0) != 0;
         compStressLevel = m_host->getIntConfigValue("JitStress", 0);
         for (auto [name, dest, set] : {std::tuple{"JitStressModeNames", &compStressModeNames, (bool*)nullptr},
                                        std::tuple{"JitStressModeNamesAllow", &compStressModeNamesAllow,
@@ -511,6 +514,7 @@ CorJitResult Compiler::compCompile(uint8_t** nativeEntry, uint32_t* nativeSizeOf
                 m_host->freeStringConfigValue(value);
             }
         }
+#endif
     }
     CORJIT_FLAGS jitFlags = {};
     info.compCompHnd->getJitFlags(&jitFlags, sizeof(jitFlags));

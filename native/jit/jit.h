@@ -20,6 +20,9 @@
 #ifndef SAMPLEJIT_ALT_SHAPE
 #define SAMPLEJIT_ALT_SHAPE 0
 #endif
+#ifndef SAMPLEJIT_RELEASE
+#define SAMPLEJIT_RELEASE 0
+#endif
 
 #define JIT_NOINLINE __attribute__((noinline))
 
@@ -39,7 +42,11 @@ struct JitException {
 [[noreturn]] void assertAbort(const char* why, const char* file, unsigned line);
 
 #undef assert
+#if SAMPLEJIT_RELEASE  // libsamplejit_release.so: asserts compiled out, as in a Release JIT
+#define assert(p) ((void)sizeof((p) ? 1 : 0))
+#else
 #define assert(p) (void)((p) || (assertAbort(#p, __FILE__, __LINE__), 0))
+#endif
 #define BADCODE(msg) badCode(msg)
 
 // ---------------------------------------------------------------------------------------------------

@@ -4,7 +4,9 @@
   the same bucket (fault site and null map), or the same assert (expression and place) or the same
   failed compile's exception in superpmi's own lines;
 - **good**: it replays clean (any exit status superpmi gives a replay that ran: 0, or 2 for diffs);
-- **skip**, with the reason: a JIT of another JIT-EE version (`Jit Compiler has wrong version
+- **skip**, with the reason: a clean replay by a build that could not have failed so (an assert on
+  a JIT without asserts, a setting the JIT does not read: repro/capability.py), a JIT of another
+  JIT-EE version (`Jit Compiler has wrong version
   identifier`, exit 254, in 3.1 and today), a JIT that does not load or start (exit 254 without that
   line: `LoadLibrary failed`), missing data only (the collection cannot tell), another failure
   (named by its bucket or key), a build that did not behave the same on every run (flaky), or no
@@ -27,6 +29,7 @@ from spmi_dbg.driver.request import ReplayRequest
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.failures.output import Failure, read_lines, read_output
 from spmi_dbg.jsonfacts import JsonFact
+from spmi_dbg.repro.capability import cannot_show
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.expect import Expectation, bucket_of, signal_of
 from spmi_dbg.repro.native import NativeRun, run_native
@@ -34,7 +37,13 @@ from spmi_dbg.repro.setup_causes import WRONG_VERSION
 
 VerdictKind = Literal["bad", "good", "skip"]
 SkipReason = Literal[
-    "jit-ee-version", "jit-does-not-load", "missing-data", "other-failure", "flaky", "no-build"
+    "jit-ee-version",
+    "jit-does-not-load",
+    "missing-data",
+    "other-failure",
+    "flaky",
+    "no-build",
+    "cannot-show",  # clean, but the build could not have failed so (repro/capability.py)
 ]
 
 
@@ -205,6 +214,11 @@ def probe(
     crash = target.expected.crash
     if result.kind == "bad" and crash is not None and crash.bucket and debugger is not None:
         _confirm(result, cmd, target, crash, debugger, timeout, workdir)
+    if result.kind == "good":
+        unable = cannot_show(cmd, assert_expected=target.expected.kind == "assert")
+        if unable:
+            result.kind, result.reason = "skip", "cannot-show"
+            result.evidence += "; but " + "; ".join(u.text for u in unable)
     return result
 
 

@@ -26,6 +26,7 @@ from spmi_dbg.errors import ToolFailure
 from spmi_dbg.failures.output import Failure, read_lines
 from spmi_dbg.failures.target import BREAK_SWITCH
 from spmi_dbg.mch.mclist import compress_ranges
+from spmi_dbg.repro.capability import cannot_show
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.expect import expectation_of
 from spmi_dbg.repro.failure_locate import (
@@ -190,6 +191,11 @@ def _not_found(
         if cause is not None:
             result.causes.append(cause)
             break
+    if result.outcome == "no-failure" and located.crashed() is None:
+        # a JIT that could not show it: no asserts, a setting it never reads
+        unable = cannot_show(cmd, assert_expected=opts.failure.kind == "assert")
+        if unable:
+            result.error = f"{result.error}; " + "; ".join(u.text for u in unable)
     if result.outcome == "no-failure" and located.crashed() is not None:
         with phase(result, "diagnose-crash", progress) as ph:
             said = _the_crash_instead(opts, cmd, located, work)

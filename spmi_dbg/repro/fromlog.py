@@ -54,6 +54,16 @@ _FATAL = re.compile(
     r"ERROR: Couldn't load .* created by child process|ERROR: Unexpected exception|"
     r"-p lost a worker: )"
 )
+# what superpmi prints when it replays nothing at all: its usage (a refused command), a JIT it could
+# not load or that is of another JIT-EE version, a collection it could not open
+_NEVER = re.compile(
+    r"^(SuperPMI is a JIT compiler testing tool\.|ERROR: Unknown switch|ERROR: Unknown file type|"
+    r"ERROR: Missing name of|ERROR: Cannot use |ERROR: .* requires -parallel|"
+    r"ERROR: Arg '.*' is invalid|"
+    r"ERROR: Illegal target architecture|ERROR: Invalid workers count|ERROR: Incorrect |"
+    r"ERROR: Jit Compiler has wrong version identifier|.*LoadLibrary failed|"
+    r"ERROR: Failed to open file)"
+)
 OUTPUT_FILE_OPTIONS = (
     "-f",
     "-details",
@@ -74,6 +84,8 @@ class LogRun:
     hints: list[int] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # the output lines that show the run failed
     loaded: int | None = None  # the `Loaded N` of the run's summary line (the -p parent's, with -p)
+    # the lines that show superpmi replayed nothing (a refused command, a JIT it did not load)
+    never: list[str] = field(default_factory=list)
 
     @property
     def severity(self) -> int:
@@ -128,6 +140,8 @@ def parse_log(text: str) -> list[LogRun]:
                 _hint(run, int(h.group(1)))
         if _FAILURE.match(line):
             run.failures.append(line.strip())
+        if _NEVER.match(line) and run.loaded is None:
+            run.never.append(line.strip())
         m = _LOADED.match(line)
         if m:
             run.loaded = int(m.group(1))
@@ -210,6 +224,13 @@ def command_from_log(path: str | os.PathLike[str], emulator: tuple[str, ...] = (
     worst = max(r.severity for r in runs)
     failed = [r for r in runs if r.severity == worst and worst > 0]
     run = failed[0] if failed else runs[-1]
+    if run.never:
+        said = next((x for x in run.never if x.startswith("ERROR")), run.never[0])
+        raise InputError(
+            str(log),
+            f"line {run.line}: the logged superpmi run never replayed anything (it said: {said}); "
+            "there is no failure of it to reproduce: fix the command superpmi.py ran",
+        )
     argv, notes = _drop_output_files(run.argv)
     where = f"{log.name} line {run.line}"
     notes.insert(

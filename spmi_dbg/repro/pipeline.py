@@ -20,6 +20,7 @@ from spmi_dbg.errors import SpmiDbgError, printable
 from spmi_dbg.failures.output import Failure, read_lines
 from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.bundle import write_bundle
+from spmi_dbg.repro.capability import cannot_show
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.crash_experiments import CrashExperiments
 from spmi_dbg.repro.env_experiment import find_environment
@@ -120,6 +121,8 @@ def _run_phases(
                 "state left by records of an earlier partition shows only with "
                 "--workers 1"
             )
+        if result.outcome == "no-crash":  # a setting the JIT never read changed nothing
+            located.notes += [u.text for u in cannot_show(cmd, assert_expected=False)]
         return
     v = _Verifying(opts, result, located, work, progress).run()
     if not v.accepted:

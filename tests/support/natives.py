@@ -11,6 +11,7 @@ REPLAY = native(paths.REPLAY)
 REPLAY_O0 = native(paths.REPLAY_O0)
 BASE = native(paths.BASE_JIT)
 DIFF = native(paths.DIFF_JIT)
+RELEASE = native(paths.RELEASE_JIT)
 
 # superpmi's options that make the sample seed crash (dotnet/runtime#91257): asm diffs of an Arm64
 # target.
