@@ -14,7 +14,7 @@ import pytest
 
 from .support.common import Collections, run_cli
 from .support.natives import BASE, REPLAY
-from .support.pipeline import report, repro
+from .support.pipeline import report, repro, validate
 
 FAULT_AT = 7
 
@@ -49,12 +49,14 @@ def test_a_variable_of_the_users_is_found_before_any_record_is_minimized(
     r = repro("--out", str(out), "--", REPLAY, "-bug", "56506", BASE, str(mch), cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(out)
+    validate(rep)
     exp = rep["environment_experiment"]
     assert [v["name"] for v in exp["needed"]] == ["SPMI_SAMPLE_FAULT_METHOD"]
     assert exp["whole_reproduced"] and "found by experiment" in exp["summary"]
     assert ("named in the replay's own output" in exp["summary"]) is not quiet
     assert rep["minimization"] is None  # no record was minimized
     assert rep["locate"]["method_context"] == FAULT_AT
+    assert "found by experiment" in r.stdout  # said on the console, in one line
     assert f"SPMI_SAMPLE_FAULT_METHOD={name}" in (out / "repro.sh").read_text()
     assert "UNRELATED_SETTING" not in (out / "repro.sh").read_text()
     # recheck on the same JIT, from a shell without the variable: the bundle's recorded environment,

@@ -27,9 +27,15 @@ from .support.replay import LOADED, replay, summary
 
 def test_help_and_usage_errors(cols: Collections) -> None:
     mch = str(cols.clean())
-    r = replay()
-    assert r.returncode == 255 and r.stdout.startswith("SuperPMI is a JIT compiler testing tool.\n")
-    assert "ERROR: Missing name of a Jit." in r.stderr
+    # no arguments, a switch without its value, a setting without `=`: superpmi prints only its
+    # usage (transcript 08c)
+    for args in [(), ("-c",), ("-jitoption", "JitDump", BASE, mch), ("-", BASE, mch)]:
+        r = replay(*args)
+        assert r.returncode == 255, (args, r.stderr)
+        assert r.stdout.startswith("SuperPMI is a JIT compiler testing tool.\n") and r.stderr == ""
+    # today's superpmi with no JIT: libclrjit.so beside itself (there is none beside the core)
+    r = replay(mch)
+    assert r.returncode == 254 and "Using default JIT: " in r.stdout, r.stdout + r.stderr
 
     cases = {
         ("-zzz", BASE, mch): "ERROR: Unknown switch '-zzz' passed as argument.",
@@ -60,8 +66,13 @@ def test_help_and_usage_errors(cols: Collections) -> None:
             "65",
             BASE,
             mch,
-        ): "ERROR: Invalid workers count specified, workers count must be between 1 and 64.",
-        ("-jitoption", "JitDump", BASE, mch): "ERROR: Could not parse jitoption 'JitDump'",
+        ): "ERROR: Invalid workers count specified, workers count cannot be more than 64.",
+        ("-c", "1-3", "-m", "0" * 32, BASE, mch): (
+            "ERROR: Cannot use both method context list and method context hash."
+        ),
+        ("-repeatCount", "0", BASE, mch): (
+            "ERROR: Invalid repeat count specified. Repeat count must be between 1 and INT_MAX."
+        ),
         # -target needs 6 chars
         ("-targ", "arm64", BASE, mch): "ERROR: Unknown switch '-targ' passed as argument.",
     }

@@ -197,14 +197,17 @@ def test_state_dependent_crash_is_minimized_to_two_records(
     assert rep["repro"]["records"] == 2 and rep["repro"]["method_contexts"] == [100, 200]
     assert (tmp_path / "b" / "repro.mch").read_bytes() == mc_bytes(mch, 100) + mc_bytes(mch, 200)
     assert rep["verification"]["accepted"] and rep["verification"]["rate"] >= 0.5
+    # the environment first (a crash that needs a variable of the user's), then the records
     assert [p["name"] for p in rep["phases"]] == [
         "locate",
         "isolate",
         "verify",
+        "environment",
         "minimize",
         "isolate-minimized",
         "verify-minimized",
     ]
+    assert rep["environment_experiment"]["whole_reproduced"] is False
     assert (
         "The crashing record alone does not fail: the repro keeps the earlier record(s) 100"
         in (tmp_path / "b" / "report.md").read_text()
@@ -388,7 +391,7 @@ def test_bad_inputs_are_one_line_errors(cols: Collections, tmp_path: Path) -> No
             str(mch),
         ): "no-gdb not found: gdb is needed",
         ("--", str(script), BASE, str(mch)): "superpmi program is not an ELF executable",
-        ("--", REPLAY, BASE): "no collection (.mch/.mc) in the command",
+        ("--", REPLAY, BASE): "ERROR: Missing name of an input file.",
         ("--", REPLAY, "-c", "5,3", BASE, str(mch)): "MCL list must be increasing",
         (
             "--workers",

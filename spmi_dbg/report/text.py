@@ -112,6 +112,9 @@ def _outcome(data: dict[str, Any]) -> list[Row]:
     v = data["verification"]
     if v is not None:
         out.append(("verification", v["summary"]))
+    env = data.get("environment_experiment")
+    if env:
+        out.append(("environment", env["summary"]))
     reg = data["issue"]["regression"]
     if reg["answered"]:
         out.append(("regression", reg["conclusion"]))
