@@ -5,12 +5,13 @@ tool's own runs while repro.sh keeps it, and the user's output files never writt
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
 from .support.common import Collections
 from .support.natives import BASE, REPLAY
-from .support.pipeline import report, repro
+from .support.pipeline import report, repro, triage
 from .test_repro_failure import failures_collection
 
 
@@ -112,3 +113,16 @@ def test_verbosity_that_hides_missing_data_hides_nothing_from_the_tool(
     # the user's files were never written
     assert failing.read_text() == "keep\n"
     assert sorted(p.name for p in user_files.iterdir()) == ["failing.mcl"]
+
+
+def test_a_triage_under_v_ewi_counts_what_superpmi_did(cols: Collections, tmp_path: Path) -> None:
+    """superpmi.py's `-v ewi` hides the MISSING lines and the summary (16e): the triage's own
+    replays still read them, so its accounting is that of the same command without `-v ewi`."""
+    mch = str(failures_collection(cols))
+    counts = []
+    for name, verbosity in (("plain", []), ("ewi", ["-v", "ewi"])):
+        r = triage("--out", name, "--", REPLAY, *verbosity, BASE, mch, cwd=tmp_path)
+        assert r.returncode in (0, 1, 2), r.stdout + r.stderr
+        (cov,) = json.loads((tmp_path / name / "triage.json").read_text())["coverage"]
+        counts.append({k: cov[k] for k in ("replayed_clean", "crashed", "failed_compile")})
+    assert counts[0] == counts[1] and counts[0]["failed_compile"] > 0, counts
