@@ -12,6 +12,7 @@ from spmi_dbg.analysis import diagnose
 from spmi_dbg.analysis.nullmap import packet_for_member
 from spmi_dbg.analysis.view import SignalInfo
 from spmi_dbg.mch import packets as P
+from spmi_dbg.mch.layouts import target_arch_name
 
 from .support.recorded_view import RFrame, RProcess, RValue
 
@@ -85,3 +86,19 @@ def test_a_31_null_map_is_named_by_the_superpmis_member() -> None:
         149,
         "AppendClassName",
     )
+
+
+def test_target_architectures_of_either_numbering() -> None:
+    """GetExpectedTargetArchitecture: IMAGE_FILE_MACHINE_* (2023) or CorInfoArch (2025+, corinfo.h's
+    order: riscv64 and loongarch64 too); anything else raw."""
+    assert [target_arch_name(v) for v in (0x8664, 0xAA64, 0x5064)] == ["x64", "arm64", "riscv64"]
+    assert [target_arch_name(v) for v in range(7)] == [
+        "x86",
+        "x64",
+        "arm",
+        "arm64",
+        "loongarch64",
+        "riscv64",
+        "wasm32",
+    ]
+    assert target_arch_name(7) == "unknown (0x7)"

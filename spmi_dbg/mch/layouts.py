@@ -213,9 +213,23 @@ IMAGE_FILE_MACHINE = {
 }
 
 
+# ...and `CorInfoArch` (corinfo.h) in 2025+ collections: small values, apart from every machine
+# number above.
+CORINFO_ARCH = {
+    0: "x86",
+    1: "x64",
+    2: "arm",
+    3: "arm64",
+    4: "loongarch64",
+    5: "riscv64",
+    6: "wasm32",
+}
+
+
 def target_arch_name(value: int) -> str:
-    """Name for a recorded target architecture; unknown values are shown raw, never guessed."""
-    name = IMAGE_FILE_MACHINE.get(value)
+    """Name for a recorded target architecture (either era's numbering); unknown values are shown
+    raw, never guessed."""
+    name = IMAGE_FILE_MACHINE.get(value) or CORINFO_ARCH.get(value)
     return name if name else f"unknown (0x{value:x})"
 
 
