@@ -258,16 +258,20 @@ def test_assert_with_boa_and_no_debugger_does_not_trap(cols: Collections) -> Non
 
 
 def test_boe_breaks_unconditionally(cols: Collections) -> None:
+    # the debug break in main, outside every protected call: today's PAL cannot re-run the trap and
+    # aborts (3.1's superpmi, with no SIGTRAP handler, dies of the trap: tests/test_era31.py)
     r = replay("-boe", BASE, str(cols.mixed()))
-    assert r.returncode == -signal.SIGTRAP  # the debug break with no debugger kills the process
+    assert r.returncode == -signal.SIGABRT
     assert r.stdout.splitlines()[-1] == "HINT: to repro add '-c 10' to cmdline"
     r = replay("-boe", "-c", "10", BASE, str(cols.mixed()))
-    assert r.returncode == -signal.SIGTRAP and "HINT" not in r.stdout
+    assert r.returncode == -signal.SIGABRT and "HINT" not in r.stdout
 
 
 def test_box_breaks_on_superpmi_exceptions(cols: Collections) -> None:
-    r = replay("-box", "-c", "30", BASE, str(cols.mixed()))  # missing data raises an SPMI exception
-    assert r.returncode == -signal.SIGTRAP
+    # missing data raises an SPMI exception inside the JIT's protected call: with no debugger the
+    # PAL turns the break into an exception (EXCEPTION_BREAKPOINT), and the compile fails
+    r = replay("-box", "-c", "30", BASE, str(cols.mixed()))
+    assert r.returncode == 1 and "80000003" in r.stderr, r.stderr
     assert replay("-box", "-c", "1-9", BASE, str(cols.mixed())).returncode == 0
 
 

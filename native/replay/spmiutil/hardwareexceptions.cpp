@@ -1,6 +1,7 @@
 #include "hardwareexceptions.h"
 
 #include <csignal>
+#include <cstdlib>
 
 #include "errorhandling.h"
 
@@ -28,6 +29,8 @@ static DWORD ExceptionCodeFromSignal(int sig, const siginfo_t* info)
             return (info->si_code == ILL_PRVOPC) ? EXCEPTION_PRIV_INSTRUCTION : EXCEPTION_ILLEGAL_INSTRUCTION;
         case SIGBUS:
             return (info->si_code == BUS_ADRALN) ? EXCEPTION_DATATYPE_MISALIGNMENT : EXCEPTION_ACCESS_VIOLATION;
+        case SIGTRAP:
+            return EXCEPTION_BREAKPOINT;
         default:
             return EXCEPTION_ACCESS_VIOLATION;
     }
@@ -36,6 +39,12 @@ static DWORD ExceptionCodeFromSignal(int sig, const siginfo_t* info)
 static void HardwareExceptionHandler(int sig, siginfo_t* info, void* /*context*/)
 {
     PalTryFrame* frame = t_currentFrame;
+    if (frame == nullptr && sig == SIGTRAP)
+    {
+        // Today's PAL (src/coreclr/pal/src/exception/signal.cpp: sigtrap_handler, invoke_previous_action with
+        // signalRestarts false): a trap does not run again, so with the default previous action it aborts.
+        abort();
+    }
     if (frame == nullptr)
     {
         // Not in a protected region: decline. With the default action back in place the faulting
@@ -61,7 +70,9 @@ void PAL_InitializeHardwareExceptions()
     sa.sa_sigaction = HardwareExceptionHandler;
     sa.sa_flags     = SA_SIGINFO;  // no SA_ONSTACK: no alternate stack
     sigemptyset(&sa.sa_mask);
-    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE})
+    // SIGTRAP too, as today's PAL: a debug break inside a protected call becomes an exception
+    // (EXCEPTION_BREAKPOINT), one outside aborts the process.
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP})
         sigaction(sig, &sa, nullptr);
 }
 
