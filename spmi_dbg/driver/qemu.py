@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from spmi_dbg.driver.request import ReplayRequest
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.superpmi_argv import parse_command
 
@@ -124,6 +125,21 @@ def start(
         kill(proc)
     raise ToolFailure(
         f"{target.emulator} did not open its gdbstub ({PORT_ATTEMPTS} ports tried): {last}"
+    )
+
+
+def start_replay(
+    target: QemuTarget, request: ReplayRequest, cwd: str | None
+) -> tuple[subprocess.Popen[bytes], int]:
+    """`request`'s replay as a guest under qemu's gdbstub: its output where the request says, in its
+    environment (the recorded one, when it names one)."""
+    return start(
+        target,
+        list(request.argv),
+        stdout=request.stdout,
+        stderr=request.stderr,
+        cwd=cwd,
+        env=request.environment() if request.env is not None else None,
     )
 
 

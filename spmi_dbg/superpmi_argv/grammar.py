@@ -115,6 +115,20 @@ def _s(
     return Switch(name, match, args, fixed, role)
 
 
+# The first and the last switches, the same in both eras.
+_FIRST = (
+    _s("help", role=HELP),  # also `-?`: see parse.py
+    _s("load", "one", INPUT),
+    _s("jit", "one", JIT),
+    _s("reproName", "one", OUTPUT_PREFIX),
+    _s("failingMCList", "one", OUTPUT_FILE),
+)
+_LAST = (
+    _s("stride", "two", STRIDE),
+    _s("jitoption", "setting", SETTING),
+    _s("jit2option", "setting", SETTING),
+)
+
 # dotnet/coreclr v3.1.23 (0dee78f90fc80c0fa4390ac1ba519c679bd503a4),
 # src/ToolBox/superpmi/superpmi/commandline.cpp, CommandLine::Parse, in its order (transcripts
 # 16a-16o of the real binary).
@@ -122,11 +136,7 @@ ERA_31 = Grammar(
     era="3.1",
     title="superpmi 3.1",
     switches=(
-        _s("help", role=HELP),  # also `-?`: see parse.py
-        _s("load", "one", INPUT),
-        _s("jit", "one", JIT),
-        _s("reproName", "one", OUTPUT_PREFIX),
-        _s("failingMCList", "one", OUTPUT_FILE),
+        *_FIRST,
         _s("diffMCList", "one", OUTPUT_FILE, "fixed", 10),
         _s("target", "one", "", "fixed", 6),
         _s("boe", match="fixed", fixed=3),
@@ -140,9 +150,7 @@ ERA_31 = Grammar(
         _s("matchHash", "one"),
         _s("parallel", "count", PARALLEL),
         _s("skipCleanup", match="exact"),
-        _s("stride", "two", STRIDE),
-        _s("jitoption", "setting", SETTING),
-        _s("jit2option", "setting", SETTING),
+        *_LAST,
     ),
     # by the host superpmi was built for: x64 takes arm64 only, x86 arm only, others none
     targets_by_host={"x64": ("arm64",), "x86": ("arm",)},
@@ -158,11 +166,7 @@ ERA_TODAY = Grammar(
     era="today",
     title="today's superpmi",
     switches=(
-        _s("help", role=HELP),
-        _s("load", "one", INPUT),
-        _s("jit", "one", JIT),
-        _s("reproName", "one", OUTPUT_PREFIX),
-        _s("failingMCList", "one", OUTPUT_FILE),
+        *_FIRST,
         _s("target", "one", "", "fixed", 6),
         _s("boe", match="fixed", fixed=3),
         _s("boa", match="fixed", fixed=3),
@@ -181,9 +185,7 @@ ERA_TODAY = Grammar(
         _s("failureLimit", "one"),
         _s("skipCleanup", match="exact"),
         _s("repeatCount", "one", match="exact"),
-        _s("stride", "two", STRIDE),
-        _s("jitoption", "setting", SETTING),
-        _s("jit2option", "setting", SETTING),
+        *_LAST,
     ),
     third_jit_refused=True,
     setting_separators="=#",

@@ -15,9 +15,8 @@ from spmi_dbg.driver.gdb.loop import MiRun, StopNotes
 from spmi_dbg.driver.gdb.mi import MiChannel
 from spmi_dbg.driver.gdb.session import GdbSession
 from spmi_dbg.driver.outcome import ReplayOutcome
-from spmi_dbg.driver.qemu import QemuTarget
+from spmi_dbg.driver.qemu import QemuTarget, start_replay
 from spmi_dbg.driver.qemu import kill as qemu_kill
-from spmi_dbg.driver.qemu import start as qemu_start
 from spmi_dbg.driver.request import (
     DEFAULT_SETUP,
     NO_WATCH,
@@ -84,14 +83,7 @@ def _in_guest(
             setup.for_replay(channel, argv[0], notes.path, config.max_passes, config.debug_dirs)
             setup.set_args(channel, argv)  # what argv() reads
             setup.remote_paths(channel, qemu, argv)
-            guest, port = qemu_start(
-                qemu,
-                argv,
-                stdout=request.stdout,
-                stderr=request.stderr,
-                cwd=config.cwd,
-                env=request.environment() if request.env is not None else None,
-            )
+            guest, port = start_replay(qemu, request, config.cwd)
             log.write(f"# {' '.join(qemu.prefix())} -g {port} {' '.join(argv)} (pid {guest.pid})\n")
             run.inferior = guest.pid
             reply = channel.request(f"-target-select remote 127.0.0.1:{port}", CONNECT_TIMEOUT)

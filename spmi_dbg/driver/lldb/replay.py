@@ -25,9 +25,8 @@ from spmi_dbg.driver.leftovers import LeaderSession
 from spmi_dbg.driver.lldb.request import GuestLink, WorkerRequest
 from spmi_dbg.driver.lldb.sbapi import import_lldb
 from spmi_dbg.driver.outcome import ReplayOutcome
-from spmi_dbg.driver.qemu import QemuTarget, library_dirs
+from spmi_dbg.driver.qemu import QemuTarget, library_dirs, start_replay
 from spmi_dbg.driver.qemu import kill as qemu_kill
-from spmi_dbg.driver.qemu import start as qemu_start
 from spmi_dbg.driver.request import (
     DEFAULT_SETUP,
     NO_WATCH,
@@ -62,14 +61,7 @@ def run_replay(
     link = None
     if qemu is not None:
         argv = list(request.argv)
-        guest, port = qemu_start(
-            qemu,
-            argv,
-            stdout=request.stdout,
-            stderr=request.stderr,
-            cwd=config.cwd,
-            env=request.environment() if request.env is not None else None,
-        )
+        guest, port = start_replay(qemu, request, config.cwd)
         link = GuestLink(port, qemu.sysroot, tuple(library_dirs(argv)), guest.pid)
     worker = _Worker(WorkerRequest(transcript, config, replay=request, guest=link))
     if guest is not None:
