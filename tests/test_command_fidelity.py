@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 from pathlib import Path
 
 from .support.common import Collections
@@ -107,9 +108,20 @@ def test_verbosity_that_hides_missing_data_hides_nothing_from_the_tool(
     line = (out / "repro.sh").read_text().splitlines()[-1]
     words = shlex.split(line)
     assert words[words.index("-v") + 1] == "ewi"
-    assert words[words.index("-f") + 1] == "$here/failingMCList-failing.mcl"
-    assert words[words.index("-w") + 1] == "$here/writeLogFile-log.txt"
+    assert words[words.index("-f") + 1] == "$here/superpmi-files/failingMCList-failing.mcl"
+    assert words[words.index("-w") + 1] == "$here/superpmi-files/writeLogFile-log.txt"
     assert str(user_files) not in line
+    # what the tool's replays wrote, merged into the bundle and said: the failing list holds the
+    # failures superpmi listed (the assert at 60, the caught fault at 90, the missing data at 110)
+    merged = (out / "superpmi-files" / "failingMCList-failing.mcl").read_text().split()
+    assert merged == ["60", "90", "110"], merged
+    assert (out / "superpmi-files" / "writeLogFile-log.txt").stat().st_size > 0
+    notes = " ".join(report(out)["command"].get("notes") or [])
+    assert "superpmi-files/failingMCList-failing.mcl holds them merged" in notes
+    # repro.sh writes only inside the bundle
+    ran = subprocess.run(["sh", str(out / "repro.sh")], capture_output=True, cwd=tmp_path)
+    assert ran.returncode == 3, ran
+    assert sorted(p.name for p in user_files.iterdir()) == ["failing.mcl"]
     # the user's files were never written
     assert failing.read_text() == "keep\n"
     assert sorted(p.name for p in user_files.iterdir()) == ["failing.mcl"]

@@ -19,9 +19,12 @@ from spmi_dbg.report.markdown import render_repro_markdown
 from spmi_dbg.report.parsed import ReportJson
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.report.sarif import repro_sarif
+from spmi_dbg.repro.command import USER_FILES
 from spmi_dbg.repro.isolate import REPRO_NAME
 from spmi_dbg.repro.report_data import report_data
 from spmi_dbg.repro.result import JIT_OUTPUT_FILE, Bundle, ReproResult
+from spmi_dbg.superpmi_argv.edit import output_name
+from spmi_dbg.superpmi_argv.grammar import OUTPUT_FILE
 
 JIT_OUTPUT_LIMIT = 64 << 20  # bytes of the JIT's own output kept in the bundle
 
@@ -80,6 +83,9 @@ def _write_files(result: ReproResult, work: Path, staged: Path) -> tuple[list[st
         if len(dump) > JIT_OUTPUT_LIMIT:
             dump = dump[:JIT_OUTPUT_LIMIT] + f"\n... (cut at {JIT_OUTPUT_LIMIT} bytes)\n".encode()
         put(JIT_OUTPUT_FILE, dump)
+    for name, data in _user_files(result):
+        (staged / USER_FILES).mkdir(exist_ok=True)
+        put(f"{USER_FILES}/{name}", data)
     stdout, stderr = _replay_output(result)
     put("replay.stdout", stdout)
     put("replay.stderr", stderr)
@@ -122,11 +128,14 @@ def repro_script(result: ReproResult, redactor: Redactor | None = None) -> str:
     command = cmd.shell_line(
         f'"$here/{REPRO_NAME}"', redactor.shell_word if redactor else shell.quote
     )
+    # superpmi opens the files the command names where repro.sh puts them: the bundle's USER_FILES
+    mkdir = [f'mkdir -p "$here/{USER_FILES}"'] if cmd.user_outputs() else []
     return "\n".join(
         [
             "#!/bin/sh",
             *(f"# {shell.comment(c)}" for c in comments),
             'here=$(dirname -- "$0")',
+            *mkdir,
             f"exec {command}",
             "",
         ]
@@ -140,6 +149,34 @@ def _read(path: Path) -> bytes:
         return path.read_bytes()
     except OSError:
         return b""
+
+
+def _user_files(result: ReproResult) -> list[tuple[str, bytes]]:
+    """The files the user's command names (-f, -details, -w, -diffMCList), as the tool's replays of
+    the located partitions wrote them, merged in the partitions' order: a method context list
+    sorted and once each, a CSV with its header once, a log whole (the -r repro files aside: the
+    bundle's repro.mch is the repro)."""
+    cmd = result.options.command
+    partitions = [r.partition for r in result.target.located.runs] if result.target else []
+    specs = [p.spec for p in sorted(partitions, key=lambda p: p.index)]
+    out: list[tuple[str, bytes]] = []
+    for k, item in enumerate(cmd.user_outputs()):
+        if item.role != OUTPUT_FILE:
+            continue
+        parts = [_read(cmd.run_outputs(spec)[k]) for spec in specs]
+        out.append((output_name(item), _merged(item.name, parts)))
+    return out
+
+
+def _merged(switch: str, parts: list[bytes]) -> bytes:
+    if switch in ("failingMCList", "diffMCList"):
+        numbers = sorted({int(x) for p in parts for x in p.split() if x.isdigit()})
+        return b"".join(b"%d\r\n" % n for n in numbers)
+    if switch == "details":
+        lines = [p.splitlines(keepends=True) for p in parts if p]
+        head = lines[0][:1] if lines else []
+        return b"".join([*head, *(x for ls in lines for x in ls[1:])])
+    return b"".join(parts)
 
 
 def _replay_output(result: ReproResult) -> tuple[bytes, bytes]:

@@ -45,6 +45,10 @@ from spmi_dbg.superpmi_argv.grammar import era as grammar_of_era
 from spmi_dbg.superpmi_argv.parse import Command, Item, read_options
 from spmi_dbg.superpmi_argv.probe import probe_era
 
+# the bundle's directory of the files the user's command names (-f, -details, -w, ...): repro.sh's
+# runs write theirs there, and the bundle holds the tool's runs' own, merged
+USER_FILES = "superpmi-files"
+
 
 @dataclass(frozen=True)
 class Spelling:
@@ -130,6 +134,16 @@ class ReproCommand:
             out += [sw, jit] if sw else [jit]
         return [*out, *([self.spelling.input] if self.spelling.input else []), inp]
 
+    def user_outputs(self) -> list[Item]:
+        """The options naming files superpmi writes (-f, -details, -w, -r, -diffMCList)."""
+        return edit.outputs(self.items())
+
+    def run_outputs(self, compile_list: str | None, input: str | None = None) -> list[Path]:
+        """Where one of the tool's runs (`argv(compile_list, input)`) wrote each of user_outputs'
+        files, in their order."""
+        place = self._place(compile_list, input if input is not None else self.input)
+        return [Path(place(i)) for i in self.user_outputs()]
+
     def _place(self, compile_list: str | None, inp: str) -> Callable[[Item], str]:
         """Where one run of the tool writes the files the user's options name: a directory of
         its own per run (the -c list and input), under the system's temporary directory."""
@@ -206,7 +220,8 @@ class ReproCommand:
 
         def word(a: str) -> str:
             if a.startswith(marker):
-                return f"{head}/{a[len(marker) :]}{close}" if head else quote(a[len(marker) :])
+                name = f"{USER_FILES}/{a[len(marker) :]}"
+                return f"{head}/{name}{close}" if head else quote(name)
             return quote(a)
 
         return (
@@ -370,6 +385,12 @@ def _kept(cmd: Command, notes: list[str]) -> _Kept:
         elif item.role == STRIDE:
             notes.append(f"dropped `{said}`: partitions are -c ranges")
         else:
+            if item in edit.outputs([item]):
+                notes.append(
+                    f"`{said}`: your file is never written; the tool's replays write their own, "
+                    f"and the bundle's {USER_FILES}/{edit.output_name(item)} holds them merged "
+                    "(repro.sh writes its own there too)"
+                )
             out.options.extend(item.tokens)
     return out
 

@@ -21,7 +21,7 @@ from spmi_dbg.failures.output import Failure, read_lines
 from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.bundle import write_bundle
 from spmi_dbg.repro.capability import cannot_show
-from spmi_dbg.repro.command import Partition, ReproCommand
+from spmi_dbg.repro.command import USER_FILES, Partition, ReproCommand
 from spmi_dbg.repro.crash_experiments import CrashExperiments
 from spmi_dbg.repro.env_experiment import find_environment
 from spmi_dbg.repro.failure_pipeline import run_failure_phases
@@ -61,7 +61,7 @@ def run_repro(
         work = Path(tmp)
         # before any replay: one run per bundle directory (InputError if taken)
         if opts.out is not None:
-            check_out_dir(opts.out, ours=BUNDLE_FILES)
+            check_out_dir(opts.out, ours=BUNDLE_FILES, subdirs=USER_FILES)
             held.enter_context(locked(opts.out))
         try:
             if opts.failure.is_crash:
@@ -78,7 +78,9 @@ def run_repro(
         result.seconds = time.monotonic() - start
         try:
             if opts.out is None:  # the default name is known only now
-                check_out_dir(out, ours=BUNDLE_FILES, option="the bundle directory")
+                check_out_dir(
+                    out, ours=BUNDLE_FILES, subdirs=USER_FILES, option="the bundle directory"
+                )
                 held.enter_context(locked(out))
             result.bundle = write_bundle(result, work)  # the repro now lives in the bundle
         except (SpmiDbgError, OSError) as e:  # the report cannot tell this one: the summary does
