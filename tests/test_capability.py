@@ -11,7 +11,7 @@ from spmi_dbg.repro.capability import carries, has_asserts
 
 from .support.common import Collections, run_cli
 from .support.natives import BASE, RELEASE, REPLAY
-from .support.pipeline import repro
+from .support.pipeline import repro, triage
 from .test_repro_failure import failures_collection
 
 
@@ -54,6 +54,17 @@ def test_no_crash_names_the_setting_the_jit_never_read(cols: Collections, tmp_pa
         RELEASE,
         str(mch),
         cwd=tmp_path,
+    )
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "libsamplejit_release.so does not read JitStress" in r.stdout, r.stdout
+
+
+def test_a_triage_without_crashes_names_the_setting_the_jit_never_read(
+    cols: Collections, tmp_path: Path
+) -> None:
+    mch = cols.get("units-clean", 10)
+    r = triage(
+        "--out", "t", "--", REPLAY, "-jitoption", "JitStress=2", RELEASE, str(mch), cwd=tmp_path
     )
     assert r.returncode == 2, r.stdout + r.stderr
     assert "libsamplejit_release.so does not read JitStress" in r.stdout, r.stdout

@@ -18,6 +18,7 @@ from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.errors import InputError, UsageError
 from spmi_dbg.failures.target import FailureTarget
 from spmi_dbg.outdir import check_out_dir, locked
+from spmi_dbg.repro.capability import cannot_show
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.result import ReproOptions, ReproResult
 from spmi_dbg.tempfiles import temp_dir
@@ -101,6 +102,8 @@ def run_triage(
             result.buckets = bucket_crashes(found.crashes)
             result.failure_buckets = bucket_failures(found.outputs, names)
             result.coverage = coverage(found.journals, names)
+            if not result.buckets and not result.failure_buckets:
+                found.notes += _unread_settings(list(commands.values()), opts)
             built = engine.run_bundles(_bundle_jobs(opts, result, commands), found.engine)
         finally:
             engine.close()
@@ -116,6 +119,17 @@ def run_triage(
         if r.redact:
             shutil.rmtree(directory, ignore_errors=True)
     return result
+
+
+def _unread_settings(commands: list[ReproCommand], opts: TriageOptions) -> list[str]:
+    """Beside a triage that found nothing: what its JITs could not show (a setting they never read,
+    an assert sought from a JIT without asserts), once each."""
+    assert_sought = opts.repro.failure.kind == "assert"
+    seen: dict[str, None] = {}
+    for cmd in commands:
+        for u in cannot_show(cmd, assert_expected=assert_sought):
+            seen.setdefault(u.text, None)
+    return list(seen)
 
 
 def _take_bundles(result: TriageResult, built: dict[str, ReproResult]) -> None:
