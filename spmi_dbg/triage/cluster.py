@@ -301,7 +301,7 @@ class DaskEngine:
         def submit(task: PartitionTask, attempt: int) -> Any:
             return self.client.submit(
                 _remote,
-                task,
+                dataclasses.replace(task, exact_env=True),  # the worker's is not the user's
                 self._stop,
                 budget_name,
                 key=f"spmi-triage-{run_id}-p{task.partition.index}-{attempt}",

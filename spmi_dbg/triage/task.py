@@ -63,6 +63,9 @@ class PartitionTask:
     max_crashes: int
     # every crash diagnosed under the debugger, even in a storm (--diagnose-all: no sweep)
     diagnose_all: bool = False
+    # the replays get exactly the command's recorded environment (a cluster's worker: the user's
+    # whole environment is not there); else the environment this process runs in (the user's run)
+    exact_env: bool = False
 
 
 class Budget(Protocol):
@@ -420,7 +423,12 @@ class _Partition:
             try:
                 run.outcome = session.run(
                     ReplayRequest(
-                        tuple(argv), self.task.timeout, run.stdout, run.stderr, run.transcript
+                        tuple(argv),
+                        self.task.timeout,
+                        run.stdout,
+                        run.stderr,
+                        run.transcript,
+                        env=self.task.command.replay_env() if self.task.exact_env else None,
                     ),
                     ReplayWatch(self.cancel),
                 )
