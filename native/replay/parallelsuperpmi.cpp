@@ -47,11 +47,28 @@ static std::vector<std::string> ConstructChildProcessArgs(const CommandLine::Opt
 
     addBool(o.breakOnError, "-boe");
     addBool(o.breakOnAssert, "-boa");
-    addBool(o.breakOnException, "-box");
-    addBool(o.ignoreStoredConfig, "-ignoreStoredConfig");
-    addBool(o.applyDiff, "-applyDiff");
-    addString(o.reproName, "-reproName");
-    addString(o.writeLogFile, "-writeLogFile");
+    if (SpmiEra31())
+    {
+        // v3.1.23's ConstructChildProcessArgs: -reproName twice (once before and once after
+        // -writeLogFile), the log file passed on, no -verbosity (the workers keep `-v ewmin`)
+        addBool(o.applyDiff, "-applyDiff");
+        addString(o.reproName, "-reproName");
+        addString(o.writeLogFile, "-writeLogFile");
+        addString(o.methodStatsTypes, "-emitMethodStats");
+        addString(o.reproName, "-reproName");
+    }
+    else
+    {
+        // today's: the user's -verbosity after the workers' own `-v ewmin` (so it wins); the log
+        // file is the parent's alone
+        addBool(o.breakOnException, "-box");
+        addBool(o.ignoreStoredConfig, "-ignoreStoredConfig");
+        addBool(o.applyDiff, "-applyDiff");
+        addString(o.verbosity, "-verbosity");
+        addString(o.reproName, "-reproName");
+        addString(o.methodStatsTypes, "-emitMethodStats");
+    }
+    addString(o.hash, "-matchHash");
     addString(o.targetArchitecture, "-target");
     addString(o.compileList, "-compile");
     if (o.bug != 0)
