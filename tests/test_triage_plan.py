@@ -8,6 +8,7 @@ JSON, and an unreadable one is an error naming its path."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 import json
@@ -595,14 +596,29 @@ def test_journal_round_trip(tmp_path: Path) -> None:
     path = journals.journal_path(tmp_path, 7)
     assert path == tmp_path / "p7.json" and path.read_text().endswith("}\n")
     assert json.loads(path.read_text()) == data
-    assert journals.load(tmp_path, j.partition) == j
-    assert journals.read(tmp_path, 7) == j
+    # its files, read where the directory is now (the journal was written in /x)
+    (tmp_path / "p7").mkdir()
+    journals.write_record(tmp_path / "p7" / "seg-1.json", SegmentRecord(None))
+    here = copy.deepcopy(j)
+    for seg in here.segments:
+        for name in ("stdout", "stderr", "transcript", "record"):
+            setattr(seg, name, tmp_path / "p7" / Path(str(getattr(seg, name))).name)
+    assert journals.load(tmp_path, j.partition) == here
+    assert journals.read(tmp_path, 7) == here
     assert journals.read(tmp_path, 8) is None
+    # a replay's record lost: the partition starts again, and says why
+    (tmp_path / "p7" / "seg-1.json").unlink()
+    again = journals.load(tmp_path, j.partition)
+    assert again.segments == [] and again.accounted == 0 and not again.done
+    assert again.notes[0].startswith("partition 7 replayed again: a replay's record")
+    progress = journals.read(tmp_path, 7)
+    assert progress is not None and progress.segments == [] and not progress.done
     fresh = journals.load(tmp_path, dataclasses.replace(j.partition, index=8))
     assert fresh == Journal(dataclasses.replace(j.partition, index=8))
     assert Journal.from_json(json.loads(json.dumps(fresh.to_json()))) == fresh
     assert not list(tmp_path.glob("*.tmp*")) and sorted(f.name for f in tmp_path.iterdir()) == [
-        "p7.json"
+        "p7",
+        "p7.json",
     ]
 
 

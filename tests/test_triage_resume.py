@@ -29,6 +29,7 @@ from spmi_dbg.triage.task import KILLER_REASON, PartitionTask, run_partition
 from .support.common import Collections, replaying, wait_for
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import no_replays_left, triage, validate
+from .test_repro_failure import failures_collection
 
 # The worker-death collection: 40 method contexts, seed crashes at 12 and 30, a JIT assert and a
 # failed compile.
@@ -400,3 +401,37 @@ def test_resume_with_a_broken_plan(cols: Collections, tmp_path: Path, how: str) 
     assert r.returncode == 3, r.stdout + r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "plan.json" in lines[0] and "--resume" in lines[0], r.stderr
+
+
+def test_a_moved_output_directory_resumes_exactly(cols: Collections, tmp_path: Path) -> None:
+    """The journals name their replays' records where the output directory was: moved (after a full
+    disk, say), a resume finds them where it is now; a record that cannot be read makes its
+    partition replayed again, never counted clean (issue 37 item 1)."""
+    mch = failures_collection(cols)
+    argv = ["--partition-methods", "50", "--", REPLAY, BASE, str(mch)]
+    first = triage("--out", "t", *argv, cwd=tmp_path)
+    assert first.returncode in (0, 1, 2), first.stdout + first.stderr
+    expected = json.loads((tmp_path / "t" / "triage.json").read_text())["coverage"]
+    assert expected[0]["failed_compile"] > 0
+    (tmp_path / "t").rename(tmp_path / "moved")
+    again = triage("--resume", "--out", "moved", *argv, cwd=tmp_path)
+    assert again.returncode == first.returncode, again.stdout + again.stderr
+    data = json.loads((tmp_path / "moved" / "triage.json").read_text())
+    assert [{k: c[k] for k in COUNTS} for c in data["coverage"]] == [
+        {k: c[k] for k in COUNTS} for c in expected
+    ]
+    assert not any("cannot be read" in n for n in data["notes"]), data["notes"]
+    # a lost record: its partition is replayed again, and says so
+    parts = tmp_path / "moved" / "partitions"
+    next(parts.glob("p1/seg-*.json")).unlink()
+    lost = triage("--resume", "--out", "moved", *argv, cwd=tmp_path)
+    assert lost.returncode == first.returncode, lost.stdout + lost.stderr
+    data = json.loads((tmp_path / "moved" / "triage.json").read_text())
+    assert [{k: c[k] for k in COUNTS} for c in data["coverage"]] == [
+        {k: c[k] for k in COUNTS} for c in expected
+    ]
+    assert 1 not in data["engine"]["resumed_partitions"]
+    assert any("partition 1 replayed again" in n for n in data["notes"]), data["notes"]
+
+
+COUNTS = ("method_contexts", "replayed_clean", "crashed", "failed_compile", "not_reached")

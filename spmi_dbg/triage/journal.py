@@ -225,7 +225,10 @@ def segment_dir(directory: Path, index: int) -> Path:
 
 def load(directory: Path, partition: TriagePartition) -> Journal:
     """The partition's journal, or a new one. A journal that cannot be read (it is written
-    atomically: only a foreign hand can break it) is an error, never silently restarted."""
+    atomically: only a foreign hand can break it) is an error, never silently restarted. Its files
+    are found in `directory` as it is now (a moved or copied output directory resumes), and a
+    journal that refers to a replay's record that cannot be read starts again: the partition's
+    method contexts are replayed, never counted from a record nobody can read (issue 37)."""
     path = journal_path(directory, partition.index)
     try:
         text = path.read_text(encoding="utf-8")
@@ -239,18 +242,76 @@ def load(directory: Path, partition: TriagePartition) -> Journal:
         raise ValueError(
             f"{path}: the journal of another partition ({journal.partition.to_json()})"
         )
-    return journal
+    return _usable(_here(journal, directory))
 
 
 def read(directory: Path, index: int) -> Journal | None:
     """A journal as it stands (None: none yet, or unreadable), for progress and for the final
-    tally."""
+    tally; as load() makes it, its files where they are now, restarted when a record is missing
+    (read often while a triage runs: a record's presence is checked here, its reading by load())."""
     try:
-        return Journal.from_json(
+        journal = Journal.from_json(
             json.loads(journal_path(directory, index).read_text(encoding="utf-8"))
         )
     except (OSError, ValueError, SpmiDbgError):
         return None
+    return _usable(_here(journal, directory), parse=False)
+
+
+def rebased(path: Path, directory: Path, index: int) -> Path:
+    """A file a journal names, in `directory` as it is now: from the partition's own directory
+    (`p<N>`) on, wherever the output directory was when the journal was written."""
+    if not path.is_absolute():
+        return directory / path
+    own = segment_dir(directory, index).name
+    parts = path.parts
+    if own in parts:
+        at = len(parts) - 1 - parts[::-1].index(own)
+        return directory.joinpath(*parts[at:])
+    return path
+
+
+def _here(journal: Journal, directory: Path) -> Journal:
+    index = journal.partition.index
+    for seg in journal.segments:
+        seg.stdout = rebased(seg.stdout, directory, index)
+        seg.stderr = rebased(seg.stderr, directory, index)
+        seg.transcript = rebased(seg.transcript, directory, index)
+        if seg.record is not None:
+            seg.record = rebased(seg.record, directory, index)
+    return journal
+
+
+def lost_record(journal: Journal, *, parse: bool = True) -> str | None:
+    """The first replay's record the journal refers to that cannot be read (`parse` False: that is
+    not there), said; None: all there."""
+    for seg in journal.segments:
+        if seg.record is None:
+            continue
+        if not parse:
+            if not seg.record.is_file():
+                return f"{seg.record}: not found"
+            continue
+        try:
+            SegmentRecord.from_json(json.loads(seg.record.read_text(encoding="utf-8")))
+        except (OSError, ValueError, SpmiDbgError) as e:
+            return f"{seg.record}: {e}"
+    return None
+
+
+def _usable(journal: Journal, *, parse: bool = True) -> Journal:
+    """`journal`, or, when a replay's record it refers to is lost, a new journal of its partition
+    that says why (every method context unaccounted again)."""
+    lost = lost_record(journal, parse=parse)
+    if lost is None:
+        return journal
+    return Journal(
+        journal.partition,
+        notes=[
+            f"partition {journal.partition.index} replayed again: a replay's record of an earlier "
+            f"run cannot be read ({lost})"
+        ],
+    )
 
 
 def save(directory: Path, journal: Journal) -> None:
