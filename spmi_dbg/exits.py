@@ -8,7 +8,8 @@ Two families, because a pipeline's 1 and 2 are results, not errors:
   starts.
 - the pipelines (`repro`, `triage`, `demo`): 0 a verified repro (triage: every bucket's); 1 a crash
   found but its repro not verified; 2 no crash; 3 a usage or input error; 4 the debugger itself
-  failed (it died or stopped answering, also after one retry with a fresh one).
+  failed (it died or stopped answering, also after one retry with a fresh one); 5 the run could
+  not finish (a full disk, an I/O error): what it wrote is kept, and the one line says how to go on.
 - bisect and recheck (pipelines too: 3 and 4 as above): 0 the first bad build found / every repro
   fixed; 1 not found / a repro not fixed; `recheck --git-bisect` 0 good, 1 bad, 125 skip (what
   `git bisect run` reads).
@@ -29,6 +30,9 @@ NOT_VERIFIED = 1
 NO_CRASH = 2
 PIPELINE_INPUT = 3  # usage or input error: 2 already means "no crash" there
 TOOL_FAILURE = 4
+# the run could not finish its work (a full disk, an I/O error): what it wrote is kept, the one line
+# says why and how to resume
+INCOMPLETE = 5
 
 # bisect and recheck
 FOUND = 0  # bisect: the first bad build; recheck: every repro fixed

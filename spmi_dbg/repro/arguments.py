@@ -7,7 +7,9 @@ made with `usage_status=PIPELINE_USAGE`."""
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +17,7 @@ from typing import Any
 
 from spmi_dbg import exits
 from spmi_dbg.driver.registry import DEFAULT, NAMES
-from spmi_dbg.errors import SpmiDbgError, ToolFailure
+from spmi_dbg.errors import SpmiDbgError, ToolFailure, printable
 from spmi_dbg.usage import Parser, count_option, number_option, repeated_option
 
 PIPELINE_USAGE = exits.PIPELINE_INPUT  # a pipeline's usage error: 3, never 2 ("no crash")
@@ -177,9 +179,13 @@ def add_env_arguments(p: Parser) -> None:
     )
 
 
+# what the system says when a run cannot go on writing: not the tool's fault, nor the input's
+SYSTEM_STOPS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EFBIG}
+
+
 def pipeline_errors(name: str, body: Callable[[], int]) -> int:
     """`body`, with our errors as one line on stderr: 4 for the debugger failing, 3 for usage and
-    input."""
+    input, 5 for a run the system stopped (a full disk, an I/O error: issue 37)."""
     try:
         return body()
     except ToolFailure as e:
@@ -188,3 +194,33 @@ def pipeline_errors(name: str, body: Callable[[], int]) -> int:
     except SpmiDbgError as e:
         print(f"spmi-dbg {name}: error: {e}", file=sys.stderr)
         return exits.PIPELINE_INPUT
+    except OSError as e:
+        if e.errno not in SYSTEM_STOPS:
+            raise
+        print(f"spmi-dbg {name}: error: {system_stop(name, e)}", file=sys.stderr)
+        return exits.INCOMPLETE
+
+
+def system_stop(name: str, e: OSError) -> str:
+    """The one line of a run the system stopped: what failed, where, and how to go on."""
+    given = sys.argv[2:] if sys.argv[1:2] == [name] else []
+    out = given[given.index("--out") + 1] if "--out" in given[:-1] else None
+    where = (
+        printable(str(e.filename))
+        if e.filename
+        else f"writing in {printable(out)}"
+        if out
+        else "writing its output"
+    )
+    code = errno.errorcode.get(e.errno or 0, str(e.errno))
+    if name == "triage" and given:
+        again = shlex.join(
+            ["spmi-dbg", name, *([] if "--resume" in given else ["--resume"]), *given]
+        )
+        how = f"make room and resume: {again}"
+    else:
+        how = "make room and run it again"
+    return (
+        f"{where}: {e.strerror or 'failed'} ({code}): the run stopped before its end; what it "
+        f"wrote is kept; {how}"
+    )

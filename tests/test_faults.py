@@ -1,0 +1,66 @@
+"""Nothing lost under faults (issue 37): a run the system stops -- here a full disk, a tmpfs of a
+few KiB in a mount namespace of the test's own (`unshare`, no root needed) -- ends in one line and
+exit 5 (never a traceback), keeps what it wrote, and a resume once there is room gives the exact
+accounting of an uninterrupted run."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from .support.common import Collections
+from .support.natives import BASE, REPLAY
+from .support.pipeline import triage
+from .test_repro_failure import failures_collection
+
+COUNTS = ("method_contexts", "replayed_clean", "crashed", "failed_compile", "not_reached")
+
+
+def test_a_full_disk_stops_triage_in_one_line_and_a_resume_is_exact(
+    cols: Collections, tmp_path: Path
+) -> None:
+    mch = failures_collection(cols)
+    args = ["--partition-methods", "50", "--", REPLAY, BASE, str(mch)]
+    ref = triage("--out", "ref", *args, cwd=tmp_path)
+    expected = json.loads((tmp_path / "ref" / "triage.json").read_text())["coverage"]
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    out = disk / "t"
+    run = shlex.join([sys.executable, "-m", "spmi_dbg", "triage", "--out", str(out), *args])
+    resume = shlex.join(
+        [sys.executable, "-m", "spmi_dbg", "triage", "--resume", "--out", str(out), *args]
+    )
+    script = (
+        f"mount -t tmpfs -o size=48k tmpfs {shlex.quote(str(disk))} || exit 99\n"
+        f"{run} >full.out 2>full.err; echo $? >full.rc\n"
+        # what the full disk left, as a later look at it finds it: every journal whole JSON
+        f"cat {shlex.quote(str(out))}/partitions/p*.json >journals.txt 2>/dev/null\n"
+        f"mount -o remount,size=64m {shlex.quote(str(disk))}\n"
+        f"{resume} >resume.out 2>resume.err; echo $? >resume.rc\n"
+        f"cp {shlex.quote(str(out))}/triage.json resumed.json\n"
+    )
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    full_err = (tmp_path / "full.err").read_text()
+    assert (tmp_path / "full.rc").read_text().strip() == "5", full_err
+    lines = [x for x in full_err.splitlines() if x.startswith("spmi-dbg triage: error: ")]
+    assert "Traceback" not in full_err and len(lines) == 1, full_err
+    assert "No space left on device (ENOSPC)" in lines[0] and "--resume" in lines[0], lines[0]
+    for text in filter(None, (tmp_path / "journals.txt").read_text().split("\n")):
+        json.loads(text)  # no journal torn
+    assert (tmp_path / "resume.rc").read_text().strip() == str(ref.returncode), (
+        tmp_path / "resume.err"
+    ).read_text()
+    data = json.loads((tmp_path / "resumed.json").read_text())
+    assert [{k: c[k] for k in COUNTS} for c in data["coverage"]] == [
+        {k: c[k] for k in COUNTS} for c in expected
+    ]
