@@ -11,6 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from spmi_dbg import exits
+from spmi_dbg.repro.arguments import pipeline_errors
+
 from .support.common import Collections
 from .support.natives import BASE, REPLAY
 from .support.pipeline import triage
@@ -64,3 +69,31 @@ def test_a_full_disk_stops_triage_in_one_line_and_a_resume_is_exact(
     assert [{k: c[k] for k in COUNTS} for c in data["coverage"]] == [
         {k: c[k] for k in COUNTS} for c in expected
     ]
+
+
+class ClosedClientError(Exception):
+    """distributed's error of a client whose scheduler went away (its name and module only)."""
+
+
+ClosedClientError.__module__ = "distributed.client"
+
+
+def test_a_lost_cluster_is_one_line_and_says_how_to_resume(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["spmi-dbg", "triage", "--scheduler", "tls://10.0.0.1:8786", "--out", "t", "--", "x"]
+    monkeypatch.setattr(sys, "argv", argv)
+
+    def lost() -> int:
+        raise ClosedClientError("Failed to reconnect to the scheduler")
+
+    assert pipeline_errors("triage", lost) == exits.INCOMPLETE
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("spmi-dbg triage: error: the dask cluster at tls://10.0.0.1:8786 went")
+    assert "resume: spmi-dbg triage --resume --scheduler tls://10.0.0.1:8786 --out t -- x" in line
+
+    def other() -> int:
+        raise RuntimeError("a bug of ours")
+
+    with pytest.raises(RuntimeError):  # anything else is not hidden
+        pipeline_errors("triage", other)

@@ -199,11 +199,42 @@ def pipeline_errors(name: str, body: Callable[[], int]) -> int:
             raise
         print(f"spmi-dbg {name}: error: {system_stop(name, e)}", file=sys.stderr)
         return exits.INCOMPLETE
+    except Exception as e:  # a lost dask cluster: distributed's own errors, not imported here
+        if not type(e).__module__.startswith("distributed"):
+            raise
+        print(f"spmi-dbg {name}: error: {cluster_lost(name, e)}", file=sys.stderr)
+        return exits.INCOMPLETE
+
+
+def _given(name: str) -> list[str]:
+    """This invocation's arguments after the command's name."""
+    return sys.argv[2:] if sys.argv[1:2] == [name] else []
+
+
+def _resume(name: str) -> str:
+    """How to go on: triage's --resume (the journals make it exact), else a new run."""
+    given = _given(name)
+    if name == "triage" and given:
+        return "resume: " + shlex.join(
+            ["spmi-dbg", name, *([] if "--resume" in given else ["--resume"]), *given]
+        )
+    return "run it again"
+
+
+def cluster_lost(name: str, e: Exception) -> str:
+    """The one line of a run whose dask cluster went away."""
+    given = _given(name)
+    at = given[given.index("--scheduler") + 1] if "--scheduler" in given[:-1] else "its scheduler"
+    said = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return (
+        f"the dask cluster at {printable(at)} went away ({type(e).__name__}: {printable(said)}): "
+        f"the journals hold everything done so far; restart the cluster and {_resume(name)}"
+    )
 
 
 def system_stop(name: str, e: OSError) -> str:
     """The one line of a run the system stopped: what failed, where, and how to go on."""
-    given = sys.argv[2:] if sys.argv[1:2] == [name] else []
+    given = _given(name)
     out = given[given.index("--out") + 1] if "--out" in given[:-1] else None
     where = (
         printable(str(e.filename))
@@ -213,14 +244,7 @@ def system_stop(name: str, e: OSError) -> str:
         else "writing its output"
     )
     code = errno.errorcode.get(e.errno or 0, str(e.errno))
-    if name == "triage" and given:
-        again = shlex.join(
-            ["spmi-dbg", name, *([] if "--resume" in given else ["--resume"]), *given]
-        )
-        how = f"make room and resume: {again}"
-    else:
-        how = "make room and run it again"
     return (
         f"{where}: {e.strerror or 'failed'} ({code}): the run stopped before its end; what it "
-        f"wrote is kept; {how}"
+        f"wrote is kept; make room and {_resume(name)}"
     )
