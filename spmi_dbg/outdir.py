@@ -7,6 +7,7 @@ or a second run never leaves a half output that looks whole."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import fcntl
 import os
@@ -16,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from spmi_dbg.errors import InputError, printable
-from spmi_dbg.tempfiles import sweep, temp_file_prefix
+from spmi_dbg.tempfiles import is_dead_runs, sweep, temp_file_prefix
 
 
 def _foreign(directory: Path, ours: Iterable[str], subdirs: str | None = None) -> list[str]:
@@ -103,8 +104,10 @@ def locked(out: Path) -> Iterator[None]:
 
 def stage(out: Path) -> Path:
     """A fresh temporary sibling of `out` to build the new content in (same file system: renamed
-    into place)."""
+    into place). An earlier run killed in the middle of a two-step publish left `out` missing and
+    its previous content aside: that is put back first, then the dead runs' leftovers swept."""
     parent = out.parent if str(out.parent) else Path(".")
+    recover(out)
     sweep(parent, ".")
     staged = Path(tempfile.mkdtemp(prefix=temp_file_prefix(out), dir=parent))
     # as mkdir would have made it (mkdtemp's is private to this user)
@@ -125,19 +128,72 @@ def _umask() -> int:
 
 
 def publish(staged: Path, out: Path) -> None:
-    """Put the complete `staged` directory in place of `out` (an earlier run's output is moved aside
-    first and removed after): at every moment `out` is either the old whole or the new whole."""
+    """Put the complete `staged` directory in place of `out`: at every moment `out` is either the
+    old whole or the new whole. An earlier run's output is swapped with the new one in one step
+    (renameat2 RENAME_EXCHANGE) where the file system has it, then removed; elsewhere it is moved
+    aside first (a kill between the two renames leaves it aside, and the next run's stage() puts it
+    back)."""
     parent = out.parent if str(out.parent) else Path(".")
+    if out.is_dir() and not out.is_symlink() and exchange(staged, out):
+        shutil.rmtree(staged, ignore_errors=True)  # now the earlier output
+        return
     old: Path | None = None
     if out.exists():
         old = Path(tempfile.mkdtemp(prefix=temp_file_prefix(out), dir=parent))
-        os.rename(out, old / "previous")
+        os.rename(out, old / PREVIOUS)
     try:
         os.rename(staged, out)
     except OSError:
         if old is not None:  # put the old one back: better the earlier whole than nothing
-            os.rename(old / "previous", out)
+            os.rename(old / PREVIOUS, out)
             shutil.rmtree(old, ignore_errors=True)
         raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+PREVIOUS = "previous"  # an earlier output, moved aside by a two-step publish
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap the names `a` and `b` atomically (Linux renameat2 with RENAME_EXCHANGE); False where the
+    C library, the kernel or the file system has no such operation (nothing is changed then)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def recover(out: Path) -> bool:
+    """`out`'s earlier content put back when a dead run moved it aside and was killed before the
+    new content took its place (True: it was)."""
+    if out.exists() or out.is_symlink():
+        return False
+    parent = out.parent if str(out.parent) else Path(".")
+    prefix = f".{out.name}.spmi-tmp-"
+    try:
+        entries = sorted(os.listdir(parent))
+    except OSError:
+        return False
+    for name in entries:
+        aside = parent / name / PREVIOUS
+        if name.startswith(prefix) and is_dead_runs(name) and aside.is_dir():
+            os.rename(aside, out)
+            return True
+    return False

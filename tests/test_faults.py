@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from spmi_dbg import exits
+from spmi_dbg.outdir import exchange, publish, stage
 from spmi_dbg.repro.arguments import pipeline_errors
+from spmi_dbg.tempfiles import host_tag
 
 from .support.common import Collections
 from .support.natives import BASE, REPLAY
@@ -97,3 +100,34 @@ def test_a_lost_cluster_is_one_line_and_says_how_to_resume(
 
     with pytest.raises(RuntimeError):  # anything else is not hidden
         pipeline_errors("triage", other)
+
+
+def test_a_bundle_is_replaced_in_one_step_and_a_kill_between_two_steps_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    """publish() swaps the new output with the old in one step where the file system can
+    (RENAME_EXCHANGE): `out` never goes missing. The two-step fallback, killed between its renames,
+    leaves the old output aside: the next run's stage() puts it back (issue 37 item 4)."""
+    out = tmp_path / "bundle"
+    for content in ("first", "second"):
+        staged = stage(out)
+        (staged / "report.md").write_text(content)
+        publish(staged, out)
+        assert (out / "report.md").read_text() == content
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle"]  # no leftovers
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (a / "x").write_text("a")
+    assert exchange(a, b) and (b / "x").read_text() == "a" and not (a / "x").exists()
+    # a run killed after moving the old output aside: a dead pid's temporary name
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    aside = tmp_path / f".bundle.spmi-tmp-{host_tag()}-{dead.pid}-abc123"
+    aside.mkdir()
+    out.rename(aside / "previous")
+    assert not out.exists()
+    staged = stage(out)
+    assert (out / "report.md").read_text() == "second"  # put back before anything else
+    assert not aside.exists()
+    shutil.rmtree(staged)
