@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 from spmi_dbg import exits
 
 
@@ -56,3 +58,12 @@ def printable(text: str, limit: int = 200) -> str:
         for c in text
     )
     return out if len(out) <= limit else out[:limit] + "..."
+
+
+# what the system says when a run cannot go on writing (a full disk, a quota, an I/O error, a
+# read-only or too-small file system): not the tool's fault nor the input's; the run is incomplete
+SYSTEM_STOPS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EFBIG})
+
+
+def is_system_stop(e: BaseException) -> bool:
+    return isinstance(e, OSError) and e.errno in SYSTEM_STOPS

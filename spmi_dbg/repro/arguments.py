@@ -17,7 +17,7 @@ from typing import Any
 
 from spmi_dbg import exits
 from spmi_dbg.driver.registry import DEFAULT, NAMES
-from spmi_dbg.errors import SpmiDbgError, ToolFailure, printable
+from spmi_dbg.errors import SpmiDbgError, ToolFailure, is_system_stop, printable
 from spmi_dbg.usage import Parser, count_option, number_option, repeated_option
 
 PIPELINE_USAGE = exits.PIPELINE_INPUT  # a pipeline's usage error: 3, never 2 ("no crash")
@@ -179,10 +179,6 @@ def add_env_arguments(p: Parser) -> None:
     )
 
 
-# what the system says when a run cannot go on writing: not the tool's fault, nor the input's
-SYSTEM_STOPS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EFBIG}
-
-
 def pipeline_errors(name: str, body: Callable[[], int]) -> int:
     """`body`, with our errors as one line on stderr: 4 for the debugger failing, 3 for usage and
     input, 5 for a run the system stopped (a full disk, an I/O error: issue 37)."""
@@ -195,7 +191,7 @@ def pipeline_errors(name: str, body: Callable[[], int]) -> int:
         print(f"spmi-dbg {name}: error: {e}", file=sys.stderr)
         return exits.PIPELINE_INPUT
     except OSError as e:
-        if e.errno not in SYSTEM_STOPS:
+        if not is_system_stop(e):
             raise
         print(f"spmi-dbg {name}: error: {system_stop(name, e)}", file=sys.stderr)
         return exits.INCOMPLETE
@@ -209,6 +205,11 @@ def pipeline_errors(name: str, body: Callable[[], int]) -> int:
 def _given(name: str) -> list[str]:
     """This invocation's arguments after the command's name."""
     return sys.argv[2:] if sys.argv[1:2] == [name] else []
+
+
+def resume_hint(name: str) -> str:
+    """How to go on after a run that could not finish (triage: its exact --resume command)."""
+    return _resume(name)
 
 
 def _resume(name: str) -> str:

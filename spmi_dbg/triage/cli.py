@@ -9,9 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg.errors import UsageError
+from spmi_dbg.errors import UsageError, printable
 from spmi_dbg.outdir import check_out_dir
-from spmi_dbg.repro.arguments import add_pipeline_parser, add_replay_arguments, pipeline_errors
+from spmi_dbg.repro.arguments import (
+    add_pipeline_parser,
+    add_replay_arguments,
+    pipeline_errors,
+    resume_hint,
+)
 from spmi_dbg.superpmi_argv import parse_command
 from spmi_dbg.triage.plan import collections_of
 from spmi_dbg.usage import Parser, count_option
@@ -168,6 +173,16 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     print_summary(result)
+    stopped = result.run.engine.system_stops
+    failed = {i: result.run.engine.task_failures[i] for i in stopped}
+    if failed:
+        first = min(failed)
+        print(
+            f"spmi-dbg triage: error: {len(failed)} partition(s) could not finish (partition "
+            f"{first}: {printable(failed[first])}): their method contexts after that point were "
+            f"not replayed; what was done is kept; {resume_hint('triage')}",
+            file=sys.stderr,
+        )
     return int(result.exit_code)
 
 

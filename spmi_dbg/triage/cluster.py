@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spmi_dbg import exits
-from spmi_dbg.errors import InputError
+from spmi_dbg.errors import InputError, is_system_stop
 from spmi_dbg.repro.result import ReproResult
 from spmi_dbg.triage.engine import BundleJob, EngineReport
 from spmi_dbg.triage.task import (
@@ -368,6 +368,8 @@ class DaskEngine:
         # a bug or a broken journal in the task: the partition's failure
         except Exception as e:
             report.task_failures[task.partition.index] = f"{type(e).__name__}: {e}"
+            if is_system_stop(e):
+                report.system_stops.add(task.partition.index)
         return False
 
     def run_bundles(self, jobs: list[BundleJob], report: EngineReport) -> dict[str, ReproResult]:

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from spmi_dbg.errors import SpmiDbgError
+from spmi_dbg.errors import SpmiDbgError, is_system_stop
 from spmi_dbg.failures.output import Failure
 from spmi_dbg.repro.locate import Located
 from spmi_dbg.repro.pipeline import run_repro
@@ -38,6 +38,8 @@ class EngineReport:
     address: str | None = None  # the scheduler
     dashboard: str | None = None
     task_failures: dict[int, str] = field(default_factory=dict)  # partition -> why its task failed
+    # of task_failures: those the system stopped (a full disk): a resume goes on exactly
+    system_stops: set[int] = field(default_factory=set)
     resubmitted: dict[int, int] = field(default_factory=dict)  # partition -> tasks submitted again
     # bucket -> the worker that built its bundle
     bundle_workers: dict[str, str] = field(default_factory=dict)
@@ -114,6 +116,8 @@ class LocalEngine:
                 # a broken journal, a full disk: this partition's
                 except (SpmiDbgError, OSError, ValueError) as e:
                     report.task_failures[task.partition.index] = f"{type(e).__name__}: {e}"
+                    if is_system_stop(e):
+                        report.system_stops.add(task.partition.index)
         except BaseException:
             cancel.set()
             raise

@@ -145,6 +145,10 @@ def _take_bundles(result: TriageResult, built: dict[str, ReproResult]) -> None:
         result.exit_code = exits.VERIFIED  # crashes found and bucketed; no bundle was asked for
     elif result.run.tool_failures:
         result.exit_code = exits.TOOL_FAILURE
+    if result.run.engine.system_stops:
+        # a partition's task the system stopped (a full disk for a moment): its method contexts
+        # after that point were never replayed; the journals make a resume exact
+        result.exit_code = exits.INCOMPLETE
 
 
 def _bundle_jobs(
