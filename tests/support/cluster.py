@@ -59,19 +59,24 @@ class Credentials:
 
 
 def credentials(d: Path) -> Credentials:
+    """The README's own recipe (`<!-- cluster-certificates -->`), run in `d` for this machine: the
+    certificates the TLS tests' scheduler, workers and client present."""
     d.mkdir(parents=True, exist_ok=True)
-
-    def ssl(*args: str) -> None:
-        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=d)
-
-    ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
-        "-days", "2", "-subj", "/CN=spmi-dbg test CA")  # fmt: skip
-    ssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "node.key", "-out", "node.csr",
-        "-subj", "/CN=127.0.0.1")  # fmt: skip
-    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
-    ssl("x509", "-req", "-in", "node.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-        "-out", "node.pem", "-days", "2", "-extfile", "san.ext")  # fmt: skip
+    recipe = certificate_recipe().replace(
+        next(
+            line for line in certificate_recipe().splitlines() if line.startswith("export HOSTS=")
+        ),
+        'export HOSTS="IP:127.0.0.1"',
+    )
+    subprocess.run(["sh", "-e", "-c", recipe], check=True, capture_output=True, cwd=d)
     return Credentials(d / "ca.pem", d / "node.pem", d / "node.key")
+
+
+def certificate_recipe() -> str:
+    """The sh block after the README's `<!-- cluster-certificates -->` marker."""
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = text.split("<!-- cluster-certificates -->", 1)[1].split("```sh\n", 1)[1]
+    return block.split("```", 1)[0]
 
 
 @dataclass
