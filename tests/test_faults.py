@@ -5,11 +5,16 @@ accounting of an uninterrupted run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import random
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -19,9 +24,9 @@ from spmi_dbg.outdir import exchange, publish, stage
 from spmi_dbg.repro.arguments import pipeline_errors
 from spmi_dbg.tempfiles import host_tag
 
-from .support.common import Collections
-from .support.natives import BASE, REPLAY
-from .support.pipeline import triage
+from .support.common import Collections, wait_for
+from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.pipeline import no_replays_left, triage, triage_collection
 from .test_repro_failure import failures_collection
 
 COUNTS = ("method_contexts", "replayed_clean", "crashed", "failed_compile", "not_reached")
@@ -131,3 +136,66 @@ def test_a_bundle_is_replaced_in_one_step_and_a_kill_between_two_steps_loses_not
     assert (out / "report.md").read_text() == "second"  # put back before anything else
     assert not aside.exists()
     shutil.rmtree(staged)
+
+
+@pytest.mark.parametrize("seed", [11, 29, 47])
+def test_triage_killed_at_a_random_point_resumes_to_the_same_accounting(
+    cols: Collections, tmp_path: Path, seed: int
+) -> None:
+    """kill -9 of the whole triage (coordinator, debuggers and replays: its session) at a point the
+    seed picks -- after some partitions are done, or in the middle of a replay -- then `--resume`:
+    the same crashes, buckets and coverage as an uninterrupted run. The point is chosen by what the
+    journals show, never by a time."""
+    rng = random.Random(seed)
+    mch = triage_collection(cols)
+    args = ["--workers", "2", "--partition-methods", "100", "--", REPLAY, *SEED_OPTIONS, BASE]
+    args += [DIFF, str(mch)]
+    ref = triage("--out", "ref", *args, cwd=tmp_path)
+    expected = _accounting(tmp_path / "ref")
+    done_before = rng.randrange(0, 5)  # of 6 partitions
+    mid_replay = rng.random() < 0.5
+    parts = tmp_path / "t" / "partitions"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spmi_dbg", "triage", "--out", "t", *args],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+    def the_point() -> bool:
+        if proc.poll() is not None:
+            return True  # it ended first: the resume must then change nothing
+        js = [json.loads(t) for t in _texts(parts.glob("p[0-9]*.json"))]
+        done = sum(j.get("done", False) for j in js)
+        return done >= done_before and (not mid_replay or any(j.get("running") for j in js))
+
+    try:
+        wait_for(the_point, timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    wait_for(lambda: no_replays_left(mch) or None)
+    again = triage("--resume", "--out", "t", *args, cwd=tmp_path)
+    said = f"seed {seed}: killed after {done_before} partition(s) done, mid-replay {mid_replay}"
+    assert again.returncode == ref.returncode, f"{said}\n{again.stdout}{again.stderr}"
+    assert _accounting(tmp_path / "t") == expected, said
+
+
+def _texts(paths: Iterable[Path]) -> list[str]:
+    """The files' texts, those that can be read whole now (a journal is replaced atomically)."""
+    out = []
+    for p in paths:
+        with contextlib.suppress(OSError):
+            out.append(p.read_text())
+    return out
+
+
+def _accounting(out: Path) -> dict[str, object]:
+    data = json.loads((out / "triage.json").read_text())
+    return {
+        "coverage": [{k: c[k] for k in COUNTS} for c in data["coverage"]],
+        "crashes": sorted((c["member"], c["bucket"]) for c in data["crashes"]),
+        "buckets": sorted((b["bucket"], tuple(b["method_contexts"])) for b in data["buckets"]),
+    }
