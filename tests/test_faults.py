@@ -199,3 +199,61 @@ def _accounting(out: Path) -> dict[str, object]:
         "crashes": sorted((c["member"], c["bucket"]) for c in data["crashes"]),
         "buckets": sorted((b["bucket"], tuple(b["method_contexts"])) for b in data["buckets"]),
     }
+
+
+@pytest.mark.parametrize("point", ["locating", "verifying"])
+def test_repro_killed_leaves_no_half_bundle_and_runs_again(
+    cols: Collections, tmp_path: Path, point: str
+) -> None:
+    """kill -9 of the whole repro while it locates (a replay of the collection runs) or verifies (a
+    replay of the isolated repro runs): no bundle, or the earlier one whole, never a half one; the
+    next run removes the killed run's leftovers and gives the verified repro."""
+    mch = cols.get("faults-crash", 200, inject=[("jit-null", 150)])
+    argv = ["--out", "b", "--", REPLAY, "-bug", "56506", BASE, str(mch)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spmi_dbg", "repro", *argv],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+    def the_point() -> bool:
+        if proc.poll() is not None:
+            return True
+        running = _replays()
+        if point == "locating":
+            return any(str(mch) in c for c in running)
+        return any("repro.mch" in c for c in running)
+
+    try:
+        wait_for(the_point, timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    bundle = tmp_path / "b"
+    if bundle.exists():  # only ever whole
+        json.loads((bundle / "report.json").read_text())
+    again = subprocess.run(
+        [sys.executable, "-m", "spmi_dbg", "repro", *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert json.loads((bundle / "report.json").read_text())["locate"]["method_context"] == 150
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]  # the killed run's leftovers gone
+
+
+def _replays() -> list[str]:
+    """The command lines of the spmi-replay processes running now."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            with contextlib.suppress(OSError):
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+                if "spmi-replay" in cmd:
+                    out.append(cmd)
+    return out
