@@ -24,7 +24,8 @@ from spmi_dbg.outdir import exchange, publish, stage
 from spmi_dbg.repro.arguments import pipeline_errors
 from spmi_dbg.tempfiles import host_tag
 
-from .support.common import Collections, wait_for
+from .support.builds import history
+from .support.common import Collections, run_cli, wait_for
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import no_replays_left, triage, triage_collection
 from .test_repro_failure import failures_collection
@@ -257,3 +258,47 @@ def _replays() -> list[str]:
                 if "spmi-replay" in cmd:
                     out.append(cmd)
     return out
+
+
+def test_bisect_killed_mid_search_leaves_no_half_answer_and_runs_again(
+    cols: Collections, tmp_path: Path
+) -> None:
+    """kill -9 of the whole bisect while a build's replay runs: no bisect.json, or a whole one; the
+    next run gives the uninterrupted run's answer."""
+    mch = cols.get("bisect-diff-assert", 20, inject=[("diff-assert", BISECT_AT)])
+    b, d = Path(BASE), Path(DIFF)
+    h = history(tmp_path, [b, b, None, b, d, d, d])
+    jit = tmp_path / "cmd" / "libclrjit.so"
+    jit.parent.mkdir()
+    shutil.copyfile(DIFF, jit)
+    args = ["--build", "Checked", "--store", str(h.store), "--repo", str(h.repo)]
+    args += ["--good", h.hashes[0], "--bad", h.hashes[-1], "--"]
+    args += [REPLAY, "-c", str(BISECT_AT), str(jit), str(mch)]
+    ref = run_cli("bisect", "--out", "ref", *args, cwd=tmp_path)
+    answer = _answer(tmp_path / "ref")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spmi_dbg", "bisect", "--out", "o", *args],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: proc.poll() is not None or any(str(mch) in c for c in _replays()))
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    if (tmp_path / "o" / "bisect.json").exists():
+        json.loads((tmp_path / "o" / "bisect.json").read_text())  # whole
+    again = run_cli("bisect", "--out", "o", *args, cwd=tmp_path)
+    assert again.returncode == ref.returncode, again.stdout + again.stderr
+    assert _answer(tmp_path / "o") == answer
+
+
+BISECT_AT = 7
+
+
+def _answer(out: Path) -> tuple[object, ...]:
+    data = json.loads((out / "bisect.json").read_text())
+    return (data["first_bad"]["build"], data["last_good"]["build"], data["range"], data["exact"])
