@@ -52,7 +52,9 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
         # bisect and recheck replay
         "repro_argv": None
         if result.isolated is None
-        else (result.repro_command or result.options.command).argv(None, result.isolated.mch.name),
+        else (result.repro_command or result.options.command).argv(
+            None, result.isolated.mch.name, user=True
+        ),
         "verification_single_record": target.single.to_json() if target and target.single else None,
         "minimization": result.minimization.to_json() if result.minimization else None,
         "environment_experiment": result.environment_experiment.to_json()

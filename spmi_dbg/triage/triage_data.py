@@ -43,7 +43,7 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
                 "collection": names[c.input],
                 "path": c.input,
                 "method_contexts": c.count,
-                "argv": c.argv(),
+                "argv": c.argv(user=True),
             }
             for c in result.options.commands
         ],
@@ -113,7 +113,7 @@ def _command(result: TriageResult) -> dict[str, Any]:
         "jits": list(cmd.jits),
         "input": cmd.input,
         "options": list(cmd.options),
-        "argv": cmd.argv(),
+        "argv": cmd.argv(user=True),
         "method_contexts": sum(c.method_contexts for c in result.coverage),
         "notes": list(cmd.notes),
     }
