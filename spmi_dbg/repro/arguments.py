@@ -208,11 +208,6 @@ def _given(name: str) -> list[str]:
 
 
 def resume_hint(name: str) -> str:
-    """How to go on after a run that could not finish (triage: its exact --resume command)."""
-    return _resume(name)
-
-
-def _resume(name: str) -> str:
     """How to go on: triage's --resume (the journals make it exact), else a new run."""
     given = _given(name)
     if name == "triage" and given:
@@ -229,7 +224,7 @@ def cluster_lost(name: str, e: Exception) -> str:
     said = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     return (
         f"the dask cluster at {printable(at)} went away ({type(e).__name__}: {printable(said)}): "
-        f"the journals hold everything done so far; restart the cluster and {_resume(name)}"
+        f"the journals hold everything done so far; restart the cluster and {resume_hint(name)}"
     )
 
 
@@ -247,5 +242,5 @@ def system_stop(name: str, e: OSError) -> str:
     code = errno.errorcode.get(e.errno or 0, str(e.errno))
     return (
         f"{where}: {e.strerror or 'failed'} ({code}): the run stopped before its end; what it "
-        f"wrote is kept; make room and {_resume(name)}"
+        f"wrote is kept; make room and {resume_hint(name)}"
     )

@@ -12,7 +12,6 @@ says so."""
 from __future__ import annotations
 
 import dataclasses
-import mmap
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any, Literal
 
 from spmi_dbg import jsonfacts
 from spmi_dbg.jsonfacts import JsonFact
+from spmi_dbg.repro.capability import carries
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.jitoptions import settings_of
 
@@ -46,19 +46,10 @@ Outcome = Literal["gone with", "still fails with", "cannot tell (missing data)",
 
 
 def switches_of(jit: str | Path) -> list[tuple[str, str, str]]:
-    """The SWITCHES whose configuration name the JIT binary carries (UTF-16 or plain, as a whole
-    NUL-terminated string)."""
-    found: list[tuple[str, str, str]] = []
-    try:
-        with open(jit, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            for name, value, what in SWITCHES:
-                wide = b"\0\0" + name.encode("utf-16-le") + b"\0\0"
-                plain = b"\0" + name.encode() + b"\0"
-                if data.find(wide) != -1 or data.find(plain) != -1:
-                    found.append((name, value, what))
-    except (OSError, ValueError):
-        return []
-    return found
+    """The SWITCHES whose configuration name the JIT binary carries (capability.carries: UTF-16
+    or plain, as a whole NUL-terminated string)."""
+    found = carries(jit, [name for name, _, _ in SWITCHES]) or {}
+    return [sw for sw in SWITCHES if found.get(sw[0])]
 
 
 @dataclass

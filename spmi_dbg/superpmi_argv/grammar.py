@@ -89,20 +89,11 @@ class Grammar:
     # -parallel's children receive the user's -verbosity after their own `-v ewmin` (so it wins)
     children_get_verbosity: bool = False
 
-    def switch(self, name: str) -> Switch:
-        for s in self.switches:
-            if s.name == name:
-                return s
-        raise KeyError(name)
-
     def lookup(self, typed: str) -> Switch | None:
         """The switch superpmi takes `typed` for: the first in order that matches."""
         if not typed:
             return None
         return next((s for s in self.switches if s.matches(typed)), None)
-
-    def has(self, name: str) -> bool:
-        return any(s.name == name for s in self.switches)
 
     def extended(self, extra: tuple[Switch, ...]) -> Grammar:
         """This grammar with a build's own switches, tried after the era's."""
