@@ -91,10 +91,12 @@ def find_environment(
     """The variables of `environ` (default: this process's) beyond the recorded ones that the
     repro needs to reproduce `expected` natively; None when there is no such variable to try."""
     recorded = {v.name for v in cmd.env}
+    # a variable every replay can be given as it is: a plain name, a value of one line (a debugger's
+    # `set environment` and repro.sh take no other; exported shell functions are not a replay's)
     pool = [
         dataclasses.replace(v, kind="found")
         for v in capture(os.environ if environ is None else environ, (), True)
-        if v.name not in recorded
+        if v.name not in recorded and v.name.isidentifier() and "\n" not in v.value
     ]
     if not pool:
         return None
