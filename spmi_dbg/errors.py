@@ -25,6 +25,19 @@ class ToolFailure(SpmiDbgError):
     exit_code = exits.TOOL_FAILURE
 
 
+class ClusterLost(SpmiDbgError):
+    """The dask cluster a run works on went away (its scheduler died or cannot be reached): the
+    run is incomplete, its journals whole; `cause` is what distributed said."""
+
+    exit_code = exits.INCOMPLETE
+
+    def __init__(self, address: str, cause: BaseException) -> None:
+        said = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
+        self.address = address
+        self.cause = f"{type(cause).__name__}: {said}" if said else type(cause).__name__
+        super().__init__(f"the dask cluster at {address} went away ({self.cause})")
+
+
 class InputError(SpmiDbgError):
     """Bad input file: the message names the file, record number and byte offset where known."""
 

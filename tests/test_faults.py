@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from spmi_dbg.repro.arguments import pipeline_errors
 from spmi_dbg.tempfiles import host_tag
 
 from .support.builds import history
-from .support.common import Collections, run_cli, wait_for
+from .support.common import Collections, run_cli, wait_for, whole_texts
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import no_replays_left, triage, triage_collection
 from .test_repro_failure import failures_collection
@@ -167,7 +166,7 @@ def test_triage_killed_at_a_random_point_resumes_to_the_same_accounting(
     def the_point() -> bool:
         if proc.poll() is not None:
             return True  # it ended first: the resume must then change nothing
-        js = [json.loads(t) for t in _texts(parts.glob("p[0-9]*.json"))]
+        js = [json.loads(t) for t in whole_texts(parts.glob("p[0-9]*.json"))]
         done = sum(j.get("done", False) for j in js)
         return done >= done_before and (not mid_replay or any(j.get("running") for j in js))
 
@@ -182,15 +181,6 @@ def test_triage_killed_at_a_random_point_resumes_to_the_same_accounting(
     said = f"seed {seed}: killed after {done_before} partition(s) done, mid-replay {mid_replay}"
     assert again.returncode == ref.returncode, f"{said}\n{again.stdout}{again.stderr}"
     assert _accounting(tmp_path / "t") == expected, said
-
-
-def _texts(paths: Iterable[Path]) -> list[str]:
-    """The files' texts, those that can be read whole now (a journal is replaced atomically)."""
-    out = []
-    for p in paths:
-        with contextlib.suppress(OSError):
-            out.append(p.read_text())
-    return out
 
 
 def _accounting(out: Path) -> dict[str, object]:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from .support.cluster import cluster, free_port
-from .support.common import Collections, replaying, wait_for
+from .support.common import Collections, replaying, wait_for, whole_texts
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import triage, validate
 
@@ -375,3 +375,42 @@ def test_a_plain_tcp_scheduler_elsewhere_is_refused_unless_insecure(
     assert r.returncode == 3
     assert "warning: --insecure-scheduler: " in r.stderr
     assert "no dask scheduler" in r.stderr
+
+
+def test_a_scheduler_killed_mid_run_is_one_line_and_a_resume_on_a_new_one_is_exact(
+    collections: Path, tmp_path: Path
+) -> None:
+    """Issue 37 items 2-3 on a real cluster: the scheduler SIGKILL'd while a worker replays the
+    hang. The coordinator stops with exit 5 and one line naming the scheduler's address and the
+    --resume command, no traceback, every finished journal whole; the resume on a new cluster
+    gives the full accounting, replaying no finished partition again."""
+    parts = tmp_path / "t" / "partitions"
+    with cluster(tmp_path) as c:
+        coordinator = _spawn(args(collections, "t", "--scheduler", c.address), tmp_path)
+        wait_for(lambda: _running(tmp_path / "t", HANG))
+        wait_for(lambda: replaying(HANG, collections))
+        wait_for(
+            lambda: any(json.loads(t)["done"] for t in whole_texts(parts.glob("p[0-9]*.json")))
+        )
+        os.killpg(c.scheduler.pid, signal.SIGKILL)
+        out, err = coordinator.communicate(timeout=300)
+    assert coordinator.returncode == 5, out + err
+    lines = [x for x in err.splitlines() if x.startswith("spmi-dbg triage: error: ")]
+    assert "Traceback" not in err and len(lines) == 1, err
+    assert c.address in lines[0] and "--resume" in lines[0], lines[0]
+    done = {}
+    for p in parts.glob("p[0-9]*.json"):
+        j = json.loads(p.read_bytes())  # none torn
+        if j["done"]:
+            done[p.name] = p.read_bytes()
+    assert done and not (tmp_path / "t" / "triage.json").exists()
+    with cluster(tmp_path) as again:
+        r = triage(*args(collections, "t", "--scheduler", again.address, "--resume"), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads((tmp_path / "t" / "triage.json").read_text())
+    assert kinds(data) == EXPECTED
+    check_full_coverage(data)
+    resumed = {f"p{i}.json" for i in data["engine"]["resumed_partitions"]}
+    assert set(done) <= resumed
+    for name, before in done.items():
+        assert (parts / name).read_bytes() == before

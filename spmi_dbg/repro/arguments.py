@@ -17,7 +17,13 @@ from typing import Any
 
 from spmi_dbg import exits
 from spmi_dbg.driver.registry import DEFAULT, NAMES
-from spmi_dbg.errors import SpmiDbgError, ToolFailure, is_system_stop, printable
+from spmi_dbg.errors import (
+    ClusterLost,
+    SpmiDbgError,
+    ToolFailure,
+    is_system_stop,
+    printable,
+)
 from spmi_dbg.usage import Parser, count_option, number_option, repeated_option
 
 PIPELINE_USAGE = exits.PIPELINE_INPUT  # a pipeline's usage error: 3, never 2 ("no crash")
@@ -187,6 +193,9 @@ def pipeline_errors(name: str, body: Callable[[], int]) -> int:
     except ToolFailure as e:
         print(f"spmi-dbg {name}: error: {e}", file=sys.stderr)
         return exits.TOOL_FAILURE
+    except ClusterLost as e:
+        print(f"spmi-dbg {name}: error: {cluster_lost(name, e)}", file=sys.stderr)
+        return exits.INCOMPLETE
     except SpmiDbgError as e:
         print(f"spmi-dbg {name}: error: {e}", file=sys.stderr)
         return exits.PIPELINE_INPUT
@@ -219,11 +228,12 @@ def resume_hint(name: str) -> str:
 
 def cluster_lost(name: str, e: Exception) -> str:
     """The one line of a run whose dask cluster went away."""
-    given = _given(name)
-    at = given[given.index("--scheduler") + 1] if "--scheduler" in given[:-1] else "its scheduler"
-    said = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    if not isinstance(e, ClusterLost):
+        given = _given(name)
+        at = given[given.index("--scheduler") + 1] if "--scheduler" in given[:-1] else "?"
+        e = ClusterLost(at, e)
     return (
-        f"the dask cluster at {printable(at)} went away ({type(e).__name__}: {printable(said)}): "
+        f"the dask cluster at {printable(e.address)} went away ({printable(e.cause)}): "
         f"the journals hold everything done so far; restart the cluster and {resume_hint(name)}"
     )
 

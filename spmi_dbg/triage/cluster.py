@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import logging
 import os
 import socket
 import sys
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spmi_dbg import exits
-from spmi_dbg.errors import InputError, is_system_stop
+from spmi_dbg.errors import ClusterLost, InputError, is_system_stop
 from spmi_dbg.repro.result import ReproResult
 from spmi_dbg.triage.engine import BundleJob, EngineReport
 from spmi_dbg.triage.task import (
@@ -309,7 +310,10 @@ class DaskEngine:
                 priority=-task.partition.index,
             )
 
-        futures = {submit(t, 0): (t, 0) for t in order}
+        try:
+            futures = {submit(t, 0): (t, 0) for t in order}
+        except Exception as e:
+            raise self._lost(e) or e from None
         pending = as_completed(list(futures), loop=self.client.loop)
         finished = threading.Event()
         watcher = threading.Thread(
@@ -332,17 +336,36 @@ class DaskEngine:
             raise
         finally:
             finished.set()
-            if cancel.is_set():
-                stop.set()
-                self.client.cancel(list(futures))
-            try:
-                self.client.run(_close_sessions)
-            except Exception:  # a worker that went away took its debuggers with it
-                pass
+            if self.client.status == "running":  # a lost cluster has nothing left to stop
+                if cancel.is_set():
+                    stop.set()
+                    self.client.cancel(list(futures))
+                try:
+                    self.client.run(_close_sessions)
+                except Exception:  # a worker that went away took its debuggers with it
+                    pass
         return report
 
-    @staticmethod
+    def _lost(self, e: BaseException) -> ClusterLost | None:
+        """`e` as the cluster's loss when it is one: a task cancelled because the client lost its
+        scheduler, a closed client or connection, or any error once the client is no longer
+        running. A task's own failure is not."""
+        reason = getattr(e, "reason", None)
+        gone = reason == "scheduler-connection-lost" or type(e).__name__ in (
+            "ClosedClientError",
+            "CommClosedError",
+        )
+        if gone or self.client.status not in ("running", "newly-created"):
+            # the client's reconnection, cut short by our close, would log its own traceback:
+            # the run's one line says it all
+            for name in ["distributed", *logging.root.manager.loggerDict]:
+                if name.startswith("distributed"):
+                    logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+            return ClusterLost(self.address, e)
+        return None
+
     def _settled(
+        self,
         future: Any,
         task: PartitionTask,
         attempt: int,
@@ -367,6 +390,9 @@ class DaskEngine:
             raise
         # a bug or a broken journal in the task: the partition's failure
         except Exception as e:
+            lost = self._lost(e)
+            if lost is not None:
+                raise lost from None
             report.task_failures[task.partition.index] = f"{type(e).__name__}: {e}"
             if is_system_stop(e):
                 report.system_stops.add(task.partition.index)
@@ -399,6 +425,9 @@ class DaskEngine:
                 where, result = future.result()
                 report.bundle_workers[job.key] = where
             except Exception as e:  # a worker lacking an input, a worker that died twice, a bug
+                lost = self._lost(e)
+                if lost is not None:
+                    raise lost from None
                 result = ReproResult(
                     job.options,
                     [],

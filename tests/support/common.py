@@ -3,11 +3,12 @@ native artifact fails only the tests that need it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -185,6 +186,16 @@ def wait_for(what: Callable[[], T | None], timeout: float = 60.0, every: float =
             return found
         time.sleep(every)
     raise AssertionError(f"timed out after {timeout:g} s")
+
+
+def whole_texts(paths: Iterable[Path]) -> list[str]:
+    """The files' texts that can be read whole now (journals are replaced atomically; one may
+    be gone between listing and reading)."""
+    out = []
+    for p in paths:
+        with contextlib.suppress(OSError):
+            out.append(p.read_text())
+    return out
 
 
 def replaying(number: int, collection: Path) -> list[int]:
