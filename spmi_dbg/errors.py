@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 
 from spmi_dbg import exits
 
@@ -80,3 +81,32 @@ SYSTEM_STOPS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, er
 
 def is_system_stop(e: BaseException) -> bool:
     return isinstance(e, OSError) and e.errno in SYSTEM_STOPS
+
+
+def system_stop_said(e: OSError, where: str | None = None) -> str:
+    """What the system stopped, in one line: the file (else `where`), the error with its code, and
+    the file system it is on (its mount point), e.g. `t/p3.json: Disk quota exceeded (EDQUOT) on
+    the file system at /home`."""
+    path = str(e.filename) if e.filename else where
+    code = errno.errorcode.get(e.errno or 0, str(e.errno))
+    said = f"{e.strerror or 'failed'} ({code})"
+    mount = mount_point(path) if path else None
+    return (
+        (f"{printable(path)}: " if path else "")
+        + said
+        + (f" on the file system at {printable(mount)}" if mount else "")
+    )
+
+
+def mount_point(path: str) -> str | None:
+    """The mount point of the file system `path` (or its nearest existing parent) is on."""
+    p = os.path.abspath(path)
+    try:
+        while not os.path.exists(p):
+            p = os.path.dirname(p)
+        dev = os.stat(p).st_dev
+        while p != "/" and os.stat(os.path.dirname(p)).st_dev == dev:
+            p = os.path.dirname(p)
+    except OSError:
+        return None
+    return p

@@ -6,6 +6,7 @@ accounting of an uninterrupted run."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import random
@@ -25,6 +26,7 @@ from spmi_dbg.tempfiles import host_tag
 
 from .support.builds import history
 from .support.common import Collections, run_cli, wait_for, whole_texts
+from .support.faultdisk import FailingDisk, build_shim
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import no_replays_left, triage, triage_collection
 from .test_repro_failure import failures_collection
@@ -77,6 +79,101 @@ def test_a_full_disk_stops_triage_in_one_line_and_a_resume_is_exact(
     assert [{k: c[k] for k in COUNTS} for c in data["coverage"]] == [
         {k: c[k] for k in COUNTS} for c in expected
     ]
+
+
+@pytest.fixture(scope="module")
+def shim(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_shim(tmp_path_factory.mktemp("shim"))
+
+
+@pytest.mark.parametrize(
+    ("code", "span", "seed"),
+    [(errno.EIO, 0, 3), (errno.EDQUOT, 0, 5), (errno.EIO, 2, 7)],
+    ids=["EIO-for-good", "EDQUOT-for-good", "EIO-for-a-moment"],
+)
+def test_a_failing_disk_stops_triage_in_one_line_or_gives_the_exact_answer(
+    cols: Collections, tmp_path: Path, shim: Path, code: int, span: int, seed: int
+) -> None:
+    """Writes in --out fail (EIO, EDQUOT) from a write the seed picks among those an uninterrupted
+    run makes there, for good or for a moment: the run ends in the uninterrupted run's answer, or
+    in exit 5 and one line naming the error and how to go on (the --resume command, or a plain run
+    again when the plan itself could not be written), with no journal torn; going on on a sound
+    disk gives the exact answer."""
+    mch = failures_collection(cols)
+    args = ["--partition-methods", "50", "--", REPLAY, BASE, str(mch)]
+    counting = FailingDisk(shim, tmp_path / "ref", tmp_path / "ref.count")
+    (tmp_path / "ref").mkdir()
+    ref = subprocess.run(
+        [sys.executable, "-m", "spmi_dbg", "triage", "--out", "ref/t", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=counting.env(),
+        timeout=600,
+    )
+    expected = _accounting(tmp_path / "ref" / "t")
+    start = random.Random(seed).randrange(counting.writes())
+    said = f"seed {seed}: {errno.errorcode[code]} from write {start} of {counting.writes()}"
+    disk = FailingDisk(shim, tmp_path / "d", tmp_path / "d.count", code, start, span)
+    (tmp_path / "d").mkdir()
+    run = ["triage", "--out", "d/t", *args]
+    faulty = subprocess.run(
+        [sys.executable, "-m", "spmi_dbg", *run],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=disk.env(),
+        timeout=600,
+    )
+    assert "Traceback" not in faulty.stderr, f"{said}\n{faulty.stderr}"
+    for journal in (tmp_path / "d" / "t" / "partitions").glob("p[0-9]*.json"):
+        json.loads(journal.read_text())  # none torn
+    if faulty.returncode == exits.INCOMPLETE:
+        (line,) = [x for x in faulty.stderr.splitlines() if x.startswith("spmi-dbg triage: error:")]
+        assert f"({errno.errorcode[code]})" in line, f"{said}\n{line}"
+        # --resume once the plan is written; before, a plain run again
+        resume = "resume: spmi-dbg triage --resume" in line
+        assert resume or "run it again: spmi-dbg triage --out" in line, f"{said}\n{line}"
+        again = triage(*(["--resume"] if resume else []), "--out", "d/t", *args, cwd=tmp_path)
+        assert again.returncode == ref.returncode, f"{said}\n{again.stdout}{again.stderr}"
+    else:
+        assert faulty.returncode == ref.returncode, f"{said}\n{faulty.stdout}{faulty.stderr}"
+    assert _accounting(tmp_path / "d" / "t") == expected, said
+
+
+@pytest.mark.parametrize("code", [errno.EIO, errno.ENOSPC], ids=["EIO", "ENOSPC"])
+def test_repro_on_a_failing_disk_leaves_no_half_bundle_and_says_so_in_one_line(
+    cols: Collections, tmp_path: Path, shim: Path, code: int
+) -> None:
+    """The bundle's directory fails every write: exit 5, one line naming the error (never
+    "not verified": the repro was verified, the disk failed), no half bundle; run again on a sound
+    disk, the verified repro."""
+    mch = cols.get("faults-crash", 200, inject=[("jit-null", 150)])
+    argv = ["repro", "--out", "d/b", "--", REPLAY, "-bug", "56506", BASE, str(mch)]
+    (tmp_path / "d").mkdir()
+    disk = FailingDisk(shim, tmp_path / "d", tmp_path / "d.count", code, start=0)
+    faulty = subprocess.run(
+        [sys.executable, "-m", "spmi_dbg", *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=disk.env(),
+        timeout=600,
+    )
+    assert faulty.returncode == exits.INCOMPLETE, faulty.stdout + faulty.stderr
+    (line,) = [x for x in faulty.stderr.splitlines() if x.startswith("spmi-dbg repro: error:")]
+    assert "Traceback" not in faulty.stderr
+    assert f"({errno.errorcode[code]})" in line and "run it again" in line, line
+    assert not (tmp_path / "d" / "b").exists() and os.listdir(tmp_path / "d") == []
+    again = subprocess.run(
+        [sys.executable, "-m", "spmi_dbg", *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert again.returncode == exits.VERIFIED, again.stdout + again.stderr
+    assert json.loads((tmp_path / "d" / "b" / "report.json").read_text())["outcome"] == "verified"
 
 
 class ClosedClientError(Exception):

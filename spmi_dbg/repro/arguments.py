@@ -23,6 +23,7 @@ from spmi_dbg.errors import (
     ToolFailure,
     is_system_stop,
     printable,
+    system_stop_said,
 )
 from spmi_dbg.usage import Parser, count_option, number_option, repeated_option
 
@@ -185,16 +186,19 @@ def add_env_arguments(p: Parser) -> None:
     )
 
 
-def pipeline_errors(name: str, body: Callable[[], int]) -> int:
+def pipeline_errors(
+    name: str, body: Callable[[], int], *, resumable: Callable[[], bool] = lambda: True
+) -> int:
     """`body`, with our errors as one line on stderr: 4 for the debugger failing, 3 for usage and
-    input, 5 for a run the system stopped (a full disk, an I/O error: issue 37)."""
+    input, 5 for a run the system stopped (a full disk, an I/O error: issue 37). `resumable()`:
+    whether the run got far enough for triage's --resume (else the line says to run it again)."""
     try:
         return body()
     except ToolFailure as e:
         print(f"spmi-dbg {name}: error: {e}", file=sys.stderr)
         return exits.TOOL_FAILURE
     except ClusterLost as e:
-        print(f"spmi-dbg {name}: error: {cluster_lost(name, e)}", file=sys.stderr)
+        print(f"spmi-dbg {name}: error: {cluster_lost(name, e, resumable())}", file=sys.stderr)
         return exits.INCOMPLETE
     except SpmiDbgError as e:
         print(f"spmi-dbg {name}: error: {e}", file=sys.stderr)
@@ -202,12 +206,12 @@ def pipeline_errors(name: str, body: Callable[[], int]) -> int:
     except OSError as e:
         if not is_system_stop(e):
             raise
-        print(f"spmi-dbg {name}: error: {system_stop(name, e)}", file=sys.stderr)
+        print(f"spmi-dbg {name}: error: {system_stop(name, e, resumable())}", file=sys.stderr)
         return exits.INCOMPLETE
     except Exception as e:  # a lost dask cluster: distributed's own errors, not imported here
         if not type(e).__module__.startswith("distributed"):
             raise
-        print(f"spmi-dbg {name}: error: {cluster_lost(name, e)}", file=sys.stderr)
+        print(f"spmi-dbg {name}: error: {cluster_lost(name, e, resumable())}", file=sys.stderr)
         return exits.INCOMPLETE
 
 
@@ -216,17 +220,25 @@ def _given(name: str) -> list[str]:
     return sys.argv[2:] if sys.argv[1:2] == [name] else []
 
 
-def resume_hint(name: str) -> str:
-    """How to go on: triage's --resume (the journals make it exact), else a new run."""
+def resume_hint(name: str, resumable: bool = True) -> str:
+    """How to go on: triage's --resume (the journals make it exact), else a new run (`resumable`:
+    False when the run stopped before it had anything to resume)."""
     given = _given(name)
     if name == "triage" and given:
-        return "resume: " + shlex.join(
-            ["spmi-dbg", name, *([] if "--resume" in given else ["--resume"]), *given]
-        )
+        if resumable:
+            return "resume: " + shlex.join(
+                ["spmi-dbg", name, *([] if "--resume" in given else ["--resume"]), *given]
+            )
+        return "run it again: " + shlex.join(["spmi-dbg", name, *_without_resume(given)])
     return "run it again"
 
 
-def cluster_lost(name: str, e: Exception) -> str:
+def _without_resume(given: list[str]) -> list[str]:
+    at = given.index("--") if "--" in given else len(given)
+    return [a for a in given[:at] if a != "--resume"] + given[at:]
+
+
+def cluster_lost(name: str, e: Exception, resumable: bool = True) -> str:
     """The one line of a run whose dask cluster went away."""
     if not isinstance(e, ClusterLost):
         given = _given(name)
@@ -234,23 +246,17 @@ def cluster_lost(name: str, e: Exception) -> str:
         e = ClusterLost(at, e)
     return (
         f"the dask cluster at {printable(e.address)} went away ({printable(e.cause)}): "
-        f"the journals hold everything done so far; restart the cluster and {resume_hint(name)}"
+        f"the journals hold everything done so far; restart the cluster and "
+        f"{resume_hint(name, resumable)}"
     )
 
 
-def system_stop(name: str, e: OSError) -> str:
+def system_stop(name: str, e: OSError, resumable: bool = True) -> str:
     """The one line of a run the system stopped: what failed, where, and how to go on."""
     given = _given(name)
     out = given[given.index("--out") + 1] if "--out" in given[:-1] else None
-    where = (
-        printable(str(e.filename))
-        if e.filename
-        else f"writing in {printable(out)}"
-        if out
-        else "writing its output"
-    )
-    code = errno.errorcode.get(e.errno or 0, str(e.errno))
+    room = e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
     return (
-        f"{where}: {e.strerror or 'failed'} ({code}): the run stopped before its end; what it "
-        f"wrote is kept; make room and {resume_hint(name)}"
+        f"{system_stop_said(e, out)}: the run stopped before its end; what it wrote is kept; "
+        f"{'make room' if room else 'once the disk is sound'} and {resume_hint(name, resumable)}"
     )

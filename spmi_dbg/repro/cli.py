@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from spmi_dbg import exits
 from spmi_dbg.repro.arguments import add_pipeline_parser, add_replay_arguments, pipeline_errors
 from spmi_dbg.usage import Parser
 
@@ -131,4 +132,10 @@ def execute(
         rich_panel=interactive and sys.stdout.isatty(),
         extra=extra_rows(result) if extra_rows is not None else None,
     )
+    if result.exit_code == exits.INCOMPLETE and result.bundle_error:
+        print(
+            f"spmi-dbg repro: error: {result.bundle_error}; nothing half-written is left in its "
+            "place; once there is room (or the disk is sound), run it again",
+            file=sys.stderr,
+        )
     return result

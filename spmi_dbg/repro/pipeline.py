@@ -16,7 +16,7 @@ from pathlib import Path
 
 from spmi_dbg import exits
 from spmi_dbg.analysis.facts import Cause
-from spmi_dbg.errors import SpmiDbgError, printable
+from spmi_dbg.errors import SpmiDbgError, is_system_stop, printable, system_stop_said
 from spmi_dbg.failures.output import Failure, read_lines
 from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.bundle import write_bundle
@@ -84,7 +84,12 @@ def run_repro(
                 held.enter_context(locked(out))
             result.bundle = write_bundle(result, work)  # the repro now lives in the bundle
         except (SpmiDbgError, OSError) as e:  # the report cannot tell this one: the summary does
-            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            if is_system_stop(e):  # a full or failing disk: the run is incomplete, not wrong
+                assert isinstance(e, OSError)
+                reason = system_stop_said(e)
+                result.outcome, result.exit_code = "bundle-error", exits.INCOMPLETE
+            else:
+                reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             result.bundle_error = (
                 f"the bundle could not be written to {printable(str(out))}: {reason}"
             )

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from spmi_dbg.errors import UsageError, printable
+from spmi_dbg import exits
+from spmi_dbg.errors import UsageError
 from spmi_dbg.outdir import check_out_dir
 from spmi_dbg.repro.arguments import (
     add_pipeline_parser,
@@ -139,7 +140,10 @@ def bundle_kinds(spec: str) -> frozenset[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    return pipeline_errors("triage", lambda: _run(args))
+    from spmi_dbg.triage.result import PARTITIONS_DIR, PLAN_FILE  # start-up (above)
+
+    plan = args.out / PARTITIONS_DIR / PLAN_FILE
+    return pipeline_errors("triage", lambda: _run(args), resumable=plan.is_file)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -179,8 +183,19 @@ def _run(args: argparse.Namespace) -> int:
         first = min(failed)
         print(
             f"spmi-dbg triage: error: {len(failed)} partition(s) could not finish (partition "
-            f"{first}: {printable(failed[first])}): their method contexts after that point were "
+            f"{first}: {failed[first]}): their method contexts after that point were "
             f"not replayed; what was done is kept; {resume_hint('triage')}",
+            file=sys.stderr,
+        )
+    unwritten = [
+        x.bundle_error
+        for x in [*result.bundles.values(), *result.failure_bundles.values()]
+        if x.exit_code == exits.INCOMPLETE and x.bundle_error
+    ]
+    if unwritten and not failed:
+        print(
+            f"spmi-dbg triage: error: {len(unwritten)} bundle(s) not written ({unwritten[0]}); "
+            f"every method context is accounted; {resume_hint('triage')}",
             file=sys.stderr,
         )
     return int(result.exit_code)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spmi_dbg import exits
-from spmi_dbg.errors import ClusterLost, InputError, is_system_stop
+from spmi_dbg.errors import ClusterLost, InputError
 from spmi_dbg.repro.result import ReproResult
 from spmi_dbg.triage.engine import BundleJob, EngineReport
 from spmi_dbg.triage.task import (
@@ -393,9 +393,7 @@ class DaskEngine:
             lost = self._lost(e)
             if lost is not None:
                 raise lost from None
-            report.task_failures[task.partition.index] = f"{type(e).__name__}: {e}"
-            if is_system_stop(e):
-                report.system_stops.add(task.partition.index)
+            report.failed(task.partition.index, e)
         return False
 
     def run_bundles(self, jobs: list[BundleJob], report: EngineReport) -> dict[str, ReproResult]:

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from spmi_dbg.errors import SpmiDbgError, is_system_stop
+from spmi_dbg.errors import SpmiDbgError, is_system_stop, system_stop_said
 from spmi_dbg.failures.output import Failure
 from spmi_dbg.repro.locate import Located
 from spmi_dbg.repro.pipeline import run_repro
@@ -43,6 +43,15 @@ class EngineReport:
     resubmitted: dict[int, int] = field(default_factory=dict)  # partition -> tasks submitted again
     # bucket -> the worker that built its bundle
     bundle_workers: dict[str, str] = field(default_factory=dict)
+
+    def failed(self, partition: int, e: Exception) -> None:
+        """Partition `partition`'s task failed with `e` (a system stop said as one)."""
+        if is_system_stop(e):
+            assert isinstance(e, OSError)
+            self.task_failures[partition] = system_stop_said(e)
+            self.system_stops.add(partition)
+        else:
+            self.task_failures[partition] = f"{type(e).__name__}: {e}"
 
 
 @dataclass(frozen=True)
@@ -115,9 +124,7 @@ class LocalEngine:
                     raise
                 # a broken journal, a full disk: this partition's
                 except (SpmiDbgError, OSError, ValueError) as e:
-                    report.task_failures[task.partition.index] = f"{type(e).__name__}: {e}"
-                    if is_system_stop(e):
-                        report.system_stops.add(task.partition.index)
+                    report.failed(task.partition.index, e)
         except BaseException:
             cancel.set()
             raise

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import fcntl
 import json
 import os
@@ -168,6 +169,32 @@ class Journal(JsonFact):
     def remaining(self) -> MCList:
         return self.partition.numbers.between(self.accounted + 1, self.partition.numbers.last)
 
+    def mark(self) -> dict[str, Any]:
+        """Where the journal is now, for `rewind`: its lists' lengths (they only grow), a copy of
+        its dicts, its other fields as they are (the storm's state by reference: a step that
+        starts a storm makes a new one)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = (
+                len(value)
+                if isinstance(value, list)
+                else dict(value)
+                if isinstance(value, dict)
+                else value
+            )
+        return out
+
+    def rewind(self, mark: dict[str, Any]) -> None:
+        """Back to `mark`: what was accounted since is not (a replay whose record could not be
+        written is replayed again, never counted without its failure lines)."""
+        for name, value in mark.items():
+            current = getattr(self, name)
+            if isinstance(current, list):
+                del current[value:]
+            else:
+                setattr(self, name, value)
+
     def give_up(self, reason: str, upto: int | None = None) -> None:
         """The numbers after `accounted` up to `upto` (default: all) are not reached, for
         `reason`."""
@@ -314,10 +341,13 @@ def _usable(journal: Journal, *, parse: bool = True) -> Journal:
     )
 
 
-def save(directory: Path, journal: Journal) -> None:
-    atomic_write_text(
-        journal_path(directory, journal.partition.index), json.dumps(journal.to_json()) + "\n"
-    )
+def text(journal: Journal) -> str:
+    return json.dumps(journal.to_json()) + "\n"
+
+
+def save(directory: Path, journal: Journal, as_text: str | None = None) -> None:
+    """`as_text`: the journal's `text()`, when the caller has it."""
+    atomic_write_text(journal_path(directory, journal.partition.index), as_text or text(journal))
 
 
 @contextlib.contextmanager

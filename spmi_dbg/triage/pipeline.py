@@ -38,6 +38,7 @@ from spmi_dbg.triage.plan import (
 from spmi_dbg.triage.result import (
     BUNDLE_KINDS,
     PARTITIONS_DIR,
+    PLAN_FILE,
     TRIAGE_FILES,
     TriageOptions,
     TriageResult,
@@ -69,9 +70,9 @@ def run_triage(
     check_out_dir(opts.out, ours=TRIAGE_FILES, subdirs="bucket-")  # before any replay
     names = member_names([c.input for c in opts.commands])
     commands = {c.input: c for c in opts.commands}
-    if opts.resume and not (opts.out / PARTITIONS_DIR / "plan.json").is_file():
+    if opts.resume and not (opts.out / PARTITIONS_DIR / PLAN_FILE).is_file():
         raise InputError(
-            str(opts.out), f"--resume: no triage to resume here (no {PARTITIONS_DIR}/plan.json)"
+            str(opts.out), f"--resume: no triage to resume here (no {PARTITIONS_DIR}/{PLAN_FILE})"
         )
     with temp_dir("triage") as tmp, locked(opts.out):
         opts.out.mkdir(parents=True, exist_ok=True)
@@ -145,9 +146,10 @@ def _take_bundles(result: TriageResult, built: dict[str, ReproResult]) -> None:
         result.exit_code = exits.VERIFIED  # crashes found and bucketed; no bundle was asked for
     elif result.run.tool_failures:
         result.exit_code = exits.TOOL_FAILURE
-    if result.run.engine.system_stops:
-        # a partition's task the system stopped (a full disk for a moment): its method contexts
-        # after that point were never replayed; the journals make a resume exact
+    if result.run.engine.system_stops or any(x.exit_code == exits.INCOMPLETE for x in bundles):
+        # a partition's task or a bundle the system stopped (a full disk for a moment): its method
+        # contexts after that point were never replayed, or the bundle not written; the journals
+        # make a resume exact, and it makes the bundles again
         result.exit_code = exits.INCOMPLETE
 
 
@@ -192,7 +194,7 @@ def _bundle_jobs(
 def _plan(opts: TriageOptions, directory: Path, workers: int) -> list[TriagePartition]:
     """The partitions: planned afresh (an earlier triage's partitions are removed), or with --resume
     read back from the plan an interrupted triage of the same command wrote."""
-    plan_file = directory / "plan.json"
+    plan_file = directory / PLAN_FILE
     if opts.resume:
         try:
             saved = json.loads(plan_file.read_text(encoding="utf-8"))

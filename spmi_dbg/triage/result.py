@@ -20,6 +20,7 @@ from spmi_dbg.triage.run import TriageRun
 BUNDLE_KINDS = ("crash", "assert", "error", "missing")
 DEFAULT_BUNDLE_KINDS = frozenset({"crash", "assert"})
 PARTITIONS_DIR = "partitions"  # under --out: the plan and every partition's journal and output
+PLAN_FILE = "plan.json"  # in PARTITIONS_DIR: written before any replay; what --resume goes on from
 # and bucket-*/ (repro bundles)
 # members/: the member lists of buckets too long for a line (report/triage.py MEMBERS_DIR)
 TRIAGE_FILES = frozenset({"triage.json", "triage.md", "triage.sarif", PARTITIONS_DIR, "members"})

@@ -200,6 +200,7 @@ class _Partition:
         self.files.mkdir(exist_ok=True)
         self.sessions = sessions
         self._sweep = journal.storm if journal.storm is not None and not task.diagnose_all else None
+        self._saved: str | None = None  # the journal's text as last written by this task
 
     def run(self) -> None:
         start = saved = time.monotonic()
@@ -222,9 +223,14 @@ class _Partition:
             self.save()
 
     def save(self) -> None:
+        """The journal written, unless it is what was last written (the save after the loop
+        then writes nothing: a disk failing at the end does not fail a partition that is done)."""
         if self._sweep is not None:
             self.journal.storm = self._sweep
-        journals.save(self.directory, self.journal)
+        text = journals.text(self.journal)
+        if text != self._saved:
+            journals.save(self.directory, self.journal, text)
+            self._saved = text
 
     def window(self) -> MCList | None:
         """The next replay's numbers: the rest of the partition, or (after deaths) a part of it;
@@ -277,7 +283,7 @@ class _Partition:
         j = self.journal
         spec = window.spec()
         j.running = Running(window.first, window.last, spec, self.where)
-        journals.save(self.directory, j)
+        self.save()
         k = len(j.segments) + 1
         run = PartitionRun(
             Partition(self.task.partition.index, tuple(window)),
@@ -290,10 +296,18 @@ class _Partition:
         if j.window_end is not None and window.last == j.window_end:
             # the part the deaths left is through (or resumed after a crash): one window again
             j.window_end = None
-        upto = self.settle(run, window, spec, k)
-        record = journals.segment_record(self.directory, self.task.partition.index, k)
-        failures, failed = _accepted(run, upto)
-        journals.write_record(record, SegmentRecord(run.outcome, failures, failed))
+        mark, sweep = j.mark(), self._sweep
+        try:
+            upto = self.settle(run, window, spec, k)
+            record = journals.segment_record(self.directory, self.task.partition.index, k)
+            failures, failed = _accepted(run, upto)
+            journals.write_record(record, SegmentRecord(run.outcome, failures, failed))
+        except BaseException:
+            # its record not written (a failing disk): nothing of the replay is accounted, so
+            # that a resume replays it again rather than count its failures as clean
+            j.rewind(mark)
+            self._sweep = sweep
+            raise
         j.segments.append(_segment(run, self.task.partition, self.where, record))
 
     def settle(self, run: PartitionRun, window: MCList, spec: str, k: int) -> int | None:

@@ -216,8 +216,20 @@ class MiRun:
             raise ToolFailure(f"gdb could not resume after {sig}: {reply.error}")
 
     def _diagnose(self, sig: str | int | None = None) -> Diagnosis:
+        self._check_notes_written()
         self._at_stop()
         return ask.diagnosis(self.channel, sig)
+
+    def _check_notes_written(self) -> None:
+        """A stop made because the extension could not write its notes file (a failing disk) is
+        not the replay's: raised as that error (a system stop), never diagnosed as a crash."""
+        reply = self.channel.request("-data-evaluate-expression $_spmi_stop_errno")
+        value = str((reply.payload or {}).get("value", ""))
+        if reply.error is not None or not value.lstrip("-").isdigit() or int(value) == 0:
+            return  # void (never set) or 0: the notes are whole
+        self.channel.must_console("set $_spmi_stop_errno = 0")  # a session's next replay
+        code = int(value)
+        raise OSError(code, os.strerror(code), str(self.notes.path))
 
     def _at_stop(self) -> None:
         if self.before_diagnose is not None:

@@ -11,7 +11,9 @@ break the stop (a run with -boa/-boe that is meant to stop in the assert).
 
 Each stop passed on is noted as one JSON line in the file NOTES (read by the driver as it goes); a
 stop that is not passed gets a line saying why, when the reason is not in its diagnosis (a second
-chance, the pass limit). Any error of ours also stops (the safe side): its line names it.
+chance, the pass limit). Any error of ours also stops (the safe side): its line names it. A notes
+file that cannot be written (a failing disk) stops too, with its errno in `$_spmi_stop_errno`: the
+driver asks for it at a stop and never takes such a stop for the replay's.
 
 This is what makes a passed first-chance fault cost about what the quick check costs
 (docs/debugger-notes.md: a stop passed through MI costs 3-4 ms, through gdb's own stop machinery ~1
@@ -19,6 +21,7 @@ ms)."""
 
 from __future__ import annotations
 
+import errno
 import json
 import time
 from typing import IO, Any
@@ -30,6 +33,8 @@ from spmi_dbg.analysis.view import with_stop_signal
 from spmi_dbg.ext.gdb.view import GdbProcess
 
 FUNCTION = "_spmi_should_stop"
+# set to the errno when the notes could not be written (the driver sets it back to 0)
+STOP_ERRNO = "_spmi_stop_errno"
 
 
 class _State:
@@ -69,6 +74,15 @@ class ShouldStop(gdb.Function):  # type: ignore[misc]
     def invoke(
         self, notes: Any, max_passes: Any, signo: Any = None, absorb: Any = 0, breaks: Any = 0
     ) -> int:
+        try:
+            return self._decide(notes, max_passes, signo, absorb, breaks)
+        except OSError as e:
+            # the notes file cannot be written (a failing disk): the driver must not take this
+            # stop for a fatal one, nor lose a stop passed on; it reads why from here
+            gdb.set_convenience_variable(STOP_ERRNO, e.errno or errno.EIO)
+            return int(Verdict.STOP)
+
+    def _decide(self, notes: Any, max_passes: Any, signo: Any, absorb: Any, breaks: Any) -> int:
         t0 = time.perf_counter()
         out = _state.open(notes.string(), gdb.selected_inferior().pid)
         stop_signal = int(signo) if signo is not None else None
