@@ -240,7 +240,8 @@ def test_triage_killed_at_a_random_point_resumes_to_the_same_accounting(
     cols: Collections, tmp_path: Path, seed: int
 ) -> None:
     """kill -9 of the whole triage (coordinator, debuggers and replays: its session) at a point the
-    seed picks -- after some partitions are done, or in the middle of a replay -- then `--resume`:
+    seed picks -- after some partitions are done, or in the middle of a replay --, its output
+    directory moved, then `--resume` there:
     the same crashes, buckets and coverage as an uninterrupted run. The point is chosen by what the
     journals show, never by a time."""
     rng = random.Random(seed)
@@ -274,10 +275,12 @@ def test_triage_killed_at_a_random_point_resumes_to_the_same_accounting(
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     wait_for(lambda: no_replays_left(mch) or None)
-    again = triage("--resume", "--out", "t", *args, cwd=tmp_path)
+    moved = tmp_path / "moved $(x) 'q'"  # as after a full disk: the journals go with it
+    (tmp_path / "t").rename(moved)
+    again = triage("--resume", "--out", str(moved), *args, cwd=tmp_path)
     said = f"seed {seed}: killed after {done_before} partition(s) done, mid-replay {mid_replay}"
     assert again.returncode == ref.returncode, f"{said}\n{again.stdout}{again.stderr}"
-    assert _accounting(tmp_path / "t") == expected, said
+    assert _accounting(moved) == expected, said
 
 
 def _accounting(out: Path) -> dict[str, object]:
