@@ -30,7 +30,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spmi_dbg import cli, shell
+from spmi_dbg import cli, exits, shell
 from spmi_dbg.driver.request import DebuggerSetup
 from spmi_dbg.driver.select import GdbDriver
 from spmi_dbg.mch.collection import Collection
@@ -465,7 +465,7 @@ def test_a_bundle_that_cannot_be_written_claims_nothing(
     cols: Collections, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A full disk while the bundle is written: no bundle directory at all, not a half one; the
-    summary says why and does not say verified."""
+    summary says why and does not say verified; exit 5, the run incomplete (issue 37)."""
 
     def full(*args: object, **kwargs: object) -> list[str]:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -484,7 +484,7 @@ def test_a_bundle_that_cannot_be_written_claims_nothing(
             verify_runs=1,
         )
     )
-    assert result.exit_code == 1 and result.outcome == "bundle-error"
+    assert result.exit_code == exits.INCOMPLETE and result.outcome == "bundle-error"
     assert result.bundle_error is not None and "No space left on device" in result.bundle_error
     assert not out.exists() and leftovers(tmp_path) == []
     from spmi_dbg.repro.display import summary_rows
