@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,6 +46,25 @@ def _a_unit_test_starts_no_process(
     monkeypatch.setattr(subprocess.Popen, "__init__", refused("subprocess.Popen"))
     for name in ("posix_spawn", "posix_spawnp", "fork", "forkpty", "system", "execv", "execve"):
         monkeypatch.setattr(os, name, refused(f"os.{name}"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _every_sarif_written_is_one_a_ci_accepts(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """At the session's end, every .sarif file the tests wrote (report.sarif, triage.sarif,
+    recheck.sarif) is checked as a CI would use it: the OASIS schema, code scanning's required
+    fields, and sarif-tools' summary, ls and codeclimate (issue 38 item 1)."""
+    yield
+    base = tmp_path_factory.getbasetemp()
+    files = sorted(base.rglob("*.sarif"))
+    if not files:
+        return
+    from .support.sarif_check import check_file, converted
+
+    for f in files:
+        check_file(f)
+    converted(files, base / "sarif-tools")
 
 
 @pytest.fixture

@@ -179,9 +179,19 @@ def test_recheck_says_fixed_still_failing_and_cannot_tell(
     data = json.loads((tmp_path / "r1" / "recheck.json").read_text())
     assert data["all_fixed"] and data["repros"][0]["status"] == "fixed"
     sarif = validate_sarif(tmp_path / "r1" / "recheck.sarif")
-    assert [x["level"] for x in sarif["runs"][0]["results"]] == ["none"]
+    original = validate_sarif(tmp_path / "b" / "report.sarif")["runs"][0]["results"][0]
+    (passed,) = sarif["runs"][0]["results"]
+    # a fix is a pass, not an issue; the alert it answers is the original's (its fingerprint)
+    assert (passed["kind"], passed["level"]) == ("pass", "none")
+    assert passed["partialFingerprints"] == original["partialFingerprints"]
+    assert passed["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith(
+        "/b/repro.mch"
+    )
     still = run_cli("recheck", bundle, "--jit", DIFF, "--out", "r2", cwd=tmp_path)
     assert still.returncode == 1 and f"{bundle}: still failing: superpmi said: " in still.stdout
+    (failing,) = validate_sarif(tmp_path / "r2" / "recheck.sarif")["runs"][0]["results"]
+    assert (failing["kind"], failing["level"]) == ("fail", original["level"])
+    assert failing["ruleId"] == original["ruleId"]
     for jit, want in ((BASE, 0), (DIFF, 1), (str(not_a_jit), 125)):
         g = run_cli("recheck", "--git-bisect", bundle, "--jit", jit, cwd=tmp_path)
         assert g.returncode == want, (jit, g.stdout, g.stderr)

@@ -123,7 +123,7 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
     assert "## JIT asserts and failed compiles" in (tmp_path / "t" / "triage.md").read_text()
     md = (tmp_path / "t" / "triage.md").read_text()
     assert "3 crash bucket(s), 7 crash(es)" in md and "dotnet/runtime#91257" in md
-    assert "result: 3 bucket(s), 7 crash(es)" in r.stdout
+    assert "result: 3 crash bucket(s), 7 crash(es)" in r.stdout
     # Progress, piped: plain lines on stderr, the first naming the engine, the last the whole tally.
     progress = [ln for ln in r.stderr.splitlines() if ln.startswith("triage: ")]
     assert (

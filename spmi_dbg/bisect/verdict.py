@@ -27,7 +27,7 @@ from spmi_dbg.driver.base import Driver
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.driver.request import ReplayRequest
 from spmi_dbg.errors import ToolFailure
-from spmi_dbg.failures.output import Failure, read_lines, read_output
+from spmi_dbg.failures.output import Failure, read_lines, read_output, same_key
 from spmi_dbg.jsonfacts import JsonFact
 from spmi_dbg.repro.capability import cannot_show
 from spmi_dbg.repro.command import ReproCommand
@@ -150,7 +150,7 @@ def classify_run(
             return Verdict("bad", f"killed by {run.signal}")
         return Verdict("skip", f"killed by {run.signal}", "other-failure", f"crash-{run.signal}")
     if exp.key is not None:
-        same = next((f for f in failures if f.key == exp.key), None)
+        same = next((f for f in failures if same_key(f.key, exp.key)), None)
         if same is not None:
             return Verdict("bad", f"superpmi said: {same.line.strip()}")
     other = next((f for f in failures if f.kind != "missing"), None)

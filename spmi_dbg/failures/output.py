@@ -23,6 +23,7 @@ take it for one."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -55,6 +56,44 @@ ASSERT_EXCEPTION = "DebugBreak or AV Exception 123"
 NO_EXCEPTION = "(no exception line)"
 
 
+def source_tail(path: str | None) -> str:
+    """A JIT or superpmi source path without the machine's part: from its last `jit/` (or
+    `superpmi/`) directory on, else its name. `/_/src/src/jit/importer.cpp`,
+    `/__w/1/s/src/coreclr/jit/importer.cpp` and `/home/me/runtime/src/coreclr/jit/importer.cpp`
+    are all `jit/importer.cpp`."""
+    p = "/" + (path or "").replace("\\", "/").lstrip("/")  # a tail already cut stays as it is
+    for root in ("/jit/", "/superpmi/"):
+        at = p.rfind(root)
+        if at >= 0:
+            return p[at + 1 :]
+    return p.rsplit("/", 1)[-1]
+
+
+_KEY_PLACE = re.compile(r"^(assert: .*) \((?P<file>.*):(?P<line>\d+)\)$")
+
+
+def same_key(a: str | None, b: str | None) -> bool:
+    """Two failures' keys name the same failure: a key written before keys were machine-free (an
+    assert's full path) matches today's."""
+    if a is None or b is None:
+        return a == b
+    return bucket_key_form(a) == bucket_key_form(b)
+
+
+def bucket_key_form(key: str) -> str:
+    """`key` with an assert's source path cut to its repository tail."""
+    m = _KEY_PLACE.match(key)
+    if m is None:
+        return key
+    return f"{m.group(1)} ({source_tail(m.group('file'))}:{m.group('line')})"
+
+
+def bucket_name(kind: str, key: str) -> str:
+    """A failure bucket's name: <kind>-<10 hex digits of its key> (triage's failure buckets, the
+    repro's and recheck's SARIF rule: one name for one failure everywhere)."""
+    return f"{kind}-{hashlib.sha1(bucket_key_form(key).encode()).hexdigest()[:10]}"
+
+
 @dataclass(frozen=True)
 class Failure:
     kind: FailureKind
@@ -73,9 +112,10 @@ class Failure:
     def key(self) -> str:
         """What makes two failures the same one: an assert's expression and place, an exception's
         message (its code kept: c0000005 is not another code), a missing answer's message (keys and
-        tokens normalised)."""
+        tokens normalised). An assert's file is its repository tail (`source_tail`): the same bug
+        has the same key on every machine, whatever the build's checkout path."""
         if self.kind == "assert":
-            return f"assert: {self.message} ({self.file}:{self.source_line})"
+            return f"assert: {self.message} ({source_tail(self.file)}:{self.source_line})"
         if self.kind == "error":
             return f"error: {self.message}"
         return f"missing: {_NUMBERS.sub('N', self.message)}"

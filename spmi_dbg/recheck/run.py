@@ -46,6 +46,8 @@ class Recheck:
             "repro": self.name,
             "status": self.status,
             "expected": self.target.expected.to_json(),
+            # the collection it replays (a bundle's repro.mch): where its SARIF result points
+            "repro_mch": str(self.target.command.input),
             **self.verdict.to_json(),
         }
 

@@ -131,9 +131,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _triage_title(data: dict[str, Any]) -> str:
-    return (
-        f"superpmi: {len(data['buckets'])} crash bucket(s) in {Path(data['command']['input']).name}"
-    )
+    from spmi_dbg.report.found import found_phrase
+
+    return f"superpmi: {found_phrase(data)} in {Path(data['command']['input']).name}"
 
 
 def render(parsed: ReportJson | TriageJson, fmt: str) -> str:

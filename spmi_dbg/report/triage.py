@@ -11,6 +11,7 @@ from typing import Any
 from spmi_dbg import shell
 from spmi_dbg.errors import printable
 from spmi_dbg.report import phrases
+from spmi_dbg.report.found import found_phrase
 from spmi_dbg.report.parsed import BucketJson, TriageJson
 
 
@@ -74,8 +75,7 @@ def _summary(data: dict[str, Any]) -> list[str]:
     )
     inputs = Path(cmd["input"]).name if len(cols) == 1 else f"{len(cols)} collections"
     return [
-        f"# spmi-dbg triage: {len(data['buckets'])} crash bucket(s), {len(data['crashes'])} "
-        f"crash(es) in {inputs}",
+        f"# spmi-dbg triage: {found_phrase(data)} in {inputs}",
         "",
         f"`{shell.join(cmd['argv'])}`"
         + (" (and the same on each collection)" if len(cols) > 1 else ""),
@@ -236,8 +236,7 @@ def triage_text(triage: TriageJson) -> str:
     cols = data["collections"]
     where = printable(data["command"]["input"]) if len(cols) == 1 else f"{len(cols)} collections"
     out = [
-        f"result: {len(data['buckets'])} bucket(s), {len(data['crashes'])} crash(es)"
-        f"{_undiagnosed_count(data)} in {where} (exit {data['exit_code']}, "
+        f"result: {found_phrase(data)} in {where} (exit {data['exit_code']}, "
         f"{data['seconds']:.1f} s)"
     ]
     # the setup, not the JIT: said first (triage.json of before causes: none)
@@ -300,11 +299,6 @@ def _failure_bucket_line(b: dict[str, Any], bundled: list[str]) -> str:
         f"{b['kind']} bucket {b['bucket']}: {b['title']} x{b['count']}; smallest "
         f"{s['method_context']} (IL size {s['il_size']}); {repro}"
     )
-
-
-def _undiagnosed_count(data: dict[str, Any]) -> str:
-    n = sum(g["count"] for g in data.get("not_diagnosed") or [])
-    return f" diagnosed, {n} more not diagnosed (storm)" if n else ""
 
 
 def _undiagnosed(c: dict[str, Any]) -> str:

@@ -6,10 +6,9 @@ output: the replay went on past them."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
-from spmi_dbg.failures.output import Failure, FailureKind, ReplayOutput
+from spmi_dbg.failures.output import Failure, FailureKind, ReplayOutput, bucket_name
 from spmi_dbg.triage.buckets import names_of
 
 
@@ -73,9 +72,7 @@ def bucket_failures(
             )
         )
     buckets = [
-        FailureBucket(
-            f"{members[0].failure.kind}-{hashlib.sha1(key.encode()).hexdigest()[:10]}", key, members
-        )
+        FailureBucket(bucket_name(members[0].failure.kind, key), key, members)
         for key, members in groups.items()
     ]
     return sorted(buckets, key=lambda b: (-len(b.members), b.members[0].member))

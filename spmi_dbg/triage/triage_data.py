@@ -12,6 +12,7 @@ from typing import Any
 from spmi_dbg import __version__
 from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.report import phrases
+from spmi_dbg.report.found import found
 from spmi_dbg.report.parsed import TriageJson
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.report.sarif import triage_sarif
@@ -30,7 +31,7 @@ __all__ = ["TRIAGE_FILES", "triage_json", "write_triage"]
 def triage_json(result: TriageResult) -> dict[str, Any]:
     run = result.run
     names = result.names
-    return {
+    data = {
         "schema": TRIAGE_SCHEMA_VERSION,
         "tool": f"spmi-dbg {__version__}",
         "exit_code": result.exit_code,
@@ -72,6 +73,8 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
         "notes": run.notes + [n for j in run.journals for n in j.notes],
         "causes": _causes(result),
     }
+    data["found"] = found(data)  # the one count of what was found (report/found.py)
+    return data
 
 
 def _not_diagnosed(result: TriageResult) -> list[dict[str, Any]]:
