@@ -91,7 +91,9 @@ def test_bisect_finds_the_first_bad_build_in_a_store(
     skipped = {s["build"]: s["reason"] for s in data["skipped"]}
     assert skipped.get(h.hashes[2], "no-build") == "no-build"
     assert data["expected"]["kind"] == "assert"
-    assert data["replays"] == sum(t["replays"] for t in data["tried"])
+    # every replay counted: the bad build's, which found the failure the command named none of
+    assert data["discovery_replays"] == 1
+    assert data["replays"] == sum(t["replays"] for t in data["tried"]) + 1
     md = (tmp_path / "o" / "bisect.md").read_text()
     assert f"dotnet/runtime#{h.pr(4)}" in md
     assert f"first bad build: {h.hashes[4]}" in out
@@ -229,9 +231,12 @@ def test_bisect_run_script_drives_git_bisect(mch: Path, tmp_path: Path) -> None:
 
 
 def _path() -> str:
+    """PATH without the venv (bisect-run.sh runs the spmi-dbg that wrote it, by its full path:
+    issue 38 item 4)."""
     import os
 
-    return os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    venv = str(Path(sys.executable).parent)
+    return os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p != venv)
 
 
 @pytest.mark.unit
@@ -306,11 +311,66 @@ def test_a_bundle_s_report_gains_the_bisection_in_its_regression_section(
     assert rep["bisect"]["exact"] and rep["bisect"]["first_bad"]["build"] == h.hashes[2]
     md = (tmp_path / "b" / "report.md").read_text()
     section = md[md.index("### Regression?") :]
+    where = f"`{h.store}`, {h.hashes[0][:12]}..{h.hashes[-1][:12]}"
     assert section.startswith(
-        "### Regression?\n\nBy bisection (`spmi-dbg bisect`, 4 of 4 builds tried): first bad "
-        f"build: {h.hashes[2]} `JIT change 2 (#{h.pr(2)})`"
+        f"### Regression?\n\nBy bisection (`spmi-dbg bisect`, 4 of 4 builds tried from {where}): "
+        f"first bad build: {h.hashes[2]} `JIT change 2 (#{h.pr(2)})`"
     )
     assert f"- `{h.hashes[2][:12]}` JIT change 2 (#{h.pr(2)}) (dotnet/runtime#{h.pr(2)})" in section
+    # Issue 38 item 4: a second bisect of the bundle on another store, whose answer is a range (a
+    # build missing): kept beside the first, which the report still leads with (exact)
+    other = history(tmp_path / "second", [b, None, d], jit_file="libclrjit_other.so")
+    again = run_cli(
+        "bisect", str(tmp_path / "b"), "--build", "Checked", "--out", "o2", "--store",
+        str(other.store), "--repo", str(other.repo), "--good", other.hashes[0], "--bad",
+        other.hashes[-1], "--jit-name", "libclrjit_other.so", cwd=tmp_path,
+    )  # fmt: skip
+    assert again.returncode == 1, again.stdout + again.stderr
+    rep = report(tmp_path / "b")
+    validate(rep)
+    assert len(rep["bisects"]) == 2 and rep["bisect"]["first_bad"]["build"] == h.hashes[2]
+    assert [a["exact"] for a in rep["bisects"]] == [True, False]
+    md = (tmp_path / "b" / "report.md").read_text()
+    assert f"Other bisections of this bundle:\n\n- `{other.store}`, " in md
+    # the same search again replaces its own answer, nothing else
+    run_cli(
+        "bisect", str(tmp_path / "b"), "--build", "Checked", "--out", "o3", "--store",
+        str(h.store), "--repo", str(h.repo), "--good", h.hashes[0], "--bad", h.hashes[-1],
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert len(report(tmp_path / "b")["bisects"]) == 2
+
+
+def test_a_store_whose_jit_has_another_name(mch: Path, tmp_path: Path) -> None:
+    """The bundle's JIT was cmd's `libclrjit_cmd.so`; the store's builds are `libclrjit.so`: a
+    build's only .so is its JIT; --jit-name names it where a build has several; a name no build has
+    stops the search in one line that says so."""
+    r = repro(
+        "--failure", "assert", "--verify-runs", "1", "--out", "b", "--",
+        REPLAY, _named(tmp_path, DIFF, "cmd"), str(mch), cwd=tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    b, d = Path(BASE), Path(DIFF)
+    h = history(tmp_path, [b, b, d, d])
+    common = ["--build", "Checked", "--store", str(h.store), "--repo", str(h.repo)]
+    common += ["--good", h.hashes[0], "--bad", h.hashes[-1]]
+    only = run_cli("bisect", str(tmp_path / "b"), "--out", "o1", *common, cwd=tmp_path)
+    assert only.returncode == 0, only.stdout + only.stderr
+    data = json.loads((tmp_path / "o1" / "bisect.json").read_text())
+    assert data["first_bad"]["build"] == h.hashes[2]
+    named = run_cli(
+        "bisect", str(tmp_path / "b"), "--out", "o2", *common, "--jit-name", "libclrjit.so",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert named.returncode == 0, named.stdout + named.stderr
+    wrong = run_cli(
+        "bisect", str(tmp_path / "b"), "--out", "o3", *common, "--jit-name", "libnothere.so",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert wrong.returncode == 1
+    stopped = json.loads((tmp_path / "o3" / "bisect.json").read_text())["stopped"]
+    assert "none of the 4 builds has a JIT named libnothere.so" in stopped, stopped
+    assert "0 replays" in wrong.stdout
 
 
 def test_probes_run_on_the_dask_cluster_triage_uses(mch: Path, tmp_path: Path) -> None:

@@ -74,6 +74,12 @@ def _build_arguments(p: Parser) -> None:
         "(default: the JIT's, Checked when it has a Checked JIT's switches)",
     )
     p.add_argument(
+        "--jit-name",
+        metavar="NAME",
+        help="the JIT's file name in the store's builds (default: the repro's JIT's name, else "
+        "a build's only .so)",
+    )
+    p.add_argument(
         "--which",
         choices=("base", "diff"),
         help="with -a: the JIT the builds replace (default: the one the repro's regression "
@@ -131,6 +137,7 @@ AS_GIVEN = (
     "timeout",
     "bundle",
     "scheduler",
+    "jit_name",
 )
 
 

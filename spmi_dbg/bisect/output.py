@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ class BisectResult:
     flavor: Flavor | None = None
     seconds: float = 0.0
     bundle: Path | None = None
+    source: str | None = None  # the store (--store) or the list (--jits) the builds came from
 
     @property
     def exit_code(self) -> int:
@@ -81,7 +83,8 @@ class BisectResult:
                 if t.verdict.kind == "skip"
             ],
             "tried": [t.to_json() for t in sorted(o.tried, key=lambda t: t.index)],
-            "replays": o.replays,
+            "replays": o.replays,  # every replay it ran: the search's and the discovery's
+            "discovery_replays": o.discovery_replays,
             "replay_seconds": round(sum(t.verdict.seconds for t in o.tried), 3),
             "notes": o.notes,
         }
@@ -161,6 +164,8 @@ def run_script(target_file: Path, flavor: Flavor | None, jit_file: str) -> str:
     build = f"./build.sh clr.jit -c {f.build}"
     target = shell.quote(str(target_file))
     script = shell.quote(str(target_file.parent / "bisect-run.sh"))
+    # the spmi-dbg that wrote it (its Python), whatever PATH git bisect run has
+    tool = f"{shell.quote(sys.executable)} -m spmi_dbg"
     return f"""#!/bin/sh
 # git bisect run: from a dotnet/runtime checkout,
 #   git bisect start <bad> <good> && git bisect run {script}
@@ -168,7 +173,7 @@ def run_script(target_file: Path, flavor: Flavor | None, jit_file: str) -> str:
 # ($SPMI_BISECT_JIT, default: {jit}): exit 0 good, 1 bad, 125 skip (the build failed, another JIT-EE
 # version, missing data, another failure). Written by spmi-dbg {__version__}.
 ${{SPMI_BISECT_BUILD:-{build}}} >/dev/null 2>&1 || exit 125
-exec spmi-dbg recheck --git-bisect --jit "${{SPMI_BISECT_JIT:-{jit}}}" {target}
+exec {tool} recheck --git-bisect --jit "${{SPMI_BISECT_JIT:-{jit}}}" {target}
 """
 
 
@@ -184,7 +189,21 @@ def regression_answer(r: BisectResult) -> dict[str, Any]:
         "range_commits": data["range_commits"],
         "builds": data["builds"],
         "tried": len(data["tried"]),
+        "source": r.source,
+        "range": [r.outcome.builds[0].name, r.outcome.builds[-1].name],
     }
+
+
+def kept_answers(data: dict[str, Any], answer: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """The bundle's bisect answers with `answer` added (one per store and range: a search done
+    again replaces its earlier answer), and the one the report leads with: an exact answer before a
+    range, the latest among equals. An exact answer is never replaced by a vaguer one."""
+    before = data.get("bisects") or ([data["bisect"]] if data.get("bisect") else [])
+    same = (answer.get("source"), answer.get("range"))
+    kept = [a for a in before if (a.get("source"), a.get("range")) != same] + [answer]
+    order = {id(a): k for k, a in enumerate(kept)}
+    best = max(kept, key=lambda a: (bool(a.get("exact")), order[id(a)]))
+    return kept, best
 
 
 def annotate_bundle(bundle: Path, r: BisectResult) -> list[Path]:
@@ -194,8 +213,10 @@ def annotate_bundle(bundle: Path, r: BisectResult) -> list[Path]:
     answer = regression_answer(r)
     try:  # both files made before either is written
         data = json.loads(path.read_text(encoding="utf-8"))
-        data["bisect"] = answer
-        data["issue"]["regression"]["bisect"] = answer
+        data["bisects"], best = kept_answers(data, answer)
+        data["bisect"] = best
+        data["issue"]["regression"]["bisect"] = best
+        data["issue"]["regression"]["bisects"] = data["bisects"]
         markdown = render_repro_markdown(ReportJson.read(data))
     except (
         OSError,

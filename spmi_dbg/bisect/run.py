@@ -44,10 +44,12 @@ class BisectOptions:
     scheduler: str | None = None  # probes as tasks of this dask scheduler's cluster
     scheduler_access: SchedulerAccess | None = None
     needs_discovery: bool = False  # a command and -c N: the failure is the bad build's
+    jit_name: str | None = None  # --jit-name: the JIT's file name in the store's builds
 
 
-def jit_file(target: Target) -> str:
-    return Path(target.command.jits[target.varies]).name
+def jit_file(target: Target, named: str | None = None) -> str:
+    """The JIT's file name in a build: --jit-name, else the name the repro's JIT has."""
+    return named or Path(target.command.jits[target.varies]).name
 
 
 def builds_of(opts: BisectOptions) -> tuple[list[Build], dict[str, orders.Commit], Flavor | None]:
@@ -63,7 +65,9 @@ def builds_of(opts: BisectOptions) -> tuple[list[Build], dict[str, orders.Commit
         raise InputError(str(opts.store), "(--store) not a directory")
     jit = opts.target.command.jits[opts.target.varies]
     flavor = opts.flavor or flavor_of(jit, checked=bool(switches_of(jit)))
-    store = Store(opts.store, jit_file(opts.target), flavor)
+    store = Store(
+        opts.store, jit_file(opts.target, opts.jit_name), flavor, named=bool(opts.jit_name)
+    )
     if opts.repo is not None:
         if not (opts.good and opts.bad):
             raise UsageError("--repo needs --good and --bad")
@@ -83,28 +87,47 @@ def run_bisect(opts: BisectOptions) -> BisectResult:
         raise UsageError(f"{len(builds)} build(s) to search: at least a good and a bad one")
     opts.out.mkdir(parents=True, exist_ok=True)
     work = (opts.out / "replays").absolute()  # as the cluster's workers see it (a shared path)
-    target, stopped = _discovered(opts, builds[-1], work)
+    stopped = _no_builds(opts, builds, flavor)
+    target, discovered = opts.target, 0
+    if stopped is None:
+        target, stopped, discovered = _discovered(opts, builds[-1], work)
     outcome = _search(opts, target, builds, work) if stopped is None else Outcome(builds)
     outcome.stopped = outcome.stopped or stopped
-    result = BisectResult(target, outcome, commits, [], flavor, bundle=opts.bundle)
+    outcome.discovery_replays = discovered
+    source = opts.store if opts.store is not None else opts.jits
+    result = BisectResult(
+        target, outcome, commits, [], flavor, bundle=opts.bundle, source=str(source)
+    )
     if outcome.first_bad is not None and outcome.last_good is not None:
         result.range_commits = _range_commits(opts, builds, commits, outcome)
     result.seconds = time.monotonic() - start
     target_file = opts.out / TARGET_FILE
     write_target(target_file, target)
-    write(opts.out, result, target_file.absolute(), jit_file(target))
+    write(opts.out, result, target_file.absolute(), jit_file(target, opts.jit_name))
     if opts.bundle is not None and outcome.stopped is None:
         annotate_bundle(opts.bundle, result)
     return result
 
 
-def _discovered(opts: BisectOptions, bad: Build, work: Path) -> tuple[Target, str | None]:
+def _no_builds(opts: BisectOptions, builds: list[Build], flavor: Flavor | None) -> str | None:
+    """Why nothing can be searched: a store none of whose builds has the JIT's file."""
+    if opts.store is None or any(b.jit is not None for b in builds):
+        return None
+    name = jit_file(opts.target, opts.jit_name)
+    where = f"{flavor.os}.{flavor.arch}.{flavor.build}" if flavor else "the JIT's flavor"
+    return (
+        f"none of the {len(builds)} builds has a JIT named {name} for {where} in {opts.store}"
+        + ("" if opts.jit_name else ": --jit-name NAME names the JIT's file in the store's builds")
+    )
+
+
+def _discovered(opts: BisectOptions, bad: Build, work: Path) -> tuple[Target, str | None, int]:
     """The target, with the failure the bad build shows when the command named none; or why the
-    search cannot start."""
+    search cannot start; and the replays that took."""
     if not opts.needs_discovery:
-        return opts.target, None
+        return opts.target, None, 0
     if bad.jit is None:
-        return opts.target, f"the bad build {bad.name} has no build in the store"
+        return opts.target, f"the bad build {bad.name} has no build in the store", 0
     found = discover(
         opts.target,
         bad.jit,
@@ -113,8 +136,8 @@ def _discovered(opts: BisectOptions, bad: Build, work: Path) -> tuple[Target, st
         debugger=opts.debugger,
     )
     if isinstance(found, str):
-        return opts.target, f"the bad build {bad.name} {found}"
-    return replace(opts.target, expected=found), None
+        return opts.target, f"the bad build {bad.name} {found}", 1
+    return replace(opts.target, expected=found), None, 1
 
 
 def _search(opts: BisectOptions, target: Target, builds: list[Build], work: Path) -> Outcome:

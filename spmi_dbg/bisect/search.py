@@ -43,6 +43,8 @@ class Outcome:
     first_bad: int | None = None
     stopped: str | None = None  # why there is no answer (endpoints wrong)
     notes: list[str] = field(default_factory=list)
+    # replays before the search: the bad build's, to find its failure (a command and -c N)
+    discovery_replays: int = 0
 
     @property
     def exact(self) -> bool:
@@ -62,7 +64,7 @@ class Outcome:
 
     @property
     def replays(self) -> int:
-        return sum(t.verdict.replays for t in self.tried)
+        return self.discovery_replays + sum(t.verdict.replays for t in self.tried)
 
     def verdict_of(self, index: int) -> Verdict | None:
         return next((t.verdict for t in self.tried if t.index == index), None)

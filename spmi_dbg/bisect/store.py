@@ -57,10 +57,14 @@ def flavor_of(jit: str, *, checked: bool) -> Flavor:
 
 
 class Store:
-    def __init__(self, root: Path, jit_file: str, flavor: Flavor) -> None:
+    """`jit_file`: the JIT's name in a build; `named`: given by the user (--jit-name), else the
+    repro's JIT's name, and a build without it that holds one .so has that one."""
+
+    def __init__(self, root: Path, jit_file: str, flavor: Flavor, *, named: bool = False) -> None:
         self.root = root
         self.jit_file = jit_file
         self.flavor = flavor
+        self.named = named
         self._names: list[str] | None = None
 
     def names(self) -> list[str]:
@@ -86,10 +90,23 @@ class Store:
                     and parts[2].lower() == f.build.lower()
                     and _same(head, commit)
                 ):
-                    out.append((self.root / name / self.jit_file, "basejit"))
+                    out.append((self._jit_in(self.root / name), "basejit"))
             elif _same(name, commit):  # jitrollingbuild.py: <hash>/<OS>/<arch>/<Build>
                 out.append((self._rolling(self.root / name), "rolling"))
         return [(p, layout) for p, layout in out if p.is_file()]
+
+    def _jit_in(self, directory: Path) -> Path:
+        """The build's JIT: the file named so, else (a name not given by the user) the
+        directory's only .so (a store whose builds are `libclrjit.so` for a repro of a
+        `libclrjit_fault.so`)."""
+        named = directory / self.jit_file
+        if self.named or named.is_file():
+            return named
+        try:
+            found = [e.name for e in os.scandir(directory) if e.name.endswith(".so")]
+        except OSError:
+            return named
+        return directory / found[0] if len(found) == 1 else named
 
     def _rolling(self, directory: Path) -> Path:
         """<OS>/<arch>/<Build>, each matched without regard to case (Linux, linux)."""
@@ -105,7 +122,7 @@ class Store:
             if match is None:
                 return directory / f.os / f.arch / f.build / self.jit_file
             path = path / match
-        return path / self.jit_file
+        return self._jit_in(path)
 
     def find(self, commit: str) -> Build:
         """The commit's build (jit None when the store has none, or more than one that could be

@@ -108,8 +108,12 @@ def _actual(report: ReportJson, a: dict[str, Any]) -> list[str]:
 
 
 def _regression(r: dict[str, Any]) -> list[str]:
-    b = r.get("bisect")  # spmi-dbg bisect on the bundle
+    b = r.get("bisect")  # spmi-dbg bisect on the bundle: the answer it leads with
     bisected = _bisect(b) if b else []
+    others = [a for a in r.get("bisects") or [] if a is not b and a != b]
+    if others:
+        bisected += ["Other bisections of this bundle:", ""]
+        bisected += [f"- {_where(a)}: {a['answer']}" for a in others] + [""]
     if not r["answered"]:
         return [
             *bisected,
@@ -134,9 +138,19 @@ def _regression(r: dict[str, Any]) -> list[str]:
     return out
 
 
+def _where(b: dict[str, Any]) -> str:
+    """Which search an answer is: its builds' source and range (an answer of before: unnamed)."""
+    if not b.get("source"):
+        return "an earlier bisection"
+    first, last = b.get("range") or ["?", "?"]
+    return f"`{b['source']}`, {first[:12]}..{last[:12]}"
+
+
 def _bisect(b: dict[str, Any]) -> list[str]:
     """spmi-dbg bisect's answer, with the commits between the last good and the first bad build."""
-    tried = f"{b['tried']} of {b['builds']} builds tried"
+    tried = f"{b['tried']} of {b['builds']} builds tried" + (
+        f" from {_where(b)}" if b.get("source") else ""
+    )
     out = [f"By bisection (`spmi-dbg bisect`, {tried}): {b['answer']}.", ""]
     for c in b.get("range_commits") or []:
         pr = f" (dotnet/runtime#{c['pr']})" if c.get("pr") else ""
