@@ -417,3 +417,31 @@ def test_a_build_that_differs_between_runs_is_flaky(mch: Path, tmp_path: Path) -
     assert v.evidence == (
         "not the same on every run: replayed clean (exit status 0); killed by SIGSEGV"
     )
+
+
+def test_a_triage_directory_is_bisected_bucket_by_bucket(mch: Path, tmp_path: Path) -> None:
+    """Issue 38 item 4: `bisect TRIAGE_DIR`: each bucket's bundle bisected into
+    OUT/bucket-<bucket>/, one table of the answers, each bundle's report annotated; the triage
+    directory found where it is now (moved since the triage)."""
+    t = run_cli(
+        "triage", "--failure", "assert", "--verify-runs", "1", "--out", "t", "--", REPLAY,
+        _named(tmp_path, DIFF, "cmd"), str(mch), cwd=tmp_path,
+    )  # fmt: skip
+    assert t.returncode == 0, t.stdout + t.stderr
+    (tmp_path / "t").rename(tmp_path / "moved triage")
+    b, d = Path(BASE), Path(DIFF)
+    h = history(tmp_path, [b, b, d, d])
+    r = run_cli(
+        "bisect", str(tmp_path / "moved triage"), "--build", "Checked", "--out", "o",
+        "--store", str(h.store), "--repo", str(h.repo), "--good", h.hashes[0],
+        "--bad", h.hashes[-1], cwd=tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads((tmp_path / "moved triage" / "triage.json").read_text())
+    (bucket,) = [b["bucket"] for b in data["failure_buckets"] if b["repro"]]
+    one = json.loads((tmp_path / "o" / f"bucket-{bucket}" / "bisect.json").read_text())
+    assert one["exact"] and one["first_bad"]["build"] == h.hashes[2]
+    table = (tmp_path / "o" / "bisect.md").read_text()
+    assert f"| `{bucket}` | first bad build: {h.hashes[2]}" in table and "| yes |" in table
+    rep = report(tmp_path / "moved triage" / f"bucket-{bucket}")
+    assert rep["bisect"]["first_bad"]["build"] == h.hashes[2]

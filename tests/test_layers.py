@@ -397,6 +397,7 @@ FUNCTION_IMPORTS_ALLOWED: list[tuple[str, str, str]] = [
     ("spmi_dbg.recheck.cli", "spmi_dbg.driver.select", STARTUP),
     ("spmi_dbg.recheck.cli", "spmi_dbg.recheck.run", STARTUP),
     # what runs a triage, not what parses its command line (every command builds triage's parser)
+    ("spmi_dbg.triage.cli", "spmi_dbg.triage.result", STARTUP),
     ("spmi_dbg.triage.cli", "spmi_dbg.triage.pipeline", STARTUP),
     ("spmi_dbg.triage.cli", "spmi_dbg.triage.display", STARTUP),
     ("spmi_dbg.triage.cli", "spmi_dbg.triage.triage_data", STARTUP),

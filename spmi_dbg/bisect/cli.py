@@ -11,6 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg import exits
+from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.bisect.store import Flavor, flavor_of
 from spmi_dbg.bisect.verdict import Expected, Target
 from spmi_dbg.errors import UsageError
@@ -48,7 +50,13 @@ def add_parsers(sub: Any) -> None:
         usage="spmi-dbg bisect [BUNDLE] [options] [-- SUPERPMI_ARGV -c N]",
         epilog=EPILOG,
     )
-    p.add_argument("bundle", nargs="?", type=Path, metavar="BUNDLE", help="a repro bundle")
+    p.add_argument(
+        "bundle",
+        nargs="?",
+        type=Path,
+        metavar="BUNDLE",
+        help="a repro bundle, or a triage directory (each bucket's bundle bisected)",
+    )
     _build_arguments(p)
     _probe_arguments(p)
     p.add_argument(
@@ -147,6 +155,34 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     # what runs a bisect, not what parses its command line (every command builds this parser)
+    from spmi_dbg.bisect.target import is_triage
+
+    if args.bundle is not None and not args.command and is_triage(args.bundle):
+        return _run_triage(args)
+    return _run_one(args)
+
+
+def _run_triage(args: argparse.Namespace) -> int:
+    """A triage directory: each bucket's bundle bisected (OUT/bucket-<bucket>/), and one table of
+    the answers (OUT/bisect.md); 0 when every bucket's first bad build was found."""
+    from spmi_dbg.bisect.output import triage_table
+    from spmi_dbg.bisect.target import triage_bundles
+
+    answers = []
+    out = args.out
+    for bucket, bundle in triage_bundles(args.bundle):
+        args.bundle, args.out = bundle, out / f"bucket-{bucket}"
+        print(f"bisect: bucket {bucket} ({bundle})", file=sys.stderr)
+        code = _run_one(args)
+        answers.append((bucket, args.out, code))
+    out.mkdir(parents=True, exist_ok=True)
+    table = triage_table(answers)
+    atomic_write_text(out / "bisect.md", table)
+    print(f"bisect: {out / 'bisect.md'}", file=sys.stderr)
+    return exits.FOUND if all(c == exits.FOUND for _, _, c in answers) else exits.NOT_FOUND
+
+
+def _run_one(args: argparse.Namespace) -> int:
     from spmi_dbg.bisect.output import summary
     from spmi_dbg.bisect.run import BisectOptions, run_bisect
     from spmi_dbg.driver.select import pick

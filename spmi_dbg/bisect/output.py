@@ -62,6 +62,7 @@ class BisectResult:
             "schema": BISECT_SCHEMA,
             "tool": f"spmi-dbg {__version__}",
             "exit_code": self.exit_code,
+            "answer": self.answer(),
             "seconds": round(self.seconds, 3),
             "expected": self.target.expected.to_json(),
             "expected_text": self.target.expected.describe(),
@@ -119,6 +120,29 @@ def summary(r: BisectResult) -> list[str]:
         f"{r.seconds:.1f} s"
     )
     return lines
+
+
+def triage_table(answers: list[tuple[str, Path, int]]) -> str:
+    """A triage's bisections: one row a bucket, from each one's bisect.json."""
+    lines = [
+        "# spmi-dbg bisect of a triage",
+        "",
+        "| bucket | answer | exact | builds tried | replays | details |",
+        "|---|---|---|---|---|---|",
+    ]
+    for bucket, out, _ in answers:
+        try:
+            data = json.loads((out / "bisect.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            lines.append(f"| `{bucket}` | no answer ({e}) | - | - | - | - |")
+            continue
+        answer = str(data.get("answer") or "-").replace("|", "\\|")
+        lines.append(
+            f"| `{bucket}` | {answer} | {'yes' if data.get('exact') else 'no'} | "
+            f"{len(data.get('tried') or [])} of {data.get('builds')} | {data.get('replays')} | "
+            f"[bisect.md]({out.name}/bisect.md) |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def markdown(r: BisectResult) -> str:

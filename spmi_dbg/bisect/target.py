@@ -25,6 +25,37 @@ def _env(items: list[dict[str, Any]]) -> tuple[EnvVar, ...]:
     return tuple(EnvVar(str(v["name"]), str(v["value"]), v.get("kind") or "named") for v in items)
 
 
+def triage_bundles(directory: Path) -> list[tuple[str, Path]]:
+    """A triage directory's repro bundles: (bucket, bundle) for each bucket that has one, found in
+    the directory itself (triage.json names them as the triage's cwd saw them; the directory may
+    have moved since)."""
+    path = directory / "triage.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        buckets = [*data["buckets"], *data["failure_buckets"]]
+        named = [(str(b["bucket"]), (b.get("repro") or {}).get("bundle")) for b in buckets]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
+        raise InputError(str(path), f"not a triage.json ({e})") from None
+    out: list[tuple[str, Path]] = []
+    for bucket, bundle in named:
+        if not bundle:
+            continue
+        here = directory / Path(str(bundle)).name
+        found = here if (here / "report.json").is_file() else Path(str(bundle))
+        if (found / "report.json").is_file():
+            out.append((bucket, found))
+    if not out:
+        raise InputError(str(path), "no bucket has a repro bundle")
+    return out
+
+
+def is_triage(path: Path) -> bool:
+    try:
+        return (path / "triage.json").is_file() and not (path / "report.json").is_file()
+    except OSError:
+        return False
+
+
 def from_bundle(directory: Path, varies: int | None = None) -> Target:
     """A repro bundle's target: its repro.mch replayed with its repro command."""
     path = directory / "report.json"

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from spmi_dbg import __version__
 from spmi_dbg.atomic import atomic_write_text
-from spmi_dbg.bisect.target import TARGET_FILE, from_bundle, read_target
+from spmi_dbg.bisect.target import TARGET_FILE, from_bundle, read_target, triage_bundles
 from spmi_dbg.bisect.verdict import Target, Verdict, probe
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.errors import InputError
@@ -94,20 +94,7 @@ def _kind(p: Path) -> str:
 
 
 def _triage(directory: Path) -> list[tuple[str, Target]]:
-    path = directory / "triage.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        buckets = [*data["buckets"], *data["failure_buckets"]]
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
-        raise InputError(str(path), f"not a triage.json ({e})") from None
-    out: list[tuple[str, Target]] = []
-    for b in buckets:
-        bundle = (b.get("repro") or {}).get("bundle")
-        if bundle and Path(bundle, "report.json").is_file():
-            out.append((f"{directory}:{b['bucket']}", from_bundle(Path(bundle))))
-    if not out:
-        raise InputError(str(path), "no bucket has a repro bundle")
-    return out
+    return [(f"{directory}:{b}", from_bundle(p)) for b, p in triage_bundles(directory)]
 
 
 def recheck(

@@ -14,6 +14,7 @@ from spmi_dbg import shell
 from spmi_dbg.atomic import atomic_write_text
 from spmi_dbg.errors import InputError
 from spmi_dbg.jsonfacts import FactJsonError
+from spmi_dbg.report.found import found_phrase
 from spmi_dbg.report.markdown import render_repro_markdown
 from spmi_dbg.report.parsed import ReportJson, TriageJson
 from spmi_dbg.report.redact import Redactor, add_redact_argument
@@ -131,8 +132,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _triage_title(data: dict[str, Any]) -> str:
-    from spmi_dbg.report.found import found_phrase
-
     return f"superpmi: {found_phrase(data)} in {Path(data['command']['input']).name}"
 
 
