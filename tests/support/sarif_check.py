@@ -15,10 +15,10 @@ import jsonschema
 
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "sarif-schema-2.1.0.json"
 LEVELS = ("none", "note", "warning", "error")
-# sarif-tools reads no `kind`: a CI that converts our SARIF excludes the passes with this filter
-# (check-line-number off: a result without a source line is filtered as any other)
-PASS_FILTER = (
-    "description: failures\nconfiguration:\n  check-line-number: false\nexclude:\n  - kind: pass\n"
+# sarif-tools reads no `kind`: a CI that converts our SARIF keeps the failures with this filter
+# (the README's; check-line-number off: a result without a source line is filtered as any other)
+FAILURES_FILTER = (
+    "description: failures\nconfiguration:\n  check-line-number: false\ninclude:\n  - kind: fail\n"
 )
 
 
@@ -88,16 +88,18 @@ def sarif_tools(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def converted(paths: list[Path], work: Path) -> list[dict[str, Any]]:
-    """`sarif summary`, `sarif ls` and `sarif codeclimate` (with the pass filter) on `paths`; the
-    Code Climate issues, each checked to be one of the files' failing results."""
+    """`sarif summary`, `sarif ls` and `sarif codeclimate` (with the failures filter) on `paths`;
+    the Code Climate issues, each checked to be one of the files' failing results."""
     work.mkdir(parents=True, exist_ok=True)
     names = [str(p) for p in paths]
     sarif_tools("summary", *names)
     listed = sarif_tools("ls", *names).stdout
     assert all(p.name in listed for p in paths), listed
-    (work / "pass.yaml").write_text(PASS_FILTER)
+    (work / "failures.yaml").write_text(FAILURES_FILTER)
     out = work / "codeclimate.json"
-    sarif_tools("codeclimate", "--filter", str(work / "pass.yaml"), "--output", str(out), *names)
+    sarif_tools(
+        "codeclimate", "--filter", str(work / "failures.yaml"), "--output", str(out), *names
+    )
     issues: list[dict[str, Any]] = json.loads(out.read_text())
     failing = [
         res
