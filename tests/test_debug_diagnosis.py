@@ -385,7 +385,8 @@ def test_spmi_command(runs: Runs, tmp_path: Path, debugger: str) -> None:
     (see test_seed_crash and test_spmi_command_in_lldb_at_O2_says_what_it_cannot_read for -O2)."""
     require(debugger)
     out = tmp_path / "repro.mch"
-    cmds = ["spmi why", "spmi diagnose --json", "spmi context", "spmi maps", f"spmi repro {out}"]
+    cmds = ["spmi why", "spmi diagnose --json", "spmi context", "spmi maps", "spmi maps --all"]
+    cmds += [f"spmi repro {out}"]
     # Then each debugger's own commands to select NearDiffer::compare and print values (gdb's pretty
     # printers, lldb's summaries) and the user errors: lldb stops a batch at the first command that
     # fails, so it gets only one failing command, last.
@@ -445,22 +446,30 @@ def test_spmi_command(runs: Runs, tmp_path: Path, debugger: str) -> None:
 
     # Default maps: the MethodContext of NearDiffer::compare, with item counts, and the context's
     # compile results (mc->cr is the diff JIT's, cr2: no CompileMethod either).
+    # Issue 38 item 5: the never-recorded maps folded into one count line (--all lists them), the
+    # map the fault read first and marked.
     maps = o["spmi maps"]
     mc_maps = section(maps, "mc (MethodContext):")
     assert re.fullmatch(r"1 item\(s\), \d+ buffer bytes", map_line(mc_maps, "CompileMethod"))
-    assert map_line(mc_maps, "GetClassName") == "null (never recorded)"
-    assert (
-        map_line(section(maps, "mc->cr (CompileResult):"), "CompileMethod")
-        == "null (never recorded)"
+    assert not re.search(r"^  GetClassName ", mc_maps, re.M)
+    assert re.search(
+        r"^  \d+ more map\(s\) null \(never recorded\): spmi maps --all", mc_maps, re.M
     )
-    assert re.fullmatch(
-        r"1 item\(s\), \d+ buffer bytes",
-        map_line(section(maps, "mc->cr (CompileResult):"), "AllocMem"),
+    assert len(maps.splitlines()) < 60, maps
+    full = o["spmi maps --all"]
+    assert map_line(section(full, "mc (MethodContext):"), "GetClassName") == "null (never recorded)"
+    diff_cr = section(maps, "mc->cr (CompileResult):")
+    assert diff_cr.splitlines()[0].startswith("  CompileMethod ")  # first: the kind the fault read
+    assert map_line(diff_cr, "CompileMethod") == (
+        "null (never recorded)   <- null too; the fault read this map of the base compile result "
+        "(cr1)"
     )
+    assert re.fullmatch(r"1 item\(s\), \d+ buffer bytes", map_line(diff_cr, "AllocMem"))
     cr1 = o["spmi maps cr1"]
     assert cr1.splitlines()[0] == "cr1 (CompileResult):"
-    assert map_line(cr1, "CompileMethod") == "null (never recorded)"
-    assert map_line(cr1, "RecordRelocation") == "null (never recorded)"
+    assert cr1.splitlines()[1].startswith("  CompileMethod ")
+    assert map_line(cr1, "CompileMethod") == "null (never recorded)   <- the map the fault read"
+    assert not re.search(r"^  RecordRelocation ", cr1, re.M)
     assert map_line(cr1, "AllocMem").startswith("1 item(s)")
 
     assert (

@@ -68,6 +68,11 @@ def bucket_of(d: Diagnosis | None, *, hang: bool = False) -> str | None:
     return d.bucket or None
 
 
+def in_bucket(bucket: str | None) -> str:
+    """`in bucket X`, or what stands for a stop with no bucket (never "bucket None")."""
+    return f"in bucket {bucket}" if bucket else "with no bucket (the stop was not diagnosed)"
+
+
 def bucket_key(bucket: str | None, kind: str, signal: str | None) -> str:
     """A finding's key for grouping and naming: its bucket, else `<kind>-<signal>` (a replay that
     died with no stop to diagnose)."""

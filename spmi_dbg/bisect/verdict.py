@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from spmi_dbg.analysis.signature import in_bucket
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.driver.request import ReplayRequest
@@ -267,10 +268,10 @@ def _confirm(
     result.seconds += outcome.seconds
     bucket = bucket_of(outcome)
     if crash.matches_outcome(outcome):
-        result.evidence += f"; under {debugger.name}: bucket {bucket}"
+        result.evidence += f"; under {debugger.name}: {in_bucket(bucket)}"
         return
     result.kind, result.reason, result.bucket = "skip", "other-failure", bucket
     result.evidence += (
-        f"; under {debugger.name}: {signal_of(outcome) or outcome.kind} in bucket {bucket}, "
-        f"not {crash.bucket}"
+        f"; under {debugger.name}: {signal_of(outcome) or outcome.kind} {in_bucket(bucket)}, "
+        f"not {crash.bucket_key}"
     )

@@ -21,32 +21,71 @@ def _is_map(type_name: str) -> bool:
     return "LightWeightMap<" in type_name and type_name.rstrip().endswith("*")
 
 
-def describe_maps(owner: Value, label: str, where: str = "") -> list[str]:
-    """One line per map member of a MethodContext/CompileResult: name, item count, or null. `where`:
-    the frame it was found in, when not the selected one."""
+def describe_maps(
+    owner: Value,
+    label: str,
+    where: str = "",
+    *,
+    faulted: tuple[str, str, str] | None = None,
+    show_all: bool = False,
+) -> list[str]:
+    """The map members of a MethodContext/CompileResult: the one the fault read first, marked
+    (`faulted`: the diagnosis' null map, its owner type, member and role, e.g. "base compile result
+    (cr1)": the mark says whether this owner is that one), then those recorded with their item
+    counts; the never-recorded (null) ones folded into one count line (`show_all`: listed).
+    `where`: the frame it was found in, when not the selected one."""
     if owner.as_int() == 0:
         return [f"{label}: null pointer" + (f" ({where})" if where else "")]
+    owner_type = owner.type_name.rstrip(" *").split("::")[-1].strip()
     out = [f"{label} ({owner.type_name.rstrip(' *')}" + (f", {where}" if where else "") + "):"]
+    first: list[str] = []
+    rows: list[str] = []
+    null: list[str] = []
     for name, v in owner.fields():
         if not _is_map(v.type_name):
             continue
         ptr = v.as_int()
+        hit = faulted is not None and (owner_type, name) == faulted[:2]
         if ptr is None:
-            out.append(f"  {name:<40} (not readable)")
+            line = f"  {name:<40} (not readable)"
         elif ptr == 0:
-            out.append(f"  {name:<40} null (never recorded)")
+            if not hit and not show_all:
+                null.append(name)
+                continue
+            line = f"  {name:<40} null (never recorded)"
         else:
             n = member_int(v, "numItems")
             buf = member_int(v, "bufferLength")
-            out.append(
+            line = (
                 f"  {name:<40} {n if n is not None else '?'} item(s), "
-                f"{buf if buf is not None else '?'} "
-                "buffer bytes"
+                f"{buf if buf is not None else '?'} buffer bytes"
             )
+        if hit and faulted is not None:
+            first.append(line + _mark(label, faulted[2]))
+        else:
+            rows.append(line)
+    out += first + rows
+    if null:
+        out.append(f"  {len(null)} more map(s) null (never recorded): spmi maps --all lists them")
     return out
 
 
-def maps(process: Process, expr: str | None) -> CommandResult:
+def _mark(label: str, role: str) -> str:
+    """The faulting map's mark: this owner is the one the fault read (its role names it: `(cr1)`,
+    `(mc->cr)`, the method context), or another of its type whose map of that name is null too."""
+    if f"({label})" in role or (label in ("mc", "this") and role == "method context"):
+        return "   <- the map the fault read"
+    return f"   <- null too; the fault read this map of the {role}"
+
+
+def maps(
+    process: Process,
+    expr: str | None,
+    *,
+    faulted: tuple[str, str, str] | None = None,
+    show_all: bool = False,
+) -> CommandResult:
+    """`spmi maps [EXPR] [--all]`: `faulted` is the stop's null map (owner type, member)."""
     if expr:
         v, where = find_value(process, expr)
         if v is None:
@@ -58,7 +97,9 @@ def maps(process: Process, expr: str | None) -> CommandResult:
                 + (f" ({where})" if where else "")
                 + ", expected a MethodContext* or CompileResult*",
             )
-        return CommandResult("\n".join(describe_maps(v, expr, where)))
+        return CommandResult(
+            "\n".join(describe_maps(v, expr, where, faulted=faulted, show_all=show_all))
+        )
     thread = process.selected_thread()
     unreadable: list[str] = []  # MethodContext pointers the frames have but cannot give
     for i, f in enumerate(thread.frames() if thread is not None else []):
@@ -70,11 +111,11 @@ def maps(process: Process, expr: str | None) -> CommandResult:
                 why = "optimized out" if v.optimized_out else "null"
                 unreadable.append(f"{var} in {short_name(f.function)} (frame {i}) is {why}")
                 continue
-            lines = describe_maps(v, var)
+            lines = describe_maps(v, var, faulted=faulted, show_all=show_all)
             for sub in ("cr", "originalCR"):
                 crv = v.field(sub)
                 if crv is not None and crv.as_int() is not None:
-                    lines += describe_maps(crv, f"{var}->{sub}")
+                    lines += describe_maps(crv, f"{var}->{sub}", faulted=faulted, show_all=show_all)
             return CommandResult("\n".join(lines))
     if unreadable:
         return CommandResult(

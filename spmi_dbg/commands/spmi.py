@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="a MethodContext* or CompileResult* expression (default: the current "
         "method context and its compile results)",
     )
+    m.add_argument(
+        "--all", action="store_true", help="list the never-recorded (null) maps one by one too"
+    )
     da = sub.add_parser(
         "disasm", help="disassemble a compile result's code (Arm64: literal pool split off)"
     )
@@ -239,7 +242,9 @@ def _dispatch(process: Process, args: argparse.Namespace) -> CommandResult:
     if args.verb == "repro":
         return _repro(process, args.out)
     if args.verb == "maps":
-        return maps(process, args.expr)
+        nm = diagnose(process).null_map  # the map the fault read, marked
+        faulted = (nm.owner_type, nm.member, nm.role) if nm is not None else None
+        return maps(process, args.expr, faulted=faulted, show_all=args.all)
     if args.verb == "disasm":
         return disasm(process, args.cr)
     if args.verb == "report":

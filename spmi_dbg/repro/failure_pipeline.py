@@ -21,6 +21,7 @@ import dataclasses
 from pathlib import Path
 
 from spmi_dbg import exits
+from spmi_dbg.analysis.signature import in_bucket
 from spmi_dbg.driver.request import ReplayRequest
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.failures.output import Failure, read_lines
@@ -265,7 +266,7 @@ def _the_crash_instead(
         null = f", null {d.null_map.owner_type}::{d.null_map.member}" if d.null_map else ""
         died = (
             f"{d.signal.name if d.signal else run.run.signal} at method context "
-            f"{crash.method_context} in {top}{null} (bucket {d.bucket})"
+            f"{crash.method_context} in {top}{null} ({in_bucket(d.bucket)})"
         )
     return (
         f"no {sought} before superpmi died: {died}; run without --failure for the crash "

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg.analysis.signature import in_bucket
 from spmi_dbg.driver.base import Driver
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.driver.request import ReplayRequest
@@ -96,7 +97,7 @@ class Verification:
         if d is None:
             return "not run"
         if d.kind in ("fatal", "hang"):
-            return f"{d.kind} in bucket {bucket_of(d)}, not {self.expected.bucket_key}"
+            return f"{d.kind} {in_bucket(bucket_of(d))}, not {self.expected.bucket_key}"
         return f"{d.kind}" + (
             f" (exit status {d.exit_status})" if d.exit_status is not None else ""
         )
