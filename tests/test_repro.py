@@ -745,6 +745,8 @@ def test_a_crash_repro_keeps_only_the_jit_settings_it_needs(
     assert "JitStressRegs" not in command and "STRESS_A" not in command and "-bug 91257" in command
     assert any(p["name"] == "minimize-options" and p["status"] == "ok" for p in rep["phases"])
     assert "It fails with none of the given JIT settings" in rep["issue"]["description"]
+    # the crash's summary has the line the assert's has (issue 38 item 5)
+    assert f"JIT settings: {js['summary']}" in r.stdout
 
 
 def test_verify_runs_0_is_not_called_verified(cols: Collections, tmp_path: Path) -> None:

@@ -82,13 +82,15 @@ def _target(data: dict[str, Any]) -> list[Row]:
     """A compile failure's: the line superpmi reported, the JIT settings it needs, the JIT's
     output."""
     target = data.get("target")
+    # the JIT settings the failure needs: a compile failure's target, a crash's experiment
+    settings = (target or {}).get("options") or data.get("jit_settings")
+    said = [("JIT settings", str(settings["summary"]))] if settings and settings["given"] else []
     if not target:
-        return []
+        return said
     out: list[Row] = []
     if target.get("failure"):
         out.append(("failure", target["failure"]["line"]))
-    if target.get("options") and target["options"]["given"]:
-        out.append(("JIT settings", target["options"]["summary"]))
+    out += said
     jo = target.get("jit_output") or {}
     if jo.get("file") or jo.get("note"):
         out.append(
