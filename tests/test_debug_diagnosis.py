@@ -633,3 +633,39 @@ def test_spmi_maps_finds_a_name_up_the_stack(runs: Runs, debugger: str) -> None:
         "frame, and no frame of the stack has a readable variable "
         "'no_such_name'"
     )
+
+
+# "X (frame N)", "X at frame N)", "X, frame N)": a frame the diagnosis names, with its number
+FRAME_REF = re.compile(r"([A-Za-z_][\w:<>~]*)(?: \(| at |, )frame (\d+)\)")
+
+
+def bt_functions(bt: str, debugger: str) -> dict[int, str]:
+    """The debugger's own `bt`: frame number -> its line."""
+    pattern = r"^#(\d+) +(.*)$" if debugger == "gdb" else r"^\s*\*?\s*frame #(\d+): (.*)$"
+    return {int(m.group(1)): m.group(2) for m in re.finditer(pattern, bt, re.M)}
+
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_frame_numbers_are_the_debuggers_own(runs: Runs, debugger: str) -> None:
+    """Issue 38 item 3: every "frame N" the diagnosis says is the frame the debugger's own `bt`
+    numbers N, at the -O2 seed stop (inlined LightWeightMap accessors: gdb hides the one whose
+    block starts at the stop pc, lldb shows it)."""
+    require(debugger)
+    cmds = ["bt", "spmi why", "spmi diagnose --json"]
+    if debugger == "gdb":
+        o = gdb_session(seed_argv(runs), cmds)
+    else:
+        o = lldb_session(seed_argv(runs), cmds)
+    frames = bt_functions(o["bt"], debugger)
+    refs = FRAME_REF.findall(o["spmi why"])
+    assert refs, o["spmi why"]
+    for function, number in refs:
+        line = frames.get(int(number), "")
+        assert function.split("::")[-1] in line, (function, number, o["bt"])
+    d = json.loads(o["spmi diagnose --json"])
+    assert any(f["inlined"] for f in d["frames"]), d["frames"]  # the stop has inlined frames
+    for f in d["frames"]:
+        if f["hidden"]:
+            assert debugger == "gdb" and f["number"] is None
+        elif f["number"] is not None:
+            assert f["function"].split("::")[-1] in frames[f["number"]], (f, o["bt"])

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spmi_dbg.analysis.frames import find
+from spmi_dbg.analysis.frames import find, frame_ref
 from spmi_dbg.analysis.values import frame_int, read_c_string
 from spmi_dbg.analysis.view import Frame, Process
 from spmi_dbg.jsonfacts import JsonFact
@@ -41,11 +41,14 @@ def from_frames(process: Process, frames: Sequence[Frame]) -> AssertInfo | None:
     expr = read_c_string(process, expr_ptr)
     if expr is None:
         return AssertInfo(
-            "(assert text not available)", None, None, source=f"MyICJI::doAssert (frame {i})"
+            "(assert text not available)",
+            None,
+            None,
+            source=f"MyICJI::doAssert ({frame_ref(f, i)})",
         )
     file = read_c_string(process, frame_int(f, "szFile"))
     line = frame_int(f, "iLine")
-    source = f"arguments of MyICJI::doAssert (frame {i})"
+    source = f"arguments of MyICJI::doAssert ({frame_ref(f, i)})"
     m = JIT_MESSAGE.match(expr)  # the real JIT passes its formatted message as the expression
     if m:
         return AssertInfo(m["expr"], file, line, m["method"], m["phase"], source)

@@ -14,7 +14,7 @@ evidence that establishes it and advice; a cause whose evidence is not all there
 from __future__ import annotations
 
 from spmi_dbg.analysis.facts import Cause, Diagnosis
-from spmi_dbg.analysis.frames import short_name
+from spmi_dbg.analysis.frames import frame_ref, short_name
 
 # The JIT's name queries that only a DEBUG JIT makes for every method it compiles (its dumps, its
 # asserts' text, JitStdOutFile); a Release JIT makes them only on request.
@@ -37,18 +37,18 @@ def _checked_on_release(d: Diagnosis) -> Cause | None:
     if nm is None or nm.owner_type != "MethodContext" or mc is None or not mc.name_note:
         return None
     query = next(
-        ((f.index, f.function) for f in d.frames if short_name(f.function) in DEBUG_NAME_QUERIES),
+        (f for f in d.frames if short_name(f.function) in DEBUG_NAME_QUERIES),
         None,
     )
     if query is None:
         return None
-    index, function = query
     return Cause(
         "checked-jit-on-release-collection",
         [
             f"{mc.name_note}: the JIT that recorded the collection never asked for names, as a "
             "Release JIT does not",
-            f"the failing query comes from {short_name(function)} (frame {index}), which a Checked "
+            f"the failing query comes from {short_name(query.function)} "
+            f"({frame_ref(query, query.index)}), which a Checked "
             "(DEBUG) JIT makes for every method it compiles",
             f"superpmi has no {nm.member} map for it: the collection recorded no answer to it",
         ],
@@ -69,7 +69,8 @@ def _asm_diffs_without_compile_method(d: Diagnosis) -> Cause | None:
         [
             f"the null map is the {nm.role}'s CompileMethod: that compile recorded no compile "
             "result (a compile that ended in a recorded EE exception has none)",
-            f"superpmi's near differ reads it (NearDiffer::compare, frame {differ.index})",
+            f"superpmi's near differ reads it (NearDiffer::compare, "
+            f"{frame_ref(differ, differ.index)})",
         ],
         "a superpmi bug, not the JITs': take superpmi with the near differ's check "
         "(dotnet/runtime#91783), or replay without -a",

@@ -197,6 +197,8 @@ def _frame_infos(frames: Sequence[Frame]) -> list[FrameInfo]:
             f.line,
             f.module,
             f.inlined,
+            getattr(f, "number", None),
+            bool(getattr(f, "hidden", False)),
         )
         for i, f in enumerate(frames)
     ]
@@ -251,7 +253,7 @@ def _calling_jit(
         role = _role(f.module, jits, None)
         if role in (ModuleRole.BASE_JIT, ModuleRole.DIFF_JIT, ModuleRole.JIT):
             return ModuleFact(
-                f.module, role, f"object file of frame {i} ({F.short_name(f.function)})"
+                f.module, role, f"object file of {F.frame_ref(f, i)} ({F.short_name(f.function)})"
             )
     return None
 
@@ -307,13 +309,13 @@ def _handling(
     hit = F.find(frames, "JitInstance::CompileMethod")
     in_jit = module is not None and module.role.is_jit
     if hit is not None:
-        i, _ = hit
+        i, at = hit
         jit_on_stack = in_jit or any(_is_jit_frame(fr) for fr in frames[:i])
         if jit_on_stack:
             return Handling(
                 HandlingKind.FIRST_CHANCE,
-                f"fault while the JIT runs (JitInstance::CompileMethod at frame "
-                f"{i}): superpmi may turn it into a failed compile",
+                f"fault while the JIT runs (JitInstance::CompileMethod at {F.frame_ref(at, i)}): "
+                "superpmi may turn it into a failed compile",
                 "symbols: in the JIT's protected call",
             )
     if caught is not None and not _superpmi_symbols(frames):

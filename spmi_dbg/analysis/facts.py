@@ -120,12 +120,16 @@ class Cause(JsonFact):
 
 @dataclass
 class FrameInfo(JsonFact):
-    index: int
+    index: int  # in the analysis' stack (every frame, inline ones included)
     function: str
     file: str | None
     line: int | None
     module: str | None
     inlined: bool
+    # the debugger's own number for it (gdb's bt #N; None: the same as `index`), and whether the
+    # debugger shows it at all (gdb hides an inline frame whose block starts at the stop pc)
+    number: int | None = None
+    hidden: bool = False
 
 
 @dataclass

@@ -24,6 +24,16 @@ _IGNORED_FUNCTIONS = re.compile(
 LWM_FUNCTION = re.compile(r"^(?:Dense)?LightWeightMap(?:Base)?<(?P<args>.*)>::(?P<method>\w+)$")
 
 
+def frame_ref(frame: object, index: int) -> str:
+    """`frame N` as the debugger itself numbers frame `index` of the analysis' stack (gdb's `bt`
+    #N, lldb's frame #N): a view frame or a FrameInfo that carries its debugger's `number` says it;
+    an inline frame gdb hides at the stop pc (its block starts there) is part of gdb's frame 0."""
+    if getattr(frame, "hidden", False):
+        return "inlined in frame 0"
+    number = getattr(frame, "number", None)
+    return f"frame {index if number is None else number}"
+
+
 @functools.lru_cache(maxsize=8192)  # the same few hundred names at every stop
 def short_name(function: str | None) -> str:
     """`CompileResult::repCompileMethod(unsigned int*, ...) const` ->

@@ -66,19 +66,19 @@ def compiler_in(frame: Frame, index: int, *, locals_too: bool = True) -> tuple[V
     this = frame.variable("this")
     if F.class_of(frame.function) == "Compiler" and _is_compiler(this):
         assert this is not None
-        return this, f"this of {name} (frame {index})"
+        return this, f"this of {name} ({F.frame_ref(frame, index)})"
     if this is not None and not this.optimized_out and this.as_int():
         for member in COMPILER_MEMBERS:
             v = this.field(member)
             if _is_compiler(v):
                 assert v is not None
-                return v, f"this->{member} (Compiler*) of {name} (frame {index})"
+                return v, f"this->{member} (Compiler*) of {name} ({F.frame_ref(frame, index)})"
     if locals_too:
         for local in COMPILER_LOCALS:
             v = frame.variable(local)
             if _is_compiler(v):
                 assert v is not None
-                return v, f"`{local}` (Compiler*) in {name} (frame {index})"
+                return v, f"`{local}` (Compiler*) in {name} ({F.frame_ref(frame, index)})"
     return None
 
 

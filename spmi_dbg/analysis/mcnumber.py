@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from spmi_dbg.analysis.frames import class_of, short_name
+from spmi_dbg.analysis.frames import class_of, frame_ref, short_name
 from spmi_dbg.analysis.jitstate import superpmi_index
 from spmi_dbg.analysis.values import frame_int, member_int
 from spmi_dbg.analysis.view import Frame, Value
@@ -215,19 +215,19 @@ def compiled_il_sizes(frames: Sequence[Frame]) -> tuple[tuple[int, str], ...]:
         if name in ("CILJit::compileMethod", "jitNativeCode"):
             add(
                 member_int(f.variable("methodInfo"), "ILCodeSize"),
-                f"methodInfo->ILCodeSize in {name} (frame {i})",
+                f"methodInfo->ILCodeSize in {name} ({frame_ref(f, i)})",
                 "methodInfo",
             )
         for var, v in _method_contexts(f):
             add(
                 member_int(v, "methodSize"),
-                f"{var}->methodSize in {name} (frame {i})",
+                f"{var}->methodSize in {name} ({frame_ref(f, i)})",
                 f"mc {v.as_int()}",
             )
         if class_of(f.function) == "Compiler":
             add(
                 member_int(f.variable("this"), "info", "compILCodeSize"),
-                f"Compiler::info.compILCodeSize in {name} (frame {i})",
+                f"Compiler::info.compILCodeSize in {name} ({frame_ref(f, i)})",
                 "compiler",
             )
     return tuple(out)
@@ -255,14 +255,15 @@ def find_method_context(
     for i, f in enumerate(frames):
         if short_name(f.function) == COMPILE_METHOD and f.variable("mcIndex") is not None:
             found = s.check(
-                frame_int(f, "mcIndex"), f"mcIndex argument of {COMPILE_METHOD} (frame {i})"
+                frame_int(f, "mcIndex"), f"mcIndex argument of {COMPILE_METHOD} ({frame_ref(f, i)})"
             )
             if found is not None:
                 return s.result(found)
     for i, f in enumerate(frames):
         for var, v in _method_contexts(f):
             found = s.check(
-                member_int(v, "index"), f"{var}->index in {short_name(f.function)} (frame {i})"
+                member_int(v, "index"),
+                f"{var}->index in {short_name(f.function)} ({frame_ref(f, i)})",
             )
             if found is not None:
                 return s.result(found)
@@ -271,7 +272,7 @@ def find_method_context(
         if reader is not None and "MethodContextReader" in reader.type_name:
             found = s.check(
                 member_int(reader, "curMCIndex"),
-                f"reader->curMCIndex in {short_name(f.function)} (frame {i})",
+                f"reader->curMCIndex in {short_name(f.function)} ({frame_ref(f, i)})",
             )
             if found is not None:
                 return s.result(found)
@@ -286,7 +287,7 @@ def find_method_context(
         n, member = superpmi_index(comp)  # today's info.compMethodSuperPMIIndex; 3.1's JIT has none
         if member is None:
             continue
-        found = s.check(n, f"{member} in {short_name(f.function)} (frame {i})")
+        found = s.check(n, f"{member} in {short_name(f.function)} ({frame_ref(f, i)})")
         if found is not None:
             return s.result(found)
     if not s.tried and not s.rejected:

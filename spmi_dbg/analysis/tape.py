@@ -104,6 +104,16 @@ class _TapeFrame:
     def inlined(self) -> bool:
         return bool(self._node.get("inlined", False))
 
+    @property
+    def number(self) -> int | None:
+        """The debugger's own number (a tape of before recorded none: the analysis' index)."""
+        value = self._node.get("number")
+        return value if isinstance(value, int) else None
+
+    @property
+    def hidden(self) -> bool:
+        return bool(self._node.get("hidden", False))
+
     def _lookup(self, table: str, name: str) -> _TapeValue | None:
         node = (self._node.get(table) or {}).get(name)
         return _TapeValue(node) if isinstance(node, dict) else None

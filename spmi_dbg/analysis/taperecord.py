@@ -77,6 +77,9 @@ class _RecFrame:
         node.setdefault("line", frame.line)
         node.setdefault("module", frame.module)
         node.setdefault("inlined", bool(frame.inlined))
+        # the debugger's own frame number and whether it shows the frame (frames.frame_ref)
+        node.setdefault("number", getattr(frame, "number", None))
+        node.setdefault("hidden", bool(getattr(frame, "hidden", False)))
 
     @property
     def function(self) -> str | None:
@@ -105,6 +108,15 @@ class _RecFrame:
     @property
     def inlined(self) -> bool:
         return bool(self._node["inlined"])
+
+    @property
+    def number(self) -> int | None:
+        value: int | None = self._node["number"]
+        return value
+
+    @property
+    def hidden(self) -> bool:
+        return bool(self._node["hidden"])
 
     def _lookup(self, table: str, name: str, got: Value | None) -> _RecValue | None:
         values = self._node.setdefault(table, {})

@@ -5,7 +5,7 @@ it for."""
 from __future__ import annotations
 
 from spmi_dbg.analysis.disasm import DisasmError, code_of
-from spmi_dbg.analysis.frames import short_name
+from spmi_dbg.analysis.frames import frame_ref, short_name
 from spmi_dbg.analysis.mcnumber import find_method_context
 from spmi_dbg.analysis.values import member_int
 from spmi_dbg.analysis.view import Process, Value
@@ -109,7 +109,7 @@ def maps(
                 continue
             if v.optimized_out or not v.as_int():
                 why = "optimized out" if v.optimized_out else "null"
-                unreadable.append(f"{var} in {short_name(f.function)} (frame {i}) is {why}")
+                unreadable.append(f"{var} in {short_name(f.function)} ({frame_ref(f, i)}) is {why}")
                 continue
             lines = describe_maps(v, var, faulted=faulted, show_all=show_all)
             for sub in ("cr", "originalCR"):
@@ -132,9 +132,8 @@ def find_value(process: Process, expr: str) -> tuple[Value | None, str]:
     looked up in the frames of the stack, innermost first (cr1/cr2 are NearDiffer::compare's
     arguments, a few frames up from a fault in CompileResult::repCompileMethod). Returns (value,
     "found in frame N: function") for a value found up the stack, (value, "") for the selected
-    frame's, (None, "") when neither has it. N numbers the stack as the diagnosis does (`spmi why`'s
-    "(frame N)"): with the inline frames gdb hides at the stop pc (docs/debugger-notes.md), so gdb's
-    own number can be lower; the function names the frame either way."""
+    frame's, (None, "") when neither has it. N is the debugger's own frame number (gdb's bt #N,
+    `analysis.frames.frame_ref`), as in `spmi why`'s "(frame N)"."""
     v = process.evaluate(expr)
     if v is not None and not v.optimized_out:
         return v, ""
@@ -143,7 +142,7 @@ def find_value(process: Process, expr: str) -> tuple[Value | None, str]:
         for i, f in enumerate(thread.frames(STACK_LOOKUP_FRAMES) if thread is not None else []):
             found = f.variable(expr)
             if found is not None and not found.optimized_out:
-                return found, f"found in frame {i}: {short_name(f.function)}"
+                return found, f"found in {frame_ref(f, i)}: {short_name(f.function)}"
     return v, ""
 
 

@@ -334,3 +334,26 @@ def test_split_debug_info_through_debug_dir_names_the_null_map(
     }
     assert len(out) == len(commands), r.stdout[-3000:]
     _assert_null_map_stop(json.loads(out["spmi diagnose --json"]), out["spmi why"], split["bare"])
+
+
+@pytest.mark.parametrize("debugger", ["gdb", "lldb"])
+def test_frame_numbers_at_the_real_null_map_stop_are_the_debuggers_own(
+    real: Real, debugger: str
+) -> None:
+    """Issue 38 item 3 on the real -O2 superpmi: at the null-map stop (LightWeightMap::GetIndex
+    inlined; gdb hides the inline frame whose block starts at the stop pc, lldb shows it), every
+    "frame N" `spmi why` says is the frame the debugger's own `bt` numbers N."""
+    from ..test_debug_diagnosis import FRAME_REF, bt_functions
+
+    o = _session(debugger, _null_map_argv(real), ["bt", "spmi why", "spmi diagnose --json"])
+    frames = bt_functions(o["bt"], debugger)
+    refs = FRAME_REF.findall(o["spmi why"])
+    assert refs, o["spmi why"]
+    for function, number in refs:
+        assert function.split("::")[-1] in frames.get(int(number), ""), (function, number, o["bt"])
+    d = json.loads(o["spmi diagnose --json"])
+    for f in d["frames"]:
+        if f["hidden"]:
+            assert debugger == "gdb" and f["number"] is None
+        elif f["number"] is not None:
+            assert f["function"].split("::")[-1] in frames[f["number"]], (f, o["bt"])

@@ -126,6 +126,21 @@ class GdbFrame:
     def inlined(self) -> bool:
         return self._block is not None or self._f.type() == gdb.INLINE_FRAME
 
+    @property
+    def hidden(self) -> bool:
+        """An inline frame gdb does not show (its block starts at the stop pc): part of frame 0."""
+        return self._block is not None
+
+    @property
+    def number(self) -> int | None:
+        """gdb's own number for it (bt's #N); None for a hidden one."""
+        if self._block is not None:
+            return None
+        try:
+            return int(self._f.level())
+        except (gdb.error, AttributeError):  # gdb before 11 has no Frame.level()
+            return None
+
     def global_variable(self, name: str) -> GdbValue | None:
         try:
             block = self._block if self._block is not None else self._f.block()
@@ -243,6 +258,8 @@ class ReadFrame:
         self.line = frame.line
         self.module = frame.module
         self.inlined = frame.inlined
+        self.hidden = frame.hidden
+        self.number = frame.number
 
     def variable(self, name: str) -> None:
         return None
