@@ -371,6 +371,18 @@ def test_a_store_whose_jit_has_another_name(mch: Path, tmp_path: Path) -> None:
     stopped = json.loads((tmp_path / "o3" / "bisect.json").read_text())["stopped"]
     assert "none of the 4 builds has a JIT named libnothere.so" in stopped, stopped
     assert "0 replays" in wrong.stdout
+    # recheck on the store, the same way
+    fixed = run_cli(
+        "recheck", str(tmp_path / "b"), "--store", str(h.store), "--build", h.hashes[0],
+        "--out", "r", cwd=tmp_path,
+    )  # fmt: skip
+    assert fixed.returncode == 0 and ": fixed: " in fixed.stdout, fixed.stdout + fixed.stderr
+    none = run_cli(
+        "recheck", str(tmp_path / "b"), "--store", str(h.store), "--build", h.hashes[0],
+        "--jit-name", "libnothere.so", cwd=tmp_path,
+    )  # fmt: skip
+    (line,) = [x for x in none.stderr.splitlines() if x.startswith("spmi-dbg recheck: error:")]
+    assert "with a JIT named libnothere.so" in line and none.returncode != 0
 
 
 def test_probes_run_on_the_dask_cluster_triage_uses(mch: Path, tmp_path: Path) -> None:

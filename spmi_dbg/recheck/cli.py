@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg import exits
-from spmi_dbg.bisect.store import Store, flavor_of
+from spmi_dbg.bisect.store import Flavor, Store, flavor_of
 from spmi_dbg.errors import UsageError
 from spmi_dbg.repro.arguments import PIPELINE_USAGE, pipeline_errors
 from spmi_dbg.repro.needs import switches_of
@@ -40,6 +40,12 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--jit", type=Path, metavar="SO", help="the new JIT")
     p.add_argument("--store", type=Path, metavar="DIR", help="a store of JIT builds (with --build)")
     p.add_argument("--build", metavar="HASH", help="the store's build to replay")
+    p.add_argument(
+        "--jit-name",
+        metavar="NAME",
+        help="with --store: the JIT's file name in its builds (default: the repro's JIT's name, "
+        "else the build's only .so)",
+    )
     p.add_argument("--superpmi", type=Path, metavar="PROG", help="the new superpmi")
     count_option(p, "--runs", default=2)
     number_option(p, "--timeout", default=60.0)
@@ -78,10 +84,15 @@ def _run(args: argparse.Namespace) -> int:
     if args.store is not None:
         t = targets[0][1]
         old = t.command.jits[t.varies]
-        store = Store(args.store, Path(old).name, flavor_of(old, checked=bool(switches_of(old))))
-        jit = store.find(args.build).jit
+        flavor = flavor_of(old, checked=bool(switches_of(old)))
+        name = args.jit_name or Path(old).name
+        jit = _in_store(args.store, args.build, name, flavor, named=bool(args.jit_name))
         if jit is None:
-            raise UsageError(f"--build {args.build}: no build of it in --store {args.store}")
+            raise UsageError(
+                f"--build {args.build}: no build of it in --store {args.store} with a JIT named "
+                f"{name} for {flavor.os}.{flavor.arch}.{flavor.build}"
+                + ("" if args.jit_name else " (--jit-name NAME names the JIT's file in the store)")
+            )
     for what in (jit, args.superpmi):
         if what is not None and not what.is_file():
             raise UsageError(f"{what}: not found")
@@ -104,3 +115,20 @@ def _run(args: argparse.Namespace) -> int:
         print(f"recheck: {args.out / 'recheck.json'}", file=sys.stderr)
         return exits.FOUND if all(r.status == "fixed" for r in results) else exits.NOT_FOUND
     return GIT_BISECT[results[0].status]
+
+
+def _in_store(store: Path, build: str, name: str, flavor: Flavor, *, named: bool) -> Path | None:
+    """The build's JIT: of the repro's JIT's flavor, else of the one flavor the store has of that
+    build (a sample or stripped JIT says nothing of Checked or Release)."""
+    jit = Store(store, name, flavor, named=named).find(build).jit
+    if jit is not None:
+        return jit
+    found = [
+        j
+        for b in ("Checked", "Release", "Debug")
+        if b != flavor.build
+        and (
+            j := Store(store, name, Flavor(flavor.os, flavor.arch, b), named=named).find(build).jit
+        )
+    ]
+    return found[0] if len(found) == 1 else None
