@@ -259,6 +259,28 @@ def parse(
 
 
 # -------------------------------------------------------------------------------------------------
+# figures: what bench/all.py tabulates and remembers
+
+FIGURES_ENV = "SPMI_BENCH_FIGURES"
+
+
+def figure(name: str, value: float, goal: str | None = None, unit: str = "") -> None:
+    """One figure of this bench, as bench/all.py reads it: appended as a JSON line to the file
+    $SPMI_BENCH_FIGURES names (nothing when it names none). `goal`: "<= 0.75", ">= 0.85" (the
+    direction says which change is for the worse); `unit`: "x", "ms", "s", "%"."""
+    path = os.environ.get(FIGURES_ENV)
+    if not path:
+        return
+    import json
+    import math
+
+    finite = value if math.isfinite(value) else None  # JSON has no infinity: not measured
+    record = {"bench": Path(sys.argv[0]).stem, "name": name, "value": finite, "goal": goal}
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(record | {"unit": unit}) + "\n")
+
+
+# -------------------------------------------------------------------------------------------------
 # helpers
 
 

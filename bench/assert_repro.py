@@ -36,7 +36,17 @@ import os
 import sys
 from pathlib import Path
 
-from _common import cached_collection, load, native, parse, repro_arguments, run_dir, timed, warm
+from _common import (
+    cached_collection,
+    figure,
+    load,
+    native,
+    parse,
+    repro_arguments,
+    run_dir,
+    timed,
+    warm,
+)
 
 from spmi_dbg import paths
 
@@ -156,6 +166,7 @@ def main() -> int:
     print(f"  repro.sh runs: {script}")
     ratio = t_b / t_a
     print(f"ratio (b)/(a) = {ratio:.2f}  (goal <= 0.75)")
+    figure("assert repro / native to the assert", ratio, "<= 0.67", "x")
     return 0
 
 

@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 from _common import USER_ENV as ENV
-from _common import cached_collection, common_arguments, native, parse, run_dir
+from _common import cached_collection, common_arguments, figure, native, parse, run_dir
 
 from spmi_dbg import paths
 from spmi_dbg.bisect.search import search
@@ -165,6 +165,8 @@ def main() -> int:
         f"{'met' if overhead <= GOAL_OVERHEAD else 'NOT met'}); with the interpreter's "
         f"start-up: {100 * with_start:.1f} % of {wall:.3f} s"
     )
+    figure("bisect's own overhead", 100 * overhead, "<= 15", "%")
+    figure("builds probed over the search's bound", probed / bound, "<= 1", "x")
     print(f"  answer: {data['first_bad']['build'] if data['first_bad'] else data['stopped']}")
     return 0
 

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, USER_ENV, cached_collection, common_arguments, native, parse
+from _common import ROOT, USER_ENV, cached_collection, common_arguments, figure, native, parse
 
 from spmi_dbg.driver.lldb import sbapi
 from spmi_dbg.errors import SpmiDbgError
@@ -685,6 +685,8 @@ def main() -> int:
         f"quick check, worst median: {verdict_quick:.2f} ms: goal < 2 ms "
         f"{'met' if verdict_quick < 2 else 'NOT met'}"
     )
+    figure("full diagnosis, worst cold", verdict_full, "< 50", "ms")
+    figure("quick check per stop, worst median", verdict_quick, "< 2", "ms")
     if a.profile:
         for dbg in ("gdb", "lldb"):
             print(

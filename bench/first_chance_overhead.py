@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 from _common import USER_ENV as ENV
-from _common import cached_collection, common_arguments, native, parse, run_dir
+from _common import cached_collection, common_arguments, figure, native, parse, run_dir
 
 from spmi_dbg import paths
 from spmi_dbg.driver.gdb.replay import run_replay
@@ -195,6 +195,7 @@ def measure(factor: float, a: argparse.Namespace, replay: str, jit: str) -> bool
             f"first {own[0] * 1000:.1f} ms"
         )
         med = statistics.median(own)
+        figure("first-chance: the driver's own time per passed stop", med * 1000, "<= 0.25", "ms")
         print(
             f"  the driver's own time per passed stop, median {med * 1000:.2f} ms  (goal <= 0.4 "
             "ms: "
@@ -206,6 +207,7 @@ def measure(factor: float, a: argparse.Namespace, replay: str, jit: str) -> bool
             f"when the native replay runs at most {0.3 * 100 / med:,.0f} methods/s"
         )
     ratio = dr / nf
+    figure("first-chance: faulty under the driver / native", ratio, "<= 1.1", "x")
     print(
         f"  faulty under the driver / native = {ratio:.2f}x  (goal <= 1.3x: "
         f"{'met' if ratio <= 1.3 else 'NOT met'}); "

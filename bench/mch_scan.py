@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from _common import USER_ENV as ENV
-from _common import cached, common_arguments, parse, run_dir
+from _common import cached, common_arguments, figure, parse, run_dir
 
 from spmi_dbg.mch.collection import Collection, write_index_file
 from spmi_dbg.sample.synth import method_context
@@ -185,6 +185,9 @@ def measure(args: argparse.Namespace, work: Path) -> None:
         "<= 2.0)"
     )
     print(f"  (python + spmi_dbg startup  {t_startup:7.3f} s, included in the CLI times)")
+    figure("mch verify / cat", t_verify / t_cat, "<= 2.0", "x")
+    figure("mch info / cat", t_info / t_cat, "<= 2.0", "x")
+    figure("extract 1 record (API, with .mct)", best_api * 1000, "< 20", "ms")
     print(
         f"extract 1 record, with .mct   API {best_api * 1000:7.2f} ms (goal < 20 ms);"
         f" CLI end to end {t_extract_cli * 1000:7.1f} ms"

@@ -66,7 +66,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import USER_ENV, dir_argument, load, parse, run_dir, warm
+from _common import USER_ENV, dir_argument, figure, load, parse, run_dir, warm
 
 from scripts.real_superpmi_layout import ENV, Real, located, no_build_reason
 from spmi_dbg.mch.collection import Collection
@@ -231,6 +231,7 @@ def print_repro(
         "fixed cost"
     )
     print(f"repro time / native replay time to the crash ({label}): {ratio:.2f}  ({verdict})")
+    figure(f"real: repro / native to the crash ({label})", ratio, f"<= {goal:g}" if goal else None)
     if goal is not None and ratio > goal:
         start = max(p["debugger_startup_seconds"] for p in loc["partitions"])
         verify = sum(p["seconds"] for p in rep["phases"] if p["name"].startswith("verify"))
@@ -468,6 +469,7 @@ def main() -> int:
             )
             per = (tri["wall"] - free["wall"]) / max(1, found)
             per_w = (tri["worker_seconds"] - free["worker_seconds"]) / max(1, found)
+            figure("real: triage cost per extra crash", per, "<= 0.04", "s")
             print(
                 f"cost per extra crash: {per:.3f} s  (goal <= 0.05: "
                 f"{'met' if per <= 0.05 else 'NOT met'}; "
@@ -511,6 +513,7 @@ def main() -> int:
                 f"{'met' if r_mcs <= 1 / 3 else 'NOT met'})"
             )
             print(f"mch verify / cat: {r_cat:.1f}")
+            figure("real: mch verify / mcs -integ", r_mcs, "<= 0.33", "x")
     print(f"load average after: {load()}")
     return 0 if ok else 1
 

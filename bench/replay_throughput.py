@@ -32,7 +32,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from _common import CACHE, ROOT, cached_collection, common_arguments, native, parse, run_dir
+from _common import CACHE, ROOT, cached_collection, common_arguments, figure, native, parse, run_dir
 
 from spmi_dbg import paths
 
@@ -136,6 +136,7 @@ def measure(args: argparse.Namespace, mch: Path, replay: str, jit: str, noprot: 
             f"{cpu[name]:6.2f} s"
         )
     print(f"-p 2 speed-up over 1 process (wall): {wall['1 process'] / wall['-p 2']:.2f}x")
+    figure("-p 2 speed-up over 1 process", wall["1 process"] / wall["-p 2"], None, "x")
     base, off = cpu["1 process"], cpu["1 process, no protected regions"]
     print(
         "protected regions: CPU time ratio with/without = "

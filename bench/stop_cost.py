@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import cached_collection, common_arguments, native, parse
+from _common import cached_collection, common_arguments, figure, native, parse
 
 from spmi_dbg import paths
 from spmi_dbg.driver.gdb.replay import run_replay
@@ -120,6 +120,9 @@ def main() -> int:
             f"p90 {sorted(own)[int(len(own) * 0.9)] * 1000:.2f} ms"
         )
     print(f"  faulty under pygdbmi / native: {best['pygdbmi-faulty'] / best['native-faulty']:.1f}x")
+    figure(
+        "faulty under pygdbmi / native", best["pygdbmi-faulty"] / best["native-faulty"], None, "x"
+    )
     return 0
 
 

@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 from _common import USER_ENV as ENV
-from _common import cached_collection, common_arguments, native, parse, run_dir
+from _common import cached_collection, common_arguments, figure, native, parse, run_dir
 
 from spmi_dbg import paths
 
@@ -152,6 +152,9 @@ def main() -> int:
     )
     said = f"{cause:.1f}" if cause is not None else "inf"
     print(f"  (a) cause line after {said} s (goal <= 15 s on the real build: {verdict})")
+    figure(
+        "storm: the cause line after", cause if cause is not None else float("inf"), "<= 15", "s"
+    )
     print(f"  (a)/(b) = {t_a / t_b:.3f}  (the whole triage, swept / --diagnose-all)")
     if all_a != all_b:
         print(

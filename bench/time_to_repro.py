@@ -39,7 +39,17 @@ import signal
 import sys
 from pathlib import Path
 
-from _common import cached_collection, load, native, parse, repro_arguments, run_dir, timed, warm
+from _common import (
+    cached_collection,
+    figure,
+    load,
+    native,
+    parse,
+    repro_arguments,
+    run_dir,
+    timed,
+    warm,
+)
 
 from spmi_dbg import paths
 
@@ -162,6 +172,8 @@ def main() -> int:
     ba, bc = t_b / t_a, t_b / t_c
     print(f"(b)/(a) = {ba:.2f}  (goal <= 0.75: {'met' if ba <= 0.75 else 'NOT met'})")
     print(f"(b)/(c) = {bc:.2f}  (goal <= 0.6: {'met' if bc <= 0.6 else 'NOT met'})")
+    figure("time to repro / native floor (b)/(a)", ba, "<= 0.75", "x")
+    figure("time to repro / one gdb over the command (b)/(c)", bc, "<= 0.6", "x")
     return 0
 
 

@@ -55,6 +55,7 @@ from _common import (
     ROOT,
     cached_collection,
     common_arguments,
+    figure,
     load,
     native,
     parse,
@@ -364,10 +365,12 @@ def main() -> int:
     if {b["bucket"] for b in ld["buckets"]} != {b["bucket"] for b in dd["buckets"]}:
         raise SystemExit("the cluster's buckets differ from the local ones")
     print(f"ratio cluster / local (wall, with crashes): {dw / lw:.3f}  (goal <= 1.15)")
+    figure("triage: cluster / local (wall, with crashes)", dw / lw, "<= 1.15", "x")
     costs = {}
     for engine in ("local", "dask"):
         added = worker_s[f"{engine} crashes"] - worker_s[f"{engine} clean"]
         costs[engine] = per = (added - hangs * a.timeout) / a.crashes
+        figure(f"triage: cost per extra crash ({engine})", per, "<= 0.15", "worker-s")
         print(
             f"cost per extra crash ({engine}): {per:.3f} worker-s  (goal <= 0.15; the partitions' "
             "tasks took "

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from _common import USER_ENV as ENV
-from _common import cached_collection, common_arguments, native, parse, run_dir, warm
+from _common import cached_collection, common_arguments, figure, native, parse, run_dir, warm
 
 from spmi_dbg import paths
 
@@ -121,6 +121,7 @@ def main() -> int:
     for lo, hi in itertools.pairwise(counts):
         slope = (walls[hi] - walls[lo]) / (hi - lo)
         print(f"  slope {lo} -> {hi} crashes: {slope:.3f} s per additional crash")
+        figure(f"triage: s per additional crash ({lo} -> {hi} crashes)", slope, "<= 0.04", "s")
     for k in counts[1:]:
         print(f"  {k} crashes / 1 crash: {walls[k] / walls[counts[0]]:.2f}x")
     print(f"  load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

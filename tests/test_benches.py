@@ -32,6 +32,7 @@ def own_test(script: Path) -> Path | None:
 
 
 SCRIPTS = sorted(p for p in BENCH.glob("*.py") if not p.name.startswith("_"))
+# all.py runs the others (tests/test_bench_all.py is its own test)
 QUICK = [p for p in SCRIPTS if own_test(p) is None]
 
 
