@@ -602,10 +602,10 @@ def test_init_lines_load_the_spmi_command(runs: Runs, tmp_path: Path, debugger: 
 def test_spmi_maps_finds_a_name_up_the_stack(runs: Runs, debugger: str) -> None:
     """At the seed crash's frame 0 (CompileResult::repCompileMethod, or the LightWeightMap accessor
     inlined in it) `cr1` is not a variable: `spmi maps cr1` finds it up the stack, as
-    NearDiffer::compare's argument, and says in which frame (numbered as `spmi diagnose` numbers the
-    stack, with the inline frames gdb hides at the stop pc: docs/debugger-notes.md), by number and
-    function; a name no frame has says so. gdb at -O2 (as real superpmi is built), lldb at -O0 (lldb
-    16 reads no argument of the -O2 build's NearDiffer::compare)."""
+    NearDiffer::compare's argument, and says in which frame (by the debugger's own number,
+    docs/debugger-notes.md) and function; a name no frame has says so. gdb at -O2 (as real
+    superpmi is built), lldb at -O0 (lldb 16 reads no argument of the -O2 build's
+    NearDiffer::compare)."""
     require(debugger)
     cmds = ["spmi diagnose --json", "spmi maps cr1", "spmi maps cr2", "spmi maps no_such_name"]
     if debugger == "gdb":
@@ -620,10 +620,19 @@ def test_spmi_maps_finds_a_name_up_the_stack(runs: Runs, debugger: str) -> None:
             rf"{name} \(CompileResult, found in frame (\d+): NearDiffer::compare\):", head
         )
         assert m is not None, o[f"spmi maps {name}"]
-        assert frames[int(m.group(1))]["function"] == "NearDiffer::compare" and int(m.group(1)) > 0
-    # the seed's null map
-    assert map_line(o["spmi maps cr1"], "CompileMethod") == "null (never recorded)"
-    assert map_line(o["spmi maps cr2"], "CompileMethod") == "null (never recorded)"
+        n = int(m.group(1))  # the debugger's own number (frame_ref)
+        (named,) = [
+            f for f in frames if (f["number"] if f["number"] is not None else f["index"]) == n
+        ]
+        assert named["function"] == "NearDiffer::compare" and n > 0
+    # the seed's null map: cr1's, marked; cr2's of that name is null too, and said so
+    assert map_line(o["spmi maps cr1"], "CompileMethod") == (
+        "null (never recorded)   <- the map the fault read"
+    )
+    assert map_line(o["spmi maps cr2"], "CompileMethod") == (
+        "null (never recorded)   <- null too; the fault read this map of the base compile result "
+        "(cr1)"
+    )
     assert map_line(o["spmi maps cr1"], "AllocMem").startswith("1 item(s)")
     prefix = "" if debugger == "gdb" else "error: "
     assert (

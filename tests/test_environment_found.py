@@ -64,7 +64,9 @@ def test_a_variable_of_the_users_is_found_before_any_record_is_minimized(
     monkeypatch.delenv("SPMI_SAMPLE_FAULT_METHOD")
     still = run_cli("recheck", str(out), "--jit", BASE, "--out", "r", cwd=tmp_path)
     assert still.returncode == 1, still.stdout + still.stderr
-    assert ": still failing: " in still.stdout and "under gdb: bucket" in still.stdout, still.stdout
+    assert ": still failing: " in still.stdout and "under gdb: in bucket" in still.stdout, (
+        still.stdout
+    )
     # repro.sh reproduces in a clean shell
     done = subprocess.run(
         ["sh", str(out / "repro.sh")], capture_output=True, env={"PATH": "/usr/bin:/bin"}
