@@ -6,7 +6,6 @@ says the result (on the bundled core, whose sample JIT has none of the real JIT'
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -50,15 +49,21 @@ def test_names_count_only_whole(tmp_path: Path) -> None:
 def test_each_switch_is_tried_once_several_at_once(tmp_path: Path) -> None:
     jit = tmp_path / "libclrjit.so"
     jit.write_bytes(b"".join(b"\0" + name.encode() + b"\0" for name, _, _ in SWITCHES))
-    running, most = 0, 0
+    started, most, running = 0, 0, 0
     lock = threading.Lock()
+    # the first two trials meet here: they can only if they run at once (no timing decides it;
+    # run one at a time, the first would wait alone and the barrier break)
+    together = threading.Barrier(2, timeout=60)
 
     def trial(key: str, value: str) -> tuple[Outcome, str]:
-        nonlocal running, most
+        nonlocal started, running, most
         with lock:
+            started += 1
+            first_two = started <= 2
             running += 1
             most = max(most, running)
-        time.sleep(0.05)
+        if first_two:
+            together.wait()
         with lock:
             running -= 1
         return ("gone with" if key == "JitDoSsa" else "still fails with"), f"{key}={value}"
