@@ -148,4 +148,4 @@ def test_a_failure_sought_after_a_crash_says_the_crash(real: Real, tmp_path: Pat
     rep = report(tmp_path / "f")
     assert rep["outcome"] == "crashed"
     assert str(rep["failure"]).startswith("no JIT assert before superpmi died: SIGSEGV at method ")
-    assert "(bucket " in str(rep["failure"]) and "no such failure" not in r.stdout
+    assert "(in bucket " in str(rep["failure"]) and "no such failure" not in r.stdout
