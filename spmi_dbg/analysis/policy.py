@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import signal as _signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -178,12 +179,15 @@ def mark_second_chance(d: Diagnosis, note: str | None) -> None:
     )
 
 
-def _in_a_jit(module: str | None, argv: list[str] | None) -> bool:
+def _in_a_jit(module: str | None, argv: Callable[[], list[str] | None]) -> bool:
+    """Whether `module` is a JIT: by its name, else by the command's JITs (`argv()`, read only
+    then: /proc is not read at every passed stop)."""
     if not module:
         return False
     if "jit" in os.path.basename(module).lower():
         return True
-    jits = parse_command(argv).jits if argv else []
+    command = argv()
+    jits = parse_command(command).jits if command else []
     return any(os.path.basename(j) == os.path.basename(module) for j in jits)
 
 
@@ -211,7 +215,7 @@ def _fault_in_a_jit(
     # frame 0 is a function inlined at the pc: its physical frame holds the Compiler
     if top and top[0].inlined:
         top = thread.frames(FAST_FRAMES) if thread is not None else []
-    if not top or not _in_a_jit(top[0].module, process.argv()):
+    if not top or not _in_a_jit(top[0].module, process.argv):
         return None
     frame = top[0]
     mc = None
