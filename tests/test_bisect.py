@@ -20,7 +20,7 @@ from spmi_dbg.bisect.store import Build, Flavor, Store
 from spmi_dbg.bisect.verdict import Expected, Verdict
 from spmi_dbg.repro.expect import Expectation
 
-from .support.builds import history
+from .support.builds import History, history
 from .support.common import Collections, run_cli
 from .support.natives import BASE, DIFF, REPLAY
 from .support.pipeline import report, repro, validate, validate_sarif
@@ -290,16 +290,22 @@ def test_a_search_never_guesses_across_skips() -> None:
     assert [b.name for b in out.between] == ["1", "2"]
 
 
-def test_a_bundle_s_report_gains_the_bisection_in_its_regression_section(
-    mch: Path, tmp_path: Path
-) -> None:
+def _bundle_and_store(mch: Path, tmp_path: Path) -> History:
+    """The diff JIT's assert as a repro bundle `b` (its JIT named libclrjit_cmd.so), and a store of
+    four builds, the third the first bad one."""
     r = repro(
         "--failure", "assert", "--verify-runs", "1", "--out", "b", "--",
         REPLAY, _named(tmp_path, DIFF, "cmd"), str(mch), cwd=tmp_path,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
+    return history(tmp_path, [Path(BASE), Path(BASE), Path(DIFF), Path(DIFF)])
+
+
+def test_a_bundle_s_report_gains_the_bisection_in_its_regression_section(
+    mch: Path, tmp_path: Path
+) -> None:
+    h = _bundle_and_store(mch, tmp_path)
     b, d = Path(BASE), Path(DIFF)
-    h = history(tmp_path, [b, b, d, d])
     out = run_cli(
         "bisect", str(tmp_path / "b"), "--build", "Checked", "--out", "o", "--store",
         str(h.store), "--repo", str(h.repo), "--good", h.hashes[0], "--bad", h.hashes[-1],
@@ -345,13 +351,7 @@ def test_a_store_whose_jit_has_another_name(mch: Path, tmp_path: Path) -> None:
     """The bundle's JIT was cmd's `libclrjit_cmd.so`; the store's builds are `libclrjit.so`: a
     build's only .so is its JIT; --jit-name names it where a build has several; a name no build has
     stops the search in one line that says so."""
-    r = repro(
-        "--failure", "assert", "--verify-runs", "1", "--out", "b", "--",
-        REPLAY, _named(tmp_path, DIFF, "cmd"), str(mch), cwd=tmp_path,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stdout + r.stderr
-    b, d = Path(BASE), Path(DIFF)
-    h = history(tmp_path, [b, b, d, d])
+    h = _bundle_and_store(mch, tmp_path)
     common = ["--build", "Checked", "--store", str(h.store), "--repo", str(h.repo)]
     common += ["--good", h.hashes[0], "--bad", h.hashes[-1]]
     only = run_cli("bisect", str(tmp_path / "b"), "--out", "o1", *common, cwd=tmp_path)

@@ -32,6 +32,7 @@ from .support.diagnosis import (
     SEED_N,
     STACK_OVERFLOW_N,
     Runs,
+    assert_the_debuggers_frame_numbers,
     gdb_path,
     lldb_path,
     require,
@@ -644,16 +645,6 @@ def test_spmi_maps_finds_a_name_up_the_stack(runs: Runs, debugger: str) -> None:
     )
 
 
-# "X (frame N)", "X at frame N)", "X, frame N)": a frame the diagnosis names, with its number
-FRAME_REF = re.compile(r"([A-Za-z_][\w:<>~]*)(?: \(| at |, )frame (\d+)\)")
-
-
-def bt_functions(bt: str, debugger: str) -> dict[int, str]:
-    """The debugger's own `bt`: frame number -> its line."""
-    pattern = r"^#(\d+) +(.*)$" if debugger == "gdb" else r"^\s*\*?\s*frame #(\d+): (.*)$"
-    return {int(m.group(1)): m.group(2) for m in re.finditer(pattern, bt, re.M)}
-
-
 @pytest.mark.parametrize("debugger", DEBUGGERS)
 def test_frame_numbers_are_the_debuggers_own(runs: Runs, debugger: str) -> None:
     """Issue 38 item 3: every "frame N" the diagnosis says is the frame the debugger's own `bt`
@@ -665,16 +656,5 @@ def test_frame_numbers_are_the_debuggers_own(runs: Runs, debugger: str) -> None:
         o = gdb_session(seed_argv(runs), cmds)
     else:
         o = lldb_session(seed_argv(runs), cmds)
-    frames = bt_functions(o["bt"], debugger)
-    refs = FRAME_REF.findall(o["spmi why"])
-    assert refs, o["spmi why"]
-    for function, number in refs:
-        line = frames.get(int(number), "")
-        assert function.split("::")[-1] in line, (function, number, o["bt"])
-    d = json.loads(o["spmi diagnose --json"])
-    assert any(f["inlined"] for f in d["frames"]), d["frames"]  # the stop has inlined frames
-    for f in d["frames"]:
-        if f["hidden"]:
-            assert debugger == "gdb" and f["number"] is None
-        elif f["number"] is not None:
-            assert f["function"].split("::")[-1] in frames[f["number"]], (f, o["bt"])
+    frames = assert_the_debuggers_frame_numbers(o, debugger)
+    assert any(f["inlined"] for f in frames), frames  # the stop has inlined frames

@@ -12,7 +12,6 @@ import os
 import random
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ from spmi_dbg.repro.arguments import pipeline_errors
 from spmi_dbg.tempfiles import host_tag
 
 from .support.builds import history
-from .support.common import Collections, run_cli, wait_for, whole_texts
+from .support.common import Collections, killed_at, run_cli, wait_for, whole_texts
 from .support.faultdisk import FailingDisk, build_shim
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import no_replays_left, triage, triage_collection
@@ -103,28 +102,13 @@ def test_a_failing_disk_stops_triage_in_one_line_or_gives_the_exact_answer(
     args = ["--partition-methods", "50", "--", REPLAY, BASE, str(mch)]
     counting = FailingDisk(shim, tmp_path / "ref", tmp_path / "ref.count")
     (tmp_path / "ref").mkdir()
-    ref = subprocess.run(
-        [sys.executable, "-m", "spmi_dbg", "triage", "--out", "ref/t", *args],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=counting.env(),
-        timeout=600,
-    )
+    ref = run_cli("triage", "--out", "ref/t", *args, cwd=tmp_path, timeout=600, env=counting.env())
     expected = _accounting(tmp_path / "ref" / "t")
     start = random.Random(seed).randrange(counting.writes())
     said = f"seed {seed}: {errno.errorcode[code]} from write {start} of {counting.writes()}"
     disk = FailingDisk(shim, tmp_path / "d", tmp_path / "d.count", code, start, span)
     (tmp_path / "d").mkdir()
-    run = ["triage", "--out", "d/t", *args]
-    faulty = subprocess.run(
-        [sys.executable, "-m", "spmi_dbg", *run],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=disk.env(),
-        timeout=600,
-    )
+    faulty = run_cli("triage", "--out", "d/t", *args, cwd=tmp_path, timeout=600, env=disk.env())
     assert "Traceback" not in faulty.stderr, f"{said}\n{faulty.stderr}"
     for journal in (tmp_path / "d" / "t" / "partitions").glob("p[0-9]*.json"):
         json.loads(journal.read_text())  # none torn
@@ -152,26 +136,13 @@ def test_repro_on_a_failing_disk_leaves_no_half_bundle_and_says_so_in_one_line(
     argv = ["repro", "--out", "d/b", "--", REPLAY, "-bug", "56506", BASE, str(mch)]
     (tmp_path / "d").mkdir()
     disk = FailingDisk(shim, tmp_path / "d", tmp_path / "d.count", code, start=0)
-    faulty = subprocess.run(
-        [sys.executable, "-m", "spmi_dbg", *argv],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=disk.env(),
-        timeout=600,
-    )
+    faulty = run_cli(*argv, cwd=tmp_path, timeout=600, env=disk.env())
     assert faulty.returncode == exits.INCOMPLETE, faulty.stdout + faulty.stderr
     (line,) = [x for x in faulty.stderr.splitlines() if x.startswith("spmi-dbg repro: error:")]
     assert "Traceback" not in faulty.stderr
     assert f"({errno.errorcode[code]})" in line and "run it again" in line, line
     assert not (tmp_path / "d" / "b").exists() and os.listdir(tmp_path / "d") == []
-    again = subprocess.run(
-        [sys.executable, "-m", "spmi_dbg", *argv],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    again = run_cli(*argv, cwd=tmp_path, timeout=600)
     assert again.returncode == exits.VERIFIED, again.stdout + again.stderr
     assert json.loads((tmp_path / "d" / "b" / "report.json").read_text())["outcome"] == "verified"
 
@@ -253,27 +224,13 @@ def test_triage_killed_at_a_random_point_resumes_to_the_same_accounting(
     done_before = rng.randrange(0, 5)  # of 6 partitions
     mid_replay = rng.random() < 0.5
     parts = tmp_path / "t" / "partitions"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "spmi_dbg", "triage", "--out", "t", *args],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
 
-    def the_point() -> bool:
-        if proc.poll() is not None:
-            return True  # it ended first: the resume must then change nothing
+    def the_point() -> bool:  # (if the triage ends first, the resume must change nothing)
         js = [json.loads(t) for t in whole_texts(parts.glob("p[0-9]*.json"))]
         done = sum(j.get("done", False) for j in js)
         return done >= done_before and (not mid_replay or any(j.get("running") for j in js))
 
-    try:
-        wait_for(the_point, timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+    killed_at(["triage", "--out", "t", *args], tmp_path, the_point)
     wait_for(lambda: no_replays_left(mch) or None)
     moved = tmp_path / "moved $(x) 'q'"  # as after a full disk: the journals go with it
     (tmp_path / "t").rename(moved)
@@ -301,38 +258,18 @@ def test_repro_killed_leaves_no_half_bundle_and_runs_again(
     next run removes the killed run's leftovers and gives the verified repro."""
     mch = cols.get("faults-crash", 200, inject=[("jit-null", 150)])
     argv = ["--out", "b", "--", REPLAY, "-bug", "56506", BASE, str(mch)]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "spmi_dbg", "repro", *argv],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
 
     def the_point() -> bool:
-        if proc.poll() is not None:
-            return True
         running = _replays()
         if point == "locating":
             return any(str(mch) in c for c in running)
         return any("repro.mch" in c for c in running)
 
-    try:
-        wait_for(the_point, timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+    killed_at(["repro", *argv], tmp_path, the_point)
     bundle = tmp_path / "b"
     if bundle.exists():  # only ever whole
         json.loads((bundle / "report.json").read_text())
-    again = subprocess.run(
-        [sys.executable, "-m", "spmi_dbg", "repro", *argv],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    again = run_cli("repro", *argv, cwd=tmp_path, timeout=300)
     assert again.returncode == 0, again.stdout + again.stderr
     assert json.loads((bundle / "report.json").read_text())["locate"]["method_context"] == 150
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]  # the killed run's leftovers gone
@@ -366,19 +303,9 @@ def test_bisect_killed_mid_search_leaves_no_half_answer_and_runs_again(
     args += [REPLAY, "-c", str(BISECT_AT), str(jit), str(mch)]
     ref = run_cli("bisect", "--out", "ref", *args, cwd=tmp_path)
     answer = _answer(tmp_path / "ref")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "spmi_dbg", "bisect", "--out", "o", *args],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+    killed_at(
+        ["bisect", "--out", "o", *args], tmp_path, lambda: any(str(mch) in c for c in _replays())
     )
-    try:
-        wait_for(lambda: proc.poll() is not None or any(str(mch) in c for c in _replays()))
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
     if (tmp_path / "o" / "bisect.json").exists():
         json.loads((tmp_path / "o" / "bisect.json").read_text())  # whole
     again = run_cli("bisect", "--out", "o", *args, cwd=tmp_path)

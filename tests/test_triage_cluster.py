@@ -178,6 +178,27 @@ def test_cluster_gives_the_local_buckets(collections: Path, tmp_path: Path) -> N
     assert "| benchmarks.mch | 300 |" in md and "on the dask cluster" in md
 
 
+def finished(parts: Path) -> dict[str, bytes]:
+    """The journals of the partitions done: name -> bytes."""
+    return {
+        p.name: p.read_bytes()
+        for p in parts.glob("p[0-9]*.json")
+        if json.loads(p.read_bytes())["done"]
+    }
+
+
+def resumed_exactly(r: subprocess.CompletedProcess[str], out: Path, done: dict[str, bytes]) -> None:
+    """A resume that gave the full answer, replaying none of the partitions `done` before."""
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads((out / "triage.json").read_text())
+    assert kinds(data) == EXPECTED
+    check_full_coverage(data)
+    resumed = {f"p{i}.json" for i in data["engine"]["resumed_partitions"]}
+    assert set(done) <= resumed  # finished before the kill: not replayed again
+    for name, before in done.items():
+        assert (out / "partitions" / name).read_bytes() == before
+
+
 def _running(out: Path, number: int) -> dict[str, Any] | None:
     for p in sorted((out / "partitions").glob("p[0-9]*.json")):
         try:
@@ -226,21 +247,10 @@ def test_coordinator_killed_then_resume(collections: Path, tmp_path: Path) -> No
         wait_for(lambda: any(json.loads(p.read_text())["done"] for p in parts.glob("p[0-9]*.json")))
         coordinator.send_signal(signal.SIGKILL)
         coordinator.wait(timeout=30)
-        done = {
-            p.name: p.read_bytes()
-            for p in parts.glob("p[0-9]*.json")
-            if json.loads(p.read_bytes())["done"]
-        }
+        done = finished(parts)
         assert done and len(done) < 9
         r = triage(*args(collections, "t", "--scheduler", c.address, "--resume"), cwd=tmp_path)
-    assert r.returncode == 0, r.stdout + r.stderr
-    data = json.loads((tmp_path / "t" / "triage.json").read_text())
-    assert kinds(data) == EXPECTED
-    check_full_coverage(data)
-    resumed = {f"p{i}.json" for i in data["engine"]["resumed_partitions"]}
-    assert set(done) <= resumed  # finished before the kill: not replayed again
-    for name, before in done.items():
-        assert (parts / name).read_bytes() == before
+    resumed_exactly(r, tmp_path / "t", done)
     bad = triage(
         "--mch", str(collections), "--out", "t", "--resume", "--", REPLAY, BASE, cwd=tmp_path
     )
@@ -398,19 +408,8 @@ def test_a_scheduler_killed_mid_run_is_one_line_and_a_resume_on_a_new_one_is_exa
     lines = [x for x in err.splitlines() if x.startswith("spmi-dbg triage: error: ")]
     assert "Traceback" not in err and len(lines) == 1, err
     assert c.address in lines[0] and "--resume" in lines[0], lines[0]
-    done = {}
-    for p in parts.glob("p[0-9]*.json"):
-        j = json.loads(p.read_bytes())  # none torn
-        if j["done"]:
-            done[p.name] = p.read_bytes()
+    done = finished(parts)  # (each journal read whole: none torn)
     assert done and not (tmp_path / "t" / "triage.json").exists()
     with cluster(tmp_path) as again:
         r = triage(*args(collections, "t", "--scheduler", again.address, "--resume"), cwd=tmp_path)
-    assert r.returncode == 0, r.stdout + r.stderr
-    data = json.loads((tmp_path / "t" / "triage.json").read_text())
-    assert kinds(data) == EXPECTED
-    check_full_coverage(data)
-    resumed = {f"p{i}.json" for i in data["engine"]["resumed_partitions"]}
-    assert set(done) <= resumed
-    for name, before in done.items():
-        assert (parts / name).read_bytes() == before
+    resumed_exactly(r, tmp_path / "t", done)

@@ -124,6 +124,21 @@ class Store:
             path = path / match
         return self._jit_in(path)
 
+    def find_any_flavor(self, commit: str) -> Build:
+        """find(commit), else the build of the one other flavor the store has of that commit (a
+        sample or stripped JIT says nothing of whether its builds are Checked or Release)."""
+        found = self.find(commit)
+        if found.jit is not None:
+            return found
+        f = self.flavor
+        others = [
+            Store(self.root, self.jit_file, Flavor(f.os, f.arch, b), named=self.named).find(commit)
+            for b in ("Checked", "Release", "Debug")
+            if b != f.build
+        ]
+        builds = [b for b in others if b.jit is not None]
+        return builds[0] if len(builds) == 1 else found
+
     def find(self, commit: str) -> Build:
         """The commit's build (jit None when the store has none, or more than one that could be
         it)."""

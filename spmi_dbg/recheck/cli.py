@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg import exits
-from spmi_dbg.bisect.store import Flavor, Store, flavor_of
+from spmi_dbg.bisect.store import Store, flavor_of
 from spmi_dbg.errors import UsageError
 from spmi_dbg.repro.arguments import PIPELINE_USAGE, pipeline_errors
 from spmi_dbg.repro.needs import switches_of
@@ -86,7 +86,8 @@ def _run(args: argparse.Namespace) -> int:
         old = t.command.jits[t.varies]
         flavor = flavor_of(old, checked=bool(switches_of(old)))
         name = args.jit_name or Path(old).name
-        jit = _in_store(args.store, args.build, name, flavor, named=bool(args.jit_name))
+        store = Store(args.store, name, flavor, named=bool(args.jit_name))
+        jit = store.find_any_flavor(args.build).jit
         if jit is None:
             raise UsageError(
                 f"--build {args.build}: no build of it in --store {args.store} with a JIT named "
@@ -115,20 +116,3 @@ def _run(args: argparse.Namespace) -> int:
         print(f"recheck: {args.out / 'recheck.json'}", file=sys.stderr)
         return exits.FOUND if all(r.status == "fixed" for r in results) else exits.NOT_FOUND
     return GIT_BISECT[results[0].status]
-
-
-def _in_store(store: Path, build: str, name: str, flavor: Flavor, *, named: bool) -> Path | None:
-    """The build's JIT: of the repro's JIT's flavor, else of the one flavor the store has of that
-    build (a sample or stripped JIT says nothing of Checked or Release)."""
-    jit = Store(store, name, flavor, named=named).find(build).jit
-    if jit is not None:
-        return jit
-    found = [
-        j
-        for b in ("Checked", "Release", "Debug")
-        if b != flavor.build
-        and (
-            j := Store(store, name, Flavor(flavor.os, flavor.arch, b), named=named).find(build).jit
-        )
-    ]
-    return found[0] if len(found) == 1 else None

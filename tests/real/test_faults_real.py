@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import random
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ..support.common import wait_for, whole_texts
+from ..support.common import killed_at, run_cli, whole_texts
 from ..support.faultdisk import FailingDisk, build_shim
 from ..support.pipeline import triage
 from ..support.real import Real
@@ -75,25 +71,13 @@ def test_real_triage_killed_moved_and_resumed_is_exact(
 ) -> None:
     rng = random.Random(seed)
     done_before = rng.randrange(1, 5)  # of 6 partitions
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "spmi_dbg", "triage", "--out", "t", *_args(real)],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
     parts = tmp_path / "t" / "partitions"
 
     def the_point() -> bool:
         journals = [json.loads(t) for t in whole_texts(parts.glob("p[0-9]*.json"))]
-        return proc.poll() is not None or sum(j["done"] for j in journals) >= done_before
+        return sum(j["done"] for j in journals) >= done_before
 
-    try:
-        wait_for(the_point, timeout=600)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+    killed_at(["triage", "--out", "t", *_args(real)], tmp_path, the_point, timeout=600)
     moved = tmp_path / "after the $(move) 'x'"
     (tmp_path / "t").rename(moved)
     again = triage("--resume", "--out", str(moved), *_args(real), cwd=tmp_path)
@@ -110,25 +94,13 @@ def test_real_triage_on_a_failing_disk_stops_in_one_line_and_goes_on_exactly(
     shim = build_shim(tmp_path)
     counting = FailingDisk(shim, tmp_path / "c", tmp_path / "c.count")
     (tmp_path / "c").mkdir()
-    subprocess.run(
-        [sys.executable, "-m", "spmi_dbg", "triage", "--out", "c/t", *_args(real)],
-        cwd=tmp_path,
-        capture_output=True,
-        env=counting.env(),
-        timeout=1200,
-        check=False,
-    )
+    run_cli("triage", "--out", "c/t", *_args(real), cwd=tmp_path, timeout=1200, env=counting.env())
     start = random.Random(seed).randrange(counting.writes())
     said = f"seed {seed}: EIO from write {start} of {counting.writes()}, for good"
     disk = FailingDisk(shim, tmp_path / "d", tmp_path / "d.count", errno.EIO, start)
     (tmp_path / "d").mkdir()
-    faulty = subprocess.run(
-        [sys.executable, "-m", "spmi_dbg", "triage", "--out", "d/t", *_args(real)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=disk.env(),
-        timeout=1200,
+    faulty = run_cli(
+        "triage", "--out", "d/t", *_args(real), cwd=tmp_path, timeout=1200, env=disk.env()
     )
     assert faulty.returncode == 5 and "Traceback" not in faulty.stderr, f"{said}\n{faulty.stderr}"
     (line,) = [x for x in faulty.stderr.splitlines() if x.startswith("spmi-dbg triage: error:")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -78,9 +79,10 @@ def build_collection(
 
 
 def run_cli(
-    *args: str, cwd: Path | None = None, timeout: float = 120
+    *args: str, cwd: Path | None = None, timeout: float = 120, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, COLUMNS="200")
+    """`spmi-dbg ARGS` as a user runs it; `env`: variables to set beside the test's own."""
+    env = dict(os.environ, COLUMNS="200", **(env or {}))
     return subprocess.run(
         [sys.executable, "-m", "spmi_dbg", *args],
         capture_output=True,
@@ -186,6 +188,26 @@ def wait_for(what: Callable[[], T | None], timeout: float = 60.0, every: float =
             return found
         time.sleep(every)
     raise AssertionError(f"timed out after {timeout:g} s")
+
+
+def killed_at(
+    argv: Sequence[str], cwd: Path, point: Callable[[], bool], timeout: float = 120
+) -> None:
+    """`spmi-dbg ARGV` in a session of its own, killed -9 whole (the tool, its debuggers and
+    replays) once `point()` holds -- or left alone if it ends first."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spmi_dbg", *argv],
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: proc.poll() is not None or point(), timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
 
 
 def whole_texts(paths: Iterable[Path]) -> list[str]:

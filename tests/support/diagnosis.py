@@ -6,7 +6,9 @@ share them."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import resource
 import shutil
 from collections.abc import Iterator
@@ -151,3 +153,30 @@ class Runs:
             r,
         )
         return r.diagnosis
+
+
+# "X (frame N)", "X at frame N)", "X, frame N)": a frame the diagnosis names, with its number
+FRAME_REF = re.compile(r"([A-Za-z_][\w:<>~]*)(?: \(| at |, )frame (\d+)\)")
+
+
+def bt_functions(bt: str, debugger: str) -> dict[int, str]:
+    """The debugger's own `bt`: frame number -> its line."""
+    pattern = r"^#(\d+) +(.*)$" if debugger == "gdb" else r"^\s*\*?\s*frame #(\d+): (.*)$"
+    return {int(m.group(1)): m.group(2) for m in re.finditer(pattern, bt, re.M)}
+
+
+def assert_the_debuggers_frame_numbers(o: dict[str, str], debugger: str) -> list[dict[str, Any]]:
+    """Every "frame N" of `spmi why` and every frame `spmi diagnose --json` numbers is the frame the
+    debugger's own `bt` numbers N (a session's outputs of the three commands); the frames."""
+    frames = bt_functions(o["bt"], debugger)
+    refs = FRAME_REF.findall(o["spmi why"])
+    assert refs, o["spmi why"]
+    for function, number in refs:
+        assert function.split("::")[-1] in frames.get(int(number), ""), (function, number, o["bt"])
+    d = json.loads(o["spmi diagnose --json"])
+    for f in d["frames"]:
+        if f["hidden"]:
+            assert debugger == "gdb" and f["number"] is None
+        elif f["number"] is not None:
+            assert f["function"].split("::")[-1] in frames[f["number"]], (f, o["bt"])
+    return list(d["frames"])

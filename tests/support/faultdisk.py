@@ -5,7 +5,6 @@ a quota, can be had without root."""
 from __future__ import annotations
 
 import errno
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,9 +36,8 @@ class FailingDisk:
     span: int = 0
 
     def env(self) -> dict[str, str]:
+        """The variables that make a run's writes go through the failing disk (run_cli's env)."""
         return dict(
-            os.environ,
-            COLUMNS="200",
             LD_PRELOAD=str(self.shim),
             SPMI_TEST_FAULT_DIR=str(self.directory.resolve()),
             SPMI_TEST_FAULT_COUNTER=str(self.counter),
