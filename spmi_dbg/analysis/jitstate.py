@@ -101,11 +101,19 @@ def superpmi_index(comp: Value | None) -> tuple[int | None, str | None]:
     """The JIT's own method context number (today's `info.compMethodSuperPMIIndex`, else a Compiler
     member of that name) and the member it came from; (None, None) when the JIT has neither or it is
     not set (-1)."""
-    for path in INDEX_MEMBERS:
+    known = _index_paths.get(comp.type_name) if comp is not None else None
+    for path in (known, *INDEX_MEMBERS) if known else INDEX_MEMBERS:
         n = member_int(comp, *path)
         if n is not None:
+            if comp is not None:
+                _index_paths[comp.type_name] = path
             return (n, "Compiler::" + ".".join(path)) if n > 0 else (None, None)
     return None, None
+
+
+# The member path that held the index, by the Compiler's type name: asked first at the next stop
+# (one JIT's layout; a JIT of the same type name whose layout differs falls back to every path).
+_index_paths: dict[str, tuple[str, ...]] = {}
 
 
 def jit_state(

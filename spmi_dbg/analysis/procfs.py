@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 def cmdline(pid: int | None) -> list[str] | None:
     """The inferior's argv from /proc/PID/cmdline (None for a core file or a finished process)."""
@@ -36,18 +38,44 @@ def cmdline_cached(pid: int | None) -> list[str] | None:
     return list(_cmdlines[key])
 
 
+_status: list[tuple[int, int]] = []  # (pid, descriptor): the one process being replayed
+
+
+def _read_status(pid: int) -> bytes | None:
+    """/proc/PID/status, read through a descriptor kept open for the last pid asked (a read at
+    offset 0 makes the kernel write it anew: it is read at every stop a replay passes on). The
+    descriptor of a process that is gone reads ESRCH, even when its pid is taken again: then it is
+    opened afresh."""
+    for _ in range(2):
+        if not _status or _status[0][0] != pid:
+            while _status:
+                os.close(_status.pop()[1])
+            try:
+                _status.append((pid, os.open(f"/proc/{pid}/status", os.O_RDONLY | os.O_CLOEXEC)))
+            except OSError:
+                return None
+        try:
+            return os.pread(_status[0][1], 16384, 0)
+        except OSError:
+            os.close(_status.pop()[1])
+    return None
+
+
 def caught_signals(pid: int | None) -> int | None:
-    """The SigCgt mask of /proc/PID/status: which signals the process has handlers for."""
+    """The SigCgt mask of /proc/PID/status: which signals the process has handlers for, as of now
+    (read afresh at every call: a handler that declines a fault restores the default action)."""
     if not pid:
         return None
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("SigCgt:"):
-                    return int(line.split()[1], 16)
-    except OSError:
+    text = _read_status(pid)
+    if text is None:
         return None
-    return None
+    at = text.find(b"\nSigCgt:")
+    if at < 0:
+        return None
+    try:
+        return int(text[at + 8 : text.index(b"\n", at + 8)], 16)
+    except ValueError:
+        return None
 
 
 def thread_name(pid: int | None, tid: int) -> str | None:

@@ -16,13 +16,17 @@ from spmi_dbg.analysis.view import Module, SignalInfo, resolve_path, signal_name
 class GdbValue:
     def __init__(self, value: Any) -> None:
         self._v = value
+        self._type_name: str | None = None
+        self._deref: Any = None
 
     @property
     def type_name(self) -> str:
-        try:
-            return str(self._v.type.strip_typedefs())
-        except gdb.error:
-            return "?"
+        if self._type_name is None:  # asked at every step of a member path
+            try:
+                self._type_name = str(self._v.type.strip_typedefs())
+            except gdb.error:
+                self._type_name = "?"
+        return self._type_name
 
     @property
     def optimized_out(self) -> bool:
@@ -37,10 +41,11 @@ class GdbValue:
             return None
 
     def _struct(self) -> Any:
-        v = self._v
-        if v.type.strip_typedefs().code == gdb.TYPE_CODE_PTR:
-            return v.dereference()
-        return v
+        if self._deref is None:  # a member path reads several fields of one value
+            v = self._v
+            pointer = v.type.strip_typedefs().code == gdb.TYPE_CODE_PTR
+            self._deref = v.dereference() if pointer else v
+        return self._deref
 
     def field(self, name: str) -> GdbValue | None:
         try:
@@ -230,20 +235,26 @@ class GdbThread:
     def frames(self, limit: int | None = None) -> list[GdbFrame] | list[ReadFrame]:
         limit = limit or 100000
         prev = gdb.selected_thread()
+        if prev is not None and prev.global_num == self._t.global_num:
+            return _frames(limit)  # the stop's own thread: no switching (every stop passed on)
         self._t.switch()
         try:
-            out: list[GdbFrame] = []
-            f = gdb.newest_frame()
-            out.extend(_hidden_inline_frames(f))
-            while f is not None and len(out) < limit:
-                out.append(GdbFrame(f))
-                f = f.older()
-            if prev is None or prev.global_num != self._t.global_num:
-                return [ReadFrame(f) for f in out]  # read while this thread is the selected one
-            return out
+            # read while this thread is the selected one
+            return [ReadFrame(f) for f in _frames(limit)]
         finally:
             if prev is not None and prev.is_valid():
                 prev.switch()
+
+
+def _frames(limit: int) -> list[GdbFrame]:
+    """The selected thread's frames, innermost first, at most `limit` (never unwinding past it)."""
+    f = gdb.newest_frame()
+    out = _hidden_inline_frames(f)[:limit]
+    while f is not None and len(out) < limit:
+        out.append(GdbFrame(f))
+        if len(out) < limit:
+            f = f.older()
+    return out
 
 
 class ReadFrame:
