@@ -29,8 +29,15 @@ class ElfFacts:
     debuglink_crc: int | None
     has_debug_info: bool  # a .debug_info section of its own
     text_address: int | None  # sh_addr of .text
-    # (value, size, name) of defined functions, by value
-    dynamic_symbols: tuple[tuple[int, int, str], ...]
+    path: str  # the real path it was read from (its dynamic symbols are read from it on demand)
+
+    @property
+    def dynamic_symbols(self) -> tuple[tuple[int, int, str], ...]:
+        """(value, size, name) of the defined functions of `.dynsym`, by value: read when first
+        asked (thousands of them in libstdc++; a debugger session asks the other facts of every
+        library it loads)."""
+        st = os.stat(self.path)
+        return _dynamic_symbols(self.path, st.st_size, st.st_mtime_ns)
 
 
 def is_elf(path: str) -> bool:
@@ -74,16 +81,6 @@ def _read(path: str, size: int, mtime: int) -> ElfFacts | None:
                     if len(data) >= crc_at + 4
                     else None
                 )
-            symbols: list[tuple[int, int, str]] = []
-            dynsym = elf.get_section_by_name(".dynsym")
-            if isinstance(dynsym, SymbolTableSection):
-                for sym in dynsym.iter_symbols():
-                    if (
-                        sym["st_info"]["type"] == "STT_FUNC"
-                        and sym["st_shndx"] != "SHN_UNDEF"
-                        and sym.name
-                    ):
-                        symbols.append((int(sym["st_value"]), int(sym["st_size"]), str(sym.name)))
             text = elf.get_section_by_name(".text")
             return ElfFacts(
                 MACHINES.get(str(elf["e_machine"])),
@@ -93,10 +90,30 @@ def _read(path: str, size: int, mtime: int) -> ElfFacts | None:
                 crc,
                 elf.get_section_by_name(".debug_info") is not None,
                 int(text["sh_addr"]) if text is not None else None,
-                tuple(sorted(symbols)),
+                path,
             )
     except (OSError, ELFError, ValueError, KeyError, AssertionError):
         return None
+
+
+@functools.lru_cache(maxsize=16)
+def _dynamic_symbols(path: str, size: int, mtime: int) -> tuple[tuple[int, int, str], ...]:
+    try:
+        with open(path, "rb") as f:
+            dynsym = ELFFile(f).get_section_by_name(".dynsym")
+            if not isinstance(dynsym, SymbolTableSection):
+                return ()
+            return tuple(
+                sorted(
+                    (int(sym["st_value"]), int(sym["st_size"]), str(sym.name))
+                    for sym in dynsym.iter_symbols()
+                    if sym["st_info"]["type"] == "STT_FUNC"
+                    and sym["st_shndx"] != "SHN_UNDEF"
+                    and sym.name
+                )
+            )
+    except (OSError, ELFError, ValueError, KeyError, AssertionError):
+        return ()
 
 
 def elf_build_id(path: str) -> tuple[str | None, str | None]:

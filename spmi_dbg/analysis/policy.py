@@ -154,6 +154,10 @@ def check_stop(
     fast = _fault_in_a_jit(process, previous, passes_left)
     if fast is not None:
         return fast
+    if previous is None and _fault_without_handler(process):
+        # passed on, it would kill the replay: the stop (after a stop passed on, the quick check
+        # below tells a second chance, which has no handler either, from a new fault)
+        return Decision(True)
     quick = diagnose(process, full=False)
     return decide(
         quick,
@@ -176,6 +180,20 @@ def mark_second_chance(d: Diagnosis, note: str | None) -> None:
         HandlingKind.FATAL,
         note or "the same fault again after the replay's handler declined it",
         SECOND_CHANCE,
+    )
+
+
+def _fault_without_handler(process: Process) -> bool:
+    """A hardware fault in a process that, as /proc says now, has no handler for it: the stop
+    (what `decide` would say after a quick diagnosis, which unwinds: a crash of superpmi 3.1,
+    whose PAL does not catch SIGSEGV, stops at once). Unknown (a core, a remote target): no."""
+    sig = process.signal()
+    caught = process.caught_signals()
+    return (
+        sig is not None
+        and sig.signo in FAULT_SIGNALS
+        and caught is not None
+        and not _catches(caught, sig.signo)
     )
 
 

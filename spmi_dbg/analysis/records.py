@@ -1,10 +1,14 @@
 """The collection a stopped superpmi replays, as evidence: how many method contexts it has, and a
 record's identity (IL size, method name) to check a method context number against (mcnumber.py).
-Opened once per diagnosis; a collection that cannot be read is a note, never an error of the
-diagnosis."""
+Framed once per version of the file in a debugger's process (a triage's session diagnoses one
+crash after another in the same collection); a collection that cannot be read is a note, never an
+error of the diagnosis."""
 
 from __future__ import annotations
 
+import os
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from types import TracebackType
 from typing import Protocol
@@ -31,6 +35,29 @@ class Records(Protocol):
 OpenRecords = Callable[[str], Records]
 
 
+_OPEN_KEPT = 2
+# (path, device, inode, size, mtime) -> the collection, framed by its first count: kept open for the
+# next diagnosis in this process, at most _OPEN_KEPT of them
+_open: OrderedDict[tuple[str, int, int, int, int], Collection] = OrderedDict()
+
+
+_open_lock = threading.Lock()
+
+
+def _collection(path: str) -> Collection:
+    st = os.stat(path)
+    key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    with _open_lock:
+        col = _open.get(key)
+        if col is None:
+            col = Collection.open(path)
+            _open[key] = col
+            while len(_open) > _OPEN_KEPT:
+                _open.popitem(last=False)[1].close()
+        _open.move_to_end(key)
+        return col
+
+
 class CollectionRecords:
     def __init__(self, path: str) -> None:
         self.path = path
@@ -38,7 +65,7 @@ class CollectionRecords:
         self._col: Collection | None = None
         self._cache: dict[int, RecordIdentity | None] = {}
         try:
-            self._col = Collection.open(path)
+            self._col = _collection(path)
         except (SpmiDbgError, OSError, ValueError) as e:
             self.problem = f"the collection {path} was not read: {e}"
 
@@ -51,9 +78,7 @@ class CollectionRecords:
         self.close()
 
     def close(self) -> None:
-        if self._col is not None:
-            self._col.close()
-            self._col = None
+        self._col = None  # kept open for the next diagnosis (_open)
 
     @property
     def count(self) -> int | None:

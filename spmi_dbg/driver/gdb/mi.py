@@ -64,9 +64,29 @@ class _MiReader:
         for raw in lines:
             line = raw.decode(errors="replace").rstrip("\r")
             # `(gdb)` prompts end a batch: skipped
-            if line and not gdbmiparser.response_is_finished(line):
+            if not line or gdbmiparser.response_is_finished(line):
+                continue
+            name, _, rest = line[1:].partition(",") if line.startswith("=") else ("", "", "")
+            if name in UNREAD_NOTIFICATIONS:  # the text kept for the transcript, not parsed
+                out.append({"type": "notify", "message": name, "payload": rest, "token": None})
+            else:
                 out.append(gdbmiparser.parse_response(line))
         return out
+
+
+# Notifications no loop reads (a replay's start brings a dozen: parsing them cost more than the rest
+# of a triage's restart after a crash)
+UNREAD_NOTIFICATIONS = frozenset(
+    (
+        "library-loaded",
+        "library-unloaded",
+        "thread-created",
+        "thread-exited",
+        "breakpoint-modified",
+        "cmd-param-changed",
+        "thread-group-added",
+    )
+)
 
 
 class MiReply:
