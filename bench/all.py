@@ -10,9 +10,10 @@ way that is) and over the noise.
 
 --record writes this run to bench/results/<date>-<commit>.json (commit, date, CPU count and
 model, load before and after, every value of every run): the recorded figures live in the
-repository and are recorded when a performance issue is resolved. The table is Markdown (the
-README's performance section is this, from the last recorded run: --from FILE renders a recorded
-run without running anything).
+repository and are recorded when a performance issue is resolved. The table is Markdown: --from
+FILE renders a recorded run without running anything, and --readme writes the newest full run
+recorded (against the one before it) into the README's performance section, between its
+bench-table markers (tests/test_bench_all.py checks that it is up to date).
 
 A bench that needs what this machine has not (real_superpmi.py without SPMI_DBG_REAL_SUPERPMI) is
 said in one line and left out; a bench that fails is a row of its own and makes the exit status 1.
@@ -233,6 +234,48 @@ def record(now: dict[str, Any], results: Path) -> Path:
     return out
 
 
+README = ROOT / "README.md"
+START, END = "<!-- bench-table:start -->", "<!-- bench-table:end -->"
+
+
+def latest_full(results: Path) -> dict[str, Any] | None:
+    """The newest run recorded in `results` at the benches' own sizes (not --quick)."""
+    runs = []
+    for p in results.glob("*.json"):
+        try:
+            data = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        if not data.get("quick"):
+            runs.append(data)
+    return max(runs, key=lambda d: str(d["date"]), default=None)
+
+
+def readme_block(results: Path) -> str:
+    """The README's performance table: the newest full run recorded, against the one before it on
+    the same kind of machine."""
+    now = latest_full(results)
+    if now is None:
+        return "No run recorded yet (`bench/all.py --record`).\n"
+    return table(now, last_recorded(results, kind(now["machine"], False), before=now["date"]))
+
+
+def write_readme(readme: Path, results: Path) -> bool:
+    """The block between the README's bench-table markers rendered anew; True when it changed."""
+    text = readme.read_text()
+    head, start, rest = text.partition(START)
+    _, end, tail = rest.partition(END)
+    if not start or not end:
+        raise SystemExit(f"{readme}: no {START} ... {END} block")
+    new = f"{head}{START}\n{readme_block(results)}{END}{tail}"
+    if new == text:
+        return False
+    tmp = readme.with_name(readme.name + ".tmp")
+    tmp.write_text(new)
+    os.replace(tmp, readme)
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="each bench's --quick (CI)")
@@ -243,8 +286,17 @@ def main(argv: list[str] | None = None) -> int:
         "--results", type=Path, default=RESULTS, help="where runs are recorded (bench/results)"
     )
     ap.add_argument("--from", dest="source", type=Path, help="render a recorded run, run nothing")
+    ap.add_argument(
+        "--readme",
+        action="store_true",
+        help="render the README's performance table from the newest recorded run, run nothing",
+    )
     dir_argument(ap)
     a = ap.parse_args(argv)
+    if a.readme:
+        changed = write_readme(README, a.results)
+        print(f"all: {README.name} {'updated' if changed else 'already up to date'}")
+        return 0
     if a.source is not None:
         now = json.loads(a.source.read_text())
     else:

@@ -155,10 +155,14 @@ def main() -> int:
     for p in report["phases"]:
         print(f"      phase {p['name']:18s} {p['seconds']:7.2f} s  {p['status']}")
     for p in located["partitions"]:
+        ran = (
+            f"{p['seconds']:.2f} s, of which debugger start {p['debugger_startup_seconds']:.2f} s"
+            if p["seconds"] is not None
+            else "never started"
+        )
         print(
             f"      partition {p['partition']} ({p['compile']}, {p['methods']} methods): "
-            f"{p['status']}, "
-            f"{p['seconds']:.2f} s, of which debugger start {p['debugger_startup_seconds']:.2f} s"
+            f"{p['status']}, {ran}"
         )
     v = report.get("verification") or report.get("verification_single_record") or {}
     if v:

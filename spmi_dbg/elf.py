@@ -12,10 +12,6 @@ import functools
 import os
 from dataclasses import dataclass
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import NoteSection, SymbolTableSection
-
 ELF_MAGIC = b"\x7fELF"
 MACHINES = {"EM_X86_64": "x86_64", "EM_AARCH64": "aarch64", "EM_386": "x86", "EM_ARM": "arm"}
 
@@ -57,6 +53,11 @@ def read(path: str) -> ElfFacts | None:
 
 @functools.lru_cache(maxsize=64)
 def _read(path: str, size: int, mtime: int) -> ElfFacts | None:
+    # pyelftools is imported when a file is first read (20 ms of every debugger's start otherwise)
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import NoteSection
+
     try:
         with open(path, "rb") as f:
             if f.read(4) != ELF_MAGIC:
@@ -98,6 +99,10 @@ def _read(path: str, size: int, mtime: int) -> ElfFacts | None:
 
 @functools.lru_cache(maxsize=16)
 def _dynamic_symbols(path: str, size: int, mtime: int) -> tuple[tuple[int, int, str], ...]:
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+
     try:
         with open(path, "rb") as f:
             dynsym = ELFFile(f).get_section_by_name(".dynsym")

@@ -7,8 +7,6 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-import capstone
-
 from spmi_dbg.analysis.values import member_int
 from spmi_dbg.analysis.view import Process, Value
 
@@ -63,6 +61,8 @@ def code_of(process: Process, cr: Value, arch: str) -> CodeListing:
 
 
 def disassemble(code: bytes, arch: str) -> list[str]:
+    import capstone  # here: 20 ms of every debugger's start otherwise, for a command few run
+
     if arch == "aarch64":
         md = capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
     else:

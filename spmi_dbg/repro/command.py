@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import itertools
+import math
 import os
 import platform
 import shlex
@@ -48,6 +49,10 @@ from spmi_dbg.superpmi_argv.probe import probe_era
 # the bundle's directory of the files the user's command names (-f, -details, -w, ...): repro.sh's
 # runs write theirs there, and the bundle holds the tool's runs' own, merged
 USER_FILES = "superpmi-files"
+# locate_partitions: pieces per worker, and the least a piece holds (4 MB: a rerun of the replay
+# in a warm session costs 10-25 ms; 4 MB replay in 0.04 s on the sample JIT, 0.2 s on a Checked JIT)
+LOCATE_PIECES_PER_WORKER = 4
+LOCATE_PIECE_BYTES = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -181,12 +186,7 @@ class ReproCommand:
         a crash may depend on -- in front of it."""
         numbers = self.numbers()
         n = max(1, min(workers, len(numbers)))
-        try:
-            record = record_sizes(self.input)
-            weights = [record[k - 1] for k in numbers]
-        except (SpmiDbgError, OSError, IndexError):
-            weights = [1] * len(numbers)
-        prefix = list(itertools.accumulate(weights))
+        prefix = list(itertools.accumulate(self._weights(numbers)))
         ends: list[int] = []
         for i in range(1, n):
             # the i-th cut: where the running cost passes i/n of the whole, leaving at least one
@@ -200,6 +200,26 @@ class ReproCommand:
             for i, (start, end) in enumerate(zip([0, *ends[:-1]], ends, strict=True))
         ]
         return [p for p in out if p.numbers]
+
+    def _weights(self, numbers: list[int]) -> list[int]:
+        """Each selected record's replay cost: its bytes (the collection's index), else 1."""
+        try:
+            record = record_sizes(self.input)
+            return [record[k - 1] for k in numbers]
+        except (SpmiDbgError, OSError, IndexError):
+            return [1] * len(numbers)
+
+    def locate_partitions(self, workers: int) -> list[Partition]:
+        """The partitions a debugger locate takes in order, LOCATE_PIECES_PER_WORKER per worker
+        when the selection is large enough for each to hold LOCATE_PIECE_BYTES, else one per worker
+        (issue 39: the command's first crash is known once every partition before its own ended;
+        with one partition per worker that is at least 1/workers of the replay even for a crash at
+        its start, and a share misjudged by its bytes keeps its worker last; with smaller pieces
+        taken in order the workers share the replay up to the crash, for a rerun each (a warm
+        session's, driver/pool.py))."""
+        total = sum(self._weights(self.numbers()))
+        by_size = math.ceil(total / LOCATE_PIECE_BYTES)
+        return self.partitions(max(workers, min(workers * LOCATE_PIECES_PER_WORKER, by_size)))
 
     def shell_line(self, input: str, quote: Callable[[str], str] = shell.quote) -> str:
         """The command as one sh line in the recorded environment only (`env -i PATH="$PATH"

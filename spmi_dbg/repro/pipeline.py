@@ -16,6 +16,7 @@ from pathlib import Path
 
 from spmi_dbg import exits
 from spmi_dbg.analysis.facts import Cause
+from spmi_dbg.driver.pool import Warm
 from spmi_dbg.errors import SpmiDbgError, is_system_stop, printable, system_stop_said
 from spmi_dbg.failures.output import Failure, read_lines
 from spmi_dbg.outdir import check_out_dir, locked
@@ -56,8 +57,11 @@ def run_repro(
     `failure` (a compile failure superpmi reported, for `opts.failure`) it starts at isolate. The
     bundle is written in any case."""
     start = time.monotonic()
-    result = ReproResult(opts, opts.command.partitions(opts.workers))
+    warm = Warm(opts.debugger)  # the locate's debuggers go on to verify (driver/pool.py)
+    opts = dataclasses.replace(opts, debugger=warm)
+    result = ReproResult(opts, opts.command.locate_partitions(opts.workers))
     with temp_dir("repro") as tmp, contextlib.ExitStack() as held:
+        held.enter_context(warm)  # closed before the working directory goes
         work = Path(tmp)
         # before any replay: one run per bundle directory (InputError if taken)
         if opts.out is not None:
