@@ -264,6 +264,14 @@ def parse(
 FIGURES_ENV = "SPMI_BENCH_FIGURES"
 
 
+def partition_ran(p: dict[str, Any]) -> str:
+    """A located partition's time from report.json: its seconds and its debugger's start, or that
+    it never started (the locate ended before it: an earlier partition's crash came first)."""
+    if p.get("seconds") is None:
+        return "never started"
+    return f"{p['seconds']:.2f} s, of which debugger start {p['debugger_startup_seconds']:.2f} s"
+
+
 def figure(name: str, value: float, goal: str | None = None, unit: str = "") -> None:
     """One figure of this bench, as bench/all.py reads it: appended as a JSON line to the file
     $SPMI_BENCH_FIGURES names (nothing when it names none). `goal`: "<= 0.75", ">= 0.85" (the

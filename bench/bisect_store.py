@@ -4,12 +4,15 @@ the bound of a binary search, and the tool's overhead against the replays' own t
 
 The store (superpmi.py's basejit layout, an --order file of made-up hashes, every JIT a link): the
 first 5/8 of the builds are good, the rest bad, and --skips builds in the bad half's search path
-are JITs that do not load (a text file). The input (one of):
-  - --real (default when $SPMI_DBG_REAL_SUPERPMI names a real 3.1.23 build): the Release JIT (good)
-    and the Checked JIT (bad) on `-jitoption JitStressRegs=400 -c 543 api.mch` (a Checked-only
-    assert);
-  - else the replay core with the sample base JIT (good) and diff JIT (bad) on a 20-method sample
-    collection whose method context 7 asserts in the diff JIT only (`diff-assert`).
+are JITs that do not load (a text file). The input: the replay core with the sample base JIT
+(good) and diff JIT (bad) on a 20-method sample collection whose method context 7 asserts in the
+diff JIT only (`diff-assert`); both JITs have asserts.
+
+There is no real-build mode any more: the real 3.1.23 build has one Checked JIT, and since issue 38
+a Release JIT is never a good build for an assert (it has none to show), so a search between the
+Release and the Checked JIT ends at its first probe (the good end is a skip) and times nothing.
+The replay core's replays are a few milliseconds, a real Checked JIT's a tenth of a second or more:
+the overhead measured here is the larger of the two.
 
 (Issue 28 names it bench/bisect.py: a script of that name beside _common.py would shadow the
 standard library's bisect module, which tempfile imports.)
@@ -18,13 +21,14 @@ One run (`--runs 1`, `--debugger none`, --workers 1: binary search), timed with 
 Prints:
   - builds probed vs the bound: 2 endpoints + ceil(log2(builds - 1)) + the skips met;
   - the tool's overhead: (the bisect's own seconds - the replays' seconds) / its seconds (goal
-    <= 20 %), from bisect.json (`seconds`: from the start of the search to its files written;
-    `replay_seconds`: the native replays' own wall time), and the same with the interpreter's
-    start-up included (the command's wall time).
+    <= 15 %, issue 39), from bisect.json (`seconds`: from the start of the search to its files
+    written; `replay_seconds`: the replays' own wall time, the bad build's first replay that
+    finds its failure included), and the same with the interpreter's start-up included (the
+    command's wall time).
 
 --quick (CI, seconds; not a measurement): --builds 16 --skips 1, the same run and lines.
 
-Usage: bench/bisect_store.py [--quick] [--real | --sample] [--builds 64] [--skips 2] [--dir DIR]
+Usage: bench/bisect_store.py [--quick] [--builds 64] [--skips 2] [--dir DIR]
 """
 
 from __future__ import annotations
@@ -46,13 +50,12 @@ from spmi_dbg.bisect.search import search
 from spmi_dbg.bisect.store import Build
 from spmi_dbg.bisect.verdict import Verdict
 
-REAL_ENV = "SPMI_DBG_REAL_SUPERPMI"
-GOAL_OVERHEAD = 0.20
+GOAL_OVERHEAD = 0.15
 # the lines this bench is for (tests/test_benches.py checks that its --quick prints each)
 RATIO_LINES = [
     r"^  builds probed: \d+ \(bound: 2 endpoints \+ ceil\(log2 \d+\) = \d+ \+ \d+ skip\(s\) = "
     r"\d+: (met|NOT met)\)$",
-    r"^  overhead: [\d.]+ % of the bisect's [\d.]+ s \(goal <= 20 %: (met|NOT met)\); with the "
+    r"^  overhead: [\d.]+ % of the bisect's [\d.]+ s \(goal <= 15 %: (met|NOT met)\); with the "
     r"interpreter's start-up: [\d.]+ % of [\d.]+ s$",
 ]
 
@@ -93,41 +96,27 @@ def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    which = ap.add_mutually_exclusive_group()
-    which.add_argument("--real", action="store_true")
-    which.add_argument("--sample", action="store_true")
     ap.add_argument("--builds", type=int, default=64)
     ap.add_argument("--skips", type=int, default=2)
     common_arguments(ap)
     a = parse(ap, quick={"builds": 16, "skips": 1})
-    real_dir = os.environ.get(REAL_ENV)
-    real = a.real or (not a.sample and not a.quick and bool(real_dir))
     env = dict(ENV)
     with run_dir(a.dir, "bisect") as tmp_name:
         tmp = Path(tmp_name)
         broken = tmp / "broken.so"
         broken.write_text("not a JIT\n")
-        if real:
-            if not real_dir:
-                raise SystemExit(f"--real: set ${REAL_ENV} to a real 3.1.23 build")
-            r = Path(real_dir)
-            good, bad = r / "bin" / "libclrjit_release.so", r / "bin" / "libclrjit_checked.so"
-            superpmi, mch = str(r / "bin" / "superpmi"), str(r / "collections" / "api.mch")
-            options = ["-jitoption", "JitStressRegs=400", "-c", "543"]
-            what = "the real 3.1.23 superpmi, Release then Checked JITs, JitStressRegs=400 -c 543"
-        else:
-            good, bad = Path(native(paths.BASE_JIT)), Path(native(paths.DIFF_JIT))
-            superpmi = native(paths.REPLAY)
-            mch = str(
-                cached_collection(
-                    a.dir / "bisect-diff-assert-20.mch",
-                    methods=20,
-                    seed=1,
-                    injections=[("diff-assert", 7)],
-                )
+        good, bad = Path(native(paths.BASE_JIT)), Path(native(paths.DIFF_JIT))
+        superpmi = native(paths.REPLAY)
+        mch = str(
+            cached_collection(
+                a.dir / "bisect-diff-assert-20.mch",
+                methods=20,
+                seed=1,
+                injections=[("diff-assert", 7)],
             )
-            options = ["-c", "7"]
-            what = "the replay core, sample base then diff JIT, diff-assert at 7"
+        )
+        options = ["-c", "7"]
+        what = "the replay core, sample base then diff JIT, diff-assert at 7"
         command_jit = tmp / "cmd" / "libclrjit.so"
         command_jit.parent.mkdir()
         command_jit.write_bytes(bad.read_bytes())
@@ -161,7 +150,7 @@ def main() -> int:
     overhead = (own - replays) / own if own > 0 else 0.0
     with_start = (wall - replays) / wall if wall > 0 else 0.0
     print(
-        f"  overhead: {100 * overhead:.1f} % of the bisect's {own:.3f} s (goal <= 20 %: "
+        f"  overhead: {100 * overhead:.1f} % of the bisect's {own:.3f} s (goal <= 15 %: "
         f"{'met' if overhead <= GOAL_OVERHEAD else 'NOT met'}); with the interpreter's "
         f"start-up: {100 * with_start:.1f} % of {wall:.3f} s"
     )

@@ -14,9 +14,11 @@ run_lldb):
     symbol reading and the Python imports are paid there) and warm repeats; diagnose(view,
     full=True) + json.dumps called directly; and the same call split by where its time goes
     ("sections"), cold and warm;
-  - at each first-chance stop of the replay over the second collection: diagnose(view, full=False)
-    as the run-to-the-fatal-stop loops do (GdbProcess()/LldbProcess() construction included), then
-    the signal passed on; per-stop median/p90/max, and in a second run the same check by sections.
+  - at each first-chance stop of the replay over the second collection: policy.check_stop as the
+    run-to-the-fatal-stop loops call it (GdbProcess()/LldbProcess() construction included; a fault
+    in a JIT takes its fast path), then the signal passed on; per-stop median/p90/max; the quick
+    diagnosis alone (diagnose(view, full=False), what check_stop falls back to when the fast path
+    cannot decide) timed apart at the same stops, and in a second run split by sections.
   --profile adds a cProfile of the cold full diagnosis and of the quick checks, in each debugger.
 
 The sections time one real diagnose() call: while it runs, every function of
@@ -251,36 +253,45 @@ def first_chance_loop(
     mode: str,
     max_stops: int,
 ) -> dict[str, Any]:
-    """At each stop: the quick check (timed), then the signal passed on, as the driver's loops
-    do."""
+    """At each stop: what the driver's loops ask (policy.check_stop: the fast path for a fault in a
+    JIT, else the quick diagnosis and the decision), timed, then the signal passed on as told; and
+    the quick diagnosis alone (diagnose(full=False), what check_stop falls back to), timed apart."""
     import cProfile
 
     from spmi_dbg.analysis import diagnose
+    from spmi_dbg.analysis.policy import PassedStop, check_stop
 
     times: list[float] = []
+    quick_times: list[float] = []
     sections: list[dict[str, float]] = []
     kinds: dict[str, int] = {}
+    previous: PassedStop | None = None
     prof = cProfile.Profile() if mode == "fc-profile" else None
     while alive() and len(times) < max_stops:
         if mode == "fc-sections":
             sections.append(diagnose_by_sections(process_factory(), False))
-            # for the kind and signal only, not timed
-            quick = diagnose(process_factory(), full=False)
             times.append(sum(sections[-1].values()))
         else:
             if prof is not None:
                 prof.enable()
             t0 = time.perf_counter()
-            quick = diagnose(process_factory(), full=False)
+            d = check_stop(process_factory(), previous=previous, passes_left=True)
             times.append(ms_since(t0))
             if prof is not None:
                 prof.disable()
+        t0 = time.perf_counter()
+        quick = diagnose(process_factory(), full=False)
+        quick_times.append(ms_since(t0))
         kind = str(quick.handling.kind)
         kinds[kind] = kinds.get(kind, 0) + 1
         if kind not in ("first-chance", "debug-break") or quick.signal is None:
             break
+        if mode != "fc-sections":
+            if d.stop or d.passed is None:
+                break
+            previous = d.passed
         resume(quick.signal.name)
-    out: dict[str, Any] = {"times": times, "kinds": kinds}
+    out: dict[str, Any] = {"times": times, "kinds": kinds, "quick_times": quick_times}
     if sections:
         out["sections"] = sections
     if prof is not None:
@@ -657,7 +668,9 @@ def main() -> int:
         for k, (sg, sl) in shown([so_cold["gdb"], so_cold["lldb"]], 10):
             print(f"    {k:<44}{sg:>11.0f} ms{sl:>11.0f} ms")
 
-    print("\nQuick check per first-chance stop, diagnose(full=False) (goal < 2 ms)")
+    print(
+        "\nQuick check per first-chance stop, policy.check_stop as the loops call it (goal < 2 ms)"
+    )
     row(
         "stops (of which first-chance)",
         lambda r: (
@@ -669,7 +682,11 @@ def main() -> int:
     row("p90", lambda r: f"{pct(r['fc-quick']['times'], 0.9):.2f} ms")
     row("max", lambda r: f"{max(r['fc-quick']['times']):.2f} ms")
     row("whole replay under the debugger (wall)", lambda r: f"{r['fc-quick']['wall']:.2f} s")
-    print("  where the time goes (ms, median per stop)")
+    row(
+        "the quick diagnosis alone, median",
+        lambda r: f"{statistics.median(r['fc-quick']['quick_times']):.2f} ms",
+    )
+    print("  the quick diagnosis: where its time goes (ms, median per stop)")
     qs = {d: median_sections(res[d]["fc-sections"]["sections"]) for d in res}
     for k, (qg, ql) in shown([qs["gdb"], qs["lldb"]], 0.05):
         print(f"    {k:<44}{qg:>14.3f}{ql:>14.3f}")

@@ -45,6 +45,7 @@ from _common import (
     load,
     native,
     parse,
+    partition_ran,
     repro_arguments,
     run_dir,
     timed,
@@ -155,14 +156,9 @@ def main() -> int:
     for p in report["phases"]:
         print(f"      phase {p['name']:18s} {p['seconds']:7.2f} s  {p['status']}")
     for p in located["partitions"]:
-        ran = (
-            f"{p['seconds']:.2f} s, of which debugger start {p['debugger_startup_seconds']:.2f} s"
-            if p["seconds"] is not None
-            else "never started"
-        )
         print(
             f"      partition {p['partition']} ({p['compile']}, {p['methods']} methods): "
-            f"{p['status']}, {ran}"
+            f"{p['status']}, {partition_ran(p)}"
         )
     v = report.get("verification") or report.get("verification_single_record") or {}
     if v:

@@ -3,6 +3,7 @@ signal policy, exit statuses, hangs, and gdb failing under it."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import threading
 import time
@@ -151,3 +152,53 @@ def test_gdb_that_stops_answering_is_a_tool_failure(cols: Collections, tmp_path:
     with pytest.raises(ToolFailure, match=r"did not answer `-exec-interrupt` within 2 s"):
         run(tmp_path, BASE, mch, timeout=2, request_timeout=2, gdb=_wrapper(tmp_path, "STOP"))
     assert time.monotonic() - start < 20
+
+
+def test_a_warm_driver_runs_the_next_replay_in_the_same_gdb(
+    cols: Collections, tmp_path: Path
+) -> None:
+    """driver/pool.py: a replay of the same program after a fatal stop runs in the session the
+    first left (the same gdb, the stopped replay killed first), with the same outcome as a fresh
+    gdb's; a request with its own pass limit gets a fresh one; after close, every replay does."""
+    from spmi_dbg.driver.gdb.driver import GdbDriver
+    from spmi_dbg.driver.pool import Warm
+
+    mch = str(cols.get("gdbmi-warm", 200, arch="arm64", seed=2, inject=[("seed-arm64", 150)]))
+
+    def request(name: str, **kw: object) -> ReplayRequest:
+        return ReplayRequest(
+            (REPLAY, *SEED_OPTIONS, BASE, DIFF, mch),
+            60,
+            tmp_path / f"{name}.out",
+            tmp_path / f"{name}.err",
+            tmp_path / f"{name}.log",
+            **kw,  # type: ignore[arg-type]
+        )
+
+    fresh = GdbDriver("gdb").run_replay(request("fresh"))
+    with Warm(GdbDriver("gdb")) as warm:
+        first = warm.run_replay(request("first"))
+        again = warm.run_replay(request("again"))
+        assert warm.reused == 1
+        own_limit = warm.run_replay(request("limit", max_passes=0))
+        assert warm.reused == 1  # a fresh gdb: the session's limit is set when it starts
+    after = warm.run_replay(request("after"))
+    assert warm.reused == 1
+    for o in (first, again, own_limit, after):
+        assert (o.kind, o.method_context) == (fresh.kind, fresh.method_context) == ("fatal", 150)
+    assert again.diagnosis is not None and fresh.diagnosis is not None
+    assert again.diagnosis.bucket == fresh.diagnosis.bucket
+    # the second replay's traffic went to its own transcript, in the first one's gdb: no new start
+    assert "-exec-run" in (tmp_path / "again.log").read_text()
+    assert "-gdb-set mi-async on" not in (tmp_path / "again.log").read_text()
+    assert "-gdb-set mi-async on" in (tmp_path / "after.log").read_text()
+
+
+def test_notifications_no_loop_reads_are_kept_as_text(cols: Collections, tmp_path: Path) -> None:
+    """The library and thread events of a replay's start are not parsed (mi.UNREAD_NOTIFICATIONS):
+    the transcript keeps their text; the events the loop reads still arrive parsed."""
+    o = run(tmp_path, BASE, str(cols.get("gdbmi-clean", 100)))
+    assert (o.kind, o.exit_status) == ("exited", 0)
+    log = (tmp_path / "mi.log").read_text()
+    assert re.search(r"^< \*library-loaded id=\"[^\"]*libsamplejit_base\.so\"", log, re.M), log
+    assert re.search(r"^< \*thread-group-started \{'id': 'i1', 'pid': '\d+'\}", log, re.M), log

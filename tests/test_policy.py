@@ -14,7 +14,7 @@ from spmi_dbg.analysis.facts import Diagnosis, Handling, HandlingKind, MethodCon
 from spmi_dbg.analysis.policy import Decision, PassedStop, Verdict, check_stop, decide
 from spmi_dbg.analysis.view import SignalInfo
 
-from .support.recorded_view import RFrame, RProcess, RValue
+from .support.recorded_view import RFrame, RProcess, RThread, RValue
 
 pytestmark = pytest.mark.unit  # none of these tests starts a process
 
@@ -431,3 +431,28 @@ def test_check_stop_notes_where_it_passed_and_takes_the_second_chance() -> None:
     assert (
         again == by_decide(b, trap.passed, True) and again.verdict == Verdict.ABSORB_STEP_OVER_BRK
     )
+
+
+class _NoUnwinding(RProcess):
+    """A stop whose stack must not be read (the policy's shortcut decides without it)."""
+
+    def selected_thread(self) -> RThread:
+        raise AssertionError("the stack was read")
+
+
+def test_a_fault_without_a_handler_stops_without_unwinding() -> None:
+    """A hardware fault in a process with no handler for it (SigCgt) would kill the replay if passed
+    on: the stop, decided without a quick diagnosis (a 3.1 superpmi crash was unwound twice); after
+    a stop passed on in that process the quick check still runs, for its second chance."""
+    p = jit_fault(sigcgt=0)
+    shortcut = check_stop(
+        _NoUnwinding(p.stack, p.sig, command=COMMAND, sigcgt=0), previous=None, passes_left=True
+    )
+    assert shortcut == by_decide(p, None, True) == Decision(True)
+    passed = check_stop(jit_fault(), previous=None, passes_left=True).passed
+    assert passed is not None
+    second = check_stop(p, previous=passed, passes_left=True)
+    assert second.stop and second.second_chance
+    # an unknown mask (a core file, a remote target): never taken for "no handler"
+    unknown = jit_fault(sigcgt=None)
+    assert check_stop(unknown, previous=None, passes_left=True) == by_decide(unknown, None, True)

@@ -74,6 +74,21 @@ def test_command_selection_is_what_gets_partitioned(cols: Collections) -> None:
         from_argv_today([REPLAY, "-c", "5,3", BASE, mch])
 
 
+def test_a_debugger_locate_takes_pieces_in_order_when_each_holds_enough(
+    cols: Collections, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mch = str(cols.get("units-clean", 40))
+    cmd = from_argv_today([REPLAY, BASE, mch])
+    # a small collection: one partition per worker, as a native locate cuts it
+    assert [p.spec for p in cmd.locate_partitions(2)] == [p.spec for p in cmd.partitions(2)]
+    # pieces of a few bytes: LOCATE_PIECES_PER_WORKER per worker, contiguous and in order
+    monkeypatch.setattr(command, "LOCATE_PIECE_BYTES", 64)
+    pieces = cmd.locate_partitions(2)
+    assert len(pieces) == 2 * command.LOCATE_PIECES_PER_WORKER
+    assert [n for p in pieces for n in p.numbers] == list(range(1, 41))
+    assert [p.index for p in pieces] == list(range(1, len(pieces) + 1))
+
+
 def test_friendly_form_and_jitoptions(cols: Collections) -> None:
     mch = str(cols.get("units-clean", 10))
     cmd = command.from_options(

@@ -86,7 +86,9 @@ class BisectResult:
             "tried": [t.to_json() for t in sorted(o.tried, key=lambda t: t.index)],
             "replays": o.replays,  # every replay it ran: the search's and the discovery's
             "discovery_replays": o.discovery_replays,
-            "replay_seconds": round(sum(t.verdict.seconds for t in o.tried), 3),
+            "replay_seconds": round(
+                o.discovery_seconds + sum(t.verdict.seconds for t in o.tried), 3
+            ),
             "notes": o.notes,
         }
 

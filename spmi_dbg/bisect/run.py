@@ -88,12 +88,12 @@ def run_bisect(opts: BisectOptions) -> BisectResult:
     opts.out.mkdir(parents=True, exist_ok=True)
     work = (opts.out / "replays").absolute()  # as the cluster's workers see it (a shared path)
     stopped = _no_builds(opts, builds, flavor)
-    target, discovered = opts.target, 0
+    target, discovered, discovery_seconds = opts.target, 0, 0.0
     if stopped is None:
-        target, stopped, discovered = _discovered(opts, builds[-1], work)
+        target, stopped, discovered, discovery_seconds = _discovered(opts, builds[-1], work)
     outcome = _search(opts, target, builds, work) if stopped is None else Outcome(builds)
     outcome.stopped = outcome.stopped or stopped
-    outcome.discovery_replays = discovered
+    outcome.discovery_replays, outcome.discovery_seconds = discovered, discovery_seconds
     source = opts.store if opts.store is not None else opts.jits
     result = BisectResult(
         target, outcome, commits, [], flavor, bundle=opts.bundle, source=str(source)
@@ -121,14 +121,16 @@ def _no_builds(opts: BisectOptions, builds: list[Build], flavor: Flavor | None) 
     )
 
 
-def _discovered(opts: BisectOptions, bad: Build, work: Path) -> tuple[Target, str | None, int]:
+def _discovered(
+    opts: BisectOptions, bad: Build, work: Path
+) -> tuple[Target, str | None, int, float]:
     """The target, with the failure the bad build shows when the command named none; or why the
-    search cannot start; and the replays that took."""
+    search cannot start; and the replays that took, and their seconds."""
     if not opts.needs_discovery:
-        return opts.target, None, 0
+        return opts.target, None, 0, 0.0
     if bad.jit is None:
-        return opts.target, f"the bad build {bad.name} has no build in the store", 0
-    found = discover(
+        return opts.target, f"the bad build {bad.name} has no build in the store", 0, 0.0
+    found, seconds = discover(
         opts.target,
         bad.jit,
         timeout=opts.timeout,
@@ -136,8 +138,8 @@ def _discovered(opts: BisectOptions, bad: Build, work: Path) -> tuple[Target, st
         debugger=opts.debugger,
     )
     if isinstance(found, str):
-        return opts.target, f"the bad build {bad.name} {found}", 1
-    return replace(opts.target, expected=found), None, 1
+        return opts.target, f"the bad build {bad.name} {found}", 1, seconds
+    return replace(opts.target, expected=found), None, 1, seconds
 
 
 def _search(opts: BisectOptions, target: Target, builds: list[Build], work: Path) -> Outcome:

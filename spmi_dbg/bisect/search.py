@@ -45,6 +45,7 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     # replays before the search: the bad build's, to find its failure (a command and -c N)
     discovery_replays: int = 0
+    discovery_seconds: float = 0.0
 
     @property
     def exact(self) -> bool:

@@ -13,6 +13,7 @@ order of full ones), never by a guess between two."""
 
 from __future__ import annotations
 
+import bisect
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,7 @@ class Store:
         self.flavor = flavor
         self.named = named
         self._names: list[str] | None = None
+        self._by_hash: _Index | None = None
 
     def names(self) -> list[str]:
         if self._names is None:
@@ -75,24 +77,38 @@ class Store:
                 self._names = []
         return self._names
 
-    def _candidates(self, commit: str) -> list[tuple[Path, str]]:
-        f = self.flavor
-        out: list[tuple[Path, str]] = []
-        for name in self.names():
-            head, _, tail = name.partition(".")
-            # superpmi.py: <hash>.<os>.<arch>.<Build>
-            if tail:
+    def _index(self) -> _Index:
+        """The store's entries of this flavor by their hash, read once: a search finds each of its
+        builds in it (a scan of every name per build made a 1,000-build store's look-ups
+        quadratic)."""
+        if self._by_hash is None:
+            f, index = self.flavor, _Index({}, [], set())
+            for name in self.names():
+                head, _, tail = name.partition(".")
                 parts = tail.split(".")
-                if (
-                    len(parts) == 3
-                    and parts[0].lower() == f.os.lower()
-                    and parts[1].lower() == f.arch.lower()
-                    and parts[2].lower() == f.build.lower()
-                    and _same(head, commit)
-                ):
-                    out.append((self._jit_in(self.root / name), "basejit"))
-            elif _same(name, commit):  # jitrollingbuild.py: <hash>/<OS>/<arch>/<Build>
-                out.append((self._rolling(self.root / name), "rolling"))
+                if not tail:  # jitrollingbuild.py: <hash>/<OS>/<arch>/<Build>
+                    index.add(name.lower(), name, "rolling")
+                # superpmi.py: <hash>.<os>.<arch>.<Build>
+                elif len(parts) == 3 and [x.lower() for x in parts] == [
+                    f.os.lower(),
+                    f.arch.lower(),
+                    f.build.lower(),
+                ]:
+                    index.add(head.lower(), name, "basejit")
+            index.heads.sort()
+            self._by_hash = index
+        return self._by_hash
+
+    def _candidates(self, commit: str) -> list[tuple[Path, str]]:
+        out = [
+            (
+                self._jit_in(self.root / name)
+                if layout == "basejit"
+                else self._rolling(self.root / name),
+                layout,
+            )
+            for name, layout in self._index().matching(commit.lower())
+        ]
         return [(p, layout) for p, layout in out if p.is_file()]
 
     def _jit_in(self, directory: Path) -> Path:
@@ -148,12 +164,35 @@ class Store:
         return Build(commit, *found[0])
 
 
-def _same(a: str, b: str) -> bool:
-    a, b = a.lower(), b.lower()
-    if a == b:
-        return True
-    short, long = (a, b) if len(a) < len(b) else (b, a)
-    return len(short) >= MIN_PREFIX and long.startswith(short)
+@dataclass
+class _Index:
+    """A store's names by their lowercased hash: the same hash, or one a prefix of the other of at
+    least MIN_PREFIX characters (either way round)."""
+
+    by_head: dict[str, list[tuple[str, str]]]  # hash -> (name, layout)
+    heads: list[str]  # sorted, for the names a shorter hash abbreviates
+    lengths: set[int]
+
+    def add(self, head: str, name: str, layout: str) -> None:
+        if head not in self.by_head:
+            self.by_head[head] = []
+            self.heads.append(head)
+            self.lengths.add(len(head))
+        self.by_head[head].append((name, layout))
+
+    def matching(self, commit: str) -> list[tuple[str, str]]:
+        heads = {commit} if commit in self.by_head else set()
+        heads |= {  # a store named by short hashes, an order of full ones
+            commit[:n]
+            for n in self.lengths
+            if MIN_PREFIX <= n < len(commit) and commit[:n] in self.by_head
+        }
+        if len(commit) >= MIN_PREFIX:  # an order of short hashes, a store of full ones
+            i = bisect.bisect_right(self.heads, commit)
+            while i < len(self.heads) and self.heads[i].startswith(commit):
+                heads.add(self.heads[i])
+                i += 1
+        return sorted(entry for h in heads for entry in self.by_head[h])
 
 
 def read_jit_list(path: Path) -> list[Build]:

@@ -32,6 +32,10 @@ class Warm:
         self._closed = False
         self.reused = 0  # replays that ran in a session an earlier replay left
 
+    def __reduce__(self) -> tuple[type[Warm], tuple[Driver]]:
+        """Sent elsewhere (a cluster's worker) it is the plain driver again: sessions stay here."""
+        return (Warm, (self.driver,))
+
     @property
     def name(self) -> str:
         return self.driver.name

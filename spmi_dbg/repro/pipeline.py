@@ -57,9 +57,10 @@ def run_repro(
     `failure` (a compile failure superpmi reported, for `opts.failure`) it starts at isolate. The
     bundle is written in any case."""
     start = time.monotonic()
+    # the result keeps the user's options (it travels to a cluster's client: a Warm holds sessions)
+    result = ReproResult(opts, opts.command.locate_partitions(opts.workers))
     warm = Warm(opts.debugger)  # the locate's debuggers go on to verify (driver/pool.py)
     opts = dataclasses.replace(opts, debugger=warm)
-    result = ReproResult(opts, opts.command.locate_partitions(opts.workers))
     with temp_dir("repro") as tmp, contextlib.ExitStack() as held:
         held.enter_context(warm)  # closed before the working directory goes
         work = Path(tmp)

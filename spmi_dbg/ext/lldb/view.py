@@ -179,10 +179,15 @@ class LldbThread:
         return out
 
 
+# (pid, the target's executable) -> whether /proc/PID is that program here (LldbProcess.pid)
+_ours: dict[tuple[int, str | None], bool] = {}
+
+
 class LldbProcess:
     def __init__(self, target: Any) -> None:
         self._target = target
         self._process = target.GetProcess()
+        self._caught: tuple[int | None] | None = None
 
     @property
     def arch(self) -> str:
@@ -204,13 +209,14 @@ class LldbProcess:
         if not pid:
             return None
         exe = self._target.GetExecutable()
-        try:
-            here = os.path.realpath(f"/proc/{pid}/exe")
-        except OSError:
-            return None
-        if exe.IsValid() and here != os.path.realpath(exe.fullpath or ""):
-            return None
-        return int(pid)
+        key = (int(pid), exe.fullpath if exe.IsValid() else None)
+        if key not in _ours:  # asked at every stop: the answer for a live process stays
+            try:
+                here = os.path.realpath(f"/proc/{pid}/exe")
+            except OSError:
+                return None
+            _ours[key] = key[1] is None or here == os.path.realpath(key[1] or "")
+        return int(pid) if _ours[key] else None
 
     @property
     def debugger(self) -> str:
@@ -320,7 +326,7 @@ class LldbProcess:
         return int(sp) if sp != lldb.LLDB_INVALID_ADDRESS else None
 
     def argv(self) -> list[str] | None:
-        live = procfs.cmdline(self.pid)
+        live = procfs.cmdline_cached(self.pid)
         if live:
             return live
         info = self._process.GetProcessInfo() if self._process.IsValid() else None
@@ -332,7 +338,9 @@ class LldbProcess:
         return [str(info.GetName())] if info is not None else None
 
     def caught_signals(self) -> int | None:
-        return procfs.caught_signals(self.pid)
+        if self._caught is None:
+            self._caught = (procfs.caught_signals(self.pid),)
+        return self._caught[0]
 
     def lookup_type_fields(self, type_name: str) -> list[tuple[str, str]] | None:
         t = self._target.FindFirstType(type_name)
