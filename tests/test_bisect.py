@@ -253,8 +253,15 @@ def test_store_layouts_and_hash_prefixes(tmp_path: Path) -> None:
     assert store.find("31234a").jit is None  # too short to be sure
     assert store.find("abcdef12" + "9" * 32).jit is not None  # the store's short name
     assert store.find("abcdef12").layout == "rolling"
+    assert store.find(full.upper()).jit is not None  # a hash is a hash in either case
     other = Store(tmp_path / "s", "libclrjit.so", Flavor("linux", "x64", "Checked"))
     assert other.find(full).jit is None
+    # two builds a short hash could be: neither is guessed
+    twin = "31234a87" + "0" * 32
+    (tmp_path / "s" / f"{twin}.linux.arm64.Checked").mkdir()
+    (tmp_path / "s" / f"{twin}.linux.arm64.Checked" / "libclrjit.so").symlink_to(jit)
+    store = Store(tmp_path / "s", "libclrjit.so", Flavor("linux", "arm64", "Checked"))
+    assert store.find("31234a8").jit is None and store.find(twin).jit is not None
 
 
 @pytest.mark.unit
