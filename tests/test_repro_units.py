@@ -77,7 +77,7 @@ def test_command_selection_is_what_gets_partitioned(cols: Collections) -> None:
 def test_a_debugger_locate_takes_pieces_in_order_when_each_holds_enough(
     cols: Collections, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    mch = str(cols.get("units-clean", 40))
+    mch = str(cols.get("units-pieces", 40))
     cmd = from_argv_today([REPLAY, BASE, mch])
     # a small collection: one partition per worker, as a native locate cuts it
     assert [p.spec for p in cmd.locate_partitions(2)] == [p.spec for p in cmd.partitions(2)]
