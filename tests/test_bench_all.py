@@ -4,11 +4,13 @@ benches (this test is all.py's own: tests/test_benches.py leaves it out), twice 
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 ALL = Path(__file__).resolve().parents[1] / "bench" / "all.py"
 
@@ -69,3 +71,36 @@ def test_a_bench_that_fails_is_a_row_and_exit_1(tmp_path: Path) -> None:
     r = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0 and "| figure |" in r.stdout, r.stdout + r.stderr
     assert "all: real_superpmi: left out (needs SPMI_DBG_REAL_SUPERPMI)" in r.stderr
+
+
+def _bench_all() -> ModuleType:
+    """bench/all.py as a module (bench/ is not a package: its scripts import each other by name)."""
+    sys.path.insert(0, str(ALL.parent))
+    try:
+        return importlib.import_module("all")
+    finally:
+        sys.path.remove(str(ALL.parent))
+
+
+def test_the_readmes_table_is_the_newest_recorded_run() -> None:
+    """The README's performance section is bench/all.py's rendering of the newest full run in
+    bench/results/ (`bench/all.py --readme` writes it after `--record`)."""
+    bench_all = _bench_all()
+    text = bench_all.README.read_text()
+    block = text.partition(bench_all.START)[2].partition(bench_all.END)[0]
+    assert block == "\n" + bench_all.readme_block(bench_all.RESULTS), (
+        "README.md's bench table is not the newest recorded run: run bench/all.py --readme"
+    )
+    assert bench_all.latest_full(bench_all.RESULTS) is not None, "no full run recorded"
+
+
+def test_readme_writes_the_block_between_its_markers(tmp_path: Path) -> None:
+    bench_all = _bench_all()
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{bench_all.START}\nold\n{bench_all.END}\n\nafter\n")
+    results = tmp_path / "results"
+    results.mkdir()
+    assert bench_all.write_readme(readme, results)
+    text = readme.read_text()
+    assert "old" not in text and "No run recorded yet" in text and text.endswith("after\n")
+    assert not bench_all.write_readme(readme, results)  # unchanged: not written again

@@ -534,3 +534,25 @@ def test_the_check_catches_an_import_inside_a_function(tmp_path: Path) -> None:
         f"{probe}:13: spmi_dbg.analysis.probe imports spmi_dbg.mch.commands inside a function"
     )
     assert not any("capstone" in line for line in bad)
+
+
+def test_the_readmes_architecture_table_matches_the_tree() -> None:
+    """Every module and package at the top of spmi_dbg/ is named in the README's architecture table
+    (its first column), in the order of LAYERS, and the table names nothing that is not there."""
+    readme = (PACKAGE.parent / "README.md").read_text()
+    table = readme.partition("| layer | what |\n|---|---|\n")[2].partition("\n\n")[0]
+    named: list[str] = []
+    for row in table.splitlines():
+        first = row.split(" | ")[0]
+        for word in first.split("`")[1::2]:
+            top = word.split("/")[0].removesuffix(".py")
+            if top not in named:
+                named.append(top)
+    tree = {
+        p.stem if p.is_file() else p.name
+        for p in PACKAGE.iterdir()
+        if (p.suffix == ".py" or (p / "__init__.py").is_file()) and p.name != "_native"
+    } - {"__init__"}
+    assert sorted(set(named)) == sorted(tree)
+    ranks = [RANK[n] for n in named]
+    assert ranks == sorted(ranks), "the table's rows follow LAYERS, lowest first"
