@@ -14,6 +14,7 @@ chance").
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal as _signal
 from collections.abc import Callable
@@ -173,13 +174,17 @@ def check_stop(
 SECOND_CHANCE = "second chance"
 
 
-def mark_second_chance(d: Diagnosis, note: str | None) -> None:
-    """The full diagnosis of a second-chance stop: the fault came back after the replay's handler
-    declined it, so it is fatal, whatever the stack suggested at its first chance."""
-    d.handling = Handling(
-        HandlingKind.FATAL,
-        note or "the same fault again after the replay's handler declined it",
-        SECOND_CHANCE,
+def mark_second_chance(d: Diagnosis, note: str | None) -> Diagnosis:
+    """The full diagnosis of a second-chance stop, as a new fact: the fault came back after the
+    replay's handler declined it, so it is fatal, whatever the stack suggested at its first
+    chance."""
+    return dataclasses.replace(
+        d,
+        handling=Handling(
+            HandlingKind.FATAL,
+            note or "the same fault again after the replay's handler declined it",
+            SECOND_CHANCE,
+        ),
     )
 
 

@@ -60,6 +60,7 @@ from spmi_dbg.repro.result import (
     ReproOptions,
     ReproProgress,
     ReproResult,
+    bundle_dir_for,
 )
 from spmi_dbg.repro.setup_causes import version_mismatch
 
@@ -91,7 +92,8 @@ def run_failure_phases(
     if f is None:
         _not_found(opts, result, cmd, located, work, progress)
         return
-    out = result.bundle_dir()  # by the failure's kind and method context, unless --out names it
+    # decided here, once: by the failure's kind and method context, unless --out names it
+    result.out = out = bundle_dir_for(opts.out, result.target, result.outcome)
     mc = f.method_context
     with phase(result, "isolate", progress) as ph:
         result.isolated = isolate(cmd.input, [mc], work / "bundle")

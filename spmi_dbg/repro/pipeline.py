@@ -37,6 +37,7 @@ from spmi_dbg.repro.result import (
     ReproOptions,
     ReproProgress,
     ReproResult,
+    bundle_dir_for,
 )
 from spmi_dbg.repro.setup_causes import (
     diff_needs_compile_results,
@@ -79,7 +80,9 @@ def run_repro(
                 result.outcome, result.exit_code = "tool-failure", exits.TOOL_FAILURE
             else:
                 result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
-        out = result.bundle_dir()
+        if result.out is None:  # no target to name it: by the outcome
+            result.out = bundle_dir_for(opts.out, result.target, result.outcome)
+        out = result.out
         result.seconds = time.monotonic() - start
         try:
             if opts.out is None:  # the default name is known only now
@@ -136,6 +139,8 @@ def _run_phases(
         if result.outcome == "no-crash":  # a setting the JIT never read changed nothing
             located.notes += [u.text for u in cannot_show(cmd, assert_expected=False)]
         return
+    # decided here, once: by the crash's bucket, unless --out names it
+    result.out = bundle_dir_for(opts.out, result.target, result.outcome)
     v = _Verifying(opts, result, located, work, progress).run()
     if not v.accepted:
         result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED

@@ -146,7 +146,7 @@ class MiRun:
     def _outcome(self, kind: OutcomeKind, **kw: Any) -> ReplayOutcome:
         self._read_notes()
         if kind == "fatal" and self.second_chance is not None and kw.get("diagnosis") is not None:
-            mark_second_chance(kw["diagnosis"], self.second_chance)
+            kw["diagnosis"] = mark_second_chance(kw["diagnosis"], self.second_chance)
         kw["notes"] = self.stop_notes + list(kw.get("notes") or [])
         return ReplayOutcome(
             kind,

@@ -13,6 +13,7 @@ every thread's stack captured and the stop diagnosed."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -249,7 +250,7 @@ class Worker:
         if d.stop or d.passed is None:
             full = diagnose(view)
             if d.second_chance:
-                mark_second_chance(full, d.note)
+                full = mark_second_chance(full, d.note)
             diag = full.to_json()
             self.out.log(
                 f"# fatal stop: {diag.get('signature')} [{diag.get('bucket')}]"
@@ -259,14 +260,14 @@ class Worker:
         signo = int(thread.GetStopReasonDataAtIndex(0))
         self._resume(thread, signo, d.deliver, d.step_over_brk)
         self.delivered = signo if d.deliver else None
-        d.passed.seconds = time.monotonic() - t0
-        self.passed.append(d.passed)
-        self.out.send({"event": "passed", "stop": d.passed.to_json()})
+        passed = dataclasses.replace(d.passed, seconds=time.monotonic() - t0)
+        self.passed.append(passed)
+        self.out.send({"event": "passed", "stop": passed.to_json()})
         self.out.log(
-            f"# passed on: {d.passed.signal} ({d.passed.kind}) in {d.passed.frame}, method context "
-            f"{d.passed.method_context}, pc {d.passed.pc:#x}"
-            if d.passed.pc is not None
-            else f"# passed on: {d.passed.signal} ({d.passed.kind}) in {d.passed.frame}"
+            f"# passed on: {passed.signal} ({passed.kind}) in {passed.frame}, method context "
+            f"{passed.method_context}, pc {passed.pc:#x}"
+            if passed.pc is not None
+            else f"# passed on: {passed.signal} ({passed.kind}) in {passed.frame}"
         )
         return None
 

@@ -21,6 +21,7 @@ ms)."""
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import time
@@ -109,10 +110,10 @@ class ShouldStop(gdb.Function):  # type: ignore[misc]
             _write(out, {"stop": d.note, "signal": stop_signal, "second_chance": d.second_chance})
             return int(Verdict.STOP)
         assert d.passed is not None
-        d.passed.seconds = time.perf_counter() - t0
-        _state.previous = d.passed
+        passed = dataclasses.replace(d.passed, seconds=time.perf_counter() - t0)
+        _state.previous = passed
         _state.passes += 1
-        _write(out, {"passed": d.passed.to_json()})
+        _write(out, {"passed": passed.to_json()})
         return int(verdict)
 
 
