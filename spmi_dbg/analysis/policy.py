@@ -64,6 +64,19 @@ class PassedStop(JsonFact):
         }
 
 
+@dataclass
+class StopNote(JsonFact):
+    """What the first-chance condition inside gdb tells the driver of one stop (a JSON line each,
+    ext/gdb/passing.py -> driver/gdb/loop.py): a stop passed on (`passed`), or the stop that ends
+    the run: why, when that is not obvious from its diagnosis (`stop`), its signal, and whether it
+    is a fault's second chance."""
+
+    passed: PassedStop | None = None
+    stop: str | None = None
+    signal: int | None = None
+    second_chance: bool = False
+
+
 class Verdict(IntEnum):
     """A decision as one number (what gdb's `$_spmi_should_stop` returns to a catchpoint or the MI
     driver)."""
