@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from spmi_dbg.driver.base import Replays
 from spmi_dbg.errors import UsageError
 from spmi_dbg.failures.output import parse_failures, parse_output
 from spmi_dbg.failures.target import FailureTarget, first_match, no_such_failure, parse_target
@@ -309,12 +310,11 @@ def test_locate_isolate_and_verify_a_stress_only_assert(cols: Collections, tmp_p
     )
 
     iso = isolate(str(mch), [33], tmp_path / "bundle")
-    v = verify_failure(cmd, iso.mch, stress_33, runs=3, timeout=60, workdir=tmp_path)
+    native = Replays(None, 60, tmp_path)
+    v = verify_failure(cmd, iso.mch, stress_33, native, runs=3)
     assert v.accepted and v.reproduced == 3, v.to_json()
     plain = command.from_argv([REPLAY, BASE, str(mch)])
-    v = verify_failure(
-        plain, iso.mch, stress_33, runs=2, timeout=60, workdir=tmp_path, label="plain"
-    )
+    v = verify_failure(plain, iso.mch, stress_33, native, runs=2, label="plain")
     assert (
         not v.accepted
         and v.reproduced == 0
@@ -322,9 +322,7 @@ def test_locate_isolate_and_verify_a_stress_only_assert(cols: Collections, tmp_p
     )
     # the same assert in another method: the record is 1 there
     other = isolate(str(mch), [61], tmp_path / "other")
-    assert verify_failure(
-        cmd, other.mch, stress_33, runs=1, timeout=60, workdir=tmp_path, label="o"
-    ).accepted
+    assert verify_failure(cmd, other.mch, stress_33, native, runs=1, label="o").accepted
 
 
 def test_partitions_after_the_first_match_are_stopped_not_waited_for(

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from spmi_dbg import exits
 from spmi_dbg.analysis.signature import in_bucket
+from spmi_dbg.driver.base import Replays
 from spmi_dbg.driver.request import ReplayRequest
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.failures.output import Failure, read_lines
@@ -170,9 +171,8 @@ def _verified(
         final,
         result.isolated.mch,
         f,
+        Replays(None, opts.verify_timeout, work),
         runs=opts.verify_runs,
-        timeout=opts.verify_timeout,
-        workdir=work,
         number_in_repro=number_in_repro,
         label=label,
     )
@@ -254,9 +254,7 @@ def _the_crash_instead(
         crash = locate(
             cmd,
             [Partition(1, run.partition.numbers)],
-            opts.debugger,
-            timeout=opts.timeout,
-            workdir=where,
+            Replays(opts.debugger, opts.timeout, where),
             workers=1,
         )
     except ToolFailure as e:

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from spmi_dbg.analysis.facts import Diagnosis, MethodContextFact
 from spmi_dbg.analysis.signature import mark_hang
-from spmi_dbg.driver.base import Driver
+from spmi_dbg.driver.base import Driver, Replays
 from spmi_dbg.driver.outcome import PassedStop, ReplayOutcome
 from spmi_dbg.driver.request import ReplayRequest, ReplayWatch
 from spmi_dbg.errors import SpmiDbgError, ToolFailure
@@ -99,10 +99,8 @@ class Located:
 def locate(
     cmd: ReproCommand,
     partitions: list[Partition],
-    debugger: Driver,
+    replays: Replays,
     *,
-    timeout: float,
-    workdir: Path,
     progress: LocateProgress | None = None,
     hints: tuple[int, ...] = (),
     workers: int | None = None,
@@ -114,7 +112,9 @@ def locate(
     selected = {n for p in partitions for n in p.numbers}
     first = tuple(sorted(set(hints) & selected))
 
-    replay = _Search(cmd, debugger, timeout, workdir, progress, workers, first_found).run
+    replay = _Search(
+        cmd, replays.under, replays.timeout, replays.workdir, progress, workers, first_found
+    ).run
 
     if not first:
         return replay(partitions)

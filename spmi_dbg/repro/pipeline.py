@@ -16,6 +16,7 @@ from pathlib import Path
 
 from spmi_dbg import exits
 from spmi_dbg.analysis.facts import Cause
+from spmi_dbg.driver.base import Replays
 from spmi_dbg.driver.pool import Warm
 from spmi_dbg.errors import SpmiDbgError, is_system_stop, printable, system_stop_said
 from spmi_dbg.failures.output import Failure, read_lines
@@ -251,10 +252,8 @@ class _Verifying:
             self.opts.command,
             self.result.isolated.mch,
             self.expected,
-            self.opts.debugger,
+            Replays(self.opts.debugger, self.opts.verify_timeout, self.work),
             runs=self.opts.verify_runs,
-            timeout=self.opts.verify_timeout,
-            workdir=self.work,
             label=label,
         )
 
@@ -273,9 +272,7 @@ def _locate(
     return locate(
         cmd,
         partitions,
-        opts.debugger,
-        timeout=opts.timeout,
-        workdir=work,
+        Replays(opts.debugger, opts.timeout, work),
         progress=progress,
         hints=hints,
         workers=opts.workers,

@@ -54,6 +54,16 @@ class MissingOnWorker(SpmiDbgError):
 
 
 @dataclass(frozen=True)
+class TaskSettings:
+    """What every partition's task of a triage runs with, passed as one value."""
+
+    debugger: Driver
+    timeout: float  # each replay's --timeout
+    max_crashes: int  # the crash budget of a task run without one
+    diagnose_all: bool = False  # --diagnose-all
+
+
+@dataclass(frozen=True)
 class PartitionTask:
     command: ReproCommand  # on this partition's collection
     partition: TriagePartition
