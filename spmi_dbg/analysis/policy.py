@@ -119,7 +119,6 @@ def decide(
     caught_mask: int | None,
     previous: PassedStop | None,
     passes_left: bool,
-    seconds: float = 0.0,
     stop_at_break: bool = False,
 ) -> Decision:
     """`quick` is `diagnose(view, full=False)`; `previous` the stop passed just before.
@@ -152,7 +151,7 @@ def decide(
         caught_mask, sig.signo if sig else _signal.SIGTRAP
     )
     folded = quick.folded or ["?"]
-    note = PassedStop(name, kind, str(folded[0]), mc or None, pc, deliver, seconds, address)
+    note = PassedStop(name, kind, str(folded[0]), mc or None, pc, deliver, 0.0, address)
     return Decision(
         False, deliver=deliver, step_over_brk=not deliver and arch == "aarch64", passed=note
     )
