@@ -23,7 +23,7 @@ from spmi_dbg.repro.expect import Expectation
 from .support.builds import History, history
 from .support.common import Collections, run_cli
 from .support.natives import BASE, DIFF, REPLAY
-from .support.pipeline import report, repro, validate, validate_sarif
+from .support.pipeline import report, repro, repro_args, validate, validate_sarif
 
 AT = 7
 
@@ -170,9 +170,11 @@ def test_recheck_says_fixed_still_failing_and_cannot_tell(
     mch: Path, tmp_path: Path, not_a_jit: Path
 ) -> None:
     r = repro(
-        "--failure", "assert", "--verify-runs", "1", "--out", "b", "--",
-        REPLAY, DIFF, str(mch), cwd=tmp_path,
-    )  # fmt: skip
+        *repro_args(
+            REPLAY, DIFF, str(mch), out="b", verify_runs=1, options=("--failure", "assert")
+        ),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     bundle = str(tmp_path / "b")
     fixed = run_cli("recheck", bundle, "--jit", BASE, "--out", "r1", cwd=tmp_path)
@@ -301,9 +303,16 @@ def _bundle_and_store(mch: Path, tmp_path: Path) -> History:
     """The diff JIT's assert as a repro bundle `b` (its JIT named libclrjit_cmd.so), and a store of
     four builds, the third the first bad one."""
     r = repro(
-        "--failure", "assert", "--verify-runs", "1", "--out", "b", "--",
-        REPLAY, _named(tmp_path, DIFF, "cmd"), str(mch), cwd=tmp_path,
-    )  # fmt: skip
+        *repro_args(
+            REPLAY,
+            _named(tmp_path, DIFF, "cmd"),
+            str(mch),
+            out="b",
+            verify_runs=1,
+            options=("--failure", "assert"),
+        ),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     return history(tmp_path, [Path(BASE), Path(BASE), Path(DIFF), Path(DIFF)])
 

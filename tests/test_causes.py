@@ -129,10 +129,10 @@ def test_asm_diffs_with_one_jit_on_a_collection_without_compile_results(
     """`-a` with one JIT compares with the compile results stored in the collection; the sample
     collections hold none: superpmi says so for every method context, and repro says why (no
     crash, exit 2)."""
-    from .support.pipeline import report, repro
+    from .support.pipeline import report, repro, repro_args
 
     mch = cols.get("causes-no-cr", 20)
-    r = repro("--out", "d", "--", REPLAY, "-a", BASE, str(mch), cwd=tmp_path)
+    r = repro(*repro_args(REPLAY, "-a", BASE, str(mch), out="d"), cwd=tmp_path)
     assert r.returncode == 2, r.stdout + r.stderr
     (cause,) = report(tmp_path / "d")["causes"]
     assert cause["kind"] == "diff-needs-compile-results"

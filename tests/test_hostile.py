@@ -50,7 +50,7 @@ from spmi_dbg.tempfiles import host_tag, is_dead_runs, run_tag
 from .support.common import Collections, build_collection, run_cli, seed_collection
 from .support.mutations import mutate
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
-from .support.pipeline import no_replays_left, report, repro
+from .support.pipeline import no_replays_left, report, repro, repro_args
 
 # Names that run something if a shell ever reads them as code; each test checks that nothing ran.
 HOSTILE = [
@@ -175,18 +175,16 @@ def test_hostile_names_end_to_end(
     program, base, diff, mch = hostile_tree
     out = tmp_path / "out $(touch PWNED7)"
     r = repro(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "1",
-        "--out",
-        str(out),
-        "--",
-        str(program),
-        *SEED_OPTIONS,
-        str(base),
-        str(diff),
-        str(mch),
+        *repro_args(
+            str(program),
+            *SEED_OPTIONS,
+            str(base),
+            str(diff),
+            str(mch),
+            out=str(out),
+            workers=2,
+            verify_runs=1,
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -194,18 +192,16 @@ def test_hostile_names_end_to_end(
     assert run.returncode == 128 + signal.SIGSEGV or run.returncode == -signal.SIGSEGV
     # A second run into the same --out replaces the earlier bundle whole.
     r2 = repro(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "1",
-        "--out",
-        str(out),
-        "--",
-        str(program),
-        *SEED_OPTIONS,
-        str(base),
-        str(diff),
-        str(mch),
+        *repro_args(
+            str(program),
+            *SEED_OPTIONS,
+            str(base),
+            str(diff),
+            str(mch),
+            out=str(out),
+            workers=2,
+            verify_runs=1,
+        ),
         cwd=tmp_path,
     )
     assert r2.returncode == 0, r2.stdout + r2.stderr
@@ -433,7 +429,7 @@ def test_out_is_checked_before_any_replay(cols: Collections, tmp_path: Path) -> 
         (foreign, "holds files spmi-dbg did not write"),
         (tmp_path / "no" / "such", "does not exist"),
     ):
-        r = repro("--out", str(out), "--", REPLAY, BASE, mch, cwd=tmp_path)
+        r = repro(*repro_args(REPLAY, BASE, mch, out=str(out)), cwd=tmp_path)
         assert r.returncode == 3 and needle in one_error_line(r), r.stderr
         assert "result:" not in r.stdout  # nothing was replayed
     assert (foreign / "notes.txt").read_text() == "mine" and afile.read_text() == "x"
@@ -445,14 +441,9 @@ def test_one_run_per_bundle_directory(cols: Collections, tmp_path: Path) -> None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # as a run writing that bundle holds it
         r = repro(
-            "--out",
-            str(out),
-            "--",
-            REPLAY,
-            *SEED_OPTIONS,
-            BASE,
-            DIFF,
-            str(seed_collection(cols)),
+            *repro_args(
+                REPLAY, *SEED_OPTIONS, BASE, DIFF, str(seed_collection(cols)), out=str(out)
+            ),
             cwd=tmp_path,
         )
     finally:

@@ -26,7 +26,7 @@ from .harness.stops import StopsResult, run_gdb, run_lldb
 from .support.common import DEBUGGERS, Collections, aarch64_native, native
 from .support.diagnosis import gdb_path, require
 from .support.natives import BASE, REPLAY
-from .support.pipeline import make_core, report, repro
+from .support.pipeline import make_core, report, repro, repro_args
 from .support.recorded_view import RFrame, RProcess, RValue
 
 ALT = native("jit/libsamplejit_alt.so")
@@ -457,18 +457,9 @@ def test_the_report_names_the_method_and_the_phase(cols: Collections, tmp_path: 
     and the summary, say what the JIT was compiling and in which phase."""
     mch = cols.get("jit-state-hang", 60, seed=5, inject=[("hang", HANG_N)])
     r = repro(
-        "--workers",
-        "1",
-        "--timeout",
-        "2",
-        "--verify-runs",
-        "1",
-        "--out",
-        "h",
-        "--",
-        REPLAY,
-        BASE,
-        str(mch),
+        *repro_args(
+            REPLAY, BASE, str(mch), out="h", workers=1, verify_runs=1, options=("--timeout", "2")
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -494,14 +485,7 @@ def test_the_jit_state_from_a_core_file(cols: Collections, tmp_path: Path, debug
     argv = [REPLAY, "-bug", "56506", BASE, str(mch)]
     core = make_core(argv, tmp_path)
     r = repro(
-        "--core",
-        str(core),
-        "--verify-runs",
-        "1",
-        "--out",
-        "c",
-        "--",
-        *argv,
+        *repro_args(*argv, out="c", verify_runs=1, options=("--core", str(core))),
         cwd=tmp_path,
         debugger=debugger,
     )
@@ -519,20 +503,17 @@ def test_the_jit_state_under_qemu(cols: Collections, tmp_path: Path) -> None:
     through qemu's gdbstub by gdb-multiarch."""
     mch = cols.get("jit-state-qemu", 40, seed=3, inject=[("jit-null", 25)])
     r = repro(
-        "--qemu",
-        "aarch64",
-        "--workers",
-        "1",
-        "--verify-runs",
-        "1",
-        "--out",
-        "q",
-        "--",
-        aarch64_native("bin/spmi-replay"),
-        "-bug",
-        "56506",
-        aarch64_native("jit/libsamplejit_base.so"),
-        str(mch),
+        *repro_args(
+            aarch64_native("bin/spmi-replay"),
+            "-bug",
+            "56506",
+            aarch64_native("jit/libsamplejit_base.so"),
+            str(mch),
+            out="q",
+            workers=1,
+            verify_runs=1,
+            options=("--qemu", "aarch64"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr

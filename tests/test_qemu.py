@@ -16,7 +16,7 @@ import pytest
 
 from .support.common import DEBUGGERS, Collections, aarch64_native, mc_bytes, seed_collection
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
-from .support.pipeline import report, repro, triage, triage_collection, validate
+from .support.pipeline import report, repro, repro_args, triage, triage_collection, validate
 
 Q_REPLAY = aarch64_native("bin/spmi-replay")
 Q_BASE = aarch64_native("jit/libsamplejit_base.so")
@@ -44,21 +44,18 @@ def test_seed_crash_under_qemu(cols: Collections, tmp_path: Path, debugger: str)
     tools()
     mch = seed_collection(cols)
     r = repro(
-        "--qemu",
-        "aarch64",
-        "--workers",
-        "2",
-        "--verify-runs",
-        "2",
-        "--out",
-        "q",
-        "--",
-        Q_REPLAY,
-        *SEED_OPTIONS,
-        "-p",
-        Q_BASE,
-        Q_DIFF,
-        str(mch),
+        *repro_args(
+            Q_REPLAY,
+            *SEED_OPTIONS,
+            "-p",
+            Q_BASE,
+            Q_DIFF,
+            str(mch),
+            out="q",
+            workers=2,
+            verify_runs=2,
+            options=("--qemu", "aarch64"),
+        ),
         cwd=tmp_path,
         debugger=debugger,
     )
@@ -96,18 +93,7 @@ def test_seed_crash_under_qemu(cols: Collections, tmp_path: Path, debugger: str)
     # The same crash, the same bucket as the x64 build under gdb, with either debugger (lldb 16 over
     # qemu's stub unwinds one unnamed frame past main: the signature stops at main).
     x64 = repro(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "1",
-        "--out",
-        "x",
-        "--",
-        REPLAY,
-        *SEED_OPTIONS,
-        BASE,
-        DIFF,
-        str(mch),
+        *repro_args(REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch), out="x", workers=2, verify_runs=1),
         cwd=tmp_path,
     )
     assert x64.returncode == 0, x64.stdout
@@ -128,21 +114,18 @@ def test_debug_breaks_and_first_chance_faults_under_qemu(cols: Collections, tmp_
         inject=[("jit-null", 50), ("jit-assert", 120), ("seed-arm64", 300)],
     )
     r = repro(
-        "--qemu",
-        "aarch64",
-        "--workers",
-        "1",
-        "--verify-runs",
-        "1",
-        "--out",
-        "q",
-        "--",
-        Q_REPLAY,
-        "-boe",
-        *SEED_OPTIONS,
-        Q_BASE,
-        Q_DIFF,
-        str(mch),
+        *repro_args(
+            Q_REPLAY,
+            "-boe",
+            *SEED_OPTIONS,
+            Q_BASE,
+            Q_DIFF,
+            str(mch),
+            out="q",
+            workers=1,
+            verify_runs=1,
+            options=("--qemu", "aarch64"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -187,16 +170,9 @@ def test_arm64_core_file(cols: Collections, tmp_path: Path) -> None:
     cores = list(tmp_path.glob("qemu_spmi-replay_*.core"))
     assert len(cores) == 1, list(tmp_path.iterdir())
     r = repro(
-        "--qemu",
-        "aarch64",
-        "--core",
-        str(cores[0]),
-        "--verify-runs",
-        "1",
-        "--out",
-        "c",
-        "--",
-        *argv,
+        *repro_args(
+            *argv, out="c", verify_runs=1, options=("--qemu", "aarch64", "--core", str(cores[0]))
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -277,20 +253,15 @@ def test_hang_under_qemu(cols: Collections, tmp_path: Path) -> None:
     tools()
     mch = cols.get("repro-hang", 400, inject=[("hang", 250)])
     r = repro(
-        "--qemu",
-        "aarch64",
-        "--workers",
-        "2",
-        "--timeout",
-        "3",
-        "--verify-runs",
-        "1",
-        "--out",
-        "h",
-        "--",
-        Q_REPLAY,
-        Q_BASE,
-        str(mch),
+        *repro_args(
+            Q_REPLAY,
+            Q_BASE,
+            str(mch),
+            out="h",
+            workers=2,
+            verify_runs=1,
+            options=("--qemu", "aarch64", "--timeout", "3"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr

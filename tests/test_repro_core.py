@@ -13,7 +13,7 @@ import pytest
 
 from .support.common import DEBUGGERS, Collections, mc_bytes, seed_collection
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
-from .support.pipeline import assert_seed_diagnosis, make_core, report, repro, validate
+from .support.pipeline import assert_seed_diagnosis, make_core, report, repro, repro_args, validate
 
 
 def check_seed_bundle(bundle: Path, mch: Path, debugger: str = "gdb") -> dict[str, object]:
@@ -53,14 +53,7 @@ def test_core_with_the_command(cols: Collections, tmp_path: Path, debugger: str)
     argv = [REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)]
     core = make_core(argv, tmp_path)
     r = repro(
-        "--core",
-        str(core),
-        "--verify-runs",
-        "1",
-        "--out",
-        "b",
-        "--",
-        *argv,
+        *repro_args(*argv, out="b", verify_runs=1, options=("--core", str(core))),
         cwd=tmp_path,
         debugger=debugger,
     )
@@ -70,16 +63,7 @@ def test_core_with_the_command(cols: Collections, tmp_path: Path, debugger: str)
     assert "method context: 300" in r.stdout
     # The same diagnosis as the live run under the same debugger finds (same bucket).
     live = repro(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "1",
-        "--out",
-        "live",
-        "--",
-        *argv,
-        cwd=tmp_path,
-        debugger=debugger,
+        *repro_args(*argv, out="live", workers=2, verify_runs=1), cwd=tmp_path, debugger=debugger
     )
     assert live.returncode == 0, live.stdout + live.stderr
     assert (
@@ -131,16 +115,7 @@ def test_core_with_relative_jit_paths_names_the_jit(
     argv = ["./r", "-bug", "56506", "./b.so", "n.mch"]
     core = make_core(argv, tmp_path)
     live = repro(
-        "--workers",
-        "1",
-        "--verify-runs",
-        "1",
-        "--out",
-        "live",
-        "--",
-        *argv,
-        cwd=tmp_path,
-        debugger=debugger,
+        *repro_args(*argv, out="live", workers=1, verify_runs=1), cwd=tmp_path, debugger=debugger
     )
     assert live.returncode == 0, live.stdout + live.stderr
     runs = [("given", ["--", *argv])] + ([("core's own", [])] if debugger == "gdb" else [])

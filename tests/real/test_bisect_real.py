@@ -18,7 +18,7 @@ from elftools.elf.elffile import ELFFile
 
 from ..support.builds import history
 from ..support.common import run_cli
-from ..support.pipeline import repro
+from ..support.pipeline import repro, repro_args
 from ..support.real import Real
 
 pytestmark = pytest.mark.live
@@ -96,11 +96,19 @@ def test_good_and_bad_the_wrong_way_round_stop(real: Real, tmp_path: Path) -> No
     the Checked build, which fails: the search stops with one line."""
     rel, chk = real.jit_release, real.jit_checked
     b = repro(
-        "--verify-runs", "1", "--no-needs", "--out", "b", "--",
-        str(real.superpmi), "-c", "2000-2010", str(_command_jit(real, tmp_path)),
-        str(real.api_reljit),
-        cwd=tmp_path, timeout=900,
-    )  # fmt: skip
+        *repro_args(
+            str(real.superpmi),
+            "-c",
+            "2000-2010",
+            str(_command_jit(real, tmp_path)),
+            str(real.api_reljit),
+            out="b",
+            verify_runs=1,
+            options=("--no-needs",),
+        ),
+        cwd=tmp_path,
+        timeout=900,
+    )
     assert b.returncode == 0, b.stdout + b.stderr
     h = history(tmp_path, [chk, chk, rel, rel])
     order = tmp_path / "order.txt"

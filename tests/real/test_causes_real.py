@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ..support.pipeline import report, repro, validate
+from ..support.pipeline import report, repro, repro_args, validate
 from ..support.real import Real
 
 # A real build (SPMI_DBG_REAL_SUPERPMI): the live half of the conformance suite.
@@ -18,16 +18,15 @@ pytestmark = pytest.mark.live
 
 def test_the_checked_jit_on_a_release_collection_is_the_setup(real: Real, tmp_path: Path) -> None:
     r = repro(
-        "--verify-runs",
-        "1",
-        "--out",
-        "b",
-        "--",
-        str(real.superpmi),
-        "-c",
-        "2000-2010",
-        str(real.jit_checked),
-        str(real.api_reljit),
+        *repro_args(
+            str(real.superpmi),
+            "-c",
+            "2000-2010",
+            str(real.jit_checked),
+            str(real.api_reljit),
+            out="b",
+            verify_runs=1,
+        ),
         cwd=tmp_path,
         timeout=600,
     )
@@ -49,20 +48,19 @@ def test_jit_stress_needs_data_the_collection_never_recorded(real: Real, tmp_pat
     """`-jitoption JitStress=1` on api.mch: the crash at 4 needs the setting, GetGSCookie was never
     recorded, and without the setting the record replays clean."""
     r = repro(
-        "--verify-runs",
-        "1",
-        "--out",
-        "s",
-        "--",
-        str(real.superpmi),
-        "-jitoption",
-        "JitStress=1",
-        "-jitoption",
-        "JitDisasmSummary=1",
-        "-c",
-        "1-10",
-        str(real.jit_checked),
-        str(real.api),
+        *repro_args(
+            str(real.superpmi),
+            "-jitoption",
+            "JitStress=1",
+            "-jitoption",
+            "JitDisasmSummary=1",
+            "-c",
+            "1-10",
+            str(real.jit_checked),
+            str(real.api),
+            out="s",
+            verify_runs=1,
+        ),
         cwd=tmp_path,
         timeout=600,
     )
@@ -85,14 +83,7 @@ def test_a_jit_of_another_jit_ee_version_is_said(real: Real, tmp_path: Path) -> 
     jit = tmp_path / "guid.so"
     jit.write_bytes(bytes(data))
     r = repro(
-        "--out",
-        "v",
-        "--",
-        str(real.superpmi),
-        "-c",
-        "1-10",
-        str(jit),
-        str(real.api),
+        *repro_args(str(real.superpmi), "-c", "1-10", str(jit), str(real.api), out="v"),
         cwd=tmp_path,
         timeout=600,
     )

@@ -17,7 +17,7 @@ import pytest
 from spmi_dbg.failures.output import ASSERT_EXCEPTION, parse_output
 from spmi_dbg.repro.native import run_native
 
-from ..support.pipeline import report, repro, validate
+from ..support.pipeline import report, repro, repro_args, validate
 from ..support.real import Real
 
 GENTREE = (
@@ -174,16 +174,15 @@ def test_a_c_past_the_end_is_an_input_error(real: Real, tmp_path: Path) -> None:
     )
     assert parse_output(r.stdout.splitlines(), r.stderr.splitlines()).failures == []
     got = repro(
-        "--failure",
-        "assert",
-        "--out",
-        "b",
-        "--",
-        str(real.superpmi),
-        "-c",
-        "6000",
-        str(real.jit_checked),
-        str(real.api),
+        *repro_args(
+            str(real.superpmi),
+            "-c",
+            "6000",
+            str(real.jit_checked),
+            str(real.api),
+            out="b",
+            options=("--failure", "assert"),
+        ),
         cwd=tmp_path,
     )
     assert got.returncode == 3, got.stdout + got.stderr
@@ -197,20 +196,19 @@ def test_a_c_past_the_end_is_an_input_error(real: Real, tmp_path: Path) -> None:
 def test_repro_of_a_real_assert_keeps_only_the_setting_it_needs(real: Real, tmp_path: Path) -> None:
     out = tmp_path / "a"
     r = repro(
-        "--failure",
-        "assert",
-        "--out",
-        str(out),
-        "--",
-        str(real.superpmi),
-        "-jitoption",
-        "JitStressRegs=800",
-        "-jitoption",
-        "JitEnableNoWayAssert=1",
-        "-jitoption",
-        "JitNoForceFallback=1",
-        str(real.jit_checked),
-        str(real.api),
+        *repro_args(
+            str(real.superpmi),
+            "-jitoption",
+            "JitStressRegs=800",
+            "-jitoption",
+            "JitEnableNoWayAssert=1",
+            "-jitoption",
+            "JitNoForceFallback=1",
+            str(real.jit_checked),
+            str(real.api),
+            out=str(out),
+            options=("--failure", "assert"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -261,15 +259,15 @@ def test_a_crash_p_hid_is_found(real: Real, tmp_path: Path) -> None:
     # no word of a crash
     assert parent.returncode == 1 and "Loaded 0  Jitted 0  FailedCompile 0" in parent.stdout
     r = repro(
-        "--out",
-        "p",
-        "--",
-        str(real.superpmi),
-        "-p",
-        "-jitoption",
-        "JitStress=1",
-        str(real.jit_checked),
-        str(real.api),
+        *repro_args(
+            str(real.superpmi),
+            "-p",
+            "-jitoption",
+            "JitStress=1",
+            str(real.jit_checked),
+            str(real.api),
+            out="p",
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr

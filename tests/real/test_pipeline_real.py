@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ..support.pipeline import report, repro, triage, validate
+from ..support.pipeline import report, repro, repro_args, triage, validate
 from ..support.real import Real
 
 # A real build (SPMI_DBG_REAL_SUPERPMI): the live half of the conformance suite.
@@ -42,18 +42,16 @@ def test_null_map_crash_from_a_range_not_starting_at_1(
     api-reljit.mch dies in MethodContext::repGetMethodSig. 3.1's mc->index there is 1 (the count
     loaded): rejected by the -c list."""
     r = repro(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "2",
-        "--out",
-        "b",
-        "--",
-        str(real.superpmi),
-        "-c",
-        "2000-5514",
-        str(real.jit_checked),
-        str(real.api_reljit),
+        *repro_args(
+            str(real.superpmi),
+            "-c",
+            "2000-5514",
+            str(real.jit_checked),
+            str(real.api_reljit),
+            out="b",
+            workers=2,
+            verify_runs=2,
+        ),
         cwd=tmp_path,
         timeout=600,
         debugger=debugger,

@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,22 @@ def repro(
         env=env,
         timeout=timeout,
     )
+
+
+def repro_args(
+    *command: str | Path,
+    out: str | Path | None = None,
+    workers: int | str | None = None,
+    verify_runs: int | str | None = None,
+    options: Sequence[str | Path] = (),
+) -> list[str]:
+    """`spmi-dbg repro`'s arguments: the tool's options (`--workers`, `--verify-runs`, `--out` when
+    given), then `--` and the superpmi command."""
+    args = [str(o) for o in options]
+    for flag, value in (("--workers", workers), ("--verify-runs", verify_runs), ("--out", out)):
+        if value is not None:
+            args += [flag, str(value)]
+    return [*args, "--", *(str(c) for c in command)]
 
 
 def triage(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
