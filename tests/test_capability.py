@@ -60,7 +60,7 @@ def test_a_triage_without_crashes_names_the_setting_the_jit_never_read(
 ) -> None:
     mch = cols.get("units-clean", 10)
     r = triage(
-        "--out", "t", "--", REPLAY, "-jitoption", "JitStress=2", RELEASE, str(mch), cwd=tmp_path
+        *repro_args(REPLAY, "-jitoption", "JitStress=2", RELEASE, str(mch), out="t"), cwd=tmp_path
     )
     assert r.returncode == 2, r.stdout + r.stderr
     assert "libsamplejit_release.so does not read JitStress" in r.stdout, r.stdout

@@ -130,7 +130,7 @@ def test_a_triage_under_v_ewi_counts_what_superpmi_did(cols: Collections, tmp_pa
     mch = str(failures_collection(cols))
     counts = []
     for name, verbosity in (("plain", []), ("ewi", ["-v", "ewi"])):
-        r = triage("--out", name, "--", REPLAY, *verbosity, BASE, mch, cwd=tmp_path)
+        r = triage(*repro_args(REPLAY, *verbosity, BASE, mch, out=name), cwd=tmp_path)
         assert r.returncode in (0, 1, 2), r.stdout + r.stderr
         (cov,) = json.loads((tmp_path / name / "triage.json").read_text())["coverage"]
         counts.append({k: cov[k] for k in ("replayed_clean", "crashed", "failed_compile")})

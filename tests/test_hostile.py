@@ -575,31 +575,20 @@ def test_redact_a_non_ascii_home_reached_through_a_link(cols: Collections, tmp_p
     mch = home / "seed.mch"
     shutil.copyfile(seed_collection(cols), mch)
     env = dict(os.environ, HOME=str(home), COLUMNS="200")
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "spmi_dbg",
-            "repro",
-            "--redact",
-            "--workers",
-            "2",
-            "--verify-runs",
-            "1",
-            "--out",
-            "b",
-            "--",
+    r = repro(
+        *repro_args(
             REPLAY,
             *SEED_OPTIONS,
             BASE,
             DIFF,
             str(mch),
-        ],
-        capture_output=True,
-        text=True,
+            out="b",
+            workers=2,
+            verify_runs=1,
+            options=("--redact",),
+        ),
         cwd=tmp_path,
         env=env,
-        timeout=240,
     )
     assert r.returncode == 0, r.stdout + r.stderr
     redactor = Redactor((str(home), str(real)), None, None)

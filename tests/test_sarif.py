@@ -103,9 +103,18 @@ def test_a_run_that_found_nothing_has_no_result_and_an_input_error_is_a_notifica
 
 def _triage_sarif(mch: Path, cwd: Path, out: str) -> tuple[dict[str, Any], dict[str, Any]]:
     r = triage(
-        "--failure", "crash,assert", "--verify-runs", "1", "--out", out, "--", REPLAY,
-        "-bug", "56506", BASE, str(mch), cwd=cwd,
-    )  # fmt: skip
+        *repro_args(
+            REPLAY,
+            "-bug",
+            "56506",
+            BASE,
+            str(mch),
+            out=out,
+            verify_runs=1,
+            options=("--failure", "crash,assert"),
+        ),
+        cwd=cwd,
+    )
     assert r.returncode in (0, 1), r.stdout + r.stderr
     data = json.loads((cwd / out / "triage.json").read_text())
     return validate_sarif(cwd / out / "triage.sarif"), data
@@ -167,9 +176,11 @@ def test_a_failure_assert_triage_counts_the_same_everywhere(
     """Issue 38 item 2: asserts found are counted in the headline, triage.md's title,
     triage.json's `found` and SARIF's results alike (never "0 bucket(s)" beside the asserts)."""
     r = triage(
-        "--failure", "assert", "--verify-runs", "1", "--out", "t", "--", REPLAY, BASE,
-        str(cols.mixed()), cwd=tmp_path,
-    )  # fmt: skip
+        *repro_args(
+            REPLAY, BASE, str(cols.mixed()), out="t", verify_runs=1, options=("--failure", "assert")
+        ),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     data = json.loads((tmp_path / "t" / "triage.json").read_text())
     found = data["found"]

@@ -15,24 +15,13 @@ from typing import Any
 
 from .support.common import Collections, mc_bytes
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
-from .support.pipeline import triage, triage_collection, validate
+from .support.pipeline import repro_args, triage, triage_collection, validate
 
 
 def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
     mch = triage_collection(cols)
     r = triage(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "1",
-        "--out",
-        "t",
-        "--",
-        REPLAY,
-        *SEED_OPTIONS,
-        BASE,
-        DIFF,
-        str(mch),
+        *repro_args(REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch), out="t", workers=2, verify_runs=1),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -144,20 +133,17 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
 def test_max_crashes_and_no_crash(cols: Collections, tmp_path: Path) -> None:
     mch = triage_collection(cols)
     r = triage(
-        "--workers",
-        "1",
-        "--max-crashes",
-        "2",
-        "--verify-runs",
-        "0",
-        "--out",
-        "t",
-        "--",
-        REPLAY,
-        *SEED_OPTIONS,
-        BASE,
-        DIFF,
-        str(mch),
+        *repro_args(
+            REPLAY,
+            *SEED_OPTIONS,
+            BASE,
+            DIFF,
+            str(mch),
+            out="t",
+            workers=1,
+            verify_runs=0,
+            options=("--max-crashes", "2"),
+        ),
         cwd=tmp_path,
     )
     data = json.loads((tmp_path / "t" / "triage.json").read_text())
@@ -185,7 +171,7 @@ def test_max_crashes_and_no_crash(cols: Collections, tmp_path: Path) -> None:
     ), (last, cov)
     assert unreached > 0  # stopped at --max-crashes: the rest is said, not dropped
     clean = cols.get("repro-clean", 300)
-    r = triage("--workers", "2", "--out", "c", "--", REPLAY, BASE, str(clean), cwd=tmp_path)
+    r = triage(*repro_args(REPLAY, BASE, str(clean), out="c", workers=2), cwd=tmp_path)
     assert r.returncode == 2, r.stdout + r.stderr
     data = json.loads((tmp_path / "c" / "triage.json").read_text())
     assert data["buckets"] == [] and data["crashes"] == []
@@ -235,19 +221,16 @@ def test_failure_buckets_with_stress_settings(cols: Collections, tmp_path: Path)
         "JitStressRegs=1",
     ]
     r = triage(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "1",
-        "--failure",
-        "assert,error",
-        "--out",
-        "t",
-        "--",
-        REPLAY,
-        *settings,
-        BASE,
-        str(mch),
+        *repro_args(
+            REPLAY,
+            *settings,
+            BASE,
+            str(mch),
+            out="t",
+            workers=2,
+            verify_runs=1,
+            options=("--failure", "assert,error"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr

@@ -103,14 +103,13 @@ def test_a_storm_is_said_with_its_cause_before_the_20th_crash(real: Real, tmp_pa
     from ..support.pipeline import triage
 
     r = triage(
-        "--max-crashes",
-        "40",
-        "--out",
-        "t",
-        "--",
-        str(real.superpmi),
-        str(real.jit_checked),
-        str(real.api_reljit),
+        *repro_args(
+            str(real.superpmi),
+            str(real.jit_checked),
+            str(real.api_reljit),
+            out="t",
+            options=("--max-crashes", "40"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode in (0, 1), r.stdout + r.stderr
@@ -143,18 +142,16 @@ def test_the_storm_is_swept_and_each_crash_not_diagnosed_is_a_native_crash(
     from ..support.pipeline import triage
 
     r = triage(
-        "--max-crashes",
-        "100000",
-        "--verify-runs",
-        "1",
-        "--out",
-        "t",
-        "--",
-        str(real.superpmi),
-        "-c",
-        "1-800",
-        str(real.jit_checked),
-        str(real.api_reljit),
+        *repro_args(
+            str(real.superpmi),
+            "-c",
+            "1-800",
+            str(real.jit_checked),
+            str(real.api_reljit),
+            out="t",
+            verify_runs=1,
+            options=("--max-crashes", "100000"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode in (0, 1), r.stdout + r.stderr

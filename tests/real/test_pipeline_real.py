@@ -92,15 +92,9 @@ def test_null_map_crash_from_a_range_not_starting_at_1(
 
 def _triage_json(tmp_path: Path, program: Path, real: Real) -> dict[str, Any]:
     r = triage(
-        "--workers",
-        "2",
-        "--out",
-        "t",
-        "--",
-        str(program),
-        *JIT_STRESS,
-        str(real.jit_checked),
-        str(real.api),
+        *repro_args(
+            str(program), *JIT_STRESS, str(real.jit_checked), str(real.api), out="t", workers=2
+        ),
         cwd=tmp_path,
     )
     assert r.returncode in (0, 2), r.stdout + r.stderr

@@ -39,12 +39,16 @@ TRIAGE_INJECT = [
 
 
 def repro(
-    *args: str, cwd: Path, timeout: float = 240, debugger: str = "gdb"
+    *args: str,
+    cwd: Path,
+    timeout: float = 240,
+    debugger: str = "gdb",
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """`spmi-dbg repro ARGS`; with debugger="lldb", `spmi-dbg repro --debugger lldb ARGS` (gdb is
-    the default and is not named)."""
+    the default and is not named); `env`: the whole environment (default: this one's)."""
     assert shutil.which("gdb") is not None, "gdb is required (.ci/run installs it)"
-    env = dict(os.environ, COLUMNS="200")
+    env = dict(os.environ if env is None else env, COLUMNS="200")
     chosen = () if debugger == "gdb" else ("--debugger", debugger)
     return subprocess.run(
         [sys.executable, "-m", "spmi_dbg", "repro", *chosen, *args],
@@ -63,7 +67,7 @@ def repro_args(
     verify_runs: int | str | None = None,
     options: Sequence[str | Path] = (),
 ) -> list[str]:
-    """`spmi-dbg repro`'s arguments: the tool's options (`--workers`, `--verify-runs`, `--out` when
+    """`spmi-dbg repro`'s (or triage's) arguments: the tool's options (`--workers`, `--verify-runs`, `--out` when
     given), then `--` and the superpmi command."""
     args = [str(o) for o in options]
     for flag, value in (("--workers", workers), ("--verify-runs", verify_runs), ("--out", out)):
