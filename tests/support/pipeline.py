@@ -67,8 +67,8 @@ def repro_args(
     verify_runs: int | str | None = None,
     options: Sequence[str | Path] = (),
 ) -> list[str]:
-    """`spmi-dbg repro`'s (or triage's) arguments: the tool's options (`--workers`, `--verify-runs`, `--out` when
-    given), then `--` and the superpmi command."""
+    """`spmi-dbg repro`'s (or triage's) arguments: the tool's options (`--workers`,
+    `--verify-runs`, `--out` when given), then `--` and the superpmi command."""
     args = [str(o) for o in options]
     for flag, value in (("--workers", workers), ("--verify-runs", verify_runs), ("--out", out)):
         if value is not None:
