@@ -33,6 +33,7 @@ from .support.diagnosis import (
     STACK_OVERFLOW_N,
     Runs,
     assert_the_debuggers_frame_numbers,
+    gdb_batch,
     gdb_path,
     lldb_path,
     require,
@@ -281,18 +282,7 @@ def gdb_session(
 ) -> dict[str, str]:
     """gdb -batch: load the extension, run to the first stop, then each command; returns command ->
     output (stdout and stderr interleaved, as a user sees them)."""
-    cmd = [
-        gdb_path(),
-        "-q",
-        "-nx",
-        "-batch",
-        "-iex",
-        "set auto-load off",
-        "-ex",
-        "set pagination off",
-        "-ex",
-        "set startup-with-shell off",
-    ]
+    cmd = gdb_batch("set pagination off", "set startup-with-shell off")
     for line in init if init is not None else [gdbinit_line()]:
         cmd += ["-ex", line]
     cmd += ["-ex", "run"]

@@ -19,7 +19,7 @@ from spmi_dbg.repro.isolate import isolate
 from spmi_dbg.repro.jitoptions import JitSetting, minimize_settings, split_options
 
 from .support.common import Collections
-from .support.natives import BASE, DIFF, REPLAY
+from .support.natives import BASE, DIFF, REPLAY, STRESS_SETTINGS
 
 ASSERT_LINE = (
     "ISSUE: <ASSERT> #7 /src/jit/lower.cpp (1234) - Assertion failed 'op1 != nullptr' in "
@@ -222,22 +222,7 @@ def test_minimize_settings_with_real_replays(cols: Collections, tmp_path: Path) 
     """Six settings, two needed, against the sample JIT's stress-only assert: each test is a native
     replay."""
     mch = cols.get("stress-min", 40, inject=[("stress-assert", 17)])
-    split = split_options(
-        (
-            "-jitoption",
-            "JitNoInline=1",
-            "-jitoption",
-            "JitStress=2",
-            "-jitoption",
-            "JitStressRegs=1",
-            "-jitoption",
-            "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD STRESS_REVERSE_FLAG",
-            "-jitoption",
-            "JitMinOpts=0",
-            "-jitoption",
-            "JitDisasmSummary=0",
-        )
-    )
+    split = split_options(STRESS_SETTINGS)
     _, all_failures = run_for_failures(
         [REPLAY, *split.options(split.settings), "-c", "17", BASE, str(mch)],
         timeout=60,

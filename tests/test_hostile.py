@@ -48,6 +48,7 @@ from spmi_dbg.sample.synth import synthetic_collection
 from spmi_dbg.tempfiles import host_tag, is_dead_runs, run_tag
 
 from .support.common import Collections, build_collection, run_cli, seed_collection
+from .support.diagnosis import gdb_batch
 from .support.mutations import mutate
 from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.pipeline import no_replays_left, report, repro, repro_args
@@ -835,32 +836,16 @@ def test_spmi_report_in_gdb_writes_its_directory_whole(cols: Collections, tmp_pa
     foreign.mkdir()
     (foreign / "mine.txt").write_text("x")
     r = subprocess.run(
-        [
-            gdb,
-            "-q",
-            "-nx",
-            "-batch",
-            "-iex",
-            "set auto-load off",
-            "-ex",
+        gdb_batch(
             gdbinit_line(),
-            "-ex",
             "run",
-            "-ex",
             "spmi report r",
-            "-ex",
             "spmi report r",
-            "-ex",
             "spmi report foreign",
-            "-ex",
             "kill",
-            "--args",
-            REPLAY,
-            *SEED_OPTIONS,
-            BASE,
-            DIFF,
-            str(seed_collection(cols)),
-        ],
+            args=[REPLAY, *SEED_OPTIONS, BASE, DIFF, str(seed_collection(cols))],
+            gdb=gdb,
+        ),
         capture_output=True,
         text=True,
         cwd=tmp_path,

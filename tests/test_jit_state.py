@@ -24,7 +24,7 @@ from spmi_dbg.sample.build import build
 
 from .harness.stops import StopsResult, run_gdb, run_lldb
 from .support.common import DEBUGGERS, Collections, aarch64_native, native
-from .support.diagnosis import gdb_path, require
+from .support.diagnosis import gdb_batch, gdb_path, require
 from .support.natives import BASE, REPLAY
 from .support.pipeline import make_core, report, repro, repro_args
 from .support.recorded_view import RFrame, RProcess, RValue
@@ -419,26 +419,14 @@ def test_a_hang_in_the_jit_names_its_phase(hang_collection: Path, debugger: str)
 def test_spmi_jit_in_gdb(jit_collection: Path) -> None:
     gdb = gdb_path()
     r = subprocess.run(
-        [
-            gdb,
-            "-q",
-            "-nx",
-            "-batch",
-            "-iex",
-            "set auto-load off",
-            "-ex",
+        gdb_batch(
             gdbinit_line(),
-            "-ex",
             "run",
-            "-ex",
             "spmi jit",
-            "-ex",
             "kill",
-            "--args",
-            REPLAY,
-            BASE,
-            str(jit_collection),
-        ],
+            args=[REPLAY, BASE, str(jit_collection)],
+            gdb=gdb,
+        ),
         capture_output=True,
         text=True,
         timeout=120,

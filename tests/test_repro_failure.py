@@ -11,23 +11,9 @@ import pytest
 from spmi_dbg.mch.collection import Collection
 
 from .support.common import Collections
-from .support.natives import BASE, REPLAY
+from .support.natives import BASE, REPLAY, STRESS_SETTINGS
 from .support.pipeline import report, repro, repro_args, validate
 
-SETTINGS = [
-    "-jitoption",
-    "JitNoInline=1",
-    "-jitoption",
-    "JitStress=2",
-    "-jitoption",
-    "JitStressRegs=1",
-    "-jitoption",
-    "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD STRESS_REVERSE_FLAG",
-    "-jitoption",
-    "JitMinOpts=0",
-    "-jitoption",
-    "JitDisasmSummary=0",
-]
 STRESS_AT = 140
 
 
@@ -55,7 +41,7 @@ def test_a_stress_only_assert_gets_a_verified_repro_with_only_the_needed_setting
     r = repro(
         *repro_args(
             REPLAY,
-            *SETTINGS,
+            *STRESS_SETTINGS,
             BASE,
             str(mch),
             out=str(out),

@@ -16,3 +16,12 @@ RELEASE = native(paths.RELEASE_JIT)
 # superpmi's options that make the sample seed crash (dotnet/runtime#91257): asm diffs of an Arm64
 # target.
 SEED_OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]
+# six JIT settings, two of which (JitStress=2, STRESS_FOLD) the sample JIT's stress-only assert needs
+STRESS_SETTINGS = (
+    *("-jitoption", "JitNoInline=1"),
+    *("-jitoption", "JitStress=2"),
+    *("-jitoption", "JitStressRegs=1"),
+    *("-jitoption", "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD STRESS_REVERSE_FLAG"),
+    *("-jitoption", "JitMinOpts=0"),
+    *("-jitoption", "JitDisasmSummary=0"),
+)
