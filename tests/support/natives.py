@@ -16,7 +16,7 @@ RELEASE = native(paths.RELEASE_JIT)
 # superpmi's options that make the sample seed crash (dotnet/runtime#91257): asm diffs of an Arm64
 # target.
 SEED_OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]
-# six JIT settings, two of which (JitStress=2, STRESS_FOLD) the sample JIT's stress-only assert needs
+# six JIT settings; the sample JIT's stress-only assert needs two (JitStress=2, STRESS_FOLD)
 STRESS_SETTINGS = (
     *("-jitoption", "JitNoInline=1"),
     *("-jitoption", "JitStress=2"),
