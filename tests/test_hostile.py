@@ -175,36 +175,13 @@ def test_hostile_names_end_to_end(
 ) -> None:
     program, base, diff, mch = hostile_tree
     out = tmp_path / "out $(touch PWNED7)"
-    r = repro(
-        *repro_args(
-            str(program),
-            *SEED_OPTIONS,
-            str(base),
-            str(diff),
-            str(mch),
-            out=str(out),
-            workers=2,
-            verify_runs=1,
-        ),
-        cwd=tmp_path,
-    )
+    args = repro_args(program, *SEED_OPTIONS, base, diff, mch, out=out, workers=2, verify_runs=1)
+    r = repro(*args, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     run = subprocess.run(["sh", str(out / "repro.sh")], capture_output=True, cwd="/", timeout=60)
     assert run.returncode == 128 + signal.SIGSEGV or run.returncode == -signal.SIGSEGV
     # A second run into the same --out replaces the earlier bundle whole.
-    r2 = repro(
-        *repro_args(
-            str(program),
-            *SEED_OPTIONS,
-            str(base),
-            str(diff),
-            str(mch),
-            out=str(out),
-            workers=2,
-            verify_runs=1,
-        ),
-        cwd=tmp_path,
-    )
+    r2 = repro(*args, cwd=tmp_path)
     assert r2.returncode == 0, r2.stdout + r2.stderr
     assert sorted(p.name for p in out.iterdir()) == sorted(report(out)["files"])
     assert leftovers(tmp_path) == []

@@ -7,26 +7,18 @@ tests/real/test_failures_transcripts.py is the data half, the same parsers on wh
 
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from spmi_dbg.failures.output import ASSERT_EXCEPTION, parse_output
+from spmi_dbg.failures.output import parse_output
 from spmi_dbg.repro.native import run_native
 
 from ..support.pipeline import report, repro, repro_args, validate
 from ..support.real import Real
-
-GENTREE = (
-    "/_/src/src/jit/gentree.cpp",
-    6080,
-    '!"gtArgEntryByNode: node not found"',
-    "StringBuilder:AppendFormatHelper(ref,ref,struct):ref:this",
-    844,
-)
+from ..support.real31 import assert_the_543_assert, method_names
 
 
 def replay(
@@ -36,32 +28,14 @@ def replay(
 
 
 def names(real: Real) -> dict[int, str]:
-    """`mcs -dumpMap`'s method names: what tells which record an assert's method is,
-    independently."""
-    with open(real.api_map, newline="") as f:
-        return {int(row["index"]): row["method name"] for row in csv.DictReader(f)}
+    return method_names(real.api_map)
 
 
 @pytest.mark.live
 def test_a_31_assert_takes_its_number_from_the_failed_compile(real: Real) -> None:
     r = replay(real, "-jitoption", "JitStressRegs=400", "-c", "543")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "#543" not in r.stdout and "during '" not in r.stdout  # what 3.1's line lacks
-    out = parse_output(r.stdout.splitlines(), r.stderr.splitlines())
-    # its failed compile not again
-    assert [(f.kind, f.method_context) for f in out.failures] == [("assert", 543)]
-    a = out.failures[0]
-    assert (a.file, a.source_line, a.message, a.method, a.il_size) == GENTREE and a.phase is None
-    assert [(f.method_context, f.message, f.il_size) for f in out.failed_compiles] == [
-        (543, ASSERT_EXCEPTION, 844)
-    ]
-    assert out.awaiting == [] and out.unpaired == []
-    # While the replay runs, its stderr (unbuffered) has the failed compile and stdout
-    # (block-buffered) nothing yet: it is an error for now, but one that awaits its ISSUE line, so
-    # no reader may take it as settled.
-    early = parse_output([], r.stderr.splitlines())
-    assert [(f.kind, f.method_context) for f in early.failures] == [("error", 543)]
-    assert early.awaiting == early.failures and not early.settled(early.failures[0])
+    assert_the_543_assert(r.stdout, r.stderr)
 
 
 @pytest.mark.live
