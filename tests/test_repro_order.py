@@ -25,17 +25,7 @@ def col(cols: Collections) -> Path:
 
 def run(col: Path, tmp_path: Path, *extra: str) -> tuple[int, dict[str, object], str]:
     r = repro(
-        *extra,
-        "--verify-runs",
-        "1",
-        "--out",
-        "b",
-        "--",
-        REPLAY,
-        "-bug",
-        "56506",
-        BASE,
-        str(col),
+        *repro_args(REPLAY, "-bug", "56506", BASE, str(col), out="b", verify_runs=1, options=extra),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
