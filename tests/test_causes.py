@@ -16,7 +16,7 @@ from spmi_dbg.analysis.facts import Diagnosis, FrameInfo, Handling, HandlingKind
 from spmi_dbg.analysis.nullmap import NullMap
 
 from .support.common import Collections, seed_collection
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.natives import BASE, REPLAY, SEED_COMMAND
 from .test_debug_diagnosis import gdb_session
 
 
@@ -28,7 +28,7 @@ def diagnosed(argv: list[str]) -> dict[str, object]:
 
 
 def test_the_seed_is_superpmis_near_differ_not_the_jits(cols: Collections) -> None:
-    d = diagnosed([REPLAY, *SEED_OPTIONS, BASE, DIFF, str(seed_collection(cols))])
+    d = diagnosed([*SEED_COMMAND, str(seed_collection(cols))])
     causes = d["causes"]
     assert isinstance(causes, list) and [c["kind"] for c in causes] == [
         "asm-diffs-without-compile-method"

@@ -50,7 +50,7 @@ from spmi_dbg.tempfiles import host_tag, is_dead_runs, run_tag
 from .support.common import Collections, build_collection, run_cli, seed_collection
 from .support.diagnosis import gdb_batch
 from .support.mutations import mutate
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.natives import BASE, DIFF, REPLAY, SEED_COMMAND, SEED_OPTIONS
 from .support.pipeline import no_replays_left, report, repro, repro_args
 
 # Names that run something if a shell ever reads them as code; each test checks that nothing ran.
@@ -419,9 +419,7 @@ def test_one_run_per_bundle_directory(cols: Collections, tmp_path: Path) -> None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # as a run writing that bundle holds it
         r = repro(
-            *repro_args(
-                REPLAY, *SEED_OPTIONS, BASE, DIFF, str(seed_collection(cols)), out=str(out)
-            ),
+            *repro_args(*SEED_COMMAND, str(seed_collection(cols)), out=str(out)),
             cwd=tmp_path,
         )
     finally:
@@ -442,7 +440,7 @@ def test_a_bundle_that_cannot_be_written_claims_nothing(
     monkeypatch.setattr(bundle_module, "_write_files", full)
     gdb = shutil.which("gdb")
     assert gdb is not None
-    cmd = command.from_argv([REPLAY, *SEED_OPTIONS, BASE, DIFF, str(seed_collection(cols))])
+    cmd = command.from_argv([*SEED_COMMAND, str(seed_collection(cols))])
     out = tmp_path / "full"
     result = run_repro(
         ReproOptions(
@@ -555,10 +553,7 @@ def test_redact_a_non_ascii_home_reached_through_a_link(cols: Collections, tmp_p
     env = dict(os.environ, HOME=str(home), COLUMNS="200")
     r = repro(
         *repro_args(
-            REPLAY,
-            *SEED_OPTIONS,
-            BASE,
-            DIFF,
+            *SEED_COMMAND,
             str(mch),
             out="b",
             workers=2,
@@ -820,7 +815,7 @@ def test_spmi_report_in_gdb_writes_its_directory_whole(cols: Collections, tmp_pa
             "spmi report r",
             "spmi report foreign",
             "kill",
-            args=[REPLAY, *SEED_OPTIONS, BASE, DIFF, str(seed_collection(cols))],
+            args=[*SEED_COMMAND, str(seed_collection(cols))],
             gdb=gdb,
         ),
         capture_output=True,

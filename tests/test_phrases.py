@@ -32,7 +32,7 @@ from spmi_dbg.report.text import rows
 from spmi_dbg.report.triage import triage_markdown
 
 from .support.common import Collections, seed_collection
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.natives import SEED_COMMAND
 from .support.pipeline import report, repro_args, triage
 
 
@@ -230,10 +230,7 @@ def test_a_new_fact_reaches_the_triage_through_its_phrase_alone(
 ) -> None:
     r = triage(
         *repro_args(
-            REPLAY,
-            *SEED_OPTIONS,
-            BASE,
-            DIFF,
+            *SEED_COMMAND,
             str(seed_collection(cols)),
             out="t",
             workers=1,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from .support.common import DEBUGGERS, Collections, aarch64_native, mc_bytes, seed_collection
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.natives import BASE, REPLAY, SEED_COMMAND, SEED_OPTIONS
 from .support.pipeline import report, repro, repro_args, triage, triage_collection, validate
 
 Q_REPLAY = aarch64_native("bin/spmi-replay")
@@ -93,7 +93,7 @@ def test_seed_crash_under_qemu(cols: Collections, tmp_path: Path, debugger: str)
     # The same crash, the same bucket as the x64 build under gdb, with either debugger (lldb 16 over
     # qemu's stub unwinds one unnamed frame past main: the signature stops at main).
     x64 = repro(
-        *repro_args(REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch), out="x", workers=2, verify_runs=1),
+        *repro_args(*SEED_COMMAND, str(mch), out="x", workers=2, verify_runs=1),
         cwd=tmp_path,
     )
     assert x64.returncode == 0, x64.stdout
@@ -238,7 +238,7 @@ def test_triage_under_qemu_gives_the_x64_buckets(cols: Collections, tmp_path: Pa
     buckets = {}
     for name, argv in (
         ("arm64", ["--qemu", "aarch64", "--", Q_REPLAY, *SEED_OPTIONS, Q_BASE, Q_DIFF, str(mch)]),
-        ("x64", ["--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)]),
+        ("x64", ["--", *SEED_COMMAND, str(mch)]),
     ):
         r = triage("--workers", "2", "--verify-runs", "1", "--out", name, *argv, cwd=tmp_path)
         assert r.returncode == 0, r.stdout + r.stderr

@@ -21,7 +21,7 @@ import pytest
 from spmi_dbg.repro.result import BUNDLE_FILES
 
 from .support.common import Collections, mc_bytes, seed_collection
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.natives import SEED_COMMAND
 from .support.pipeline import report, repro, repro_args, validate
 
 
@@ -90,10 +90,7 @@ def test_redact_leaves_no_home_user_or_host(cols: Collections, tmp_path: Path) -
     env = dict(os.environ, HOME=str(home), USER="jdoe", LOGNAME="jdoe", COLUMNS="200")
     r = repro(
         *repro_args(
-            REPLAY,
-            *SEED_OPTIONS,
-            BASE,
-            DIFF,
+            *SEED_COMMAND,
             str(mch),
             out="b",
             workers=2,

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from .support.common import BUNDLE_FILES, DEBUGGERS, Collections, mc_bytes, seed_collection
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.natives import BASE, DIFF, REPLAY, SEED_COMMAND, SEED_OPTIONS
 from .support.pipeline import (
     assert_seed_diagnosis,
     no_replays_left,
@@ -241,7 +241,7 @@ def test_first_chance_faults_are_passed_on(cols: Collections, tmp_path: Path) ->
         inject=[("jit-null", 50), ("jit-null", 150), ("seed-arm64", 300)],
     )
     r = repro(
-        *repro_args(REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch), out="b", workers=1, verify_runs=1),
+        *repro_args(*SEED_COMMAND, str(mch), out="b", workers=1, verify_runs=1),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -555,10 +555,7 @@ def test_crash_in_the_first_partition_cancels_the_others(
     )
     r = repro(
         *repro_args(
-            REPLAY,
-            *SEED_OPTIONS,
-            BASE,
-            DIFF,
+            *SEED_COMMAND,
             str(mch),
             out="b",
             workers=str(workers),
@@ -624,9 +621,7 @@ def test_a_later_phase_failure_still_writes_the_bundle(
     monkeypatch.setattr(pipeline, phase, disk_full if phase == "verify" else bug)
     monkeypatch.chdir(tmp_path)
     mch = seed_collection(cols)
-    rc = cli.main(
-        ["repro", "--workers", "2", "--out", "b", "--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)]
-    )
+    rc = cli.main(["repro", "--workers", "2", "--out", "b", "--", *SEED_COMMAND, str(mch)])
     assert rc == 1  # a crash was found, but no verified repro
     bundle = tmp_path / "b"
     rep = report(bundle)
@@ -696,7 +691,7 @@ def test_verify_runs_0_is_not_called_verified(cols: Collections, tmp_path: Path)
     crash."""
     mch = seed_collection(cols)
     r = repro(
-        *repro_args(REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch), out="b", workers=2, verify_runs=0),
+        *repro_args(*SEED_COMMAND, str(mch), out="b", workers=2, verify_runs=0),
         cwd=tmp_path,
     )
     assert r.returncode == 1, r.stdout + r.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from .support.common import DEBUGGERS, Collections, mc_bytes, seed_collection
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.natives import BASE, DIFF, REPLAY, SEED_COMMAND, SEED_OPTIONS
 from .support.pipeline import assert_seed_diagnosis, make_core, report, repro, repro_args, validate
 
 
@@ -50,7 +50,7 @@ def check_seed_bundle(bundle: Path, mch: Path, debugger: str = "gdb") -> dict[st
 @pytest.mark.parametrize("debugger", DEBUGGERS)
 def test_core_with_the_command(cols: Collections, tmp_path: Path, debugger: str) -> None:
     mch = seed_collection(cols)
-    argv = [REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)]
+    argv = [*SEED_COMMAND, str(mch)]
     core = make_core(argv, tmp_path)
     r = repro(
         *repro_args(*argv, out="b", verify_runs=1, options=("--core", str(core))),
@@ -92,7 +92,7 @@ def test_core_names_its_own_short_command(cols: Collections, tmp_path: Path) -> 
 
 def test_core_with_a_truncated_command_asks_for_it(cols: Collections, tmp_path: Path) -> None:
     mch = seed_collection(cols)
-    core = make_core([REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)], tmp_path)
+    core = make_core([*SEED_COMMAND, str(mch)], tmp_path)
     r = repro("--core", str(core), cwd=tmp_path)
     assert r.returncode == 3, r.stdout + r.stderr
     lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]

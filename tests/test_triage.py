@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from .support.common import Collections, mc_bytes
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.natives import BASE, REPLAY, SEED_COMMAND
 from .support.pipeline import repro_args, triage, triage_collection, validate
 
 
 def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
     mch = triage_collection(cols)
     r = triage(
-        *repro_args(REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch), out="t", workers=2, verify_runs=1),
+        *repro_args(*SEED_COMMAND, str(mch), out="t", workers=2, verify_runs=1),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -134,10 +134,7 @@ def test_max_crashes_and_no_crash(cols: Collections, tmp_path: Path) -> None:
     mch = triage_collection(cols)
     r = triage(
         *repro_args(
-            REPLAY,
-            *SEED_OPTIONS,
-            BASE,
-            DIFF,
+            *SEED_COMMAND,
             str(mch),
             out="t",
             workers=1,
@@ -282,10 +279,7 @@ def test_progress_on_a_terminal(cols: Collections, tmp_path: Path) -> None:
         "--out",
         "t",
         "--",
-        REPLAY,
-        *SEED_OPTIONS,
-        BASE,
-        DIFF,
+        *SEED_COMMAND,
         str(mch),
     ]
     proc = subprocess.Popen(

@@ -20,7 +20,7 @@ import pytest
 
 from .support.cluster import cluster, free_port
 from .support.common import Collections, replaying, wait_for, whole_texts
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.natives import BASE, REPLAY, SEED_COMMAND
 from .support.pipeline import repro_args, triage, validate
 
 # in benchmarks.mch: the replay that is running when a worker or the coordinator is killed
@@ -77,10 +77,7 @@ def args(collections: Path, out: str, *extra: str, bundles: str = "missing") -> 
         out,
         *extra,
         "--",
-        REPLAY,
-        *SEED_OPTIONS,
-        BASE,
-        DIFF,
+        *SEED_COMMAND,
     ]
 
 

@@ -16,6 +16,7 @@ RELEASE = native(paths.RELEASE_JIT)
 # superpmi's options that make the sample seed crash (dotnet/runtime#91257): asm diffs of an Arm64
 # target.
 SEED_OPTIONS = ["-a", "-target", "arm64", "-bug", "91257"]
+SEED_COMMAND = (REPLAY, *SEED_OPTIONS, BASE, DIFF)  # the seed crash's command, its collection last
 # six JIT settings; the sample JIT's stress-only assert needs two (JitStress=2, STRESS_FOLD)
 STRESS_SETTINGS = (
     *("-jitoption", "JitNoInline=1"),
