@@ -19,11 +19,7 @@ pytestmark = pytest.mark.live
 def test_the_checked_jit_on_a_release_collection_is_the_setup(real: Real, tmp_path: Path) -> None:
     r = repro(
         *repro_args(
-            str(real.superpmi),
-            "-c",
-            "2000-2010",
-            str(real.jit_checked),
-            str(real.api_reljit),
+            *real.command("-c", "2000-2010", mch=real.api_reljit),
             out="b",
             verify_runs=1,
         ),
@@ -49,15 +45,9 @@ def test_jit_stress_needs_data_the_collection_never_recorded(real: Real, tmp_pat
     recorded, and without the setting the record replays clean."""
     r = repro(
         *repro_args(
-            str(real.superpmi),
-            "-jitoption",
-            "JitStress=1",
-            "-jitoption",
-            "JitDisasmSummary=1",
-            "-c",
-            "1-10",
-            str(real.jit_checked),
-            str(real.api),
+            *real.command(
+                "-jitoption", "JitStress=1", "-jitoption", "JitDisasmSummary=1", "-c", "1-10"
+            ),
             out="s",
             verify_runs=1,
         ),
@@ -104,9 +94,7 @@ def test_a_storm_is_said_with_its_cause_before_the_20th_crash(real: Real, tmp_pa
 
     r = triage(
         *repro_args(
-            str(real.superpmi),
-            str(real.jit_checked),
-            str(real.api_reljit),
+            *real.command(mch=real.api_reljit),
             out="t",
             options=("--max-crashes", "40"),
         ),
@@ -143,11 +131,7 @@ def test_the_storm_is_swept_and_each_crash_not_diagnosed_is_a_native_crash(
 
     r = triage(
         *repro_args(
-            str(real.superpmi),
-            "-c",
-            "1-800",
-            str(real.jit_checked),
-            str(real.api_reljit),
+            *real.command("-c", "1-800", mch=real.api_reljit),
             out="t",
             verify_runs=1,
             options=("--max-crashes", "100000"),

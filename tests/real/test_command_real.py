@@ -78,11 +78,7 @@ def test_refused_commands_are_refused_in_superpmis_words(real: Real, tmp_path: P
     assert r.returncode == 3  # -p with -c: the workers refuse the list
     r = repro(
         *repro_args(
-            str(real.superpmi),
-            "-p",
-            "-skipCleanup",
-            str(real.jit_checked),
-            str(real.api_reljit),
+            *real.command("-p", "-skipCleanup", mch=real.api_reljit),
             out="p",
         ),
         cwd=tmp_path,
@@ -103,19 +99,18 @@ def test_missing_data_under_the_users_v_ewi_and_their_files_untouched(
     (mine / "f.mcl").write_text("keep\n")
     r = repro(
         *repro_args(
-            str(real.superpmi),
-            "-v",
-            "ewi",
-            "-fail",
-            str(mine / "f.mcl"),
-            "-w",
-            str(mine / "log.txt"),
-            "-jitoption",
-            "JITMinOpts=1",
-            "-c",
-            "1-400",
-            str(real.jit_checked),
-            str(real.api),
+            *real.command(
+                "-v",
+                "ewi",
+                "-fail",
+                str(mine / "f.mcl"),
+                "-w",
+                str(mine / "log.txt"),
+                "-jitoption",
+                "JITMinOpts=1",
+                "-c",
+                "1-400",
+            ),
             out="m",
             options=("--failure", "missing"),
         ),
@@ -136,7 +131,7 @@ def test_recheck_carries_the_recorded_environment_and_no_fixed_without_asserts(
     the Release JIT, which has no asserts."""
     monkeypatch.setenv("COMPlus_JitStress", "1")
     r = repro(
-        *repro_args(str(real.superpmi), "-c", "4", str(real.jit_checked), str(real.api), out="s"),
+        *repro_args(*real.command("-c", "4"), out="s"),
         cwd=tmp_path,
         timeout=600,
     )
@@ -149,13 +144,7 @@ def test_recheck_carries_the_recorded_environment_and_no_fixed_without_asserts(
     assert "under gdb: in bucket" in still.stdout
     a = repro(
         *repro_args(
-            str(real.superpmi),
-            "-jitoption",
-            "JitStressRegs=400",
-            "-c",
-            "543",
-            str(real.jit_checked),
-            str(real.api),
+            *real.command("-jitoption", "JitStressRegs=400", "-c", "543"),
             out="a",
             options=("--failure", "assert"),
         ),

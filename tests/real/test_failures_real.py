@@ -149,11 +149,7 @@ def test_a_c_past_the_end_is_an_input_error(real: Real, tmp_path: Path) -> None:
     assert parse_output(r.stdout.splitlines(), r.stderr.splitlines()).failures == []
     got = repro(
         *repro_args(
-            str(real.superpmi),
-            "-c",
-            "6000",
-            str(real.jit_checked),
-            str(real.api),
+            *real.command("-c", "6000"),
             out="b",
             options=("--failure", "assert"),
         ),
@@ -171,15 +167,14 @@ def test_repro_of_a_real_assert_keeps_only_the_setting_it_needs(real: Real, tmp_
     out = tmp_path / "a"
     r = repro(
         *repro_args(
-            str(real.superpmi),
-            "-jitoption",
-            "JitStressRegs=800",
-            "-jitoption",
-            "JitEnableNoWayAssert=1",
-            "-jitoption",
-            "JitNoForceFallback=1",
-            str(real.jit_checked),
-            str(real.api),
+            *real.command(
+                "-jitoption",
+                "JitStressRegs=800",
+                "-jitoption",
+                "JitEnableNoWayAssert=1",
+                "-jitoption",
+                "JitNoForceFallback=1",
+            ),
             out=str(out),
             options=("--failure", "assert"),
         ),
@@ -234,12 +229,7 @@ def test_a_crash_p_hid_is_found(real: Real, tmp_path: Path) -> None:
     assert parent.returncode == 1 and "Loaded 0  Jitted 0  FailedCompile 0" in parent.stdout
     r = repro(
         *repro_args(
-            str(real.superpmi),
-            "-p",
-            "-jitoption",
-            "JitStress=1",
-            str(real.jit_checked),
-            str(real.api),
+            *real.command("-p", "-jitoption", "JitStress=1"),
             out="p",
         ),
         cwd=tmp_path,

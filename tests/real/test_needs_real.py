@@ -21,13 +21,7 @@ OTHERS = ("JitDoAssertionProp", "JitDoCopyProp", "JitDoEarlyProp", "JitDoRangeAn
 def needs(real: Real, tmp_path: Path, setting: str, mc: int) -> dict[str, str]:
     r = repro(
         *repro_args(
-            str(real.superpmi),
-            "-jitoption",
-            setting,
-            "-c",
-            str(mc),
-            str(real.jit_checked),
-            str(real.api),
+            *real.command("-jitoption", setting, "-c", str(mc)),
             out="a",
             options=("--failure", "assert"),
         ),

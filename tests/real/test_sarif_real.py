@@ -22,10 +22,7 @@ JIT_STRESS = ("-jitoption", "JitStress=1")
 def _sarif(real: Real, cwd: Path, out: str, *options: str) -> dict[str, Any]:
     r = triage(
         *repro_args(
-            str(real.superpmi),
-            *options,
-            str(real.jit_checked),
-            str(real.api),
+            *real.command(*options),
             out=out,
             workers=2,
             verify_runs=1,

@@ -28,11 +28,7 @@ def test_a_jit_variable_from_the_environment_is_part_of_the_repro(
     monkeypatch.setenv("DOTNET_JitDisasmSummary", "1")
     r = repro(
         *repro_args(
-            str(real.superpmi),
-            "-c",
-            "1-100",
-            str(real.jit_checked),
-            str(real.api),
+            *real.command("-c", "1-100"),
             out="b",
             workers=2,
             verify_runs=2,
@@ -64,13 +60,7 @@ def test_the_asm_diffs_crash_is_the_commands_first_and_coredistools_is_kept(
     monkeypatch.setenv("LD_LIBRARY_PATH", str(real.bin))
     r = repro(
         *repro_args(
-            str(real.superpmi),
-            "-a",
-            "-jit2option",
-            "JITMinOpts=1",
-            str(real.jit_official),
-            str(real.jit_checked),
-            str(real.api),
+            *real.command("-a", "-jit2option", "JITMinOpts=1", str(real.jit_official)),
             out="b",
             workers=str(workers),
             verify_runs=1,
@@ -101,11 +91,7 @@ def test_a_range_dies_at_its_first_record_whatever_the_workers(
     second partition (3758-) dies at its first record too, and may be first in time."""
     r = repro(
         *repro_args(
-            str(real.superpmi),
-            "-c",
-            "2000-5514",
-            str(real.jit_checked),
-            str(real.api_reljit),
+            *real.command("-c", "2000-5514", mch=real.api_reljit),
             out="b",
             workers=str(workers),
             verify_runs=1,
@@ -122,15 +108,9 @@ def test_a_failure_sought_after_a_crash_says_the_crash(real: Real, tmp_path: Pat
     but the crash, with its method context and bucket, exit 1."""
     r = repro(
         *repro_args(
-            str(real.superpmi),
-            "-jitoption",
-            "JitStressRegs=400",
-            "-jitoption",
-            "JitStress=2",
-            "-c",
-            "1-600",
-            str(real.jit_checked),
-            str(real.api),
+            *real.command(
+                "-jitoption", "JitStressRegs=400", "-jitoption", "JitStress=2", "-c", "1-600"
+            ),
             out="f",
             options=("--failure", "assert"),
         ),
