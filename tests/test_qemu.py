@@ -16,7 +16,15 @@ import pytest
 
 from .support.common import DEBUGGERS, Collections, aarch64_native, mc_bytes, seed_collection
 from .support.natives import BASE, REPLAY, SEED_COMMAND, SEED_OPTIONS
-from .support.pipeline import report, repro, repro_args, triage, triage_collection, validate
+from .support.pipeline import (
+    assert_refused,
+    report,
+    repro,
+    repro_args,
+    triage,
+    triage_collection,
+    validate,
+)
 
 Q_REPLAY = aarch64_native("bin/spmi-replay")
 Q_BASE = aarch64_native("jit/libsamplejit_base.so")
@@ -220,14 +228,7 @@ def test_qemu_bad_inputs(cols: Collections, tmp_path: Path) -> None:
             str(mch),
         ): "built for aarch64, and this machine is x86_64 (add --qemu aarch64)",
     }
-    for args, text in cases.items():
-        r = repro(*args, cwd=tmp_path)
-        assert r.returncode == 3, (args, r.stdout, r.stderr)
-        lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
-        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (
-            args,
-            r.stderr,
-        )
+    assert_refused(repro, cases, tmp_path)
 
 
 def test_triage_under_qemu_gives_the_x64_buckets(cols: Collections, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from spmi_dbg.repro.fromlog import parse_log
 
 from .support.common import DEBUGGERS, Collections, mc_bytes
 from .support.natives import BASE, DIFF, REPLAY
-from .support.pipeline import render_fixture, report, repro
+from .support.pipeline import assert_refused, render_fixture, report, repro
 
 
 @pytest.mark.unit
@@ -134,14 +134,7 @@ def test_from_log_bad_logs_are_one_line_errors(cols: Collections, tmp_path: Path
             str(log),
         ): "--from-log takes the whole command from the log",
     }
-    for args, text in cases.items():
-        r = repro(*args, cwd=tmp_path)
-        assert r.returncode == 3, (args, r.stdout, r.stderr)
-        lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
-        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (
-            args,
-            r.stderr,
-        )
+    assert_refused(repro, cases, tmp_path)
 
 
 def _with_output(log: Path, *lines: str) -> Path:

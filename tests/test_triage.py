@@ -15,7 +15,7 @@ from typing import Any
 
 from .support.common import Collections, mc_bytes
 from .support.natives import BASE, REPLAY, SEED_COMMAND
-from .support.pipeline import repro_args, triage, triage_collection, validate
+from .support.pipeline import assert_refused, repro_args, triage, triage_collection, validate
 
 
 def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
@@ -189,14 +189,7 @@ def test_triage_bad_inputs_are_one_line_errors(cols: Collections, tmp_path: Path
         ): "--max-crashes: expected a whole number of at least 1, got '0'",
         ("--", REPLAY, str(tmp_path / "nojit.so"), str(mch)): "JIT not found",
     }
-    for args, text in cases.items():
-        r = triage(*args, cwd=tmp_path)
-        assert r.returncode == 3, (args, r.stdout, r.stderr)
-        lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
-        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (
-            args,
-            r.stderr,
-        )
+    assert_refused(triage, cases, tmp_path)
     assert not (tmp_path / "spmi-triage").exists()
 
 

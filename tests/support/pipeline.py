@@ -10,7 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,23 @@ def repro_args(
         if value is not None:
             args += [flag, str(value)]
     return [*args, "--", *(str(c) for c in command)]
+
+
+def assert_refused(
+    run: Callable[..., subprocess.CompletedProcess[str]],
+    cases: dict[tuple[str, ...], str],
+    cwd: Path,
+) -> None:
+    """Each command line `run(*ARGS)` (repro or triage) is refused before any work: exit status 3
+    and, usage lines aside, one line on stderr that says TEXT, with no traceback."""
+    for args, text in cases.items():
+        r = run(*args, cwd=cwd)
+        assert r.returncode == 3, (args, r.stdout, r.stderr)
+        lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
+        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (
+            args,
+            r.stderr,
+        )
 
 
 def triage(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
