@@ -79,7 +79,7 @@ def test_bisect_finds_the_first_bad_build_in_a_store(
     h = history(tmp_path, [b, b, None, b, d, d, d], layout=layout, unrelated=(4,))
     rc, data, out = _bisect(
         mch, tmp_path, "--store", str(h.store), "--repo", str(h.repo),
-        "--good", h.hashes[0], "--bad", h.hashes[-1],
+        "--good", h.hashes[0], "--bad", h.hashes[-1]
     )  # fmt: skip
     assert rc == 0, out
     assert data["exact"] and data["first_bad"]["build"] == h.hashes[4]
@@ -106,7 +106,7 @@ def test_skipped_builds_are_searched_around_and_said_as_a_range(
     h = history(tmp_path, [b, b, not_a_jit, d, d])
     rc, data, _ = _bisect(
         mch, tmp_path, "--store", str(h.store), "--repo", str(h.repo),
-        "--good", h.hashes[0], "--bad", h.hashes[-1],
+        "--good", h.hashes[0], "--bad", h.hashes[-1]
     )  # fmt: skip
     assert rc == 1 and not data["exact"]
     assert data["last_good"]["build"] == h.hashes[1] and data["first_bad"]["build"] == h.hashes[3]
@@ -155,7 +155,7 @@ def test_asm_diffs_which_jit_varies(mch: Path, tmp_path: Path) -> None:
             "bisect", "--build", "Checked", "--out", str(out), *common, "--bad", h.hashes[-1],
             "--which", which, "--", REPLAY, "-a", "-c", str(AT),
             _named(tmp_path, BASE, "cmd-base"), _named(tmp_path, DIFF, "cmd-diff"), str(mch),
-            cwd=tmp_path,
+            cwd=tmp_path
         )  # fmt: skip
         assert r.returncode == rc_want, r.stdout + r.stderr
         data = json.loads((out / "bisect.json").read_text())
@@ -208,7 +208,7 @@ def test_bisect_run_script_drives_git_bisect(mch: Path, tmp_path: Path) -> None:
     h = history(tmp_path, [b, b, b, d, d])
     rc, _, _ = _bisect(
         mch, tmp_path, "--store", str(h.store), "--repo", str(h.repo),
-        "--good", h.hashes[0], "--bad", h.hashes[-1],
+        "--good", h.hashes[0], "--bad", h.hashes[-1]
     )  # fmt: skip
     assert rc == 0
     jit = tmp_path / "built" / "libclrjit.so"
@@ -325,7 +325,7 @@ def test_a_bundle_s_report_gains_the_bisection_in_its_regression_section(
     out = run_cli(
         "bisect", str(tmp_path / "b"), "--build", "Checked", "--out", "o", "--store",
         str(h.store), "--repo", str(h.repo), "--good", h.hashes[0], "--bad", h.hashes[-1],
-        cwd=tmp_path,
+        cwd=tmp_path
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
     rep = report(tmp_path / "b")
@@ -345,7 +345,7 @@ def test_a_bundle_s_report_gains_the_bisection_in_its_regression_section(
     again = run_cli(
         "bisect", str(tmp_path / "b"), "--build", "Checked", "--out", "o2", "--store",
         str(other.store), "--repo", str(other.repo), "--good", other.hashes[0], "--bad",
-        other.hashes[-1], "--jit-name", "libclrjit_other.so", cwd=tmp_path,
+        other.hashes[-1], "--jit-name", "libclrjit_other.so", cwd=tmp_path
     )  # fmt: skip
     assert again.returncode == 1, again.stdout + again.stderr
     rep = report(tmp_path / "b")
@@ -358,7 +358,7 @@ def test_a_bundle_s_report_gains_the_bisection_in_its_regression_section(
     run_cli(
         "bisect", str(tmp_path / "b"), "--build", "Checked", "--out", "o3", "--store",
         str(h.store), "--repo", str(h.repo), "--good", h.hashes[0], "--bad", h.hashes[-1],
-        cwd=tmp_path,
+        cwd=tmp_path
     )  # fmt: skip
     assert len(report(tmp_path / "b")["bisects"]) == 2
 
@@ -376,12 +376,12 @@ def test_a_store_whose_jit_has_another_name(mch: Path, tmp_path: Path) -> None:
     assert data["first_bad"]["build"] == h.hashes[2]
     named = run_cli(
         "bisect", str(tmp_path / "b"), "--out", "o2", *common, "--jit-name", "libclrjit.so",
-        cwd=tmp_path,
+        cwd=tmp_path
     )  # fmt: skip
     assert named.returncode == 0, named.stdout + named.stderr
     wrong = run_cli(
         "bisect", str(tmp_path / "b"), "--out", "o3", *common, "--jit-name", "libnothere.so",
-        cwd=tmp_path,
+        cwd=tmp_path
     )  # fmt: skip
     assert wrong.returncode == 1
     stopped = json.loads((tmp_path / "o3" / "bisect.json").read_text())["stopped"]
@@ -390,12 +390,12 @@ def test_a_store_whose_jit_has_another_name(mch: Path, tmp_path: Path) -> None:
     # recheck on the store, the same way
     fixed = run_cli(
         "recheck", str(tmp_path / "b"), "--store", str(h.store), "--build", h.hashes[0],
-        "--out", "r", cwd=tmp_path,
+        "--out", "r", cwd=tmp_path
     )  # fmt: skip
     assert fixed.returncode == 0 and ": fixed: " in fixed.stdout, fixed.stdout + fixed.stderr
     none = run_cli(
         "recheck", str(tmp_path / "b"), "--store", str(h.store), "--build", h.hashes[0],
-        "--jit-name", "libnothere.so", cwd=tmp_path,
+        "--jit-name", "libnothere.so", cwd=tmp_path
     )  # fmt: skip
     (line,) = [x for x in none.stderr.splitlines() if x.startswith("spmi-dbg recheck: error:")]
     assert "with a JIT named libnothere.so" in line and none.returncode != 0
@@ -412,7 +412,7 @@ def test_probes_run_on_the_dask_cluster_triage_uses(mch: Path, tmp_path: Path) -
         rc, data, _ = _bisect(
             mch, tmp_path, "--store", str(h.store), "--repo", str(h.repo),
             "--good", h.hashes[0], "--bad", h.hashes[-1], "--scheduler", c.address,
-            "--workers", "2",
+            "--workers", "2"
         )  # fmt: skip
         workers = {w.proc.pid for w in c.workers}
         # the workers' own working directory gets nothing: the probes' files are under --out
@@ -453,7 +453,7 @@ def test_a_triage_directory_is_bisected_bucket_by_bucket(mch: Path, tmp_path: Pa
     directory found where it is now (moved since the triage)."""
     t = run_cli(
         "triage", "--failure", "assert", "--verify-runs", "1", "--out", "t", "--", REPLAY,
-        _named(tmp_path, DIFF, "cmd"), str(mch), cwd=tmp_path,
+        _named(tmp_path, DIFF, "cmd"), str(mch), cwd=tmp_path
     )  # fmt: skip
     assert t.returncode == 0, t.stdout + t.stderr
     (tmp_path / "t").rename(tmp_path / "moved triage")
@@ -462,7 +462,7 @@ def test_a_triage_directory_is_bisected_bucket_by_bucket(mch: Path, tmp_path: Pa
     r = run_cli(
         "bisect", str(tmp_path / "moved triage"), "--build", "Checked", "--out", "o",
         "--store", str(h.store), "--repo", str(h.repo), "--good", h.hashes[0],
-        "--bad", h.hashes[-1], cwd=tmp_path,
+        "--bad", h.hashes[-1], cwd=tmp_path
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     data = json.loads((tmp_path / "moved triage" / "triage.json").read_text())

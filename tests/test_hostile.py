@@ -419,8 +419,7 @@ def test_one_run_per_bundle_directory(cols: Collections, tmp_path: Path) -> None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # as a run writing that bundle holds it
         r = repro(
-            *repro_args(*SEED_COMMAND, str(seed_collection(cols)), out=str(out)),
-            cwd=tmp_path,
+            *repro_args(*SEED_COMMAND, str(seed_collection(cols)), out=str(out)), cwd=tmp_path
         )
     finally:
         os.close(fd)
@@ -553,12 +552,7 @@ def test_redact_a_non_ascii_home_reached_through_a_link(cols: Collections, tmp_p
     env = dict(os.environ, HOME=str(home), COLUMNS="200")
     r = repro(
         *repro_args(
-            *SEED_COMMAND,
-            str(mch),
-            out="b",
-            workers=2,
-            verify_runs=1,
-            options=("--redact",),
+            *SEED_COMMAND, str(mch), out="b", workers=2, verify_runs=1, options=("--redact",)
         ),
         cwd=tmp_path,
         env=env,
@@ -924,7 +918,7 @@ def test_permission_denied_is_one_line_in_every_command() -> None:
         ):
             r = subprocess.run(
                 [*as_user, script, *args], capture_output=True, text=True, env=env,
-                cwd=base / "tmp", timeout=120,
+                cwd=base / "tmp", timeout=120
             )  # fmt: skip
             assert r.returncode in (1, 2, 3), (args, r.stderr)
             line = one_error_line(r)
@@ -932,7 +926,7 @@ def test_permission_denied_is_one_line_in_every_command() -> None:
             lines[" ".join(args[:2])] = line
         python = subprocess.run(
             [*as_user, sys.executable, "-m", "spmi_dbg", "mch", "verify", str(mch)],
-            capture_output=True, text=True, env=env, cwd=base / "tmp", timeout=120,
+            capture_output=True, text=True, env=env, cwd=base / "tmp", timeout=120
         )  # fmt: skip
         assert one_error_line(python) == lines["mch verify"]
     finally:

@@ -60,15 +60,7 @@ def test_null_map_crash_from_a_range_not_starting_at_1(
     against the -c list and the record's IL size."""
     r = repro(
         *repro_args(
-            REPLAY,
-            "-c",
-            "700-1200",
-            BASE,
-            str(col),
-            out="b",
-            workers=2,
-            verify_runs=2,
-            options=ERA,
+            REPLAY, "-c", "700-1200", BASE, str(col), out="b", workers=2, verify_runs=2, options=ERA
         ),
         cwd=tmp_path,
         debugger=debugger,

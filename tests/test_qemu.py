@@ -101,8 +101,7 @@ def test_seed_crash_under_qemu(cols: Collections, tmp_path: Path, debugger: str)
     # The same crash, the same bucket as the x64 build under gdb, with either debugger (lldb 16 over
     # qemu's stub unwinds one unnamed frame past main: the signature stops at main).
     x64 = repro(
-        *repro_args(*SEED_COMMAND, str(mch), out="x", workers=2, verify_runs=1),
-        cwd=tmp_path,
+        *repro_args(*SEED_COMMAND, str(mch), out="x", workers=2, verify_runs=1), cwd=tmp_path
     )
     assert x64.returncode == 0, x64.stdout
     assert report(tmp_path / "x")["diagnosis"]["bucket"] == d["bucket"]

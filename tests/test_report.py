@@ -90,12 +90,7 @@ def test_redact_leaves_no_home_user_or_host(cols: Collections, tmp_path: Path) -
     env = dict(os.environ, HOME=str(home), USER="jdoe", LOGNAME="jdoe", COLUMNS="200")
     r = repro(
         *repro_args(
-            *SEED_COMMAND,
-            str(mch),
-            out="b",
-            workers=2,
-            verify_runs=1,
-            options=("--redact",),
+            *SEED_COMMAND, str(mch), out="b", workers=2, verify_runs=1, options=("--redact",)
         ),
         cwd=work,
         env=env,

@@ -241,10 +241,7 @@ def test_first_chance_faults_are_passed_on(cols: Collections, tmp_path: Path) ->
         seed=2,
         inject=[("jit-null", 50), ("jit-null", 150), ("seed-arm64", 300)],
     )
-    r = repro(
-        *repro_args(*SEED_COMMAND, str(mch), out="b", workers=1, verify_runs=1),
-        cwd=tmp_path,
-    )
+    r = repro(*repro_args(*SEED_COMMAND, str(mch), out="b", workers=1, verify_runs=1), cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     # not 50: those faults are the JIT's, caught
@@ -684,10 +681,7 @@ def test_verify_runs_0_is_not_called_verified(cols: Collections, tmp_path: Path)
     crash found, repro not verified). Nothing is minimized: nothing says the record alone does not
     crash."""
     mch = seed_collection(cols)
-    r = repro(
-        *repro_args(*SEED_COMMAND, str(mch), out="b", workers=2, verify_runs=0),
-        cwd=tmp_path,
-    )
+    r = repro(*repro_args(*SEED_COMMAND, str(mch), out="b", workers=2, verify_runs=0), cwd=tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
     rep = report(tmp_path / "b")
     validate(rep)

@@ -22,7 +22,7 @@ from spmi_dbg.mch.collection import Collection
 
 from .support.common import DEBUGGERS, Collections
 from .support.diagnosis import require
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS, STRESS_SETTINGS_3
 from .support.pipeline import report, repro, repro_args
 
 FAULTS_AT, FATAL_AT = (10, 20), 30
@@ -312,14 +312,7 @@ def test_a_stress_only_assert_on_builds_we_did_not_make(
     require(debugger)
     b = builds[kind]
     mch = cols.get("stripped-stress", 60, inject=[("jit-null", 10), ("stress-assert", 40)])
-    settings = [
-        "-jitoption",
-        "JitStress=2",
-        "-jitoption",
-        "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD",
-        "-jitoption",
-        "JitStressRegs=1",
-    ]
+    settings = STRESS_SETTINGS_3
     r = repro(
         *repro_args(
             str(b["spmi-replay"]),

@@ -14,15 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from .support.common import Collections, mc_bytes
-from .support.natives import BASE, REPLAY, SEED_COMMAND
+from .support.natives import BASE, REPLAY, SEED_COMMAND, STRESS_SETTINGS_3
 from .support.pipeline import assert_refused, repro_args, triage, triage_collection, validate
 
 
 def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
     mch = triage_collection(cols)
     r = triage(
-        *repro_args(*SEED_COMMAND, str(mch), out="t", workers=2, verify_runs=1),
-        cwd=tmp_path,
+        *repro_args(*SEED_COMMAND, str(mch), out="t", workers=2, verify_runs=1), cwd=tmp_path
     )
     assert r.returncode == 0, r.stdout + r.stderr
     data: dict[str, Any] = json.loads((tmp_path / "t" / "triage.json").read_text())
@@ -202,14 +201,7 @@ def test_failure_buckets_with_stress_settings(cols: Collections, tmp_path: Path)
         120,
         inject=[("stress-assert", 30), ("jit-null", 50), ("stress-assert", 90)],
     )
-    settings = [
-        "-jitoption",
-        "JitStress=2",
-        "-jitoption",
-        "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD",
-        "-jitoption",
-        "JitStressRegs=1",
-    ]
+    settings = STRESS_SETTINGS_3
     r = triage(
         *repro_args(
             REPLAY,

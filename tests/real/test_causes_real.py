@@ -18,11 +18,7 @@ pytestmark = pytest.mark.live
 
 def test_the_checked_jit_on_a_release_collection_is_the_setup(real: Real, tmp_path: Path) -> None:
     r = repro(
-        *repro_args(
-            *real.command("-c", "2000-2010", mch=real.api_reljit),
-            out="b",
-            verify_runs=1,
-        ),
+        *repro_args(*real.command("-c", "2000-2010", mch=real.api_reljit), out="b", verify_runs=1),
         cwd=tmp_path,
         timeout=600,
     )
@@ -93,11 +89,7 @@ def test_a_storm_is_said_with_its_cause_before_the_20th_crash(real: Real, tmp_pa
     from ..support.pipeline import triage
 
     r = triage(
-        *repro_args(
-            *real.command(mch=real.api_reljit),
-            out="t",
-            options=("--max-crashes", "40"),
-        ),
+        *repro_args(*real.command(mch=real.api_reljit), out="t", options=("--max-crashes", "40")),
         cwd=tmp_path,
     )
     assert r.returncode in (0, 1), r.stdout + r.stderr

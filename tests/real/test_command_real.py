@@ -77,10 +77,7 @@ def test_refused_commands_are_refused_in_superpmis_words(real: Real, tmp_path: P
     )
     assert r.returncode == 3  # -p with -c: the workers refuse the list
     r = repro(
-        *repro_args(
-            *real.command("-p", "-skipCleanup", mch=real.api_reljit),
-            out="p",
-        ),
+        *repro_args(*real.command("-p", "-skipCleanup", mch=real.api_reljit), out="p"),
         cwd=tmp_path,
         timeout=900,
     )
@@ -130,11 +127,7 @@ def test_recheck_carries_the_recorded_environment_and_no_fixed_without_asserts(
     the same JIT from a shell without it; the JitStressRegs=400 assert repro is "cannot tell" on
     the Release JIT, which has no asserts."""
     monkeypatch.setenv("COMPlus_JitStress", "1")
-    r = repro(
-        *repro_args(*real.command("-c", "4"), out="s"),
-        cwd=tmp_path,
-        timeout=600,
-    )
+    r = repro(*repro_args(*real.command("-c", "4"), out="s"), cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     monkeypatch.delenv("COMPlus_JitStress")
     still = run_cli(

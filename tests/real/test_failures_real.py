@@ -148,11 +148,7 @@ def test_a_c_past_the_end_is_an_input_error(real: Real, tmp_path: Path) -> None:
     )
     assert parse_output(r.stdout.splitlines(), r.stderr.splitlines()).failures == []
     got = repro(
-        *repro_args(
-            *real.command("-c", "6000"),
-            out="b",
-            options=("--failure", "assert"),
-        ),
+        *repro_args(*real.command("-c", "6000"), out="b", options=("--failure", "assert")),
         cwd=tmp_path,
     )
     assert got.returncode == 3, got.stdout + got.stderr
@@ -227,13 +223,7 @@ def test_a_crash_p_hid_is_found(real: Real, tmp_path: Path) -> None:
     parent = replay(real, "-p", "-jitoption", "JitStress=1")
     # no word of a crash
     assert parent.returncode == 1 and "Loaded 0  Jitted 0  FailedCompile 0" in parent.stdout
-    r = repro(
-        *repro_args(
-            *real.command("-p", "-jitoption", "JitStress=1"),
-            out="p",
-        ),
-        cwd=tmp_path,
-    )
+    r = repro(*repro_args(*real.command("-p", "-jitoption", "JitStress=1"), out="p"), cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "p")
     assert rep["outcome"] == "verified" and rep["diagnosis"]["signal"]["name"] == "SIGSEGV"

@@ -43,10 +43,7 @@ def test_null_map_crash_from_a_range_not_starting_at_1(
     loaded): rejected by the -c list."""
     r = repro(
         *repro_args(
-            *real.command("-c", "2000-5514", mch=real.api_reljit),
-            out="b",
-            workers=2,
-            verify_runs=2,
+            *real.command("-c", "2000-5514", mch=real.api_reljit), out="b", workers=2, verify_runs=2
         ),
         cwd=tmp_path,
         timeout=600,

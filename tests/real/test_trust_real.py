@@ -27,12 +27,7 @@ def test_a_jit_variable_from_the_environment_is_part_of_the_repro(
     monkeypatch.setenv("COMPlus_JitStress", "1")
     monkeypatch.setenv("DOTNET_JitDisasmSummary", "1")
     r = repro(
-        *repro_args(
-            *real.command("-c", "1-100"),
-            out="b",
-            workers=2,
-            verify_runs=2,
-        ),
+        *repro_args(*real.command("-c", "1-100"), out="b", workers=2, verify_runs=2),
         cwd=tmp_path,
         timeout=600,
     )

@@ -26,3 +26,9 @@ STRESS_SETTINGS = (
     *("-jitoption", "JitMinOpts=0"),
     *("-jitoption", "JitDisasmSummary=0"),
 )
+# three of them, the two needed among them (a triage's and a stripped JIT's stress-only assert)
+STRESS_SETTINGS_3 = (
+    *("-jitoption", "JitStress=2"),
+    *("-jitoption", "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD"),
+    *("-jitoption", "JitStressRegs=1"),
+)
