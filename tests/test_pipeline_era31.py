@@ -17,7 +17,15 @@ from spmi_dbg.mch.collection import Collection
 
 from .support.common import Collections
 from .support.natives import BASE, REPLAY, REPLAY_O0
-from .support.pipeline import report, repro, repro_args, triage, validate
+from .support.pipeline import (
+    assert_null_map,
+    report,
+    repro,
+    repro_args,
+    triage,
+    validate,
+    winner_range,
+)
 
 NULL_MAPS = [700, 720, 1000, 1150]
 # The era is the core's environment variable: the repro's native runs and repro.sh have a clean
@@ -69,18 +77,14 @@ def test_null_map_crash_from_a_range_not_starting_at_1(
     rep = report(tmp_path / "b")
     validate(rep)
     loc = rep["locate"]
-    (spec,) = [p["compile"] for p in loc["partitions"] if p["partition"] == loc["winner"]]
-    first = int(spec.split("-")[0])
+    _, first = winner_range(rep)
     # the winning partition dies at its first null map: 700, or 1000 in the second (951-1200)
     n = loc["method_context"]
     assert n in NULL_MAPS and n >= first, loc
     assert not loc["method_context_source"].startswith("mc->index"), loc
     d = rep["diagnosis"]
     assert d["method_context"]["number"] == n
-    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == (
-        "MethodContext",
-        "GetMethodSig",
-    )
+    assert_null_map(d, "MethodContext", "GetMethodSig")
     with Collection.open(col) as c:
         assert (tmp_path / "b" / "repro.mch").read_bytes() == c.record(n)
     assert "reproduced death by SIGSEGV (100%, accepted)" in r.stdout, r.stdout

@@ -17,6 +17,7 @@ import pytest
 from .support.common import DEBUGGERS, Collections, aarch64_native, mc_bytes, seed_collection
 from .support.natives import BASE, REPLAY, SEED_COMMAND, SEED_OPTIONS
 from .support.pipeline import (
+    assert_null_map,
     assert_refused,
     report,
     repro,
@@ -76,10 +77,7 @@ def test_seed_crash_under_qemu(cols: Collections, tmp_path: Path, debugger: str)
     )
     assert d["method_context"]["number"] == 300 and rep["locate"]["method_context"] == 300
     assert d["method_context"]["name"]
-    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == (
-        "CompileResult",
-        "CompileMethod",
-    )
+    assert_null_map(d, "CompileResult", "CompileMethod")
     assert d["null_map"]["role"].startswith("base compile result")
     assert (
         d["signal"]["name"] == "SIGSEGV"

@@ -12,7 +12,7 @@ from spmi_dbg.repro.fromlog import parse_log
 
 from .support.common import DEBUGGERS, Collections, mc_bytes
 from .support.natives import BASE, DIFF, REPLAY
-from .support.pipeline import assert_refused, render_fixture, report, repro
+from .support.pipeline import assert_null_map, assert_refused, render_fixture, report, repro
 
 
 @pytest.mark.unit
@@ -68,10 +68,7 @@ def test_from_log_finds_the_seed_crash(cols: Collections, tmp_path: Path, debugg
     assert rep["outcome"] == "verified"
     d = rep["diagnosis"]
     assert d["method_context"]["number"] == 300 and rep["locate"]["method_context"] == 300
-    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == (
-        "CompileResult",
-        "CompileMethod",
-    )
+    assert_null_map(d, "CompileResult", "CompileMethod")
     assert d["null_map"]["role"].startswith("base compile result")
     assert (tmp_path / "b" / "repro.mch").read_bytes() == mc_bytes(big, 300)
 

@@ -76,6 +76,17 @@ def repro_args(
     return [*args, "--", *(str(c) for c in command)]
 
 
+def winner_range(rep: dict[str, Any]) -> tuple[str, int]:
+    """report.json's winning partition: its -c range and its first method context."""
+    loc = rep["locate"]
+    (spec,) = [p["compile"] for p in loc["partitions"] if p["partition"] == loc["winner"]]
+    return str(spec), int(str(spec).split("-")[0].split(",")[0])
+
+
+def assert_null_map(d: dict[str, Any], owner: str, member: str) -> None:
+    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == (owner, member), d["null_map"]
+
+
 def assert_refused(
     run: Callable[..., subprocess.CompletedProcess[str]],
     cases: dict[tuple[str, ...], str],
@@ -133,10 +144,7 @@ def assert_seed_diagnosis(d: dict[str, Any], number: int = 300) -> None:
     JIT's compile result without a CompileMethod map."""
     assert d["method_context"]["number"] == number and d["method_context"]["name"]
     assert d["signal"]["name"] == "SIGSEGV" and d["signal"]["near_null"]
-    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == (
-        "CompileResult",
-        "CompileMethod",
-    )
+    assert_null_map(d, "CompileResult", "CompileMethod")
     assert d["null_map"]["role"].startswith("base compile result")
 
 
