@@ -104,10 +104,7 @@ def test_the_fatal_record_is_bundled_past_first_chance_faults(
     mch = _collection(cols)
     r = repro(
         *repro_args(
-            str(b["spmi-replay"]),
-            *SEED_OPTIONS,
-            str(b["libsamplejit_base.so"]),
-            str(b["libsamplejit_diff.so"]),
+            *_seed(b),
             str(mch),
             out="b",
             workers=1,
@@ -154,10 +151,7 @@ def test_gdb_and_lldb_bucket_a_stripped_build_alike(
         require(debugger)
         r = repro(
             *repro_args(
-                str(b["spmi-replay"]),
-                *SEED_OPTIONS,
-                str(b["libsamplejit_base.so"]),
-                str(b["libsamplejit_diff.so"]),
+                *_seed(b),
                 str(_collection(cols)),
                 out=debugger,
                 workers=1,
@@ -228,10 +222,7 @@ def test_debug_dir_finds_the_symbols(
     b = split_elsewhere
     r = repro(
         *repro_args(
-            str(b["spmi-replay"]),
-            *SEED_OPTIONS,
-            str(b["libsamplejit_base.so"]),
-            str(b["libsamplejit_diff.so"]),
+            *_seed(b),
             str(_collection(cols)),
             out="b",
             workers=1,
@@ -255,16 +246,19 @@ def test_debug_dir_finds_the_symbols(
     assert "symbols from `" in (tmp_path / "b" / "report.md").read_text()
 
 
+def _seed(b: dict[str, Path]) -> tuple[str, ...]:
+    """The seed crash's command on the build `b` (its collection last)."""
+    base, diff = b["libsamplejit_base.so"], b["libsamplejit_diff.so"]
+    return (str(b["spmi-replay"]), *SEED_OPTIONS, str(base), str(diff))
+
+
 def test_a_debug_file_of_another_build_is_not_used(
     split_elsewhere: dict[str, Path], cols: Collections, tmp_path: Path
 ) -> None:
     b = split_elsewhere
     r = repro(
         *repro_args(
-            str(b["spmi-replay"]),
-            *SEED_OPTIONS,
-            str(b["libsamplejit_base.so"]),
-            str(b["libsamplejit_diff.so"]),
+            *_seed(b),
             str(_collection(cols)),
             out="b",
             workers=1,
@@ -380,10 +374,7 @@ def test_triage_resumes_in_one_session_on_builds_we_did_not_make(
             "--out",
             "t",
             "--",
-            str(b["spmi-replay"]),
-            *SEED_OPTIONS,
-            str(b["libsamplejit_base.so"]),
-            str(b["libsamplejit_diff.so"]),
+            *_seed(b),
             str(mch),
         ],
         capture_output=True,
