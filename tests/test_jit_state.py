@@ -81,16 +81,21 @@ def _phase_table(memory: dict[int, bytes]) -> RValue:
     )
 
 
+def _morphing(memory: dict[int, bytes]) -> RFrame:
+    """The JIT's frame in Compiler::fgMorphTree: its Compiler and the phase names in `memory`."""
+    return RFrame(
+        "Compiler::fgMorphTree(GenTree*)",
+        module="/j/libclrjit.so",
+        variables={"this": _compiler(memory)},
+        globals={"PhaseNames": _phase_table(memory)},
+    )
+
+
 @pytest.mark.unit
 def test_a_compiler_member_function_tells_everything() -> None:
     memory: dict[int, bytes] = {}
     frames = [
-        RFrame(
-            "Compiler::fgMorphTree(GenTree*)",
-            module="/j/libclrjit.so",
-            variables={"this": _compiler(memory)},
-            globals={"PhaseNames": _phase_table(memory)},
-        ),
+        _morphing(memory),
         RFrame("JitInstance::CompileMethod(MethodContext*, int, bool)"),
     ]
     jit, notes = jit_state(_process(frames, memory), frames)
@@ -324,14 +329,7 @@ def test_todays_index_is_a_member_of_info() -> None:
 @pytest.mark.unit
 def test_the_diagnosis_carries_the_jit_object() -> None:
     memory: dict[int, bytes] = {}
-    frames = [
-        RFrame(
-            "Compiler::fgMorphTree(GenTree*)",
-            module="/j/libclrjit.so",
-            variables={"this": _compiler(memory)},
-            globals={"PhaseNames": _phase_table(memory)},
-        )
-    ]
+    frames = [_morphing(memory)]
     p = _process(frames, memory)
     d = diagnose(p)
     assert d.jit is not None and d.jit.phase == "PHASE_MORPH_GLOBAL"
