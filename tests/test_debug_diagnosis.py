@@ -38,7 +38,7 @@ from .support.diagnosis import (
     lldb_path,
     require,
 )
-from .support.natives import BASE, DIFF, REPLAY, REPLAY_O0
+from .support.natives import BASE, DIFF, REPLAY, REPLAY_O0, SEED_OPTIONS
 
 CM_MAP = "LightWeightMap<unsigned int, Agnostic_CompileMethodResults>"
 SEED_NULL_MAP = {
@@ -359,7 +359,7 @@ def assert_repro(out: Path, seed: Path) -> None:
         assert c.locate(1).size == out.stat().st_size
     # ... and it is the crash, on its own.
     r = subprocess.run(
-        [REPLAY, "-a", "-target", "arm64", "-bug", "91257", BASE, DIFF, str(out)],
+        [REPLAY, *SEED_OPTIONS, BASE, DIFF, str(out)],
         capture_output=True,
         timeout=60,
     )
@@ -367,7 +367,7 @@ def assert_repro(out: Path, seed: Path) -> None:
 
 
 def seed_argv(runs: Runs, replay: str = REPLAY) -> list[str]:
-    return [replay, "-a", "-target", "arm64", "-bug", "91257", BASE, DIFF, str(runs.col("seed"))]
+    return [replay, *SEED_OPTIONS, BASE, DIFF, str(runs.col("seed"))]
 
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)
