@@ -212,6 +212,13 @@ class Real(_Collections):
             [str(self.mcs), *map(str, args)], capture_output=True, text=True, timeout=timeout
         )
 
+    def command(
+        self, *options: str | Path, jit: Path | None = None, mch: Path | None = None
+    ) -> list[str]:
+        """superpmi OPTIONS JIT MCH, by default with the Checked JIT on api.mch."""
+        chosen = (jit or self.jit_checked, mch or self.api)
+        return [str(self.superpmi), *map(str, options), *map(str, chosen)]
+
     def replay(
         self, *args: str | Path, timeout: float = 300, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:

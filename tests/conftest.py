@@ -101,24 +101,14 @@ def seed_bundle(cols: Collections, tmp_path_factory: pytest.TempPathFactory) -> 
     """A verified repro bundle of the seed crash (found in a -p run) and the command's output."""
     from .support.common import seed_collection
     from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
-    from .support.pipeline import repro
+    from .support.pipeline import repro, repro_args
 
     tmp = tmp_path_factory.mktemp("report")
     mch = seed_collection(cols)
     r = repro(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "2",
-        "--out",
-        "b",
-        "--",
-        REPLAY,
-        *SEED_OPTIONS,
-        "-p",
-        BASE,
-        DIFF,
-        str(mch),
+        *repro_args(
+            REPLAY, *SEED_OPTIONS, "-p", BASE, DIFF, str(mch), out="b", workers=2, verify_runs=2
+        ),
         cwd=tmp,
     )
     assert r.returncode == 0, r.stdout + r.stderr

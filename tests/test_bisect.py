@@ -23,7 +23,7 @@ from spmi_dbg.repro.expect import Expectation
 from .support.builds import History, history
 from .support.common import Collections, run_cli
 from .support.natives import BASE, DIFF, REPLAY
-from .support.pipeline import report, repro, validate, validate_sarif
+from .support.pipeline import report, repro, repro_args, validate, validate_sarif
 
 AT = 7
 
@@ -79,7 +79,7 @@ def test_bisect_finds_the_first_bad_build_in_a_store(
     h = history(tmp_path, [b, b, None, b, d, d, d], layout=layout, unrelated=(4,))
     rc, data, out = _bisect(
         mch, tmp_path, "--store", str(h.store), "--repo", str(h.repo),
-        "--good", h.hashes[0], "--bad", h.hashes[-1],
+        "--good", h.hashes[0], "--bad", h.hashes[-1]
     )  # fmt: skip
     assert rc == 0, out
     assert data["exact"] and data["first_bad"]["build"] == h.hashes[4]
@@ -106,7 +106,7 @@ def test_skipped_builds_are_searched_around_and_said_as_a_range(
     h = history(tmp_path, [b, b, not_a_jit, d, d])
     rc, data, _ = _bisect(
         mch, tmp_path, "--store", str(h.store), "--repo", str(h.repo),
-        "--good", h.hashes[0], "--bad", h.hashes[-1],
+        "--good", h.hashes[0], "--bad", h.hashes[-1]
     )  # fmt: skip
     assert rc == 1 and not data["exact"]
     assert data["last_good"]["build"] == h.hashes[1] and data["first_bad"]["build"] == h.hashes[3]
@@ -155,7 +155,7 @@ def test_asm_diffs_which_jit_varies(mch: Path, tmp_path: Path) -> None:
             "bisect", "--build", "Checked", "--out", str(out), *common, "--bad", h.hashes[-1],
             "--which", which, "--", REPLAY, "-a", "-c", str(AT),
             _named(tmp_path, BASE, "cmd-base"), _named(tmp_path, DIFF, "cmd-diff"), str(mch),
-            cwd=tmp_path,
+            cwd=tmp_path
         )  # fmt: skip
         assert r.returncode == rc_want, r.stdout + r.stderr
         data = json.loads((out / "bisect.json").read_text())
@@ -170,9 +170,11 @@ def test_recheck_says_fixed_still_failing_and_cannot_tell(
     mch: Path, tmp_path: Path, not_a_jit: Path
 ) -> None:
     r = repro(
-        "--failure", "assert", "--verify-runs", "1", "--out", "b", "--",
-        REPLAY, DIFF, str(mch), cwd=tmp_path,
-    )  # fmt: skip
+        *repro_args(
+            REPLAY, DIFF, str(mch), out="b", verify_runs=1, options=("--failure", "assert")
+        ),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     bundle = str(tmp_path / "b")
     fixed = run_cli("recheck", bundle, "--jit", BASE, "--out", "r1", cwd=tmp_path)
@@ -206,7 +208,7 @@ def test_bisect_run_script_drives_git_bisect(mch: Path, tmp_path: Path) -> None:
     h = history(tmp_path, [b, b, b, d, d])
     rc, _, _ = _bisect(
         mch, tmp_path, "--store", str(h.store), "--repo", str(h.repo),
-        "--good", h.hashes[0], "--bad", h.hashes[-1],
+        "--good", h.hashes[0], "--bad", h.hashes[-1]
     )  # fmt: skip
     assert rc == 0
     jit = tmp_path / "built" / "libclrjit.so"
@@ -301,9 +303,16 @@ def _bundle_and_store(mch: Path, tmp_path: Path) -> History:
     """The diff JIT's assert as a repro bundle `b` (its JIT named libclrjit_cmd.so), and a store of
     four builds, the third the first bad one."""
     r = repro(
-        "--failure", "assert", "--verify-runs", "1", "--out", "b", "--",
-        REPLAY, _named(tmp_path, DIFF, "cmd"), str(mch), cwd=tmp_path,
-    )  # fmt: skip
+        *repro_args(
+            REPLAY,
+            _named(tmp_path, DIFF, "cmd"),
+            str(mch),
+            out="b",
+            verify_runs=1,
+            options=("--failure", "assert"),
+        ),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     return history(tmp_path, [Path(BASE), Path(BASE), Path(DIFF), Path(DIFF)])
 
@@ -316,7 +325,7 @@ def test_a_bundle_s_report_gains_the_bisection_in_its_regression_section(
     out = run_cli(
         "bisect", str(tmp_path / "b"), "--build", "Checked", "--out", "o", "--store",
         str(h.store), "--repo", str(h.repo), "--good", h.hashes[0], "--bad", h.hashes[-1],
-        cwd=tmp_path,
+        cwd=tmp_path
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
     rep = report(tmp_path / "b")
@@ -336,7 +345,7 @@ def test_a_bundle_s_report_gains_the_bisection_in_its_regression_section(
     again = run_cli(
         "bisect", str(tmp_path / "b"), "--build", "Checked", "--out", "o2", "--store",
         str(other.store), "--repo", str(other.repo), "--good", other.hashes[0], "--bad",
-        other.hashes[-1], "--jit-name", "libclrjit_other.so", cwd=tmp_path,
+        other.hashes[-1], "--jit-name", "libclrjit_other.so", cwd=tmp_path
     )  # fmt: skip
     assert again.returncode == 1, again.stdout + again.stderr
     rep = report(tmp_path / "b")
@@ -349,7 +358,7 @@ def test_a_bundle_s_report_gains_the_bisection_in_its_regression_section(
     run_cli(
         "bisect", str(tmp_path / "b"), "--build", "Checked", "--out", "o3", "--store",
         str(h.store), "--repo", str(h.repo), "--good", h.hashes[0], "--bad", h.hashes[-1],
-        cwd=tmp_path,
+        cwd=tmp_path
     )  # fmt: skip
     assert len(report(tmp_path / "b")["bisects"]) == 2
 
@@ -367,12 +376,12 @@ def test_a_store_whose_jit_has_another_name(mch: Path, tmp_path: Path) -> None:
     assert data["first_bad"]["build"] == h.hashes[2]
     named = run_cli(
         "bisect", str(tmp_path / "b"), "--out", "o2", *common, "--jit-name", "libclrjit.so",
-        cwd=tmp_path,
+        cwd=tmp_path
     )  # fmt: skip
     assert named.returncode == 0, named.stdout + named.stderr
     wrong = run_cli(
         "bisect", str(tmp_path / "b"), "--out", "o3", *common, "--jit-name", "libnothere.so",
-        cwd=tmp_path,
+        cwd=tmp_path
     )  # fmt: skip
     assert wrong.returncode == 1
     stopped = json.loads((tmp_path / "o3" / "bisect.json").read_text())["stopped"]
@@ -381,12 +390,12 @@ def test_a_store_whose_jit_has_another_name(mch: Path, tmp_path: Path) -> None:
     # recheck on the store, the same way
     fixed = run_cli(
         "recheck", str(tmp_path / "b"), "--store", str(h.store), "--build", h.hashes[0],
-        "--out", "r", cwd=tmp_path,
+        "--out", "r", cwd=tmp_path
     )  # fmt: skip
     assert fixed.returncode == 0 and ": fixed: " in fixed.stdout, fixed.stdout + fixed.stderr
     none = run_cli(
         "recheck", str(tmp_path / "b"), "--store", str(h.store), "--build", h.hashes[0],
-        "--jit-name", "libnothere.so", cwd=tmp_path,
+        "--jit-name", "libnothere.so", cwd=tmp_path
     )  # fmt: skip
     (line,) = [x for x in none.stderr.splitlines() if x.startswith("spmi-dbg recheck: error:")]
     assert "with a JIT named libnothere.so" in line and none.returncode != 0
@@ -403,7 +412,7 @@ def test_probes_run_on_the_dask_cluster_triage_uses(mch: Path, tmp_path: Path) -
         rc, data, _ = _bisect(
             mch, tmp_path, "--store", str(h.store), "--repo", str(h.repo),
             "--good", h.hashes[0], "--bad", h.hashes[-1], "--scheduler", c.address,
-            "--workers", "2",
+            "--workers", "2"
         )  # fmt: skip
         workers = {w.proc.pid for w in c.workers}
         # the workers' own working directory gets nothing: the probes' files are under --out
@@ -444,7 +453,7 @@ def test_a_triage_directory_is_bisected_bucket_by_bucket(mch: Path, tmp_path: Pa
     directory found where it is now (moved since the triage)."""
     t = run_cli(
         "triage", "--failure", "assert", "--verify-runs", "1", "--out", "t", "--", REPLAY,
-        _named(tmp_path, DIFF, "cmd"), str(mch), cwd=tmp_path,
+        _named(tmp_path, DIFF, "cmd"), str(mch), cwd=tmp_path
     )  # fmt: skip
     assert t.returncode == 0, t.stdout + t.stderr
     (tmp_path / "t").rename(tmp_path / "moved triage")
@@ -453,7 +462,7 @@ def test_a_triage_directory_is_bisected_bucket_by_bucket(mch: Path, tmp_path: Pa
     r = run_cli(
         "bisect", str(tmp_path / "moved triage"), "--build", "Checked", "--out", "o",
         "--store", str(h.store), "--repo", str(h.repo), "--good", h.hashes[0],
-        "--bad", h.hashes[-1], cwd=tmp_path,
+        "--bad", h.hashes[-1], cwd=tmp_path
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     data = json.loads((tmp_path / "moved triage" / "triage.json").read_text())

@@ -11,7 +11,7 @@ from spmi_dbg.repro.capability import carries, has_asserts
 
 from .support.common import Collections, run_cli
 from .support.natives import BASE, RELEASE, REPLAY
-from .support.pipeline import repro, triage
+from .support.pipeline import repro, repro_args, triage
 from .test_repro_failure import failures_collection
 
 
@@ -28,7 +28,8 @@ def test_an_assert_is_never_fixed_by_a_jit_without_asserts(
     mch = failures_collection(cols)
     bundle = tmp_path / "a"
     r = repro(
-        "--failure", "assert", "--out", str(bundle), "--", REPLAY, BASE, str(mch), cwd=tmp_path
+        *repro_args(REPLAY, BASE, str(mch), out=str(bundle), options=("--failure", "assert")),
+        cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
     release = run_cli("recheck", str(bundle), "--jit", RELEASE, "--out", "r1", cwd=tmp_path)
@@ -45,14 +46,9 @@ def test_an_assert_is_never_fixed_by_a_jit_without_asserts(
 def test_no_crash_names_the_setting_the_jit_never_read(cols: Collections, tmp_path: Path) -> None:
     mch = cols.get("units-clean", 10)
     r = repro(
-        "--out",
-        str(tmp_path / "n"),
-        "--",
-        REPLAY,
-        "-jitoption",
-        "JitStress=2",
-        RELEASE,
-        str(mch),
+        *repro_args(
+            REPLAY, "-jitoption", "JitStress=2", RELEASE, str(mch), out=str(tmp_path / "n")
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 2, r.stdout + r.stderr
@@ -64,7 +60,7 @@ def test_a_triage_without_crashes_names_the_setting_the_jit_never_read(
 ) -> None:
     mch = cols.get("units-clean", 10)
     r = triage(
-        "--out", "t", "--", REPLAY, "-jitoption", "JitStress=2", RELEASE, str(mch), cwd=tmp_path
+        *repro_args(REPLAY, "-jitoption", "JitStress=2", RELEASE, str(mch), out="t"), cwd=tmp_path
     )
     assert r.returncode == 2, r.stdout + r.stderr
     assert "libsamplejit_release.so does not read JitStress" in r.stdout, r.stdout

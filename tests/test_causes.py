@@ -16,7 +16,7 @@ from spmi_dbg.analysis.facts import Diagnosis, FrameInfo, Handling, HandlingKind
 from spmi_dbg.analysis.nullmap import NullMap
 
 from .support.common import Collections, seed_collection
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.natives import BASE, REPLAY, SEED_COMMAND
 from .test_debug_diagnosis import gdb_session
 
 
@@ -28,7 +28,7 @@ def diagnosed(argv: list[str]) -> dict[str, object]:
 
 
 def test_the_seed_is_superpmis_near_differ_not_the_jits(cols: Collections) -> None:
-    d = diagnosed([REPLAY, *SEED_OPTIONS, BASE, DIFF, str(seed_collection(cols))])
+    d = diagnosed([*SEED_COMMAND, str(seed_collection(cols))])
     causes = d["causes"]
     assert isinstance(causes, list) and [c["kind"] for c in causes] == [
         "asm-diffs-without-compile-method"
@@ -129,10 +129,10 @@ def test_asm_diffs_with_one_jit_on_a_collection_without_compile_results(
     """`-a` with one JIT compares with the compile results stored in the collection; the sample
     collections hold none: superpmi says so for every method context, and repro says why (no
     crash, exit 2)."""
-    from .support.pipeline import report, repro
+    from .support.pipeline import report, repro, repro_args
 
     mch = cols.get("causes-no-cr", 20)
-    r = repro("--out", "d", "--", REPLAY, "-a", BASE, str(mch), cwd=tmp_path)
+    r = repro(*repro_args(REPLAY, "-a", BASE, str(mch), out="d"), cwd=tmp_path)
     assert r.returncode == 2, r.stdout + r.stderr
     (cause,) = report(tmp_path / "d")["causes"]
     assert cause["kind"] == "diff-needs-compile-results"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .support.common import Collections
 from .support.natives import BASE, REPLAY
-from .support.pipeline import report, repro, triage
+from .support.pipeline import report, repro, repro_args, triage
 from .test_repro_failure import failures_collection
 
 
@@ -22,18 +22,17 @@ def test_switches_and_prefixes_name_the_jit_and_collection(
     mch = failures_collection(cols)
     out = tmp_path / "b"
     r = repro(
-        "--failure",
-        "assert",
-        "--out",
-        str(out),
-        "--",
-        REPLAY,
-        "-JIT",
-        BASE,
-        "-lo",
-        str(mch),
-        "-co",
-        "1-100",
+        *repro_args(
+            REPLAY,
+            "-JIT",
+            BASE,
+            "-lo",
+            str(mch),
+            "-co",
+            "1-100",
+            out=str(out),
+            options=("--failure", "assert"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -50,16 +49,15 @@ def test_p_and_skipcleanup_go_together_and_refusals_are_superpmis(
 ) -> None:
     mch = str(failures_collection(cols))
     r = repro(
-        "--failure",
-        "assert",
-        "--out",
-        str(tmp_path / "p"),
-        "--",
-        REPLAY,
-        "-p",
-        "-skipCleanup",
-        BASE,
-        mch,
+        *repro_args(
+            REPLAY,
+            "-p",
+            "-skipCleanup",
+            BASE,
+            mch,
+            out=str(tmp_path / "p"),
+            options=("--failure", "assert"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -70,7 +68,7 @@ def test_p_and_skipcleanup_go_together_and_refusals_are_superpmis(
         (["-p", "2", "-c", "1-10"], "ERROR: Cannot use method context list in parallel mode."),
         (["-bogus"], "ERROR: Unknown switch '-bogus' passed as argument."),
     ]:
-        r = repro("--out", str(tmp_path / "x"), "--", REPLAY, *args, BASE, mch, cwd=tmp_path)
+        r = repro(*repro_args(REPLAY, *args, BASE, mch, out=str(tmp_path / "x")), cwd=tmp_path)
         assert r.returncode == 3, r.stdout + r.stderr
         assert said in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert not (tmp_path / "x").exists()
@@ -86,20 +84,19 @@ def test_verbosity_that_hides_missing_data_hides_nothing_from_the_tool(
     failing.write_text("keep\n")
     out = tmp_path / "m"
     r = repro(
-        "--failure",
-        "missing",
-        "--out",
-        str(out),
-        "--",
-        REPLAY,
-        "-v",
-        "ewi",
-        "-f",
-        str(failing),
-        "-w",
-        str(user_files / "log.txt"),
-        BASE,
-        str(mch),
+        *repro_args(
+            REPLAY,
+            "-v",
+            "ewi",
+            "-f",
+            str(failing),
+            "-w",
+            str(user_files / "log.txt"),
+            BASE,
+            str(mch),
+            out=str(out),
+            options=("--failure", "missing"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -133,7 +130,7 @@ def test_a_triage_under_v_ewi_counts_what_superpmi_did(cols: Collections, tmp_pa
     mch = str(failures_collection(cols))
     counts = []
     for name, verbosity in (("plain", []), ("ewi", ["-v", "ewi"])):
-        r = triage("--out", name, "--", REPLAY, *verbosity, BASE, mch, cwd=tmp_path)
+        r = triage(*repro_args(REPLAY, *verbosity, BASE, mch, out=name), cwd=tmp_path)
         assert r.returncode in (0, 1, 2), r.stdout + r.stderr
         (cov,) = json.loads((tmp_path / name / "triage.json").read_text())["coverage"]
         counts.append({k: cov[k] for k in ("replayed_clean", "crashed", "failed_compile")})

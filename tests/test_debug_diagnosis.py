@@ -33,11 +33,12 @@ from .support.diagnosis import (
     STACK_OVERFLOW_N,
     Runs,
     assert_the_debuggers_frame_numbers,
+    gdb_batch,
     gdb_path,
     lldb_path,
     require,
 )
-from .support.natives import BASE, DIFF, REPLAY, REPLAY_O0
+from .support.natives import BASE, DIFF, REPLAY, REPLAY_O0, SEED_OPTIONS
 
 CM_MAP = "LightWeightMap<unsigned int, Agnostic_CompileMethodResults>"
 SEED_NULL_MAP = {
@@ -281,18 +282,7 @@ def gdb_session(
 ) -> dict[str, str]:
     """gdb -batch: load the extension, run to the first stop, then each command; returns command ->
     output (stdout and stderr interleaved, as a user sees them)."""
-    cmd = [
-        gdb_path(),
-        "-q",
-        "-nx",
-        "-batch",
-        "-iex",
-        "set auto-load off",
-        "-ex",
-        "set pagination off",
-        "-ex",
-        "set startup-with-shell off",
-    ]
+    cmd = gdb_batch("set pagination off", "set startup-with-shell off")
     for line in init if init is not None else [gdbinit_line()]:
         cmd += ["-ex", line]
     cmd += ["-ex", "run"]
@@ -369,7 +359,7 @@ def assert_repro(out: Path, seed: Path) -> None:
         assert c.locate(1).size == out.stat().st_size
     # ... and it is the crash, on its own.
     r = subprocess.run(
-        [REPLAY, "-a", "-target", "arm64", "-bug", "91257", BASE, DIFF, str(out)],
+        [REPLAY, *SEED_OPTIONS, BASE, DIFF, str(out)],
         capture_output=True,
         timeout=60,
     )
@@ -377,7 +367,7 @@ def assert_repro(out: Path, seed: Path) -> None:
 
 
 def seed_argv(runs: Runs, replay: str = REPLAY) -> list[str]:
-    return [replay, "-a", "-target", "arm64", "-bug", "91257", BASE, DIFF, str(runs.col("seed"))]
+    return [replay, *SEED_OPTIONS, BASE, DIFF, str(runs.col("seed"))]
 
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)

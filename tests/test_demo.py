@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from .support.common import BUNDLE_FILES, mc_bytes
+from .support.pipeline import assert_null_map
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "seed-arm64-asmdiffs"
@@ -83,10 +84,7 @@ def test_demo_example_script(tmp_path: Path) -> None:
     assert rep["outcome"] == "verified" and rep["exit_code"] == 0
     assert d["method_context"]["number"] == 2000
     assert d["signal"]["name"] == "SIGSEGV" and d["signal"]["near_null"]
-    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == (
-        "CompileResult",
-        "CompileMethod",
-    )
+    assert_null_map(d, "CompileResult", "CompileMethod")
     assert d["null_map"]["role"].startswith("base compile result")
     assert rep["verification"]["accepted"] and rep["verification"]["debugger_run"]["reproduced"]
     assert rep["repro"]["method_contexts"] == [2000]

@@ -14,7 +14,7 @@ import pytest
 
 from .support.common import Collections, run_cli
 from .support.natives import BASE, REPLAY
-from .support.pipeline import report, repro, validate
+from .support.pipeline import report, repro, repro_args, validate
 
 FAULT_AT = 7
 
@@ -46,7 +46,7 @@ def test_a_variable_of_the_users_is_found_before_any_record_is_minimized(
     if quiet:  # the JIT does not say what it was asked: found by minimization
         monkeypatch.setenv("SPMI_SAMPLE_FAULT_QUIET", "1")
     out = tmp_path / "b"
-    r = repro("--out", str(out), "--", REPLAY, "-bug", "56506", BASE, str(mch), cwd=tmp_path)
+    r = repro(*repro_args(REPLAY, "-bug", "56506", BASE, str(mch), out=str(out)), cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(out)
     validate(rep)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from spmi_dbg.driver.base import Replays
 from spmi_dbg.errors import UsageError
 from spmi_dbg.failures.output import parse_failures, parse_output
 from spmi_dbg.failures.target import FailureTarget, first_match, no_such_failure, parse_target
@@ -18,7 +19,7 @@ from spmi_dbg.repro.isolate import isolate
 from spmi_dbg.repro.jitoptions import JitSetting, minimize_settings, split_options
 
 from .support.common import Collections
-from .support.natives import BASE, DIFF, REPLAY
+from .support.natives import BASE, DIFF, REPLAY, STRESS_SETTINGS
 
 ASSERT_LINE = (
     "ISSUE: <ASSERT> #7 /src/jit/lower.cpp (1234) - Assertion failed 'op1 != nullptr' in "
@@ -221,22 +222,7 @@ def test_minimize_settings_with_real_replays(cols: Collections, tmp_path: Path) 
     """Six settings, two needed, against the sample JIT's stress-only assert: each test is a native
     replay."""
     mch = cols.get("stress-min", 40, inject=[("stress-assert", 17)])
-    split = split_options(
-        (
-            "-jitoption",
-            "JitNoInline=1",
-            "-jitoption",
-            "JitStress=2",
-            "-jitoption",
-            "JitStressRegs=1",
-            "-jitoption",
-            "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD STRESS_REVERSE_FLAG",
-            "-jitoption",
-            "JitMinOpts=0",
-            "-jitoption",
-            "JitDisasmSummary=0",
-        )
-    )
+    split = split_options(STRESS_SETTINGS)
     _, all_failures = run_for_failures(
         [REPLAY, *split.options(split.settings), "-c", "17", BASE, str(mch)],
         timeout=60,
@@ -309,12 +295,11 @@ def test_locate_isolate_and_verify_a_stress_only_assert(cols: Collections, tmp_p
     )
 
     iso = isolate(str(mch), [33], tmp_path / "bundle")
-    v = verify_failure(cmd, iso.mch, stress_33, runs=3, timeout=60, workdir=tmp_path)
+    native = Replays(None, 60, tmp_path)
+    v = verify_failure(cmd, iso.mch, stress_33, native, runs=3)
     assert v.accepted and v.reproduced == 3, v.to_json()
     plain = command.from_argv([REPLAY, BASE, str(mch)])
-    v = verify_failure(
-        plain, iso.mch, stress_33, runs=2, timeout=60, workdir=tmp_path, label="plain"
-    )
+    v = verify_failure(plain, iso.mch, stress_33, native, runs=2, label="plain")
     assert (
         not v.accepted
         and v.reproduced == 0
@@ -322,9 +307,7 @@ def test_locate_isolate_and_verify_a_stress_only_assert(cols: Collections, tmp_p
     )
     # the same assert in another method: the record is 1 there
     other = isolate(str(mch), [61], tmp_path / "other")
-    assert verify_failure(
-        cmd, other.mch, stress_33, runs=1, timeout=60, workdir=tmp_path, label="o"
-    ).accepted
+    assert verify_failure(cmd, other.mch, stress_33, native, runs=1, label="o").accepted
 
 
 def test_partitions_after_the_first_match_are_stopped_not_waited_for(

@@ -24,7 +24,7 @@ from spmi_dbg.driver.request import (
 from spmi_dbg.errors import ToolFailure
 
 from .support.common import Collections
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.natives import BASE, DIFF, REPLAY, SEED_COMMAND, SEED_OPTIONS
 
 
 def run(
@@ -167,7 +167,7 @@ def test_a_warm_driver_runs_the_next_replay_in_the_same_gdb(
 
     def request(name: str, **kw: object) -> ReplayRequest:
         return ReplayRequest(
-            (REPLAY, *SEED_OPTIONS, BASE, DIFF, mch),
+            (*SEED_COMMAND, mch),
             60,
             tmp_path / f"{name}.out",
             tmp_path / f"{name}.err",

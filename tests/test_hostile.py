@@ -48,9 +48,10 @@ from spmi_dbg.sample.synth import synthetic_collection
 from spmi_dbg.tempfiles import host_tag, is_dead_runs, run_tag
 
 from .support.common import Collections, build_collection, run_cli, seed_collection
+from .support.diagnosis import gdb_batch
 from .support.mutations import mutate
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
-from .support.pipeline import no_replays_left, report, repro
+from .support.natives import BASE, DIFF, REPLAY, SEED_COMMAND, SEED_OPTIONS
+from .support.pipeline import no_replays_left, report, repro, repro_args
 
 # Names that run something if a shell ever reads them as code; each test checks that nothing ran.
 HOSTILE = [
@@ -174,40 +175,13 @@ def test_hostile_names_end_to_end(
 ) -> None:
     program, base, diff, mch = hostile_tree
     out = tmp_path / "out $(touch PWNED7)"
-    r = repro(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "1",
-        "--out",
-        str(out),
-        "--",
-        str(program),
-        *SEED_OPTIONS,
-        str(base),
-        str(diff),
-        str(mch),
-        cwd=tmp_path,
-    )
+    args = repro_args(program, *SEED_OPTIONS, base, diff, mch, out=out, workers=2, verify_runs=1)
+    r = repro(*args, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     run = subprocess.run(["sh", str(out / "repro.sh")], capture_output=True, cwd="/", timeout=60)
     assert run.returncode == 128 + signal.SIGSEGV or run.returncode == -signal.SIGSEGV
     # A second run into the same --out replaces the earlier bundle whole.
-    r2 = repro(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "1",
-        "--out",
-        str(out),
-        "--",
-        str(program),
-        *SEED_OPTIONS,
-        str(base),
-        str(diff),
-        str(mch),
-        cwd=tmp_path,
-    )
+    r2 = repro(*args, cwd=tmp_path)
     assert r2.returncode == 0, r2.stdout + r2.stderr
     assert sorted(p.name for p in out.iterdir()) == sorted(report(out)["files"])
     assert leftovers(tmp_path) == []
@@ -433,7 +407,7 @@ def test_out_is_checked_before_any_replay(cols: Collections, tmp_path: Path) -> 
         (foreign, "holds files spmi-dbg did not write"),
         (tmp_path / "no" / "such", "does not exist"),
     ):
-        r = repro("--out", str(out), "--", REPLAY, BASE, mch, cwd=tmp_path)
+        r = repro(*repro_args(REPLAY, BASE, mch, out=str(out)), cwd=tmp_path)
         assert r.returncode == 3 and needle in one_error_line(r), r.stderr
         assert "result:" not in r.stdout  # nothing was replayed
     assert (foreign / "notes.txt").read_text() == "mine" and afile.read_text() == "x"
@@ -445,15 +419,7 @@ def test_one_run_per_bundle_directory(cols: Collections, tmp_path: Path) -> None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # as a run writing that bundle holds it
         r = repro(
-            "--out",
-            str(out),
-            "--",
-            REPLAY,
-            *SEED_OPTIONS,
-            BASE,
-            DIFF,
-            str(seed_collection(cols)),
-            cwd=tmp_path,
+            *repro_args(*SEED_COMMAND, str(seed_collection(cols)), out=str(out)), cwd=tmp_path
         )
     finally:
         os.close(fd)
@@ -473,7 +439,7 @@ def test_a_bundle_that_cannot_be_written_claims_nothing(
     monkeypatch.setattr(bundle_module, "_write_files", full)
     gdb = shutil.which("gdb")
     assert gdb is not None
-    cmd = command.from_argv([REPLAY, *SEED_OPTIONS, BASE, DIFF, str(seed_collection(cols))])
+    cmd = command.from_argv([*SEED_COMMAND, str(seed_collection(cols))])
     out = tmp_path / "full"
     result = run_repro(
         ReproOptions(
@@ -584,31 +550,12 @@ def test_redact_a_non_ascii_home_reached_through_a_link(cols: Collections, tmp_p
     mch = home / "seed.mch"
     shutil.copyfile(seed_collection(cols), mch)
     env = dict(os.environ, HOME=str(home), COLUMNS="200")
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "spmi_dbg",
-            "repro",
-            "--redact",
-            "--workers",
-            "2",
-            "--verify-runs",
-            "1",
-            "--out",
-            "b",
-            "--",
-            REPLAY,
-            *SEED_OPTIONS,
-            BASE,
-            DIFF,
-            str(mch),
-        ],
-        capture_output=True,
-        text=True,
+    r = repro(
+        *repro_args(
+            *SEED_COMMAND, str(mch), out="b", workers=2, verify_runs=1, options=("--redact",)
+        ),
         cwd=tmp_path,
         env=env,
-        timeout=240,
     )
     assert r.returncode == 0, r.stdout + r.stderr
     redactor = Redactor((str(home), str(real)), None, None)
@@ -855,32 +802,16 @@ def test_spmi_report_in_gdb_writes_its_directory_whole(cols: Collections, tmp_pa
     foreign.mkdir()
     (foreign / "mine.txt").write_text("x")
     r = subprocess.run(
-        [
-            gdb,
-            "-q",
-            "-nx",
-            "-batch",
-            "-iex",
-            "set auto-load off",
-            "-ex",
+        gdb_batch(
             gdbinit_line(),
-            "-ex",
             "run",
-            "-ex",
             "spmi report r",
-            "-ex",
             "spmi report r",
-            "-ex",
             "spmi report foreign",
-            "-ex",
             "kill",
-            "--args",
-            REPLAY,
-            *SEED_OPTIONS,
-            BASE,
-            DIFF,
-            str(seed_collection(cols)),
-        ],
+            args=[*SEED_COMMAND, str(seed_collection(cols))],
+            gdb=gdb,
+        ),
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -987,7 +918,7 @@ def test_permission_denied_is_one_line_in_every_command() -> None:
         ):
             r = subprocess.run(
                 [*as_user, script, *args], capture_output=True, text=True, env=env,
-                cwd=base / "tmp", timeout=120,
+                cwd=base / "tmp", timeout=120
             )  # fmt: skip
             assert r.returncode in (1, 2, 3), (args, r.stderr)
             line = one_error_line(r)
@@ -995,7 +926,7 @@ def test_permission_denied_is_one_line_in_every_command() -> None:
             lines[" ".join(args[:2])] = line
         python = subprocess.run(
             [*as_user, sys.executable, "-m", "spmi_dbg", "mch", "verify", str(mch)],
-            capture_output=True, text=True, env=env, cwd=base / "tmp", timeout=120,
+            capture_output=True, text=True, env=env, cwd=base / "tmp", timeout=120
         )  # fmt: skip
         assert one_error_line(python) == lines["mch verify"]
     finally:

@@ -24,9 +24,9 @@ from spmi_dbg.sample.build import build
 
 from .harness.stops import StopsResult, run_gdb, run_lldb
 from .support.common import DEBUGGERS, Collections, aarch64_native, native
-from .support.diagnosis import gdb_path, require
+from .support.diagnosis import gdb_batch, gdb_path, require
 from .support.natives import BASE, REPLAY
-from .support.pipeline import make_core, report, repro
+from .support.pipeline import make_core, report, repro, repro_args
 from .support.recorded_view import RFrame, RProcess, RValue
 
 ALT = native("jit/libsamplejit_alt.so")
@@ -81,16 +81,21 @@ def _phase_table(memory: dict[int, bytes]) -> RValue:
     )
 
 
+def _morphing(memory: dict[int, bytes]) -> RFrame:
+    """The JIT's frame in Compiler::fgMorphTree: its Compiler and the phase names in `memory`."""
+    return RFrame(
+        "Compiler::fgMorphTree(GenTree*)",
+        module="/j/libclrjit.so",
+        variables={"this": _compiler(memory)},
+        globals={"PhaseNames": _phase_table(memory)},
+    )
+
+
 @pytest.mark.unit
 def test_a_compiler_member_function_tells_everything() -> None:
     memory: dict[int, bytes] = {}
     frames = [
-        RFrame(
-            "Compiler::fgMorphTree(GenTree*)",
-            module="/j/libclrjit.so",
-            variables={"this": _compiler(memory)},
-            globals={"PhaseNames": _phase_table(memory)},
-        ),
+        _morphing(memory),
         RFrame("JitInstance::CompileMethod(MethodContext*, int, bool)"),
     ]
     jit, notes = jit_state(_process(frames, memory), frames)
@@ -324,14 +329,7 @@ def test_todays_index_is_a_member_of_info() -> None:
 @pytest.mark.unit
 def test_the_diagnosis_carries_the_jit_object() -> None:
     memory: dict[int, bytes] = {}
-    frames = [
-        RFrame(
-            "Compiler::fgMorphTree(GenTree*)",
-            module="/j/libclrjit.so",
-            variables={"this": _compiler(memory)},
-            globals={"PhaseNames": _phase_table(memory)},
-        )
-    ]
+    frames = [_morphing(memory)]
     p = _process(frames, memory)
     d = diagnose(p)
     assert d.jit is not None and d.jit.phase == "PHASE_MORPH_GLOBAL"
@@ -419,26 +417,14 @@ def test_a_hang_in_the_jit_names_its_phase(hang_collection: Path, debugger: str)
 def test_spmi_jit_in_gdb(jit_collection: Path) -> None:
     gdb = gdb_path()
     r = subprocess.run(
-        [
-            gdb,
-            "-q",
-            "-nx",
-            "-batch",
-            "-iex",
-            "set auto-load off",
-            "-ex",
+        gdb_batch(
             gdbinit_line(),
-            "-ex",
             "run",
-            "-ex",
             "spmi jit",
-            "-ex",
             "kill",
-            "--args",
-            REPLAY,
-            BASE,
-            str(jit_collection),
-        ],
+            args=[REPLAY, BASE, str(jit_collection)],
+            gdb=gdb,
+        ),
         capture_output=True,
         text=True,
         timeout=120,
@@ -457,18 +443,9 @@ def test_the_report_names_the_method_and_the_phase(cols: Collections, tmp_path: 
     and the summary, say what the JIT was compiling and in which phase."""
     mch = cols.get("jit-state-hang", 60, seed=5, inject=[("hang", HANG_N)])
     r = repro(
-        "--workers",
-        "1",
-        "--timeout",
-        "2",
-        "--verify-runs",
-        "1",
-        "--out",
-        "h",
-        "--",
-        REPLAY,
-        BASE,
-        str(mch),
+        *repro_args(
+            REPLAY, BASE, str(mch), out="h", workers=1, verify_runs=1, options=("--timeout", "2")
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -494,14 +471,7 @@ def test_the_jit_state_from_a_core_file(cols: Collections, tmp_path: Path, debug
     argv = [REPLAY, "-bug", "56506", BASE, str(mch)]
     core = make_core(argv, tmp_path)
     r = repro(
-        "--core",
-        str(core),
-        "--verify-runs",
-        "1",
-        "--out",
-        "c",
-        "--",
-        *argv,
+        *repro_args(*argv, out="c", verify_runs=1, options=("--core", str(core))),
         cwd=tmp_path,
         debugger=debugger,
     )
@@ -519,20 +489,17 @@ def test_the_jit_state_under_qemu(cols: Collections, tmp_path: Path) -> None:
     through qemu's gdbstub by gdb-multiarch."""
     mch = cols.get("jit-state-qemu", 40, seed=3, inject=[("jit-null", 25)])
     r = repro(
-        "--qemu",
-        "aarch64",
-        "--workers",
-        "1",
-        "--verify-runs",
-        "1",
-        "--out",
-        "q",
-        "--",
-        aarch64_native("bin/spmi-replay"),
-        "-bug",
-        "56506",
-        aarch64_native("jit/libsamplejit_base.so"),
-        str(mch),
+        *repro_args(
+            aarch64_native("bin/spmi-replay"),
+            "-bug",
+            "56506",
+            aarch64_native("jit/libsamplejit_base.so"),
+            str(mch),
+            out="q",
+            workers=1,
+            verify_runs=1,
+            options=("--qemu", "aarch64"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr

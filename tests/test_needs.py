@@ -14,7 +14,7 @@ from spmi_dbg.repro.needs import SWITCHES, Outcome, find_needs, switches_of
 
 from .support.common import Collections
 from .support.natives import BASE, REPLAY
-from .support.pipeline import report, repro
+from .support.pipeline import report, repro, repro_args
 from .support.real import reference
 
 
@@ -78,20 +78,14 @@ def test_each_switch_is_tried_once_several_at_once(tmp_path: Path) -> None:
 
 def test_the_pipeline_says_what_it_could_try(cols: Collections, tmp_path: Path) -> None:
     mch = cols.get("needs", 30, inject=[("jit-assert", 12)])
-    r = repro("--failure", "assert", "--out", "a", "--", REPLAY, BASE, str(mch), cwd=tmp_path)
+    r = repro(
+        *repro_args(REPLAY, BASE, str(mch), out="a", options=("--failure", "assert")), cwd=tmp_path
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     n = report(tmp_path / "a")["needs"]
     assert n["needs"] == [] and "carries none of the optimization switches" in n["notes"][0]
     r = repro(
-        "--failure",
-        "assert",
-        "--no-needs",
-        "--out",
-        "b",
-        "--",
-        REPLAY,
-        BASE,
-        str(mch),
+        *repro_args(REPLAY, BASE, str(mch), out="b", options=("--failure", "assert", "--no-needs")),
         cwd=tmp_path,
     )
     assert r.returncode == 0 and report(tmp_path / "b")["needs"] is None

@@ -32,8 +32,8 @@ from spmi_dbg.report.text import rows
 from spmi_dbg.report.triage import triage_markdown
 
 from .support.common import Collections, seed_collection
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
-from .support.pipeline import report, triage
+from .support.natives import SEED_COMMAND
+from .support.pipeline import report, repro_args, triage
 
 
 def _jit(**changes: Any) -> JitFact:
@@ -229,20 +229,14 @@ def test_a_new_fact_reaches_the_triage_through_its_phrase_alone(
     thread_phrase: None, cols: Collections, tmp_path: Path
 ) -> None:
     r = triage(
-        "--workers",
-        "1",
-        "--verify-runs",
-        "1",
-        "--failure",
-        "crash",
-        "--out",
-        "t",
-        "--",
-        REPLAY,
-        *SEED_OPTIONS,
-        BASE,
-        DIFF,
-        str(seed_collection(cols)),
+        *repro_args(
+            *SEED_COMMAND,
+            str(seed_collection(cols)),
+            out="t",
+            workers=1,
+            verify_runs=1,
+            options=("--failure", "crash"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr

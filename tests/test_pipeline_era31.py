@@ -17,7 +17,15 @@ from spmi_dbg.mch.collection import Collection
 
 from .support.common import Collections
 from .support.natives import BASE, REPLAY, REPLAY_O0
-from .support.pipeline import report, repro, triage, validate
+from .support.pipeline import (
+    assert_null_map,
+    report,
+    repro,
+    repro_args,
+    triage,
+    validate,
+    winner_range,
+)
 
 NULL_MAPS = [700, 720, 1000, 1150]
 # The era is the core's environment variable: the repro's native runs and repro.sh have a clean
@@ -59,19 +67,9 @@ def test_null_map_crash_from_a_range_not_starting_at_1(
     1 (the count loaded) and is not believed: the number comes from the compile's mcIndex, checked
     against the -c list and the record's IL size."""
     r = repro(
-        *ERA,
-        "--workers",
-        "2",
-        "--verify-runs",
-        "2",
-        "--out",
-        "b",
-        "--",
-        REPLAY,
-        "-c",
-        "700-1200",
-        BASE,
-        str(col),
+        *repro_args(
+            REPLAY, "-c", "700-1200", BASE, str(col), out="b", workers=2, verify_runs=2, options=ERA
+        ),
         cwd=tmp_path,
         debugger=debugger,
     )
@@ -79,18 +77,14 @@ def test_null_map_crash_from_a_range_not_starting_at_1(
     rep = report(tmp_path / "b")
     validate(rep)
     loc = rep["locate"]
-    (spec,) = [p["compile"] for p in loc["partitions"] if p["partition"] == loc["winner"]]
-    first = int(spec.split("-")[0])
+    _, first = winner_range(rep)
     # the winning partition dies at its first null map: 700, or 1000 in the second (951-1200)
     n = loc["method_context"]
     assert n in NULL_MAPS and n >= first, loc
     assert not loc["method_context_source"].startswith("mc->index"), loc
     d = rep["diagnosis"]
     assert d["method_context"]["number"] == n
-    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == (
-        "MethodContext",
-        "GetMethodSig",
-    )
+    assert_null_map(d, "MethodContext", "GetMethodSig")
     with Collection.open(col) as c:
         assert (tmp_path / "b" / "repro.mch").read_bytes() == c.record(n)
     assert "reproduced death by SIGSEGV (100%, accepted)" in r.stdout, r.stdout
@@ -98,17 +92,14 @@ def test_null_map_crash_from_a_range_not_starting_at_1(
 
 def triage_json(tmp_path: Path, program: str, col: Path) -> dict[str, Any]:
     r = triage(
-        *ERA,
-        "--workers",
-        "2",
-        "--partition-methods",
-        "300",
-        "--out",
-        "t",
-        "--",
-        program,
-        BASE,
-        str(col),
+        *repro_args(
+            program,
+            BASE,
+            str(col),
+            out="t",
+            workers=2,
+            options=(*ERA, "--partition-methods", "300"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode in (0, 2), r.stdout + r.stderr
@@ -155,23 +146,21 @@ def test_repro_of_a_31_assert_keeps_only_the_setting_it_needs(col: Path, tmp_pat
     """Twin of test_failures_real's: the assert's ISSUE line has no number; it is paired with its
     failed compile by IL size; the options it does not need are dropped."""
     r = repro(
-        *ERA,
-        "--failure",
-        "assert",
-        "--out",
-        "a",
-        "--",
-        REPLAY,
-        "-jitoption",
-        "JitStress=2",
-        "-jitoption",
-        "JitStressModeNames=STRESS_FOLD",
-        "-jitoption",
-        "JitDisasmSummary=1",
-        "-c",
-        "400-600",
-        BASE,
-        str(col),
+        *repro_args(
+            REPLAY,
+            "-jitoption",
+            "JitStress=2",
+            "-jitoption",
+            "JitStressModeNames=STRESS_FOLD",
+            "-jitoption",
+            "JitDisasmSummary=1",
+            "-c",
+            "400-600",
+            BASE,
+            str(col),
+            out="a",
+            options=(*ERA, "--failure", "assert"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -202,7 +191,7 @@ def test_a_crash_p_hid_is_found(col: Path, tmp_path: Path) -> None:
     and no word of a crash; repro drops -p and finds it."""
     parent = subprocess.run([REPLAY, "-p", "2", BASE, str(col)], capture_output=True, text=True)
     assert parent.returncode == 1 and "SIGSEGV" not in parent.stdout + parent.stderr
-    r = repro(*ERA, "--out", "p", "--", REPLAY, "-p", "2", BASE, str(col), cwd=tmp_path)
+    r = repro(*repro_args(REPLAY, "-p", "2", BASE, str(col), out="p", options=ERA), cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "p")
     assert rep["outcome"] == "verified" and rep["diagnosis"]["signal"]["name"] == "SIGSEGV"

@@ -15,8 +15,17 @@ from pathlib import Path
 import pytest
 
 from .support.common import DEBUGGERS, Collections, aarch64_native, mc_bytes, seed_collection
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
-from .support.pipeline import report, repro, triage, triage_collection, validate
+from .support.natives import BASE, REPLAY, SEED_COMMAND, SEED_OPTIONS
+from .support.pipeline import (
+    assert_null_map,
+    assert_refused,
+    report,
+    repro,
+    repro_args,
+    triage,
+    triage_collection,
+    validate,
+)
 
 Q_REPLAY = aarch64_native("bin/spmi-replay")
 Q_BASE = aarch64_native("jit/libsamplejit_base.so")
@@ -44,21 +53,18 @@ def test_seed_crash_under_qemu(cols: Collections, tmp_path: Path, debugger: str)
     tools()
     mch = seed_collection(cols)
     r = repro(
-        "--qemu",
-        "aarch64",
-        "--workers",
-        "2",
-        "--verify-runs",
-        "2",
-        "--out",
-        "q",
-        "--",
-        Q_REPLAY,
-        *SEED_OPTIONS,
-        "-p",
-        Q_BASE,
-        Q_DIFF,
-        str(mch),
+        *repro_args(
+            Q_REPLAY,
+            *SEED_OPTIONS,
+            "-p",
+            Q_BASE,
+            Q_DIFF,
+            str(mch),
+            out="q",
+            workers=2,
+            verify_runs=2,
+            options=("--qemu", "aarch64"),
+        ),
         cwd=tmp_path,
         debugger=debugger,
     )
@@ -71,10 +77,7 @@ def test_seed_crash_under_qemu(cols: Collections, tmp_path: Path, debugger: str)
     )
     assert d["method_context"]["number"] == 300 and rep["locate"]["method_context"] == 300
     assert d["method_context"]["name"]
-    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == (
-        "CompileResult",
-        "CompileMethod",
-    )
+    assert_null_map(d, "CompileResult", "CompileMethod")
     assert d["null_map"]["role"].startswith("base compile result")
     assert (
         d["signal"]["name"] == "SIGSEGV"
@@ -96,19 +99,7 @@ def test_seed_crash_under_qemu(cols: Collections, tmp_path: Path, debugger: str)
     # The same crash, the same bucket as the x64 build under gdb, with either debugger (lldb 16 over
     # qemu's stub unwinds one unnamed frame past main: the signature stops at main).
     x64 = repro(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "1",
-        "--out",
-        "x",
-        "--",
-        REPLAY,
-        *SEED_OPTIONS,
-        BASE,
-        DIFF,
-        str(mch),
-        cwd=tmp_path,
+        *repro_args(*SEED_COMMAND, str(mch), out="x", workers=2, verify_runs=1), cwd=tmp_path
     )
     assert x64.returncode == 0, x64.stdout
     assert report(tmp_path / "x")["diagnosis"]["bucket"] == d["bucket"]
@@ -128,21 +119,18 @@ def test_debug_breaks_and_first_chance_faults_under_qemu(cols: Collections, tmp_
         inject=[("jit-null", 50), ("jit-assert", 120), ("seed-arm64", 300)],
     )
     r = repro(
-        "--qemu",
-        "aarch64",
-        "--workers",
-        "1",
-        "--verify-runs",
-        "1",
-        "--out",
-        "q",
-        "--",
-        Q_REPLAY,
-        "-boe",
-        *SEED_OPTIONS,
-        Q_BASE,
-        Q_DIFF,
-        str(mch),
+        *repro_args(
+            Q_REPLAY,
+            "-boe",
+            *SEED_OPTIONS,
+            Q_BASE,
+            Q_DIFF,
+            str(mch),
+            out="q",
+            workers=1,
+            verify_runs=1,
+            options=("--qemu", "aarch64"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -187,16 +175,9 @@ def test_arm64_core_file(cols: Collections, tmp_path: Path) -> None:
     cores = list(tmp_path.glob("qemu_spmi-replay_*.core"))
     assert len(cores) == 1, list(tmp_path.iterdir())
     r = repro(
-        "--qemu",
-        "aarch64",
-        "--core",
-        str(cores[0]),
-        "--verify-runs",
-        "1",
-        "--out",
-        "c",
-        "--",
-        *argv,
+        *repro_args(
+            *argv, out="c", verify_runs=1, options=("--qemu", "aarch64", "--core", str(cores[0]))
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -244,14 +225,7 @@ def test_qemu_bad_inputs(cols: Collections, tmp_path: Path) -> None:
             str(mch),
         ): "built for aarch64, and this machine is x86_64 (add --qemu aarch64)",
     }
-    for args, text in cases.items():
-        r = repro(*args, cwd=tmp_path)
-        assert r.returncode == 3, (args, r.stdout, r.stderr)
-        lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
-        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (
-            args,
-            r.stderr,
-        )
+    assert_refused(repro, cases, tmp_path)
 
 
 def test_triage_under_qemu_gives_the_x64_buckets(cols: Collections, tmp_path: Path) -> None:
@@ -262,7 +236,7 @@ def test_triage_under_qemu_gives_the_x64_buckets(cols: Collections, tmp_path: Pa
     buckets = {}
     for name, argv in (
         ("arm64", ["--qemu", "aarch64", "--", Q_REPLAY, *SEED_OPTIONS, Q_BASE, Q_DIFF, str(mch)]),
-        ("x64", ["--", REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)]),
+        ("x64", ["--", *SEED_COMMAND, str(mch)]),
     ):
         r = triage("--workers", "2", "--verify-runs", "1", "--out", name, *argv, cwd=tmp_path)
         assert r.returncode == 0, r.stdout + r.stderr
@@ -277,20 +251,15 @@ def test_hang_under_qemu(cols: Collections, tmp_path: Path) -> None:
     tools()
     mch = cols.get("repro-hang", 400, inject=[("hang", 250)])
     r = repro(
-        "--qemu",
-        "aarch64",
-        "--workers",
-        "2",
-        "--timeout",
-        "3",
-        "--verify-runs",
-        "1",
-        "--out",
-        "h",
-        "--",
-        Q_REPLAY,
-        Q_BASE,
-        str(mch),
+        *repro_args(
+            Q_REPLAY,
+            Q_BASE,
+            str(mch),
+            out="h",
+            workers=2,
+            verify_runs=1,
+            options=("--qemu", "aarch64", "--timeout", "3"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr

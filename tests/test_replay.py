@@ -18,7 +18,7 @@ from spmi_dbg.mch import packets as P
 from spmi_dbg.mch.collection import Collection
 
 from .support.common import Collections, build_collection, mc_bytes
-from .support.natives import BASE, DIFF
+from .support.natives import BASE, DIFF, SEED_OPTIONS
 from .support.replay import LOADED, replay, summary
 
 # ------------------------------------------------------------------------------------------ command
@@ -462,7 +462,7 @@ def test_arm64_literal_pool_is_split_before_diffing(cols: Collections) -> None:
 
 def test_seed_crash_with_bug_91257(cols: Collections) -> None:
     mch = str(cols.seed_arm64())
-    r = replay("-a", "-target", "arm64", "-bug", "91257", BASE, DIFF, mch)
+    r = replay(*SEED_OPTIONS, BASE, DIFF, mch)
     # a real fault outside any protected region: the process dies
     assert r.returncode == -signal.SIGSEGV
     assert "Loaded 500  Jitted 500  Diffs" in r.stdout and "Loaded 1000" not in r.stdout

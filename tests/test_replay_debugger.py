@@ -9,7 +9,7 @@ import shutil
 import subprocess
 
 from .support.common import Collections
-from .support.natives import BASE, DIFF, REPLAY
+from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 
 GDB = shutil.which("gdb")
 
@@ -55,11 +55,7 @@ def test_boa_breaks_only_under_a_debugger(cols: Collections) -> None:
 def test_seed_crash_first_and_second_chance(cols: Collections) -> None:
     out = gdb(
         ["run", "bt", "continue", "continue"],
-        "-a",
-        "-target",
-        "arm64",
-        "-bug",
-        "91257",
+        *SEED_OPTIONS,
         "-c",
         "700",
         BASE,

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from .support.common import Collections
-from .support.natives import BASE, DIFF, REPLAY
+from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
 from .support.replay import replay, summary
 
 
@@ -78,11 +78,7 @@ def test_worker_killed_by_the_seed_crash(cols: Collections, tmp_path: Path) -> N
     work = tmp_path / "tmp"
     work.mkdir()
     r = replay(
-        "-a",
-        "-target",
-        "arm64",
-        "-bug",
-        "91257",
+        *SEED_OPTIONS,
         "-p",
         "2",
         "-f",
@@ -133,11 +129,7 @@ def test_signal_death_counts_as_exit_code_1(cols: Collections, tmp_path: Path) -
     # Without metrics summaries the parent only sees the worker's exit status: the 2023 PAL turned a
     # signal death into exit code 1, which outranks the other worker's Diffs (2).
     r = replay(
-        "-a",
-        "-target",
-        "arm64",
-        "-bug",
-        "91257",
+        *SEED_OPTIONS,
         "-p",
         "2",
         BASE,

@@ -21,8 +21,8 @@ import pytest
 from spmi_dbg.repro.result import BUNDLE_FILES
 
 from .support.common import Collections, mc_bytes, seed_collection
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
-from .support.pipeline import report, validate
+from .support.natives import SEED_COMMAND
+from .support.pipeline import report, repro, repro_args, validate
 
 
 def spmi_report(
@@ -88,31 +88,12 @@ def test_redact_leaves_no_home_user_or_host(cols: Collections, tmp_path: Path) -
     mch = work / "seed.mch"
     mch.write_bytes(seed_collection(cols).read_bytes())
     env = dict(os.environ, HOME=str(home), USER="jdoe", LOGNAME="jdoe", COLUMNS="200")
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "spmi_dbg",
-            "repro",
-            "--redact",
-            "--workers",
-            "2",
-            "--verify-runs",
-            "1",
-            "--out",
-            "b",
-            "--",
-            REPLAY,
-            *SEED_OPTIONS,
-            BASE,
-            DIFF,
-            str(mch),
-        ],
-        capture_output=True,
-        text=True,
+    r = repro(
+        *repro_args(
+            *SEED_COMMAND, str(mch), out="b", workers=2, verify_runs=1, options=("--redact",)
+        ),
         cwd=work,
         env=env,
-        timeout=240,
     )
     assert r.returncode == 0, r.stdout + r.stderr
     bundle = work / "b"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from .support.common import DEBUGGERS, Collections, mc_bytes, seed_collection
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
-from .support.pipeline import assert_seed_diagnosis, make_core, report, repro, validate
+from .support.natives import BASE, DIFF, REPLAY, SEED_COMMAND, SEED_OPTIONS
+from .support.pipeline import assert_seed_diagnosis, make_core, report, repro, repro_args, validate
 
 
 def check_seed_bundle(bundle: Path, mch: Path, debugger: str = "gdb") -> dict[str, object]:
@@ -50,17 +50,10 @@ def check_seed_bundle(bundle: Path, mch: Path, debugger: str = "gdb") -> dict[st
 @pytest.mark.parametrize("debugger", DEBUGGERS)
 def test_core_with_the_command(cols: Collections, tmp_path: Path, debugger: str) -> None:
     mch = seed_collection(cols)
-    argv = [REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)]
+    argv = [*SEED_COMMAND, str(mch)]
     core = make_core(argv, tmp_path)
     r = repro(
-        "--core",
-        str(core),
-        "--verify-runs",
-        "1",
-        "--out",
-        "b",
-        "--",
-        *argv,
+        *repro_args(*argv, out="b", verify_runs=1, options=("--core", str(core))),
         cwd=tmp_path,
         debugger=debugger,
     )
@@ -70,16 +63,7 @@ def test_core_with_the_command(cols: Collections, tmp_path: Path, debugger: str)
     assert "method context: 300" in r.stdout
     # The same diagnosis as the live run under the same debugger finds (same bucket).
     live = repro(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "1",
-        "--out",
-        "live",
-        "--",
-        *argv,
-        cwd=tmp_path,
-        debugger=debugger,
+        *repro_args(*argv, out="live", workers=2, verify_runs=1), cwd=tmp_path, debugger=debugger
     )
     assert live.returncode == 0, live.stdout + live.stderr
     assert (
@@ -108,7 +92,7 @@ def test_core_names_its_own_short_command(cols: Collections, tmp_path: Path) -> 
 
 def test_core_with_a_truncated_command_asks_for_it(cols: Collections, tmp_path: Path) -> None:
     mch = seed_collection(cols)
-    core = make_core([REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)], tmp_path)
+    core = make_core([*SEED_COMMAND, str(mch)], tmp_path)
     r = repro("--core", str(core), cwd=tmp_path)
     assert r.returncode == 3, r.stdout + r.stderr
     lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
@@ -131,16 +115,7 @@ def test_core_with_relative_jit_paths_names_the_jit(
     argv = ["./r", "-bug", "56506", "./b.so", "n.mch"]
     core = make_core(argv, tmp_path)
     live = repro(
-        "--workers",
-        "1",
-        "--verify-runs",
-        "1",
-        "--out",
-        "live",
-        "--",
-        *argv,
-        cwd=tmp_path,
-        debugger=debugger,
+        *repro_args(*argv, out="live", workers=1, verify_runs=1), cwd=tmp_path, debugger=debugger
     )
     assert live.returncode == 0, live.stdout + live.stderr
     runs = [("given", ["--", *argv])] + ([("core's own", [])] if debugger == "gdb" else [])

@@ -16,7 +16,7 @@ import pytest
 
 from .support.common import Collections
 from .support.natives import BASE, REPLAY
-from .support.pipeline import clean_shell, report, repro
+from .support.pipeline import clean_shell, report, repro, repro_args
 
 NULL_MAP, STRESS = 40, 20
 
@@ -72,16 +72,7 @@ def test_jit_variables_are_minimized_like_options(
         LD_BIND_NOW="1",
     )
     r = repro(
-        "--failure",
-        "assert",
-        "--out",
-        "a",
-        "--",
-        REPLAY,
-        "-c",
-        "1-30",
-        BASE,
-        str(col),
+        *repro_args(REPLAY, "-c", "1-30", BASE, str(col), out="a", options=("--failure", "assert")),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -132,17 +123,9 @@ def test_env_all_keeps_everything_but_the_shells_own(
 ) -> None:
     with_env(monkeypatch, SPMI_DBG_SOME_SETTING="x y", SHLVL="3", TERM="xterm")
     r = repro(
-        "--env-all",
-        "--verify-runs",
-        "1",
-        "--out",
-        "e",
-        "--",
-        REPLAY,
-        "-c",
-        "1-5",
-        BASE,
-        str(col),
+        *repro_args(
+            REPLAY, "-c", "1-5", BASE, str(col), out="e", verify_runs=1, options=("--env-all",)
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 2, r.stdout + r.stderr  # no crash in 1-5

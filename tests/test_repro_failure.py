@@ -11,23 +11,9 @@ import pytest
 from spmi_dbg.mch.collection import Collection
 
 from .support.common import Collections
-from .support.natives import BASE, REPLAY
-from .support.pipeline import report, repro, validate
+from .support.natives import BASE, REPLAY, STRESS_SETTINGS
+from .support.pipeline import report, repro, repro_args, validate
 
-SETTINGS = [
-    "-jitoption",
-    "JitNoInline=1",
-    "-jitoption",
-    "JitStress=2",
-    "-jitoption",
-    "JitStressRegs=1",
-    "-jitoption",
-    "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD STRESS_REVERSE_FLAG",
-    "-jitoption",
-    "JitMinOpts=0",
-    "-jitoption",
-    "JitDisasmSummary=0",
-]
 STRESS_AT = 140
 
 
@@ -53,17 +39,15 @@ def test_a_stress_only_assert_gets_a_verified_repro_with_only_the_needed_setting
     mch = failures_collection(cols)
     out = tmp_path / "bundle dir"
     r = repro(
-        "--failure",
-        "assert:magic[divisor]",
-        "--workers",
-        "2",
-        "--out",
-        str(out),
-        "--",
-        REPLAY,
-        *SETTINGS,
-        BASE,
-        str(mch),
+        *repro_args(
+            REPLAY,
+            *STRESS_SETTINGS,
+            BASE,
+            str(mch),
+            out=str(out),
+            workers=2,
+            options=("--failure", "assert:magic[divisor]"),
+        ),
         cwd=tmp_path,
         debugger=debugger,
     )
@@ -139,14 +123,9 @@ def test_a_failed_compile_stops_at_its_first_chance_fault(
 ) -> None:
     mch = failures_collection(cols)
     r = repro(
-        "--failure",
-        "error",
-        "--out",
-        str(tmp_path / "b"),
-        "--",
-        REPLAY,
-        BASE,
-        str(mch),
+        *repro_args(
+            REPLAY, BASE, str(mch), out=str(tmp_path / "b"), options=("--failure", "error")
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -171,14 +150,9 @@ def test_a_failed_compile_stops_at_its_first_chance_fault(
 def test_missing_data_under_lldb_and_the_first_assert(cols: Collections, tmp_path: Path) -> None:
     mch = failures_collection(cols)
     r = repro(
-        "--failure",
-        "missing",
-        "--out",
-        str(tmp_path / "m"),
-        "--",
-        REPLAY,
-        BASE,
-        str(mch),
+        *repro_args(
+            REPLAY, BASE, str(mch), out=str(tmp_path / "m"), options=("--failure", "missing")
+        ),
         cwd=tmp_path,
         debugger="lldb",
     )
@@ -189,14 +163,9 @@ def test_missing_data_under_lldb_and_the_first_assert(cols: Collections, tmp_pat
     # Without the stress settings the first assert is the one at 60 (the stress-only one does not
     # fire).
     r = repro(
-        "--failure",
-        "assert",
-        "--out",
-        str(tmp_path / "a"),
-        "--",
-        REPLAY,
-        BASE,
-        str(mch),
+        *repro_args(
+            REPLAY, BASE, str(mch), out=str(tmp_path / "a"), options=("--failure", "assert")
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -210,14 +179,13 @@ def test_missing_data_under_lldb_and_the_first_assert(cols: Collections, tmp_pat
 def test_no_such_failure_and_an_unknown_kind(cols: Collections, tmp_path: Path) -> None:
     mch = failures_collection(cols)
     r = repro(
-        "--failure",
-        "assert:no assert says this",
-        "--out",
-        str(tmp_path / "n"),
-        "--",
-        REPLAY,
-        BASE,
-        str(mch),
+        *repro_args(
+            REPLAY,
+            BASE,
+            str(mch),
+            out=str(tmp_path / "n"),
+            options=("--failure", "assert:no assert says this"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 2, r.stdout + r.stderr
@@ -240,16 +208,14 @@ def test_verify_runs_0_is_not_called_verified(cols: Collections, tmp_path: Path)
     debugger and the JIT's output are still made."""
     mch = failures_collection(cols)
     r = repro(
-        "--failure",
-        "assert",
-        "--verify-runs",
-        "0",
-        "--out",
-        str(tmp_path / "b"),
-        "--",
-        REPLAY,
-        BASE,
-        str(mch),
+        *repro_args(
+            REPLAY,
+            BASE,
+            str(mch),
+            out=str(tmp_path / "b"),
+            verify_runs=0,
+            options=("--failure", "assert"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 1, r.stdout + r.stderr

@@ -12,7 +12,7 @@ from spmi_dbg.repro.fromlog import parse_log
 
 from .support.common import DEBUGGERS, Collections, mc_bytes
 from .support.natives import BASE, DIFF, REPLAY
-from .support.pipeline import render_fixture, report, repro
+from .support.pipeline import assert_null_map, assert_refused, render_fixture, report, repro
 
 
 @pytest.mark.unit
@@ -68,10 +68,7 @@ def test_from_log_finds_the_seed_crash(cols: Collections, tmp_path: Path, debugg
     assert rep["outcome"] == "verified"
     d = rep["diagnosis"]
     assert d["method_context"]["number"] == 300 and rep["locate"]["method_context"] == 300
-    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == (
-        "CompileResult",
-        "CompileMethod",
-    )
+    assert_null_map(d, "CompileResult", "CompileMethod")
     assert d["null_map"]["role"].startswith("base compile result")
     assert (tmp_path / "b" / "repro.mch").read_bytes() == mc_bytes(big, 300)
 
@@ -134,14 +131,7 @@ def test_from_log_bad_logs_are_one_line_errors(cols: Collections, tmp_path: Path
             str(log),
         ): "--from-log takes the whole command from the log",
     }
-    for args, text in cases.items():
-        r = repro(*args, cwd=tmp_path)
-        assert r.returncode == 3, (args, r.stdout, r.stderr)
-        lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
-        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (
-            args,
-            r.stderr,
-        )
+    assert_refused(repro, cases, tmp_path)
 
 
 def _with_output(log: Path, *lines: str) -> Path:

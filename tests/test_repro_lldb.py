@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from .support.common import Collections, seed_collection
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
+from .support.natives import BASE, DIFF, REPLAY, SEED_COMMAND, SEED_OPTIONS
 from .support.pipeline import report, repro
 
 
@@ -29,10 +29,7 @@ def test_same_bucket_as_gdb(cols: Collections, tmp_path: Path) -> None:
         "--verify-runs",
         "1",
         "--",
-        REPLAY,
-        *SEED_OPTIONS,
-        BASE,
-        DIFF,
+        *SEED_COMMAND,
         str(mch),
     ]
     a = lldb("--out", "l", *argv, cwd=tmp_path)
@@ -133,10 +130,7 @@ def test_triage_under_lldb_gives_the_gdb_buckets(cols: Collections, tmp_path: Pa
         "--failure",
         "missing",
         "--",
-        REPLAY,
-        *SEED_OPTIONS,
-        BASE,
-        DIFF,
+        *SEED_COMMAND,
         str(mch),
     ]
     found = {}

@@ -12,7 +12,7 @@ import pytest
 
 from .support.common import Collections
 from .support.natives import BASE, REPLAY
-from .support.pipeline import report, repro
+from .support.pipeline import report, repro, repro_args
 
 EARLY, LATE = 590, 601  # in the command's order: 590 first; in time (2 workers): 601 first
 
@@ -25,17 +25,7 @@ def col(cols: Collections) -> Path:
 
 def run(col: Path, tmp_path: Path, *extra: str) -> tuple[int, dict[str, object], str]:
     r = repro(
-        *extra,
-        "--verify-runs",
-        "1",
-        "--out",
-        "b",
-        "--",
-        REPLAY,
-        "-bug",
-        "56506",
-        BASE,
-        str(col),
+        *repro_args(REPLAY, "-bug", "56506", BASE, str(col), out="b", verify_runs=1, options=extra),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -90,16 +80,9 @@ def test_a_crash_is_said_when_the_failure_sought_is_not_there(col: Path, tmp_pat
     """Issue 26 item 3: `--failure assert` on a command that dies before any assert: not "no such
     failure" (2) but the crash, with its method context and bucket, exit 1."""
     r = repro(
-        "--failure",
-        "assert",
-        "--out",
-        "f",
-        "--",
-        REPLAY,
-        "-bug",
-        "56506",
-        BASE,
-        str(col),
+        *repro_args(
+            REPLAY, "-bug", "56506", BASE, str(col), out="f", options=("--failure", "assert")
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 1, r.stdout + r.stderr

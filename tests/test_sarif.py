@@ -18,7 +18,7 @@ from spmi_dbg.report.sarif import FINGERPRINT, source_uri
 
 from .support.common import Collections
 from .support.natives import BASE, REPLAY
-from .support.pipeline import report, repro, triage, validate_sarif
+from .support.pipeline import report, repro, repro_args, triage, validate_sarif
 from .support.sarif_check import converted
 
 
@@ -31,9 +31,9 @@ def test_a_crash_repro_s_sarif_names_its_bucket_and_faulting_source(
     cols: Collections, tmp_path: Path
 ) -> None:
     r = repro(
-        "--verify-runs", "1", "--out", "c", "--", REPLAY, "-bug", "56506", BASE,
-        str(cols.mixed()), cwd=tmp_path,
-    )  # fmt: skip
+        *repro_args(REPLAY, "-bug", "56506", BASE, str(cols.mixed()), out="c", verify_runs=1),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     run, (result,) = _only(validate_sarif(tmp_path / "c" / "report.sarif"))
     rep = report(tmp_path / "c")
@@ -56,9 +56,11 @@ def test_an_assert_repro_s_sarif_is_at_the_assert_s_source_line(
     cols: Collections, tmp_path: Path
 ) -> None:
     r = repro(
-        "--failure", "assert", "--verify-runs", "1", "--out", "a", "--", REPLAY, BASE,
-        str(cols.mixed()), cwd=tmp_path,
-    )  # fmt: skip
+        *repro_args(
+            REPLAY, BASE, str(cols.mixed()), out="a", verify_runs=1, options=("--failure", "assert")
+        ),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     _, (result,) = _only(validate_sarif(tmp_path / "a" / "report.sarif"))
     failure = report(tmp_path / "a")["target"]["failure"]
@@ -75,7 +77,7 @@ def test_a_run_that_found_nothing_has_no_result_and_an_input_error_is_a_notifica
     """No crash: an empty `results`, the invocation successful. An input the replay refuses: no
     result either, the invocation unsuccessful with the error as its notification. A CI that
     uploads either fails on nothing."""
-    clean = repro("--out", "n", "--", REPLAY, BASE, str(cols.clean()), cwd=tmp_path)
+    clean = repro(*repro_args(REPLAY, BASE, str(cols.clean()), out="n"), cwd=tmp_path)
     assert clean.returncode == 2, clean.stdout + clean.stderr
     run, results = _only(validate_sarif(tmp_path / "n" / "report.sarif"))
     assert results == [] and run["tool"]["driver"]["rules"] == []
@@ -84,7 +86,7 @@ def test_a_run_that_found_nothing_has_no_result_and_an_input_error_is_a_notifica
     assert [n["level"] for n in inv["toolExecutionNotifications"]] == ["note"]
     bad = tmp_path / "libbad.so"
     bad.write_text("not a shared library\n")
-    refused = repro("--out", "e", "--", REPLAY, str(bad), str(cols.clean()), cwd=tmp_path)
+    refused = repro(*repro_args(REPLAY, str(bad), str(cols.clean()), out="e"), cwd=tmp_path)
     assert refused.returncode == 3, refused.stdout + refused.stderr
     run, results = _only(validate_sarif(tmp_path / "e" / "report.sarif"))
     (inv,) = run["invocations"]
@@ -101,9 +103,18 @@ def test_a_run_that_found_nothing_has_no_result_and_an_input_error_is_a_notifica
 
 def _triage_sarif(mch: Path, cwd: Path, out: str) -> tuple[dict[str, Any], dict[str, Any]]:
     r = triage(
-        "--failure", "crash,assert", "--verify-runs", "1", "--out", out, "--", REPLAY,
-        "-bug", "56506", BASE, str(mch), cwd=cwd,
-    )  # fmt: skip
+        *repro_args(
+            REPLAY,
+            "-bug",
+            "56506",
+            BASE,
+            str(mch),
+            out=out,
+            verify_runs=1,
+            options=("--failure", "crash,assert"),
+        ),
+        cwd=cwd,
+    )
     assert r.returncode in (0, 1), r.stdout + r.stderr
     data = json.loads((cwd / out / "triage.json").read_text())
     return validate_sarif(cwd / out / "triage.sarif"), data
@@ -165,9 +176,11 @@ def test_a_failure_assert_triage_counts_the_same_everywhere(
     """Issue 38 item 2: asserts found are counted in the headline, triage.md's title,
     triage.json's `found` and SARIF's results alike (never "0 bucket(s)" beside the asserts)."""
     r = triage(
-        "--failure", "assert", "--verify-runs", "1", "--out", "t", "--", REPLAY, BASE,
-        str(cols.mixed()), cwd=tmp_path,
-    )  # fmt: skip
+        *repro_args(
+            REPLAY, BASE, str(cols.mixed()), out="t", verify_runs=1, options=("--failure", "assert")
+        ),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     data = json.loads((tmp_path / "t" / "triage.json").read_text())
     found = data["found"]

@@ -22,8 +22,8 @@ from spmi_dbg.mch.collection import Collection
 
 from .support.common import DEBUGGERS, Collections
 from .support.diagnosis import require
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
-from .support.pipeline import report, repro
+from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS, STRESS_SETTINGS_3
+from .support.pipeline import report, repro, repro_args
 
 FAULTS_AT, FATAL_AT = (10, 20), 30
 
@@ -103,18 +103,13 @@ def test_the_fatal_record_is_bundled_past_first_chance_faults(
     b = builds[kind]
     mch = _collection(cols)
     r = repro(
-        "--workers",
-        "1",
-        "--verify-runs",
-        "1",
-        "--out",
-        "b",
-        "--",
-        str(b["spmi-replay"]),
-        *SEED_OPTIONS,
-        str(b["libsamplejit_base.so"]),
-        str(b["libsamplejit_diff.so"]),
-        str(mch),
+        *repro_args(
+            *_seed(b),
+            str(mch),
+            out="b",
+            workers=1,
+            verify_runs=1,
+        ),
         cwd=tmp_path,
         debugger=debugger,
     )
@@ -155,18 +150,13 @@ def test_gdb_and_lldb_bucket_a_stripped_build_alike(
     for debugger in DEBUGGERS:
         require(debugger)
         r = repro(
-            "--workers",
-            "1",
-            "--verify-runs",
-            "0",
-            "--out",
-            debugger,
-            "--",
-            str(b["spmi-replay"]),
-            *SEED_OPTIONS,
-            str(b["libsamplejit_base.so"]),
-            str(b["libsamplejit_diff.so"]),
-            str(_collection(cols)),
+            *repro_args(
+                *_seed(b),
+                str(_collection(cols)),
+                out=debugger,
+                workers=1,
+                verify_runs=0,
+            ),
             cwd=tmp_path,
             debugger=debugger,
         )
@@ -185,18 +175,7 @@ def test_a_fatal_fault_in_the_jit_names_the_method_and_the_phase(
     require(debugger)
     mch = cols.get("stripped-jit-fault", 40, seed=3, inject=[("jit-null", 25)])
     r = repro(
-        "--workers",
-        "1",
-        "--verify-runs",
-        "1",
-        "--out",
-        "j",
-        "--",
-        REPLAY,
-        "-bug",
-        "56506",
-        BASE,
-        str(mch),
+        *repro_args(REPLAY, "-bug", "56506", BASE, str(mch), out="j", workers=1, verify_runs=1),
         cwd=tmp_path,
         debugger=debugger,
     )
@@ -242,20 +221,14 @@ def test_debug_dir_finds_the_symbols(
     require(debugger)
     b = split_elsewhere
     r = repro(
-        "--workers",
-        "1",
-        "--verify-runs",
-        "0",
-        "--debug-dir",
-        str(b[layout]),
-        "--out",
-        "b",
-        "--",
-        str(b["spmi-replay"]),
-        *SEED_OPTIONS,
-        str(b["libsamplejit_base.so"]),
-        str(b["libsamplejit_diff.so"]),
-        str(_collection(cols)),
+        *repro_args(
+            *_seed(b),
+            str(_collection(cols)),
+            out="b",
+            workers=1,
+            verify_runs=0,
+            options=("--debug-dir", str(b[layout])),
+        ),
         cwd=tmp_path,
         debugger=debugger,
     )
@@ -273,25 +246,25 @@ def test_debug_dir_finds_the_symbols(
     assert "symbols from `" in (tmp_path / "b" / "report.md").read_text()
 
 
+def _seed(b: dict[str, Path]) -> tuple[str, ...]:
+    """The seed crash's command on the build `b` (its collection last)."""
+    base, diff = b["libsamplejit_base.so"], b["libsamplejit_diff.so"]
+    return (str(b["spmi-replay"]), *SEED_OPTIONS, str(base), str(diff))
+
+
 def test_a_debug_file_of_another_build_is_not_used(
     split_elsewhere: dict[str, Path], cols: Collections, tmp_path: Path
 ) -> None:
     b = split_elsewhere
     r = repro(
-        "--workers",
-        "1",
-        "--verify-runs",
-        "0",
-        "--debug-dir",
-        str(b["wrong"]),
-        "--out",
-        "b",
-        "--",
-        str(b["spmi-replay"]),
-        *SEED_OPTIONS,
-        str(b["libsamplejit_base.so"]),
-        str(b["libsamplejit_diff.so"]),
-        str(_collection(cols)),
+        *repro_args(
+            *_seed(b),
+            str(_collection(cols)),
+            out="b",
+            workers=1,
+            verify_runs=0,
+            options=("--debug-dir", str(b["wrong"])),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode in (0, 1), r.stdout + r.stderr
@@ -333,28 +306,18 @@ def test_a_stress_only_assert_on_builds_we_did_not_make(
     require(debugger)
     b = builds[kind]
     mch = cols.get("stripped-stress", 60, inject=[("jit-null", 10), ("stress-assert", 40)])
-    settings = [
-        "-jitoption",
-        "JitStress=2",
-        "-jitoption",
-        "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD",
-        "-jitoption",
-        "JitStressRegs=1",
-    ]
+    settings = STRESS_SETTINGS_3
     r = repro(
-        "--failure",
-        "assert",
-        "--workers",
-        "2",
-        "--verify-runs",
-        "2",
-        "--out",
-        "b",
-        "--",
-        str(b["spmi-replay"]),
-        *settings,
-        str(b["libsamplejit_base.so"]),
-        str(mch),
+        *repro_args(
+            str(b["spmi-replay"]),
+            *settings,
+            str(b["libsamplejit_base.so"]),
+            str(mch),
+            out="b",
+            workers=2,
+            verify_runs=2,
+            options=("--failure", "assert"),
+        ),
         cwd=tmp_path,
         debugger=debugger,
     )
@@ -411,10 +374,7 @@ def test_triage_resumes_in_one_session_on_builds_we_did_not_make(
             "--out",
             "t",
             "--",
-            str(b["spmi-replay"]),
-            *SEED_OPTIONS,
-            str(b["libsamplejit_base.so"]),
-            str(b["libsamplejit_diff.so"]),
+            *_seed(b),
             str(mch),
         ],
         capture_output=True,

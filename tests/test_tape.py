@@ -91,10 +91,7 @@ def test_the_seed_crash_from_its_tape_without_the_binaries(
 def test_a_31_null_map_from_its_tape(era31_col: Path, tmp_path: Path, debugger: str) -> None:
     tape = tmp_path / "nullmap.tape.json"
     live = record(
-        debugger,
-        [REPLAY, "-c", "40", BASE, str(era31_col)],
-        tape,
-        env={"SPMI_REPLAY_ERA": "3.1"},
+        debugger, [REPLAY, "-c", "40", BASE, str(era31_col)], tape, env={"SPMI_REPLAY_ERA": "3.1"}
     )
     assert live["signal"]["name"] == "SIGSEGV" and live["null_map"]["member"] == "GetMethodSig"
     same_diagnosis(live, replay(tape))

@@ -14,26 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from .support.common import Collections, mc_bytes
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
-from .support.pipeline import triage, triage_collection, validate
+from .support.natives import BASE, REPLAY, SEED_COMMAND, STRESS_SETTINGS_3
+from .support.pipeline import assert_refused, repro_args, triage, triage_collection, validate
 
 
 def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
     mch = triage_collection(cols)
     r = triage(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "1",
-        "--out",
-        "t",
-        "--",
-        REPLAY,
-        *SEED_OPTIONS,
-        BASE,
-        DIFF,
-        str(mch),
-        cwd=tmp_path,
+        *repro_args(*SEED_COMMAND, str(mch), out="t", workers=2, verify_runs=1), cwd=tmp_path
     )
     assert r.returncode == 0, r.stdout + r.stderr
     data: dict[str, Any] = json.loads((tmp_path / "t" / "triage.json").read_text())
@@ -144,20 +132,14 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
 def test_max_crashes_and_no_crash(cols: Collections, tmp_path: Path) -> None:
     mch = triage_collection(cols)
     r = triage(
-        "--workers",
-        "1",
-        "--max-crashes",
-        "2",
-        "--verify-runs",
-        "0",
-        "--out",
-        "t",
-        "--",
-        REPLAY,
-        *SEED_OPTIONS,
-        BASE,
-        DIFF,
-        str(mch),
+        *repro_args(
+            *SEED_COMMAND,
+            str(mch),
+            out="t",
+            workers=1,
+            verify_runs=0,
+            options=("--max-crashes", "2"),
+        ),
         cwd=tmp_path,
     )
     data = json.loads((tmp_path / "t" / "triage.json").read_text())
@@ -185,7 +167,7 @@ def test_max_crashes_and_no_crash(cols: Collections, tmp_path: Path) -> None:
     ), (last, cov)
     assert unreached > 0  # stopped at --max-crashes: the rest is said, not dropped
     clean = cols.get("repro-clean", 300)
-    r = triage("--workers", "2", "--out", "c", "--", REPLAY, BASE, str(clean), cwd=tmp_path)
+    r = triage(*repro_args(REPLAY, BASE, str(clean), out="c", workers=2), cwd=tmp_path)
     assert r.returncode == 2, r.stdout + r.stderr
     data = json.loads((tmp_path / "c" / "triage.json").read_text())
     assert data["buckets"] == [] and data["crashes"] == []
@@ -206,14 +188,7 @@ def test_triage_bad_inputs_are_one_line_errors(cols: Collections, tmp_path: Path
         ): "--max-crashes: expected a whole number of at least 1, got '0'",
         ("--", REPLAY, str(tmp_path / "nojit.so"), str(mch)): "JIT not found",
     }
-    for args, text in cases.items():
-        r = triage(*args, cwd=tmp_path)
-        assert r.returncode == 3, (args, r.stdout, r.stderr)
-        lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
-        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (
-            args,
-            r.stderr,
-        )
+    assert_refused(triage, cases, tmp_path)
     assert not (tmp_path / "spmi-triage").exists()
 
 
@@ -226,28 +201,18 @@ def test_failure_buckets_with_stress_settings(cols: Collections, tmp_path: Path)
         120,
         inject=[("stress-assert", 30), ("jit-null", 50), ("stress-assert", 90)],
     )
-    settings = [
-        "-jitoption",
-        "JitStress=2",
-        "-jitoption",
-        "JitStressModeNames=STRESS_MAKE_CSE STRESS_FOLD",
-        "-jitoption",
-        "JitStressRegs=1",
-    ]
+    settings = STRESS_SETTINGS_3
     r = triage(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "1",
-        "--failure",
-        "assert,error",
-        "--out",
-        "t",
-        "--",
-        REPLAY,
-        *settings,
-        BASE,
-        str(mch),
+        *repro_args(
+            REPLAY,
+            *settings,
+            BASE,
+            str(mch),
+            out="t",
+            workers=2,
+            verify_runs=1,
+            options=("--failure", "assert,error"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -299,10 +264,7 @@ def test_progress_on_a_terminal(cols: Collections, tmp_path: Path) -> None:
         "--out",
         "t",
         "--",
-        REPLAY,
-        *SEED_OPTIONS,
-        BASE,
-        DIFF,
+        *SEED_COMMAND,
         str(mch),
     ]
     proc = subprocess.Popen(

@@ -20,8 +20,8 @@ import pytest
 
 from .support.cluster import cluster, free_port
 from .support.common import Collections, replaying, wait_for, whole_texts
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
-from .support.pipeline import triage, validate
+from .support.natives import BASE, REPLAY, SEED_COMMAND
+from .support.pipeline import repro_args, triage, validate
 
 # in benchmarks.mch: the replay that is running when a worker or the coordinator is killed
 HANG = 230
@@ -77,10 +77,7 @@ def args(collections: Path, out: str, *extra: str, bundles: str = "missing") -> 
         out,
         *extra,
         "--",
-        REPLAY,
-        *SEED_OPTIONS,
-        BASE,
-        DIFF,
+        *SEED_COMMAND,
     ]
 
 
@@ -252,7 +249,8 @@ def test_coordinator_killed_then_resume(collections: Path, tmp_path: Path) -> No
         r = triage(*args(collections, "t", "--scheduler", c.address, "--resume"), cwd=tmp_path)
     resumed_exactly(r, tmp_path / "t", done)
     bad = triage(
-        "--mch", str(collections), "--out", "t", "--resume", "--", REPLAY, BASE, cwd=tmp_path
+        *repro_args(REPLAY, BASE, out="t", options=("--mch", str(collections), "--resume")),
+        cwd=tmp_path,
     )
     assert bad.returncode == 3 and "--resume" in bad.stderr and "Traceback" not in bad.stderr, (
         bad.stderr

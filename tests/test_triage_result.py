@@ -21,7 +21,7 @@ from spmi_dbg.triage.run import TriageRun
 
 from .support.common import Collections
 from .support.natives import BASE, REPLAY
-from .support.pipeline import triage
+from .support.pipeline import repro_args, triage
 
 
 def _command(collection: str) -> ReproCommand:
@@ -87,7 +87,7 @@ def test_the_summary_says_why_a_bucket_has_no_repro_and_each_failure_once(
     mch = cols.get(
         "summary-failures", 200, inject=[("missing", 50), ("missing", 120), ("jit-assert", 60)]
     )
-    r = triage("--out", "t", "--", REPLAY, BASE, str(mch), cwd=tmp_path)
+    r = triage(*repro_args(REPLAY, BASE, str(mch), out="t"), cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     (missing,) = [x for x in lines if x.startswith("missing bucket ")]
@@ -107,17 +107,7 @@ def test_a_long_member_list_is_cut_with_its_count_and_a_file_that_has_it_all(
     at = list(range(10, 260, 10))
     mch = cols.get("many-members", 260, inject=[("jit-null", n) for n in at])
     r = triage(
-        "--verify-runs",
-        "1",
-        "--out",
-        "t",
-        "--",
-        REPLAY,
-        "-bug",
-        "56506",
-        BASE,
-        str(mch),
-        cwd=tmp_path,
+        *repro_args(REPLAY, "-bug", "56506", BASE, str(mch), out="t", verify_runs=1), cwd=tmp_path
     )
     assert r.returncode in (0, 1), r.stdout + r.stderr
     (line,) = [x for x in r.stdout.splitlines() if x.startswith("bucket ")]
@@ -139,18 +129,14 @@ def test_a_storm_is_said_once_while_the_triage_runs(
     monkeypatch.setenv("SPMI_REPLAY_ERA", "3.1")
     mch = cols.get("storm", 120, inject=[("null-map", n) for n in range(2, 121, 2)])
     r = triage(
-        "--env",
-        "SPMI_REPLAY_ERA",
-        "--max-crashes",
-        "30",
-        "--verify-runs",
-        "1",
-        "--out",
-        "t",
-        "--",
-        REPLAY,
-        BASE,
-        str(mch),
+        *repro_args(
+            REPLAY,
+            BASE,
+            str(mch),
+            out="t",
+            verify_runs=1,
+            options=("--env", "SPMI_REPLAY_ERA", "--max-crashes", "30"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode in (0, 1), r.stdout + r.stderr
@@ -163,17 +149,7 @@ def test_a_storm_is_said_once_while_the_triage_runs(
 def test_no_storm_is_said_for_scattered_crashes(cols: Collections, tmp_path: Path) -> None:
     mch = cols.get("no-storm", 300, inject=[("jit-null", n) for n in (50, 150, 250)])
     r = triage(
-        "--verify-runs",
-        "1",
-        "--out",
-        "t",
-        "--",
-        REPLAY,
-        "-bug",
-        "56506",
-        BASE,
-        str(mch),
-        cwd=tmp_path,
+        *repro_args(REPLAY, "-bug", "56506", BASE, str(mch), out="t", verify_runs=1), cwd=tmp_path
     )
     assert r.returncode in (0, 1), r.stdout + r.stderr
     assert "systematic" not in r.stdout + r.stderr

@@ -27,8 +27,8 @@ from spmi_dbg.triage.plan import TriagePartition, member_names, plan_partitions
 from spmi_dbg.triage.task import KILLER_REASON, PartitionTask, run_partition
 
 from .support.common import Collections, replaying, wait_for
-from .support.natives import BASE, DIFF, REPLAY, SEED_OPTIONS
-from .support.pipeline import no_replays_left, triage, validate
+from .support.natives import BASE, REPLAY, SEED_COMMAND
+from .support.pipeline import no_replays_left, repro_args, triage, validate
 from .test_repro_failure import failures_collection
 
 # The worker-death collection: 40 method contexts, seed crashes at 12 and 30, a JIT assert and a
@@ -58,7 +58,7 @@ def small(cols: Collections) -> Path:
 
 
 def _one_partition(mch: Path) -> tuple[ReproCommand, TriagePartition]:
-    cmd = from_argv([REPLAY, *SEED_OPTIONS, BASE, DIFF, str(mch)])
+    cmd = from_argv([*SEED_COMMAND, str(mch)])
     parts = plan_partitions([cmd], 1, partition_methods=cmd.count)
     assert [(p.spec, p.methods) for p in parts] == [("1-40", 40)]
     return cmd, parts[0]
@@ -198,10 +198,7 @@ def _args(mch: Path, out: str, *extra: str) -> list[str]:
         out,
         *extra,
         "--",
-        REPLAY,
-        *SEED_OPTIONS,
-        BASE,
-        DIFF,
+        *SEED_COMMAND,
         str(mch),
     ]
 
@@ -337,7 +334,9 @@ def test_resume_where_there_is_no_triage(small: Path, tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     for out in (empty, tmp_path / "missing"):
-        r = triage("--resume", "--out", str(out), "--", REPLAY, BASE, str(small), cwd=tmp_path)
+        r = triage(
+            *repro_args(REPLAY, BASE, str(small), out=str(out), options=("--resume",)), cwd=tmp_path
+        )
         assert r.returncode == 3, r.stdout + r.stderr
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr

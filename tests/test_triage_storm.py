@@ -17,7 +17,7 @@ from spmi_dbg.triage.sweep import SAMPLES, SweepState
 
 from .support.common import Collections
 from .support.natives import BASE, REPLAY
-from .support.pipeline import triage, validate
+from .support.pipeline import repro_args, triage, validate
 
 METHODS = 240
 STORM = [n for n in range(1, METHODS + 1) if n % 4 != 0]  # 180 of 240
@@ -34,19 +34,14 @@ def _storm(cols: Collections) -> Path:
 
 def _triage(mch: Path, tmp_path: Path, *extra: str) -> tuple[dict[str, Any], str]:
     r = triage(
-        "--env",
-        "SPMI_REPLAY_ERA",
-        "--verify-runs",
-        "1",
-        "--max-crashes",
-        "100000",
-        *extra,
-        "--out",
-        "t",
-        "--",
-        REPLAY,
-        BASE,
-        str(mch),
+        *repro_args(
+            REPLAY,
+            BASE,
+            str(mch),
+            out="t",
+            verify_runs=1,
+            options=("--env", "SPMI_REPLAY_ERA", "--max-crashes", "100000", *extra),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode in (0, 1), r.stdout + r.stderr

@@ -14,6 +14,7 @@ chance").
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal as _signal
 from collections.abc import Callable
@@ -63,6 +64,19 @@ class PassedStop(JsonFact):
         }
 
 
+@dataclass
+class StopNote(JsonFact):
+    """What the first-chance condition inside gdb tells the driver of one stop (a JSON line each,
+    ext/gdb/passing.py -> driver/gdb/loop.py): a stop passed on (`passed`), or the stop that ends
+    the run: why, when that is not obvious from its diagnosis (`stop`), its signal, and whether it
+    is a fault's second chance."""
+
+    passed: PassedStop | None = None
+    stop: str | None = None
+    signal: int | None = None
+    second_chance: bool = False
+
+
 class Verdict(IntEnum):
     """A decision as one number (what gdb's `$_spmi_should_stop` returns to a catchpoint or the MI
     driver)."""
@@ -105,7 +119,6 @@ def decide(
     caught_mask: int | None,
     previous: PassedStop | None,
     passes_left: bool,
-    seconds: float = 0.0,
     stop_at_break: bool = False,
 ) -> Decision:
     """`quick` is `diagnose(view, full=False)`; `previous` the stop passed just before.
@@ -138,7 +151,7 @@ def decide(
         caught_mask, sig.signo if sig else _signal.SIGTRAP
     )
     folded = quick.folded or ["?"]
-    note = PassedStop(name, kind, str(folded[0]), mc or None, pc, deliver, seconds, address)
+    note = PassedStop(name, kind, str(folded[0]), mc or None, pc, deliver, 0.0, address)
     return Decision(
         False, deliver=deliver, step_over_brk=not deliver and arch == "aarch64", passed=note
     )
@@ -173,13 +186,17 @@ def check_stop(
 SECOND_CHANCE = "second chance"
 
 
-def mark_second_chance(d: Diagnosis, note: str | None) -> None:
-    """The full diagnosis of a second-chance stop: the fault came back after the replay's handler
-    declined it, so it is fatal, whatever the stack suggested at its first chance."""
-    d.handling = Handling(
-        HandlingKind.FATAL,
-        note or "the same fault again after the replay's handler declined it",
-        SECOND_CHANCE,
+def mark_second_chance(d: Diagnosis, note: str | None) -> Diagnosis:
+    """The full diagnosis of a second-chance stop, as a new fact: the fault came back after the
+    replay's handler declined it, so it is fatal, whatever the stack suggested at its first
+    chance."""
+    return dataclasses.replace(
+        d,
+        handling=Handling(
+            HandlingKind.FATAL,
+            note or "the same fault again after the replay's handler declined it",
+            SECOND_CHANCE,
+        ),
     )
 
 

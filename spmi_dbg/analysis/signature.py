@@ -6,6 +6,7 @@ names all use these."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 
@@ -51,11 +52,11 @@ def hang_signature(d: Diagnosis) -> tuple[str, str]:
     return text, _key(text)
 
 
-def mark_hang(d: Diagnosis) -> None:
-    """The interrupt's SIGINT is ours, not the replay's: a hang's signature and bucket say hang
-    instead."""
-    d.hang = True
-    d.signature, d.bucket = hang_signature(d)
+def mark_hang(d: Diagnosis) -> Diagnosis:
+    """The diagnosis as a hang's: the interrupt's SIGINT is ours, not the replay's, so its signature
+    and bucket say hang instead (a new fact: the one given is left as it was)."""
+    signature, bucket = hang_signature(d)
+    return dataclasses.replace(d, hang=True, signature=signature, bucket=bucket)
 
 
 def bucket_of(d: Diagnosis | None, *, hang: bool = False) -> str | None:

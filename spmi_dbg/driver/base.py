@@ -5,6 +5,8 @@ asked for by one ReplayRequest (request.py). spmi_dbg.driver.select builds one."
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -61,3 +63,23 @@ class Driver(Protocol):
         """Post-mortem: the full diagnosis of `core`, a core file of `program` run as `argv` (kind
         "fatal")."""
         ...
+
+
+@dataclass(frozen=True)
+class Replays:
+    """How a stage's replays are run, passed as one value: the debugger (None: natively only), each
+    replay's time limit (--timeout), and the directory their files go to."""
+
+    debugger: Driver | None
+    timeout: float
+    workdir: Path
+
+    def into(self, name: str) -> Replays:
+        """The same replays, their files in a subdirectory of this one."""
+        return dataclasses.replace(self, workdir=self.workdir / name)
+
+    @property
+    def under(self) -> Driver:
+        """The debugger, for a stage that needs one."""
+        assert self.debugger is not None, "this stage replays under a debugger"
+        return self.debugger

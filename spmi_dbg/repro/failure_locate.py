@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg.driver.base import Replays
 from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.failures.output import Failure, NameOf, ReplayOutput, is_failure_line, parse_output
 from spmi_dbg.failures.target import FailureTarget, first_match, no_such_failure
@@ -319,19 +320,21 @@ def verify_failure(
     cmd: ReproCommand,
     mch: Path,
     failure: Failure,
+    replays: Replays,
     *,
     runs: int,
-    timeout: float,
-    workdir: Path,
     number_in_repro: int = 1,
     label: str = "verify",
 ) -> FailureVerification:
     """Replay `mch` (the repro: the failing record is `number_in_repro` there) `runs` times
-    natively."""
+    natively (`replays`' debugger is not used)."""
     out = FailureVerification(failure)
     for i in range(1, runs + 1):
         run, failures = run_for_failures(
-            cmd.native_argv(None, mch), timeout=timeout, workdir=workdir, name=f"{label}-{i}"
+            cmd.native_argv(None, mch),
+            timeout=replays.timeout,
+            workdir=replays.workdir,
+            name=f"{label}-{i}",
         )
         out.runs.append(run)
         out.matched.append(reproduces(failures, failure.key, number_in_repro))

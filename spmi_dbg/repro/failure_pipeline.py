@@ -22,6 +22,7 @@ from pathlib import Path
 
 from spmi_dbg import exits
 from spmi_dbg.analysis.signature import in_bucket
+from spmi_dbg.driver.base import Replays
 from spmi_dbg.driver.request import ReplayRequest
 from spmi_dbg.errors import ToolFailure
 from spmi_dbg.failures.output import Failure, read_lines
@@ -60,6 +61,7 @@ from spmi_dbg.repro.result import (
     ReproOptions,
     ReproProgress,
     ReproResult,
+    bundle_dir_for,
 )
 from spmi_dbg.repro.setup_causes import version_mismatch
 
@@ -91,7 +93,8 @@ def run_failure_phases(
     if f is None:
         _not_found(opts, result, cmd, located, work, progress)
         return
-    out = result.bundle_dir()  # by the failure's kind and method context, unless --out names it
+    # decided here, once: by the failure's kind and method context, unless --out names it
+    result.out = out = bundle_dir_for(opts.out, result.target, result.outcome)
     mc = f.method_context
     with phase(result, "isolate", progress) as ph:
         result.isolated = isolate(cmd.input, [mc], work / "bundle")
@@ -168,9 +171,8 @@ def _verified(
         final,
         result.isolated.mch,
         f,
+        Replays(None, opts.verify_timeout, work),
         runs=opts.verify_runs,
-        timeout=opts.verify_timeout,
-        workdir=work,
         number_in_repro=number_in_repro,
         label=label,
     )
@@ -252,9 +254,7 @@ def _the_crash_instead(
         crash = locate(
             cmd,
             [Partition(1, run.partition.numbers)],
-            opts.debugger,
-            timeout=opts.timeout,
-            workdir=where,
+            Replays(opts.debugger, opts.timeout, where),
             workers=1,
         )
     except ToolFailure as e:

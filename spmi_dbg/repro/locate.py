@@ -8,6 +8,7 @@ the result says so."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any, Protocol
 
 from spmi_dbg.analysis.facts import Diagnosis, MethodContextFact
 from spmi_dbg.analysis.signature import mark_hang
-from spmi_dbg.driver.base import Driver
+from spmi_dbg.driver.base import Driver, Replays
 from spmi_dbg.driver.outcome import PassedStop, ReplayOutcome
 from spmi_dbg.driver.request import ReplayRequest, ReplayWatch
 from spmi_dbg.errors import SpmiDbgError, ToolFailure
@@ -98,10 +99,8 @@ class Located:
 def locate(
     cmd: ReproCommand,
     partitions: list[Partition],
-    debugger: Driver,
+    replays: Replays,
     *,
-    timeout: float,
-    workdir: Path,
     progress: LocateProgress | None = None,
     hints: tuple[int, ...] = (),
     workers: int | None = None,
@@ -113,7 +112,9 @@ def locate(
     selected = {n for p in partitions for n in p.numbers}
     first = tuple(sorted(set(hints) & selected))
 
-    replay = _Search(cmd, debugger, timeout, workdir, progress, workers, first_found).run
+    replay = _Search(
+        cmd, replays.under, replays.timeout, replays.workdir, progress, workers, first_found
+    ).run
 
     if not first:
         return replay(partitions)
@@ -282,10 +283,13 @@ def locate_core(
     run.outcome = debugger.read_core(core, cmd.program, transcript=run.transcript, argv=cmd.argv())
     result.winner = run
     identify(cmd, result, timeout=timeout, workdir=workdir)
-    fact = run.outcome.diagnosis.method_context if run.outcome.diagnosis is not None else None
-    if fact is not None and fact.number and not fact.name:
-        fact.input = fact.input or cmd.input
-        _add_names(fact, cmd.input)
+    d = run.outcome.diagnosis
+    fact = d.method_context if d is not None else None
+    if d is not None and fact is not None and fact.number and not fact.name:
+        named = _with_names(dataclasses.replace(fact, input=fact.input or cmd.input), cmd.input)
+        run.outcome = dataclasses.replace(
+            run.outcome, diagnosis=dataclasses.replace(d, method_context=named)
+        )
     result.notes.append(
         f"post-mortem: the fatal stop is the core file {core}; the method context was read "
         "from it, then the repro is replayed live"
@@ -299,7 +303,9 @@ def identify(cmd: ReproCommand, result: Located, *, timeout: float, workdir: Pat
     assert result.winner is not None and result.winner.outcome is not None
     outcome = result.winner.outcome
     if outcome.kind == "hang" and outcome.diagnosis is not None:
-        mark_hang(outcome.diagnosis)
+        # the driver's facts stay as it gave them: the winner's outcome is a new one
+        outcome = dataclasses.replace(outcome, diagnosis=mark_hang(outcome.diagnosis))
+        result.winner.outcome = outcome
     result.expectation = expectation_of(outcome)
     mc = outcome.diagnosis.method_context if outcome.diagnosis is not None else None
     if outcome.diagnosis is not None:
@@ -331,23 +337,31 @@ def identify(cmd: ReproCommand, result: Located, *, timeout: float, workdir: Pat
         f"({len(runs)} runs), because {why}"
     )
     if outcome.diagnosis is not None:
-        outcome.diagnosis.method_context = MethodContextFact(
+        fact = MethodContextFact(
             found,
             result.method_context_source,
             input=cmd.input,
             rejected=list(result.method_context_rejected),
         )
-        _add_names(outcome.diagnosis.method_context, cmd.input)
+        result.winner.outcome = dataclasses.replace(
+            outcome,
+            diagnosis=dataclasses.replace(
+                outcome.diagnosis, method_context=_with_names(fact, cmd.input)
+            ),
+        )
 
 
-def _add_names(fact: MethodContextFact, path: str) -> None:
+def _with_names(fact: MethodContextFact, path: str) -> MethodContextFact:
+    """The fact with the record's method name and IL size, when the collection gives them."""
     try:
         with Collection.open(path) as col:
             info = col.method_context(fact.number)
-        # a placeholder is no name
-        fact.name, fact.il_size = (None if info.name_note else info.name), info.il_size
     except (SpmiDbgError, OSError):
-        pass
+        return fact
+    # a placeholder is no name
+    return dataclasses.replace(
+        fact, name=None if info.name_note else info.name, il_size=info.il_size
+    )
 
 
 def bisect(

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from spmi_dbg import exits
 from spmi_dbg.analysis.facts import Cause
+from spmi_dbg.driver.base import Replays
 from spmi_dbg.driver.pool import Warm
 from spmi_dbg.errors import SpmiDbgError, is_system_stop, printable, system_stop_said
 from spmi_dbg.failures.output import Failure, read_lines
@@ -37,6 +38,7 @@ from spmi_dbg.repro.result import (
     ReproOptions,
     ReproProgress,
     ReproResult,
+    bundle_dir_for,
 )
 from spmi_dbg.repro.setup_causes import (
     diff_needs_compile_results,
@@ -79,7 +81,9 @@ def run_repro(
                 result.outcome, result.exit_code = "tool-failure", exits.TOOL_FAILURE
             else:
                 result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
-        out = result.bundle_dir()
+        if result.out is None:  # no target to name it: by the outcome
+            result.out = bundle_dir_for(opts.out, result.target, result.outcome)
+        out = result.out
         result.seconds = time.monotonic() - start
         try:
             if opts.out is None:  # the default name is known only now
@@ -136,6 +140,8 @@ def _run_phases(
         if result.outcome == "no-crash":  # a setting the JIT never read changed nothing
             located.notes += [u.text for u in cannot_show(cmd, assert_expected=False)]
         return
+    # decided here, once: by the crash's bucket, unless --out names it
+    result.out = bundle_dir_for(opts.out, result.target, result.outcome)
     v = _Verifying(opts, result, located, work, progress).run()
     if not v.accepted:
         result.outcome, result.exit_code = "not-verified", exits.NOT_VERIFIED
@@ -246,10 +252,8 @@ class _Verifying:
             self.opts.command,
             self.result.isolated.mch,
             self.expected,
-            self.opts.debugger,
+            Replays(self.opts.debugger, self.opts.verify_timeout, self.work),
             runs=self.opts.verify_runs,
-            timeout=self.opts.verify_timeout,
-            workdir=self.work,
             label=label,
         )
 
@@ -268,9 +272,7 @@ def _locate(
     return locate(
         cmd,
         partitions,
-        opts.debugger,
-        timeout=opts.timeout,
-        workdir=work,
+        Replays(opts.debugger, opts.timeout, work),
         progress=progress,
         hints=hints,
         workers=opts.workers,

@@ -294,6 +294,13 @@ class Bundle:
     isolated: Isolated | None
 
 
+def bundle_dir_for(given: Path | None, target: Target | None, outcome: str) -> Path:
+    """Where a repro's bundle goes: --out, else a name by the target's bucket (a crash) or its kind
+    and method context (a compile failure), else by the outcome."""
+    name = target.bundle_name() if target is not None else None
+    return given or Path(name or f"spmi-repro-{outcome}")
+
+
 @dataclass
 class ReproResult:
     options: ReproOptions
@@ -307,7 +314,9 @@ class ReproResult:
     # the variables of the user's environment the repro needs, found by experiment (env_experiment)
     environment_experiment: EnvExperiment | None = None
     regression: Regression | None = None  # the repro with each JIT alone (two JITs only)
-    out: Path | None = None  # where the bundle goes: decided once, by bundle_dir()
+    # where the bundle goes: decided once (bundle_dir_for), right after locate found the target,
+    # else at the end by the outcome
+    out: Path | None = None
     outcome: Outcome = "running"
     exit_code: int = exits.NOT_VERIFIED
     # the phase that could not do its work (report.json "failed_phase")
@@ -326,12 +335,8 @@ class ReproResult:
     causes: list[Cause] = field(default_factory=list)
 
     def bundle_dir(self) -> Path:
-        """Where the bundle goes: --out, else a name by the target's bucket (a crash) or its kind
-        and method context (a compile failure), else by the outcome. Decided the first time it is
-        asked (once locate found the target, or at the end) and kept."""
-        if self.out is None:
-            name = self.target.bundle_name() if self.target is not None else None
-            self.out = self.options.out or Path(name or f"spmi-repro-{self.outcome}")
+        """Where the bundle goes, as the pipeline decided it (bundle_dir_for)."""
+        assert self.out is not None, "the bundle directory is decided after locate (pipeline)"
         return self.out
 
     @property

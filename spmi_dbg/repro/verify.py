@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from spmi_dbg.analysis.signature import in_bucket
-from spmi_dbg.driver.base import Driver
+from spmi_dbg.driver.base import Replays
 from spmi_dbg.driver.outcome import ReplayOutcome
 from spmi_dbg.driver.request import ReplayRequest
 from spmi_dbg.errors import ToolFailure
@@ -137,13 +137,14 @@ def verify(
     cmd: ReproCommand,
     repro: Path,
     expected: Expectation,
-    debugger: Driver,
+    replays: Replays,
     *,
     runs: int,
-    timeout: float,
-    workdir: Path,
     label: str = "verify",
 ) -> Verification:
+    """`repro` replayed natively `runs` times and, when one of them fails as expected, once under
+    the debugger; the files beside `label` in the replays' directory."""
+    debugger, timeout, workdir = replays.under, replays.timeout, replays.workdir
     result = Verification(expected)
     argv = cmd.argv(None, input=repro)
     for _ in range(runs):

@@ -26,7 +26,7 @@ from typing import Any
 
 from spmi_dbg import exits
 from spmi_dbg.errors import ClusterLost, InputError
-from spmi_dbg.repro.result import ReproResult
+from spmi_dbg.repro.result import ReproResult, bundle_dir_for
 from spmi_dbg.triage.engine import BundleJob, EngineReport
 from spmi_dbg.triage.task import (
     CrashBudget,
@@ -429,7 +429,7 @@ class DaskEngine:
                 result = ReproResult(
                     job.options,
                     [],
-                    out=job.options.out,
+                    out=bundle_dir_for(job.options.out, None, "tool-failure"),
                     outcome="tool-failure",
                     exit_code=exits.TOOL_FAILURE,
                     error=f"the bundle's task failed: {type(e).__name__}: {e}",

@@ -44,6 +44,7 @@ from spmi_dbg.triage.result import (
     TriageResult,
 )
 from spmi_dbg.triage.run import TriageProgress, replay_partitions
+from spmi_dbg.triage.task import TaskSettings
 from spmi_dbg.triage.triage_data import write_triage
 
 __all__ = [
@@ -86,10 +87,7 @@ def run_triage(
                 partitions,
                 directory,
                 engine=engine,
-                debugger=r.debugger,
-                timeout=r.timeout,
-                max_crashes=opts.max_crashes,
-                diagnose_all=opts.diagnose_all,
+                settings=TaskSettings(r.debugger, r.timeout, opts.max_crashes, opts.diagnose_all),
                 progress=progress,
                 names=names,
             )

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from spmi_dbg.analysis.policy import PassedStop
 from spmi_dbg.analysis.signature import bucket_key
-from spmi_dbg.driver.base import Driver
 from spmi_dbg.failures.output import Failure, ReplayOutput
 from spmi_dbg.mch.mclist import parse_mclist
 from spmi_dbg.repro.command import Partition, ReproCommand
@@ -26,7 +25,7 @@ from spmi_dbg.triage.engine import Engine, EngineReport
 from spmi_dbg.triage.journal import Journal
 from spmi_dbg.triage.plan import TriagePartition
 from spmi_dbg.triage.storm import StormWatch
-from spmi_dbg.triage.task import CrashBudget, PartitionTask
+from spmi_dbg.triage.task import CrashBudget, PartitionTask, TaskSettings
 
 POLL = 0.5  # seconds between two looks at the journals (progress, --max-crashes on a cluster)
 # until a storm is said: a crash costs ~0.03 s in a gdb session (issue 29), so a 0.5 s look
@@ -217,14 +216,12 @@ def replay_partitions(
     directory: Path,
     *,
     engine: Engine,
-    debugger: Driver,
-    timeout: float,
-    max_crashes: int,
+    settings: TaskSettings,
     progress: TriageProgress | None = None,
     names: dict[str, str],
-    diagnose_all: bool = False,
 ) -> TriageRun:
     """Run every unfinished partition's task, then read all the journals back."""
+    max_crashes = settings.max_crashes
     show = progress or TriageProgress()
     # what a resumed triage had done already: done partitions, crashes
     tallier = Tallier(partitions, directory)
@@ -237,11 +234,11 @@ def replay_partitions(
         PartitionTask(
             commands[p.collection],
             p,
-            debugger,
-            timeout,
+            settings.debugger,
+            settings.timeout,
             str(directory),
             max_crashes,
-            diagnose_all,
+            settings.diagnose_all,
         )
         for p in partitions
         if p.index not in resumed

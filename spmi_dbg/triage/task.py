@@ -10,6 +10,7 @@ worker and the path."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import threading
@@ -50,6 +51,16 @@ SWEEP_SAVE_EVERY = 0.5  # seconds between two journal writes while a storm is sw
 class MissingOnWorker(SpmiDbgError):
     """A path the task needs does not exist where it runs (one line: the worker and the path; an
     input error)."""
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    """What every partition's task of a triage runs with, passed as one value."""
+
+    debugger: Driver
+    timeout: float  # each replay's --timeout
+    max_crashes: int  # the crash budget of a task run without one
+    diagnose_all: bool = False  # --diagnose-all
 
 
 @dataclass(frozen=True)
@@ -493,10 +504,14 @@ def _only_one(located: Located, number: int, spec: str) -> None:
     located.method_context_source = (
         f"the only method context of the replay -c {spec} (the stack gave no established number)"
     )
-    d = located.diagnosis
-    if d is not None:
-        d.method_context = MethodContextFact(
+    d, winner = located.diagnosis, located.winner
+    if d is not None and winner is not None and winner.outcome is not None:
+        fact = MethodContextFact(
             number, located.method_context_source, rejected=list(located.method_context_rejected)
+        )
+        # the driver's diagnosis stays as it gave it: the winner's outcome is a new one
+        winner.outcome = dataclasses.replace(
+            winner.outcome, diagnosis=dataclasses.replace(d, method_context=fact)
         )
 
 

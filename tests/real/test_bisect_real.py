@@ -18,7 +18,7 @@ from elftools.elf.elffile import ELFFile
 
 from ..support.builds import history
 from ..support.common import run_cli
-from ..support.pipeline import repro
+from ..support.pipeline import repro, repro_args
 from ..support.real import Real
 
 pytestmark = pytest.mark.live
@@ -62,7 +62,7 @@ def test_the_first_checked_build_is_the_first_bad_one(
         "bisect", "--out", "o", "--store", str(h.store), "--repo", str(h.repo),
         "--good", h.hashes[0], "--bad", h.hashes[-1], "--",
         str(real.superpmi), "-c", "2000", str(_command_jit(real, tmp_path)), str(real.api_reljit),
-        cwd=tmp_path,
+        cwd=tmp_path
     )  # fmt: skip
     data = json.loads((tmp_path / "o" / "bisect.json").read_text())
     # the patched build is skipped: the answer is the range around it
@@ -84,7 +84,7 @@ def test_without_the_patched_build_the_answer_is_exact(real: Real, tmp_path: Pat
         "bisect", "--out", "o", "--store", str(h.store), "--repo", str(h.repo),
         "--good", h.hashes[0], "--bad", h.hashes[-1], "--",
         str(real.superpmi), "-c", "2000", str(_command_jit(real, tmp_path)), str(real.api_reljit),
-        cwd=tmp_path,
+        cwd=tmp_path
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"bisect: first bad build: {h.hashes[3]} `JIT change 3 (#{h.pr(3)})`" in r.stdout
@@ -96,18 +96,26 @@ def test_good_and_bad_the_wrong_way_round_stop(real: Real, tmp_path: Path) -> No
     the Checked build, which fails: the search stops with one line."""
     rel, chk = real.jit_release, real.jit_checked
     b = repro(
-        "--verify-runs", "1", "--no-needs", "--out", "b", "--",
-        str(real.superpmi), "-c", "2000-2010", str(_command_jit(real, tmp_path)),
-        str(real.api_reljit),
-        cwd=tmp_path, timeout=900,
-    )  # fmt: skip
+        *repro_args(
+            str(real.superpmi),
+            "-c",
+            "2000-2010",
+            str(_command_jit(real, tmp_path)),
+            str(real.api_reljit),
+            out="b",
+            verify_runs=1,
+            options=("--no-needs",),
+        ),
+        cwd=tmp_path,
+        timeout=900,
+    )
     assert b.returncode == 0, b.stdout + b.stderr
     h = history(tmp_path, [chk, chk, rel, rel])
     order = tmp_path / "order.txt"
     order.write_text("".join(f"{x}\n" for x in h.hashes))
     r = run_cli(
         "bisect", str(tmp_path / "b"), "--out", "o", "--store", str(h.store),
-        "--order", str(order), cwd=tmp_path,
+        "--order", str(order), cwd=tmp_path
     )  # fmt: skip
     assert r.returncode == 1, r.stdout + r.stderr
     assert f"bisect: no answer: the good build {h.hashes[0]} is bad, not good" in r.stdout

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ..support.pipeline import report, repro, validate
+from ..support.pipeline import report, repro, repro_args, validate
 from ..support.real import Real
 
 # A real build (SPMI_DBG_REAL_SUPERPMI): the live half of the conformance suite.
@@ -18,16 +18,7 @@ pytestmark = pytest.mark.live
 
 def test_the_checked_jit_on_a_release_collection_is_the_setup(real: Real, tmp_path: Path) -> None:
     r = repro(
-        "--verify-runs",
-        "1",
-        "--out",
-        "b",
-        "--",
-        str(real.superpmi),
-        "-c",
-        "2000-2010",
-        str(real.jit_checked),
-        str(real.api_reljit),
+        *repro_args(*real.command("-c", "2000-2010", mch=real.api_reljit), out="b", verify_runs=1),
         cwd=tmp_path,
         timeout=600,
     )
@@ -49,20 +40,13 @@ def test_jit_stress_needs_data_the_collection_never_recorded(real: Real, tmp_pat
     """`-jitoption JitStress=1` on api.mch: the crash at 4 needs the setting, GetGSCookie was never
     recorded, and without the setting the record replays clean."""
     r = repro(
-        "--verify-runs",
-        "1",
-        "--out",
-        "s",
-        "--",
-        str(real.superpmi),
-        "-jitoption",
-        "JitStress=1",
-        "-jitoption",
-        "JitDisasmSummary=1",
-        "-c",
-        "1-10",
-        str(real.jit_checked),
-        str(real.api),
+        *repro_args(
+            *real.command(
+                "-jitoption", "JitStress=1", "-jitoption", "JitDisasmSummary=1", "-c", "1-10"
+            ),
+            out="s",
+            verify_runs=1,
+        ),
         cwd=tmp_path,
         timeout=600,
     )
@@ -85,14 +69,7 @@ def test_a_jit_of_another_jit_ee_version_is_said(real: Real, tmp_path: Path) -> 
     jit = tmp_path / "guid.so"
     jit.write_bytes(bytes(data))
     r = repro(
-        "--out",
-        "v",
-        "--",
-        str(real.superpmi),
-        "-c",
-        "1-10",
-        str(jit),
-        str(real.api),
+        *repro_args(str(real.superpmi), "-c", "1-10", str(jit), str(real.api), out="v"),
         cwd=tmp_path,
         timeout=600,
     )
@@ -112,14 +89,7 @@ def test_a_storm_is_said_with_its_cause_before_the_20th_crash(real: Real, tmp_pa
     from ..support.pipeline import triage
 
     r = triage(
-        "--max-crashes",
-        "40",
-        "--out",
-        "t",
-        "--",
-        str(real.superpmi),
-        str(real.jit_checked),
-        str(real.api_reljit),
+        *repro_args(*real.command(mch=real.api_reljit), out="t", options=("--max-crashes", "40")),
         cwd=tmp_path,
     )
     assert r.returncode in (0, 1), r.stdout + r.stderr
@@ -152,18 +122,12 @@ def test_the_storm_is_swept_and_each_crash_not_diagnosed_is_a_native_crash(
     from ..support.pipeline import triage
 
     r = triage(
-        "--max-crashes",
-        "100000",
-        "--verify-runs",
-        "1",
-        "--out",
-        "t",
-        "--",
-        str(real.superpmi),
-        "-c",
-        "1-800",
-        str(real.jit_checked),
-        str(real.api_reljit),
+        *repro_args(
+            *real.command("-c", "1-800", mch=real.api_reljit),
+            out="t",
+            verify_runs=1,
+            options=("--max-crashes", "100000"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode in (0, 1), r.stdout + r.stderr

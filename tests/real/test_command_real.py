@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ..support.common import run_cli
-from ..support.pipeline import report, repro
+from ..support.pipeline import report, repro, repro_args
 from ..support.real import Real
 
 pytestmark = pytest.mark.live
@@ -23,19 +23,19 @@ pytestmark = pytest.mark.live
 def test_jit_and_collection_by_switch_and_force_by_prefix(real: Real, tmp_path: Path) -> None:
     """`-jit J -load M -co 1-60 -jitoption f JitStress=1`: natively a SIGSEGV at 4 (16a, 16c)."""
     r = repro(
-        "--out",
-        "b",
-        "--",
-        str(real.superpmi),
-        "-jit",
-        str(real.jit_checked),
-        "-load",
-        str(real.api),
-        "-co",
-        "1-60",
-        "-jitoption",
-        "f",
-        "JitStress=1",
+        *repro_args(
+            str(real.superpmi),
+            "-jit",
+            str(real.jit_checked),
+            "-load",
+            str(real.api),
+            "-co",
+            "1-60",
+            "-jitoption",
+            "f",
+            "JitStress=1",
+            out="b",
+        ),
         cwd=tmp_path,
         timeout=600,
     )
@@ -56,35 +56,28 @@ def test_refused_commands_are_refused_in_superpmis_words(real: Real, tmp_path: P
         (["-p", "3", "-c", "1-60"], "ERROR: Cannot use method context list in parallel mode."),
         (["-c", "1-3", "-m", "0" * 32], "ERROR: Cannot use both method context list and"),
     ]:
-        r = repro("--out", "x", "--", base[0], *args, *base[1:], cwd=tmp_path)
+        r = repro(*repro_args(base[0], *args, *base[1:], out="x"), cwd=tmp_path)
         assert r.returncode == 3 and said in r.stderr, (args, r.stdout, r.stderr)
         assert "superpmi 3.1 would not run this command" in r.stderr
     # -p -skipCleanup is valid: both dropped, the crash found
     r = repro(
-        "--out",
-        "p",
-        "--",
-        str(real.superpmi),
-        "-p",
-        "-skipCleanup",
-        "-jitoption",
-        "JitStress=1",
-        "-c",
-        "1-10",
-        *base[1:],
+        *repro_args(
+            str(real.superpmi),
+            "-p",
+            "-skipCleanup",
+            "-jitoption",
+            "JitStress=1",
+            "-c",
+            "1-10",
+            *base[1:],
+            out="p",
+        ),
         cwd=tmp_path,
         timeout=600,
     )
     assert r.returncode == 3  # -p with -c: the workers refuse the list
     r = repro(
-        "--out",
-        "p",
-        "--",
-        str(real.superpmi),
-        "-p",
-        "-skipCleanup",
-        str(real.jit_checked),
-        str(real.api_reljit),
+        *repro_args(*real.command("-p", "-skipCleanup", mch=real.api_reljit), out="p"),
         cwd=tmp_path,
         timeout=900,
     )
@@ -102,24 +95,22 @@ def test_missing_data_under_the_users_v_ewi_and_their_files_untouched(
     mine.mkdir()
     (mine / "f.mcl").write_text("keep\n")
     r = repro(
-        "--failure",
-        "missing",
-        "--out",
-        "m",
-        "--",
-        str(real.superpmi),
-        "-v",
-        "ewi",
-        "-fail",
-        str(mine / "f.mcl"),
-        "-w",
-        str(mine / "log.txt"),
-        "-jitoption",
-        "JITMinOpts=1",
-        "-c",
-        "1-400",
-        str(real.jit_checked),
-        str(real.api),
+        *repro_args(
+            *real.command(
+                "-v",
+                "ewi",
+                "-fail",
+                str(mine / "f.mcl"),
+                "-w",
+                str(mine / "log.txt"),
+                "-jitoption",
+                "JITMinOpts=1",
+                "-c",
+                "1-400",
+            ),
+            out="m",
+            options=("--failure", "missing"),
+        ),
         cwd=tmp_path,
         timeout=600,
     )
@@ -136,18 +127,7 @@ def test_recheck_carries_the_recorded_environment_and_no_fixed_without_asserts(
     the same JIT from a shell without it; the JitStressRegs=400 assert repro is "cannot tell" on
     the Release JIT, which has no asserts."""
     monkeypatch.setenv("COMPlus_JitStress", "1")
-    r = repro(
-        "--out",
-        "s",
-        "--",
-        str(real.superpmi),
-        "-c",
-        "4",
-        str(real.jit_checked),
-        str(real.api),
-        cwd=tmp_path,
-        timeout=600,
-    )
+    r = repro(*repro_args(*real.command("-c", "4"), out="s"), cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     monkeypatch.delenv("COMPlus_JitStress")
     still = run_cli(
@@ -156,18 +136,11 @@ def test_recheck_carries_the_recorded_environment_and_no_fixed_without_asserts(
     assert still.returncode == 1 and ": still failing: " in still.stdout, still.stdout
     assert "under gdb: in bucket" in still.stdout
     a = repro(
-        "--failure",
-        "assert",
-        "--out",
-        "a",
-        "--",
-        str(real.superpmi),
-        "-jitoption",
-        "JitStressRegs=400",
-        "-c",
-        "543",
-        str(real.jit_checked),
-        str(real.api),
+        *repro_args(
+            *real.command("-jitoption", "JitStressRegs=400", "-c", "543"),
+            out="a",
+            options=("--failure", "assert"),
+        ),
         cwd=tmp_path,
         timeout=600,
     )

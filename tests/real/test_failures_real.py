@@ -7,26 +7,18 @@ tests/real/test_failures_transcripts.py is the data half, the same parsers on wh
 
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from spmi_dbg.failures.output import ASSERT_EXCEPTION, parse_output
+from spmi_dbg.failures.output import parse_output
 from spmi_dbg.repro.native import run_native
 
-from ..support.pipeline import report, repro, validate
+from ..support.pipeline import report, repro, repro_args, validate
 from ..support.real import Real
-
-GENTREE = (
-    "/_/src/src/jit/gentree.cpp",
-    6080,
-    '!"gtArgEntryByNode: node not found"',
-    "StringBuilder:AppendFormatHelper(ref,ref,struct):ref:this",
-    844,
-)
+from ..support.real31 import assert_the_543_assert, method_names
 
 
 def replay(
@@ -36,32 +28,14 @@ def replay(
 
 
 def names(real: Real) -> dict[int, str]:
-    """`mcs -dumpMap`'s method names: what tells which record an assert's method is,
-    independently."""
-    with open(real.api_map, newline="") as f:
-        return {int(row["index"]): row["method name"] for row in csv.DictReader(f)}
+    return method_names(real.api_map)
 
 
 @pytest.mark.live
 def test_a_31_assert_takes_its_number_from_the_failed_compile(real: Real) -> None:
     r = replay(real, "-jitoption", "JitStressRegs=400", "-c", "543")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "#543" not in r.stdout and "during '" not in r.stdout  # what 3.1's line lacks
-    out = parse_output(r.stdout.splitlines(), r.stderr.splitlines())
-    # its failed compile not again
-    assert [(f.kind, f.method_context) for f in out.failures] == [("assert", 543)]
-    a = out.failures[0]
-    assert (a.file, a.source_line, a.message, a.method, a.il_size) == GENTREE and a.phase is None
-    assert [(f.method_context, f.message, f.il_size) for f in out.failed_compiles] == [
-        (543, ASSERT_EXCEPTION, 844)
-    ]
-    assert out.awaiting == [] and out.unpaired == []
-    # While the replay runs, its stderr (unbuffered) has the failed compile and stdout
-    # (block-buffered) nothing yet: it is an error for now, but one that awaits its ISSUE line, so
-    # no reader may take it as settled.
-    early = parse_output([], r.stderr.splitlines())
-    assert [(f.kind, f.method_context) for f in early.failures] == [("error", 543)]
-    assert early.awaiting == early.failures and not early.settled(early.failures[0])
+    assert_the_543_assert(r.stdout, r.stderr)
 
 
 @pytest.mark.live
@@ -174,16 +148,7 @@ def test_a_c_past_the_end_is_an_input_error(real: Real, tmp_path: Path) -> None:
     )
     assert parse_output(r.stdout.splitlines(), r.stderr.splitlines()).failures == []
     got = repro(
-        "--failure",
-        "assert",
-        "--out",
-        "b",
-        "--",
-        str(real.superpmi),
-        "-c",
-        "6000",
-        str(real.jit_checked),
-        str(real.api),
+        *repro_args(*real.command("-c", "6000"), out="b", options=("--failure", "assert")),
         cwd=tmp_path,
     )
     assert got.returncode == 3, got.stdout + got.stderr
@@ -197,20 +162,18 @@ def test_a_c_past_the_end_is_an_input_error(real: Real, tmp_path: Path) -> None:
 def test_repro_of_a_real_assert_keeps_only_the_setting_it_needs(real: Real, tmp_path: Path) -> None:
     out = tmp_path / "a"
     r = repro(
-        "--failure",
-        "assert",
-        "--out",
-        str(out),
-        "--",
-        str(real.superpmi),
-        "-jitoption",
-        "JitStressRegs=800",
-        "-jitoption",
-        "JitEnableNoWayAssert=1",
-        "-jitoption",
-        "JitNoForceFallback=1",
-        str(real.jit_checked),
-        str(real.api),
+        *repro_args(
+            *real.command(
+                "-jitoption",
+                "JitStressRegs=800",
+                "-jitoption",
+                "JitEnableNoWayAssert=1",
+                "-jitoption",
+                "JitNoForceFallback=1",
+            ),
+            out=str(out),
+            options=("--failure", "assert"),
+        ),
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -260,18 +223,7 @@ def test_a_crash_p_hid_is_found(real: Real, tmp_path: Path) -> None:
     parent = replay(real, "-p", "-jitoption", "JitStress=1")
     # no word of a crash
     assert parent.returncode == 1 and "Loaded 0  Jitted 0  FailedCompile 0" in parent.stdout
-    r = repro(
-        "--out",
-        "p",
-        "--",
-        str(real.superpmi),
-        "-p",
-        "-jitoption",
-        "JitStress=1",
-        str(real.jit_checked),
-        str(real.api),
-        cwd=tmp_path,
-    )
+    r = repro(*repro_args(*real.command("-p", "-jitoption", "JitStress=1"), out="p"), cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     rep = report(tmp_path / "p")
     assert rep["outcome"] == "verified" and rep["diagnosis"]["signal"]["name"] == "SIGSEGV"

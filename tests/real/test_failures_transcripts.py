@@ -7,28 +7,20 @@ such a run (`--from-log`)."""
 
 from __future__ import annotations
 
-import csv
 import signal
 from pathlib import Path
 
 import pytest
 
-from spmi_dbg.failures.output import ASSERT_EXCEPTION, parse_output
+from spmi_dbg.failures.output import parse_output
 from spmi_dbg.repro.display import methods_done
 from spmi_dbg.repro.fromlog import lost_worker, parse_log
 from spmi_dbg.repro.native import SPMI_RESULTS, NativeRun
 
 from ..support.real import Reference, Transcript
+from ..support.real31 import assert_the_543_assert, method_names
 
 pytestmark = pytest.mark.unit  # none of these tests starts a process
-
-GENTREE = (
-    "/_/src/src/jit/gentree.cpp",
-    6080,
-    '!"gtArgEntryByNode: node not found"',
-    "StringBuilder:AppendFormatHelper(ref,ref,struct):ref:this",
-    844,
-)
 
 
 def parsed(t: Transcript, *, unbuffered: bool = False):  # type: ignore[no-untyped-def]
@@ -38,28 +30,13 @@ def parsed(t: Transcript, *, unbuffered: bool = False):  # type: ignore[no-untyp
 
 
 def names(reference: Reference) -> dict[int, str]:
-    """`mcs -dumpMap`'s method names: what tells which record an assert's method is,
-    independently."""
-    with open(reference.api_map, newline="") as f:
-        return {int(row["index"]): row["method name"] for row in csv.DictReader(f)}
+    return method_names(reference.api_map)
 
 
 def test_a_31_assert_takes_its_number_from_the_failed_compile(reference: Reference) -> None:
     t = reference.transcript("06-assert-stressregs400-c543")
-    assert t.rc == 1 and "#543" not in t.stdout and "during '" not in t.stdout
-    out = parsed(t)
-    assert [(f.kind, f.method_context) for f in out.failures] == [("assert", 543)]
-    a = out.failures[0]
-    assert (a.file, a.source_line, a.message, a.method, a.il_size) == GENTREE and a.phase is None
-    assert [(f.method_context, f.message, f.il_size) for f in out.failed_compiles] == [
-        (543, ASSERT_EXCEPTION, 844)
-    ]
-    assert out.awaiting == [] and out.unpaired == []
-    # While the replay runs, stderr (unbuffered) has the failed compile and stdout (block-buffered)
-    # nothing yet: an error for now, one that awaits its ISSUE line.
-    early = parse_output([], t.stderr.splitlines())
-    assert [(f.kind, f.method_context) for f in early.failures] == [("error", 543)]
-    assert early.awaiting == early.failures and not early.settled(early.failures[0])
+    assert t.rc == 1
+    assert_the_543_assert(t.stdout, t.stderr)
 
 
 def test_within_a_range_only_the_asserting_record_fails(reference: Reference) -> None:

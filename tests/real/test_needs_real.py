@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ..support.pipeline import report, repro, validate
+from ..support.pipeline import report, repro, repro_args, validate
 from ..support.real import Real
 
 # A real build (SPMI_DBG_REAL_SUPERPMI): the live half of the conformance suite.
@@ -20,18 +20,11 @@ OTHERS = ("JitDoAssertionProp", "JitDoCopyProp", "JitDoEarlyProp", "JitDoRangeAn
 
 def needs(real: Real, tmp_path: Path, setting: str, mc: int) -> dict[str, str]:
     r = repro(
-        "--failure",
-        "assert",
-        "--out",
-        "a",
-        "--",
-        str(real.superpmi),
-        "-jitoption",
-        setting,
-        "-c",
-        str(mc),
-        str(real.jit_checked),
-        str(real.api),
+        *repro_args(
+            *real.command("-jitoption", setting, "-c", str(mc)),
+            out="a",
+            options=("--failure", "assert"),
+        ),
         cwd=tmp_path,
         timeout=600,
     )

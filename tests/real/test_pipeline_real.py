@@ -11,7 +11,15 @@ from typing import Any
 
 import pytest
 
-from ..support.pipeline import report, repro, triage, validate
+from ..support.pipeline import (
+    assert_null_map,
+    report,
+    repro,
+    repro_args,
+    triage,
+    validate,
+    winner_range,
+)
 from ..support.real import Real
 
 # A real build (SPMI_DBG_REAL_SUPERPMI): the live half of the conformance suite.
@@ -42,18 +50,9 @@ def test_null_map_crash_from_a_range_not_starting_at_1(
     api-reljit.mch dies in MethodContext::repGetMethodSig. 3.1's mc->index there is 1 (the count
     loaded): rejected by the -c list."""
     r = repro(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "2",
-        "--out",
-        "b",
-        "--",
-        str(real.superpmi),
-        "-c",
-        "2000-5514",
-        str(real.jit_checked),
-        str(real.api_reljit),
+        *repro_args(
+            *real.command("-c", "2000-5514", mch=real.api_reljit), out="b", workers=2, verify_runs=2
+        ),
         cwd=tmp_path,
         timeout=600,
         debugger=debugger,
@@ -65,8 +64,7 @@ def test_null_map_crash_from_a_range_not_starting_at_1(
     # either. The number is the winner's first record, from mcIndex, checked against its -c list and
     # the record's IL size.
     loc = rep["locate"]
-    (spec,) = [p["compile"] for p in loc["partitions"] if p["partition"] == loc["winner"]]
-    first = int(spec.split("-")[0])
+    spec, first = winner_range(rep)
     assert first in (2000, 3758) and loc["method_context"] == first, loc
     assert loc["method_context_source"].startswith("mcIndex argument of JitInstance::CompileMethod")
     assert loc["method_context_rejected"] == []  # mcIndex is the first candidate, and it passed
@@ -78,10 +76,7 @@ def test_null_map_crash_from_a_range_not_starting_at_1(
     assert mc["name"] is None and any(
         f"record {first}: method name not recorded" in n for n in d["notes"]
     ), d["notes"]
-    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == (
-        "MethodContext",
-        "GetMethodSig",
-    )
+    assert_null_map(d, "MethodContext", "GetMethodSig")
     assert d["faulting_module"]["role"] == "superpmi (replay host)"
     copy = tmp_path / "mcs-copy.mch"
     c = real.mcs_run("-copy", str(first), real.api_reljit, copy)
@@ -94,15 +89,9 @@ def test_null_map_crash_from_a_range_not_starting_at_1(
 
 def _triage_json(tmp_path: Path, program: Path, real: Real) -> dict[str, Any]:
     r = triage(
-        "--workers",
-        "2",
-        "--out",
-        "t",
-        "--",
-        str(program),
-        *JIT_STRESS,
-        str(real.jit_checked),
-        str(real.api),
+        *repro_args(
+            str(program), *JIT_STRESS, str(real.jit_checked), str(real.api), out="t", workers=2
+        ),
         cwd=tmp_path,
     )
     assert r.returncode in (0, 2), r.stdout + r.stderr

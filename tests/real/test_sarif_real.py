@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ..support.pipeline import triage, validate_sarif
+from ..support.pipeline import repro_args, triage, validate_sarif
 from ..support.real import Real
 from ..support.sarif_check import converted
 
@@ -21,9 +21,15 @@ JIT_STRESS = ("-jitoption", "JitStress=1")
 
 def _sarif(real: Real, cwd: Path, out: str, *options: str) -> dict[str, Any]:
     r = triage(
-        "--workers", "2", "--failure", "crash", "--verify-runs", "1", "--out", out, "--",
-        str(real.superpmi), *options, str(real.jit_checked), str(real.api), cwd=cwd,
-    )  # fmt: skip
+        *repro_args(
+            *real.command(*options),
+            out=out,
+            workers=2,
+            verify_runs=1,
+            options=("--failure", "crash"),
+        ),
+        cwd=cwd,
+    )
     assert r.returncode in (0, 1, 2), r.stdout + r.stderr
     return validate_sarif(cwd / out / "triage.sarif")
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ..support.pipeline import clean_shell, report, repro, validate
+from ..support.pipeline import clean_shell, report, repro, repro_args, validate
 from ..support.real import Real
 
 # A real build (SPMI_DBG_REAL_SUPERPMI): the live half of the conformance suite.
@@ -27,18 +27,7 @@ def test_a_jit_variable_from_the_environment_is_part_of_the_repro(
     monkeypatch.setenv("COMPlus_JitStress", "1")
     monkeypatch.setenv("DOTNET_JitDisasmSummary", "1")
     r = repro(
-        "--workers",
-        "2",
-        "--verify-runs",
-        "2",
-        "--out",
-        "b",
-        "--",
-        str(real.superpmi),
-        "-c",
-        "1-100",
-        str(real.jit_checked),
-        str(real.api),
+        *repro_args(*real.command("-c", "1-100"), out="b", workers=2, verify_runs=2),
         cwd=tmp_path,
         timeout=600,
     )
@@ -65,20 +54,12 @@ def test_the_asm_diffs_crash_is_the_commands_first_and_coredistools_is_kept(
     settings too: the official JIT with JITMinOpts=1 is clean, so it is the Checked JIT."""
     monkeypatch.setenv("LD_LIBRARY_PATH", str(real.bin))
     r = repro(
-        "--workers",
-        str(workers),
-        "--verify-runs",
-        "1",
-        "--out",
-        "b",
-        "--",
-        str(real.superpmi),
-        "-a",
-        "-jit2option",
-        "JITMinOpts=1",
-        str(real.jit_official),
-        str(real.jit_checked),
-        str(real.api),
+        *repro_args(
+            *real.command("-a", "-jit2option", "JITMinOpts=1", str(real.jit_official)),
+            out="b",
+            workers=str(workers),
+            verify_runs=1,
+        ),
         cwd=tmp_path,
         timeout=900,
     )
@@ -104,18 +85,12 @@ def test_a_range_dies_at_its_first_record_whatever_the_workers(
     """09: `-c 2000-5514` of api-reljit.mch with the Checked JIT dies at 2000: with 2 workers the
     second partition (3758-) dies at its first record too, and may be first in time."""
     r = repro(
-        "--workers",
-        str(workers),
-        "--verify-runs",
-        "1",
-        "--out",
-        "b",
-        "--",
-        str(real.superpmi),
-        "-c",
-        "2000-5514",
-        str(real.jit_checked),
-        str(real.api_reljit),
+        *repro_args(
+            *real.command("-c", "2000-5514", mch=real.api_reljit),
+            out="b",
+            workers=str(workers),
+            verify_runs=1,
+        ),
         cwd=tmp_path,
         timeout=900,
     )
@@ -127,20 +102,13 @@ def test_a_failure_sought_after_a_crash_says_the_crash(real: Real, tmp_path: Pat
     """`repro --failure assert` where every partition dies by SIGSEGV first: not "no such failure"
     but the crash, with its method context and bucket, exit 1."""
     r = repro(
-        "--failure",
-        "assert",
-        "--out",
-        "f",
-        "--",
-        str(real.superpmi),
-        "-jitoption",
-        "JitStressRegs=400",
-        "-jitoption",
-        "JitStress=2",
-        "-c",
-        "1-600",
-        str(real.jit_checked),
-        str(real.api),
+        *repro_args(
+            *real.command(
+                "-jitoption", "JitStressRegs=400", "-jitoption", "JitStress=2", "-c", "1-600"
+            ),
+            out="f",
+            options=("--failure", "assert"),
+        ),
         cwd=tmp_path,
         timeout=900,
     )

@@ -11,7 +11,7 @@ import os
 import re
 import resource
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,15 @@ def gdb_path() -> str:
     if path is None:
         pytest.fail(f"gdb is not installed: these tests need a real gdb ({INSTALL_HINT})")
     return path
+
+
+def gdb_batch(*commands: str, args: Sequence[str] = (), gdb: str | None = None) -> list[str]:
+    """The argv of gdb -batch without the user's init file or auto-loading: each command an -ex,
+    then `--args ARGS` when given."""
+    argv = [gdb or gdb_path(), "-q", "-nx", "-batch", "-iex", "set auto-load off"]
+    for c in commands:
+        argv += ["-ex", c]
+    return [*argv, "--args", *args] if args else argv
 
 
 def lldb_path() -> str:

@@ -15,11 +15,7 @@ SOURCE = Path(__file__).with_name("faultwrite.c")
 def build_shim(into: Path) -> Path:
     lib = into / "libfaultwrite.so"
     flags = ["-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror"]
-    subprocess.run(
-        ["cc", *flags, "-o", lib, SOURCE, "-ldl"],
-        check=True,
-        capture_output=True,
-    )
+    subprocess.run(["cc", *flags, "-o", lib, SOURCE, "-ldl"], check=True, capture_output=True)
     return lib
 
 

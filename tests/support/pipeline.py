@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +39,16 @@ TRIAGE_INJECT = [
 
 
 def repro(
-    *args: str, cwd: Path, timeout: float = 240, debugger: str = "gdb"
+    *args: str,
+    cwd: Path,
+    timeout: float = 240,
+    debugger: str = "gdb",
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """`spmi-dbg repro ARGS`; with debugger="lldb", `spmi-dbg repro --debugger lldb ARGS` (gdb is
-    the default and is not named)."""
+    the default and is not named); `env`: the whole environment (default: this one's)."""
     assert shutil.which("gdb") is not None, "gdb is required (.ci/run installs it)"
-    env = dict(os.environ, COLUMNS="200")
+    env = dict(os.environ if env is None else env, COLUMNS="200")
     chosen = () if debugger == "gdb" else ("--debugger", debugger)
     return subprocess.run(
         [sys.executable, "-m", "spmi_dbg", "repro", *chosen, *args],
@@ -53,6 +58,50 @@ def repro(
         env=env,
         timeout=timeout,
     )
+
+
+def repro_args(
+    *command: str | Path,
+    out: str | Path | None = None,
+    workers: int | str | None = None,
+    verify_runs: int | str | None = None,
+    options: Sequence[str | Path] = (),
+) -> list[str]:
+    """`spmi-dbg repro`'s (or triage's) arguments: the tool's options (`--workers`,
+    `--verify-runs`, `--out` when given), then `--` and the superpmi command."""
+    args = [str(o) for o in options]
+    for flag, value in (("--workers", workers), ("--verify-runs", verify_runs), ("--out", out)):
+        if value is not None:
+            args += [flag, str(value)]
+    return [*args, "--", *(str(c) for c in command)]
+
+
+def winner_range(rep: dict[str, Any]) -> tuple[str, int]:
+    """report.json's winning partition: its -c range and its first method context."""
+    loc = rep["locate"]
+    (spec,) = [p["compile"] for p in loc["partitions"] if p["partition"] == loc["winner"]]
+    return str(spec), int(str(spec).split("-")[0].split(",")[0])
+
+
+def assert_null_map(d: dict[str, Any], owner: str, member: str) -> None:
+    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == (owner, member), d["null_map"]
+
+
+def assert_refused(
+    run: Callable[..., subprocess.CompletedProcess[str]],
+    cases: dict[tuple[str, ...], str],
+    cwd: Path,
+) -> None:
+    """Each command line `run(*ARGS)` (repro or triage) is refused before any work: exit status 3
+    and, usage lines aside, one line on stderr that says TEXT, with no traceback."""
+    for args, text in cases.items():
+        r = run(*args, cwd=cwd)
+        assert r.returncode == 3, (args, r.stdout, r.stderr)
+        lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("usage:")]
+        assert len(lines) == 1 and text in lines[0] and "Traceback" not in r.stderr, (
+            args,
+            r.stderr,
+        )
 
 
 def triage(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -95,10 +144,7 @@ def assert_seed_diagnosis(d: dict[str, Any], number: int = 300) -> None:
     JIT's compile result without a CompileMethod map."""
     assert d["method_context"]["number"] == number and d["method_context"]["name"]
     assert d["signal"]["name"] == "SIGSEGV" and d["signal"]["near_null"]
-    assert (d["null_map"]["owner_type"], d["null_map"]["member"]) == (
-        "CompileResult",
-        "CompileMethod",
-    )
+    assert_null_map(d, "CompileResult", "CompileMethod")
     assert d["null_map"]["role"].startswith("base compile result")
 
 

@@ -22,8 +22,8 @@ class Stop:
     # the JIT (a bin/ name) and the collection (a collections/ name)
     program: str
     options: tuple[str, ...]
-    jit: str
-    collection: str
+    jit: str = "libclrjit_checked.so"
+    collection: str = "api.mch"
     debugger: str = "gdb"
     env: dict[str, str] = field(default_factory=dict)
     what: str = ""
@@ -42,16 +42,12 @@ STOPS = [
         "o2-null-map-gdb",
         "superpmi",
         ("-jitoption", "JitStress=1", "-c", "4"),
-        "libclrjit_checked.so",
-        "api.mch",
         what="the -O2 null-map crash (MethodContext::repGetGSCookie), main's locals optimized out",
     ),
     Stop(
         "o2-null-map-lldb",
         "superpmi",
         ("-jitoption", "JitStress=1", "-c", "4"),
-        "libclrjit_checked.so",
-        "api.mch",
         debugger="lldb",
         what="the same stop in lldb",
     ),
@@ -59,24 +55,18 @@ STOPS = [
         "o2-boa-assert",
         "superpmi",
         ("-boa", "-jitoption", "JitStressRegs=400", "-c", "543"),
-        "libclrjit_checked.so",
-        "api.mch",
         what="an assert of the Checked JIT under -boa: SIGTRAP in DebugBreakorAV <- doAssert",
     ),
     Stop(
         "o0-boa-assert",
         "superpmi_O0",
         ("-boa", "-jitoption", "JitStressRegs=400", "-c", "543"),
-        "libclrjit_checked.so",
-        "api.mch",
         what="the same assert in the -O0 superpmi (its locals readable)",
     ),
     Stop(
         "jit-state-minopts",
         "superpmi",
         ("-jitoption", "JITMinOpts=1", "-c", "481"),
-        "libclrjit_checked.so",
-        "api.mch",
         what="a null map met during the Checked JIT's morph: the JIT's state (method, phase)",
     ),
     Stop(
@@ -92,8 +82,6 @@ STOPS = [
         "stripped-null-map",
         "stripped:superpmi",
         ("-jitoption", "JitStress=1", "-c", "4"),
-        "libclrjit_checked.so",
-        "api.mch",
         what="the null-map crash of a stripped superpmi: frames as module+offset",
     ),
 ]

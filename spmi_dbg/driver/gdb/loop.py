@@ -24,16 +24,17 @@ import json
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from spmi_dbg.analysis.facts import Diagnosis
-from spmi_dbg.analysis.policy import PassedStop, Verdict, mark_second_chance
+from spmi_dbg.analysis.policy import StopNote, Verdict
+from spmi_dbg.analysis.stacks import ThreadStack
 from spmi_dbg.driver.gdb import ask
 from spmi_dbg.driver.gdb.mi import MiChannel, Record, mi_quote
 from spmi_dbg.driver.gdb.setup import should_stop
-from spmi_dbg.driver.outcome import OutcomeKind, ReplayOutcome
+from spmi_dbg.driver.outcome import OutcomeKind, ReplayOutcome, RunClock
 from spmi_dbg.driver.request import ReplayWatch
 from spmi_dbg.errors import ToolFailure
 
@@ -53,15 +54,15 @@ class StopNotes:
         """The notes file of a transcript: `<transcript>.stops`."""
         return cls(transcript.with_name(transcript.name + ".stops"))
 
-    def read(self) -> list[dict[str, Any]]:
+    def read(self) -> list[StopNote]:
         text = self._partial + self._file.read()
         lines = text.split("\n")
         self._partial = lines.pop()
-        out: list[dict[str, Any]] = []
+        out: list[StopNote] = []
         for line in lines:
             try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
+                out.append(StopNote.from_json(json.loads(line)))
+            except ValueError:  # a torn or foreign line (JSONDecodeError, FactJsonError)
                 continue
         return out
 
@@ -100,20 +101,19 @@ class MiRun:
         self.remote = remote
         self.before_diagnose = before_diagnose
         self.inferior: int | None = None
-        self.passed: list[PassedStop] = []
         # why the catchpoint stopped, when its diagnosis does not say
         self.stop_notes: list[str] = []
         self.stop_signal: int | None = None  # the signal of the catchpoint's stop
         self.second_chance: str | None = None  # the note, when the stop is a fault's second chance
-        self.start = time.monotonic() if start is None else start
-        self.running = self.start
+        began = time.monotonic() if start is None else start
+        self.clock = RunClock(began, began)  # and the stops passed on
 
     def until_outcome(self, timeout: float, run: str = "-exec-run") -> ReplayOutcome:
         reply = self.channel.request(run)
         if reply.error is not None:
             raise ToolFailure(f"gdb could not start the replay: {reply.error}")
-        self.running = time.monotonic()
-        deadline = self.running + timeout
+        self.clock.running = time.monotonic()
+        deadline = self.clock.running + timeout
         while True:
             self._read_notes()
             if self.watch.cancel is not None and self.watch.cancel.is_set():
@@ -129,31 +129,36 @@ class MiRun:
                 return done
 
     def _read_notes(self) -> None:
-        for record in self.notes.read():
-            if "passed" in record:
-                stop = PassedStop.from_json(record["passed"])
-                self.passed.append(stop)
+        for note in self.notes.read():
+            if note.passed is not None:
+                self.clock.passed.append(note.passed)
                 if self.watch.on_stop is not None:
-                    self.watch.on_stop(stop)
-            elif "stop" in record:
-                if record["stop"]:
-                    self.stop_notes.append(str(record["stop"]))
-                self.stop_signal = record.get("signal")
-                self.second_chance = (
-                    str(record["stop"] or "") if record.get("second_chance") else None
-                )
+                    self.watch.on_stop(note.passed)
+                continue
+            if note.stop:
+                self.stop_notes.append(note.stop)
+            self.stop_signal = note.signal
+            self.second_chance = (note.stop or "") if note.second_chance else None
 
-    def _outcome(self, kind: OutcomeKind, **kw: Any) -> ReplayOutcome:
+    def _outcome(
+        self,
+        kind: OutcomeKind,
+        *,
+        diagnosis: Diagnosis | None = None,
+        notes: Sequence[str] = (),
+        exit_status: int | None = None,
+        signal: str | None = None,
+        threads: Sequence[ThreadStack] = (),
+    ) -> ReplayOutcome:
         self._read_notes()
-        if kind == "fatal" and self.second_chance is not None and kw.get("diagnosis") is not None:
-            mark_second_chance(kw["diagnosis"], self.second_chance)
-        kw["notes"] = self.stop_notes + list(kw.get("notes") or [])
-        return ReplayOutcome(
+        return self.clock.outcome(
             kind,
-            passed=self.passed,
-            seconds=time.monotonic() - self.start,
-            startup_seconds=self.running - self.start,
-            **kw,
+            diagnosis=diagnosis,
+            notes=[*self.stop_notes, *notes],
+            second_chance=self.second_chance,
+            exit_status=exit_status,
+            signal=signal,
+            threads=threads,
         )
 
     def _event(self, event: Record) -> ReplayOutcome | None:
@@ -173,7 +178,9 @@ class MiRun:
         if "exited-signalled" in reasons:
             sig = str(payload.get("signal-name"))
             self._read_notes()
-            notes = [f"the replay died of {sig} after it was passed on"] if self.passed else []
+            notes = (
+                [f"the replay died of {sig} after it was passed on"] if self.clock.passed else []
+            )
             return self._outcome("signaled", signal=sig, notes=notes)
         # the fault catchpoint (MI gives its stops no reason): its condition said "fatal"
         if not reasons:

@@ -13,21 +13,23 @@ every thread's stack captured and the stop diagnosed."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable
 from typing import IO, Any
 
 from spmi_dbg import shell
 from spmi_dbg.analysis import diagnose, preload
+from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.analysis.policy import PassedStop, check_stop, mark_second_chance
 from spmi_dbg.analysis.stacks import thread_stacks
 from spmi_dbg.analysis.view import signal_name
 from spmi_dbg.driver.lldb.request import GuestLink, WorkerRequest
 from spmi_dbg.driver.lldb.sbapi import death_signal, ensure_server, import_lldb, launch, resume
+from spmi_dbg.driver.outcome import ReplayOutcome, RunClock
 from spmi_dbg.errors import SpmiDbgError
 
 STOP_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGTRAP")
@@ -151,7 +153,7 @@ class Worker:
         while listener.PeekAtNextEvent(event):  # the attach's own stop: not one of the replay's
             listener.GetNextEvent(event)
 
-    def replay(self) -> dict[str, Any]:
+    def replay(self) -> ReplayOutcome:
         start = time.monotonic()
         self._debugger()
         self._target(self.req.run.program)
@@ -176,21 +178,13 @@ class Worker:
         event = self.lldb.SBEvent()
         lldb = self.lldb
 
-        def outcome(kind: str, **kw: Any) -> dict[str, Any]:
-            return {
-                "kind": kind,
-                "passed": [p.to_json() for p in self.passed],
-                "seconds": time.monotonic() - start,
-                "startup_seconds": running - start,
-                "notes": self.notes + kw.pop("notes", []),
-                **kw,
-            }
+        self.clock = RunClock(start, running, self.passed)
 
         # states come as events only (a state read directly would be handled again as its event)
         while True:
             now = time.monotonic()
             if now >= deadline:
-                return self._hang(outcome, self.req.run.timeout)
+                return self._hang(self.req.run.timeout)
             if (
                 not listener.WaitForEvent(POLL, event)
                 or not lldb.SBProcess.EventIsProcessEvent(event)
@@ -199,30 +193,34 @@ class Worker:
                 continue
             state = lldb.SBProcess.GetStateFromEvent(event)
             if state == lldb.eStateExited:
-                return self._exited(outcome)
+                return self._exited()
             if state in (lldb.eStateStopped, lldb.eStateCrashed):
                 verdict = self._stop()
                 if verdict is not None:
-                    return outcome("fatal", diagnosis=verdict[0], notes=verdict[1])
+                    return self.clock.outcome(
+                        "fatal", diagnosis=verdict[0], notes=[*self.notes, *verdict[1]]
+                    )
             elif state in (lldb.eStateDetached, lldb.eStateInvalid):
                 raise RuntimeError(
                     f"lldb lost the replay (state {lldb.SBDebugger.StateAsCString(state)})"
                 )
 
-    def _exited(self, outcome: Callable[..., dict[str, Any]]) -> dict[str, Any]:
+    def _exited(self) -> ReplayOutcome:
         status = int(self.process.GetExitStatus())
         self.out.log(f"# exited: status {status} {self.process.GetExitDescription() or ''!r}")
         signo = death_signal(self.process, self.delivered)
         if signo is not None:
             name = signal_name(signo)
-            return outcome(
+            return self.clock.outcome(
                 "signaled",
                 signal=name,
-                notes=[f"the replay died of {name} after it was passed on"] if self.passed else [],
+                notes=[*self.notes, f"the replay died of {name} after it was passed on"]
+                if self.passed
+                else self.notes,
             )
-        return outcome("exited", exit_status=status)
+        return self.clock.outcome("exited", exit_status=status, notes=self.notes)
 
-    def _stop(self) -> tuple[dict[str, Any], list[str]] | None:
+    def _stop(self) -> tuple[Diagnosis, list[str]] | None:
         """A stop: pass it on (None) or diagnose it in full (the diagnosis and why)."""
         from spmi_dbg.ext.lldb.view import LldbProcess  # imports lldb: only after import_lldb
 
@@ -239,7 +237,7 @@ class Worker:
                     break
         if not thread.IsValid() or thread.GetStopReason() != self.lldb.eStopReasonSignal:
             reason = thread.GetStopDescription(200) if thread.IsValid() else "no thread"
-            return diagnose(view).to_json(), [f"stopped for {reason}"]
+            return diagnose(view), [f"stopped for {reason}"]
         d = check_stop(
             view,
             previous=self.passed[-1] if self.passed else None,
@@ -249,24 +247,23 @@ class Worker:
         if d.stop or d.passed is None:
             full = diagnose(view)
             if d.second_chance:
-                mark_second_chance(full, d.note)
-            diag = full.to_json()
+                full = mark_second_chance(full, d.note)
             self.out.log(
-                f"# fatal stop: {diag.get('signature')} [{diag.get('bucket')}]"
+                f"# fatal stop: {full.signature} [{full.bucket}]"
                 + (f": {d.note}" if d.note else "")
             )
-            return diag, [d.note] if d.note else []
+            return full, [d.note] if d.note else []
         signo = int(thread.GetStopReasonDataAtIndex(0))
         self._resume(thread, signo, d.deliver, d.step_over_brk)
         self.delivered = signo if d.deliver else None
-        d.passed.seconds = time.monotonic() - t0
-        self.passed.append(d.passed)
-        self.out.send({"event": "passed", "stop": d.passed.to_json()})
+        passed = dataclasses.replace(d.passed, seconds=time.monotonic() - t0)
+        self.passed.append(passed)
+        self.out.send({"event": "passed", "stop": passed.to_json()})
         self.out.log(
-            f"# passed on: {d.passed.signal} ({d.passed.kind}) in {d.passed.frame}, method context "
-            f"{d.passed.method_context}, pc {d.passed.pc:#x}"
-            if d.passed.pc is not None
-            else f"# passed on: {d.passed.signal} ({d.passed.kind}) in {d.passed.frame}"
+            f"# passed on: {passed.signal} ({passed.kind}) in {passed.frame}, method context "
+            f"{passed.method_context}, pc {passed.pc:#x}"
+            if passed.pc is not None
+            else f"# passed on: {passed.signal} ({passed.kind}) in {passed.frame}"
         )
         return None
 
@@ -275,7 +272,7 @@ class Worker:
         if err.Fail():
             raise RuntimeError(f"lldb could not resume the replay: {err.GetCString()}")
 
-    def _hang(self, outcome: Callable[..., dict[str, Any]], timeout: float) -> dict[str, Any]:
+    def _hang(self, timeout: float) -> ReplayOutcome:
         from spmi_dbg.ext.lldb.view import LldbProcess  # imports lldb: only after import_lldb
 
         lldb = self.lldb
@@ -298,18 +295,23 @@ class Worker:
                 raise RuntimeError("lldb did not stop the replay after SBProcess.Stop")
             listener.WaitForEvent(1, event)
         if self.process.GetState() == lldb.eStateExited:
-            return outcome("exited", exit_status=int(self.process.GetExitStatus()))
-        threads = [s.to_json() for s in thread_stacks(LldbProcess(self.target))]
+            return self.clock.outcome(
+                "exited", exit_status=int(self.process.GetExitStatus()), notes=self.notes
+            )
+        threads = thread_stacks(LldbProcess(self.target))
         # the replay's main thread, not whichever lldb selected after the interrupt
         self.process.SetSelectedThread(self.process.GetThreadAtIndex(0))
-        return outcome(
+        return self.clock.outcome(
             "hang",
-            diagnosis=diagnose(LldbProcess(self.target)).to_json(),
+            diagnosis=diagnose(LldbProcess(self.target)),
             threads=threads,
-            notes=[f"no exit and no fatal stop within --timeout {timeout:g} s: interrupted"],
+            notes=[
+                *self.notes,
+                f"no exit and no fatal stop within --timeout {timeout:g} s: interrupted",
+            ],
         )
 
-    def core(self) -> dict[str, Any]:
+    def core(self) -> ReplayOutcome:
         from spmi_dbg.ext.lldb.view import LldbProcess  # imports lldb: only after import_lldb
 
         start = time.monotonic()
@@ -325,16 +327,12 @@ class Worker:
         self.process = self.target.LoadCore(str(self.req.core))
         if not self.process.IsValid():
             raise RuntimeError(f"lldb could not open the core file {self.req.core}")
-        opened = time.monotonic()
-        diag = diagnose(LldbProcess(self.target)).to_json()
-        return {
-            "kind": "fatal",
-            "diagnosis": diag,
-            "passed": [],
-            "seconds": time.monotonic() - start,
-            "startup_seconds": opened - start,
-            "notes": [f"post-mortem: diagnosed from the core file {self.req.core}"],
-        }
+        clock = RunClock(start, time.monotonic())
+        return clock.outcome(
+            "fatal",
+            diagnosis=diagnose(LldbProcess(self.target)),
+            notes=[f"post-mortem: diagnosed from the core file {self.req.core}"],
+        )
 
     def close(self) -> None:
         if self.process is not None and self.process.IsValid() and self.req.replay is not None:
@@ -351,7 +349,7 @@ def main() -> int:
         try:
             worker = Worker(request, out)
             result = worker.replay() if request.replay is not None else worker.core()
-            out.send({"event": "outcome", "outcome": result})
+            out.send({"event": "outcome", "outcome": result.to_json()})
         except Exception as e:  # reported to the parent as a tool failure, never as a result
             said = (
                 str(e)

@@ -21,6 +21,7 @@ ms)."""
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import time
@@ -28,7 +29,7 @@ from typing import IO, Any
 
 import gdb
 
-from spmi_dbg.analysis.policy import PassedStop, Verdict, check_stop
+from spmi_dbg.analysis.policy import PassedStop, StopNote, Verdict, check_stop
 from spmi_dbg.analysis.view import with_stop_signal
 from spmi_dbg.ext.gdb.view import GdbProcess
 
@@ -62,8 +63,8 @@ class _State:
 _state = _State()
 
 
-def _write(out: IO[str], record: dict[str, Any]) -> None:
-    out.write(json.dumps(record) + "\n")
+def _write(out: IO[str], note: StopNote) -> None:
+    out.write(json.dumps(note.to_json()) + "\n")
     out.flush()
 
 
@@ -97,22 +98,22 @@ class ShouldStop(gdb.Function):  # type: ignore[misc]
         except Exception as e:  # a bug of ours or a gdb error: stop, the driver diagnoses in full
             _write(
                 out,
-                {
-                    "stop": f"the quick check failed ({type(e).__name__}: {e}); stopped to be safe",
-                    "signal": stop_signal,
-                },
+                StopNote(
+                    stop=f"the quick check failed ({type(e).__name__}: {e}); stopped to be safe",
+                    signal=stop_signal,
+                ),
             )
             return int(Verdict.STOP)
         verdict = d.verdict
         # a catchpoint only delivers
         if verdict == Verdict.STOP or (verdict != Verdict.PASS and not int(absorb)):
-            _write(out, {"stop": d.note, "signal": stop_signal, "second_chance": d.second_chance})
+            _write(out, StopNote(stop=d.note, signal=stop_signal, second_chance=d.second_chance))
             return int(Verdict.STOP)
         assert d.passed is not None
-        d.passed.seconds = time.perf_counter() - t0
-        _state.previous = d.passed
+        passed = dataclasses.replace(d.passed, seconds=time.perf_counter() - t0)
+        _state.previous = passed
         _state.passes += 1
-        _write(out, {"passed": d.passed.to_json()})
+        _write(out, StopNote(passed=passed))
         return int(verdict)
 
 
