@@ -272,10 +272,13 @@ def partition_ran(p: dict[str, Any]) -> str:
     return f"{p['seconds']:.2f} s, of which debugger start {p['debugger_startup_seconds']:.2f} s"
 
 
-def figure(name: str, value: float, goal: str | None = None, unit: str = "") -> None:
+def figure(
+    name: str, value: float, goal: str | None = None, unit: str = "", why: str | None = None
+) -> None:
     """One figure of this bench, as bench/all.py reads it: appended as a JSON line to the file
     $SPMI_BENCH_FIGURES names (nothing when it names none). `goal`: "<= 0.75", ">= 0.85" (the
-    direction says which change is for the worse); `unit`: "x", "ms", "s", "%"."""
+    direction says which change is for the worse); `unit`: "x", "ms", "s", "%"; `why`: what this
+    run measured that decides the figure, shown by bench/all.py when the goal is missed."""
     path = os.environ.get(FIGURES_ENV)
     if not path:
         return
@@ -285,7 +288,7 @@ def figure(name: str, value: float, goal: str | None = None, unit: str = "") -> 
     finite = value if math.isfinite(value) else None  # JSON has no infinity: not measured
     record = {"bench": Path(sys.argv[0]).stem, "name": name, "value": finite, "goal": goal}
     with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(record | {"unit": unit}) + "\n")
+        f.write(json.dumps(record | {"unit": unit, "why": why}) + "\n")
 
 
 # -------------------------------------------------------------------------------------------------

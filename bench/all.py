@@ -118,6 +118,8 @@ def collect(scripts: list[Path], runs: int, quick: bool, directory: Path) -> dic
                     {"bench": g["bench"], "name": g["name"], "goal": g["goal"], "unit": g["unit"]},
                 )
                 entry.setdefault("values", []).append(g["value"])
+                if g.get("why"):
+                    entry["why"] = g["why"]  # the last run's account
             if why is not None:
                 failed.append({"bench": script.stem, "why": why})
                 break
@@ -209,6 +211,24 @@ def rows(now: dict[str, Any], last: dict[str, Any] | None) -> list[list[str]]:
 HEADER = ["figure", "goal", "now", "spread", "met", "last", "change"]
 
 
+def missed(now: dict[str, Any]) -> list[str]:
+    """One line per goal missed: by how much, and why (what the bench measured that decides it)."""
+    out = []
+    for f in now["figures"]:
+        value = _median(f["values"])
+        if _met(value, f["goal"]) != "NOT met" or value is None:
+            continue
+        bound = float(f["goal"].partition(" ")[2])
+        by = f"{abs(value - bound) / abs(bound):.0%}" if bound else f"{abs(value - bound):.3g}"
+        unit = f" {f['unit']}" if f["unit"] else ""
+        why = f.get("why") or "the bench did not say (a run recorded before benches said why)"
+        out.append(
+            f"- {f['bench']}: {f['name']}: {value:.3g}{unit} against {f['goal']}{unit}, "
+            f"missed by {by}: {why}"
+        )
+    return out
+
+
 def table(now: dict[str, Any], last: dict[str, Any] | None) -> str:
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows(now, last)]
@@ -221,7 +241,9 @@ def table(now: dict[str, Any], last: dict[str, Any] | None) -> str:
     against = (
         f"last: {last['date']}, commit {last['commit'][:10]}" if last else "last: none recorded"
     )
-    return "\n".join([*lines, "", f"this run: {said}; {against}"]) + "\n"
+    gaps = missed(now)
+    why = ["", "Goals missed in this run:", "", *gaps] if gaps else []
+    return "\n".join([*lines, "", f"this run: {said}; {against}", *why]) + "\n"
 
 
 def record(now: dict[str, Any], results: Path) -> Path:

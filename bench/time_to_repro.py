@@ -172,8 +172,17 @@ def main() -> int:
     ba, bc = t_b / t_a, t_b / t_c
     print(f"(b)/(a) = {ba:.2f}  (goal <= 0.75: {'met' if ba <= 0.75 else 'NOT met'})")
     print(f"(b)/(c) = {bc:.2f}  (goal <= 0.6: {'met' if bc <= 0.6 else 'NOT met'})")
-    figure("time to repro / native floor (b)/(a)", ba, "<= 0.75", "x")
-    figure("time to repro / one gdb over the command (b)/(c)", bc, "<= 0.6", "x")
+    spent = f"(b) {t_b:.2f} s: " + ", ".join(
+        f"{p['name']} {p['seconds']:.2f} s" for p in report["phases"]
+    )
+    figure("time to repro / native floor (b)/(a)", ba, "<= 0.75", "x", f"{spent}; (a) {t_a:.2f} s")
+    figure(
+        "time to repro / one gdb over the command (b)/(c)",
+        bc,
+        "<= 0.6",
+        "x",
+        f"{spent}; (c) {t_c:.2f} s",
+    )
     return 0
 
 

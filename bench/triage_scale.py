@@ -366,17 +366,24 @@ def main() -> int:
         raise SystemExit("the cluster's buckets differ from the local ones")
     print(f"ratio cluster / local (wall, with crashes): {dw / lw:.3f}  (goal <= 1.15)")
     figure("triage: cluster / local (wall, with crashes)", dw / lw, "<= 1.15", "x")
+    fresh, session = per_crash_session_vs_fresh(a.dir, a.session_methods, a.session_crashes)
     costs = {}
     for engine in ("local", "dask"):
         added = worker_s[f"{engine} crashes"] - worker_s[f"{engine} clean"]
         costs[engine] = per = (added - hangs * a.timeout) / a.crashes
-        figure(f"triage: cost per extra crash ({engine})", per, "<= 0.15", "worker-s")
+        figure(
+            f"triage: cost per extra crash ({engine})",
+            per,
+            "<= 0.15",
+            "worker-s",
+            f"{added:.2f} worker-s more with {a.crashes} crashes; one partition's crash costs "
+            f"{session:.3f} s with its session run again ({fresh:.3f} s with a fresh debugger)",
+        )
         print(
             f"cost per extra crash ({engine}): {per:.3f} worker-s  (goal <= 0.15; the partitions' "
             "tasks took "
             f"{added:.2f} worker-s more with {a.crashes} crashes, less {hangs} x --timeout)"
         )
-    fresh, session = per_crash_session_vs_fresh(a.dir, a.session_methods, a.session_crashes)
     print(
         f"  one partition, {a.session_crashes} crashes: {fresh:.3f} s per crash with a fresh "
         "debugger each, "

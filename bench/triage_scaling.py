@@ -121,7 +121,13 @@ def main() -> int:
     for lo, hi in itertools.pairwise(counts):
         slope = (walls[hi] - walls[lo]) / (hi - lo)
         print(f"  slope {lo} -> {hi} crashes: {slope:.3f} s per additional crash")
-        figure(f"triage: s per additional crash ({lo} -> {hi} crashes)", slope, "<= 0.04", "s")
+        figure(
+            f"triage: s per additional crash ({lo} -> {hi} crashes)",
+            slope,
+            "<= 0.04",
+            "s",
+            f"{walls[lo]:.2f} s with {lo} crash(es), {walls[hi]:.2f} s with {hi}",
+        )
     for k in counts[1:]:
         print(f"  {k} crashes / 1 crash: {walls[k] / walls[counts[0]]:.2f}x")
     print(f"  load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

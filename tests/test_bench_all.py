@@ -104,3 +104,23 @@ def test_readme_writes_the_block_between_its_markers(tmp_path: Path) -> None:
     text = readme.read_text()
     assert "old" not in text and "No run recorded yet" in text and text.endswith("after\n")
     assert not bench_all.write_readme(readme, results)  # unchanged: not written again
+
+
+def test_a_missed_goal_says_by_how_much_and_why() -> None:
+    """Below the table, one line per goal missed: the figure, its goal, by how much, and what the
+    bench measured that decides it; a met goal has no line; a run recorded before benches said why
+    says so."""
+    bench_all = _bench_all()
+    run = {
+        "figures": [
+            {"bench": "b", "name": "per stop", "goal": "<= 0.25", "unit": "ms",
+             "values": [0.3, 0.34], "why": "gdb's own floor is 1.17x"},
+            {"bench": "b", "name": "met one", "goal": "<= 1", "unit": "x", "values": [0.5]},
+            {"bench": "b", "name": "old", "goal": ">= 2", "unit": "", "values": [1.0]},
+        ]
+    }  # fmt: skip
+    assert bench_all.missed(run) == [
+        "- b: per stop: 0.32 ms against <= 0.25 ms, missed by 28%: gdb's own floor is 1.17x",
+        "- b: old: 1 against >= 2, missed by 50%: the bench did not say (a run recorded before "
+        "benches said why)",
+    ]
