@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from spmi_dbg import __version__, exits
 from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.mch import commands as mch_commands
+from spmi_dbg.method import commands as method_commands
 from spmi_dbg.usage import Parser, leaf
 
 
@@ -29,7 +30,7 @@ def build_parser(command: str | None = None) -> Parser:
     )
     parser.add_argument("--version", action="version", version=f"spmi-dbg {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    mch_commands.add_parsers(sub)
+    method_commands.add_verbs(mch_commands.add_parsers(sub))
     if command == "mch":
         return parser
     # Imported here, not at module level (start-up): the other commands' modules cost `spmi-dbg mch

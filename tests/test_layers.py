@@ -38,6 +38,9 @@ LAYERS: list[tuple[str, ...]] = [
     # outputs checked, written aside and renamed; separate debug files
     ("atomic", "outdir", "debugfiles"),
     ("mch",),
+    # the method as the JIT saw it: ECMA-335's opcode table (the sample JIT's IL subset is drawn
+    # from it), its IL with names, callees, flags (read from a collection)
+    ("method",),
     ("sample",),
     ("analysis",),
     ("report",),

@@ -25,7 +25,9 @@ from spmi_dbg.mch.pyscan import SCAN_DONE, Problem, Stats
 from spmi_dbg.usage import count_option, integer
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Any) -> Any:
+    """The `mch` command and its verbs; returns the verbs' subparsers (higher layers add theirs:
+    `mch il`, spmi_dbg/method)."""
     mch = sub.add_parser("mch", help="inspect, check and cut SuperPMI collections (.mch/.mc/.mct)")
     verbs = mch.add_subparsers(dest="verb", required=True, metavar="VERB")
 
@@ -75,6 +77,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("number", type=integer(minimum=1), help="method context number (1-based)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_dump)
+    return verbs
 
 
 # ---------------------------------------------------------------------------------------- progress

@@ -30,6 +30,13 @@ KEY_SIZES: dict[int, int] = {
     P.ResolveToken: 24,
     P.GetIntConfigValue: 8,
     P.GetStringConfigValue: 4,
+    P.CanInline: 16,  # DLDL {caller, callee}
+    P.GetArgNext: 8,
+    P.GetEHinfo: 12,  # DLD {ftn, clause number}
+    P.GetFieldName: 8,
+    P.GetMethodAttribs: 8,
+    P.GetMethodInfo: 8,
+    P.ConstructStringLiteral: 12,  # DLD {module, token}
 }
 
 

@@ -283,6 +283,19 @@ GetMethodNameFromMetadata = 161
 PrintClassName = 149
 PrintMethodName = 6
 ResolveToken = 109
+# what the JIT was told about the method and the ones it looked at (spmi_dbg/method)
+CanInline = 9
+PrintFieldName = 10  # today's; 3.1 recorded CanInlineTypeCheckWithObjectVTable under 10
+ConstructStringLiteral = 15
+GetArgNext = 29
+GetCallInfo = 37
+GetEHinfo = 51
+GetFieldName = 56
+GetMethodAttribs = 70
+GetMethodInfo = 74
+GetArgClass = 139
+GetArgType = 140
+GetStringLiteral = 175
 
 
 def packet_name(packet_id: int) -> str:

@@ -11,6 +11,9 @@ import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from spmi_dbg.method.opcodes import BY_NAME as ECMA
+from spmi_dbg.method.opcodes import Operand, encoding
+
 # CorInfoType values used for return types (corinfo.h).
 TYPE_VOID = 1
 TYPE_INT = 8
@@ -35,48 +38,58 @@ class OpCode:
 
 # Families of the table below, in code order (gen.py draws its operators from them).
 COMPARE_BRANCHES = ("beq.s", "bge.s", "bgt.s", "ble.s", "blt.s", "bne.un.s")  # 0x2E..0x33
-BINARY_OPS = {
-    "add": 0x58,
-    "sub": 0x59,
-    "mul": 0x5A,
-    "div": 0x5B,
-    "rem": 0x5D,
-    "and": 0x5F,
-    "or": 0x60,
-    "xor": 0x61,
-    "shl": 0x62,
-    "shr": 0x63,
+BINARY_OPS = ("add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr")
+UNARY_OPS = ("neg", "not", "conv.i8")
+COMPARES = ("ceq", "cgt", "clt")  # FE xx
+
+# ECMA-335's operand kinds (spmi_dbg/method/opcodes.py, the table written once) as this subset
+# names them
+_OPERANDS = {
+    Operand.NONE: NONE,
+    Operand.U1: U8,
+    Operand.I1: I8,
+    Operand.I4: I32,
+    Operand.I8: I64,
+    Operand.TOKEN: TOKEN,
+    Operand.BR1: BR8,
+    Operand.BR4: BR32,
 }
-UNARY_OPS = {"neg": 0x65, "not": 0x66, "conv.i8": 0x6A}
-COMPARES = {"ceq": 0x01, "cgt": 0x02, "clt": 0x04}  # FE xx
+
+
+def _op(name: str, pops: int, pushes: int, flow: str = "next") -> OpCode:
+    """The subset's opcode `name`: its bytes and operand from ECMA-335's table, its stack effect
+    and flow as the sample JIT checks them."""
+    ecma = ECMA[name]
+    return OpCode(name, encoding(ecma), _OPERANDS[ecma.operand], pops, pushes, flow)
+
 
 _TABLE: list[OpCode] = [
-    OpCode("nop", b"\x00", NONE, 0, 0),
-    *(OpCode(f"ldarg.{i}", bytes([0x02 + i]), NONE, 0, 1) for i in range(4)),
-    *(OpCode(f"ldloc.{i}", bytes([0x06 + i]), NONE, 0, 1) for i in range(4)),
-    *(OpCode(f"stloc.{i}", bytes([0x0A + i]), NONE, 1, 0) for i in range(4)),
-    OpCode("ldarg.s", b"\x0e", U8, 0, 1),
-    OpCode("ldloc.s", b"\x11", U8, 0, 1),
-    OpCode("stloc.s", b"\x13", U8, 1, 0),
-    OpCode("ldc.i4.m1", b"\x15", NONE, 0, 1),
-    *(OpCode(f"ldc.i4.{i}", bytes([0x16 + i]), NONE, 0, 1) for i in range(9)),
-    OpCode("ldc.i4.s", b"\x1f", I8, 0, 1),
-    OpCode("ldc.i4", b"\x20", I32, 0, 1),
-    OpCode("ldc.i8", b"\x21", I64, 0, 1),
-    OpCode("dup", b"\x25", NONE, 1, 2),
-    OpCode("pop", b"\x26", NONE, 1, 0),
-    OpCode("call", b"\x28", TOKEN, -1, -1),
-    OpCode("ret", b"\x2a", NONE, -1, 0, "return"),
-    OpCode("br.s", b"\x2b", BR8, 0, 0, "branch"),
-    OpCode("brfalse.s", b"\x2c", BR8, 1, 0, "cond"),
-    OpCode("brtrue.s", b"\x2d", BR8, 1, 0, "cond"),
-    *(OpCode(n, bytes([0x2E + i]), BR8, 2, 0, "cond") for i, n in enumerate(COMPARE_BRANCHES)),
-    OpCode("br", b"\x38", BR32, 0, 0, "branch"),
-    OpCode("brfalse", b"\x39", BR32, 1, 0, "cond"),
-    OpCode("brtrue", b"\x3a", BR32, 1, 0, "cond"),
-    *(OpCode(n, bytes([c]), NONE, 2, 1) for n, c in BINARY_OPS.items()),
-    *(OpCode(n, bytes([c]), NONE, 1, 1) for n, c in UNARY_OPS.items()),
-    *(OpCode(n, bytes([0xFE, c]), NONE, 2, 1) for n, c in COMPARES.items()),
+    _op("nop", 0, 0),
+    *(_op(f"ldarg.{i}", 0, 1) for i in range(4)),
+    *(_op(f"ldloc.{i}", 0, 1) for i in range(4)),
+    *(_op(f"stloc.{i}", 1, 0) for i in range(4)),
+    _op("ldarg.s", 0, 1),
+    _op("ldloc.s", 0, 1),
+    _op("stloc.s", 1, 0),
+    _op("ldc.i4.m1", 0, 1),
+    *(_op(f"ldc.i4.{i}", 0, 1) for i in range(9)),
+    _op("ldc.i4.s", 0, 1),
+    _op("ldc.i4", 0, 1),
+    _op("ldc.i8", 0, 1),
+    _op("dup", 1, 2),
+    _op("pop", 1, 0),
+    _op("call", -1, -1),
+    _op("ret", -1, 0, "return"),
+    _op("br.s", 0, 0, "branch"),
+    _op("brfalse.s", 1, 0, "cond"),
+    _op("brtrue.s", 1, 0, "cond"),
+    *(_op(n, 2, 0, "cond") for n in COMPARE_BRANCHES),
+    _op("br", 0, 0, "branch"),
+    _op("brfalse", 1, 0, "cond"),
+    _op("brtrue", 1, 0, "cond"),
+    *(_op(n, 2, 1) for n in BINARY_OPS),
+    *(_op(n, 1, 1) for n in UNARY_OPS),
+    *(_op(n, 2, 1) for n in COMPARES),
 ]
 
 BY_NAME: dict[str, OpCode] = {op.name: op for op in _TABLE}
