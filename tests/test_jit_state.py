@@ -450,7 +450,7 @@ def test_the_report_names_the_method_and_the_phase(cols: Collections, tmp_path: 
     )
     assert r.returncode == 0, r.stdout + r.stderr
     data = report(tmp_path / "h")
-    assert data["schema"] == 4 and data["diagnosis"]["jit"]["phase_name"] == "Find loops"
+    assert data["schema"] == 5 and data["diagnosis"]["jit"]["phase_name"] == "Find loops"
     method = data["diagnosis"]["jit"]["method"]
     assert f"while compiling `{method}` during Find loops" in data["issue"]["description"]
     md = (tmp_path / "h" / "report.md").read_text()

@@ -27,6 +27,7 @@ from spmi_dbg.analysis.facts import (
 from spmi_dbg.commands.why import jit_line, render_text
 from spmi_dbg.report import issue, parsed, phrases
 from spmi_dbg.report.markdown import render_repro_markdown
+from spmi_dbg.report.model import FactLine
 from spmi_dbg.report.parsed import ReportJson, TriageJson
 from spmi_dbg.report.text import rows
 from spmi_dbg.report.triage import triage_markdown
@@ -222,7 +223,7 @@ def test_a_new_fact_reaches_the_report_through_its_phrase_alone(
     assert "- thread: `superpmi-worker` (LWP 4242)" in render_repro_markdown(r).splitlines()
     assert ("thread", "superpmi-worker (LWP 4242)") in rows(r)
     actual = issue.actual(r)
-    assert {"label": "thread", "text": "`superpmi-worker` (LWP 4242)"} in actual["facts"]
+    assert FactLine("thread", "`superpmi-worker` (LWP 4242)") in actual.facts
 
 
 def test_a_new_fact_reaches_the_triage_through_its_phrase_alone(

@@ -42,7 +42,7 @@ def test_report_json_follows_its_schema(seed_bundle: tuple[Path, str]) -> None:
     bundle, _ = seed_bundle
     data = report(bundle)
     validate(data)
-    assert data["schema"] == 4
+    assert data["schema"] == 5
     broken = json.loads(json.dumps(data))
     broken["issue"]["reproduction"]["steps"] = []
     with pytest.raises(jsonschema.ValidationError):  # the schema is not vacuous
@@ -129,7 +129,7 @@ def test_bad_bundles_are_one_line_errors(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     bad = tmp_path / "bad"
     bad.mkdir()
-    (bad / "report.json").write_text('{"schema": 4,\n "title": ')
+    (bad / "report.json").write_text('{"schema": 5,\n "title": ')
     old = tmp_path / "old"
     old.mkdir()
     (old / "report.json").write_text('{"schema": 1}')
@@ -137,7 +137,7 @@ def test_bad_bundles_are_one_line_errors(tmp_path: Path) -> None:
         "empty": "not a bundle: no report.json",
         "missing": "missing: not found",
         "bad": "report.json: line 2 column 11 (offset 24): not valid JSON",
-        "old": "schema 1, expected 4",
+        "old": "schema 1, expected 5",
     }
     for name, text in cases.items():
         r = spmi_report(str(tmp_path / name), cwd=tmp_path)
@@ -157,7 +157,7 @@ def test_a_report_of_another_form_is_a_one_line_error(
     data = report(seed_bundle[0])
     cases = {
         "fact": ("jit", {"method": "X:Y"}, "diagnosis: Diagnosis.jit.frame: missing"),
-        "section": ("issue", None, "cannot render: KeyError 'issue'"),
+        "section": ("issue", None, "report.json.issue: missing"),
     }
     for name, (key, value, text) in cases.items():
         edited = json.loads(json.dumps(data))
@@ -311,3 +311,29 @@ def test_the_panel_keeps_file_names(seed_bundle: tuple[Path, str]) -> None:
         # the name and its directory
         assert f"/{Path(fm).parent.name}/{Path(fm).name}" in line, text
         assert max(len(ln) for ln in text.splitlines()) <= width
+
+
+def _as_schema_4(data: object) -> object:
+    """A report.json as schema 4 wrote it: the typed envelope of schema 5 writes every field of a
+    part, null where it has none; schema 4 left such fields out."""
+    if isinstance(data, dict):
+        return {k: _as_schema_4(v) for k, v in data.items() if v is not None or k == "schema"}
+    if isinstance(data, list):
+        return [_as_schema_4(v) for v in data]
+    return data
+
+
+def test_a_report_of_the_previous_schema_is_still_read(
+    seed_bundle: tuple[Path, str], tmp_path: Path
+) -> None:
+    """`spmi-dbg report` on a schema-4 report.json: the fields it lacks take their defaults, and
+    report.md reads as the current schema's does."""
+    data = report(seed_bundle[0])
+    old = dict(_as_schema_4(data), schema=4)  # type: ignore[arg-type]
+    for name, content in (("now", data), ("old", old)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "report.json").write_text(json.dumps(content))
+    now_md = spmi_report(str(tmp_path / "now"), "--format", "md", cwd=tmp_path)
+    old_md = spmi_report(str(tmp_path / "old"), "--format", "md", cwd=tmp_path)
+    assert old_md.returncode == 0 and old_md.stderr == "", old_md.stderr
+    assert old_md.stdout == now_md.stdout and "### Actual behavior" in old_md.stdout

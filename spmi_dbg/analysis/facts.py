@@ -1,7 +1,7 @@
 """The facts a diagnosis is made of, typed, each with its JSON form (to_json / from_json, one
 conversion for all from the fields' type hints: spmi_dbg.jsonfacts). Every fact says how it
 was obtained (`source`). The JSON keys are report.json's `diagnosis` object
-(spmi_dbg/report/schema/report-4.json) and what `spmi diagnose
+(spmi_dbg/report/schema/report-5.json) and what `spmi diagnose
 --json` prints; the drivers read a diagnosis back with Diagnosis.from_json."""
 
 from __future__ import annotations

@@ -18,7 +18,11 @@ from spmi_dbg.report.found import found_phrase
 from spmi_dbg.report.markdown import render_repro_markdown
 from spmi_dbg.report.parsed import ReportJson, TriageJson
 from spmi_dbg.report.redact import Redactor, add_redact_argument
-from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION, TRIAGE_SCHEMA_VERSION
+from spmi_dbg.report.schema import (
+    REPORT_SCHEMA_VERSION,
+    REPORT_SCHEMAS_READ,
+    TRIAGE_SCHEMA_VERSION,
+)
 from spmi_dbg.report.text import render_text
 from spmi_dbg.report.triage import triage_markdown, triage_text
 
@@ -72,7 +76,8 @@ def load(path: Path) -> tuple[str, dict[str, Any], Path]:
             str(path), f"line {e.lineno} column {e.colno} (offset {e.pos}): not valid JSON: {e.msg}"
         ) from None
     want = TRIAGE_SCHEMA_VERSION if kind == "triage" else REPORT_SCHEMA_VERSION
-    if not isinstance(data, dict) or data.get("schema") != want:
+    readable = (want,) if kind == "triage" else REPORT_SCHEMAS_READ
+    if not isinstance(data, dict) or data.get("schema") not in readable:
         got = data.get("schema") if isinstance(data, dict) else None
         raise InputError(
             str(path),

@@ -13,6 +13,18 @@ from typing import Any
 from spmi_dbg import shell
 from spmi_dbg.analysis.facts import KnownBugMatch
 from spmi_dbg.report import phrases
+from spmi_dbg.report.model import (
+    Actual,
+    CommandPart,
+    Configuration,
+    IssueSection,
+    Other,
+    RegressionWords,
+    ReportDoc,
+    Reproduction,
+    SettingsPart,
+    VerificationWords,
+)
 from spmi_dbg.report.parsed import ReportJson
 
 Data = dict[str, Any]
@@ -32,31 +44,23 @@ NO_WINNER = {
 }
 
 
-def issue(report: ReportJson, configuration: Data) -> Data:
+def issue(report: ReportJson, configuration: Configuration) -> IssueSection:
     """The `issue` section, words over the report's data and facts."""
-    data = report.data
-    return {
-        "description": description(report),
-        "reproduction": reproduction(data),
-        "expected": expected(data),
-        "actual": actual(report),
-        "regression": regression(data),
-        "workarounds": workarounds(report),
-        "configuration": configuration,
-        "other": other(report),
-    }
+    doc = report.doc
+    return IssueSection(
+        description=description(report),
+        reproduction=reproduction(doc),
+        expected=expected(doc),
+        actual=actual(report),
+        regression=regression(doc),
+        workarounds=workarounds(report),
+        configuration=configuration,
+        other=other(report),
+    )
 
 
-def _collection(data: Data) -> str:
-    return Path(data["command"]["input"]).name
-
-
-def _winner(data: Data) -> bool:
-    return bool(data["locate"]) and data["locate"]["winner"] is not None
-
-
-def _expected_stop(data: Data) -> Data:
-    return (data["locate"] or {}).get("expected") or {}
+def _collection(doc: ReportDoc) -> str:
+    return Path(doc.command.input).name
 
 
 def signal_name(report: ReportJson) -> str | None:
@@ -64,52 +68,51 @@ def signal_name(report: ReportJson) -> str | None:
     siginfo)."""
     d = report.diagnosis
     sig = d.signal if d is not None else None
-    return (sig.name if sig else None) or _expected_stop(report.data).get("signal")
+    return (sig.name if sig else None) or report.doc.expected_stop.signal
 
 
 # -------------------------------------------------------------------------------------- the title
 def title(report: ReportJson) -> str:
-    data = report.data
-    if data.get("target"):
-        target = data["target"]
-        noun = target.get("noun") or target["describe"]  # report.json before `noun`: as it was
-        return failure_title(report) or f"no {noun} in {_collection(data)}"
-    if not _winner(data):
-        what = NO_WINNER.get(str(data["outcome"]), str(data["outcome"]))
-        return f"{what} in {_collection(data)}"
-    mc = data["locate"]["method_context"]
+    doc = report.doc
+    if doc.target is not None:
+        noun = doc.target.noun or doc.target.describe  # report.json before `noun`: as it was
+        return failure_title(report) or f"no {noun} in {_collection(doc)}"
+    if doc.locate is None or doc.locate.winner is None:
+        what = NO_WINNER.get(doc.outcome, doc.outcome)
+        return f"{what} in {_collection(doc)}"
+    mc = doc.locate.method_context
     return phrases.crash_title(
         signal_name(report),
         report.diagnosis,
-        hang=_expected_stop(data).get("kind") == "hang",
+        hang=doc.locate.hang,
         where=f" for method context {mc}" if mc else "",
     )
 
 
 def failure_title(report: ReportJson) -> str | None:
-    f = (report.data.get("target") or {}).get("failure")
+    f = report.doc.failure_found
     if not f:
         return None
-    mc = f["method_context"]
-    if f["kind"] == "assert":
+    mc = f.method_context
+    if f.kind == "assert":
         # dotnet/runtime's titles are the JIT's own line: "... during '<phase>'". Only the running
         # phase is said so; 3.1's JIT knows only the phase completed last ("after"), which the
         # description says, never the title as if it were the running one.
         phase, when = assert_phase(report)
         where = "" if phase is None or when != "during" else f" during '{phase}'"
-        return f"Assertion failed '{f['message']}' in '{f['method']}'{where}"
-    if f["kind"] == "error":
-        return f"superpmi: the compile of method context {mc} fails ({f['message']})"
-    return f"superpmi: missing data for method context {mc}: {f['message']}"
+        return f"Assertion failed '{f.message}' in '{f.method}'{where}"
+    if f.kind == "error":
+        return f"superpmi: the compile of method context {mc} fails ({f.message})"
+    return f"superpmi: missing data for method context {mc}: {f.message}"
 
 
 def assert_phase(report: ReportJson) -> tuple[str | None, str]:
     """The assert's phase and how to say it: ("P", "during") when the ISSUE line names it; else the
     JIT's state at the debugger's stop in the assert (3.1: Compiler::previousCompletedPhase, the
     phase completed last: "after"); else (None, "")."""
-    f = ((report.data.get("target") or {}).get("failure")) or {}
-    if f.get("phase"):
-        return str(f["phase"]), "during"
+    f = report.doc.failure_found
+    if f is not None and f.phase:
+        return f.phase, "during"
     jit = report.diagnosis.jit if report.diagnosis else None
     if jit and jit.phase_name:
         return jit.phase_name, jit.phase_when or "during"
@@ -118,11 +121,11 @@ def assert_phase(report: ReportJson) -> tuple[str | None, str]:
 
 # -------------------------------------------------------------------------------- the description
 def description(report: ReportJson) -> str:
-    data = report.data
-    if data.get("target"):
+    doc = report.doc
+    if doc.target is not None:
         return failure_description(report)
-    if not _winner(data):
-        return f"{title(report)}: every partition of {_collection(data)} ran to its end."
+    if not doc.winner:
+        return f"{title(report)}: every partition of {_collection(doc)} ran to its end."
     d = report.diagnosis
     text = _what_happened(report)
     jit = d.jit if d else None
@@ -141,38 +144,40 @@ def description(report: ReportJson) -> str:
         text += f" Why: {c.advice} (`{c.kind}`)."
     return (
         text
-        + _settings_sentence(data.get("jit_settings"))
-        + _repro_sentence(data)
+        + _settings_sentence(doc.jit_settings)
+        + _repro_sentence(doc)
         + "".join(" " + phrases.known_bug_sentence(b) for b in _bugs_in_order(report))
     )
 
 
 def _what_happened(report: ReportJson) -> str:
     """`superpmi segfaults in F (called from G) for method context N (`name`, IL size S)`."""
-    data = report.data
+    doc = report.doc
     d = report.diagnosis
     who = phrases.method_context_text(
-        data["locate"].get("method_context"), d.method_context if d else None, phrases.MARKDOWN
+        doc.locate.method_context if doc.locate else None,
+        d.method_context if d else None,
+        phrases.MARKDOWN,
     )
     folded = [f for f in (d.folded if d else []) if f and f != "??"]
     where = f" in {folded[0]}" if folded else ""
     if len(folded) > 1:
         where += f" (called from {folded[1]})"
-    if _expected_stop(data).get("kind") == "hang":
+    if doc.expected_stop.kind == "hang":
         return f"superpmi hangs{where} while replaying {who}"
     sig = signal_name(report) or "a signal"
     return f"superpmi {VERBS.get(sig, f'dies of {sig}')}{where} for {who}"
 
 
-def _settings_sentence(settings: Data | None) -> str:
-    return f" It {settings['summary']}." if settings and settings["given"] else ""
+def _settings_sentence(settings: SettingsPart | None) -> str:
+    return f" It {settings.summary}." if settings and settings.given else ""
 
 
-def _repro_sentence(data: Data) -> str:
-    if not data["repro"]:
+def _repro_sentence(doc: ReportDoc) -> str:
+    if not doc.repro:
         return ""
-    verdict = "verified" if data["outcome"] == "verified" else "NOT verified"
-    return f" A {data['repro']['records']}-record repro collection is attached ({verdict})."
+    verdict = "verified" if doc.outcome == "verified" else "NOT verified"
+    return f" A {doc.repro.records}-record repro collection is attached ({verdict})."
 
 
 def _bugs_in_order(report: ReportJson) -> list[KnownBugMatch]:
@@ -181,85 +186,83 @@ def _bugs_in_order(report: ReportJson) -> list[KnownBugMatch]:
 
 
 def failure_description(report: ReportJson) -> str:
-    data = report.data
-    t = data["target"]
-    f = t["failure"]
-    if f is None:
-        return f"{data['failure'] or 'no such failure'}."
+    doc = report.doc
+    t = doc.target
+    f = t.failure if t is not None else None
+    if t is None or f is None:
+        return f"{doc.failure or 'no such failure'}."
     d = report.diagnosis
     who = phrases.method_context_text(
-        f["method_context"], d.method_context if d else None, phrases.MARKDOWN
+        f.method_context, d.method_context if d else None, phrases.MARKDOWN
     )
-    if f["kind"] == "assert":
+    if f.kind == "assert":
         phase, when = assert_phase(report)
         source = d.jit.phase_source if d and d.jit else None
         during = (
             ""
             if phase is None
             else f" {when} {phase}"
-            if not (f.get("phase") is None and source)
+            if not (f.phase is None and source)
             else f" {when} {phase} ({source} at the debugger's stop in the assert)"
         )
         text = (
-            f"The JIT asserts `{f['message']}` at `{f['file']}` line {f['source_line']} while "
-            f"compiling `{f['method']}`{during}, replaying {who}."
+            f"The JIT asserts `{f.message}` at `{f.file}` line {f.source_line} while "
+            f"compiling `{f.method}`{during}, replaying {who}."
         )
-    elif f["kind"] == "error":
-        text = f"The compile of {who} fails: superpmi caught `{f['message']}`."
+    elif f.kind == "error":
+        text = f"The compile of {who} fails: superpmi caught `{f.message}`."
     else:
-        text = f"Replaying {who} needs data the collection does not have: {f['message']}."
-    return text + _settings_sentence(t.get("options")) + _repro_sentence(data)
+        text = f"Replaying {who} needs data the collection does not have: {f.message}."
+    return text + _settings_sentence(t.options) + _repro_sentence(doc)
 
 
 # --------------------------------------------------------------- reproduction and expectation
-def reproduction(data: Data) -> Data:
-    rep = data["repro"]
+def reproduction(doc: ReportDoc) -> Reproduction:
+    rep = doc.repro
     if rep is None:
-        return {
-            "attachment": None,
-            "command": shell.join(_argv(data)),
-            "steps": [
-                f"Run `{shell.join(_argv(data))}` (no single-method repro was produced: "
+        return Reproduction(
+            None,
+            shell.join(_argv(doc.command)),
+            [
+                f"Run `{shell.join(_argv(doc.command))}` (no single-method repro was produced: "
                 "see Other information)."
             ],
-        }
-    numbers = ", ".join(map(str, rep["method_contexts"]))
+        )
+    numbers = ", ".join(map(str, rep.method_contexts))
     steps = [
-        f"Download the attached `repro.mch` (method context(s) {numbers} of `{_collection(data)}`, "
-        f"byte-for-byte, {rep['bytes']} bytes; `repro.mch.mct` is its index)."
+        f"Download the attached `repro.mch` (method context(s) {numbers} of `{_collection(doc)}`, "
+        f"byte-for-byte, {rep.bytes} bytes; `repro.mch.mct` is its index)."
     ]
-    opts = data.get("jit_settings")
-    if opts and opts["given"]:
-        needed = ", ".join(f"`{s}`" for s in opts["needed"]) or "none of the JIT settings given"
-        dropped = "; ".join(opts["dropped"])
+    opts = doc.jit_settings
+    if opts and opts.given:
+        needed = ", ".join(f"`{s}`" for s in opts.needed) or "none of the JIT settings given"
+        dropped = "; ".join(opts.dropped)
         steps.append(
             f"The failure needs these JIT settings: {needed}"
             + (f" (not needed: {dropped})" if dropped else "")
             + "; the command has only them."
         )
     steps.append("Run `repro.sh` from the bundle, or the same command with your paths:")
-    return {"attachment": "repro.mch", "command": data["repro_command"], "steps": steps}
+    return Reproduction("repro.mch", doc.repro_command or "", steps)
 
 
-def _argv(data: Data) -> list[str]:
+def _argv(c: CommandPart) -> list[str]:
     """The user's command as it ran: its recorded variables (sh's NAME=VALUE prefix), its options,
     its -c list, its JITs and collection."""
-    c = data["command"]
-    env = [f"{v['name']}={v['value']}" for v in c.get("environment") or []]
-    selection = ["-c", str(c["selection"])] if c.get("selection") else []
-    return [*env, c["program"], *c["options"], *selection, *c["jits"], c["input"]]
+    env = [f"{v.name}={v.value}" for v in c.environment]
+    selection = ["-c", str(c.selection)] if c.selection else []
+    return [*env, c.program, *c.options, *selection, *c.jits, c.input]
 
 
-def expected(data: Data) -> str:
-    if data.get("target"):
+def expected(doc: ReportDoc) -> str:
+    if doc.target is not None:
         what = {
             "assert": "without a JIT assert",
             "error": "without a failed compile",
             "missing": "without missing data",
-        }.get(data["target"]["kind"], "without a failure")
+        }.get(doc.target.kind, "without a failure")
         return f"superpmi replays the method context(s) {what} (exit status 0)."
-    cmd = data["command"]
-    if len(cmd["jits"]) > 1 and any(o.lower().startswith("-a") for o in cmd["options"]):
+    if doc.command.asm_diffs:
         return (
             "superpmi replays the method context(s) and compares the two JITs' code without "
             "crashing (exit status 0, or 2 when the code differs)."
@@ -283,46 +286,39 @@ ACTUAL_FACTS = (
 )  # the diagnosis' facts the section carries as report.json has them
 
 
-def actual(report: ReportJson) -> Data:
+def actual(report: ReportJson) -> Actual:
     """What happened: the stop's facts as data, and in words (`facts`: report.md's list of them)."""
     d = report.diagnosis
     sig = d.signal if d else None
-    at_fault = not report.data.get("target")
+    at_fault = report.doc.target is None
     facts = phrases.fact_lines(d, phrases.MARKDOWN, at_fault=at_fault) if d else []
     carried = report.data["diagnosis"] or {}
-    return {
-        "signal": signal_name(report),
-        "fault_address": sig.address if sig else None,
-        "near_null": sig.near_null if sig else None,
-        "signal_source": sig.source if sig else None,
-        "hang": bool(d and d.hang),
-        **{key: carried.get(key) for key in ACTUAL_FACTS},
-        "backtrace": list(d.folded) if d else [],
-        "frames": [phrases.frame_text(f) for f in d.frames[:60]] if d else [],
-        "facts": [{"label": label, "text": text} for label, text in facts],
-    }
+    return Actual.from_json(
+        {key: carried.get(key) for key in ACTUAL_FACTS}
+        | {
+            "signal": signal_name(report),
+            "fault_address": sig.address if sig else None,
+            "near_null": sig.near_null if sig else None,
+            "signal_source": sig.source if sig else None,
+            "hang": bool(d and d.hang),
+            "backtrace": list(d.folded) if d else [],
+            "frames": [phrases.frame_text(f) for f in d.frames[:60]] if d else [],
+            "facts": [{"label": label, "text": text} for label, text in facts],
+        }
+    )
 
 
 # ------------------------------------------------------------------- regression, workarounds, other
-def regression(data: Data) -> Data:
-    r = data["regression"]
+def regression(doc: ReportDoc) -> RegressionWords:
+    r = doc.regression
     if r is not None:
-        return {"answered": True, "conclusion": r["conclusion"]} | {
-            key: r[key]
-            for key in (
-                "base_jit",
-                "diff_jit",
-                "base_jit_with_diff_settings",
-                "diff_jit_with_base_settings",
-            )
-            if key in r
-        }
+        return RegressionWords.from_json(r | {"answered": True})
     why = (
         "one JIT only in the command: replay the repro with another build of the JIT to tell"
-        if len(data["command"]["jits"]) < 2
+        if len(doc.command.jits) < 2
         else "not answered: the repro was not verified"
     )
-    return {"answered": False, "conclusion": why}
+    return RegressionWords(False, why)
 
 
 def workarounds(report: ReportJson) -> list[str]:
@@ -332,28 +328,26 @@ def workarounds(report: ReportJson) -> list[str]:
     return [f"{b.id}{said.get(b.id, '')}: {b.fix}" for b in bugs if b.fix]
 
 
-def other(report: ReportJson) -> Data:
-    data = report.data
+def other(report: ReportJson) -> Other:
+    doc = report.doc
     d = report.diagnosis
-    located = data["locate"] or {}
+    located = doc.locate
     how = (
-        [f"method context {located['method_context']}: {located['method_context_source']}"]
-        if located.get("method_context")
+        [f"method context {located.method_context}: {located.method_context_source}"]
+        if located is not None and located.method_context
         else []
     )
-    v = data["verification"]
-    return {
-        "verification": None
+    v = doc.verification
+    return Other(
+        verification=None
         if v is None
-        else {k: v[k] for k in ("rate", "runs", "reproduced", "accepted")},
-        "how_found": how + (phrases.how_found(d) if d else []),
-        "minimization": data["minimization"],
-        "notes": [
-            *data["command"]["notes"],
-            *(located.get("notes") or []),
+        else VerificationWords(v.rate, v.runs, v.reproduced, v.accepted),
+        how_found=how + (phrases.how_found(d) if d else []),
+        minimization=doc.minimization,
+        notes=[
+            *doc.command.notes,
+            *(located.notes if located is not None else []),
             *(d.notes if d else []),
         ],
-        "phases": [
-            {k: p[k] for k in ("name", "status", "seconds", "detail")} for p in data["phases"]
-        ],
-    }
+        phases=doc.phases,
+    )

@@ -6,6 +6,7 @@ data."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypeVar
 
 from spmi_dbg.analysis.facts import (
@@ -19,6 +20,8 @@ from spmi_dbg.analysis.facts import (
     NullMap,
 )
 from spmi_dbg.jsonfacts import FactJsonError, from_json
+from spmi_dbg.report.model import ReportDoc
+from spmi_dbg.report.triage_model import CrashBucket, TriageDoc
 
 Data = dict[str, Any]
 T = TypeVar("T")
@@ -34,25 +37,38 @@ class ReportJson:
     known_bugs: list[KnownBugMatch]
     causes: list[Cause]
 
+    @cached_property
+    def doc(self) -> ReportDoc:
+        """The envelope and its parts, typed (spmi_dbg.report.model): what the renderers read."""
+        return _read(ReportDoc, self.data, "report.json")
+
     @classmethod
     def read(cls, data: Data) -> ReportJson:
         """A FactJsonError names the part that is not the form spmi-dbg writes."""
         d = data.get("diagnosis")
-        return cls(
+        report = cls(
             data,
             None if d is None else _read(Diagnosis, d, "diagnosis"),
             _read_list(KnownBugMatch, data.get("known_bugs"), "known_bugs"),
             _read_list(Cause, data.get("causes"), "causes"),
         )
+        if report.doc.issue is None:  # read now: a FactJsonError here, not in a renderer
+            raise FactJsonError("report.json.issue: missing (the words every renderer needs)")
+        return report
 
 
 @dataclass(frozen=True)
 class BucketJson:
-    """A bucket of triage.json: its data, its smallest member's diagnosis, its known bugs."""
+    """A bucket of triage.json: its data (typed: `part`), its smallest member's diagnosis, its known
+    bugs."""
 
     data: Data
     diagnosis: Diagnosis
     known_bugs: list[KnownBugMatch]
+
+    @cached_property
+    def part(self) -> CrashBucket:
+        return _read(CrashBucket, self.data, f"bucket {self.data.get('bucket')}")
 
 
 @dataclass(frozen=True)
@@ -62,12 +78,21 @@ class TriageJson:
     data: Data
     buckets: list[BucketJson]
 
+    @cached_property
+    def doc(self) -> TriageDoc:
+        """The envelope and its parts, typed (spmi_dbg.report.triage_model)."""
+        return _read(TriageDoc, self.data, "triage.json")
+
     @classmethod
     def read(cls, data: Data) -> TriageJson:
         """Each bucket's facts; a FactJsonError names the bucket and the field."""
         buckets = data.get("buckets")
         found = enumerate(buckets if isinstance(buckets, list) else [])
-        return cls(data, [_bucket(b, f"buckets[{i}]") for i, b in found if isinstance(b, dict)])
+        triage = cls(data, [_bucket(b, f"buckets[{i}]") for i, b in found if isinstance(b, dict)])
+        triage.doc  # noqa: B018 -- read now: a FactJsonError here, not in a renderer
+        for b in triage.buckets:
+            b.part  # noqa: B018
+        return triage
 
 
 def facts_alone(

@@ -25,12 +25,17 @@ a path outside it (a local build) stays absolute, as a file URI."""
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
 from spmi_dbg import __version__
+from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.failures.output import bucket_name
+from spmi_dbg.report.model import ExpectedStop
+from spmi_dbg.report.parsed import ReportJson, TriageJson
+from spmi_dbg.report.triage_model import CrashBucket, FailureBucket
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -84,11 +89,11 @@ def _source(path: str | None, line: int | None) -> Json | None:
     return {"physicalLocation": {"artifactLocation": artifact, "region": {"startLine": int(line)}}}
 
 
-def _crash_source(diagnosis: Json | None) -> Json | None:
+def _crash_source(diagnosis: Diagnosis | None) -> Json | None:
     """The faulting frame's source (the first frame with a file and a line)."""
-    for f in (diagnosis or {}).get("frames") or []:
-        if f.get("file") and f.get("line"):
-            return _source(str(f["file"]), int(f["line"]))
+    for f in diagnosis.frames if diagnosis is not None else []:
+        if f.file and f.line:
+            return _source(f.file, f.line)
     return None
 
 
@@ -172,37 +177,31 @@ def _result(rule_id: str, level: str, text: str, location: list[Json], propertie
     }
 
 
-def repro_sarif(report: Json) -> Json:
+def repro_sarif(report: ReportJson) -> Json:
     """report.sarif: the repro's failure, one rule and one result; none when it found nothing."""
-    outcome = str(report.get("outcome") or "")
-    found = outcome in ("verified", "not-verified", "crashed")
-    exit_code = report.get("exit_code")
+    doc = report.doc
+    found = doc.outcome in ("verified", "not-verified", "crashed")
     if not found:
-        failed = outcome in ("input-error", "tool-failure")
-        said = str(report.get("failure") or report.get("title") or outcome)
+        failed = doc.outcome in ("input-error", "tool-failure")
+        said = doc.failure or doc.title or doc.outcome
         note = [("error" if failed else "note", said)]
-        return _log([], [], _invocation(exit_code, not failed, note))
-    target = report.get("target") or {}
-    failure = target.get("failure")
-    title = str(report.get("title") or "SuperPMI failure")
-    command = report.get("repro_command")
-    locate = report.get("locate") or {}
-    cmd = report.get("command") or {}
-    held = ((report.get("repro") or {}).get("method_contexts") or [None])[0]
+        return _log([], [], _invocation(doc.exit_code, not failed, note))
+    failure = doc.failure_found
+    title = doc.title or "SuperPMI failure"
+    command = doc.repro_command
+    held = doc.repro.method_contexts[0] if doc.repro and doc.repro.method_contexts else None
     if failure:
-        rule_id = bucket_name(str(failure["kind"]), str(failure["key"]))
-        level = LEVELS.get(str(failure["kind"]), "error")
-        number = failure.get("method_context")
-        source = _source(failure.get("file"), failure.get("source_line"))
+        rule_id = bucket_name(failure.kind, failure.key)
+        level = LEVELS.get(failure.kind, "error")
+        number: int | None = failure.method_context
+        source = _source(failure.file, failure.source_line)
     else:
-        expected = (report.get("verification") or {}).get("expected") or {}
-        kind = str(expected.get("kind") or "crash")
-        rule_id = str(expected.get("bucket") or f"{kind}-{expected.get('signal') or 'unknown'}")
-        level = LEVELS.get(kind, "error")
-        number = locate.get("method_context")
-        source = _crash_source(report.get("diagnosis"))
-    member = f"{PurePosixPath(str(cmd.get('input') or '')).name}:{number}" if number else None
-    bundle = str(report.get("bundle") or "")
+        expected = doc.verification.expected if doc.verification else ExpectedStop()
+        rule_id = expected.bucket or f"{expected.kind}-{expected.signal or 'unknown'}"
+        level = LEVELS.get(expected.kind, "error")
+        number = doc.locate.method_context if doc.locate else None
+        source = _crash_source(report.diagnosis)
+    member = f"{PurePosixPath(doc.command.input).name}:{number}" if number else None
     text = title + (
         f". Repro (repro.mch holds {member or f'method context {held}'}): `{command}`"
         if command
@@ -210,78 +209,81 @@ def repro_sarif(report: Json) -> Json:
     )
     where = _locations(
         source,
-        _record(cmd.get("input"), member),
-        _record(posixpath.join(bundle, "repro.mch") if bundle else None, None),
+        _record(doc.command.input, member),
+        _record(posixpath.join(doc.bundle, "repro.mch") if doc.bundle else None, None),
     )
     result = _result(
         rule_id,
         level,
         text,
         where,
-        {"outcome": outcome, "bundle": bundle, "method_context": member},
+        {"outcome": doc.outcome, "bundle": doc.bundle, "method_context": member},
     )
-    return _log([_rule(rule_id, title, level, command)], [result], _invocation(exit_code, True, []))
+    return _log(
+        [_rule(rule_id, title, level, command)], [result], _invocation(doc.exit_code, True, [])
+    )
 
 
-def triage_sarif(triage: Json) -> Json:
+def triage_sarif(triage: TriageJson) -> Json:
     """triage.sarif: a rule per bucket (crashes and superpmi's own failures), a result per member;
     the storm's crashes not diagnosed under one rule of their own."""
+    doc = triage.doc
     rules: list[Json] = []
     results: list[Json] = []
-    paths = {c["collection"]: c.get("path") for c in triage.get("collections") or []}
-    for b in triage.get("buckets") or []:
-        level = LEVELS.get(str(b.get("kind") or "crash"), "error")
-        _bucket(b, level, _crash_source(b.get("diagnosis")), paths, rules, results)
-    for b in triage.get("failure_buckets") or []:
-        f = b.get("failure") or {}
-        level = LEVELS.get(str(b["kind"]), "warning")
-        _bucket(b, level, _source(f.get("file"), f.get("source_line")), paths, rules, results)
-    for g in triage.get("not_diagnosed") or []:
-        title = f"crashed ({g['signal']}) in the storm of {g['storm_bucket']}, not diagnosed"
-        rules.append(_rule(g["bucket"], title, "error"))
-        for m in g["method_contexts"]:
-            where = _locations(_record(paths.get(m.rsplit(":", 1)[0]), m))
-            text = f"crashed ({g['signal']}), not diagnosed: {m}"
-            results.append(_result(g["bucket"], "error", text, where, {"method_context": m}))
-    stopped = [
-        f"{t.get('compile')}: {t.get('failures')}" for t in triage.get("tool_failures") or []
-    ]
+    paths = {c.collection: c.path for c in doc.collections}
+    for b in triage.buckets:
+        level = LEVELS.get(b.part.kind, "error")
+        _bucket(b.part, level, _crash_source(b.diagnosis), paths, rules, results)
+    for fb in doc.failure_buckets:
+        f = fb.failure
+        level = LEVELS.get(fb.kind, "warning")
+        source = _source(f.file, f.source_line) if f is not None else None
+        _bucket(fb, level, source, paths, rules, results)
+    for g in doc.not_diagnosed:
+        title = f"crashed ({g.signal}) in the storm of {g.storm_bucket}, not diagnosed"
+        rules.append(_rule(g.bucket, title, "error"))
+        for m in g.method_contexts:
+            where = _locations(_record(paths.get(str(m).rsplit(":", 1)[0]), m))
+            text = f"crashed ({g.signal}), not diagnosed: {m}"
+            results.append(_result(g.bucket, "error", text, where, {"method_context": m}))
+    stopped = [f"{t.compile}: {t.failures}" for t in doc.tool_failures]
     notes = [("error", f"the debugger failed replaying -c {s}") for s in stopped]
-    notes += [("note", str(n)) for n in triage.get("notes") or []]
-    not_reached = sum(int(c.get("not_reached") or 0) for c in triage.get("coverage") or [])
+    notes += [("note", n) for n in doc.notes]
+    not_reached = sum(c.not_reached for c in doc.coverage)
     if not_reached:
         notes.append(("warning", f"{not_reached} method context(s) not reached"))
-    return _log(rules, results, _invocation(triage.get("exit_code"), not stopped, notes))
+    return _log(rules, results, _invocation(doc.exit_code, not stopped, notes))
 
 
 def _bucket(
-    b: Json,
+    b: CrashBucket | FailureBucket,
     level: str,
     source: Json | None,
-    paths: dict[str, Any],
+    paths: Mapping[str, str | None],
     rules: list[Json],
     results: list[Json],
 ) -> None:
     """A bucket's rule and a result per member. The bundle's repro.mch holds one member (its
     smallest): that member's result gives the repro command, the others name the member it holds."""
-    rep = b.get("repro") or {}
-    command = rep.get("command")
-    held = (b.get("smallest") or {}).get("member") if rep.get("bundle") else None
-    rules.append(_rule(b["bucket"], str(b["title"]), level, command))
-    for m in b["method_contexts"]:
+    rep = b.repro
+    command = rep.command if rep is not None else None
+    bundle = rep.bundle if rep is not None else None
+    held = b.smallest.member if bundle and b.smallest is not None else None
+    rules.append(_rule(b.bucket, b.title, level, command))
+    for m in b.method_contexts:
         if command and m == held:
             said = f". Repro (repro.mch holds {m}): `{command}`"
         elif command:
-            said = f". Same bucket as {held}, whose repro is in {rep['bundle']}: `{command}`"
+            said = f". Same bucket as {held}, whose repro is in {bundle}: `{command}`"
         else:
             said = ""
         where = _locations(
             source,
-            _record(paths.get(m.rsplit(":", 1)[0]), m),
-            _record(posixpath.join(rep["bundle"], "repro.mch") if rep.get("bundle") else None, m),
+            _record(paths.get(str(m).rsplit(":", 1)[0]), m),
+            _record(posixpath.join(bundle, "repro.mch") if bundle else None, m),
         )
-        props = {"method_context": m, "bundle": rep.get("bundle")}
-        results.append(_result(b["bucket"], level, f"{b['title']}: {m}{said}", where, props))
+        props = {"method_context": m, "bundle": bundle}
+        results.append(_result(b.bucket, level, f"{b.title}: {m}{said}", where, props))
 
 
 def recheck_sarif(recheck: Json) -> Json:

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from spmi_dbg.report import phrases
+from spmi_dbg.report.model import LocatePart, ReportDoc
 from spmi_dbg.report.parsed import ReportJson, facts_alone
 
 RESULTS = {
@@ -22,106 +21,96 @@ Row = tuple[str, str]
 
 
 def rows(report: ReportJson) -> list[Row]:
-    data = report.data
-    located = data["locate"] or {}
+    doc = report.doc
     out = [
         (
             "result",
-            f"{RESULTS.get(data['outcome'], data['outcome'])} (exit {data['exit_code']}, "
-            f"{data['seconds']:.1f} s)",
+            f"{RESULTS.get(doc.outcome, doc.outcome)} (exit {doc.exit_code}, {doc.seconds:.1f} s)",
         )
     ]
-    if data["failure"]:
-        out.append(
-            ("why", (f"{data['failed_phase']}: " if data["failed_phase"] else "") + data["failure"])
-        )
+    if doc.failure:
+        out.append(("why", (f"{doc.failed_phase}: " if doc.failed_phase else "") + doc.failure))
+    located = doc.locate or LocatePart()
     out += _located(report, located)
-    if located.get("winner") is not None:
+    if located.winner is not None:
         out += _stop(report, located)
-    out += _target(data)
-    out += _outcome(data)
+    out += _target(doc)
+    out += _outcome(doc)
     out += _causes_and_bugs(report)
-    if located.get("winner") is None:
-        out += [("note", n) for n in located.get("notes") or []]
-    out.append(("bundle", data["bundle"]))
+    if located.winner is None:
+        out += [("note", n) for n in located.notes]
+    out.append(("bundle", doc.bundle))
     return out
 
 
-def _located(report: ReportJson, located: dict[str, Any]) -> list[Row]:
+def _located(report: ReportJson, located: LocatePart) -> list[Row]:
     """The method context the crash was found in, its name, and how it was found."""
     out: list[Row] = []
-    if located.get("method_context"):
+    if located.method_context:
         mc = report.diagnosis.method_context if report.diagnosis else None
         out.append(
-            ("method context", f"{located['method_context']}  [{located['method_context_source']}]")
+            ("method context", f"{located.method_context}  [{located.method_context_source}]")
         )
         if mc and mc.name:
             out.append(("name", f"{mc.name} (IL size {mc.il_size})"))
-    if located.get("first_found"):
-        out.append(("note", located["first_found"]))
+    if located.first_found:
+        out.append(("note", located.first_found))
     return out
 
 
-def _stop(report: ReportJson, located: dict[str, Any]) -> list[Row]:
+def _stop(report: ReportJson, located: LocatePart) -> list[Row]:
     """What the stop was: the title, the signal (or the hang) and the phrasebook's facts. A stop
     without its diagnosis has the facts of none."""
-    data = report.data
-    target = data.get("target")
-    out = [("what", data["title"])]
-    a = data["issue"]["actual"]
-    if a["hang"]:
-        out.append(("signal", f"none: a hang, interrupted after {located['timeout']:g} s"))
-    elif a["signal"] and (not target or a["signal"] != "SIGTRAP"):
-        said = phrases.signal_text(a["signal"], a["fault_address"], a["near_null"], phrases.SUMMARY)
+    doc = report.doc
+    out = [("what", doc.title)]
+    a = doc.words.actual
+    if a.hang:
+        out.append(("signal", f"none: a hang, interrupted after {located.timeout:g} s"))
+    elif a.signal and (doc.target is None or a.signal != "SIGTRAP"):
+        said = phrases.signal_text(a.signal, a.fault_address, a.near_null, phrases.SUMMARY)
         out.append(("signal", said))
     d = report.diagnosis or facts_alone()
-    return out + phrases.fact_lines(d, phrases.SUMMARY, at_fault=not target)
+    return out + phrases.fact_lines(d, phrases.SUMMARY, at_fault=doc.target is None)
 
 
-def _target(data: dict[str, Any]) -> list[Row]:
+def _target(doc: ReportDoc) -> list[Row]:
     """A compile failure's: the line superpmi reported, the JIT settings it needs, the JIT's
     output."""
-    target = data.get("target")
-    # the JIT settings the failure needs: a compile failure's target, a crash's experiment
-    settings = (target or {}).get("options") or data.get("jit_settings")
-    said = [("JIT settings", str(settings["summary"]))] if settings and settings["given"] else []
-    if not target:
+    settings = doc.settings
+    said = [("JIT settings", settings.summary)] if settings and settings.given else []
+    if doc.target is None:
         return said
     out: list[Row] = []
-    if target.get("failure"):
-        out.append(("failure", target["failure"]["line"]))
+    if doc.target.failure:
+        out.append(("failure", doc.target.failure.line))
     out += said
-    jo = target.get("jit_output") or {}
-    if jo.get("file") or jo.get("note"):
-        out.append(
-            ("JIT output", f"{data['bundle']}/{jo['file']}" if jo.get("file") else str(jo["note"]))
-        )
+    jo = doc.target.jit_output
+    if jo is not None and (jo.file or jo.note):
+        out.append(("JIT output", f"{doc.bundle}/{jo.file}" if jo.file else str(jo.note)))
     return out
 
 
-def _outcome(data: dict[str, Any]) -> list[Row]:
+def _outcome(doc: ReportDoc) -> list[Row]:
     """The repro, its verification, the regression answer and what the failure needs."""
     out: list[Row] = []
-    if data["repro"]:
-        r = data["repro"]
+    r = doc.repro
+    if r:
         out.append(
             (
                 "repro",
-                f"{data['bundle']}/{r['file']} ({r['records']} record(s): "
-                f"{', '.join(map(str, r['method_contexts']))})",
+                f"{doc.bundle}/{r.file} ({r.records} record(s): "
+                f"{', '.join(map(str, r.method_contexts))})",
             )
         )
-    v = data["verification"]
-    if v is not None:
-        out.append(("verification", v["summary"]))
-    env = data.get("environment_experiment")
-    if env:
-        out.append(("environment", env["summary"]))
-    reg = data["issue"]["regression"]
-    if reg["answered"]:
-        out.append(("regression", reg["conclusion"]))
-    if data.get("needs"):
-        out.append(("needs", data["needs"]["summary"]))
+    if doc.verification is not None:
+        out.append(("verification", doc.verification.summary))
+    if doc.environment_experiment:
+        out.append(("environment", doc.environment_experiment.summary))
+    reg = doc.words.regression
+    if reg.answered:
+        out.append(("regression", reg.conclusion))
+    if doc.needs:
+        out.append(("needs", doc.needs.summary))
     return out
 
 

@@ -13,76 +13,80 @@ from spmi_dbg.errors import printable
 from spmi_dbg.report import phrases
 from spmi_dbg.report.found import found_phrase
 from spmi_dbg.report.parsed import BucketJson, TriageJson
+from spmi_dbg.report.triage_model import (
+    BucketRepro,
+    Coverage,
+    FailureBucket,
+    Grouped,
+    KeyGroup,
+    Member,
+    ReportedBySuperpmi,
+    TriageDoc,
+)
 
 
 def triage_markdown(triage: TriageJson) -> str:
-    data = triage.data
-    lines = _summary(data)
-    lines += coverage_markdown(data["coverage"])
+    doc = triage.doc
+    lines = _summary(triage)
+    lines += coverage_markdown(doc.coverage)
     if triage.buckets:
         lines += [*_bucket_table(triage.buckets), ""]
         for b in triage.buckets:
             lines += [*_bucket_section(b), ""]
     else:
         lines += ["No crash: every partition ran to its end.", ""]
-    for g in data.get("not_diagnosed") or []:
+    for g in doc.not_diagnosed:
         lines += [
-            f"## Crashes not diagnosed: the storm of `{g['storm_bucket']}`",
+            f"## Crashes not diagnosed: the storm of `{g.storm_bucket}`",
             "",
-            f"Once most of a partition's crashes were in bucket `{g['storm_bucket']}`, the rest of "
+            f"Once most of a partition's crashes were in bucket `{g.storm_bucket}`, the rest of "
             "it was replayed without a debugger, but for a sample spread over it. "
-            f"{g['count']} method context(s) crashed ({g['signal']}), each in a replay of it "
+            f"{g.count} method context(s) crashed ({g.signal}), each in a replay of it "
             "alone, and were not diagnosed (nothing is said of their bucket): "
             f"{members(g)}. `--diagnose-all` diagnoses each.",
             "",
         ]
-    lines += _failure_buckets(data)
-    lines += _passed_on(data["first_chance"])
-    lines += _reported_by_superpmi(data["reported_by_superpmi"])
-    for t in data["tool_failures"]:
+    lines += _failure_buckets(doc)
+    lines += _passed_on(doc.first_chance)
+    lines += _reported_by_superpmi(doc.reported_by_superpmi)
+    for t in doc.tool_failures:
         lines.append(
-            f"- tool failure in partition {t['partition']} (-c {t['compile']}): "
-            f"{'; '.join(t['failures'])}"
+            f"- tool failure in partition {t.partition} (-c {t.compile}): {'; '.join(t.failures)}"
         )
-    for e in data["replay_input_errors"]:
-        lines.append(
-            f"- the replay exited with status {e['exit_status']} ({e['name']}): check its input"
-        )
-    lines += [f"- {n}" for n in data["notes"] + data["command"]["notes"]]
+    for e in doc.replay_input_errors:
+        lines.append(f"- the replay exited with status {e.exit_status} ({e.name}): check its input")
+    lines += [f"- {n}" for n in doc.notes + doc.command.notes]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _summary(data: dict[str, Any]) -> list[str]:
+def _summary(triage: TriageJson) -> list[str]:
     """The title, the command and what ran where, for how long."""
-    cmd = data["command"]
-    cols = data["collections"]
-    engine = data["engine"]
+    doc = triage.doc
+    cmd, cols, engine = doc.command, doc.collections, doc.engine
     where = (
-        f"on the dask cluster {engine['scheduler']} ({engine['workers']} worker thread(s))"
-        if engine["name"] == "dask"
-        else f"on this machine ({engine['workers']} worker(s))"
+        f"on the dask cluster {engine.scheduler} ({engine.workers} worker thread(s))"
+        if engine.name == "dask"
+        else f"on this machine ({engine.workers} worker(s))"
     )
     resumed = (
-        f" Resumed: {len(engine['resumed_partitions'])} partition(s) finished earlier were not "
+        f" Resumed: {len(engine.resumed_partitions)} partition(s) finished earlier were not "
         "replayed again."
-        if engine["resumed_partitions"]
+        if engine.resumed_partitions
         else ""
     )
     stopped = (
-        f" Stopped after --max-crashes {data['max_crashes']}."
-        if data["stopped_at_max_crashes"]
-        else ""
+        f" Stopped after --max-crashes {doc.max_crashes}." if doc.stopped_at_max_crashes else ""
     )
-    inputs = Path(cmd["input"]).name if len(cols) == 1 else f"{len(cols)} collections"
+    inputs = Path(cmd.input).name if len(cols) == 1 else f"{len(cols)} collections"
     return [
-        f"# spmi-dbg triage: {found_phrase(data)} in {inputs}",
+        f"# spmi-dbg triage: {found_phrase(triage.data)} in {inputs}",
         "",
-        f"`{shell.join(cmd['argv'])}`"
+        f"`{shell.join(cmd.argv)}`"
         + (" (and the same on each collection)" if len(cols) > 1 else ""),
         "",
-        f"{cmd['method_contexts']} method contexts replayed in {engine['partitions']} partition(s) "
-        f"{where} under {data['debugger']}, resumed after each crash; {data['seconds']:.1f} s in "
-        f"all ({data['replay_seconds']:.1f} s of replay).{stopped}{resumed}",
+        f"{cmd.method_contexts} method contexts replayed in {engine.partitions} partition(s) "
+        f"{where} under {doc.debugger}, resumed after each crash; {doc.seconds:.1f} s in "
+        f"all ({doc.replay_seconds:.1f} s of replay).{stopped}{resumed}",
         "",
     ]
 
@@ -97,38 +101,38 @@ def _bucket_table(buckets: list[BucketJson]) -> list[str]:
         "|---|---|" + "---|" * len(columns) + "---|---|---|---|---|",
     ]
     for b in buckets:
-        data = b.data
+        part = b.part
         known = (
             ", ".join(f"[{k.id}]({k.url})" for k in b.known_bugs if phrases.is_about_the_crash(k))
             or "-"
         )
         cells = "".join(f"{_cell(cell(b.diagnosis))} | " for _, cell in columns)
         lines.append(
-            f"| `{data['bucket']}` | {_cell(data['title'])} | {cells}{data['count']} | "
-            f"{members(data, 12)} | {_smallest_cell(data)} | {_repro_cell(data)} | {known} |"
+            f"| `{part.bucket}` | {_cell(part.title)} | {cells}{part.count} | "
+            f"{members(part, 12)} | {_smallest_cell(part.smallest)} | {_repro_cell(part.repro)} "
+            f"| {known} |"
         )
     return lines
 
 
 def _bucket_section(b: BucketJson) -> list[str]:
     """The bucket's members, smallest member, facts, repro and known bugs."""
-    data = b.data
-    smallest = data["smallest"]
+    part = b.part
+    s = part.smallest
     lines = [
-        f"## `{data['bucket']}`: {data['title']}",
+        f"## `{part.bucket}`: {part.title}",
         "",
-        f"- method contexts ({data['count']}): {members(data)}",
-        f"- smallest by IL size: {smallest['method_context']} "
-        f"(`{smallest['name'] or '?'}`, IL size {smallest['il_size']})",
+        f"- method contexts ({part.count}): {members(part)}",
     ]
+    if s is not None:
+        lines.append(
+            f"- smallest by IL size: {s.method_context} (`{s.name or '?'}`, IL size {s.il_size})"
+        )
     facts = phrases.fact_lines(b.diagnosis, phrases.MARKDOWN)
     if facts:
         lines += ["- at the smallest member's stop:", *phrases.joined(facts, "  - ")]
-    if data["repro"]:
-        lines.append(
-            f"- repro: `{data['repro']['bundle']}`: "
-            f"{data['repro']['summary'] or data['repro']['outcome']}"
-        )
+    if part.repro:
+        lines.append(f"- repro: `{part.repro.bundle}`: {part.repro.summary or part.repro.outcome}")
     for k in b.known_bugs:
         if phrases.is_about_the_crash(k):
             lines.append(f"- known bug [{k.id}]({k.url}): {k.title}; fix: {k.fix}")
@@ -137,29 +141,28 @@ def _bucket_section(b: BucketJson) -> list[str]:
     return lines
 
 
-def _failure_buckets(data: dict[str, Any]) -> list[str]:
+def _failure_buckets(doc: TriageDoc) -> list[str]:
     """superpmi's own failures (asserts, failed compiles, missing data) by bucket."""
-    fbs = data["failure_buckets"]
-    if not fbs:
+    if not doc.failure_buckets:
         return []
     lines = [
         "## JIT asserts and failed compiles (reported by superpmi)",
         "",
-        f"Repro bundles for: {', '.join(data['bundle_kinds'])}.",
+        f"Repro bundles for: {', '.join(doc.bundle_kinds)}.",
         "",
         "| bucket | what | count | method contexts | smallest (IL size) "
         "| JIT settings needed | repro |",
         "|---|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| `{b['bucket']}` | {_cell(b['title'])} | {b['count']} | {members(b)} | "
-        f"{_smallest_cell(b)} | {_cell(b.get('jit_settings') or '-')} | {_repro_cell(b)} |"
-        for b in fbs
+        f"| `{b.bucket}` | {_cell(b.title)} | {b.count} | {members(b)} | "
+        f"{_smallest_cell(b.smallest)} | {_cell(b.jit_settings or '-')} | {_repro_cell(b.repro)} |"
+        for b in doc.failure_buckets
     ]
     return [*lines, ""]
 
 
-def _passed_on(fc: list[dict[str, Any]]) -> list[str]:
+def _passed_on(fc: list[KeyGroup]) -> list[str]:
     """The first-chance stops the replay survived."""
     if not fc:
         return []
@@ -169,13 +172,16 @@ def _passed_on(fc: list[dict[str, Any]]) -> list[str]:
         "| stop | count | method contexts |",
         "|---|---|---|",
     ]
-    lines += [f"| {_cell(g['key'])} | {g['count']} | {_list(g['method_contexts'])} |" for g in fc]
+    lines += [f"| {_cell(g.key)} | {g.count} | {_list(g.method_contexts)} |" for g in fc]
     return [*lines, ""]
 
 
-def _reported_by_superpmi(rep: dict[str, Any]) -> list[str]:
+LABELS = {"asserts": "JIT assert", "missing": "missing data", "failed_compiles": "failed compile"}
+
+
+def _reported_by_superpmi(rep: ReportedBySuperpmi) -> list[str]:
     """What superpmi reported itself, by kind."""
-    if not any(rep.values()):
+    if not any(groups for _, groups in rep.kinds()):
         return []
     lines = [
         "## Reported by superpmi itself",
@@ -183,35 +189,31 @@ def _reported_by_superpmi(rep: dict[str, Any]) -> list[str]:
         "| kind | what | count | method contexts |",
         "|---|---|---|---|",
     ]
-    for kind, label in (
-        ("asserts", "JIT assert"),
-        ("missing", "missing data"),
-        ("failed_compiles", "failed compile"),
-    ):
+    for kind, groups in rep.kinds():
         lines += [
-            f"| {label} | {_cell(g['key'])} | {g['count']} | {_list(g['method_contexts'])} |"
-            for g in rep[kind]
+            f"| {LABELS[kind]} | {_cell(g.key)} | {g.count} | {_list(g.method_contexts)} |"
+            for g in groups
         ]
     return [*lines, ""]
 
 
-def _smallest_cell(b: dict[str, Any]) -> str:
+def _smallest_cell(s: Member | None) -> str:
     """`N (IL size)`: a bucket's smallest member."""
-    s = b["smallest"]
-    return f"{s['method_context']} ({s['il_size'] if s['il_size'] is not None else '?'})"
+    if s is None:
+        return "-"
+    return f"{s.method_context} ({s.il_size if s.il_size is not None else '?'})"
 
 
-def _repro_cell(b: dict[str, Any]) -> str:
+def _repro_cell(rep: BucketRepro | None) -> str:
     """The repro's verdict and a link to its report.md."""
-    rep = b["repro"] or {}
-    outcome = str(rep.get("outcome") or "-")
+    outcome = rep.outcome if rep is not None else "-"
     verdict = {"verified": "verified", "not-verified": "NOT verified"}.get(outcome, outcome)
-    name = Path(rep["bundle"]).name if rep.get("bundle") else None
+    name = Path(rep.bundle).name if rep is not None and rep.bundle else None
     bundle = "" if name is None else f"[{name}]({name}/report.md)"
     return f"{verdict} {bundle}"
 
 
-def coverage_markdown(coverage: list[dict[str, Any]]) -> list[str]:
+def coverage_markdown(coverage: list[Coverage]) -> list[str]:
     """Per collection: every method context once, in one of four columns."""
     lines = [
         "| collection | method contexts | replayed clean | crashed "
@@ -219,92 +221,90 @@ def coverage_markdown(coverage: list[dict[str, Any]]) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     for c in coverage:
-        why = "; ".join(
-            f"{r['count']}: {r['reason']}" for r in c["not_reached_reasons"] if r["count"]
-        )
+        why = "; ".join(f"{r.count}: {r.reason}" for r in c.not_reached_reasons if r.count)
         lines.append(
-            f"| {_cell(c['collection'])} | {c['method_contexts']} | {c['replayed_clean']} | "
-            f"{c['crashed']}{_undiagnosed(c)} | "
-            f"{c['failed_compile']} | {c['not_reached']}{' (' + _cell(why) + ')' if why else ''} |"
+            f"| {_cell(c.collection)} | {c.method_contexts} | {c.replayed_clean} | "
+            f"{c.crashed}{_undiagnosed(c)} | "
+            f"{c.failed_compile} | {c.not_reached}{' (' + _cell(why) + ')' if why else ''} |"
         )
     return [*lines, ""]
 
 
 def triage_text(triage: TriageJson) -> str:
     """The summary as `key: value` lines."""
-    data = triage.data
-    cols = data["collections"]
-    where = printable(data["command"]["input"]) if len(cols) == 1 else f"{len(cols)} collections"
+    doc = triage.doc
+    where = (
+        printable(doc.command.input)
+        if len(doc.collections) == 1
+        else (f"{len(doc.collections)} collections")
+    )
     out = [
-        f"result: {found_phrase(data)} in {where} (exit {data['exit_code']}, "
-        f"{data['seconds']:.1f} s)"
+        f"result: {found_phrase(triage.data)} in {where} (exit {doc.exit_code}, "
+        f"{doc.seconds:.1f} s)"
     ]
     # the setup, not the JIT: said first (triage.json of before causes: none)
     out += [
-        f"why: {c['kind']}: {c['advice']} ({c['crashes']} crash(es) in "
-        f"{len(c['buckets'])} bucket(s))"
-        for c in data.get("causes") or []
+        f"why: {c.kind}: {c.advice} ({c.crashes} crash(es) in {len(c.buckets)} bucket(s))"
+        for c in doc.causes
     ]
     out += [
-        f"coverage {printable(c['collection'])}: {c['method_contexts']} method contexts: "
-        f"{c['replayed_clean']} clean, {c['crashed']} crashed{_undiagnosed(c)}, "
-        f"{c['failed_compile']} failed compile, {c['not_reached']} not reached"
-        for c in data["coverage"]
+        f"coverage {printable(c.collection)}: {c.method_contexts} method contexts: "
+        f"{c.replayed_clean} clean, {c.crashed} crashed{_undiagnosed(c)}, "
+        f"{c.failed_compile} failed compile, {c.not_reached} not reached"
+        for c in doc.coverage
     ]
     out += [_bucket_line(b) for b in triage.buckets]
     out += [
-        f"not diagnosed: {g['count']} crash(es) ({g['signal']}) replayed without a debugger in the "
-        f"storm of bucket {g['storm_bucket']} ({members(g, 10)}); --diagnose-all diagnoses each"
-        for g in data.get("not_diagnosed") or []
+        f"not diagnosed: {g.count} crash(es) ({g.signal}) replayed without a debugger in the "
+        f"storm of bucket {g.storm_bucket} ({members(g, 10)}); --diagnose-all diagnoses each"
+        for g in doc.not_diagnosed
     ]
-    bundled = data.get("bundle_kinds") or []
-    out += [_failure_bucket_line(b, bundled) for b in data["failure_buckets"]]
-    out += [f"passed on: {g['key']} x{g['count']}" for g in data["first_chance"]]
-    if not data["failure_buckets"]:  # else the buckets above are these lines, grouped
-        for kind, groups in data["reported_by_superpmi"].items():
-            out += [f"reported by superpmi ({kind}): {g['key']} x{g['count']}" for g in groups]
-    if data["stopped_at_max_crashes"]:
-        out.append(f"note: stopped after --max-crashes {data['max_crashes']}")
-    out += [f"note: {printable(n, limit=1 << 12)}" for n in data["notes"]]
+    out += [_failure_bucket_line(b, doc.bundle_kinds) for b in doc.failure_buckets]
+    out += [f"passed on: {g.key} x{g.count}" for g in doc.first_chance]
+    if not doc.failure_buckets:  # else the buckets above are these lines, grouped
+        for kind, groups in doc.reported_by_superpmi.kinds():
+            out += [f"reported by superpmi ({kind}): {g.key} x{g.count}" for g in groups]
+    if doc.stopped_at_max_crashes:
+        out.append(f"note: stopped after --max-crashes {doc.max_crashes}")
+    out += [f"note: {printable(n, limit=1 << 12)}" for n in doc.notes]
     return "\n".join(out) + "\n"
 
 
+def _repro_said(rep: BucketRepro | None) -> str:
+    return f"repro {rep.outcome}: {printable(rep.bundle)}" if rep is not None else "repro -: -"
+
+
 def _bucket_line(b: BucketJson) -> str:
-    data = b.data
-    rep = data["repro"] or {}
-    s = data["smallest"]
+    part = b.part
+    s = part.smallest
     known = "".join(
         f"; known bug {k.id}" if phrases.is_about_the_crash(k) else f"; also {k.id}"
         for k in b.known_bugs
     )
+    smallest = f"smallest {s.method_context} (IL size {s.il_size}); " if s is not None else ""
     return (
-        f"bucket {data['bucket']}: {data['title']} x{data['count']} ({members(data, 10)}); "
-        f"smallest {s['method_context']} (IL size {s['il_size']}); "
-        f"repro {rep.get('outcome', '-')}: {printable(str(rep.get('bundle', '-')))}{known}"
+        f"bucket {part.bucket}: {part.title} x{part.count} ({members(part, 10)}); "
+        f"{smallest}{_repro_said(part.repro)}{known}"
     )
 
 
-def _failure_bucket_line(b: dict[str, Any], bundled: list[str]) -> str:
-    rep = b["repro"]
-    s = b["smallest"]
+def _failure_bucket_line(b: FailureBucket, bundled: list[str]) -> str:
     repro = (
-        f"repro {rep.get('outcome', '-')}: {printable(str(rep.get('bundle', '-')))}"
-        if rep
+        _repro_said(b.repro)
+        if b.repro
         else f"no repro (this triage bundles {', '.join(bundled) or 'nothing'}: --failure "
-        f"{','.join([*bundled, b['kind']])} bundles these too)"
-        if b["kind"] not in bundled
+        f"{','.join([*bundled, b.kind])} bundles these too)"
+        if b.kind not in bundled
         else "no repro"
     )
-    return (
-        f"{b['kind']} bucket {b['bucket']}: {b['title']} x{b['count']}; smallest "
-        f"{s['method_context']} (IL size {s['il_size']}); {repro}"
-    )
+    s = b.smallest
+    smallest = f"smallest {s.method_context} (IL size {s.il_size}); " if s is not None else ""
+    return f"{b.kind} bucket {b.bucket}: {b.title} x{b.count}; {smallest}{repro}"
 
 
-def _undiagnosed(c: dict[str, Any]) -> str:
+def _undiagnosed(c: Coverage) -> str:
     """`crashed`'s part not diagnosed (a storm's sweep), when there is one."""
-    n = c.get("not_diagnosed") or 0
-    return f" ({n} not diagnosed: storm)" if n else ""
+    return f" ({c.not_diagnosed} not diagnosed: storm)" if c.not_diagnosed else ""
 
 
 MEMBERS_SHOWN = 20  # a list longer than this is cut, with its count and the file that has it all
@@ -315,23 +315,23 @@ def members_file(bucket: str) -> str:
     return f"{MEMBERS_DIR}/{bucket}.txt"
 
 
-def needs_members_file(b: dict[str, Any]) -> bool:
-    return len(b["method_contexts"]) > MEMBERS_SHOWN
+def needs_members_file(numbers: list[Any]) -> bool:
+    return len(numbers) > MEMBERS_SHOWN
 
 
-def members(b: dict[str, Any], shown: int = MEMBERS_SHOWN) -> str:
+def members(b: Grouped, shown: int = MEMBERS_SHOWN) -> str:
     """A bucket's members on one line: all of them, or the first `shown`, how many there are and
     the file that lists them all (written with triage.json when the bucket has more than
     MEMBERS_SHOWN)."""
-    numbers = b["method_contexts"]
+    numbers = b.method_contexts
     head = ", ".join(map(str, numbers[:shown]))
     if len(numbers) <= shown:
         return head
-    where = f": {members_file(b['bucket'])}" if needs_members_file(b) else ""
+    where = f": {members_file(b.bucket)}" if needs_members_file(numbers) else ""
     return f"{head} ... ({len(numbers)} in all{where})"
 
 
-def _list(numbers: list[str]) -> str:
+def _list(numbers: list[Any]) -> str:
     return ", ".join(map(str, numbers[:20])) + (
         f" ... ({len(numbers)} in all)" if len(numbers) > 20 else ""
     )

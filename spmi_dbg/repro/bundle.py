@@ -99,7 +99,7 @@ def _write_files(result: ReproResult, work: Path, staged: Path) -> tuple[list[st
         report = ReportJson.read(redactor.data(report.data))
     put("report.json", json.dumps(report.data, indent=2) + "\n")
     put("report.md", render_repro_markdown(report))
-    put("report.sarif", json.dumps(repro_sarif(report.data), indent=2) + "\n")
+    put("report.sarif", json.dumps(repro_sarif(report), indent=2) + "\n")
     for name in names:  # on disk before the rename makes the bundle visible
         with open(staged / name, "rb") as f:
             os.fsync(f.fileno())

@@ -14,6 +14,7 @@ from spmi_dbg import __version__
 from spmi_dbg.analysis import knownbugs
 from spmi_dbg.analysis.facts import Diagnosis, KnownBugMatch, to_json
 from spmi_dbg.report import issue
+from spmi_dbg.report.model import Configuration
 from spmi_dbg.report.parsed import ReportJson
 from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION
 from spmi_dbg.repro import identity
@@ -75,7 +76,10 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
     }
     # the title and the issue section: words over the data and its facts, as they stand
     facts = ReportJson(data, d, known, causes)
-    words = {"title": issue.title(facts), "issue": issue.issue(facts, _configuration(result))}
+    words = {
+        "title": issue.title(facts),
+        "issue": issue.issue(facts, Configuration.from_json(_configuration(result))).to_json(),
+    }
     return ReportJson(data | words, d, known, causes)
 
 

@@ -253,12 +253,13 @@ def write_triage(result: TriageResult, work: Path) -> list[Path]:
     files = [out / "triage.json", out / "triage.md", out / "triage.sarif"]
     # the member lists triage.md and the summary cut short, each whole in its own file
     for b in [*data["buckets"], *data["failure_buckets"], *data["not_diagnosed"]]:
-        if needs_members_file(b):
+        if needs_members_file(b["method_contexts"]):
             path = out / members_file(b["bucket"])
             path.parent.mkdir(exist_ok=True)
             atomic_write_text(path, "".join(f"{m}\n" for m in b["method_contexts"]))
             files.append(path)
     atomic_write_text(files[0], json.dumps(data, indent=2) + "\n")
-    atomic_write_text(files[1], triage_markdown(TriageJson.read(data)))
-    atomic_write_text(files[2], json.dumps(triage_sarif(data), indent=2) + "\n")
+    read = TriageJson.read(data)
+    atomic_write_text(files[1], triage_markdown(read))
+    atomic_write_text(files[2], json.dumps(triage_sarif(read), indent=2) + "\n")
     return files

@@ -121,7 +121,7 @@ def triage_collection(cols: Collections) -> Path:
     return cols.get("triage-three", 600, arch="arm64", seed=2, inject=TRIAGE_INJECT)
 
 
-def validate(data: dict[str, Any], name: str = "report-4.json") -> None:
+def validate(data: dict[str, Any], name: str = "report-5.json") -> None:
     """`data` against a shipped JSON schema (report.json by default)."""
     schema = json.loads((SCHEMAS / name).read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
