@@ -328,9 +328,9 @@ def _size(p: Path) -> int:
 def cached_collection(out: Path, **build_args: Any) -> Path:
     """The sample collection `out`, built with spmi_dbg.sample.build.build(out, **build_args) unless
     it (and its index) is already there from an earlier run."""
-    from spmi_dbg.sample.build import build
+    from spmi_dbg.sample.build import SampleSpec, build
 
-    return cached(out, lambda p: build(p, **build_args), ".mct")
+    return cached(out, lambda p: build(p, SampleSpec(**build_args)), ".mct")
 
 
 def run_dir(directory: Path, name: str = "") -> tempfile.TemporaryDirectory[str]:

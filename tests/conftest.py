@@ -118,14 +118,12 @@ def seed_bundle(cols: Collections, tmp_path_factory: pytest.TempPathFactory) -> 
 @pytest.fixture(scope="module")
 def injected_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The same Arm64 collection twice: plain, and with every injection kind at ALL_KINDS_AT."""
-    from spmi_dbg.sample.build import build
+    from spmi_dbg.sample.build import SampleSpec, build
 
     d = tmp_path_factory.mktemp("inj")
     plain, inj = d / "plain.mch", d / "inj.mch"
-    build(plain, methods=220, seed=3, arch="arm64")
-    build(
-        inj, methods=220, seed=3, arch="arm64", injections=[(k, n) for k, n in ALL_KINDS_AT.items()]
-    )
+    build(plain, SampleSpec(220, 3, arch="arm64"))
+    build(inj, SampleSpec(220, 3, arch="arm64", injections=list(ALL_KINDS_AT.items())))
     return plain, inj
 
 

@@ -20,7 +20,7 @@ from spmi_dbg.analysis.jitstate import jit_state
 from spmi_dbg.commands.why import jit_line, render_text
 from spmi_dbg.driver.loader import gdbinit_line
 from spmi_dbg.mch.collection import Collection
-from spmi_dbg.sample.build import build
+from spmi_dbg.sample.build import SampleSpec, build
 
 from .harness.stops import StopsResult, run_gdb, run_lldb
 from .support.common import DEBUGGERS, Collections, aarch64_native, native
@@ -343,14 +343,19 @@ def test_the_diagnosis_carries_the_jit_object() -> None:
 @pytest.fixture(scope="module")
 def jit_collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("jit-state") / "jit.mch"
-    build(path, methods=60, seed=4, injections=[("jit-null", JIT_NULL_N), ("jit-assert", ASSERT_N)])
+    build(
+        path,
+        SampleSpec(
+            methods=60, seed=4, injections=[("jit-null", JIT_NULL_N), ("jit-assert", ASSERT_N)]
+        ),
+    )
     return path
 
 
 @pytest.fixture(scope="module")
 def hang_collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("jit-hang") / "hang.mch"
-    build(path, methods=60, seed=5, injections=[("hang", HANG_N)])
+    build(path, SampleSpec(methods=60, seed=5, injections=[("hang", HANG_N)]))
     return path
 
 

@@ -567,10 +567,6 @@ MAX_PARAMETERS = 7
 MANY_PARAMETERS_ALLOWED = {
     ("spmi_dbg/mch/encode.py", "compile_method_value"),  # a struct mirror
     ("spmi_dbg/mch/encode.py", "alloc_mem_value"),  # a struct mirror
-    ("spmi_dbg/driver/gdb/loop.py", "__init__"),
-    ("spmi_dbg/repro/command.py", "from_options"),
-    ("spmi_dbg/repro/command.py", "_checked"),
-    ("spmi_dbg/sample/build.py", "build"),
 }
 
 

@@ -91,16 +91,15 @@ def test_a_debugger_locate_takes_pieces_in_order_when_each_holds_enough(
 
 def test_friendly_form_and_jitoptions(cols: Collections) -> None:
     mch = str(cols.get("units-clean", 10))
-    cmd = command.from_options(
-        mch=mch,
+    form = command.FriendlyForm(
+        mch,
         jit=DIFF,
         base_jit=BASE,
-        superpmi=None,
         target="arm64",
         jitoptions=["JitStdOutFile=x.txt"],
         extra=["-a"],
-        era=TODAY,
     )
+    cmd = command.from_options(form, TODAY)
     assert cmd.jits == (BASE, DIFF) and Path(cmd.program).name == "spmi-replay"
     assert cmd.options == (
         "-a",
@@ -112,27 +111,9 @@ def test_friendly_form_and_jitoptions(cols: Collections) -> None:
         "JitStdOutFile=x.txt",
     )
     with pytest.raises(UsageError, match="only superpmi options"):
-        command.from_options(
-            mch=mch,
-            jit=DIFF,
-            base_jit=None,
-            superpmi=None,
-            target=None,
-            jitoptions=[],
-            extra=[BASE],
-            era=TODAY,
-        )
+        command.from_options(command.FriendlyForm(mch, jit=DIFF, extra=[BASE]), TODAY)
     with pytest.raises(UsageError, match="needs --jit"):
-        command.from_options(
-            mch=mch,
-            jit=None,
-            base_jit=None,
-            superpmi=None,
-            target=None,
-            jitoptions=[],
-            extra=[],
-            era=TODAY,
-        )
+        command.from_options(command.FriendlyForm(mch), TODAY)
 
 
 def test_shell_line_quotes_what_needs_quoting(cols: Collections, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from spmi_dbg.mch.context import MethodContextInfo, decode_method_context
 from spmi_dbg.mch.maps import SerializedMap, parse_map
 from spmi_dbg.sample import il as IL
 from spmi_dbg.sample.asm import AsmError, assemble_file, assemble_text
-from spmi_dbg.sample.build import build, collection_records
+from spmi_dbg.sample.build import SampleSpec, build, collection_records
 from spmi_dbg.sample.builder import CLR_EXCEPTION, Method, RecordBuilder
 from spmi_dbg.sample.gen import Generator
 from spmi_dbg.sample.inject import KINDS, injected, parse_inject
@@ -571,7 +571,7 @@ def test_seed_arm64_in_an_x64_collection_is_accepted_with_a_note(tmp_path: Path)
 @pytest.mark.unit
 def test_collection_records_match_the_built_file(tmp_path: Path) -> None:
     out = tmp_path / "x.mch"
-    build(out, methods=60, seed=2, injections=[("poison", 30)])
+    build(out, SampleSpec(methods=60, seed=2, injections=[("poison", 30)]))
     assert (
         b"".join(collection_records(60, 2, RecordBuilder("x64"), injections=[("poison", 30)]))
         == out.read_bytes()
@@ -585,12 +585,12 @@ def test_collection_records_match_the_built_file(tmp_path: Path) -> None:
 @pytest.mark.unit
 def test_size_factor_scales_methods_and_one_changes_nothing(tmp_path: Path) -> None:
     from spmi_dbg.mch.collection import Collection
-    from spmi_dbg.sample.build import build
+    from spmi_dbg.sample.build import SampleSpec, build
 
     base, same, big = tmp_path / "a.mch", tmp_path / "b.mch", tmp_path / "c.mch"
-    build(base, methods=200, seed=4)
-    build(same, methods=200, seed=4, size_factor=1.0)
-    build(big, methods=200, seed=4, size_factor=8.0)
+    build(base, SampleSpec(methods=200, seed=4))
+    build(same, SampleSpec(methods=200, seed=4, size_factor=1.0))
+    build(big, SampleSpec(methods=200, seed=4, size_factor=8.0))
     assert base.read_bytes() == same.read_bytes()
     with Collection.open(base) as a, Collection.open(big) as c:
         il_a = sum(a.method_context(n).il_size or 0 for n in range(1, 201))

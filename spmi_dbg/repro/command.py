@@ -274,26 +274,30 @@ def era_of(
     return probe_era(_resolve_program(program), env, emulator)
 
 
-def from_options(
-    *,
-    mch: str,
-    jit: str | None,
-    base_jit: str | None,
-    superpmi: str | None,
-    target: str | None,
-    jitoptions: Sequence[str],
-    extra: Sequence[str],
-    era: EraEvidence | None = None,
-) -> ReproCommand:
-    """`spmi-dbg repro --mch X --base-jit B --jit D [--target arm64] [--jitoption k=v] -- -a`."""
-    jits = [j for j in (base_jit, jit) if j]
+@dataclass(frozen=True)
+class FriendlyForm:
+    """`spmi-dbg repro --mch X --base-jit B --jit D [--superpmi S] [--target arm64] [--jitoption
+    k=v] -- -a`: the command given by its parts instead of whole."""
+
+    mch: str
+    jit: str | None = None
+    base_jit: str | None = None
+    superpmi: str | None = None
+    target: str | None = None
+    jitoptions: Sequence[str] = ()
+    extra: Sequence[str] = ()
+
+
+def from_options(form: FriendlyForm, era: EraEvidence | None = None) -> ReproCommand:
+    """The command of the friendly form, read as the program reads it."""
+    jits = [j for j in (form.base_jit, form.jit) if j]
     if not jits:
         raise UsageError("--mch needs --jit (and --base-jit for asm diffs)")
-    program = superpmi or bundled_replay()
-    opts = list(extra)
-    if target:
-        opts += ["-target", target]
-    for kv in jitoptions:
+    program = form.superpmi or bundled_replay()
+    opts = list(form.extra)
+    if form.target:
+        opts += ["-target", form.target]
+    for kv in form.jitoptions:
         opts += ["-jitoption", kv]
         if len(jits) == 2:  # superpmi.py's asmdiffs -jitoption applies to both JITs
             opts += ["-jit2option", kv]
@@ -301,7 +305,7 @@ def from_options(
         raise UsageError(
             "with --mch, give only superpmi options after -- (JITs come from --jit/--base-jit)"
         )
-    return _from_reading([program, *opts, *jits, mch], era)
+    return _from_reading([program, *opts, *jits, form.mch], era)
 
 
 def _from_reading(argv: list[str], era: EraEvidence | None) -> ReproCommand:
@@ -338,15 +342,18 @@ def _from_reading(argv: list[str], era: EraEvidence | None) -> ReproCommand:
         compile=next((i.tokens[0] for i in reversed(cmd.uses("compile"))), "-c"),
     )
     return _checked(
-        prog,
-        list(cmd.jits),
-        cmd.input,
-        kept.options,
-        kept.selection,
-        notes,
-        kept.parallel,
-        era=cmd.grammar.era if known else None,
-        spelling=spelling,
+        ReproCommand(
+            prog,
+            tuple(cmd.jits),
+            cmd.input,
+            tuple(kept.options),
+            0,  # counted by _checked
+            kept.selection,
+            tuple(notes),
+            parallel=kept.parallel,
+            era=cmd.grammar.era if known else None,
+            spelling=spelling,
+        )
     )
 
 
@@ -434,43 +441,24 @@ def _resolve_program(program: str) -> str:
     return str(Path(found).resolve())
 
 
-def _checked(
-    prog: str,
-    jits: Sequence[str],
-    mch: str,
-    options: list[str],
-    selection: MCList | None,
-    notes: list[str],
-    parallel: bool = False,
-    *,
-    era: str | None = None,
-    spelling: Spelling | None = None,
-) -> ReproCommand:
+def _checked(cmd: ReproCommand) -> ReproCommand:
+    """The command with its JITs and collection checked and made absolute, the collection
+    counted (InputError otherwise)."""
     abs_jits = []
-    for j in jits:
+    for j in cmd.jits:
         p = Path(j)
         if not p.is_file():
             raise InputError(j, "JIT not found")
         if not os.access(p, os.R_OK):
             raise InputError(j, "JIT is not readable")
         abs_jits.append(str(p.resolve()))
-    path, count = checked_collection(mch)
-    if selection is not None and selection.last > count:
+    path, count = checked_collection(cmd.input)
+    if cmd.selection is not None and cmd.selection.last > count:
         raise InputError(
-            mch, f"-c asks for method context {selection.last}; the collection has {count}"
+            cmd.input,
+            f"-c asks for method context {cmd.selection.last}; the collection has {count}",
         )
-    return ReproCommand(
-        prog,
-        tuple(abs_jits),
-        path,
-        tuple(options),
-        count,
-        selection,
-        tuple(notes),
-        parallel=parallel,
-        era=era,
-        spelling=spelling or Spelling(),
-    )
+    return dataclasses.replace(cmd, jits=tuple(abs_jits), input=path, count=count)
 
 
 def checked_collection(mch: str) -> tuple[str, int]:

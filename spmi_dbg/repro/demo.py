@@ -105,7 +105,7 @@ def _run(args: argparse.Namespace, at: int) -> int:
     from spmi_dbg.repro import command
     from spmi_dbg.repro.cli import execute
     from spmi_dbg.repro.result import ReproOptions
-    from spmi_dbg.sample.build import build
+    from spmi_dbg.sample.build import SampleSpec, build
 
     if at > args.methods:
         raise UsageError(f"--at {at} is beyond the collection (--methods {args.methods})")
@@ -122,9 +122,8 @@ def _run(args: argparse.Namespace, at: int) -> int:
         f"(dotnet/runtime#91257) at {at:,} ...",
         flush=True,
     )
-    built = build(
-        mch, methods=args.methods, seed=SEED, arch="arm64", injections=[("seed-arm64", at)]
-    )
+    spec = SampleSpec(args.methods, SEED, arch="arm64", injections=[("seed-arm64", at)])
+    built = build(mch, spec)
     # The line runs as printed (from this directory): the bundled binaries by their full paths,
     # every word quoted.
     repro = ["repro", "--workers", str(args.workers), "--out", str(out / BUNDLE), "--", *argv]

@@ -18,6 +18,7 @@ values for the bundle."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 
 from spmi_dbg import exits
@@ -84,142 +85,314 @@ def run_failure_phases(
     given: Failure | None = None,
 ) -> None:
     """`given`: the failure is already known (triage found it): locate is skipped."""
-    cmd = _without_breaks(opts.command)
-    with phase(result, "locate", progress) as ph:
-        located = _locate(opts, cmd, work, given)
-        result.target = found = CompileFailureTarget(located)
-        ph.detail = _locate_detail(located)
-    f = located.failure
-    if f is None:
-        _not_found(opts, result, cmd, located, work, progress)
-        return
-    # decided here, once: by the failure's kind and method context, unless --out names it
-    result.out = out = bundle_dir_for(opts.out, result.target, result.outcome)
-    mc = f.method_context
-    with phase(result, "isolate", progress) as ph:
-        result.isolated = isolate(cmd.input, [mc], work / "bundle")
-        ph.detail = f"method context {mc} -> {out / result.isolated.mch.name}"
-    # The whole command (without breaks) until its settings are minimized.
-    result.repro_command = final = cmd
-    split, settings = settings_of(cmd)
-    if settings:
-        with phase(result, "minimize-options", progress) as ph:
-            m = _minimize_options(opts, cmd, split, settings, result.isolated.mch, f, work)
-            result.option_minimization = m
-            ph.detail = f"{m.summary()} ({m.tests} replays)"
-        result.repro_command = final = with_settings(cmd, split, m.needed)
-    with phase(result, "verify", progress) as ph:
-        found.verification = v = _verified(opts, result, final, f, work)
-        ph.detail = v.summary()
-    if v.runs and not v.accepted:  # the record alone does not fail (with no run, nothing says so)
-        minimized = _minimized(opts, result, final, f, work, progress)
-        v = minimized if minimized is not None else v
-    # The debugger's run is recorded before it starts: a failing debugger leaves its attempts.
-    found.diagnosed = diagnosed = _diagnose_run(located, f, list(result.isolated.numbers), work)
-    with phase(result, "diagnose", progress) as ph:
-        ph.detail = _diagnose(opts, final, f, diagnosed)
-    with phase(result, "jit-output", progress) as ph:
-        found.jit_output = j = _jit_output(opts, final, result.isolated.mch, work)
-        ph.detail = j.summary()
-    if v.accepted and (opts.needs == "on" or (opts.needs == "auto" and f.kind == "assert")):
-        result.needs = _failure_needs(opts, final, result, f, work, progress)
-    result.outcome, result.exit_code = (
-        ("verified", exits.VERIFIED) if v.accepted else ("not-verified", exits.NOT_VERIFIED)
-    )
+    _FailureRun(opts, result, work, progress).run(given)
 
 
-def _minimized(
-    opts: ReproOptions,
-    result: ReproResult,
-    final: ReproCommand,
-    f: Failure,
-    work: Path,
-    progress: ReproProgress | None,
-) -> FailureVerification | None:
-    """The earlier records the failure needs (ddmin), isolated with it and verified (None: no set
-    of them makes it fail)."""
-    found = result.target
-    assert isinstance(found, CompileFailureTarget)
-    with phase(result, "minimize", progress) as ph:
-        kept, ph.detail = _minimize_records(opts, final, found.located, f, work)
-    if kept is None:
-        return None
-    numbers = [*kept, f.method_context]
-    with phase(result, "isolate-minimized", progress) as ph:
-        result.isolated = isolate(final.input, numbers, work / "bundle")
-        ph.detail = f"method contexts {', '.join(map(str, numbers))}"
-    with phase(result, "verify-minimized", progress) as ph:
-        found.verification = v = _verified(
-            opts, result, final, f, work, len(numbers), "verify-minimized"
+@dataclass
+class _FailureRun:
+    """The failure sought, located, isolated, its settings minimized, verified (its earlier records
+    minimized when the record alone does not fail), diagnosed under the debugger, its JIT output
+    and what it needs: the crash path's _Verifying, for a failure superpmi reports itself."""
+
+    opts: ReproOptions
+    result: ReproResult
+    work: Path
+    progress: ReproProgress | None
+
+    def __post_init__(self) -> None:
+        self.cmd = _without_breaks(self.opts.command)
+
+    def run(self, given: Failure | None) -> None:
+        result, progress, cmd, work = self.result, self.progress, self.cmd, self.work
+        with phase(result, "locate", progress) as ph:
+            located = self._locate(given)
+            result.target = found = CompileFailureTarget(located)
+            ph.detail = _locate_detail(located)
+        f = located.failure
+        if f is None:
+            self._not_found(located)
+            return
+        # decided here, once: by the failure's kind and method context, unless --out names it
+        result.out = out = bundle_dir_for(self.opts.out, result.target, result.outcome)
+        mc = f.method_context
+        with phase(result, "isolate", progress) as ph:
+            result.isolated = isolate(cmd.input, [mc], work / "bundle")
+            ph.detail = f"method context {mc} -> {out / result.isolated.mch.name}"
+        # The whole command (without breaks) until its settings are minimized.
+        result.repro_command = final = cmd
+        split, settings = settings_of(cmd)
+        if settings:
+            with phase(result, "minimize-options", progress) as ph:
+                m = self._minimize_options(split, settings, result.isolated.mch, f)
+                result.option_minimization = m
+                ph.detail = f"{m.summary()} ({m.tests} replays)"
+            result.repro_command = final = with_settings(cmd, split, m.needed)
+        with phase(result, "verify", progress) as ph:
+            found.verification = v = self._verified(final, f)
+            ph.detail = v.summary()
+        if v.runs and not v.accepted:  # the record alone does not fail (no run: nothing says so)
+            minimized = self._minimized(final, f)
+            v = minimized if minimized is not None else v
+        # The debugger's run is recorded before it starts: a failing debugger leaves its attempts.
+        found.diagnosed = diagnosed = _diagnose_run(located, f, list(result.isolated.numbers), work)
+        with phase(result, "diagnose", progress) as ph:
+            ph.detail = self._diagnose(final, f, diagnosed)
+        with phase(result, "jit-output", progress) as ph:
+            found.jit_output = j = self._jit_output(final, result.isolated.mch)
+            ph.detail = j.summary()
+        needs = self.opts.needs
+        if v.accepted and (needs == "on" or (needs == "auto" and f.kind == "assert")):
+            result.needs = self._failure_needs(final, f)
+        result.outcome, result.exit_code = (
+            ("verified", exits.VERIFIED) if v.accepted else ("not-verified", exits.NOT_VERIFIED)
         )
-        ph.detail = v.summary()
-    return v
 
+    def _minimized(self, final: ReproCommand, f: Failure) -> FailureVerification | None:
+        """The earlier records the failure needs (ddmin), isolated with it and verified (None: no
+        set of them makes it fail)."""
+        result, progress = self.result, self.progress
+        found = result.target
+        assert isinstance(found, CompileFailureTarget)
+        with phase(result, "minimize", progress) as ph:
+            kept, ph.detail = self._minimize_records(final, found.located, f)
+        if kept is None:
+            return None
+        numbers = [*kept, f.method_context]
+        with phase(result, "isolate-minimized", progress) as ph:
+            result.isolated = isolate(final.input, numbers, self.work / "bundle")
+            ph.detail = f"method contexts {', '.join(map(str, numbers))}"
+        with phase(result, "verify-minimized", progress) as ph:
+            found.verification = v = self._verified(final, f, len(numbers), "verify-minimized")
+            ph.detail = v.summary()
+        return v
 
-def _verified(
-    opts: ReproOptions,
-    result: ReproResult,
-    final: ReproCommand,
-    f: Failure,
-    work: Path,
-    number_in_repro: int = 1,
-    label: str = "verify",
-) -> FailureVerification:
-    """The isolated repro replayed natively --verify-runs times, for the failure's key."""
-    assert result.isolated is not None
-    return verify_failure(
-        final,
-        result.isolated.mch,
-        f,
-        Replays(None, opts.verify_timeout, work),
-        runs=opts.verify_runs,
-        number_in_repro=number_in_repro,
-        label=label,
-    )
-
-
-def _not_found(
-    opts: ReproOptions,
-    result: ReproResult,
-    cmd: ReproCommand,
-    located: FailureLocated,
-    work: Path,
-    progress: ReproProgress | None,
-) -> None:
-    """No such failure: what superpmi said instead (a JIT of another JIT-EE version), or the crash
-    that came first, diagnosed."""
-    result.outcome, result.exit_code, result.error = _nothing_found(located)
-    for r in located.runs:  # superpmi refused the JIT: another JIT-EE version
-        cause = version_mismatch(r.run.returncode, read_lines(r.stderr), cmd.jits)
-        if cause is not None:
-            result.causes.append(cause)
-            break
-    if result.outcome == "no-failure" and located.crashed() is None:
-        # a JIT that could not show it: no asserts, a setting it never reads
-        unable = cannot_show(cmd, assert_expected=opts.failure.kind == "assert")
-        if unable:
-            result.error = f"{result.error}; " + "; ".join(u.text for u in unable)
-    if result.outcome == "no-failure" and located.crashed() is not None:
-        with phase(result, "diagnose-crash", progress) as ph:
-            said = _the_crash_instead(opts, cmd, located, work)
-            ph.detail = said
-        result.outcome, result.exit_code, result.error = "crashed", exits.NOT_VERIFIED, said
-
-
-def _locate(
-    opts: ReproOptions, cmd: ReproCommand, work: Path, given: Failure | None
-) -> FailureLocated:
-    if given is not None:
-        return FailureLocated(
-            opts.failure,
-            [],
-            given,
-            [f"given: {given.describe()} (found by the run that called this one)"],
+    def _verified(
+        self, final: ReproCommand, f: Failure, number_in_repro: int = 1, label: str = "verify"
+    ) -> FailureVerification:
+        """The isolated repro replayed natively --verify-runs times, for the failure's key."""
+        assert self.result.isolated is not None
+        return verify_failure(
+            final,
+            self.result.isolated.mch,
+            f,
+            Replays(None, self.opts.verify_timeout, self.work),
+            runs=self.opts.verify_runs,
+            number_in_repro=number_in_repro,
+            label=label,
         )
-    chunks = cmd.partitions(max(1, opts.workers) * CHUNKS_PER_WORKER)
-    return locate_failure(
-        cmd, chunks, opts.failure, timeout=opts.timeout, workdir=work, workers=opts.workers
-    )
+
+    def _not_found(self, located: FailureLocated) -> None:
+        """No such failure: what superpmi said instead (a JIT of another JIT-EE version), or the
+        crash that came first, diagnosed."""
+        result, cmd = self.result, self.cmd
+        result.outcome, result.exit_code, result.error = _nothing_found(located)
+        for r in located.runs:  # superpmi refused the JIT: another JIT-EE version
+            cause = version_mismatch(r.run.returncode, read_lines(r.stderr), cmd.jits)
+            if cause is not None:
+                result.causes.append(cause)
+                break
+        if result.outcome == "no-failure" and located.crashed() is None:
+            # a JIT that could not show it: no asserts, a setting it never reads
+            unable = cannot_show(cmd, assert_expected=self.opts.failure.kind == "assert")
+            if unable:
+                result.error = f"{result.error}; " + "; ".join(u.text for u in unable)
+        if result.outcome == "no-failure" and located.crashed() is not None:
+            with phase(result, "diagnose-crash", self.progress) as ph:
+                said = self._the_crash_instead(located)
+                ph.detail = said
+            result.outcome, result.exit_code, result.error = "crashed", exits.NOT_VERIFIED, said
+
+    def _locate(self, given: Failure | None) -> FailureLocated:
+        opts, cmd = self.opts, self.cmd
+        if given is not None:
+            return FailureLocated(
+                opts.failure,
+                [],
+                given,
+                [f"given: {given.describe()} (found by the run that called this one)"],
+            )
+        chunks = cmd.partitions(max(1, opts.workers) * CHUNKS_PER_WORKER)
+        return locate_failure(
+            cmd, chunks, opts.failure, timeout=opts.timeout, workdir=self.work, workers=opts.workers
+        )
+
+    def _the_crash_instead(self, located: FailureLocated) -> str:
+        """--failure found nothing of its kind, but a partition's replay died: the first such
+        partition is replayed under the debugger, and what killed superpmi is said with its method
+        context and bucket (the crash is the answer the user's command gave)."""
+        run = located.crashed()
+        assert run is not None
+        sought = located.target.noun()
+        died = f"{run.run.signal} in partition {run.partition.index} (-c {run.partition.spec})"
+        where = self.work / "crash"
+        where.mkdir(parents=True, exist_ok=True)
+        try:
+            crash = locate(
+                self.cmd,
+                [Partition(1, run.partition.numbers)],
+                Replays(self.opts.debugger, self.opts.timeout, where),
+                workers=1,
+            )
+        except ToolFailure as e:
+            crash = None
+            died += f" (the debugger could not say more: {e})"
+        d = crash.diagnosis if crash is not None else None
+        if crash is not None and d is not None and crash.method_context:
+            top = d.folded[0] if d.folded else "?"
+            null = f", null {d.null_map.owner_type}::{d.null_map.member}" if d.null_map else ""
+            died = (
+                f"{d.signal.name if d.signal else run.run.signal} at method context "
+                f"{crash.method_context} in {top}{null} ({in_bucket(d.bucket)})"
+            )
+        return (
+            f"no {sought} before superpmi died: {died}; run without --failure for the crash "
+            "(its repro and report)"
+        )
+
+    def _minimize_options(
+        self, split: SplitOptions, given: tuple[JitSetting, ...], mch: Path, f: Failure
+    ) -> OptionMinimization:
+        """The JIT settings (options and environment) the failure needs (ddmin, each test a native
+        replay of the repro `mch`)."""
+
+        def fails(settings: list[JitSetting]) -> bool:
+            trial = with_settings(self.cmd, split, settings)
+            _, failures = run_for_failures(
+                trial.native_argv(None, mch),
+                timeout=self.opts.verify_timeout,
+                workdir=self.work,
+                name="minimize-options",
+            )
+            return reproduces(failures, f.key, 1)
+
+        return minimize_settings(given, fails)
+
+    def _failure_needs(self, cmd: ReproCommand, f: Failure) -> Needs | None:
+        """The JIT's switches tried on the verified repro (repro/needs.py), each replay read for
+        superpmi's failure lines; one JIT commands only. A failure here is said in the report."""
+        if self.result.isolated is None:
+            return None
+        mch, number = self.result.isolated.mch, len(self.result.isolated.numbers)
+
+        def trial(key: str, value: str) -> tuple[NeedsOutcome, str]:
+            run, failures = run_for_failures(
+                with_option(cmd, key, value).native_argv(None, mch),
+                timeout=self.opts.verify_timeout,
+                workdir=self.work,
+                name=f"needs-{key}",
+            )
+            said = run.describe()
+            if reproduces(failures, f.key, number):
+                return "still fails with", said
+            if any(x.kind == "missing" for x in failures):
+                return "cannot tell (missing data)", said
+            if run.returncode == 0 and not failures:
+                return "gone with", said
+            return "fails otherwise", said + "".join(f"; {x.describe()}" for x in failures[:1])
+
+        return needs_phase(self.opts, self.result, cmd, trial, self.progress)
+
+    def _minimize_records(
+        self, cmd: ReproCommand, located: FailureLocated, f: Failure
+    ) -> tuple[list[int] | None, str]:
+        """The record alone does not fail: which earlier records of its partition it needs
+        (ddmin), each test a native replay of `-c <subset + record>` on the collection; with the
+        phase's detail. None: no set of them brings the failure back."""
+        mc = f.method_context
+        run = located.run_of(mc)
+        earlier = [n for n in run.partition.numbers if n < mc] if run is not None else []
+        cache: dict[tuple[int, ...], bool] = {}
+
+        def fails(subset: list[int]) -> bool:
+            key = tuple(subset)
+            if key not in cache:
+                _, failures = run_for_failures(
+                    cmd.native_argv(compress_ranges([*subset, mc])),
+                    timeout=self.opts.timeout,
+                    workdir=self.work,
+                    name="minimize",
+                )
+                cache[key] = reproduces(failures, f.key, mc)
+            return cache[key]
+
+        if not earlier:
+            return None, "the record is the first of its partition: nothing earlier"
+        if not fails(earlier):
+            return None, (
+                "the record alone does not show the failure, and nothing earlier in its "
+                "partition brings it back"
+            )
+        kept = ddmin(earlier, fails)
+        return kept, (
+            f"ddmin kept {len(kept)} of {len(earlier)} earlier record(s) in {len(cache)} native "
+            "replays"
+        )
+
+    def _diagnose(self, cmd: ReproCommand, f: Failure, diagnosed: Located) -> str:
+        """Run the failing compile under the debugger with the break switch of its kind (the run's
+        outcome, the stop and its expectation go into `diagnosed`); the phase's detail."""
+        switch = BREAK_SWITCH[f.kind]
+        run = diagnosed.runs[0]
+        with_break = dataclasses.replace(cmd, options=(*cmd.options, switch))
+        argv = with_break.argv(compress_ranges(list(run.partition.numbers)))
+        while run.attempts < ATTEMPTS and run.outcome is None:
+            run.attempts += 1
+            try:
+                run.outcome = self.opts.debugger.run_replay(
+                    ReplayRequest(
+                        tuple(argv),
+                        self.opts.verify_timeout,
+                        run.stdout,
+                        run.stderr,
+                        run.transcript,
+                        stop_at_break=True,
+                        max_passes=0 if f.kind == "error" else None,
+                    )
+                )
+            except ToolFailure as e:
+                run.failures.append(str(e))
+        if run.outcome is None:
+            raise PhaseFailed(f"the debugger failed twice: {' / '.join(run.failures)}")
+        o = run.outcome
+        if o.kind == "fatal":
+            diagnosed.winner = run
+            diagnosed.expectation = expectation_of(o)
+            folded = o.diagnosis.folded if o.diagnosis else []
+            return f"{switch}: stopped in {', '.join(folded[:3]) or '?'}"
+        status = f", exit status {o.exit_status}" if o.exit_status is not None else ""
+        diagnosed.notes.append(
+            f"under the debugger with {switch} the replay did not stop ({o.kind}{status})"
+        )
+        return diagnosed.notes[-1]
+
+    def _jit_output(self, cmd: ReproCommand, mch: Path) -> JitOutput:
+        """The JIT's own output for the repro `mch`: JitStdOutFile with JitDump=* (a Checked/Debug
+        JIT's dump) and JitDisasm=* (its code, also from a Release JIT of .NET 7 on)."""
+        dest = self.work / JIT_OUTPUT_FILE
+        dest.unlink(missing_ok=True)
+        settings = (
+            "-jitoption",
+            f"JitStdOutFile={dest}",
+            "-jitoption",
+            "JitDump=*",
+            "-jitoption",
+            "JitDisasm=*",
+        )
+        trial = dataclasses.replace(cmd, options=(*cmd.options, *settings))
+        run, _ = run_for_failures(
+            trial.native_argv(None, mch),
+            timeout=self.opts.verify_timeout,
+            workdir=self.work,
+            name="jit-output",
+        )
+        if dest.is_file() and dest.stat().st_size > 0:
+            return JitOutput(dest)
+        return JitOutput(
+            None,
+            "the JIT wrote nothing to JitStdOutFile with JitDump=* and JitDisasm=* "
+            "(a Release JIT has no JitDump; 3.1's Checked JIT writes none under "
+            f"superpmi; replay {run.describe()})",
+        )
 
 
 def _locate_detail(located: FailureLocated) -> str:
@@ -236,42 +409,6 @@ def _nothing_found(located: FailureLocated) -> tuple[Outcome, int, str]:
     if rejected is not None:
         return "input-error", exits.PIPELINE_INPUT, rejected
     return "no-failure", exits.NO_CRASH, located.no_such_failure()
-
-
-def _the_crash_instead(
-    opts: ReproOptions, cmd: ReproCommand, located: FailureLocated, work: Path
-) -> str:
-    """--failure found nothing of its kind, but a partition's replay died: the first such
-    partition is replayed under the debugger, and what killed superpmi is said with its method
-    context and bucket (the crash is the answer the user's command gave)."""
-    run = located.crashed()
-    assert run is not None
-    sought = located.target.noun()
-    died = f"{run.run.signal} in partition {run.partition.index} (-c {run.partition.spec})"
-    where = work / "crash"
-    where.mkdir(parents=True, exist_ok=True)
-    try:
-        crash = locate(
-            cmd,
-            [Partition(1, run.partition.numbers)],
-            Replays(opts.debugger, opts.timeout, where),
-            workers=1,
-        )
-    except ToolFailure as e:
-        crash = None
-        died += f" (the debugger could not say more: {e})"
-    d = crash.diagnosis if crash is not None else None
-    if crash is not None and d is not None and crash.method_context:
-        top = d.folded[0] if d.folded else "?"
-        null = f", null {d.null_map.owner_type}::{d.null_map.member}" if d.null_map else ""
-        died = (
-            f"{d.signal.name if d.signal else run.run.signal} at method context "
-            f"{crash.method_context} in {top}{null} ({in_bucket(d.bucket)})"
-        )
-    return (
-        f"no {sought} before superpmi died: {died}; run without --failure for the crash "
-        "(its repro and report)"
-    )
 
 
 def _input_failure(located: FailureLocated) -> str | None:
@@ -314,100 +451,6 @@ def _without_breaks(cmd: ReproCommand) -> ReproCommand:
     )
 
 
-def _minimize_options(
-    opts: ReproOptions,
-    cmd: ReproCommand,
-    split: SplitOptions,
-    given: tuple[JitSetting, ...],
-    mch: Path,
-    f: Failure,
-    work: Path,
-) -> OptionMinimization:
-    """The JIT settings (options and environment) the failure needs (ddmin, each test a native
-    replay of the repro `mch`)."""
-
-    def fails(settings: list[JitSetting]) -> bool:
-        trial = with_settings(cmd, split, settings)
-        _, failures = run_for_failures(
-            trial.native_argv(None, mch),
-            timeout=opts.verify_timeout,
-            workdir=work,
-            name="minimize-options",
-        )
-        return reproduces(failures, f.key, 1)
-
-    return minimize_settings(given, fails)
-
-
-def _failure_needs(
-    opts: ReproOptions,
-    cmd: ReproCommand,
-    result: ReproResult,
-    f: Failure,
-    work: Path,
-    progress: ReproProgress | None,
-) -> Needs | None:
-    """The JIT's switches tried on the verified repro (repro/needs.py), each replay read for
-    superpmi's failure lines; one JIT commands only. A failure here is said in the report."""
-    if result.isolated is None:
-        return None
-    mch, number = result.isolated.mch, len(result.isolated.numbers)
-
-    def trial(key: str, value: str) -> tuple[NeedsOutcome, str]:
-        run, failures = run_for_failures(
-            with_option(cmd, key, value).native_argv(None, mch),
-            timeout=opts.verify_timeout,
-            workdir=work,
-            name=f"needs-{key}",
-        )
-        said = run.describe()
-        if reproduces(failures, f.key, number):
-            return "still fails with", said
-        if any(x.kind == "missing" for x in failures):
-            return "cannot tell (missing data)", said
-        if run.returncode == 0 and not failures:
-            return "gone with", said
-        return "fails otherwise", said + "".join(f"; {x.describe()}" for x in failures[:1])
-
-    return needs_phase(opts, result, cmd, trial, progress)
-
-
-def _minimize_records(
-    opts: ReproOptions, cmd: ReproCommand, located: FailureLocated, f: Failure, work: Path
-) -> tuple[list[int] | None, str]:
-    """The record alone does not fail: which earlier records of its partition it needs (ddmin), each
-    test a native replay of `-c <subset + record>` on the collection; with the phase's detail.
-    None: no set of them brings the failure back."""
-    mc = f.method_context
-    run = located.run_of(mc)
-    earlier = [n for n in run.partition.numbers if n < mc] if run is not None else []
-    cache: dict[tuple[int, ...], bool] = {}
-
-    def fails(subset: list[int]) -> bool:
-        key = tuple(subset)
-        if key not in cache:
-            _, failures = run_for_failures(
-                cmd.native_argv(compress_ranges([*subset, mc])),
-                timeout=opts.timeout,
-                workdir=work,
-                name="minimize",
-            )
-            cache[key] = reproduces(failures, f.key, mc)
-        return cache[key]
-
-    if not earlier:
-        return None, "the record is the first of its partition: nothing earlier"
-    if not fails(earlier):
-        return None, (
-            "the record alone does not show the failure, and nothing earlier in its "
-            "partition brings it back"
-        )
-    kept = ddmin(earlier, fails)
-    return kept, (
-        f"ddmin kept {len(kept)} of {len(earlier)} earlier record(s) in {len(cache)} native replays"
-    )
-
-
 def _diagnose_run(located: FailureLocated, f: Failure, numbers: list[int], work: Path) -> Located:
     """The diagnose phase's one replay under the debugger, not yet run: on the collection with `-c`
     (the numbers the report names)."""
@@ -421,44 +464,6 @@ def _diagnose_run(located: FailureLocated, f: Failure, numbers: list[int], work:
         method_context=f.method_context,
         method_context_source=f"superpmi's own output ({_line_head(f)})",
     )
-
-
-def _diagnose(opts: ReproOptions, cmd: ReproCommand, f: Failure, diagnosed: Located) -> str:
-    """Run the failing compile under the debugger with the break switch of its kind (the run's
-    outcome, the stop and its expectation go into `diagnosed`); the phase's detail."""
-    switch = BREAK_SWITCH[f.kind]
-    run = diagnosed.runs[0]
-    with_break = dataclasses.replace(cmd, options=(*cmd.options, switch))
-    argv = with_break.argv(compress_ranges(list(run.partition.numbers)))
-    while run.attempts < ATTEMPTS and run.outcome is None:
-        run.attempts += 1
-        try:
-            run.outcome = opts.debugger.run_replay(
-                ReplayRequest(
-                    tuple(argv),
-                    opts.verify_timeout,
-                    run.stdout,
-                    run.stderr,
-                    run.transcript,
-                    stop_at_break=True,
-                    max_passes=0 if f.kind == "error" else None,
-                )
-            )
-        except ToolFailure as e:
-            run.failures.append(str(e))
-    if run.outcome is None:
-        raise PhaseFailed(f"the debugger failed twice: {' / '.join(run.failures)}")
-    o = run.outcome
-    if o.kind == "fatal":
-        diagnosed.winner = run
-        diagnosed.expectation = expectation_of(o)
-        folded = o.diagnosis.folded if o.diagnosis else []
-        return f"{switch}: stopped in {', '.join(folded[:3]) or '?'}"
-    status = f", exit status {o.exit_status}" if o.exit_status is not None else ""
-    diagnosed.notes.append(
-        f"under the debugger with {switch} the replay did not stop ({o.kind}{status})"
-    )
-    return diagnosed.notes[-1]
 
 
 def _line_head(f: Failure) -> str:
@@ -475,30 +480,3 @@ def _line_head(f: Failure) -> str:
         "error": f"ERROR: ... method {mc} of size ... failed to load and compile correctly",
         "missing": f"MISSING: Method context {mc} failed to replay: ...",
     }[f.kind]
-
-
-def _jit_output(opts: ReproOptions, cmd: ReproCommand, mch: Path, work: Path) -> JitOutput:
-    """The JIT's own output for the repro `mch`: JitStdOutFile with JitDump=* (a Checked/Debug JIT's
-    dump) and JitDisasm=* (its code, also from a Release JIT of .NET 7 on)."""
-    dest = work / JIT_OUTPUT_FILE
-    dest.unlink(missing_ok=True)
-    settings = (
-        "-jitoption",
-        f"JitStdOutFile={dest}",
-        "-jitoption",
-        "JitDump=*",
-        "-jitoption",
-        "JitDisasm=*",
-    )
-    trial = dataclasses.replace(cmd, options=(*cmd.options, *settings))
-    run, _ = run_for_failures(
-        trial.native_argv(None, mch), timeout=opts.verify_timeout, workdir=work, name="jit-output"
-    )
-    if dest.is_file() and dest.stat().st_size > 0:
-        return JitOutput(dest)
-    return JitOutput(
-        None,
-        "the JIT wrote nothing to JitStdOutFile with JitDump=* and JitDisasm=* "
-        "(a Release JIT has no JitDump; 3.1's Checked JIT writes none under "
-        f"superpmi; replay {run.describe()})",
-    )

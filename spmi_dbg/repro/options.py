@@ -50,16 +50,10 @@ def _command(args: argparse.Namespace, emulator: tuple[str, ...] = ()) -> ReproC
         return command_from_log(args.from_log, emulator)
     if args.mch:
         program = args.superpmi or command.bundled_replay()
-        return command.from_options(
-            mch=args.mch,
-            jit=args.jit,
-            base_jit=args.base_jit,
-            superpmi=args.superpmi,
-            target=args.target,
-            jitoptions=args.jitoption,
-            extra=rest,
-            era=command.era_of(program, emulator=emulator),
+        form = command.FriendlyForm(
+            args.mch, args.jit, args.base_jit, args.superpmi, args.target, args.jitoption, rest
         )
+        return command.from_options(form, command.era_of(program, emulator=emulator))
     if args.jit or args.base_jit or args.superpmi or args.target or args.jitoption:
         raise UsageError(
             "--jit/--base-jit/--superpmi/--target/--jitoption go with --mch; without --mch give "

@@ -158,24 +158,32 @@ def write_collection(
     return toc, n, pos
 
 
-def build(
-    out: str | os.PathLike[str],
-    *,
-    methods: int,
-    seed: int,
-    arch: str = "x64",
-    injections: Sequence[tuple[str, int]] = (),
-    corpus: Sequence[Method] = (),
-    config: Sequence[tuple[str, int, int]] = (),
-    size_factor: float = 1.0,
-) -> BuildResult:
+@dataclass(frozen=True)
+class SampleSpec:
+    """What a sample collection holds: how many method contexts, the generator's seed, the target,
+    the triggers injected at chosen numbers, the corpus methods first, the JIT config recorded in
+    each, and the generated methods' size factor."""
+
+    methods: int
+    seed: int
+    arch: str = "x64"
+    injections: Sequence[tuple[str, int]] = ()
+    corpus: Sequence[Method] = ()
+    config: Sequence[tuple[str, int, int]] = ()
+    size_factor: float = 1.0
+
+
+def build(out: str | os.PathLike[str], spec: SampleSpec) -> BuildResult:
     start = time.perf_counter()
-    placed = plan(methods, injections, corpus)  # validate before creating anything
-    builder = RecordBuilder(arch, config=config)
-    toc, count, size = write_collection(
-        out,
-        collection_records(
-            methods, seed, builder, injections=injections, corpus=corpus, size_factor=size_factor
-        ),
+    placed = plan(spec.methods, spec.injections, spec.corpus)  # validate before creating anything
+    builder = RecordBuilder(spec.arch, config=spec.config)
+    records = collection_records(
+        spec.methods,
+        spec.seed,
+        builder,
+        injections=spec.injections,
+        corpus=spec.corpus,
+        size_factor=spec.size_factor,
     )
+    toc, count, size = write_collection(out, records)
     return BuildResult(Path(out), toc, count, size, time.perf_counter() - start, placed)

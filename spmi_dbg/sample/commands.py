@@ -12,6 +12,7 @@ from typing import Any
 
 from spmi_dbg.errors import UsageError
 from spmi_dbg.sample.build import (
+    SampleSpec,
     build,
     corpus_files,
     load_corpus,
@@ -133,13 +134,9 @@ def cmd_build(args: argparse.Namespace) -> int:
         )
     r = build(
         args.out,
-        methods=args.methods,
-        seed=args.seed,
-        arch=args.arch,
-        injections=injections,
-        corpus=corpus,
-        config=config,
-        size_factor=args.size_factor,
+        SampleSpec(
+            args.methods, args.seed, args.arch, injections, corpus, config, args.size_factor
+        ),
     )
     placed = ", ".join(
         f"{k}@{n}" for n, k in sorted(r.placed.items()) if not k.startswith("corpus:")

@@ -16,7 +16,7 @@ from typing import TypeVar
 from spmi_dbg.driver.registry import NAMES
 from spmi_dbg.mch.collection import Collection, write_index_file
 from spmi_dbg.mch.mclist import parse_mclist
-from spmi_dbg.sample.build import build, load_corpus
+from spmi_dbg.sample.build import SampleSpec, build, load_corpus
 from spmi_dbg.sample.inject import KINDS
 from spmi_dbg.sample.synth import synthetic_collection
 
@@ -114,15 +114,7 @@ class Collections:
         if name not in self._cache:
             out = self.root / f"{name}.mch"
             methods_list = [m for a in load_corpus([CORPUS / c for c in corpus]) for m in a.methods]
-            build(
-                out,
-                methods=methods,
-                seed=seed,
-                arch=arch,
-                injections=inject,
-                corpus=methods_list,
-                config=config,
-            )
+            build(out, SampleSpec(methods, seed, arch, inject, methods_list, config))
             self._cache[name] = out
         return self._cache[name]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from spmi_dbg.sample.build import build
+from spmi_dbg.sample.build import SampleSpec, build
 
 from ..harness.stops import StopsResult, run_gdb, run_lldb
 from .natives import BASE, DIFF, REPLAY, REPLAY_O0
@@ -107,7 +107,7 @@ class Runs:
         }
         if name not in self._cols:
             out = self.root / f"{name}.mch"
-            build(out, **specs[name])
+            build(out, SampleSpec(**specs[name]))
             self._cols[name] = out
         return self._cols[name]
 

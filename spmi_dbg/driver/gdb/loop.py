@@ -25,6 +25,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -75,30 +76,38 @@ def _reasons(payload: dict[str, Any]) -> list[str]:
     return [reasons] if isinstance(reasons, str) else [str(r) for r in reasons]
 
 
+@dataclass(frozen=True)
+class RunRules:
+    """How a run treats its stops: how many first-chance stops it passes on, whether a debug break
+    stops it (an assert sought with -boa), whether the replay is a qemu guest (`remote`: MI's pids
+    are the stub's, /proc says nothing of the guest)."""
+
+    max_passes: int
+    stop_at_break: bool = False
+    remote: bool = False
+
+
 class MiRun:
-    """One replay's events, read until its outcome. `remote`: a qemu guest (MI's pids are the
-    stub's, /proc says nothing of the guest); `before_diagnose`: called once at a stop, before
-    anything is read there (the session's symbol check); `start`: when the run began (default:
-    now)."""
+    """One replay's events, read until its outcome. `before_diagnose`: called once at a stop,
+    before anything is read there (the session's symbol check); `start`: when the run began
+    (default: now)."""
 
     def __init__(
         self,
         channel: MiChannel,
         watch: ReplayWatch,
         notes: StopNotes,
-        max_passes: int,
+        rules: RunRules,
         *,
-        stop_at_break: bool = False,
-        remote: bool = False,
         before_diagnose: Callable[[], None] | None = None,
         start: float | None = None,
     ) -> None:
         self.channel = channel
         self.watch = watch
         self.notes = notes
-        self.max_passes = max_passes
-        self.stop_at_break = stop_at_break
-        self.remote = remote
+        self.max_passes = rules.max_passes
+        self.stop_at_break = rules.stop_at_break
+        self.remote = rules.remote
         self.before_diagnose = before_diagnose
         self.inferior: int | None = None
         # why the catchpoint stopped, when its diagnosis does not say

@@ -11,7 +11,7 @@ import subprocess
 import time
 
 from spmi_dbg.driver.gdb import setup
-from spmi_dbg.driver.gdb.loop import MiRun, StopNotes
+from spmi_dbg.driver.gdb.loop import MiRun, RunRules, StopNotes
 from spmi_dbg.driver.gdb.mi import MiChannel
 from spmi_dbg.driver.gdb.session import GdbSession
 from spmi_dbg.driver.outcome import ReplayOutcome
@@ -70,15 +70,8 @@ def _in_guest(
         )
         # the stops passed inside gdb, one JSON line each
         notes = StopNotes.beside(request.log())
-        run = MiRun(
-            channel,
-            watch,
-            notes,
-            config.max_passes,
-            stop_at_break=request.stop_at_break,
-            remote=True,
-            start=start,
-        )
+        rules = RunRules(config.max_passes, request.stop_at_break, remote=True)
+        run = MiRun(channel, watch, notes, rules, start=start)
         try:
             setup.for_replay(channel, argv[0], notes.path, config.max_passes, config.debug_dirs)
             setup.set_args(channel, argv)  # what argv() reads

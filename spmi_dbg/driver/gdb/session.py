@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import IO
 
 from spmi_dbg.driver.gdb import setup
-from spmi_dbg.driver.gdb.loop import MiRun, StopNotes
+from spmi_dbg.driver.gdb.loop import MiRun, RunRules, StopNotes
 from spmi_dbg.driver.gdb.mi import MiChannel
 from spmi_dbg.driver.gdb.solibs import SymbolsOnce
 from spmi_dbg.driver.outcome import ReplayOutcome
@@ -74,8 +74,7 @@ class GdbSession:
             self.channel,
             watch,
             self._notes,
-            self.config.max_passes,
-            stop_at_break=request.stop_at_break,
+            RunRules(self.config.max_passes, request.stop_at_break),
             before_diagnose=lambda: self.symbols.check(self.channel),
         )
         try:
