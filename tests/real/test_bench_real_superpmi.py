@@ -27,7 +27,7 @@ RATIOS = [
     r"^repro time / native replay time to the crash \(user scale, \d+ method contexts\): [\d.]+  "
     r"\(goal <= 0\.6: (met|NOT met)\)$",
     r"^  cold \(empty gdb index cache\): spmi-dbg repro [\d.]+ s wall, ",
-    r"^cost per extra crash: -?[\d.]+ s  \(goal <= 0\.05: (met|NOT met); ",
+    r"^cost per extra crash: -?[\d.]+ s  \(goal <= 0\.04: (met|NOT met); ",
     r"^mch verify / mcs -integ: [\d.]+  \(goal <= 0\.33: (met|NOT met)\)$",
     r"^mch verify / cat: [\d.]+$",
 ]
