@@ -11,21 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from .support.common import DEBUGGERS, Collections, mc_bytes, seed_collection
+from .support.common import BUNDLE_FILES, DEBUGGERS, Collections, mc_bytes, seed_collection
 from .support.natives import BASE, DIFF, REPLAY, SEED_COMMAND, SEED_OPTIONS
 from .support.pipeline import assert_seed_diagnosis, make_core, report, repro, repro_args, validate
 
 
 def check_seed_bundle(bundle: Path, mch: Path, debugger: str = "gdb") -> dict[str, object]:
-    for name in (
-        "repro.mch",
-        "repro.mch.mct",
-        "repro.sh",
-        "diagnosis.json",
-        "report.md",
-        "report.json",
-        "debugger.log",
-    ):
+    for name in BUNDLE_FILES:
         assert (bundle / name).is_file(), name
     rep = report(bundle)
     assert rep["outcome"] == "verified" and rep["exit_code"] == 0

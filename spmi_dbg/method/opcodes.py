@@ -92,18 +92,15 @@ def _simple(codes: range | list[int], names: list[str]) -> list[Opcode]:
     return [Opcode(c, n) for c, n in zip(codes, names, strict=True)]
 
 
+# an argument or local by number: the short forms 0x0E.., the long ones FE 09..
+_VARIABLES = ["ldarg", "ldarga", "starg", "ldloc", "ldloca", "stloc"]
 _BRANCHES = ["br", "brfalse", "brtrue", "beq", "bge", "bgt", "ble", "blt"]
 _BRANCHES += ["bne.un", "bge.un", "bgt.un", "ble.un", "blt.un"]
 
 _ONE_BYTE: list[Opcode] = [
     *_simple(range(0x00, 0x0E), ["nop", "break"] + [f"ldarg.{i}" for i in range(4)]
              + [f"ldloc.{i}" for i in range(4)] + [f"stloc.{i}" for i in range(4)]),
-    Opcode(0x0E, "ldarg.s", _O.U1),
-    Opcode(0x0F, "ldarga.s", _O.U1),
-    Opcode(0x10, "starg.s", _O.U1),
-    Opcode(0x11, "ldloc.s", _O.U1),
-    Opcode(0x12, "ldloca.s", _O.U1),
-    Opcode(0x13, "stloc.s", _O.U1),
+    *[Opcode(0x0E + i, f"{n}.s", _O.U1) for i, n in enumerate(_VARIABLES)],
     *_simple(range(0x14, 0x1F), ["ldnull", "ldc.i4.m1"] + [f"ldc.i4.{i}" for i in range(9)]),
     Opcode(0x1F, "ldc.i4.s", _O.I1),
     Opcode(0x20, "ldc.i4", _O.I4),
@@ -173,12 +170,7 @@ _TWO_BYTE: list[Opcode] = [
     *_simple(range(0xFE00, 0xFE06), ["arglist", "ceq", "cgt", "cgt.un", "clt", "clt.un"]),
     Opcode(0xFE06, "ldftn", _O.TOKEN, KIND_METHOD),
     Opcode(0xFE07, "ldvirtftn", _O.TOKEN, KIND_LDVIRTFTN),
-    Opcode(0xFE09, "ldarg", _O.U2),
-    Opcode(0xFE0A, "ldarga", _O.U2),
-    Opcode(0xFE0B, "starg", _O.U2),
-    Opcode(0xFE0C, "ldloc", _O.U2),
-    Opcode(0xFE0D, "ldloca", _O.U2),
-    Opcode(0xFE0E, "stloc", _O.U2),
+    *[Opcode(0xFE09 + i, n, _O.U2) for i, n in enumerate(_VARIABLES)],
     Opcode(0xFE0F, "localloc"),
     Opcode(0xFE11, "endfilter"),
     Opcode(0xFE12, "unaligned.", _O.U1),
