@@ -71,15 +71,6 @@ class Opcode:
         return self.code >= 0xFE00
 
     @property
-    def size(self) -> int:
-        """Opcode and operand bytes (a switch's targets not counted)."""
-        return (2 if self.two_byte else 1) + self.operand.size
-
-    @property
-    def is_branch(self) -> bool:
-        return self.operand in (Operand.BR1, Operand.BR4, Operand.SWITCH)
-
-    @property
     def is_prefix(self) -> bool:
         """volatile., tail., constrained., unaligned., no., readonly.: they modify the next one."""
         return self.name.endswith(".")

@@ -12,7 +12,7 @@ from functools import cached_property
 
 from spmi_dbg.mch import packets as P
 from spmi_dbg.mch.context import Packet, method_full_name
-from spmi_dbg.mch.layouts import decode_string_blob
+from spmi_dbg.mch.layouts import decode_compile_method, decode_string_blob
 from spmi_dbg.mch.maps import MapError, SerializedMap, parse_map
 from spmi_dbg.method.sig import SIG_SIZES, MethodInfo, SigInfo, decode_method_info, decode_sig
 
@@ -91,39 +91,20 @@ class Answers:
 
     @cached_property
     def root(self) -> tuple[MethodInfo, bytes, int] | None:
-        """The compile request: (METHOD_INFO, IL, JIT flags word of the request)."""
+        """The compile request: (METHOD_INFO, IL, JIT flags word of the request). The layout is
+        mch.layouts' (one table of the eras' CompileMethod sizes); the two SIG_INFOs it does not
+        decode are read here."""
         m = self.maps.get(P.CompileMethod)
-        if m is None or not m.count or m.item_size < 4:
+        if m is None or not m.count:
             return None
-        value = m.items[m.count * 4 : m.count * 4 + m.item_size - 4]
-        for trailer in (4, 8):  # 3.1: flags; today: flags, os
-            info = decode_method_info(value, len(value) - trailer)
-            if info is not None:
-                il = self._il(m, info)
-                (flags,) = struct.unpack_from("<I", value, len(value) - trailer)
-                return info, il, flags
-        return None
-
-    def callee_info(self, ftn: int) -> MethodInfo | None:
-        """getMethodInfo's answer for a method the JIT looked at (its IL: callee_il)."""
-        value = self.pairs(P.GetMethodInfo).get(struct.pack("<Q", ftn))
-        if value is None:
-            return None
-        return decode_method_info(value, len(value) - 5)  # bool result, u32 exceptionCode
-
-    def callee_il(self, info: MethodInfo) -> bytes:
-        m = self.maps.get(P.GetMethodInfo)
-        return self._il(m, info) if m is not None else b""
-
-    @staticmethod
-    def _il(m: SerializedMap, info: MethodInfo) -> bytes:
-        if not info.il_size:
-            return b""
         try:
-            il = m.blob(info.il_offset)
-        except MapError:
-            return b""
-        return bytes(il[: info.il_size]) if il is not None else b""
+            request = decode_compile_method(m)
+        except (MapError, struct.error):  # UnknownLayout is a MapError
+            return None
+        layout = request.layout
+        value = m.items[4 : 4 + layout.value_size]  # the one item, after its 4-byte key
+        info = decode_method_info(value, layout.value_size - (8 if layout.has_os else 4))
+        return None if info is None else (info, request.il, request.flags)
 
     # --- tokens -----------------------------------------------------------------------------------
 
@@ -231,6 +212,8 @@ class Answers:
             return None
         want = struct.pack("<QQ", sig.scope, arg)
         for key, value in self.pairs(P.GetArgType, m.item_size - 16).items():
+            if len(value) < 12:  # a value of no era's layout
+                return None
             if key[-16:] == want and struct.unpack_from("<II", key) == (sig.flags, sig.num_args):
                 vc, result = struct.unpack_from("<QI", value)
                 if result & 0x3F == 0x14:  # CORINFO_TYPE_CLASS: getArgClass's answer
@@ -244,7 +227,7 @@ class Answers:
             return None
         want = struct.pack("<QQ", sig.scope, arg)
         for key, value in self.pairs(P.GetArgClass, m.item_size - 12).items():
-            if key[-16:] == want:
+            if key[-16:] == want and len(value) >= 8:
                 return int(struct.unpack_from("<Q", value)[0])
         return None
 

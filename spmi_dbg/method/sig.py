@@ -23,10 +23,6 @@ class SigInfo:
     scope: int
     token: int
 
-    @property
-    def has_this(self) -> bool:
-        return bool(self.call_conv & 0x20)  # CORINFO_CALLCONV_HASTHIS
-
 
 def decode_sig(raw: bytes, at: int, size: int) -> SigInfo:
     """The SIG_INFO of `size` bytes (76 or 84) at `at` of `raw`."""
