@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 from spmi_dbg.atomic import atomic_open, check_output, prepare_destination
 from spmi_dbg.errors import InputError
@@ -32,28 +32,6 @@ class RecordRef(NamedTuple):
     number: int
     offset: int
     size: int
-
-
-class _Backend(Protocol):
-    size: int
-
-    def scan(
-        self,
-        flags: int,
-        budget: int,
-        stats: Stats | None,
-        problems: list[Problem],
-        max_problems: int,
-    ) -> int: ...
-    def position(self) -> int: ...
-    def reset(self) -> None: ...
-    def count(self) -> int: ...
-    def record_at(self, i: int) -> tuple[int, int]: ...
-    def table(self) -> memoryview: ...
-    def read(self, offset: int, size: int) -> bytes: ...
-    def check_record(self, offset: int, number: int, flags: int) -> int | Problem: ...
-    def write_records(self, ranges: Sequence[tuple[int, int]], out: Path) -> None: ...
-    def close(self) -> None: ...
 
 
 def _open_error(path: Path, code: int, message: str) -> InputError:
@@ -88,11 +66,7 @@ class _NativeBackend:
         n = ffi.new("uint32_t*")
         cstats = ffi.new("spmimch_stats*") if stats is not None else ffi.NULL
         rc = int(lib.spmimch_scan(self.handle, flags, budget, cstats, buf, cap, n))
-        for i in range(min(int(n[0]), cap)):
-            e = buf[i]
-            problems.append(
-                Problem(int(e.code), int(e.record), int(e.offset), ffi.string(e.message).decode())
-            )
+        problems.extend(_problem(ffi, buf[i]) for i in range(min(int(n[0]), cap)))
         if stats is not None:
             for pid in range(256):
                 stats.packet_count[pid] += cstats.packet_count[pid]
@@ -129,9 +103,7 @@ class _NativeBackend:
         err = ffi.new("spmimch_error*")
         size = ffi.new("uint64_t*")
         if self.nat.lib.spmimch_check_record(self.handle, offset, number, flags, size, err) != 0:
-            return Problem(
-                int(err.code), int(err.record), int(err.offset), ffi.string(err.message).decode()
-            )
+            return _problem(ffi, err)
         return int(size[0])
 
     def write_records(self, ranges: Sequence[tuple[int, int]], out: Path) -> None:
@@ -139,16 +111,11 @@ class _NativeBackend:
         offs = ffi.new("uint64_t[]", [r[0] for r in ranges] or [0])
         sizes = ffi.new("uint64_t[]", [r[1] for r in ranges] or [0])
         err = ffi.new("spmimch_error*")
-        try:
-            prepare_destination(out)
-        except OSError as e:
-            raise InputError(
-                str(out), f"cannot write {out}: {e.strerror}", code=pyscan.E_IO
-            ) from None
+        _prepare(out)
         if self.nat.lib.spmimch_write_records(
             self.handle, offs, sizes, len(ranges), os.fsencode(out), err
         ):
-            raise InputError(str(out), ffi.string(err.message).decode(), code=int(err.code))
+            raise _native_error(ffi, out, err)
 
     def close(self) -> None:
         if self.handle is not None:
@@ -157,7 +124,10 @@ class _NativeBackend:
             self.handle = None
 
 
-class _PyBackend:
+class _PyBackend(pyscan.PyScanner):
+    """The pure-Python scanner over the file mapped read-only: its scan, position, records and
+    reset are the scanner's own."""
+
     def __init__(self, path: Path) -> None:
         try:
             st = path.stat()
@@ -179,34 +149,19 @@ class _PyBackend:
                 self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except OSError as e:
             raise _open_error(path, pyscan.E_IO, f"cannot open: {e.strerror}") from None
-        self.size = len(self._map)
-        self._scanner = pyscan.PyScanner(self._map)
-
-    def scan(
-        self,
-        flags: int,
-        budget: int,
-        stats: Stats | None,
-        problems: list[Problem],
-        max_problems: int,
-    ) -> int:
-        return self._scanner.scan(flags, budget, stats, problems, max_problems)
+        super().__init__(self._map)
 
     def position(self) -> int:
-        return self._scanner.pos
-
-    def reset(self) -> None:
-        self._scanner.data.release()
-        self._scanner = pyscan.PyScanner(self._map)
+        return self.pos
 
     def count(self) -> int:
-        return len(self._scanner.records)
+        return len(self.records)
 
     def record_at(self, i: int) -> tuple[int, int]:
-        return self._scanner.records[i]
+        return self.records[i]
 
     def table(self) -> memoryview:
-        return memoryview(array("Q", [v for r in self._scanner.records for v in r]))
+        return memoryview(array("Q", [v for r in self.records for v in r]))
 
     def read(self, offset: int, size: int) -> bytes:
         return self._map[offset : offset + size]
@@ -228,13 +183,39 @@ class _PyBackend:
                 for off, size in ranges:
                     f.write(self._map[off : off + size])
         except OSError as e:
-            raise InputError(
-                str(out), f"cannot write {out}: {e.strerror}", code=pyscan.E_IO
-            ) from None
+            raise _write_error(out, e) from None
 
     def close(self) -> None:
-        self._scanner.data.release()
+        self.data.release()
         self._map.close()
+
+
+# the two backends: the same methods, the same answers (a test compares them on mutated files)
+_Backend = _NativeBackend | _PyBackend
+
+
+def _problem(ffi: Any, err: Any) -> Problem:
+    """A libspmimch error (spmimch_error) as the Python scanner's Problem."""
+    return Problem(
+        int(err.code), int(err.record), int(err.offset), ffi.string(err.message).decode()
+    )
+
+
+def _native_error(ffi: Any, out: Path, err: Any) -> InputError:
+    return InputError(str(out), ffi.string(err.message).decode(), code=int(err.code))
+
+
+def _write_error(out: Path, e: OSError) -> InputError:
+    return InputError(str(out), f"cannot write {out}: {e.strerror}", code=pyscan.E_IO)
+
+
+def _prepare(out: Path) -> None:
+    """`out`'s directory made and its place checked (atomic.prepare_destination) before libspmimch
+    writes it; an InputError when it cannot be written."""
+    try:
+        prepare_destination(out)
+    except OSError as e:
+        raise _write_error(out, e) from None
 
 
 ProgressFn = Callable[[int, int], None]  # (bytes done, total bytes)
@@ -436,10 +417,7 @@ class Collection:
         return self._backend.read(ref.offset, ref.size)
 
     def packets(self, number: int) -> list[Packet]:
-        ref = self.locate(number)
-        problem = self._backend.check_record(ref.offset, number, SCAN_PACKETS)
-        if isinstance(problem, Problem):
-            raise self._input_error(problem)
+        ref = self._checked(number)
         return split_packets(self._backend.read(ref.offset, ref.size), ref.offset)
 
     def _checked(self, number: int) -> RecordRef:
@@ -452,10 +430,7 @@ class Collection:
         return ref
 
     def method_context(self, number: int) -> MethodContextInfo:
-        ref = self.locate(number)
-        problem = self._backend.check_record(ref.offset, number, SCAN_PACKETS)
-        if isinstance(problem, Problem):
-            raise self._input_error(problem)
+        ref = self._checked(number)
         return decode_method_context(number, ref.offset, self._backend.read(ref.offset, ref.size))
 
     # ------------------------------------------------------------------ writing
@@ -520,11 +495,6 @@ def write_index_file(path: Path, entries: Sequence[tuple[int, int, bytes | None]
         "char[]", b"".join((e[2] or b"\0" * 33)[:33].ljust(33, b"\0") for e in entries) or b"\0"
     )
     err = ffi.new("spmimch_error*")
-    try:
-        prepare_destination(Path(path))
-    except OSError as e:
-        raise InputError(
-            str(path), f"cannot write {path}: {e.strerror}", code=pyscan.E_IO
-        ) from None
+    _prepare(Path(path))
     if nat.lib.spmimch_toc_write(os.fsencode(path), n, offs, nums, hashes, err):
-        raise InputError(str(path), ffi.string(err.message).decode(), code=int(err.code))
+        raise _native_error(ffi, path, err)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import cast
 
 from spmi_dbg.mch.maps import NO_BLOB, MapError, SerializedMap
 
@@ -61,16 +62,36 @@ COMPILE_METHOD_LAYOUTS: dict[int, CompileMethodLayout] = {
 
 
 @dataclass(frozen=True)
-class CompileMethodRequest:
-    """Method-context CompileMethod (packet 143): the root compile request."""
+class MethodInfoHead:
+    """`Agnostic_CORINFO_METHOD_INFO`'s fixed fields, at the same offsets in every era (before
+    regionKind and the two SIG_INFOs): the start of a CompileMethod request (below) and of a
+    callee's METHOD_INFO (method/sig.py)."""
 
     ftn: int
     scope: int
-    il_offset: int
+    il_offset: int  # of the IL in the map's buffer
     il_size: int
     max_stack: int
     eh_count: int
     options: int
+
+
+# MethodInfoHead's bytes: ftn, scope, ILCode_offset, ILCodeSize, maxStack, EHcount, options
+_HEAD = struct.Struct("<QQIIIII")
+METHOD_INFO_HEAD_SIZE = _HEAD.size  # 36
+HeadFields = tuple[int, int, int, int, int, int, int]
+
+
+def method_info_head(raw: bytes) -> HeadFields:
+    """MethodInfoHead's fields, in order, from the start of `raw` (a METHOD_INFO or a
+    CompileMethod)."""
+    return cast(HeadFields, _HEAD.unpack_from(raw, 0))
+
+
+@dataclass(frozen=True)
+class CompileMethodRequest(MethodInfoHead):
+    """Method-context CompileMethod (packet 143): the root compile request."""
+
     region_kind: int | None  # absent in the layout without regionKind
     flags: int
     os: int | None  # absent in 3.1's layout
@@ -86,15 +107,21 @@ def compile_method_layout(m: SerializedMap) -> CompileMethodLayout:
     return layout
 
 
-def decode_compile_method(m: SerializedMap) -> CompileMethodRequest:
+def _one_item(m: SerializedMap, what: str) -> bytes:
+    """The value of a map that holds one item (a compile's request or result)."""
     values = m.values()
     if not values:
-        raise MapError("CompileMethod map is empty: expected one item")
+        raise MapError(f"{what} map is empty: expected one item")
+    return values[0]
+
+
+def decode_compile_method(m: SerializedMap) -> CompileMethodRequest:
+    v = _one_item(m, "CompileMethod")
     layout = compile_method_layout(m)
-    v = values[0]
-    ftn, scope, il_off, il_size, max_stack, eh, options = struct.unpack_from("<QQIIIII", v, 0)
+    head = method_info_head(v)
+    il_off, il_size = head[2], head[3]
     region: int | None = None
-    rest = 36
+    rest = METHOD_INFO_HEAD_SIZE
     if layout.region_kind:
         (region,) = struct.unpack_from("<I", v, rest)
         rest += 4
@@ -106,20 +133,7 @@ def decode_compile_method(m: SerializedMap) -> CompileMethodRequest:
         il = b""
     if len(il) < il_size:
         raise MapError(f"CompileMethod IL: expected {il_size} bytes, found {len(il)}")
-    return CompileMethodRequest(
-        ftn,
-        scope,
-        il_off,
-        il_size,
-        max_stack,
-        eh,
-        options,
-        region,
-        flags,
-        os_,
-        bytes(il[:il_size]),
-        layout,
-    )
+    return CompileMethodRequest(*head, region, flags, os_, bytes(il[:il_size]), layout)
 
 
 @dataclass(frozen=True)
@@ -132,12 +146,10 @@ class CompileMethodResults:
 
 
 def decode_cr_compile_method(m: SerializedMap) -> CompileMethodResults:
-    values = m.values()
-    if not values:
-        raise MapError("CompileMethodResults map is empty: expected one item")
-    if len(values[0]) != 16:  # the same in 3.1 and today
+    v = _one_item(m, "CompileMethodResults")
+    if len(v) != 16:  # the same in 3.1 and today
         raise UnknownLayout("CompileMethodResults", m.item_size)
-    return CompileMethodResults(*struct.unpack("<QII", values[0]))
+    return CompileMethodResults(*struct.unpack("<QII", v))
 
 
 @dataclass(frozen=True)
@@ -163,10 +175,7 @@ class AllocMemDetails:
 
 
 def decode_alloc_mem(m: SerializedMap) -> AllocMemDetails:
-    values = m.values()
-    if not values:
-        raise MapError("AllocMem map is empty: expected one item")
-    v = values[0]
+    v = _one_item(m, "AllocMem")
     if len(v) == 56:
         hot, cold, ro, xc, flag, hoff, coff, roff, hblk, cblk, rblk = struct.unpack("<8I3Q", v)
     elif len(v) == 52:

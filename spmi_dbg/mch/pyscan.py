@@ -83,6 +83,10 @@ class PyScanner:
     def __init__(self, data: Buffer) -> None:
         self.data = memoryview(data).cast("B")
         self.size = len(self.data)
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to the start: nothing scanned, no record framed."""
         self.pos = 0
         self.records: list[tuple[int, int]] = []
         self.stopped = False
@@ -129,13 +133,9 @@ def check_framing(data: memoryview, off: int, number: int) -> int | Problem:
         return Problem(
             E_FRAMING, number, off, f"truncated record header: expected 6 bytes, found {remain}"
         )
-    if data[off] != 0x6D or data[off + 1] != 0x63:
-        return Problem(
-            E_FRAMING,
-            number,
-            off,
-            f"bad magic: expected 'mc' (6d 63), found {data[off]:02x} {data[off + 1]:02x}",
-        )
+    bad = _mark(data, off, b"mc", number, "bad magic")
+    if bad is not None:
+        return bad
     total: int = _U32.unpack_from(data, off + 2)[0]
     if total + 2 > remain - 6:
         return Problem(
@@ -146,14 +146,22 @@ def check_framing(data: memoryview, off: int, number: int) -> int | Problem:
             f"found {remain - 6}",
         )
     end = off + 6 + total
-    if data[end] != 0x34 or data[end + 1] != 0x32:
-        return Problem(
-            E_FRAMING,
-            number,
-            end,
-            f"bad end canary: expected '42' (34 32), found {data[end]:02x} {data[end + 1]:02x}",
-        )
-    return total + 8
+    bad = _mark(data, end, b"42", number, "bad end canary")
+    return total + 8 if bad is None else bad
+
+
+def _mark(data: memoryview, at: int, mark: bytes, number: int, what: str) -> Problem | None:
+    """The two bytes `mark` at `at` (a record's magic `mc` or its end canary `42`), else the
+    framing problem `what`."""
+    if data[at] == mark[0] and data[at + 1] == mark[1]:
+        return None
+    return Problem(
+        E_FRAMING,
+        number,
+        at,
+        f"{what}: expected '{mark.decode()}' ({mark.hex(' ')}), "
+        f"found {data[at]:02x} {data[at + 1]:02x}",
+    )
 
 
 def walk_packets(

@@ -7,6 +7,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from spmi_dbg.mch.layouts import METHOD_INFO_HEAD_SIZE, MethodInfoHead, method_info_head
+
 SIG_SIZES = (76, 84)  # 3.1, today
 
 
@@ -40,17 +42,10 @@ def decode_sig(raw: bytes, at: int, size: int) -> SigInfo:
 
 
 @dataclass(frozen=True)
-class MethodInfo:
+class MethodInfo(MethodInfoHead):
     """What the JIT was told about a method's body: the root's (CompileMethod) or a callee's
     (GetMethodInfo)."""
 
-    ftn: int
-    scope: int
-    il_offset: int  # of the IL in the map's buffer
-    il_size: int
-    max_stack: int
-    eh_count: int
-    options: int
     args: SigInfo
     locals: SigInfo
 
@@ -73,16 +68,9 @@ def decode_method_info(raw: bytes, size: int) -> MethodInfo | None:
             break
     else:
         return None
-    ftn, scope, il_off, il_size, max_stack, eh, options = struct.unpack_from("<QQIIIII", raw, 0)
-    at = 36 + (4 if size == with_region else 0)
+    at = METHOD_INFO_HEAD_SIZE + (4 if size == with_region else 0)
     return MethodInfo(
-        ftn,
-        scope,
-        il_off,
-        il_size,
-        max_stack,
-        eh,
-        options,
+        *method_info_head(raw),
         decode_sig(raw, at, sig),
         decode_sig(raw, at + sig, sig),
     )
