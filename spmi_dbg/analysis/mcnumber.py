@@ -15,7 +15,7 @@ natively."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -252,30 +252,39 @@ def find_method_context(
     """The number that passed its checks, with its evidence (else None), the places tried and the
     values rejected."""
     s = _Search(evidence or Evidence(Selection()))
+    for n, where in _number_places(frames):
+        found = s.check(n, where)
+        if found is not None:
+            return s.result(found)
+    if not s.tried and not s.rejected:
+        s.tried.append("no frame of the stack holds a method context number")
+    return s.result(None)
+
+
+def _number_places(frames: Sequence[Frame]) -> Iterator[tuple[int | None, str]]:
+    """Each place of the stack that may hold the method context number, with its value (None: not
+    readable), in the order they are believed: superpmi's compile loop's `mcIndex` argument, a
+    MethodContext's `index`, the reader's `curMCIndex`, the JIT's own copy. Read lazily: the search
+    reads no further than the first number that passes."""
     for i, f in enumerate(frames):
         if short_name(f.function) == COMPILE_METHOD and f.variable("mcIndex") is not None:
-            found = s.check(
-                frame_int(f, "mcIndex"), f"mcIndex argument of {COMPILE_METHOD} ({frame_ref(f, i)})"
+            yield (
+                frame_int(f, "mcIndex"),
+                f"mcIndex argument of {COMPILE_METHOD} ({frame_ref(f, i)})",
             )
-            if found is not None:
-                return s.result(found)
     for i, f in enumerate(frames):
         for var, v in _method_contexts(f):
-            found = s.check(
+            yield (
                 member_int(v, "index"),
                 f"{var}->index in {short_name(f.function)} ({frame_ref(f, i)})",
             )
-            if found is not None:
-                return s.result(found)
     for i, f in enumerate(frames):
         reader = f.variable("reader")
         if reader is not None and "MethodContextReader" in reader.type_name:
-            found = s.check(
+            yield (
                 member_int(reader, "curMCIndex"),
                 f"reader->curMCIndex in {short_name(f.function)} ({frame_ref(f, i)})",
             )
-            if found is not None:
-                return s.result(found)
     for i, f in enumerate(frames):
         comp = f.variable("this") if class_of(f.function) == "Compiler" else None
         if comp is None:
@@ -285,11 +294,5 @@ def find_method_context(
         if comp is None:
             continue
         n, member = superpmi_index(comp)  # today's info.compMethodSuperPMIIndex; 3.1's JIT has none
-        if member is None:
-            continue
-        found = s.check(n, f"{member} in {short_name(f.function)} ({frame_ref(f, i)})")
-        if found is not None:
-            return s.result(found)
-    if not s.tried and not s.rejected:
-        s.tried.append("no frame of the stack holds a method context number")
-    return s.result(None)
+        if member is not None:
+            yield n, f"{member} in {short_name(f.function)} ({frame_ref(f, i)})"

@@ -119,6 +119,19 @@ _LAST = (
     _s("jitoption", "setting", SETTING),
     _s("jit2option", "setting", SETTING),
 )
+# Two runs of switches between them, the same and in the same order in both eras (today's has
+# -details between the two).
+_LOGS = (
+    _s("verbosity", "one", VERBOSITY),
+    _s("writeLogFile", "one", OUTPUT_FILE),
+    _s("emitMethodStats", "one", STATS),
+)
+_DIFFS = (
+    _s("applyDiff"),
+    _s("compile", "one", COMPILE),
+    _s("coredistools"),
+    _s("matchHash", "one"),
+)
 
 # dotnet/coreclr v3.1.23 (0dee78f90fc80c0fa4390ac1ba519c679bd503a4),
 # src/ToolBox/superpmi/superpmi/commandline.cpp, CommandLine::Parse, in its order (transcripts
@@ -132,13 +145,8 @@ ERA_31 = Grammar(
         _s("target", "one", "", "fixed", 6),
         _s("boe", match="fixed", fixed=3),
         _s("boa", match="fixed", fixed=3),
-        _s("verbosity", "one", VERBOSITY),
-        _s("writeLogFile", "one", OUTPUT_FILE),
-        _s("emitMethodStats", "one", STATS),
-        _s("applyDiff"),
-        _s("compile", "one", COMPILE),
-        _s("coredistools"),
-        _s("matchHash", "one"),
+        *_LOGS,
+        *_DIFFS,
         _s("parallel", "count", PARALLEL),
         _s("skipCleanup", match="exact"),
         *_LAST,
@@ -163,14 +171,9 @@ ERA_TODAY = Grammar(
         _s("boa", match="fixed", fixed=3),
         _s("box", match="fixed", fixed=3),
         _s("ignoreStoredConfig", match="fixed", fixed=18),
-        _s("verbosity", "one", VERBOSITY),
-        _s("writeLogFile", "one", OUTPUT_FILE),
-        _s("emitMethodStats", "one", STATS),
+        *_LOGS,
         _s("details", "one", OUTPUT_FILE),
-        _s("applyDiff"),
-        _s("compile", "one", COMPILE),
-        _s("coredistools"),
-        _s("matchHash", "one"),
+        *_DIFFS,
         _s("streaming", "one"),
         _s("parallel", "count", PARALLEL),
         _s("failureLimit", "one"),
