@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spmi_dbg.analysis.view import signal_name
 from spmi_dbg.repro.expect import Expectation
 
 # superpmi's exit statuses (docs/superpmi-conventions.md 1.2: SpmiResult; -1 and -2 seen as 255 and
@@ -73,13 +74,6 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)  # its own session: the replay and anything it started
     proc.wait()
-
-
-def signal_name(signo: int) -> str:
-    try:
-        return signal.Signals(signo).name
-    except ValueError:
-        return f"SIG{signo}"
 
 
 def _no_core() -> None:
