@@ -41,7 +41,7 @@ from spmi_dbg.repro import command
 from spmi_dbg.repro.bundle import repro_script
 from spmi_dbg.repro.expect import Expectation
 from spmi_dbg.repro.isolate import Isolated
-from spmi_dbg.repro.locate import Located
+from spmi_dbg.repro.models import Located
 from spmi_dbg.repro.pipeline import run_repro
 from spmi_dbg.repro.result import CrashTarget, ReproOptions, ReproResult
 from spmi_dbg.sample.synth import synthetic_collection

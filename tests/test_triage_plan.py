@@ -29,10 +29,9 @@ from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mclist import MCList, parse_mclist
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.expect import Expectation
-from spmi_dbg.repro.locate import PartitionRun
+from spmi_dbg.repro.models import PartitionRun
 from spmi_dbg.triage import journal as journals
 from spmi_dbg.triage import plan, task
-from spmi_dbg.triage import run as coordinator
 from spmi_dbg.triage.coverage import coverage
 from spmi_dbg.triage.engine import EngineReport
 from spmi_dbg.triage.journal import (
@@ -44,6 +43,7 @@ from spmi_dbg.triage.journal import (
     SegmentRecord,
     ToolFailureEntry,
 )
+from spmi_dbg.triage.models import PartitionFound
 from spmi_dbg.triage.plan import (
     PARTITIONS_PER_WORKER,
     TriagePartition,
@@ -701,28 +701,29 @@ def test_an_old_journal_reads_back_and_writes_the_same_json(tmp_path: Path) -> N
     assert "outcome" not in json.loads(text)["segments"][0]
 
 
-def test_the_coordinator_reads_an_old_journal_back(tmp_path: Path) -> None:
-    """run.py's read-back: the replays with their outcomes, the crash with its expectation, the
-    storm's crashes not diagnosed, the failure lines, and triage.json's tool failures."""
+def test_a_partitions_facts_are_made_from_an_old_journal(tmp_path: Path) -> None:
+    """A partition's facts made from its journal (triage/models.py): the replays with their
+    outcomes, the crash with its expectation, the storm's crashes not diagnosed, the failure lines,
+    and triage.json's tool failures."""
     text = OLD_JOURNAL.replace('"/o/', f'"{tmp_path}/')
     (tmp_path / "p2").mkdir()
     (tmp_path / "p2" / "seg-1.json").write_text(OLD_RECORD + "\n")
     full = journals.with_records(Journal.from_json(json.loads(text)))
     result = TriageRun([full.partition], [full], EngineReport("local", 1, task_failures={3: "x"}))
-    coordinator._read_back(full, result, {"/c/a.mch": "a.mch"})
-    (segment,) = result.segments
+    found = PartitionFound.of(full, "a.mch")
+    (segment,) = found.runs
     assert segment.partition == Partition(2, tuple(parse_mclist("1-10,20-40")))
     assert segment.outcome is not None and segment.outcome.kind == "exited"
     assert segment.stdout == tmp_path / "p2" / "seg-1.stdout" and segment.attempts == 1
-    (crash,) = result.crashes
+    (crash,) = found.crashes
     assert (crash.member, crash.bucket, crash.run) == ("a.mch:21", "0efd428583", segment)
     assert crash.located.method_context_rejected == ["3 (frame 2): not in the replay"]
-    assert [(c.member, c.signal, c.storm) for c in result.not_diagnosed] == [
+    assert [(c.member, c.signal, c.storm) for c in found.not_diagnosed] == [
         ("a.mch:25", "SIGSEGV", "0efd428583"),
         ("a.mch:26", "SIGSEGV", "0efd428583"),
     ]
-    ((collection, output),) = result.outputs
-    assert collection == "/c/a.mch"
+    assert found.collection == "/c/a.mch"
+    output = found.output
     assert [f.method_context for f in output.failures] == [7, 8, 9, 7, 8]
     assert [f.method_context for f in output.failed_compiles] == [8, 10]
     assert json.dumps(result.tool_failures) == (

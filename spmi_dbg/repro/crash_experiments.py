@@ -18,7 +18,7 @@ from spmi_dbg.repro.jitoptions import (
     settings_of,
     with_settings,
 )
-from spmi_dbg.repro.locate import Located
+from spmi_dbg.repro.models import Located
 from spmi_dbg.repro.native import NativeRun, run_native
 from spmi_dbg.repro.needs import Needs, with_option
 from spmi_dbg.repro.needs import Outcome as NeedsOutcome

@@ -25,7 +25,7 @@ from rich.text import Text
 from spmi_dbg.driver.outcome import PassedStop
 from spmi_dbg.report.text import rows
 from spmi_dbg.repro.command import Partition
-from spmi_dbg.repro.locate import PartitionRun
+from spmi_dbg.repro.models import PartitionRun
 from spmi_dbg.repro.result import PhaseRecord, ReproResult
 
 _LOADED = re.compile(rb"Loaded (\d+) ")

@@ -48,8 +48,9 @@ from spmi_dbg.repro.jitoptions import (
     settings_of,
     with_settings,
 )
-from spmi_dbg.repro.locate import ATTEMPTS, Located, PartitionRun, locate
+from spmi_dbg.repro.locate import ATTEMPTS, locate
 from spmi_dbg.repro.minimize import ddmin
+from spmi_dbg.repro.models import Located, PartitionRun
 from spmi_dbg.repro.needs import Needs, with_option
 from spmi_dbg.repro.needs import Outcome as NeedsOutcome
 from spmi_dbg.repro.needs_phase import needs_phase

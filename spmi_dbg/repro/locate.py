@@ -11,20 +11,21 @@ from __future__ import annotations
 import dataclasses
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from spmi_dbg.analysis.facts import Diagnosis, MethodContextFact
+from spmi_dbg.analysis.facts import MethodContextFact
 from spmi_dbg.analysis.signature import mark_hang
 from spmi_dbg.driver.base import Driver, Replays
-from spmi_dbg.driver.outcome import PassedStop, ReplayOutcome
+from spmi_dbg.driver.outcome import PassedStop
 from spmi_dbg.driver.request import ReplayRequest, ReplayWatch
 from spmi_dbg.errors import SpmiDbgError, ToolFailure
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mclist import compress_ranges
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.expect import Expectation, expectation_of
+from spmi_dbg.repro.models import Located, PartitionRun
 from spmi_dbg.repro.native import NativeRun, run_native
 
 ATTEMPTS = 2  # a fresh debugger once more after a tool failure
@@ -37,63 +38,6 @@ class LocateProgress(Protocol):
     def stop_passed(self, partition: Partition, stop: PassedStop) -> None: ...
 
     def partition_finished(self, partition: Partition, run: PartitionRun) -> None: ...
-
-
-@dataclass
-class PartitionRun:
-    partition: Partition
-    stdout: Path
-    stderr: Path
-    transcript: Path
-    outcome: ReplayOutcome | None = None
-    attempts: int = 0
-    failures: list[str] = field(default_factory=list)  # one per failed attempt
-
-    @property
-    def status(self) -> str:
-        if self.outcome is not None:
-            return self.outcome.kind
-        return "tool-failure" if self.failures else "not run"
-
-    def to_json(self) -> dict[str, Any]:
-        o = self.outcome
-        return {
-            "partition": self.partition.index,
-            "compile": self.partition.spec,
-            "methods": len(self.partition.numbers),
-            "status": self.status,
-            "attempts": self.attempts,
-            "failures": self.failures,
-            "exit_status": o.exit_status if o else None,
-            "signal": o.signal if o else None,
-            "stops_passed": len(o.passed) if o else 0,
-            "seconds": round(o.seconds, 3) if o else None,
-            "debugger_startup_seconds": round(o.startup_seconds, 3) if o else None,
-            "notes": o.notes if o else [],
-        }
-
-
-@dataclass
-class Located:
-    runs: list[PartitionRun]
-    winner: PartitionRun | None = None
-    expectation: Expectation | None = None
-    method_context: int | None = None
-    method_context_source: str = ""
-    # the stack's numbers that failed their checks
-    method_context_rejected: list[str] = field(default_factory=list)
-    bisection: list[dict[str, Any]] = field(default_factory=list)  # the native runs, when bisected
-    notes: list[str] = field(default_factory=list)
-    # --first-found won over an earlier partition that had not ended: what it did not wait for
-    first_found: str | None = None
-
-    @property
-    def diagnosis(self) -> Diagnosis | None:
-        return self.winner.outcome.diagnosis if self.winner and self.winner.outcome else None
-
-    @property
-    def tool_failures(self) -> list[PartitionRun]:
-        return [r for r in self.runs if r.outcome is None and r.failures]
 
 
 def locate(

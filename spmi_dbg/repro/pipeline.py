@@ -28,8 +28,9 @@ from spmi_dbg.repro.crash_experiments import CrashExperiments
 from spmi_dbg.repro.env_experiment import find_environment
 from spmi_dbg.repro.failure_pipeline import run_failure_phases
 from spmi_dbg.repro.isolate import isolate
-from spmi_dbg.repro.locate import Located, locate, locate_core
+from spmi_dbg.repro.locate import locate, locate_core
 from spmi_dbg.repro.minimize import minimize
+from spmi_dbg.repro.models import Located
 from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES, PhaseFailed, phase
 from spmi_dbg.repro.result import (
     BUNDLE_FILES,

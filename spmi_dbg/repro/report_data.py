@@ -18,7 +18,7 @@ from spmi_dbg.report.model import Configuration
 from spmi_dbg.report.parsed import ReportJson
 from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION
 from spmi_dbg.repro import identity
-from spmi_dbg.repro.locate import Located
+from spmi_dbg.repro.models import Located
 from spmi_dbg.repro.result import ReproResult
 from spmi_dbg.superpmi_argv import option_value
 

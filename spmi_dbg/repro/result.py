@@ -19,8 +19,9 @@ from spmi_dbg.repro.env_experiment import EnvExperiment
 from spmi_dbg.repro.failure_locate import FailureLocated, FailureRun, FailureVerification
 from spmi_dbg.repro.isolate import Isolated
 from spmi_dbg.repro.jitoptions import OptionMinimization
-from spmi_dbg.repro.locate import Located, LocateProgress, PartitionRun
+from spmi_dbg.repro.locate import LocateProgress
 from spmi_dbg.repro.minimize import Minimization
+from spmi_dbg.repro.models import Located, PartitionRun
 from spmi_dbg.repro.needs import Needs
 from spmi_dbg.repro.regression import Regression
 from spmi_dbg.repro.verify import Verification

@@ -12,10 +12,9 @@ from typing import Any
 
 from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.analysis.policy import PassedStop
-from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.failures.output import ReplayOutput
-from spmi_dbg.mch.collection import Collection
-from spmi_dbg.triage.run import Crash
+from spmi_dbg.triage.method_facts import MethodFacts
+from spmi_dbg.triage.models import Crash
 
 MAX_LISTED = 100  # method context numbers listed per group
 
@@ -61,36 +60,18 @@ class Bucket:
         return e.signal if e else None
 
 
-def bucket_crashes(crashes: list[Crash]) -> list[Bucket]:
+def bucket_crashes(crashes: list[Crash], facts: MethodFacts) -> list[Bucket]:
     """One bucket table across collections: buckets in order of size (then of their first member);
-    members in collection, then method context order."""
-    names: dict[tuple[str, int], tuple[str | None, int | None]] = {}
-    for collection in {c.collection for c in crashes}:
-        found = names_of(collection, [c.number for c in crashes if c.collection == collection])
-        names |= {(collection, n): v for n, v in found.items()}
+    members in collection, then method context order. `facts`: the members' names and IL sizes,
+    read before (triage/method_facts.py)."""
     groups: dict[str, list[Member]] = defaultdict(list)
     for c in crashes:  # in (collection, number) order
-        name, il = names.get((c.collection, c.number), (None, None))
+        name, il = facts.get((c.collection, c.number), (None, None))
         groups[c.bucket].append(Member(c.number, name, il, c))
     return sorted(
         (Bucket(k, v) for k, v in groups.items()),
         key=lambda b: (-len(b.members), b.members[0].member),
     )
-
-
-def names_of(collection: str, numbers: list[int]) -> dict[int, tuple[str | None, int | None]]:
-    out: dict[int, tuple[str | None, int | None]] = {}
-    try:
-        with Collection.open(collection) as col:
-            for n in numbers:
-                try:
-                    mc = col.method_context(n)
-                    out[n] = (mc.name, mc.il_size)
-                except (SpmiDbgError, ValueError):
-                    out[n] = (None, None)
-    except (SpmiDbgError, OSError):
-        pass
-    return out
 
 
 @dataclass

@@ -27,7 +27,8 @@ from typing import Any
 from spmi_dbg import exits
 from spmi_dbg.errors import ClusterLost, InputError
 from spmi_dbg.repro.result import ReproResult, bundle_dir_for
-from spmi_dbg.triage.engine import BundleJob, EngineReport
+from spmi_dbg.triage.engine import BundleJob, EngineReport, EngineRun
+from spmi_dbg.triage.journal import Journal
 from spmi_dbg.triage.task import (
     CrashBudget,
     MissingOnWorker,
@@ -79,7 +80,7 @@ class ClusterBudget:
         return n > 0
 
 
-def _remote(task: PartitionTask, stop_event: str, budget: str) -> dict[str, Any]:
+def _remote(task: PartitionTask, stop_event: str, budget: str) -> Journal:
     """The task as a dask worker runs it: named by the worker's address; stopped when the
     coordinator sets the cluster-wide event `stop_event` (--max-crashes reached, Ctrl-C)."""
     from distributed import Event
@@ -289,10 +290,11 @@ class DaskEngine:
 
     def run(
         self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget
-    ) -> EngineReport:
+    ) -> EngineRun:
         from distributed import Event, Queue, as_completed
 
-        report = self.report()
+        ran = EngineRun(self.report())
+        report = ran.report
         stop = Event(self._stop, client=self.client)
         order = sorted(tasks, key=lambda t: (-t.partition.bytes, t.partition.index))
         run_id = uuid.uuid4().hex[:8]
@@ -326,7 +328,9 @@ class DaskEngine:
         try:
             for future in pending:
                 task, attempt = futures[future]
-                again = self._settled(future, task, attempt, cancel, report)
+                again, journal = self._settled(future, task, attempt, cancel, report)
+                if journal is not None:
+                    ran.journals[task.partition.index] = journal
                 if again:
                     resubmitted = submit(task, attempt + 1)
                     futures[resubmitted] = (task, attempt + 1)
@@ -344,7 +348,7 @@ class DaskEngine:
                     self.client.run(_close_sessions)
                 except Exception:  # a worker that went away took its debuggers with it
                     pass
-        return report
+        return ran
 
     def _lost(self, e: BaseException) -> ClusterLost | None:
         """`e` as the cluster's loss when it is one: a task cancelled because the client lost its
@@ -371,17 +375,18 @@ class DaskEngine:
         attempt: int,
         cancel: threading.Event,
         report: EngineReport,
-    ) -> bool:
-        """A task's end: True when it is to be submitted again (its worker died, and it has tries
-        left); a failure is the partition's, said in the report."""
+    ) -> tuple[bool, Journal | None]:
+        """A task's end: (submit it again, the journal it returned). Submitted again when its
+        worker died and it has tries left; a failure is the partition's, said in the report."""
         from distributed import KilledWorker
 
         try:
-            future.result()
+            journal: Journal = future.result()
+            return False, journal
         except KilledWorker:
             if attempt < RESUBMITS and not cancel.is_set():
                 report.resubmitted[task.partition.index] = attempt + 1
-                return True
+                return True, None
             report.task_failures[task.partition.index] = (
                 f"its workers died {attempt + 1} x (KilledWorker)"
             )
@@ -394,7 +399,7 @@ class DaskEngine:
             if lost is not None:
                 raise lost from None
             report.failed(task.partition.index, e)
-        return False
+        return False, None
 
     def run_bundles(self, jobs: list[BundleJob], report: EngineReport) -> dict[str, ReproResult]:
         """All at once, one task each: on the workers (each in the shared out directory, by its

@@ -5,7 +5,6 @@ stdout."""
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from typing import TextIO
@@ -14,7 +13,6 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 from spmi_dbg.errors import printable
-from spmi_dbg.report.parsed import TriageJson
 from spmi_dbg.report.triage import triage_text
 from spmi_dbg.triage.engine import EngineReport
 from spmi_dbg.triage.plan import TriagePartition
@@ -138,6 +136,6 @@ def progress_for(stream: TextIO) -> TriageProgress:
 
 
 def print_summary(result: TriageResult) -> None:
-    data = json.loads((result.options.out / "triage.json").read_text())
-    summary = triage_text(TriageJson.read(data))
+    assert result.doc is not None, "the summary of a triage whose triage.json was written"
+    summary = triage_text(result.doc)
     sys.stdout.write(summary + f"triage: {printable(str(result.options.out / 'triage.md'))}\n")

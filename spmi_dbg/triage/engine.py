@@ -17,9 +17,10 @@ from typing import Protocol
 
 from spmi_dbg.errors import SpmiDbgError, is_system_stop, system_stop_said
 from spmi_dbg.failures.output import Failure
-from spmi_dbg.repro.locate import Located
+from spmi_dbg.repro.models import Located
 from spmi_dbg.repro.pipeline import run_repro
 from spmi_dbg.repro.result import ReproOptions, ReproResult
+from spmi_dbg.triage.journal import Journal
 from spmi_dbg.triage.task import (
     CrashBudget,
     MissingOnWorker,
@@ -54,6 +55,16 @@ class EngineReport:
             self.task_failures[partition] = f"{type(e).__name__}: {e}"
 
 
+@dataclass
+class EngineRun:
+    """What the engine's run of the tasks gives the coordinator."""
+
+    report: EngineReport
+    # partition -> the journal its task returned (a task that failed returned none: its journal on
+    # disk holds what it did)
+    journals: dict[int, Journal] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class BundleJob:
     """One bucket's repro bundle: the repro pipeline from isolate on, for its smallest member."""
@@ -79,9 +90,9 @@ class Engine(Protocol):
 
     def run(
         self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget
-    ) -> EngineReport:
-        """Every task run (or stopped by `cancel`); raises MissingOnWorker when a worker lacks an
-        input."""
+    ) -> EngineRun:
+        """Every task run (or stopped by `cancel`), with the journals they returned; raises
+        MissingOnWorker when a worker lacks an input."""
         ...
 
     def run_bundles(self, jobs: list[BundleJob], report: EngineReport) -> dict[str, ReproResult]:
@@ -104,8 +115,8 @@ class LocalEngine:
 
     def run(
         self, tasks: list[PartitionTask], cancel: threading.Event, budget: CrashBudget
-    ) -> EngineReport:
-        report = self.report()
+    ) -> EngineRun:
+        ran = EngineRun(self.report())
         # the largest first
         order = sorted(tasks, key=lambda t: (-t.partition.bytes, t.partition.index))
         pool = ThreadPoolExecutor(
@@ -119,19 +130,19 @@ class LocalEngine:
             }
             for f, task in futures.items():
                 try:
-                    f.result()
+                    ran.journals[task.partition.index] = f.result()
                 except MissingOnWorker:
                     raise
                 # a broken journal, a full disk: this partition's
                 except (SpmiDbgError, OSError, ValueError) as e:
-                    report.failed(task.partition.index, e)
+                    ran.report.failed(task.partition.index, e)
         except BaseException:
             cancel.set()
             raise
         finally:
             pool.shutdown(wait=True)
             sessions.close_all()
-        return report
+        return ran
 
     def run_bundles(self, jobs: list[BundleJob], report: EngineReport) -> dict[str, ReproResult]:
         """One after another: each repro already runs its verification replays --workers at a

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spmi_dbg.failures.output import Failure, FailureKind, ReplayOutput, bucket_name
-from spmi_dbg.triage.buckets import names_of
+from spmi_dbg.triage.method_facts import MethodFacts
 
 
 @dataclass
@@ -46,26 +46,29 @@ class FailureBucket:
         return f"missing data: {f.message}"
 
 
+def failed_members(outputs: list[tuple[str, ReplayOutput]]) -> list[tuple[str, int]]:
+    """(collection, number) of every failure line: the method contexts bucket_failures needs the
+    facts of."""
+    return [(collection, f.method_context) for collection, out in outputs for f in out.failures]
+
+
 def bucket_failures(
-    outputs: list[tuple[str, ReplayOutput]], names: dict[str, str]
+    outputs: list[tuple[str, ReplayOutput]], names: dict[str, str], facts: MethodFacts
 ) -> list[FailureBucket]:
     """One table across collections: buckets in order of size (then of their first member); members
     in collection then method context order, each once. `outputs`: (collection, a partition's parsed
-    output); `names`: each collection's member prefix."""
+    output); `names`: each collection's member prefix; `facts`: the members' names and IL sizes,
+    read before (triage/method_facts.py)."""
     seen: dict[tuple[str, str, int], Failure] = {}
     for collection, out in outputs:
         for f in out.failures:  # with -a, JIT1's and JIT2's lines are one failure
             seen.setdefault((f.key, collection, f.method_context), f)
     order = list(names)
-    info: dict[tuple[str, int], tuple[str | None, int | None]] = {}
-    for collection in {c for _, c, _ in seen}:
-        found = names_of(collection, sorted({n for _, c, n in seen if c == collection}))
-        info |= {(collection, n): v for n, v in found.items()}
     groups: dict[str, list[FailureMember]] = {}
     for (key, collection, number), f in sorted(
         seen.items(), key=lambda kv: (order.index(kv[0][1]) if kv[0][1] in order else 0, kv[0][2])
     ):
-        name, il = info.get((collection, number), (None, None))
+        name, il = facts.get((collection, number), (None, None))
         groups.setdefault(key, []).append(
             FailureMember(
                 number, name, il, f, collection, f"{names.get(collection, collection)}:{number}"

@@ -21,12 +21,12 @@ from spmi_dbg.outdir import check_out_dir, locked
 from spmi_dbg.repro.capability import cannot_show
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.result import ReproOptions, ReproResult
-from spmi_dbg.tempfiles import temp_dir
 from spmi_dbg.triage.buckets import bucket_crashes
 from spmi_dbg.triage.cluster import DaskEngine
 from spmi_dbg.triage.coverage import coverage
 from spmi_dbg.triage.engine import BundleJob, Engine, LocalEngine
-from spmi_dbg.triage.failure_buckets import bucket_failures
+from spmi_dbg.triage.failure_buckets import bucket_failures, failed_members
+from spmi_dbg.triage.method_facts import read_method_facts
 from spmi_dbg.triage.plan import (
     TriagePartition,
     check_resumable,
@@ -75,7 +75,7 @@ def run_triage(
         raise InputError(
             str(opts.out), f"--resume: no triage to resume here (no {PARTITIONS_DIR}/{PLAN_FILE})"
         )
-    with temp_dir("triage") as tmp, locked(opts.out):
+    with locked(opts.out):
         opts.out.mkdir(parents=True, exist_ok=True)
         directory = (opts.out / PARTITIONS_DIR).absolute()  # as the workers see it (a shared path)
         engine = engine or open_engine(opts)
@@ -98,8 +98,12 @@ def run_triage(
                 replay_seconds=time.monotonic() - ready,
                 engine_seconds=ready - start,
             )
-            result.buckets = bucket_crashes(found.crashes)
-            result.failure_buckets = bucket_failures(found.outputs, names)
+            # the one step that reads the collections; the grouping reads only facts
+            facts = read_method_facts(
+                [*((c.collection, c.number) for c in found.crashes), *failed_members(found.outputs)]
+            )
+            result.buckets = bucket_crashes(found.crashes, facts)
+            result.failure_buckets = bucket_failures(found.outputs, names, facts)
             result.coverage = coverage(found.journals, names)
             if not result.buckets and not result.failure_buckets:
                 found.notes += _unread_settings(list(commands.values()), opts)
@@ -114,7 +118,7 @@ def run_triage(
                 f"--redact: {PARTITIONS_DIR}/ (the partitions' journals, output and debugger "
                 "transcripts) was removed once the triage was complete"
             )
-        result.files = write_triage(result, Path(tmp))
+        result.files, result.doc = write_triage(result)
         if r.redact:
             shutil.rmtree(directory, ignore_errors=True)
     return result

@@ -10,6 +10,7 @@ from typing import Any
 
 from spmi_dbg import exits
 from spmi_dbg.failures.output import ReplayOutput
+from spmi_dbg.report.parsed import TriageJson
 from spmi_dbg.repro.command import ReproCommand
 from spmi_dbg.repro.result import ReproOptions, ReproResult
 from spmi_dbg.triage.buckets import Bucket
@@ -64,6 +65,7 @@ class TriageResult:
     engine_seconds: float = 0.0
     exit_code: int = exits.NO_CRASH
     files: list[Path] = field(default_factory=list)
+    doc: TriageJson | None = None  # triage.json as written: what the summary prints
 
     @property
     def outputs(self) -> list[tuple[str, ReplayOutput]]:

@@ -2,9 +2,11 @@
 (triage/task.py) run by an engine (triage/engine.py: threads here; triage/cluster.py: a dask
 cluster). A fatal stop (or a hang) at method context N does not end a partition: the crash is
 identified (from the stack, else by native bisection) and the partition goes on at N+1 in the same
-debugger session. Each task keeps its journal under the out directory; this module watches the
-journals for progress (and --max-crashes), then reads them back into crashes, segments and
-superpmi's own failure lines."""
+debugger session. Each task keeps its journal under the out directory (the record that survives
+a dead worker, read again only to resume it) and returns it; this module watches the journals on
+disk for progress (and --max-crashes) while the tasks run, then makes each partition's facts
+(triage/models.py) from the journal its task returned -- from disk only for a partition no task
+ran (done before a --resume) or whose task failed."""
 
 from __future__ import annotations
 
@@ -14,15 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spmi_dbg.analysis.policy import PassedStop
-from spmi_dbg.analysis.signature import bucket_key
-from spmi_dbg.failures.output import Failure, ReplayOutput
-from spmi_dbg.mch.mclist import parse_mclist
-from spmi_dbg.repro.command import Partition, ReproCommand
-from spmi_dbg.repro.locate import Located, PartitionRun
+from spmi_dbg.failures.output import ReplayOutput
+from spmi_dbg.repro.command import ReproCommand
+from spmi_dbg.repro.models import PartitionRun
 from spmi_dbg.triage import journal as journals
 from spmi_dbg.triage.coverage import Counts, counts
-from spmi_dbg.triage.engine import Engine, EngineReport
+from spmi_dbg.triage.engine import Engine, EngineReport, EngineRun
 from spmi_dbg.triage.journal import Journal
+from spmi_dbg.triage.models import Crash, NotDiagnosed, PartitionFound
 from spmi_dbg.triage.plan import TriagePartition
 from spmi_dbg.triage.storm import StormWatch
 from spmi_dbg.triage.task import CrashBudget, PartitionTask, TaskSettings
@@ -31,43 +32,6 @@ POLL = 0.5  # seconds between two looks at the journals (progress, --max-crashes
 # until a storm is said: a crash costs ~0.03 s in a gdb session (issue 29), so a 0.5 s look
 # would say it a dozen crashes late
 STORM_POLL = 0.1
-
-
-@dataclass
-class Crash:
-    """One fatal stop (or hang): its run (the segment that ended there) and what was identified of
-    it."""
-
-    located: Located  # winner = the segment's run; method_context and expectation identified
-    collection: str  # its collection's path
-    member: str  # `<collection name>:<number>`
-
-    @property
-    def run(self) -> PartitionRun:
-        assert self.located.winner is not None
-        return self.located.winner
-
-    @property
-    def number(self) -> int:
-        assert self.located.method_context is not None
-        return self.located.method_context
-
-    @property
-    def bucket(self) -> str:
-        e = self.located.expectation
-        return e.bucket_key if e is not None else bucket_key(None, "crash", None)
-
-
-@dataclass(frozen=True)
-class NotDiagnosed:
-    """A crash of a storm's sweep (triage/sweep.py): its number and signal from its native
-    replay, not diagnosed."""
-
-    collection: str
-    number: int
-    signal: str
-    storm: str  # the bucket of the storm that swept it
-    member: str  # `<collection name>:<number>`
 
 
 @dataclass
@@ -244,17 +208,22 @@ def replay_partitions(
         if p.index not in resumed
     ]
     watch = _Watch(tallier, show, cancel, max_crashes)
-    report = engine.report()
-    show.started(partitions, report)
+    ran = EngineRun(engine.report())
+    show.started(partitions, ran.report)
     with watch:
-        report = engine.run(tasks, cancel, budget) if tasks else report
+        ran = engine.run(tasks, cancel, budget) if tasks else ran
     # a storm the watcher had no look at before the end (a quick triage) is said all the same
     watch.look()
-    result = TriageRun(partitions, [], report, resumed=resumed, notes=list(watch.said))
+    result = TriageRun(partitions, [], ran.report, resumed=resumed, notes=list(watch.said))
     result.stopped_early = cancel.is_set() or budget.left <= 0
     for p in partitions:
-        result.journals.append(_journal(directory, p, report, result.stopped_early))
-        _read_back(result.journals[-1], result, names)
+        j = _ended(ran.journals.get(p.index), directory, p, ran.report, result.stopped_early)
+        found = PartitionFound.of(j, names[p.collection])
+        result.journals.append(j)
+        result.segments += found.runs
+        result.crashes += found.crashes
+        result.not_diagnosed += found.not_diagnosed
+        result.outputs.append((p.collection, found.output))
     result.crashes.sort(key=lambda c: (c.collection, c.number))
     result.not_diagnosed.sort(key=lambda c: (c.collection, c.number))
     show.update(tallier.final(result.journals))  # the last progress line: the coverage's count
@@ -304,12 +273,21 @@ class _Watch:
             self.show.systematic(line)
 
 
-def _journal(
-    directory: Path, p: TriagePartition, report: EngineReport, stopped_early: bool
+def _ended(
+    returned: Journal | None,
+    directory: Path,
+    p: TriagePartition,
+    report: EngineReport,
+    stopped_early: bool,
 ) -> Journal:
-    """A partition's journal read back with its records; one that did not finish says why."""
-    read = journals.read(directory, p.index)
-    j = journals.with_records(read) if read is not None else Journal(p)
+    """A partition's journal at the triage's end: the one its task returned, else (done before a
+    --resume, or its task failed) the one on disk, with its records; one that did not finish says
+    why."""
+    if returned is not None:
+        j = returned
+    else:
+        read = journals.read(directory, p.index)
+        j = journals.with_records(read) if read is not None else Journal(p)
     if not j.done:
         why = report.task_failures.get(p.index)
         reason = (
@@ -321,42 +299,3 @@ def _journal(
         )
         j.give_up(reason)
     return j
-
-
-def _read_back(j: Journal, result: TriageRun, names: dict[str, str]) -> None:
-    p = j.partition
-    runs: list[PartitionRun] = []
-    for s in j.segments:
-        run = PartitionRun(
-            Partition(p.index, tuple(parse_mclist(s.compile))),
-            s.stdout,
-            s.stderr,
-            s.transcript,
-            outcome=s.outcome,
-            attempts=s.attempts,
-            failures=list(s.failures),
-        )
-        runs.append(run)
-    result.segments += runs
-    for c in j.crashes:
-        run = runs[c.segment - 1]
-        located = Located(
-            [run],
-            winner=run,
-            expectation=c.expectation,
-            method_context=c.method_context,
-            method_context_source=c.method_context_source,
-            method_context_rejected=list(c.method_context_rejected),
-            bisection=list(c.bisection),
-            notes=list(c.notes),
-        )
-        result.crashes.append(
-            Crash(located, p.collection, f"{names[p.collection]}:{located.method_context}")
-        )
-    storm = j.storm.bucket if j.storm is not None else ""
-    result.not_diagnosed += [
-        NotDiagnosed(p.collection, n, sig, storm, f"{names[p.collection]}:{n}")
-        for n, sig in j.not_diagnosed()
-    ]
-    failed = [Failure("error", n, "", "") for n in j.failed_compiles]
-    result.outputs.append((p.collection, ReplayOutput(list(j.failures), failed)))

@@ -17,7 +17,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from spmi_dbg.analysis.facts import MethodContextFact
 from spmi_dbg.driver.base import Driver, ReplaySession
@@ -27,7 +27,8 @@ from spmi_dbg.errors import SpmiDbgError, ToolFailure
 from spmi_dbg.failures.output import Failure, read_output
 from spmi_dbg.mch.mclist import MCList
 from spmi_dbg.repro.command import Partition, ReproCommand
-from spmi_dbg.repro.locate import ATTEMPTS, WINNING, Located, PartitionRun, identify
+from spmi_dbg.repro.locate import ATTEMPTS, WINNING, identify
+from spmi_dbg.repro.models import Located, PartitionRun
 from spmi_dbg.repro.native import run_native
 from spmi_dbg.triage import journal as journals
 from spmi_dbg.triage.journal import (
@@ -159,16 +160,17 @@ def run_partition(
     cancel: threading.Event | None = None,
     budget: Budget | None = None,
     sessions: SessionCache | None = None,
-) -> dict[str, Any]:
-    """The partition's journal (JSON) when it is done, or when `cancel` stopped it. `sessions`:
-    debugger sessions to reuse and leave open (default: one of its own, closed at the end)."""
+) -> Journal:
+    """The partition's journal, its segments' records read in, when it is done or when `cancel`
+    stopped it: what the coordinator makes the partition's facts from. `sessions`: debugger
+    sessions to reuse and leave open (default: one of its own, closed at the end)."""
     where = where or f"{socket.gethostname()} (pid {os.getpid()})"
     check_inputs(task, where)
     directory = Path(task.directory)
     with journals.holding(directory, task.partition.index):
         journal = journals.load(directory, task.partition)
         if journal.done:
-            return journals.with_records(journal).to_json()
+            return journals.with_records(journal)
         journal.attempts += 1
         dead = journal.running
         if dead is not None:  # the lock was free: the replay's worker died
@@ -188,7 +190,7 @@ def run_partition(
         finally:
             if own:
                 cache.close_all()
-        return journals.with_records(journal).to_json()
+        return journals.with_records(journal)
 
 
 class _Partition:

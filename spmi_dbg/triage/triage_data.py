@@ -22,8 +22,8 @@ from spmi_dbg.repro.phase import REPLAY_INPUT_FAILURES
 from spmi_dbg.repro.result import ReproResult
 from spmi_dbg.triage.buckets import Bucket, first_chance, reported_by_superpmi
 from spmi_dbg.triage.failure_buckets import FailureBucket
+from spmi_dbg.triage.models import Crash
 from spmi_dbg.triage.result import BUNDLE_KINDS, TRIAGE_FILES, TriageResult
-from spmi_dbg.triage.run import Crash
 
 __all__ = ["TRIAGE_FILES", "triage_json", "write_triage"]
 
@@ -245,7 +245,9 @@ def _failure_bucket(b: FailureBucket, result: TriageResult) -> dict[str, Any]:
     }
 
 
-def write_triage(result: TriageResult, work: Path) -> list[Path]:
+def write_triage(result: TriageResult) -> tuple[list[Path], TriageJson]:
+    """triage.json, triage.md, triage.sarif and the long member lists, written; and triage.json
+    as read once, what the summary is printed from."""
     out = result.options.out
     data = triage_json(result)
     if result.options.repro.redact:
@@ -262,4 +264,4 @@ def write_triage(result: TriageResult, work: Path) -> list[Path]:
     read = TriageJson.read(data)
     atomic_write_text(files[1], triage_markdown(read))
     atomic_write_text(files[2], json.dumps(triage_sarif(read), indent=2) + "\n")
-    return files
+    return files, read
