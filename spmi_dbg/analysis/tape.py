@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from spmi_dbg.analysis.diagnosis import Diagnosis, diagnose
 from spmi_dbg.analysis.mcnumber import RecordIdentity
@@ -30,11 +31,32 @@ VERSION = 1
 MAX_TAPE_BYTES = 64 * 1024 * 1024
 
 Json = dict[str, Any]
+T = TypeVar("T")
 
 
-class _TapeValue:
+def _answer(node: Json, key: str, kind: type[T]) -> T | None:
+    """The answer recorded under `key`; None when none was, or it is not a `kind` (a tape written
+    by hand)."""
+    value = node.get(key)
+    return value if isinstance(value, kind) else None
+
+
+def _value_at(node: Json, table: str, key: str) -> TapeValue | None:
+    """The value recorded in `node`'s `table` under `key`: a field or element of a value, a
+    variable of a frame, an expression the process evaluated."""
+    child = (node.get(table) or {}).get(key)
+    return TapeValue(child) if isinstance(child, dict) else None
+
+
+class _Recorded:
+    """A part of the stop as the tape holds it: its recorded node, which it answers from."""
+
     def __init__(self, node: Json) -> None:
         self._node = node
+
+
+class TapeValue(_Recorded):
+    """A value as the tape recorded it (also what a recording answers: taperecord.py)."""
 
     @property
     def type_name(self) -> str:
@@ -45,60 +67,48 @@ class _TapeValue:
         return bool(self._node.get("optimized_out", False))
 
     def as_int(self) -> int | None:
-        value = self._node.get("int")
-        return value if isinstance(value, int) else None
+        return _answer(self._node, "int", int)
 
-    def _child(self, table: str, key: str) -> _TapeValue | None:
-        node = (self._node.get(table) or {}).get(key)
-        return _TapeValue(node) if isinstance(node, dict) else None
+    def field(self, name: str) -> TapeValue | None:
+        return _value_at(self._node, "fields", name)
 
-    def field(self, name: str) -> _TapeValue | None:
-        return self._child("fields", name)
-
-    def fields(self) -> list[tuple[str, _TapeValue]]:
-        out: list[tuple[str, _TapeValue]] = []
+    def fields(self) -> Sequence[tuple[str, TapeValue]]:
+        out: list[tuple[str, TapeValue]] = []
         for name in self._node.get("field_list") or []:
-            child = self._child("fields", name)
+            child = _value_at(self._node, "fields", name)
             if child is not None:
                 out.append((name, child))
         return out
 
-    def element(self, index: int) -> _TapeValue | None:
-        return self._child("elements", str(index))
+    def element(self, index: int) -> TapeValue | None:
+        return _value_at(self._node, "elements", str(index))
 
     def enumerator(self) -> str | None:
-        value = self._node.get("enumerator")
-        return value if isinstance(value, str) else None
+        return _answer(self._node, "enumerator", str)
 
 
-class _TapeFrame:
-    def __init__(self, node: Json) -> None:
-        self._node = node
+class TapeFrame(_Recorded):
+    """A frame as the tape recorded it (also what a recording answers: taperecord.py)."""
 
     @property
     def function(self) -> str | None:
-        value = self._node.get("function")
-        return value if isinstance(value, str) else None
+        return _answer(self._node, "function", str)
 
     @property
     def pc(self) -> int:
-        value = self._node.get("pc")
-        return value if isinstance(value, int) else 0
+        return _answer(self._node, "pc", int) or 0
 
     @property
     def file(self) -> str | None:
-        value = self._node.get("file")
-        return value if isinstance(value, str) else None
+        return _answer(self._node, "file", str)
 
     @property
     def line(self) -> int | None:
-        value = self._node.get("line")
-        return value if isinstance(value, int) else None
+        return _answer(self._node, "line", int)
 
     @property
     def module(self) -> str | None:
-        value = self._node.get("module")
-        return value if isinstance(value, str) else None
+        return _answer(self._node, "module", str)
 
     @property
     def inlined(self) -> bool:
@@ -107,22 +117,17 @@ class _TapeFrame:
     @property
     def number(self) -> int | None:
         """The debugger's own number (a tape of before recorded none: the analysis' index)."""
-        value = self._node.get("number")
-        return value if isinstance(value, int) else None
+        return _answer(self._node, "number", int)
 
     @property
     def hidden(self) -> bool:
         return bool(self._node.get("hidden", False))
 
-    def _lookup(self, table: str, name: str) -> _TapeValue | None:
-        node = (self._node.get(table) or {}).get(name)
-        return _TapeValue(node) if isinstance(node, dict) else None
+    def variable(self, name: str) -> TapeValue | None:
+        return _value_at(self._node, "variables", name)
 
-    def variable(self, name: str) -> _TapeValue | None:
-        return self._lookup("variables", name)
-
-    def global_variable(self, name: str) -> _TapeValue | None:
-        return self._lookup("globals", name)
+    def global_variable(self, name: str) -> TapeValue | None:
+        return _value_at(self._node, "globals", name)
 
 
 @dataclass
@@ -130,32 +135,28 @@ class _TapeThread:
     tid: int
     node: Json
 
-    def frames(self, limit: int | None = None) -> list[_TapeFrame]:
+    def frames(self, limit: int | None = None) -> list[TapeFrame]:
         nodes = [n for n in self.node.get("frames") or [] if isinstance(n, dict)]
-        return [_TapeFrame(n) for n in (nodes if limit is None else nodes[:limit])]
+        return [TapeFrame(n) for n in (nodes if limit is None else nodes[:limit])]
 
 
-class TapeProcess:
+class TapeProcess(_Recorded):
     """A stop as a tape recorded it: the view's answers, without a debugger."""
-
-    def __init__(self, process: Json) -> None:
-        self._t = process
 
     @property
     def arch(self) -> str:
-        return str(self._t.get("arch", "x86_64"))
+        return str(self._node.get("arch", "x86_64"))
 
     @property
     def pid(self) -> int | None:
-        value = self._t.get("pid")
-        return value if isinstance(value, int) else None
+        return _answer(self._node, "pid", int)
 
     @property
     def debugger(self) -> str:
-        return f"tape of {self._t.get('debugger', '?')}"
+        return f"tape of {self._node.get('debugger', '?')}"
 
     def signal(self) -> SignalInfo | None:
-        s = self._t.get("signal")
+        s = self._node.get("signal")
         if not isinstance(s, dict):
             return None
         return SignalInfo(
@@ -163,51 +164,48 @@ class TapeProcess:
         )
 
     def _thread(self, tid: int) -> _TapeThread | None:
-        node = (self._t.get("threads") or {}).get(str(tid))
+        node = (self._node.get("threads") or {}).get(str(tid))
         return _TapeThread(tid, node) if isinstance(node, dict) else None
 
     def selected_thread(self) -> _TapeThread | None:
-        tid = self._t.get("selected_thread")
+        tid = self._node.get("selected_thread")
         return self._thread(tid) if isinstance(tid, int) else None
 
     def threads(self) -> list[_TapeThread]:
-        order = self._t.get("thread_order") or []
+        order = self._node.get("thread_order") or []
         return [t for t in (self._thread(tid) for tid in order) if t is not None]
 
     def modules(self) -> list[Module]:
         return [
             Module(str(m["path"]), int(m["start"]), int(m["end"]), m.get("base"))
-            for m in self._t.get("modules") or []
+            for m in self._node.get("modules") or []
         ]
 
     def read_memory(self, address: int, size: int) -> bytes | None:
-        for a, n, data in self._t.get("memory") or []:
+        for a, n, data in self._node.get("memory") or []:
             if a == address and n == size:
                 return None if data is None else bytes.fromhex(data)
         return None
 
     def registers(self) -> dict[str, int]:
-        return dict(self._t.get("registers") or {})
+        return dict(self._node.get("registers") or {})
 
     def stack_pointer(self) -> int | None:
-        value = self._t.get("stack_pointer")
-        return value if isinstance(value, int) else None
+        return _answer(self._node, "stack_pointer", int)
 
     def argv(self) -> list[str] | None:
-        value = self._t.get("argv")
+        value = self._node.get("argv")
         return list(value) if isinstance(value, list) else None
 
     def caught_signals(self) -> int | None:
-        value = self._t.get("caught_signals")
-        return value if isinstance(value, int) else None
+        return _answer(self._node, "caught_signals", int)
 
     def lookup_type_fields(self, type_name: str) -> list[tuple[str, str]] | None:
-        value = (self._t.get("types") or {}).get(type_name)
+        value = (self._node.get("types") or {}).get(type_name)
         return None if value is None else [(str(a), str(b)) for a, b in value]
 
-    def evaluate(self, expression: str) -> _TapeValue | None:
-        node = (self._t.get("evaluate") or {}).get(expression)
-        return _TapeValue(node) if isinstance(node, dict) else None
+    def evaluate(self, expression: str) -> TapeValue | None:
+        return _value_at(self._node, "evaluate", expression)
 
 
 class _TapeRecords:
@@ -222,8 +220,7 @@ class _TapeRecords:
 
     @property
     def count(self) -> int | None:
-        value = self._node.get("count")
-        return value if isinstance(value, int) else None
+        return _answer(self._node, "count", int)
 
     def identity(self, n: int) -> RecordIdentity | None:
         got = (self._node.get("identities") or {}).get(str(n))

@@ -11,55 +11,40 @@ from spmi_dbg import __version__
 from spmi_dbg.analysis.diagnosis import Diagnosis, diagnose
 from spmi_dbg.analysis.mcnumber import RecordIdentity
 from spmi_dbg.analysis.records import CollectionRecords, Records
-from spmi_dbg.analysis.tape import FORMAT, VERSION, Json
+from spmi_dbg.analysis.tape import FORMAT, VERSION, Json, TapeFrame, TapeValue
 from spmi_dbg.analysis.view import Module, Process, SignalInfo, Thread, Value
 
 
-class _RecValue:
+class _RecValue(TapeValue):
+    """`value`, its answers written into `node` as they are given; it answers from the node, as
+    the tape's replay (TapeValue) will."""
+
     def __init__(self, value: Value, node: Json) -> None:
+        super().__init__(node)
         self._v = value
-        self._node = node
         node.setdefault("type", value.type_name)
         node.setdefault("optimized_out", bool(value.optimized_out))
-
-    @property
-    def type_name(self) -> str:
-        return str(self._node["type"])
-
-    @property
-    def optimized_out(self) -> bool:
-        return bool(self._node["optimized_out"])
 
     def as_int(self) -> int | None:
         got = self._v.as_int()
         self._node["int"] = got
         return got
 
-    def _child(self, table: str, key: str, child: Value | None) -> _RecValue | None:
-        children = self._node.setdefault(table, {})
-        if child is None:
-            children[key] = None
-            return None
-        node = children.get(key)
-        if node is None:
-            node = children[key] = {}
-        return _RecValue(child, node)
-
     def field(self, name: str) -> _RecValue | None:
-        return self._child("fields", name, self._v.field(name))
+        return _recorded(self._node, "fields", name, self._v.field(name))
 
     def fields(self) -> list[tuple[str, _RecValue]]:
         got = list(self._v.fields())
         self._node["field_list"] = [name for name, _ in got]
         out: list[tuple[str, _RecValue]] = []
         for name, child in got:
-            rec = self._child("fields", name, child)
+            rec = _recorded(self._node, "fields", name, child)
             if rec is not None:
                 out.append((name, rec))
         return out
 
     def element(self, index: int) -> _RecValue | None:
-        return self._child("elements", str(index), self._v.element(index))
+        return _recorded(self._node, "elements", str(index), self._v.element(index))
 
     def enumerator(self) -> str | None:
         got = self._v.enumerator()
@@ -67,10 +52,27 @@ class _RecValue:
         return got
 
 
-class _RecFrame:
+def _recorded(node: Json, table: str, key: str, got: Value | None) -> _RecValue | None:
+    """`got` (a field or element of a value, a variable of a frame, an expression's value)
+    recorded in `node`'s `table` under `key`: None when there is none, else a new node, or the one
+    an earlier question about it made."""
+    values = node.setdefault(table, {})
+    if got is None:
+        values[key] = None
+        return None
+    child = values.get(key)
+    if child is None:
+        child = values[key] = {}
+    return _RecValue(got, child)
+
+
+class _RecFrame(TapeFrame):
+    """`frame`, its answers written into `node` when it is first seen; it answers from the node,
+    as the tape's replay (TapeFrame) will."""
+
     def __init__(self, frame: Any, node: Json) -> None:
+        super().__init__(node)
         self._f = frame
-        self._node = node
         node.setdefault("function", frame.function)
         node.setdefault("pc", frame.pc)
         node.setdefault("file", frame.file)
@@ -81,58 +83,11 @@ class _RecFrame:
         node.setdefault("number", getattr(frame, "number", None))
         node.setdefault("hidden", bool(getattr(frame, "hidden", False)))
 
-    @property
-    def function(self) -> str | None:
-        value: str | None = self._node["function"]
-        return value
-
-    @property
-    def pc(self) -> int:
-        return int(self._node["pc"])
-
-    @property
-    def file(self) -> str | None:
-        value: str | None = self._node["file"]
-        return value
-
-    @property
-    def line(self) -> int | None:
-        value: int | None = self._node["line"]
-        return value
-
-    @property
-    def module(self) -> str | None:
-        value: str | None = self._node["module"]
-        return value
-
-    @property
-    def inlined(self) -> bool:
-        return bool(self._node["inlined"])
-
-    @property
-    def number(self) -> int | None:
-        value: int | None = self._node["number"]
-        return value
-
-    @property
-    def hidden(self) -> bool:
-        return bool(self._node["hidden"])
-
-    def _lookup(self, table: str, name: str, got: Value | None) -> _RecValue | None:
-        values = self._node.setdefault(table, {})
-        if got is None:
-            values[name] = None
-            return None
-        node = values.get(name)
-        if node is None:
-            node = values[name] = {}
-        return _RecValue(got, node)
-
     def variable(self, name: str) -> _RecValue | None:
-        return self._lookup("variables", name, self._f.variable(name))
+        return _recorded(self._node, "variables", name, self._f.variable(name))
 
     def global_variable(self, name: str) -> _RecValue | None:
-        return self._lookup("globals", name, self._f.global_variable(name))
+        return _recorded(self._node, "globals", name, self._f.global_variable(name))
 
 
 class _RecThread:
@@ -256,15 +211,7 @@ class RecordingProcess:
         return got
 
     def evaluate(self, expression: str) -> _RecValue | None:
-        got = self._p.evaluate(expression)
-        values = self.tape.setdefault("evaluate", {})
-        if got is None:
-            values[expression] = None
-            return None
-        node = values.get(expression)
-        if node is None:
-            node = values[expression] = {}
-        return _RecValue(got, node)
+        return _recorded(self.tape, "evaluate", expression, self._p.evaluate(expression))
 
 
 class _RecRecords:
