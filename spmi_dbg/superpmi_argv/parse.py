@@ -12,6 +12,7 @@ import os
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from spmi_dbg.superpmi_argv.grammar import (
     INPUT,
@@ -184,6 +185,17 @@ class _Refused(Exception):
         self.refusal = refusal
 
 
+# the three ways of selecting method contexts, each of which excludes the others, and superpmi's
+# refusal of each pair
+_Selecting = Literal["list", "hash", "parallel"]
+_SELECTING: tuple[_Selecting, ...] = ("list", "hash", "parallel")
+_EXCLUDED = {
+    frozenset(("list", "hash")): "Cannot use both method context list and method context hash.",
+    frozenset(("list", "parallel")): "Cannot use method context list in parallel mode.",
+    frozenset(("hash", "parallel")): "Cannot use method context hash in parallel mode.",
+}
+
+
 def _refuse(message: str | None = None) -> _Refused:
     return _Refused(Refusal(message))
 
@@ -200,9 +212,7 @@ class _Reader:
         self.i = 0
         self.items: list[Item] = []
         self.jit_count = 0
-        self.has_list = False
-        self.has_hash = False
-        self.stride = False
+        self.selections: set[_Selecting] = set()  # the ways of selecting given so far
 
     def read(self) -> None:
         while self.i < len(self.args):
@@ -280,21 +290,13 @@ class _Reader:
 
     def _compile(self, sw: Switch) -> None:
         self._take()
-        if self.has_hash:
-            raise _refuse("Cannot use both method context list and method context hash.")
-        if self.stride:
-            raise _refuse("Cannot use method context list in parallel mode.")
-        self.has_list = True
+        self._selecting("list")
 
     def _hash(self, sw: Switch) -> None:
         h = self._take()
         if len(os.fsencode(h)) != 32:
             raise _refuse(f"Arg '{h}' is invalid, needed a valid method context hash.")
-        if self.has_list:
-            raise _refuse("Cannot use both method context list and method context hash.")
-        if self.stride:
-            raise _refuse("Cannot use method context hash in parallel mode.")
-        self.has_hash = True
+        self._selecting("hash")
 
     def _streaming(self, sw: Switch) -> None:
         self.i += 1
@@ -333,11 +335,15 @@ class _Reader:
                 "Incorrect offset/increment specified for -stride. Offset and increment both "
                 "must be > 0."
             )
-        if self.has_list:
-            raise _refuse("Cannot use method context list in parallel mode.")
-        if self.has_hash:
-            raise _refuse("Cannot use method context hash in parallel mode.")
-        self.stride = True
+        self._selecting("parallel")
+
+    def _selecting(self, way: _Selecting) -> None:
+        """-compile (a list), -matchHash (a hash) or -stride (parallel mode): refused after either
+        of the others, checked in superpmi's order (list, hash, parallel) and words."""
+        for other in _SELECTING:
+            if other != way and other in self.selections:
+                raise _refuse(_EXCLUDED[frozenset((way, other))])
+        self.selections.add(way)
 
     def _setting(self, sw: Switch) -> None:
         t = self._take()
