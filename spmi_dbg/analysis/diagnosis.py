@@ -71,10 +71,6 @@ def diagnose(
         signal=signal_fact,
         handling=_handling(process, sig, frames, module),
         faulting_module=module,
-        method_context=None,
-        null_map=None,
-        instruction=None,
-        assertion=None,
         notes=notes,
         pc=pc,
     )

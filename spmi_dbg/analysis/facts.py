@@ -213,10 +213,12 @@ class Diagnosis(JsonFact):
     signal: SignalFact | None
     handling: Handling
     faulting_module: ModuleFact | None
-    method_context: MethodContextFact | None
-    null_map: NullMap | None
-    instruction: Instruction | None
-    assertion: AssertInfo | None
+    # None until found (a quick diagnosis, a stop known by a few facts only): what from_json gives
+    # an absent one too
+    method_context: MethodContextFact | None = None
+    null_map: NullMap | None = None
+    instruction: Instruction | None = None
+    assertion: AssertInfo | None = None
     frames: list[FrameInfo] = field(default_factory=list)
     folded: list[str] = field(default_factory=list)
     # folded, concrete (not inlined) frames

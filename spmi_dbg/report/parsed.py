@@ -109,10 +109,7 @@ def facts_alone(
         signal=None,
         handling=Handling(HandlingKind.UNKNOWN, ""),
         faulting_module=faulting_module,
-        method_context=None,
         null_map=null_map,
-        instruction=None,
-        assertion=None,
         jit=jit,
     )
 
