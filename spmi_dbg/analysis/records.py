@@ -10,6 +10,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Protocol
 
@@ -58,7 +59,7 @@ def _collection(path: str) -> Collection:
         return col
 
 
-class CollectionRecords:
+class CollectionRecords(AbstractContextManager["CollectionRecords"]):
     def __init__(self, path: str) -> None:
         self.path = path
         self.problem: str | None = None
@@ -68,9 +69,6 @@ class CollectionRecords:
             self._col = _collection(path)
         except (SpmiDbgError, OSError, ValueError) as e:
             self.problem = f"the collection {path} was not read: {e}"
-
-    def __enter__(self) -> CollectionRecords:
-        return self
 
     def __exit__(
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None

@@ -12,6 +12,7 @@ import os
 import stat
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple
@@ -221,7 +222,7 @@ def _prepare(out: Path) -> None:
 ProgressFn = Callable[[int, int], None]  # (bytes done, total bytes)
 
 
-class Collection:
+class Collection(AbstractContextManager["Collection"]):
     """A collection opened read-only. Use as a context manager, or call close()."""
 
     def __init__(self, path: Path, backend: _Backend, toc: Toc | None) -> None:
@@ -266,9 +267,6 @@ class Collection:
         if self.toc is not None:
             self.toc.close()
         self._backend.close()
-
-    def __enter__(self) -> Collection:
-        return self
 
     def __exit__(
         self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None
