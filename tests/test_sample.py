@@ -329,7 +329,7 @@ def test_minopts_and_corrupt_flags() -> None:
     mc = decode_method_context(1, 0, rec)
     jf = maps_of(mc)[P.GetJitFlags]
     blob = jf.blob(struct.unpack("<II", jf.values()[0])[0])
-    assert blob is not None and struct.unpack_from("<Q", blob)[0] == 1
+    assert blob is not None and struct.unpack_from("<Q", blob)[0] == 1 << 5  # CORJIT_FLAG_MIN_OPT
     assert mc.name == "A.B:C" and mc.target_arch == 0x8664
     bad = b.record(
         dataclasses.replace(m, corrupt=True), ftn=0x1000, class_handle=0x2000, scope=0x3000

@@ -71,10 +71,10 @@ struct CORINFO_METHOD_INFO {
 
 // Raw CORJIT_FLAGS blob recorded in GetJitFlags (16 bytes).
 struct CORJIT_FLAGS {
-    uint64_t corJitFlags;  // bit CORJIT_FLAG_MIN_OPT = 1 << 0 (MinOpts), others ignored
+    uint64_t corJitFlags;  // CORJIT_FLAG_MIN_OPT: bit 5 in every era (corjitflags.h); others ignored
     uint64_t instructionSetFlags;
 };
-enum : uint64_t { CORJIT_FLAG_MIN_OPT = 1 };
+enum : uint64_t { CORJIT_FLAG_MIN_OPT = uint64_t(1) << 5 };
 
 enum CorInfoTokenKind : uint32_t { CORINFO_TOKENKIND_Method = 0x2 };
 

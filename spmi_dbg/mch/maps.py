@@ -35,8 +35,10 @@ KEY_SIZES: dict[int, int] = {
     P.GetEHinfo: 12,  # DLD {ftn, clause number}
     P.GetFieldName: 8,
     P.GetMethodAttribs: 8,
-    P.GetMethodInfo: 8,
+    P.GetMethodInfo: 8,  # 3.1's; today's is {handle, context}, 16 (method/recorded.py reads both)
     P.ConstructStringLiteral: 12,  # DLD {module, token}
+    P.GetOSRInfo: 4,
+    P.GetPgoInstrumentationResults: 8,
 }
 
 

@@ -296,6 +296,9 @@ GetMethodInfo = 74
 GetArgClass = 139
 GetArgType = 140
 GetStringLiteral = 175
+# the compile's tier facts (today's only: 3.1 numbers no packet past 174)
+GetOSRInfo = 177
+GetPgoInstrumentationResults = 187
 
 
 def packet_name(packet_id: int) -> str:

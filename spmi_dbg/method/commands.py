@@ -1,4 +1,6 @@
-"""`spmi-dbg mch il FILE N`: the IL of method context N with the names the collection recorded."""
+"""`spmi-dbg mch il FILE N`: the IL of method context N with the names the collection recorded,
+the JIT flags it was compiled with and the callees the JIT looked at (`--callees`: their IL
+too)."""
 
 from __future__ import annotations
 
@@ -7,10 +9,7 @@ import json
 import sys
 from typing import Any
 
-from spmi_dbg.errors import InputError
-from spmi_dbg.mch.collection import Collection
-from spmi_dbg.method.recorded import Answers
-from spmi_dbg.method.view import MethodView, method_view
+from spmi_dbg.method.seen import read_method
 from spmi_dbg.usage import integer
 
 
@@ -22,32 +21,20 @@ def add_verbs(verbs: Any) -> None:
     )
     p.add_argument("collection")
     p.add_argument("number", type=integer(minimum=1), help="method context number (1-based)")
+    p.add_argument(
+        "--callees",
+        action="store_true",
+        help="also the IL of each callee the JIT was given a body for (getMethodInfo)",
+    )
     p.add_argument("--json", action="store_true", help="the same as data")
     p.set_defaults(func=cmd_il)
 
 
-def read_method(collection: str, number: int) -> MethodView:
-    """Method context `number` of `collection` as the JIT saw it; InputError when its compile
-    request cannot be read."""
-    with Collection.open(collection) as col:
-        answers = Answers.of_packets(col.packets(number))
-    view = method_view(number, answers)
-    if view is None:
-        raise InputError(
-            collection,
-            "its CompileMethod packet is missing or of a layout this tool does not know: "
-            "expected the compile request's METHOD_INFO",
-            record=number,
-        )
-    view.notes[:0] = answers.problems
-    return view
-
-
 def cmd_il(args: argparse.Namespace) -> int:
-    view = read_method(args.collection, args.number)
+    seen = read_method(args.collection, args.number, callee_il=args.callees)
     if args.json:
-        json.dump(view.to_json(), sys.stdout, indent=2)
+        json.dump(seen.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(view.text())
+        sys.stdout.write(seen.text())
     return 0

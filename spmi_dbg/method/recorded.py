@@ -14,7 +14,14 @@ from spmi_dbg.mch import packets as P
 from spmi_dbg.mch.context import Packet, method_full_name
 from spmi_dbg.mch.layouts import decode_compile_method, decode_string_blob
 from spmi_dbg.mch.maps import MapError, SerializedMap, parse_map
-from spmi_dbg.method.sig import SIG_SIZES, MethodInfo, SigInfo, decode_method_info, decode_sig
+from spmi_dbg.method.sig import (
+    SIG_SIZES,
+    MethodInfo,
+    SigInfo,
+    decode_method_info,
+    decode_sig,
+    method_info_sizes,
+)
 
 METHOD_BEING_COMPILED_CONTEXT = 1  # the JIT's context for the root method's own tokens
 
@@ -44,6 +51,52 @@ class EHClause:
         return {0: "catch", 1: "filter", 2: "finally", 4: "fault"}.get(
             self.flags & 7, f"flags 0x{self.flags:x}"
         )
+
+
+@dataclass(frozen=True)
+class MethodInfoAnswer:
+    """getMethodInfo's answer for a method the JIT looked at (an inline candidate's body)."""
+
+    ftn: int
+    info: MethodInfo | None  # None: the answer was false (no body to give) or not readable
+    il: bytes | None
+    result: bool
+    exception: int  # non-zero: the call threw
+
+
+# CorInfoInline (corinfo.h; 3.1 has the first and the last two, today all)
+INLINE_RESULTS = {
+    0: "allowed",
+    1: "allowed (prejit check)",
+    2: "allowed (the JIT's own check)",
+    3: "refused by the runtime",
+    -1: "refused for this call site",
+    -2: "refused: never inline",
+}
+# CorInfoInlineRestrictions (3.1's canInline hands them back; today's has no such out-parameter)
+INLINE_RESTRICTIONS = [
+    (0x1, "only if the callee makes no calls"),
+    (0x2, "only if the callee's strings stay unseen by its module"),
+    (0x4, "only on the caller's own `this`"),
+]
+
+
+@dataclass(frozen=True)
+class InlineAnswer:
+    """canInline's answer: what the JIT was told about inlining `callee` into `caller`."""
+
+    caller: int
+    callee: int
+    result: int  # CorInfoInline
+    restrictions: int | None  # 3.1's out-parameter; None in today's record
+    exception: int
+
+    def words(self) -> str:
+        if self.exception:
+            return f"canInline threw 0x{self.exception:08x}"
+        out = INLINE_RESULTS.get(self.result, f"CorInfoInline {self.result}")
+        limits = [w for bit, w in INLINE_RESTRICTIONS if (self.restrictions or 0) & bit]
+        return f"{out}, {'; '.join(limits)}" if limits and self.result >= 0 else out
 
 
 class Answers:
@@ -248,6 +301,62 @@ class Answers:
     def attribs(self, ftn: int) -> int | None:
         value = self.pairs(P.GetMethodAttribs).get(struct.pack("<Q", ftn))
         return int(struct.unpack_from("<I", value)[0]) if value is not None else None
+
+    # --- the callees -----------------------------------------------------------------------------
+
+    @cached_property
+    def method_infos(self) -> dict[int, MethodInfoAnswer]:
+        """getMethodInfo's answers by method handle, in map order. The key is the handle (3.1) or
+        {handle, context} (today's); the value METHOD_INFO + bool result + u32 exceptionCode, its
+        METHOD_INFO of either era's size: the key's size is what the item leaves (8 or 16)."""
+        m = self.maps.get(P.GetMethodInfo)
+        if m is None or not m.count:
+            return {}
+        for sig in SIG_SIZES:
+            for info_size in method_info_sizes(sig):
+                key_size = m.item_size - info_size - 5
+                if key_size in (8, 16):
+                    return self._method_infos(m, key_size, info_size)
+        return {}
+
+    def _method_infos(
+        self, m: SerializedMap, key_size: int, info_size: int
+    ) -> dict[int, MethodInfoAnswer]:
+        out: dict[int, MethodInfoAnswer] = {}
+        for key, value in self.pairs(P.GetMethodInfo, key_size).items():
+            ftn = int(struct.unpack_from("<Q", key)[0])
+            if ftn in out:
+                continue
+            result = value[info_size] != 0
+            exception = int(struct.unpack_from("<I", value, info_size + 1)[0])
+            info = decode_method_info(value, info_size) if result else None
+            il: bytes | None = None
+            if info is not None and info.il_size:
+                try:
+                    blob = m.blob(info.il_offset)
+                except MapError:
+                    blob = None
+                il = bytes(blob[: info.il_size]) if blob is not None else None
+            out[ftn] = MethodInfoAnswer(ftn, info, il, result, exception)
+        return out
+
+    @cached_property
+    def inline_answers(self) -> dict[int, InlineAnswer]:
+        """canInline's answers by callee (the first asked), in map order: key {caller, callee};
+        value {Restrictions, result, exceptionCode} (3.1) or {result, exceptionCode} (today's)."""
+        m = self.maps.get(P.CanInline)
+        if m is None or not m.count or m.item_size not in (16 + 12, 16 + 8):
+            return {}
+        out: dict[int, InlineAnswer] = {}
+        for key, value in self.pairs(P.CanInline, 16).items():
+            caller, callee = struct.unpack_from("<QQ", key)
+            restrictions: int | None = None
+            if len(value) == 12:
+                restrictions, result, exception = struct.unpack_from("<IiI", value)
+            else:
+                result, exception = struct.unpack_from("<iI", value)
+            out.setdefault(callee, InlineAnswer(caller, callee, result, restrictions, exception))
+        return out
 
     def eh_clause(self, ftn: int, number: int) -> EHClause | None:
         value = self.pairs(P.GetEHinfo).get(struct.pack("<QI", ftn, number))

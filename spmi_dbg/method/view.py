@@ -57,6 +57,7 @@ class MethodView:
     exception_clauses: list[str]
     lines: list[Line]
     notes: list[str] = field(default_factory=list)
+    callee: bool = False  # a method the JIT looked at while compiling method context N's
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -64,8 +65,9 @@ class MethodView:
     def header(self) -> list[str]:
         attrs = " ".join(self.attributes)
         name = self.name or "<method name not recorded>"
+        whose = "a callee in method context" if self.callee else "method context"
         out = [
-            f"// method context {self.method_context}: {name} (IL size {self.il_size})",
+            f"// {whose} {self.method_context}: {name} (IL size {self.il_size})",
             f".method {attrs + ' ' if attrs else ''}{self.returns} {name}"
             f"({', '.join(self.arguments)})",
             "{",
@@ -196,6 +198,14 @@ def method_view(number: int, answers: Answers) -> MethodView | None:
     if root is None:
         return None
     info, il, _flags = root
+    return body_view(number, answers, info, il)
+
+
+def body_view(
+    number: int, answers: Answers, info: MethodInfo, il: bytes, *, callee: bool = False
+) -> MethodView:
+    """A method body the JIT was given in method context `number`: the root's, or (`callee`) one
+    getMethodInfo gave it for an inline candidate."""
     name = answers.method_name(info.ftn)
     attrs = answers.attribs(info.ftn)
     attributes = [w for bit, w in ATTRIBUTES if attrs is not None and attrs & bit]
@@ -204,7 +214,9 @@ def method_view(number: int, answers: Answers) -> MethodView | None:
     )
     lines = [_line(answers, info, ins) for ins in decode(il)]
     notes = []
-    if name is None:
+    if callee:
+        pass  # the method's own view says once what the collection lacks
+    elif name is None:
         notes.append(
             "this collection holds no names for the method (recorded with a Release JIT, which "
             "never asks for them): tokens are shown raw, the IL as recorded"
@@ -224,4 +236,5 @@ def method_view(number: int, answers: Answers) -> MethodView | None:
         _clauses(answers, info),
         lines,
         notes,
+        callee,
     )

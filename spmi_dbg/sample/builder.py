@@ -9,7 +9,7 @@ A record holds exactly what the replay core answers the sample JIT's queries fro
 - 183 GetExpectedTargetArchitecture: u32 0 -> u32 0x8664 (x64) / 0xAA64 (arm64)
 - 151 GetIntConfigValue (optional): Agnostic_ConfigIntInfo {name blob (UTF-16LE + NUL), default} ->
 u32
-- 154 GetJitFlags: u32 0 -> DD {blob offset, 16}; blob = CORJIT_FLAGS {u64 flags (bit 0 MinOpts),
+- 154 GetJitFlags: u32 0 -> DD {blob offset, 16}; blob = CORJIT_FLAGS {u64 flags (bit 5 MinOpts),
 u64 ISA}
 - 71 GetMethodClass: u64 ftn -> u64 class handle
 - 76 GetMethodSig: DLDL {callee hMethod, 0} -> Agnostic_CORINFO_SIG_INFO (numArgs, retType)
@@ -35,7 +35,7 @@ from spmi_dbg.mch import packets as P
 from spmi_dbg.sample.il import TYPE_LONG, TYPE_VOID
 
 ARCH_VALUES = {"x64": 0x8664, "arm64": 0xAA64}
-CORJIT_FLAG_MIN_OPT = 1
+CORJIT_FLAG_MIN_OPT = 1 << 5  # bit 5 in every era (corjitflags.h)
 CORINFO_OS_UNIX = 1
 CORINFO_OPT_INIT_LOCALS = 0x10
 CLR_EXCEPTION = 0xE0434352  # the code a recorded managed (EE) exception carries
