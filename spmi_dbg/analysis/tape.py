@@ -18,7 +18,7 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 from spmi_dbg.analysis.diagnosis import Diagnosis, diagnose
 from spmi_dbg.analysis.mcnumber import RecordIdentity
@@ -53,6 +53,25 @@ class _Recorded:
 
     def __init__(self, node: Json) -> None:
         self._node = node
+
+
+class _Answer(Generic[T]):
+    """A part's recorded answer as its attribute of the same name (the view's property): None
+    when the tape holds none, or one not a `kind` (_answer)."""
+
+    def __init__(self, kind: type[T]) -> None:
+        self.kind = kind
+        self.key = ""
+
+    def __set_name__(self, owner: type[_Recorded], name: str) -> None:
+        self.key = name
+
+    @overload
+    def __get__(self, part: None, owner: type[_Recorded]) -> _Answer[T]: ...
+    @overload
+    def __get__(self, part: _Recorded, owner: type[_Recorded]) -> T | None: ...
+    def __get__(self, part: _Recorded | None, owner: type[_Recorded]) -> _Answer[T] | T | None:
+        return self if part is None else _answer(part._node, self.key, self.kind)
 
 
 class TapeValue(_Recorded):
@@ -90,34 +109,20 @@ class TapeValue(_Recorded):
 class TapeFrame(_Recorded):
     """A frame as the tape recorded it (also what a recording answers: taperecord.py)."""
 
-    @property
-    def function(self) -> str | None:
-        return _answer(self._node, "function", str)
+    function = _Answer(str)
+    file = _Answer(str)
+    line = _Answer(int)
+    module = _Answer(str)
+    # the debugger's own number (a tape of before recorded none: the analysis' index)
+    number = _Answer(int)
 
     @property
     def pc(self) -> int:
         return _answer(self._node, "pc", int) or 0
 
     @property
-    def file(self) -> str | None:
-        return _answer(self._node, "file", str)
-
-    @property
-    def line(self) -> int | None:
-        return _answer(self._node, "line", int)
-
-    @property
-    def module(self) -> str | None:
-        return _answer(self._node, "module", str)
-
-    @property
     def inlined(self) -> bool:
         return bool(self._node.get("inlined", False))
-
-    @property
-    def number(self) -> int | None:
-        """The debugger's own number (a tape of before recorded none: the analysis' index)."""
-        return _answer(self._node, "number", int)
 
     @property
     def hidden(self) -> bool:
@@ -143,13 +148,11 @@ class _TapeThread:
 class TapeProcess(_Recorded):
     """A stop as a tape recorded it: the view's answers, without a debugger."""
 
+    pid = _Answer(int)
+
     @property
     def arch(self) -> str:
         return str(self._node.get("arch", "x86_64"))
-
-    @property
-    def pid(self) -> int | None:
-        return _answer(self._node, "pid", int)
 
     @property
     def debugger(self) -> str:
@@ -208,19 +211,17 @@ class TapeProcess(_Recorded):
         return _value_at(self._node, "evaluate", expression)
 
 
-class _TapeRecords:
+class _TapeRecords(_Recorded):
+    count = _Answer(int)
+
     def __init__(self, path: str, node: Json | None) -> None:
+        super().__init__(node or {})
         self.path = path
-        self._node = node or {}
         self.problem: str | None = (
             self._node.get("problem")
             if node is not None
             else f"the collection {path} was not read when the tape was recorded"
         )
-
-    @property
-    def count(self) -> int | None:
-        return _answer(self._node, "count", int)
 
     def identity(self, n: int) -> RecordIdentity | None:
         got = (self._node.get("identities") or {}).get(str(n))
