@@ -138,8 +138,60 @@ def test_a_jit_object_with_a_compiler_member_and_a_jit_without_names() -> None:
     )
     assert (jit.method, jit.method_source) == ("M", "Compiler::info.compMethodName")
     assert (jit.phase, jit.phase_name) == ("PHASE_IMPORTATION", None)
-    assert jit.tried == ["phase display name: no PhaseNames table in the JIT's symbols"]
-    assert jit.phase_shown == "PHASE_IMPORTATION"
+    assert jit.tried == [
+        "phase display name: no PhaseNames table in the JIT's symbols",
+        "IL offset: the JIT has neither Compiler::impCurStmtOffs nor impCurStmtDI in its debug "
+        "information",
+    ]
+    assert jit.phase_shown == "PHASE_IMPORTATION" and jit.il_offset is None
+
+
+def _importing(memory: dict[int, bytes], phase: int, **offset: RValue) -> JitFact:
+    """The JIT state of a stop in Compiler::impImportBlockCode, the Compiler's statement offset
+    members given."""
+    comp = _compiler(memory, phase=phase)
+    comp.members.update(offset)
+    frames = [RFrame("Compiler::impImportBlockCode(BasicBlock*)", variables={"this": comp})]
+    jit, _ = jit_state(_process(frames, memory), frames)
+    assert jit is not None
+    return jit
+
+
+@pytest.mark.unit
+def test_the_importers_il_offset_in_each_era() -> None:
+    """3.1's IL_OFFSETX (its stack bit masked off) and today's DebugInfo location, each while
+    importing the method whose IL size was checked."""
+    old = _importing({}, 1, impCurStmtOffs=RValue("IL_OFFSETX", 0x80000011))
+    assert (old.il_offset, old.il_offset_source) == (0x11, "Compiler::impCurStmtOffs")
+    location = RValue("ILLocation", None, {"m_offset": RValue("IL_OFFSET", 0x42)})
+    di = RValue("DebugInfo", None, {"m_location": location})
+    today = _importing({}, 1, impCurStmtDI=di)
+    assert today.il_offset == 0x42
+    assert today.il_offset_source == "Compiler::impCurStmtDI.m_location.m_offset"
+
+
+@pytest.mark.unit
+def test_an_il_offset_that_is_none_or_past_the_il_is_not_believed() -> None:
+    none_yet = _importing({}, 1, impCurStmtOffs=RValue("IL_OFFSETX", 0x80000000))
+    assert none_yet.il_offset is None
+    assert (
+        none_yet.tried[-1]
+        == "IL offset: Compiler::impCurStmtOffs is 0x80000000: no statement imported yet"
+    )
+    past = _importing({}, 1, impCurStmtOffs=RValue("IL_OFFSETX", 77))
+    assert past.il_offset is None and "outside the method's 77 bytes of IL" in past.tried[-1]
+
+
+@pytest.mark.unit
+def test_past_importation_the_statement_offset_is_not_the_jits_place() -> None:
+    """Morphing (phase 2), a frame outside the importer: the member holds the last statement
+    imported, so it is neither shown nor said."""
+    comp = _compiler({}, phase=2)
+    comp.members["impCurStmtOffs"] = RValue("IL_OFFSETX", 0x11)
+    frames = [RFrame("Compiler::fgMorphTree(GenTree*)", variables={"this": comp})]
+    jit, _ = jit_state(_process(frames, {}), frames)
+    assert jit is not None and jit.il_offset is None
+    assert not any(t.startswith("IL offset") for t in jit.tried)
 
 
 @pytest.mark.unit

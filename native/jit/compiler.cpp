@@ -226,7 +226,7 @@ const char* Compiler::compPhaseDisplayName() const {
 
 Compiler::Compiler(ICorJitHost* host, ICorJitInfo* compHnd, CORINFO_METHOD_INFO* methodInfo)
     : compMethodSuperPMIIndex(-1), info(), opts(), verbose(false), mostRecentlyActivePhase(PHASE_PRE_IMPORT),
-      compArena(host), m_host(host) {
+      impCurStmtOffs(0x80000000u), compArena(host), m_host(host) {
     info.compCompHnd = compHnd;
     info.compMethodInfo = methodInfo;
     info.compCode = methodInfo->ILCode;

@@ -319,6 +319,7 @@ void Compiler::impImportBlock(BasicBlock* block) {
     ILInstr ins;
     for (uint32_t offs = block->bbCodeOffs; offs < block->bbCodeOffsEnd; offs += ins.size) {
         impDecodeInstr(info.compCode, info.compILCodeSize, offs, &ins);
+        impCurStmtOffs = offs;
         const OPCODE opcode = ins.opcode;
         dupRun = (opcode == CEE_DUP) ? dupRun + 1 : 0;
         switch (opcode) {

@@ -301,6 +301,9 @@ public:
     uint32_t compMethodHash() const;
     JIT_NOINLINE GenTree* gtFoldModByConst(GenTree* dividend, int64_t divisor);
     Phases mostRecentlyActivePhase;  // the phase running now (the real JIT's member of this name)
+    // The IL offset of the statement being imported (3.1's member of this name: an IL_OFFSETX,
+    // BAD_IL_OFFSET 0x80000000 before the first).
+    uint32_t impCurStmtOffs;
     JIT_NOINLINE void compBeginPhase(Phases phase);
     const char* compPhaseDisplayName() const;
 

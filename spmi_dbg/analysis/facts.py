@@ -158,6 +158,10 @@ class JitFact(JsonFact):
     phase_source: str | None = None
     # what the IL size was checked against (the record's, or plausibility only)
     info_check: str | None = None
+    # the IL offset of the statement the importer was at (believed only while importing the
+    # record's own method), and the member it was read from
+    il_offset: int | None = None
+    il_offset_source: str | None = None
 
     @property
     def phase_shown(self) -> str | None:

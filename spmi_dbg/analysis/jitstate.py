@@ -50,6 +50,14 @@ IL_SIZE_LIMIT = 1 << 30
 # The phase members, newest first: (member, how its phase relates to the stop).
 PHASE_MEMBERS = (("mostRecentlyActivePhase", "during"), ("previousCompletedPhase", "after"))
 INDEX_MEMBERS = (("info", "compMethodSuperPMIIndex"), ("compMethodSuperPMIIndex",))
+# The statement the importer is at: 3.1's IL_OFFSETX, today's DebugInfo's ILLocation.
+IL_OFFSET_MEMBERS = (("impCurStmtOffs",), ("impCurStmtDI", "m_location", "m_offset"))
+# No offset: 3.1's BAD_IL_OFFSET, today's (and ICorDebugInfo's NO_MAPPING), PROLOG, EPILOG
+NO_IL_OFFSET = frozenset({0x80000000, 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFFD})
+IL_OFFSETX_BITS = 0xC0000000  # 3.1: the stack-not-empty and call-instruction bits of IL_OFFSETX
+# the phases in which the importer's offset is the JIT's place: importing now, or (3.1, which keeps
+# only the last phase ended) right after the pre-import phase
+IMPORTING = (("during", "PHASE_IMPORTATION"), ("after", "PHASE_PRE_IMPORT"))
 
 
 def _is_compiler(v: Value | None) -> bool:
@@ -165,6 +173,7 @@ def jit_state(
 
     if il_ok:
         fact.opt_level = _opt_level(comp, tried)
+        _il_offset(comp, fact)
     else:
         tried.append(
             "optimization level: not known yet (opts are set after info.compILCodeSize, by "
@@ -313,6 +322,37 @@ def _phase_name(process: Process, frame: Frame, value: int, tried: list[str]) ->
         tried.append(f"phase display name: PhaseNames[{value}] not readable")
         return None
     return name
+
+
+def _il_offset(comp: Value, fact: JitFact) -> None:
+    """Where in the IL the importer was: its current statement's offset, believed only while the
+    JIT imports the method whose IL size was checked (an inlinee's importer has its own `info`,
+    which fails that check) and only when it lies inside the IL."""
+    importing = (fact.phase_when, fact.phase) in IMPORTING or fact.function.startswith("imp")
+    if not importing:
+        return  # past importation the member holds the last statement imported: not the JIT's place
+    for path in IL_OFFSET_MEMBERS:
+        value = member_int(comp, *path)
+        if value is None:
+            continue
+        source = "Compiler::" + ".".join(path)
+        value &= 0xFFFFFFFF
+        if value in NO_IL_OFFSET:
+            fact.tried.append(f"IL offset: {source} is 0x{value:x}: no statement imported yet")
+            return
+        offset = value & ~IL_OFFSETX_BITS if path == IL_OFFSET_MEMBERS[0] else value
+        if fact.il_size is None or offset >= fact.il_size:
+            fact.tried.append(
+                f"IL offset: {source} is 0x{value:x}, outside the method's {fact.il_size} bytes of "
+                "IL: not believed"
+            )
+            return
+        fact.il_offset, fact.il_offset_source = offset, source
+        return
+    fact.tried.append(
+        "IL offset: the JIT has neither Compiler::impCurStmtOffs nor impCurStmtDI in its debug "
+        "information"
+    )
 
 
 def _opt_level(comp: Value, tried: list[str]) -> str | None:
