@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -370,33 +371,53 @@ def seed_argv(runs: Runs, replay: str = REPLAY) -> list[str]:
     return [replay, *SEED_OPTIONS, BASE, DIFF, str(runs.col("seed"))]
 
 
-@pytest.mark.parametrize("debugger", DEBUGGERS)
-def test_spmi_command(runs: Runs, tmp_path: Path, debugger: str) -> None:
-    """gdb at -O2, as real superpmi is built; lldb at -O0, where lldb 16 reads the method context
-    (see test_seed_crash and test_spmi_command_in_lldb_at_O2_says_what_it_cannot_read for -O2)."""
-    require(debugger)
-    out = tmp_path / "repro.mch"
-    cmds = ["spmi why", "spmi diagnose --json", "spmi context", "spmi maps", "spmi maps --all"]
-    cmds += [f"spmi repro {out}"]
-    # Then each debugger's own commands to select NearDiffer::compare and print values (gdb's pretty
-    # printers, lldb's summaries) and the user errors: lldb stops a batch at the first command that
-    # fails, so it gets only one failing command, last.
-    if debugger == "gdb":
-        case = "seed"
-        cmds += [
-            "frame function NearDiffer::compare",
-            "spmi maps cr1",
-            "print *cr1",
-            "print *cr2->AllocMem",
-            "print *cr1->CompileMethod",
-            "spmi bogus",
-            "spmi maps 1+",
-            "spmi maps cr1->AllocMem",
-            "spmi",
-        ]
-        o = gdb_session(seed_argv(runs), cmds)
-    else:
-        case = "seed-O0"
+@dataclass(frozen=True)
+class SpmiSession:
+    """One debugger's session of the `spmi` command at the seed crash: command -> output."""
+
+    debugger: str
+    case: str  # the runs' case of the same stop
+    out: Path  # where `spmi repro` writes
+    o: dict[str, str]
+
+
+class SpmiSessions:
+    """The `spmi` command's session in each debugger, run once for the module: gdb at -O2, as real
+    superpmi is built; lldb at -O0, where lldb 16 reads the method context (see test_seed_crash and
+    test_spmi_command_in_lldb_at_O2_says_what_it_cannot_read for -O2)."""
+
+    def __init__(self, runs: Runs, root: Path) -> None:
+        self.runs = runs
+        self.root = root
+        self._sessions: dict[str, SpmiSession] = {}
+
+    def __call__(self, debugger: str) -> SpmiSession:
+        if debugger not in self._sessions:
+            self._sessions[debugger] = self._session(debugger)
+        return self._sessions[debugger]
+
+    def _session(self, debugger: str) -> SpmiSession:
+        require(debugger)
+        out = self.root / debugger / "repro.mch"
+        out.parent.mkdir()
+        cmds = ["spmi why", "spmi diagnose --json", "spmi context", "spmi maps", "spmi maps --all"]
+        cmds += [f"spmi repro {out}"]
+        # Then each debugger's own commands to select NearDiffer::compare and print values (gdb's
+        # pretty printers, lldb's summaries) and the user errors: lldb stops a batch at the first
+        # command that fails, so it gets only one failing command, last.
+        if debugger == "gdb":
+            cmds += [
+                "frame function NearDiffer::compare",
+                "spmi maps cr1",
+                "print *cr1",
+                "print *cr2->AllocMem",
+                "print *cr1->CompileMethod",
+                "spmi bogus",
+                "spmi maps 1+",
+                "spmi maps cr1->AllocMem",
+                "spmi",
+            ]
+            return SpmiSession(debugger, "seed", out, gdb_session(seed_argv(self.runs), cmds))
         cmds += [
             "frame select 3",
             "spmi maps cr1",
@@ -406,9 +427,18 @@ def test_spmi_command(runs: Runs, tmp_path: Path, debugger: str) -> None:
             "spmi",
             "spmi bogus",
         ]
-        o = lldb_session(seed_argv(runs, REPLAY_O0), cmds)
+        o = lldb_session(seed_argv(self.runs, REPLAY_O0), cmds)
+        return SpmiSession(debugger, "seed-O0", out, o)
 
-    why = o["spmi why"]
+
+@pytest.fixture(scope="module")
+def spmi(runs: Runs, tmp_path_factory: pytest.TempPathFactory) -> SpmiSessions:
+    return SpmiSessions(runs, tmp_path_factory.mktemp("spmi-command"))
+
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_spmi_why(spmi: SpmiSessions, debugger: str) -> None:
+    why = spmi(debugger).o["spmi why"]
     assert (
         "null map: CompileResult::CompileMethod of the base compile result (cr1), packet 118 "
         "PacketCR_CompileMethod" in why
@@ -419,13 +449,24 @@ def test_spmi_command(runs: Runs, tmp_path: Path, debugger: str) -> None:
     assert "known bug: dotnet/runtime#91257: SPMI asmdiff errors on Arm64 Linux" in why
     assert "fix: dotnet/runtime#91783" in why
 
-    d = json.loads(o["spmi diagnose --json"])  # one line of valid JSON
-    driver = runs.stop(debugger, case)
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_spmi_diagnose_json_is_the_drivers_diagnosis(
+    spmi: SpmiSessions, runs: Runs, debugger: str
+) -> None:
+    s = spmi(debugger)
+    d = json.loads(s.o["spmi diagnose --json"])  # one line of valid JSON
+    driver = runs.stop(debugger, s.case)
     for k in ("bucket", "signature", "null_map", "method_context", "handling"):
         assert d[k] == driver[k], k
-    assert d["bucket"] == runs.stop("lldb" if debugger == "gdb" else "gdb", case)["bucket"]
+    assert d["bucket"] == runs.stop("lldb" if debugger == "gdb" else "gdb", s.case)["bucket"]
 
-    ctx = o["spmi context"].splitlines()
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_spmi_context(spmi: SpmiSessions, runs: Runs, debugger: str) -> None:
+    s = spmi(debugger)
+    driver = runs.stop(debugger, s.case)
+    ctx = s.o["spmi context"].splitlines()
     assert ctx[0].startswith(f"method context {SEED_N}  [")
     assert ctx[1:] == [
         f"name     {driver['method_context']['name']}",
@@ -435,10 +476,16 @@ def test_spmi_command(runs: Runs, tmp_path: Path, debugger: str) -> None:
     if debugger == "lldb":  # at -O0 the MethodContext is a plain variable of NearDiffer::compare
         assert ctx[0] == f"method context {SEED_N}  [mc->index in NearDiffer::compare (frame 3)]"
 
-    # Default maps: the MethodContext of NearDiffer::compare, with item counts, and the context's
-    # compile results (mc->cr is the diff JIT's, cr2: no CompileMethod either).
-    # Issue 38 item 5: the never-recorded maps folded into one count line (--all lists them), the
-    # map the fault read first and marked.
+
+# Default maps: the MethodContext of NearDiffer::compare, with item counts, and the context's
+# compile results (mc->cr is the diff JIT's, cr2: no CompileMethod either).
+# Issue 38 item 5: the never-recorded maps folded into one count line (--all lists them), the map
+# the fault read first and marked.
+
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_spmi_maps_folds_the_never_recorded(spmi: SpmiSessions, debugger: str) -> None:
+    o = spmi(debugger).o
     maps = o["spmi maps"]
     mc_maps = section(maps, "mc (MethodContext):")
     assert re.fullmatch(r"1 item\(s\), \d+ buffer bytes", map_line(mc_maps, "CompileMethod"))
@@ -449,7 +496,12 @@ def test_spmi_command(runs: Runs, tmp_path: Path, debugger: str) -> None:
     assert len(maps.splitlines()) < 60, maps
     full = o["spmi maps --all"]
     assert map_line(section(full, "mc (MethodContext):"), "GetClassName") == "null (never recorded)"
-    diff_cr = section(maps, "mc->cr (CompileResult):")
+
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_spmi_maps_marks_the_map_the_fault_read(spmi: SpmiSessions, debugger: str) -> None:
+    o = spmi(debugger).o
+    diff_cr = section(o["spmi maps"], "mc->cr (CompileResult):")
     assert diff_cr.splitlines()[0].startswith("  CompileMethod ")  # first: the kind the fault read
     assert map_line(diff_cr, "CompileMethod") == (
         "null (never recorded)   <- null too; the fault read this map of the base compile result "
@@ -463,55 +515,72 @@ def test_spmi_command(runs: Runs, tmp_path: Path, debugger: str) -> None:
     assert not re.search(r"^  RecordRelocation ", cr1, re.M)
     assert map_line(cr1, "AllocMem").startswith("1 item(s)")
 
-    assert (
-        o[f"spmi repro {out}"] == f"wrote method context {SEED_N} of {runs.col('seed')} to {out} "
-        f"(index {out}.mct)"
-    )
-    assert_repro(out, runs.col("seed"))
 
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_spmi_repro_writes_the_crashing_record(
+    spmi: SpmiSessions, runs: Runs, debugger: str
+) -> None:
+    s = spmi(debugger)
+    assert (
+        s.o[f"spmi repro {s.out}"]
+        == f"wrote method context {SEED_N} of {runs.col('seed')} to {s.out} (index {s.out}.mct)"
+    )
+    assert_repro(s.out, runs.col("seed"))
+
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_spmi_user_error_is_one_line(spmi: SpmiSessions, debugger: str) -> None:
     # User errors: one line, no traceback (checked for the whole session by gdb_session /
     # lldb_session); lldb prefixes a command's error with "error: ".
+    o = spmi(debugger).o
     prefix = "" if debugger == "gdb" else "error: "
     assert o["spmi bogus"].startswith(prefix + "spmi: argument VERB: invalid choice: 'bogus'")
     assert len(o["spmi bogus"].splitlines()) == 1
 
-    if debugger == "gdb":
-        # Pretty printers: the null map of cr1, null-safe.
-        assert re.search(
-            r"= CompileResult = \{AllocGCInfo = 1 item\(s\), AllocMem = 1 item\(s\), "
-            r"CompileMethod = null \(never recorded\), RecordRelocation = null \(never "
-            r"recorded\)\}",
-            o["print *cr1"],
-        ), o["print *cr1"]
-        assert re.search(
-            r"= LightWeightMap<unsigned int, Agnostic_AllocMemDetails> with 1 item\(s\), \d+ "
-            r"buffer "
-            r"bytes",
-            o["print *cr2->AllocMem"],
-        ), o["print *cr2->AllocMem"]
-        assert o["print *cr1->CompileMethod"] == "Cannot access memory at address 0x0"
-        assert o["spmi maps 1+"] == "spmi maps: cannot evaluate '1+'"
-        assert o["spmi maps cr1->AllocMem"].startswith(
-            "spmi maps: 'cr1->AllocMem' is a LightWeightMap<"
-        )
-        assert o["spmi"].startswith("usage: spmi ")  # no verb: the help
-    else:
-        # Summaries: on the object, not on pointers (a pointer keeps its address).
-        assert (
-            "NearDiffer::compare(this=0x" in o["frame select 3"] and "cr1=0x" in o["frame select 3"]
-        )
-        assert (
-            o["frame variable *cr1"]
-            == "(CompileResult) *cr1 = CompileResult: maps AllocGCInfo, AllocMem; "
-            "null (never recorded): CompileMethod, RecordRelocation"
-        )
-        assert re.fullmatch(
-            r"\(LightWeightMap<unsigned int, Agnostic_AllocMemDetails>\) \*cr2->AllocMem = "
-            r"1 item\(s\), \d+ buffer bytes",
-            o["frame variable *cr2->AllocMem"],
-        )
-        assert o["frame variable cr1->CompileMethod"].endswith("cr1->CompileMethod = nullptr")
-        assert "usage: spmi " in o["spmi"]  # no verb: the help
+
+def test_spmi_gdb_pretty_printers_are_null_safe(spmi: SpmiSessions) -> None:
+    o = spmi("gdb").o
+    # Pretty printers: the null map of cr1, null-safe.
+    assert re.search(
+        r"= CompileResult = \{AllocGCInfo = 1 item\(s\), AllocMem = 1 item\(s\), "
+        r"CompileMethod = null \(never recorded\), RecordRelocation = null \(never "
+        r"recorded\)\}",
+        o["print *cr1"],
+    ), o["print *cr1"]
+    assert re.search(
+        r"= LightWeightMap<unsigned int, Agnostic_AllocMemDetails> with 1 item\(s\), \d+ "
+        r"buffer "
+        r"bytes",
+        o["print *cr2->AllocMem"],
+    ), o["print *cr2->AllocMem"]
+    assert o["print *cr1->CompileMethod"] == "Cannot access memory at address 0x0"
+
+
+def test_spmi_gdb_maps_of_what_is_no_map(spmi: SpmiSessions) -> None:
+    o = spmi("gdb").o
+    assert o["spmi maps 1+"] == "spmi maps: cannot evaluate '1+'"
+    assert o["spmi maps cr1->AllocMem"].startswith(
+        "spmi maps: 'cr1->AllocMem' is a LightWeightMap<"
+    )
+    assert o["spmi"].startswith("usage: spmi ")  # no verb: the help
+
+
+def test_spmi_lldb_summaries_on_objects_not_pointers(spmi: SpmiSessions) -> None:
+    o = spmi("lldb").o
+    # Summaries: on the object, not on pointers (a pointer keeps its address).
+    assert "NearDiffer::compare(this=0x" in o["frame select 3"] and "cr1=0x" in o["frame select 3"]
+    assert (
+        o["frame variable *cr1"]
+        == "(CompileResult) *cr1 = CompileResult: maps AllocGCInfo, AllocMem; "
+        "null (never recorded): CompileMethod, RecordRelocation"
+    )
+    assert re.fullmatch(
+        r"\(LightWeightMap<unsigned int, Agnostic_AllocMemDetails>\) \*cr2->AllocMem = "
+        r"1 item\(s\), \d+ buffer bytes",
+        o["frame variable *cr2->AllocMem"],
+    )
+    assert o["frame variable cr1->CompileMethod"].endswith("cr1->CompileMethod = nullptr")
+    assert "usage: spmi " in o["spmi"]  # no verb: the help
 
 
 def test_spmi_command_in_lldb_at_O2_says_what_it_cannot_read(runs: Runs) -> None:

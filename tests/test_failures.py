@@ -4,13 +4,14 @@ replays."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from spmi_dbg.driver.base import Replays
 from spmi_dbg.errors import UsageError
-from spmi_dbg.failures.output import parse_failures, parse_output
+from spmi_dbg.failures.output import Failure, parse_failures, parse_output
 from spmi_dbg.failures.target import FailureTarget, first_match, no_such_failure, parse_target
 from spmi_dbg.repro import command
 from spmi_dbg.repro.failure_locate import FailureLocated, locate_failure, verify_failure
@@ -246,7 +247,24 @@ def test_minimize_settings_with_real_replays(cols: Collections, tmp_path: Path) 
     )
 
 
-def test_locate_isolate_and_verify_a_stress_only_assert(cols: Collections, tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class StressLocate:
+    """A caught fault at 10, a JIT assert at 20, stress-only asserts at 33 and 61 and missing data
+    at 50; the command with the stress settings and its two partitions."""
+
+    mch: Path
+    cmd: command.ReproCommand
+    parts: list[command.Partition]
+    work: Path
+
+    def located(self, spec: str) -> FailureLocated:
+        work = self.work / spec.replace(":", "_").replace(" ", "_")
+        work.mkdir()
+        return locate_failure(self.cmd, self.parts, parse_target(spec), timeout=60, workdir=work)
+
+
+@pytest.fixture(scope="module")
+def stress_locate(cols: Collections, tmp_path_factory: pytest.TempPathFactory) -> StressLocate:
     mch = cols.get(
         "failure-locate",
         80,
@@ -260,31 +278,50 @@ def test_locate_isolate_and_verify_a_stress_only_assert(cols: Collections, tmp_p
     )
     stress = ["-jitoption", "JitStress=2", "-jitoption", "JitStressModeNames=STRESS_FOLD"]
     cmd = command.from_argv([REPLAY, *stress, BASE, str(mch)])
-    parts = cmd.partitions(2)
+    return StressLocate(mch, cmd, cmd.partitions(2), tmp_path_factory.mktemp("failure-locate"))
+
+
+@pytest.fixture(scope="module")
+def stress_33(stress_locate: StressLocate) -> Failure:
+    """The stress-only assert at 33, located by its text."""
+    failure = stress_locate.located("assert:magic[divisor]").failure
+    assert failure is not None
+    return failure
+
+
+def test_partitions_are_contiguous_by_the_records_bytes(stress_locate: StressLocate) -> None:
     # contiguous, by the records' bytes (the injected records are larger): 1-45 and 46-80
-    assert [(p.first, p.last) for p in parts] == [(1, 45), (46, 80)]
+    assert [(p.first, p.last) for p in stress_locate.parts] == [(1, 45), (46, 80)]
 
-    def located(spec: str) -> FailureLocated:
-        work = tmp_path / spec.replace(":", "_").replace(" ", "_")
-        work.mkdir()
-        return locate_failure(cmd, parts, parse_target(spec), timeout=60, workdir=work)
 
-    assert_20 = located("assert").failure
+def test_locate_the_first_jit_assert(stress_locate: StressLocate) -> None:
+    assert_20 = stress_locate.located("assert").failure
     assert (
         assert_20 is not None
         and assert_20.method_context == 20
         and assert_20.message == "shiftAmount >= 0"
     )
-    stress_33 = located("assert:magic[divisor]").failure
-    assert stress_33 is not None and stress_33.method_context == 33
-    error = located("error").failure
+
+
+def test_locate_an_assert_by_its_text(stress_33: Failure) -> None:
+    assert stress_33.method_context == 33
+
+
+def test_locate_a_failed_compile(stress_locate: StressLocate) -> None:
+    error = stress_locate.located("error").failure
     assert error is not None and (error.method_context, error.message) == (
         10,
         "Unexpected exception c0000005",
     )
-    missing = located("missing").failure
+
+
+def test_locate_missing_data(stress_locate: StressLocate) -> None:
+    missing = stress_locate.located("missing").failure
     assert missing is not None and missing.method_context == 50
-    none = located("assert:no such text")
+
+
+def test_locate_no_such_failure_names_what_was_seen(stress_locate: StressLocate) -> None:
+    none = stress_locate.located("assert:no such text")
     assert none.failure is None and not none.notes
     line = none.no_such_failure()
     assert line.startswith("no such failure: a JIT assert containing 'no such text'; seen: ")
@@ -294,20 +331,42 @@ def test_locate_isolate_and_verify_a_stress_only_assert(cols: Collections, tmp_p
         and "(method context 10)" in line
     )
 
-    iso = isolate(str(mch), [33], tmp_path / "bundle")
+
+@pytest.fixture(scope="module")
+def isolated_33(stress_locate: StressLocate, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repro of the stress-only assert at 33: its record alone."""
+    return isolate(str(stress_locate.mch), [33], tmp_path_factory.mktemp("bundle")).mch
+
+
+def test_verify_accepts_the_isolated_stress_assert(
+    stress_locate: StressLocate, stress_33: Failure, isolated_33: Path, tmp_path: Path
+) -> None:
     native = Replays(None, 60, tmp_path)
-    v = verify_failure(cmd, iso.mch, stress_33, native, runs=3)
+    v = verify_failure(stress_locate.cmd, isolated_33, stress_33, native, runs=3)
     assert v.accepted and v.reproduced == 3, v.to_json()
-    plain = command.from_argv([REPLAY, BASE, str(mch)])
-    v = verify_failure(plain, iso.mch, stress_33, native, runs=2, label="plain")
+
+
+def test_verify_refuses_it_without_the_stress_settings(
+    stress_locate: StressLocate, stress_33: Failure, isolated_33: Path, tmp_path: Path
+) -> None:
+    native = Replays(None, 60, tmp_path)
+    plain = command.from_argv([REPLAY, BASE, str(stress_locate.mch)])
+    v = verify_failure(plain, isolated_33, stress_33, native, runs=2, label="plain")
     assert (
         not v.accepted
         and v.reproduced == 0
         and v.summary() == "0/2 runs reported the same assert (not accepted)"
     )
+
+
+def test_verify_accepts_the_same_assert_in_another_method(
+    stress_locate: StressLocate, stress_33: Failure, tmp_path: Path
+) -> None:
     # the same assert in another method: the record is 1 there
-    other = isolate(str(mch), [61], tmp_path / "other")
-    assert verify_failure(cmd, other.mch, stress_33, native, runs=1, label="o").accepted
+    other = isolate(str(stress_locate.mch), [61], tmp_path / "other")
+    native = Replays(None, 60, tmp_path)
+    v = verify_failure(stress_locate.cmd, other.mch, stress_33, native, runs=1, label="o")
+    assert v.accepted
 
 
 def test_partitions_after_the_first_match_are_stopped_not_waited_for(

@@ -22,12 +22,14 @@ import pytest
 from .support.common import BUNDLE_FILES, DEBUGGERS, Collections, mc_bytes, seed_collection
 from .support.natives import BASE, DIFF, REPLAY, SEED_COMMAND, SEED_OPTIONS
 from .support.pipeline import (
+    ReproRun,
     assert_refused,
     assert_seed_diagnosis,
     no_replays_left,
     report,
     repro,
     repro_args,
+    repro_run,
     validate,
 )
 
@@ -35,39 +37,52 @@ from .support.pipeline import (
 # seed crash
 
 
-@pytest.mark.parametrize("debugger", DEBUGGERS)
-def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path, debugger: str) -> None:
+@pytest.fixture(scope="module", params=DEBUGGERS)
+def seed_repro(
+    request: pytest.FixtureRequest, cols: Collections, tmp_path_factory: pytest.TempPathFactory
+) -> ReproRun:
+    """The user's command as superpmi.py ran it: in parallel (-p), where the crash of a worker is
+    invisible; one `spmi-dbg repro` of it per debugger, to the default --out."""
+    debugger: str = request.param
     mch = seed_collection(cols)
     start = time.monotonic()
-    # The user's command as superpmi.py ran it: in parallel (-p), where the crash of a worker is
-    # invisible.
-    r = repro(
+    run = repro_run(
         *repro_args(REPLAY, *SEED_OPTIONS, "-p", BASE, DIFF, str(mch), workers=2),
-        cwd=tmp_path,
+        cwd=tmp_path_factory.mktemp(f"seed-{debugger}"),
         debugger=debugger,
     )
-    elapsed = time.monotonic() - start
-    assert r.returncode == 0, r.stdout + r.stderr
-    rep = report(next(tmp_path.glob("spmi-repro-*")))
-    bundle = Path(tmp_path / rep["bundle"])
+    print(f"seed repro end to end under {debugger}: {time.monotonic() - start:.2f} s")
+    return run
+
+
+def test_seed_bundle_holds_the_crashing_record(seed_repro: ReproRun, cols: Collections) -> None:
+    rep = seed_repro.report
+    bundle = seed_repro.cwd / rep["bundle"]
     assert bundle.name == f"spmi-repro-{rep['diagnosis']['bucket']}"  # the default --out
     for name in BUNDLE_FILES:
         assert (bundle / name).is_file(), name
+    assert_seed_diagnosis(json.loads((bundle / "diagnosis.json").read_text()))
+    assert (bundle / "repro.mch").read_bytes() == mc_bytes(seed_collection(cols), 300)
 
-    d = json.loads((bundle / "diagnosis.json").read_text())
-    assert_seed_diagnosis(d)
-    assert (bundle / "repro.mch").read_bytes() == mc_bytes(mch, 300)
 
+def test_seed_repro_is_verified(seed_repro: ReproRun) -> None:
+    rep = seed_repro.report
     assert rep["outcome"] == "verified" and rep["exit_code"] == 0 and rep["failed_phase"] is None
     validate(rep)
     assert rep["verification"]["rate"] >= 0.5 and rep["verification"]["accepted"]
     assert rep["verification"]["debugger_run"]["reproduced"] is True
     assert rep["repro"]["method_contexts"] == [300]
+
+
+def test_seed_is_located_in_the_second_partition_without_p(seed_repro: ReproRun) -> None:
+    rep = seed_repro.report
     assert [p["compile"] for p in rep["locate"]["partitions"]] == ["1-200", "201-400"]
     assert rep["locate"]["winner"] == 2 and rep["command"]["options"] == SEED_OPTIONS
     assert any("dropped `-p`" in n for n in rep["command"]["notes"])
 
-    md = (bundle / "report.md").read_text()
+
+def test_seed_report_is_dotnet_runtimes_bug_template(seed_repro: ReproRun) -> None:
+    md = seed_repro.text("report.md")
     assert md.startswith(
         "# superpmi SIGSEGV in CompileResult::repCompileMethod for method context 300"
     )
@@ -92,44 +107,57 @@ def test_seed_crash_end_to_end(cols: Collections, tmp_path: Path, debugger: str)
         and "the base JIT's compile result has no CompileMethod map" in md
     )
     assert "Known upstream: dotnet/runtime#91257" in md and "dotnet/runtime#91783" in md
+    assert len(md) < 65536 and "<details><summary>Backtrace" in md
+
+
+def test_seed_needs_both_jits_by_experiment(seed_repro: ReproRun) -> None:
+    rep = seed_repro.report
     # the seed needs the near differ: both JITs
-    assert "By experiment: neither JIT crashes on its own" in md
+    assert "By experiment: neither JIT crashes on its own" in seed_repro.text("report.md")
     assert (
         rep["regression"]["base_jit"]["crashes"] is False
         and rep["regression"]["diff_jit"]["crashes"] is False
     )
-    conf = rep["issue"]["configuration"]
+
+
+def test_seed_report_names_the_configuration(seed_repro: ReproRun) -> None:
+    conf = seed_repro.report["issue"]["configuration"]
     assert conf["target"] == "arm64" and re.fullmatch(r"[0-9a-f]{40}", conf["superpmi"]["build_id"])
     assert [j["role"] for j in conf["jits"]] == ["base JIT (JIT1)", "diff JIT (JIT2)"]
     assert all(j["size"] > 0 and j["build_id"] for j in conf["jits"])
-    assert len(md) < 65536 and "<details><summary>Backtrace" in md
-    log = (bundle / "debugger.log").read_text()
-    if debugger == "gdb":
-        assert d["debugger"].startswith("gdb ") and conf["debugger"]["version"].startswith(
-            "GNU gdb"
-        )
+
+
+def test_seed_debugger_and_its_transcript(seed_repro: ReproRun) -> None:
+    rep = seed_repro.report
+    d = json.loads(seed_repro.text("diagnosis.json"))
+    version = rep["issue"]["configuration"]["debugger"]["version"]
+    log = seed_repro.text("debugger.log")
+    if seed_repro.debugger == "gdb":
+        assert d["debugger"].startswith("gdb ") and version.startswith("GNU gdb")
         assert "*stopped" in log  # the MI transcript
         # gdb reads the number at -O2: mc->index in the inline frame of InvokeNearDiffer it
         # recovers.
         assert "InvokeNearDiffer" in rep["locate"]["method_context_source"]
     else:
-        assert d["debugger"].startswith("lldb 16") and conf["debugger"]["version"].startswith(
-            "lldb"
-        )
+        assert d["debugger"].startswith("lldb 16") and version.startswith("lldb")
         assert "# fatal stop: SIGSEGV near-null" in log  # the lldb worker's log
         # lldb 16 at -O2 has no frame for the inlined InvokeNearDiffer (and cannot read entry
         # values): the number comes from the native bisection.
         assert rep["locate"]["method_context_source"].startswith("native bisection")
-    # The summary panel's facts, in plain text when piped.
-    assert "method context: 300" in r.stdout and "verification: 3/3 native runs" in r.stdout
-    assert f"bundle: {bundle.name}" in r.stdout
 
+
+def test_seed_summary_panel_in_plain_text_when_piped(seed_repro: ReproRun) -> None:
+    out = seed_repro.result.stdout
+    assert "method context: 300" in out and "verification: 3/3 native runs" in out
+    assert f"bundle: {seed_repro.bundle.name}" in out
+
+
+def test_seed_repro_sh_runs_from_anywhere(seed_repro: ReproRun) -> None:
     # repro.sh is the exact command on the repro, runnable from anywhere.
-    script = bundle / "repro.sh"
+    script = seed_repro.bundle / "repro.sh"
     assert os.access(script, os.X_OK)
     run = subprocess.run([str(script)], capture_output=True, cwd="/", timeout=60)
     assert run.returncode == -signal.SIGSEGV
-    print(f"seed repro end to end under {debugger}: {elapsed:.2f} s")
 
 
 def test_friendly_options_form(cols: Collections, tmp_path: Path) -> None:

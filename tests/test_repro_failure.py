@@ -12,7 +12,7 @@ from spmi_dbg.mch.collection import Collection
 
 from .support.common import Collections
 from .support.natives import BASE, REPLAY, STRESS_SETTINGS
-from .support.pipeline import report, repro, repro_args, validate
+from .support.pipeline import ReproRun, report, repro, repro_args, repro_run, validate
 
 STRESS_AT = 140
 
@@ -32,37 +32,37 @@ def failures_collection(cols: Collections) -> Path:
     )
 
 
-@pytest.mark.parametrize("debugger", ["gdb", "lldb"])
-def test_a_stress_only_assert_gets_a_verified_repro_with_only_the_needed_settings(
-    cols: Collections, tmp_path: Path, debugger: str
-) -> None:
+@pytest.fixture(scope="module", params=["gdb", "lldb"])
+def stress_repro(
+    request: pytest.FixtureRequest, cols: Collections, tmp_path_factory: pytest.TempPathFactory
+) -> ReproRun:
+    """`spmi-dbg repro --failure assert:magic[divisor]` of the command with six JIT settings, two
+    of them needed, under each debugger."""
     mch = failures_collection(cols)
-    out = tmp_path / "bundle dir"
-    r = repro(
-        *repro_args(
-            REPLAY,
-            *STRESS_SETTINGS,
-            BASE,
-            str(mch),
-            out=str(out),
-            workers=2,
-            options=("--failure", "assert:magic[divisor]"),
-        ),
-        cwd=tmp_path,
-        debugger=debugger,
-    )
-    assert r.returncode == 0, r.stdout + r.stderr
-    rep = report(out)
+    tmp = tmp_path_factory.mktemp(f"stress-{request.param}")
+    out = str(tmp / "bundle dir")
+    target = ("--failure", "assert:magic[divisor]")
+    args = repro_args(REPLAY, *STRESS_SETTINGS, BASE, str(mch), out=out, workers=2, options=target)
+    return repro_run(*args, cwd=tmp, out=out, debugger=request.param)
+
+
+def test_a_stress_only_assert_gets_a_verified_repro_of_its_record(
+    stress_repro: ReproRun, cols: Collections
+) -> None:
+    rep = stress_repro.report
     validate(rep)
     assert rep["outcome"] == "verified" and rep["repro"]["method_contexts"] == [STRESS_AT]
+    mch = failures_collection(cols)
     with Collection.open(str(mch)) as col:  # the record, byte-exact
         loc = col.locate(STRESS_AT)
         with open(mch, "rb") as f:
             f.seek(loc.offset)
             record = f.read(loc.size)
-    assert (out / "repro.mch").read_bytes() == record
+    assert (stress_repro.bundle / "repro.mch").read_bytes() == record
 
-    t = rep["target"]
+
+def test_a_stress_only_assert_keeps_only_the_needed_settings(stress_repro: ReproRun) -> None:
+    t = stress_repro.report["target"]
     assert t["kind"] == "assert" and t["failure"]["method_context"] == STRESS_AT
     assert t["options"]["needed"] == ["JitStress=2", "JitStressModeNames=STRESS_FOLD"]
     assert set(t["options"]["dropped"]) == {
@@ -73,19 +73,26 @@ def test_a_stress_only_assert_gets_a_verified_repro_with_only_the_needed_setting
         "JitStressModeNames element STRESS_MAKE_CSE",
         "JitStressModeNames element STRESS_REVERSE_FLAG",
     }
-    script = (out / "repro.sh").read_text()
-    command = script.splitlines()[-1]
+    command = stress_repro.text("repro.sh").splitlines()[-1]
     assert "-jitoption JitStress=2 -jitoption JitStressModeNames=STRESS_FOLD " in command
     assert (
         "JitNoInline" not in command
         and "STRESS_MAKE_CSE" not in command
         and "JitMinOpts" not in command
     )
-    assert rep["title"].startswith(
+
+
+def test_a_stress_only_assert_is_titled_by_its_expression(stress_repro: ReproRun) -> None:
+    title = stress_repro.report["title"]
+    assert title.startswith(
         "Assertion failed 'divisor > 0 && divisor <= 8 && magic[divisor] != 0' in '"
     )
-    assert rep["title"].endswith("' during 'Importation'")
+    assert title.endswith("' during 'Importation'")
 
+
+def test_a_stress_only_assert_is_diagnosed_at_its_debug_break(stress_repro: ReproRun) -> None:
+    rep = stress_repro.report
+    t = rep["target"]
     d = rep["diagnosis"]  # the -boa stop: in the assert, the JIT's state there
     assert (
         d["assertion"]["expr"] == t["failure"]["message"]
@@ -100,17 +107,23 @@ def test_a_stress_only_assert_gets_a_verified_repro_with_only_the_needed_setting
         "Compiler::gtFoldModByConst",
     ]
 
-    jit_out = (out / "jit-stdout.txt").read_text()
+
+def test_a_stress_only_assert_bundle_has_the_jit_output(stress_repro: ReproRun) -> None:
+    t = stress_repro.report["target"]
+    jit_out = stress_repro.text("jit-stdout.txt")
     assert jit_out.startswith(f"****** START compiling {t['failure']['method']} (MethodHash=")
-    md = (out / "report.md").read_text()
+    md = stress_repro.text("report.md")
     assert (
         "`JitStress=2`, `JitStressModeNames=STRESS_FOLD`" in md
         and "- JIT output: `jit-stdout.txt`" in md
     )
     assert t["failure"]["line"] in md
 
+
+def test_a_stress_only_assert_repro_sh_reproduces_it(stress_repro: ReproRun) -> None:
     # The bundle's script reproduces the assert where it is, and only with the settings it carries.
-    run = subprocess.run(["sh", str(out / "repro.sh")], capture_output=True, text=True, timeout=60)
+    script = stress_repro.bundle / "repro.sh"
+    run = subprocess.run(["sh", str(script)], capture_output=True, text=True, timeout=60)
     assert (
         run.returncode == 1
         and "ISSUE: <ASSERT> #1 " in run.stdout

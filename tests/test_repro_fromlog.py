@@ -4,6 +4,7 @@ seed crash."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,15 @@ from spmi_dbg.repro.fromlog import parse_log
 
 from .support.common import DEBUGGERS, Collections, mc_bytes
 from .support.natives import BASE, DIFF, REPLAY
-from .support.pipeline import assert_null_map, assert_refused, render_fixture, report, repro
+from .support.pipeline import (
+    ReproRun,
+    assert_null_map,
+    assert_refused,
+    render_fixture,
+    report,
+    repro,
+    repro_run,
+)
 
 
 @pytest.mark.unit
@@ -48,32 +57,38 @@ def test_parse_log_picks_the_failing_run_and_its_hints() -> None:
     assert runs[1].hints == [9] and runs[1].severity == 2  # the run that died is the one reproduced
 
 
-@pytest.mark.parametrize("debugger", DEBUGGERS)
-def test_from_log_finds_the_seed_crash(cols: Collections, tmp_path: Path, debugger: str) -> None:
-    log, big = render_fixture(tmp_path, cols)
-    r = repro(
-        "--from-log",
-        str(log),
-        "--workers",
-        "2",
-        "--verify-runs",
-        "1",
-        "--out",
-        "b",
-        cwd=tmp_path,
-        debugger=debugger,
-    )
-    assert r.returncode == 0, r.stdout + r.stderr
-    rep = report(tmp_path / "b")
+@dataclass(frozen=True)
+class FromLog:
+    """`spmi-dbg repro --from-log` of the rendered fixture log under one debugger, and the seed
+    collection the log names (big.mch)."""
+
+    run: ReproRun
+    big: Path
+
+
+@pytest.fixture(scope="module", params=DEBUGGERS)
+def from_log(
+    request: pytest.FixtureRequest, cols: Collections, tmp_path_factory: pytest.TempPathFactory
+) -> FromLog:
+    tmp = tmp_path_factory.mktemp(f"from-log-{request.param}")
+    log, big = render_fixture(tmp, cols)
+    args = ("--from-log", str(log), "--workers", "2", "--verify-runs", "1", "--out", "b")
+    return FromLog(repro_run(*args, cwd=tmp, out="b", debugger=request.param), big)
+
+
+def test_from_log_finds_the_seed_crash(from_log: FromLog) -> None:
+    rep = from_log.run.report
     assert rep["outcome"] == "verified"
     d = rep["diagnosis"]
     assert d["method_context"]["number"] == 300 and rep["locate"]["method_context"] == 300
     assert_null_map(d, "CompileResult", "CompileMethod")
     assert d["null_map"]["role"].startswith("base compile result")
-    assert (tmp_path / "b" / "repro.mch").read_bytes() == mc_bytes(big, 300)
+    assert (from_log.run.bundle / "repro.mch").read_bytes() == mc_bytes(from_log.big, 300)
 
-    cmd = rep["command"]
-    assert cmd["input"] == str(big) and cmd["jits"] == [BASE, DIFF]
+
+def test_from_log_command_is_the_failing_runs(from_log: FromLog) -> None:
+    cmd = from_log.run.report["command"]
+    assert cmd["input"] == str(from_log.big) and cmd["jits"] == [BASE, DIFF]
     # The temp files are gone, -p is dropped; the replay options stay.
     assert cmd["options"] == [
         "-a",
@@ -98,11 +113,15 @@ def test_from_log_finds_the_seed_crash(cols: Collections, tmp_path: Path, debugg
         "-failureLimit",
         "100",
     ]
+
+
+def test_from_log_notes_say_where_the_command_came_from(from_log: FromLog) -> None:
+    cmd = from_log.run.report["command"]
     notes = cmd["notes"]
     assert (
         notes[0]
         == "command from superpmi.4.log line 14 (asm diffs of "
-        + str(big)
+        + str(from_log.big)
         + "; of 2 runs in the log, the first that failed fatally)"
     )
     assert sum("superpmi.py's temporary file no longer exists" in n for n in notes) == 5
@@ -110,7 +129,7 @@ def test_from_log_finds_the_seed_crash(cols: Collections, tmp_path: Path, debugg
     assert cmd["from_log"]["line"] == 14 and cmd["from_log"]["failures"] == [
         "ERROR: Couldn't load base metrics summary created by child process"
     ]
-    assert "command from superpmi.4.log line 14" in (tmp_path / "b" / "report.md").read_text()
+    assert "command from superpmi.4.log line 14" in from_log.run.text("report.md")
 
 
 def test_from_log_bad_logs_are_one_line_errors(cols: Collections, tmp_path: Path) -> None:

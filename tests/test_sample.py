@@ -244,8 +244,27 @@ def test_corpus_assembles_and_each_trigger_file_has_its_trigger() -> None:
 # ------------------------------------------------------------------------------------------ records
 
 
-def test_records_decode_with_the_collection_api(tmp_path: Path) -> None:
-    out = tmp_path / "calls.mch"
+@dataclasses.dataclass(frozen=True)
+class CallsCollection:
+    """`sample asm` of calls.il and bigconst.il for Arm64 with JitMinOpts=1: the collection, its
+    record count and index, calls.il's methods and the decoded records 1 (Sample.Calls:Clamp) and
+    4 (Sample.Constants:Hash)."""
+
+    path: Path
+    records: int
+    has_toc: bool
+    src: list[Method]
+    mc: MethodContextInfo
+    mc4: MethodContextInfo
+
+    @property
+    def maps(self) -> dict[int, SerializedMap]:
+        return maps_of(self.mc)
+
+
+@pytest.fixture(scope="module")
+def calls_collection(tmp_path_factory: pytest.TempPathFactory) -> CallsCollection:
+    out = tmp_path_factory.mktemp("records") / "calls.mch"
     r = run_cli(
         "sample",
         "asm",
@@ -259,65 +278,101 @@ def test_records_decode_with_the_collection_api(tmp_path: Path) -> None:
         str(out),
     )
     assert r.returncode == 0, r.stderr
-    src = assemble_file(CORPUS / "calls.il").methods
     with Collection.open(out) as col:
-        assert len(col) == 5 and col.toc is not None
-        mc = col.method_context(1)
-        assert not mc.problems
-        assert mc.name == "Sample.Calls:Clamp" and mc.il_size == len(src[0].il)
-        assert mc.target_arch_name == "arm64"
-        assert mc.request is not None and mc.request.il == src[0].il
-        ids = [p.id for p in mc.packets]
-        assert set(ids) == {143, 183, 151, 154, 71, 76, 149, 6, 109}
-        maps = maps_of(mc)
-        cm = maps[P.CompileMethod]
-        assert cm.count == 1 and cm.item_size == 4 + 216
-        v = cm.values()[0]
-        assert struct.unpack_from("<I", v, 40 + 28)[0] == 3  # args.numArgs
-        assert struct.unpack_from("<I", v, 40 + 20)[0] == IL.TYPE_LONG  # args.retType
-        assert struct.unpack_from("<I", v, 40 + 84 + 28)[0] == 0  # locals.numArgs
-        assert mc.request.max_stack == src[0].max_stack
-        # ResolveToken: one item per callee, keyed {0, scope, token, 2}, values of 44 bytes, sorted
-        # bytewise.
-        rt = maps[P.ResolveToken]
-        assert rt.item_size == 24 + 44 and rt.keys() == sorted(rt.keys())
-        tokens = set()
-        sig_keys = []
-        for k, val in zip(rt.keys(), rt.values(), strict=True):
-            ctx, scope, token, kind = struct.unpack("<QQII", k)
-            assert (ctx, scope, kind) == (0, mc.request.scope, 2)
-            tokens.add(token)
-            hcls, hmeth, hfld, ts, cts, ms, cms, exc = struct.unpack("<QQQIIIII", val)
-            assert (
-                hcls
-                and hmeth
-                and hfld == 0
-                and exc == 0
-                and ts == ms == 0xFFFFFFFF
-                and cts == cms == 0
-            )
-            sig_keys.append(struct.pack("<QQ", hmeth, 0))
-        assert tokens == set(call_tokens(src[0].il))
-        sig = maps[P.GetMethodSig]
-        assert sig.item_size == 16 + 84 and sorted(sig.keys()) == sorted(sig_keys) == sig.keys()
-        nargs = sorted(struct.unpack_from("<I", sv, 28)[0] for sv in sig.values())
-        assert nargs == [1, 2]
-        # GetJitFlags: DD {offset, 16} -> the CORJIT_FLAGS blob; MinOpts off.
-        jf = maps[P.GetJitFlags]
-        off, size = struct.unpack("<II", jf.values()[0])
-        blob = jf.blob(off)
-        assert size == 16 and blob is not None and struct.unpack_from("<Q", blob)[0] == 0
-        # GetIntConfigValue: {name (UTF-16LE + NUL), default 0} -> 1
-        cfg = maps[P.GetIntConfigValue]
-        name_off, default = struct.unpack("<II", cfg.keys()[0])
-        assert cfg.blob(name_off) == "JitMinOpts\0".encode("utf-16-le") and default == 0
-        assert struct.unpack("<I", cfg.values()[0])[0] == 1
-        # Distinct methods get distinct ftns; all share the corpus scope.
-        mc4 = col.method_context(4)
-        assert mc4.name == "Sample.Constants:Hash" and mc4.request is not None
-        assert mc4.request.ftn != mc.request.ftn and mc4.request.scope == mc.request.scope
-        assert P.ResolveToken not in {p.id for p in mc4.packets}  # no calls: no call packets
-    v = run_cli("mch", "verify", str(out))
+        return CallsCollection(
+            out,
+            len(col),
+            col.toc is not None,
+            assemble_file(CORPUS / "calls.il").methods,
+            col.method_context(1),
+            col.method_context(4),
+        )
+
+
+def resolved_tokens(rt: SerializedMap) -> list[tuple[int, ...]]:
+    """ResolveToken's items: the key's {context, scope, token, kind} then the value's 8 fields."""
+    return [
+        struct.unpack("<QQII", k) + struct.unpack("<QQQIIIII", val)
+        for k, val in zip(rt.keys(), rt.values(), strict=True)
+    ]
+
+
+def test_records_decode_with_the_collection_api(calls_collection: CallsCollection) -> None:
+    c = calls_collection
+    assert c.records == 5 and c.has_toc
+    mc = c.mc
+    assert not mc.problems
+    assert mc.name == "Sample.Calls:Clamp" and mc.il_size == len(c.src[0].il)
+    assert mc.target_arch_name == "arm64"
+    assert mc.request is not None and mc.request.il == c.src[0].il
+    ids = [p.id for p in mc.packets]
+    assert set(ids) == {143, 183, 151, 154, 71, 76, 149, 6, 109}
+
+
+def test_compile_method_record_carries_the_signature(calls_collection: CallsCollection) -> None:
+    cm = calls_collection.maps[P.CompileMethod]
+    assert cm.count == 1 and cm.item_size == 4 + 216
+    v = cm.values()[0]
+    assert struct.unpack_from("<I", v, 40 + 28)[0] == 3  # args.numArgs
+    assert struct.unpack_from("<I", v, 40 + 20)[0] == IL.TYPE_LONG  # args.retType
+    assert struct.unpack_from("<I", v, 40 + 84 + 28)[0] == 0  # locals.numArgs
+    request = calls_collection.mc.request
+    assert request is not None and request.max_stack == calls_collection.src[0].max_stack
+
+
+def test_resolve_token_has_one_item_per_callee(calls_collection: CallsCollection) -> None:
+    # ResolveToken: one item per callee, keyed {0, scope, token, 2}, values of 44 bytes, sorted
+    # bytewise.
+    mc = calls_collection.mc
+    assert mc.request is not None
+    rt = calls_collection.maps[P.ResolveToken]
+    assert rt.item_size == 24 + 44 and rt.keys() == sorted(rt.keys())
+    tokens = set()
+    for ctx, scope, token, kind, hcls, hmeth, hfld, ts, cts, ms, cms, exc in resolved_tokens(rt):
+        assert (ctx, scope, kind) == (0, mc.request.scope, 2)
+        tokens.add(token)
+        assert (
+            hcls and hmeth and hfld == 0 and exc == 0 and ts == ms == 0xFFFFFFFF and cts == cms == 0
+        )
+    assert tokens == set(call_tokens(calls_collection.src[0].il))
+
+
+def test_method_sigs_are_keyed_by_the_callees(calls_collection: CallsCollection) -> None:
+    maps = calls_collection.maps
+    sig_keys = [struct.pack("<QQ", row[5], 0) for row in resolved_tokens(maps[P.ResolveToken])]
+    sig = maps[P.GetMethodSig]
+    assert sig.item_size == 16 + 84 and sorted(sig.keys()) == sorted(sig_keys) == sig.keys()
+    nargs = sorted(struct.unpack_from("<I", sv, 28)[0] for sv in sig.values())
+    assert nargs == [1, 2]
+
+
+def test_jit_flags_have_minopts_off(calls_collection: CallsCollection) -> None:
+    # GetJitFlags: DD {offset, 16} -> the CORJIT_FLAGS blob; MinOpts off.
+    jf = calls_collection.maps[P.GetJitFlags]
+    off, size = struct.unpack("<II", jf.values()[0])
+    blob = jf.blob(off)
+    assert size == 16 and blob is not None and struct.unpack_from("<Q", blob)[0] == 0
+
+
+def test_config_values_are_recorded(calls_collection: CallsCollection) -> None:
+    # GetIntConfigValue: {name (UTF-16LE + NUL), default 0} -> 1
+    cfg = calls_collection.maps[P.GetIntConfigValue]
+    name_off, default = struct.unpack("<II", cfg.keys()[0])
+    assert cfg.blob(name_off) == "JitMinOpts\0".encode("utf-16-le") and default == 0
+    assert struct.unpack("<I", cfg.values()[0])[0] == 1
+
+
+def test_distinct_methods_get_distinct_ftns_in_one_scope(calls_collection: CallsCollection) -> None:
+    # Distinct methods get distinct ftns; all share the corpus scope.
+    mc, mc4 = calls_collection.mc, calls_collection.mc4
+    assert mc4.name == "Sample.Constants:Hash" and mc4.request is not None
+    assert mc.request is not None
+    assert mc4.request.ftn != mc.request.ftn and mc4.request.scope == mc.request.scope
+    assert P.ResolveToken not in {p.id for p in mc4.packets}  # no calls: no call packets
+
+
+def test_mch_verify_accepts_the_assembled_collection(calls_collection: CallsCollection) -> None:
+    v = run_cli("mch", "verify", str(calls_collection.path))
     assert v.returncode == 0, v.stdout + v.stderr
 
 

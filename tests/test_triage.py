@@ -10,31 +10,70 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from .support.common import Collections, mc_bytes
 from .support.natives import BASE, REPLAY, SEED_COMMAND, STRESS_SETTINGS_3
 from .support.pipeline import assert_refused, repro_args, triage, triage_collection, validate
 
 
-def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class ThreeKinds:
+    """One triage of the three-kinds collection (2 workers, 1 verification run) into `tmp`/t."""
+
+    result: subprocess.CompletedProcess[str]
+    tmp: Path
+    mch: Path
+    data: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.mch.name
+
+    def by_members(self) -> dict[tuple[int, ...], dict[str, Any]]:
+        """The crash buckets by their method contexts."""
+        return {
+            tuple(int(m.rsplit(":", 1)[1]) for m in b["method_contexts"]): b
+            for b in self.data["buckets"]
+        }
+
+    def bucket(self, *members: int) -> dict[str, Any]:
+        """The crash bucket of exactly these method contexts."""
+        return self.by_members()[members]
+
+    def failure_buckets(self) -> dict[str, dict[str, Any]]:
+        return {b["kind"]: b for b in self.data["failure_buckets"]}
+
+
+@pytest.fixture(scope="module")
+def three_kinds(cols: Collections, tmp_path_factory: pytest.TempPathFactory) -> ThreeKinds:
+    tmp = tmp_path_factory.mktemp("three-kinds")
     mch = triage_collection(cols)
-    r = triage(
-        *repro_args(*SEED_COMMAND, str(mch), out="t", workers=2, verify_runs=1), cwd=tmp_path
-    )
+    r = triage(*repro_args(*SEED_COMMAND, str(mch), out="t", workers=2, verify_runs=1), cwd=tmp)
     assert r.returncode == 0, r.stdout + r.stderr
-    data: dict[str, Any] = json.loads((tmp_path / "t" / "triage.json").read_text())
+    return ThreeKinds(r, tmp, mch, json.loads((tmp / "t" / "triage.json").read_text()))
+
+
+def test_three_kinds_crashes_in_order(three_kinds: ThreeKinds) -> None:
+    data = three_kinds.data
     validate(data, "triage-3.json")
     assert [c["method_context"] for c in data["crashes"]] == [110, 150, 200, 300, 410, 450, 500]
-    name = mch.name
-    assert data["crashes"][0]["member"] == f"{name}:110"
-    by_members = {
-        tuple(int(m.rsplit(":", 1)[1]) for m in b["method_contexts"]): b for b in data["buckets"]
-    }
-    assert set(by_members) == {(150, 300, 450), (110, 410), (200, 500)}  # exactly three buckets
+    assert data["crashes"][0]["member"] == f"{three_kinds.name}:110"
+
+
+def test_three_kinds_three_buckets(three_kinds: ThreeKinds) -> None:
+    data, name = three_kinds.data, three_kinds.name
+    # exactly three buckets
+    assert set(three_kinds.by_members()) == {(150, 300, 450), (110, 410), (200, 500)}
     assert all(m.startswith(f"{name}:") for b in data["buckets"] for m in b["method_contexts"])
-    cov = data["coverage"]
+
+
+def test_three_kinds_coverage(three_kinds: ThreeKinds) -> None:
+    cov = three_kinds.data["coverage"]
     assert len(cov) == 1 and cov[0]["method_contexts"] == 600 and cov[0]["crashed"] == 7
     assert (
         cov[0]["failed_compile"] == 2
@@ -42,40 +81,61 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
         and cov[0]["replayed_clean"] == 591
     )
 
-    seed = by_members[(150, 300, 450)]
+
+def test_the_seed_bucket_is_the_known_bug(three_kinds: ThreeKinds) -> None:
+    seed = three_kinds.bucket(150, 300, 450)
     assert seed["signal"] == "SIGSEGV" and seed["null_map"]["member"] == "CompileMethod"
     assert [k["id"] for k in seed["known_bugs"]] == ["dotnet/runtime#91257"]
+    sizes = {m["method_context"]: m["il_size"] for m in seed["members"]}
+    assert seed["smallest"]["il_size"] == min(sizes.values())
+
+
+def test_the_seeds_cause_is_said_once(three_kinds: ThreeKinds) -> None:
+    seed = three_kinds.bucket(150, 300, 450)
     # the setup, said once for the triage (issue 27): the seed's three crashes are superpmi's
-    (cause,) = data["causes"]
+    (cause,) = three_kinds.data["causes"]
     assert (cause["kind"], cause["crashes"], cause["buckets"]) == (
         "asm-diffs-without-compile-method",
         3,
         [seed["bucket"]],
     )
-    assert "why: asm-diffs-without-compile-method: " in r.stdout
-    sizes = {m["method_context"]: m["il_size"] for m in seed["members"]}
-    assert seed["smallest"]["il_size"] == min(sizes.values())
-    abort = by_members[(110, 410)]
+    assert "why: asm-diffs-without-compile-method: " in three_kinds.result.stdout
+
+
+def test_the_abort_and_the_stack_overflow_buckets(three_kinds: ThreeKinds) -> None:
+    abort = three_kinds.bucket(110, 410)
     assert abort["signal"] == "SIGABRT" and abort["known_bugs"] == []
-    overflow = by_members[(200, 500)]
+    overflow = three_kinds.bucket(200, 500)
     assert overflow["signature"].startswith("SIGSEGV | Compiler::fgMorphTree")
 
-    for b in data["buckets"]:  # one verified bundle each, built from the smallest member
+
+def test_each_bucket_has_a_verified_bundle_of_its_smallest_member(three_kinds: ThreeKinds) -> None:
+    tmp = three_kinds.tmp
+    # one verified bundle each, built from the smallest member
+    for b in three_kinds.data["buckets"]:
         rep = b["repro"]
         assert rep["outcome"] == "verified" and rep["rate"] >= 0.5, b
-        bundle = tmp_path / rep["bundle"]
+        bundle = tmp / rep["bundle"]
         assert (bundle / "report.md").is_file() and (bundle / "repro.sh").is_file()
         validate(json.loads((bundle / "report.json").read_text()))
         assert b["smallest"]["method_context"] == rep["method_contexts"][-1]
+    seed = three_kinds.bucket(150, 300, 450)
     small = seed["smallest"]["method_context"]
-    assert (tmp_path / seed["repro"]["bundle"] / "repro.mch").read_bytes() == mc_bytes(mch, small)
+    repro_mch = tmp / seed["repro"]["bundle"] / "repro.mch"
+    assert repro_mch.read_bytes() == mc_bytes(three_kinds.mch, small)
+
+
+def test_the_state_dependent_member_keeps_its_poisoner(three_kinds: ThreeKinds) -> None:
     # The state-dependent member is repro'd with the record that poisoned it, found by ddmin in its
     # segment.
-    poisoned = abort["repro"]["method_contexts"]
+    poisoned = three_kinds.bucket(110, 410)["repro"]["method_contexts"]
     assert poisoned in ([100, 110], [400, 410])
 
+
+def test_each_partition_resumes_after_each_crash(three_kinds: ThreeKinds) -> None:
     # Each partition resumed after each of its crashes: segments start right after the crash, and a
     # partition's segments are the replays of one debugger session.
+    data = three_kinds.data
     crashed = {c["method_context"] for c in data["crashes"]}
     for p in range(1, data["engine"]["partitions"] + 1):
         segs = [s for s in data["segments"] if s["partition"] == p]
@@ -85,9 +145,14 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
         assert starts[1:] == [n + 1 for n in sorted(crashed) if starts[0] <= n < last]
     # 2 per worker, by bytes
     assert data["engine"]["name"] == "local" and data["engine"]["partitions"] == 4
+
+
+def test_stops_passed_on_and_superpmis_own_failures_are_summarised(
+    three_kinds: ThreeKinds,
+) -> None:
     # The stops passed on and what superpmi said itself are summarised; the failures superpmi
-    # reported are buckets too, and (by default) the assert's gets a verified bundle, the failed
-    # compile's none.
+    # reported are buckets too.
+    data, name = three_kinds.data, three_kinds.name
     assert [(g["key"], g["method_contexts"]) for g in data["first_chance"]] == [
         ("SIGSEGV first-chance in Compiler::gtFoldDivByConst", [f"{name}:50"])
     ]
@@ -96,33 +161,48 @@ def test_three_kinds_three_buckets(cols: Collections, tmp_path: Path) -> None:
         ("shiftAmount >= 0", [f"{name}:60"])
     ]
     assert data["bundle_kinds"] == ["crash", "assert"]
-    fbs = {b["kind"]: b for b in data["failure_buckets"]}
-    assert set(fbs) == {"assert", "error"}
+    assert set(three_kinds.failure_buckets()) == {"assert", "error"}
+
+
+def test_the_asserts_failure_bucket_gets_a_verified_bundle(three_kinds: ThreeKinds) -> None:
+    # (by default) the assert's gets a verified bundle, the failed compile's none.
+    fbs, name = three_kinds.failure_buckets(), three_kinds.name
     assert fbs["assert"]["method_contexts"] == [f"{name}:60"]
     assert fbs["assert"]["failure"]["message"] == "shiftAmount >= 0"
     assert fbs["assert"]["repro"]["outcome"] == "verified"
-    assert_bundle = tmp_path / fbs["assert"]["repro"]["bundle"]
-    assert (assert_bundle / "repro.mch").read_bytes() == mc_bytes(mch, 60)
+    assert_bundle = three_kinds.tmp / fbs["assert"]["repro"]["bundle"]
+    assert (assert_bundle / "repro.mch").read_bytes() == mc_bytes(three_kinds.mch, 60)
     assert_report = json.loads((assert_bundle / "report.json").read_text())
     validate(assert_report)
     assert assert_report["title"].startswith("Assertion failed 'shiftAmount >= 0' in '")
     assert assert_report["diagnosis"]["assertion"]["expr"] == "shiftAmount >= 0"
     assert fbs["error"]["method_contexts"] == [f"{name}:50"] and fbs["error"]["repro"] is None
-    assert "## JIT asserts and failed compiles" in (tmp_path / "t" / "triage.md").read_text()
-    md = (tmp_path / "t" / "triage.md").read_text()
+
+
+def test_triage_md_and_the_result_line(three_kinds: ThreeKinds) -> None:
+    md = (three_kinds.tmp / "t" / "triage.md").read_text()
+    assert "## JIT asserts and failed compiles" in md
     assert "3 crash bucket(s), 7 crash(es)" in md and "dotnet/runtime#91257" in md
-    assert "result: 3 crash bucket(s), 7 crash(es)" in r.stdout
+    assert "result: 3 crash bucket(s), 7 crash(es)" in three_kinds.result.stdout
+
+
+def test_progress_piped_is_plain_lines_on_stderr(three_kinds: ThreeKinds) -> None:
     # Progress, piped: plain lines on stderr, the first naming the engine, the last the whole tally.
-    progress = [ln for ln in r.stderr.splitlines() if ln.startswith("triage: ")]
+    stderr = three_kinds.result.stderr
+    progress = [ln for ln in stderr.splitlines() if ln.startswith("triage: ")]
     assert (
         progress[0] == "triage: 4 partition(s), 600 method contexts, on this machine (2 worker(s))"
-    ), r.stderr
+    ), stderr
     assert (
         progress[-1].startswith("triage: 600/600 method contexts (100.0%): ")
         and ", 7 crashed, " in progress[-1]
         and ", 4/4 partitions, ETA " in progress[-1]
     ), progress
-    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == sorted(
+
+
+def test_the_output_directory_holds_the_triage_and_its_bundles(three_kinds: ThreeKinds) -> None:
+    data = three_kinds.data
+    assert sorted(p.name for p in (three_kinds.tmp / "t").iterdir()) == sorted(
         ["triage.json", "triage.md", "triage.sarif", "partitions"]
         + [f"bucket-{b['bucket']}" for b in data["buckets"]]
         + [f"bucket-{b['bucket']}" for b in data["failure_buckets"] if b["repro"]]

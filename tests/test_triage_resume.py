@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -251,20 +252,37 @@ def _buckets(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_coordinator_killed_then_resume(hanging: Path, tmp_path: Path) -> None:
-    ref = triage(*_args(hanging, "ref"), cwd=tmp_path)
-    assert ref.returncode == 0, ref.stdout + ref.stderr
-    expected = _buckets(json.loads((tmp_path / "ref" / "triage.json").read_text()))
-    assert sorted((kind, signal, members) for _, kind, signal, members in expected["buckets"]) == [
-        ("crash", "SIGABRT", [f"{hanging.name}:260"]),
-        ("crash", "SIGSEGV", [f"{hanging.name}:40"]),
-        ("hang", None, [f"{hanging.name}:{HANG}"]),
-    ]
+@pytest.fixture(scope="module")
+def resume_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the reference triage (ref/) and the killed then resumed one (t/) run."""
+    return tmp_path_factory.mktemp("resume")
 
-    parts = tmp_path / "t" / "partitions"
+
+@pytest.fixture(scope="module")
+def expected(hanging: Path, resume_dir: Path) -> dict[str, Any]:
+    """The buckets, crashes and coverage of the same triage run without a kill."""
+    ref = triage(*_args(hanging, "ref"), cwd=resume_dir)
+    assert ref.returncode == 0, ref.stdout + ref.stderr
+    return _buckets(json.loads((resume_dir / "ref" / "triage.json").read_text()))
+
+
+@dataclass(frozen=True)
+class Killed:
+    """A triage whose coordinator was SIGKILL'd inside the hang's replay: the processes under it
+    then, and the partitions' journals it left (those done, as bytes; the replays interrupted)."""
+
+    procs: dict[int, tuple[str, str]]
+    left: dict[int, dict[str, Any]]
+    done: dict[int, bytes]
+    interrupted: dict[int, dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def killed(hanging: Path, resume_dir: Path) -> Killed:
+    parts = resume_dir / "t" / "partitions"
     proc = subprocess.Popen(
         [sys.executable, "-m", "spmi_dbg", "triage", *_args(hanging, "t")],
-        cwd=tmp_path,
+        cwd=resume_dir,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -288,47 +306,97 @@ def test_coordinator_killed_then_resume(hanging: Path, tmp_path: Path) -> None:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
+    left = _journals(parts)
+    done = {i: journals.journal_path(parts, i).read_bytes() for i, j in left.items() if j["done"]}
+    interrupted = {i: j["running"] for i, j in left.items() if not j["done"] and j.get("running")}
+    return Killed(procs, left, done, interrupted)
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """`--resume` of the killed triage: its result, triage.json and the journals after it."""
+
+    result: subprocess.CompletedProcess[str]
+    data: dict[str, Any]
+    after: dict[int, dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def resumed(hanging: Path, resume_dir: Path, killed: Killed) -> Resumed:
+    r = triage(*_args(hanging, "t", "--resume"), cwd=resume_dir)
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads((resume_dir / "t" / "triage.json").read_text())
+    return Resumed(r, data, _journals(resume_dir / "t" / "partitions"))
+
+
+def test_the_triage_killed_has_three_buckets(hanging: Path, expected: dict[str, Any]) -> None:
+    assert sorted((kind, signal, members) for _, kind, signal, members in expected["buckets"]) == [
+        ("crash", "SIGABRT", [f"{hanging.name}:260"]),
+        ("crash", "SIGSEGV", [f"{hanging.name}:40"]),
+        ("hang", None, [f"{hanging.name}:{HANG}"]),
+    ]
+
+
+def test_the_coordinator_was_killed_with_debuggers_and_replays_running(killed: Killed) -> None:
+    procs = killed.procs
     assert any(Path(cmdline.split(" ")[0]).name == "gdb" for _, cmdline in procs.values()), procs
     assert any(
         Path(cmdline.split(" ")[0]).name == "spmi-replay" for _, cmdline in procs.values()
     ), procs
-    left = _journals(parts)
-    done = {i: journals.journal_path(parts, i).read_bytes() for i, j in left.items() if j["done"]}
-    interrupted = {i: j["running"] for i, j in left.items() if not j["done"] and j.get("running")}
+
+
+def test_the_killed_coordinator_left_partitions_done_and_one_interrupted(killed: Killed) -> None:
+    done, interrupted = killed.done, killed.interrupted
     assert (
         done and len(done) < 3 and any(r["from"] <= HANG <= r["to"] for r in interrupted.values())
     )
 
-    r = triage(*_args(hanging, "t", "--resume"), cwd=tmp_path)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "Traceback" not in r.stderr
-    data = json.loads((tmp_path / "t" / "triage.json").read_text())
-    validate(data, "triage-3.json")
-    assert _buckets(data) == expected
-    [cov] = data["coverage"]
+
+def test_resume_finds_what_a_triage_without_the_kill_finds(
+    resumed: Resumed, expected: dict[str, Any]
+) -> None:
+    assert "Traceback" not in resumed.result.stderr
+    validate(resumed.data, "triage-3.json")
+    assert _buckets(resumed.data) == expected
+    [cov] = resumed.data["coverage"]
     assert cov["method_contexts"] == 300 and cov["not_reached"] == 0 and cov["crashed"] == 3
+
+
+def test_resume_does_not_replay_the_finished_partitions(
+    resumed: Resumed, killed: Killed, resume_dir: Path
+) -> None:
+    data = resumed.data
     assert (
-        data["engine"]["resumed_partitions"] == sorted(done) and data["engine"]["partitions"] == 3
+        data["engine"]["resumed_partitions"] == sorted(killed.done)
+        and data["engine"]["partitions"] == 3
     )
-    for i, before in done.items():  # finished before the kill: not replayed, not rewritten
+    parts = resume_dir / "t" / "partitions"
+    for i, before in killed.done.items():  # finished before the kill: not replayed, not rewritten
         assert journals.journal_path(parts, i).read_bytes() == before
-    after = _journals(parts)
+
+
+def test_resume_counts_each_interrupted_replay_as_a_death(resumed: Resumed, killed: Killed) -> None:
+    after = resumed.after
     # each interrupted replay counted once as its worker's death
-    for i, running in interrupted.items():
+    for i, running in killed.interrupted.items():
         window = f"{running['from']}-{running['to']}"
         assert after[i]["done"] and after[i]["deaths"] == {window: 1}, after[i]
         assert any(f"died; replayed again from {running['from']}" in n for n in after[i]["notes"])
         # the first replay after the kill
-        replayed_again = after[i]["segments"][len(left[i]["segments"])]
+        replayed_again = after[i]["segments"][len(killed.left[i]["segments"])]
         assert (
             replayed_again["compile"].startswith(f"{running['from']}-")
             and replayed_again["by"] != running["by"]
         )
-    assert sum("died; replayed again from" in n for n in data["notes"]) == len(interrupted)
+    notes = resumed.data["notes"]
+    assert sum("died; replayed again from" in n for n in notes) == len(killed.interrupted)
+
+
+def test_resume_leaves_no_process_behind(resumed: Resumed, killed: Killed, hanging: Path) -> None:
     deadline = time.monotonic() + 10
-    while _alive(procs) and time.monotonic() < deadline:
+    while _alive(killed.procs) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _alive(procs) == []
+    assert _alive(killed.procs) == []
     assert no_replays_left(hanging)
 
 

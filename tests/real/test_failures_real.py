@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ import pytest
 from spmi_dbg.failures.output import parse_output
 from spmi_dbg.repro.native import run_native
 
-from ..support.pipeline import report, repro, repro_args, validate
+from ..support.pipeline import ReproRun, report, repro, repro_args, repro_run, validate
 from ..support.real import Real
 from ..support.real31 import assert_the_543_assert, method_names
 
@@ -232,12 +233,22 @@ def test_a_crash_p_hid_is_found(real: Real, tmp_path: Path) -> None:
     assert "dotnet/runtime#56506" in [b["id"] for b in rep["known_bugs"]]
 
 
-@pytest.mark.live
-def test_from_log_of_a_31_p_run(real: Real, tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class PRunLog:
     """3.1's superpmi.py prints to stdout (saved by the user as the log): `Starting SuperPMI
-    replay.`, its temp location, `Invoking:` and superpmi's own output; its -p run lost a worker and
-    said nothing of it."""
-    temp = tmp_path / "tmpq3x9"
+    replay.`, its temp location, `Invoking:` and superpmi's own output; its -p run lost a worker
+    and said nothing of it. The run, the method contexts it says it loaded, and the repro from its
+    log."""
+
+    run: subprocess.CompletedProcess[str]
+    loaded: int
+    repro: ReproRun
+
+
+@pytest.fixture(scope="module")
+def p_run_log(real: Real, tmp_path_factory: pytest.TempPathFactory) -> PRunLog:
+    tmp = tmp_path_factory.mktemp("p-run-log")
+    temp = tmp / "tmpq3x9"
     temp.mkdir()
     argv = [
         str(real.superpmi),
@@ -258,9 +269,8 @@ def test_from_log_of_a_31_p_run(real: Real, tmp_path: Path) -> None:
     run = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert run.returncode == 1 and "\nLoaded " in run.stdout, run.stdout + run.stderr
     loaded = int(run.stdout.split("\nLoaded ")[1].split()[0])
-    assert loaded < 5514
     fail = (temp / "fail.mcl").read_text() if (temp / "fail.mcl").exists() else ""
-    log = tmp_path / "superpmi.log"
+    log = tmp / "superpmi.log"
     log.write_text(
         "\n".join(
             [
@@ -279,19 +289,37 @@ def test_from_log_of_a_31_p_run(real: Real, tmp_path: Path) -> None:
     for p in sorted(temp.iterdir()):  # superpmi.py's TempDir is gone when the log is read
         p.unlink()
     temp.rmdir()
-    r = repro("--from-log", str(log), "--out", "b", cwd=tmp_path)
-    assert r.returncode == 0, r.stdout + r.stderr
-    rep = report(tmp_path / "b")
+    return PRunLog(run, loaded, repro_run("--from-log", str(log), "--out", "b", cwd=tmp, out="b"))
+
+
+@pytest.mark.live
+def test_a_31_p_run_loses_a_worker_silently(p_run_log: PRunLog) -> None:
+    assert p_run_log.loaded < 5514
+
+
+@pytest.mark.live
+def test_from_log_of_a_31_p_run(p_run_log: PRunLog) -> None:
+    rep = p_run_log.repro.report
     assert rep["outcome"] == "verified" and rep["diagnosis"]["signal"]["name"] == "SIGSEGV"
     assert rep["diagnosis"]["null_map"]["member"] == "GetMethodSig"
-    cmd = rep["command"]
+    assert "dotnet/runtime#56506" in [b["id"] for b in rep["known_bugs"]]
+
+
+@pytest.mark.live
+def test_from_log_of_a_31_p_run_drops_p_and_the_temp_files(p_run_log: PRunLog, real: Real) -> None:
+    cmd = p_run_log.repro.report["command"]
     assert (
         cmd["input"] == str(real.api_reljit)
         and "-p" not in cmd["options"]
         and "-f" not in cmd["options"]
     )
+
+
+@pytest.mark.live
+def test_from_log_of_a_31_p_run_says_p_hid_a_crash(p_run_log: PRunLog) -> None:
+    rep = p_run_log.repro.report
+    cmd = rep["command"]
     hid = [n for n in cmd["notes"] if n.startswith("-p hid a crash: ")]
-    assert hid and f"counts {loaded} of 5,514 method contexts" in hid[0], cmd["notes"]
-    assert "dotnet/runtime#56506" in [b["id"] for b in rep["known_bugs"]]
+    assert hid and f"counts {p_run_log.loaded} of 5,514 method contexts" in hid[0], cmd["notes"]
     # the log's fatal line is kept (command.from_log)
     assert json.dumps(rep).count("-p lost a worker") >= 1

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,34 @@ def repro(
         env=env,
         timeout=timeout,
     )
+
+
+@dataclass(frozen=True)
+class ReproRun:
+    """One `spmi-dbg repro` that exited 0, run once for the several tests that read it (a
+    module-scoped fixture): the debugger, the command's result, where it ran, its bundle and
+    report.json."""
+
+    debugger: str
+    result: subprocess.CompletedProcess[str]
+    cwd: Path
+    bundle: Path
+    report: dict[str, Any]
+
+    def text(self, name: str) -> str:
+        """A text file of the bundle."""
+        return (self.bundle / name).read_text()
+
+
+def repro_run(
+    *args: str, cwd: Path, out: str | None = None, debugger: str = "gdb", timeout: float = 240
+) -> ReproRun:
+    """`spmi-dbg repro ARGS` in `cwd`, which must exit 0; its bundle is `cwd / out`, or the one it
+    wrote under its default name (spmi-repro-<bucket>) when `out` is None."""
+    r = repro(*args, cwd=cwd, debugger=debugger, timeout=timeout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    bundle = cwd / out if out is not None else next(cwd.glob("spmi-repro-*"))
+    return ReproRun(debugger, r, cwd, bundle, report(bundle))
 
 
 def repro_args(
