@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import json
 import os
 import re
 import shutil
@@ -348,6 +349,36 @@ def timed(cmd: list[str], **kw: Any) -> tuple[float, subprocess.CompletedProcess
     t = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, env=USER_ENV, **kw)
     return time.perf_counter() - t, r
+
+
+def timed_repro(
+    argv: list[str], bundle: Path, workers: int, *options: str
+) -> tuple[float, dict[str, Any]]:
+    """(b) of a time-to-repro bench: `spmi-dbg repro OPTIONS --workers W --out BUNDLE -- ARGV` end
+    to end, run in the bundle's parent: its wall seconds and report.json (exit unless it exits
+    0)."""
+    t, r = timed(
+        [
+            sys.executable,
+            "-m",
+            "spmi_dbg",
+            "repro",
+            *options,
+            "--workers",
+            str(workers),
+            "--out",
+            str(bundle),
+            "--",
+            *argv,
+        ],
+        cwd=bundle.parent,
+    )
+    if r.returncode != 0:
+        raise SystemExit(
+            f"(b) spmi-dbg repro exited {r.returncode}: {r.stdout[-1500:]} {r.stderr[-1500:]}"
+        )
+    report: dict[str, Any] = json.loads((bundle / "report.json").read_text())
+    return t, report
 
 
 def load() -> str:

@@ -30,6 +30,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from _common import ROOT, cached_collection, common_arguments, native, parse, run_dir
@@ -82,7 +83,21 @@ def timed(argv: list[str]) -> float:
     return time.monotonic() - start
 
 
-def main() -> int:
+@dataclass(frozen=True)
+class Setup:
+    """The arguments, the two builds' (replay, base JIT, diff JIT), the two collections and qemu."""
+
+    a: argparse.Namespace
+    x64: list[str]
+    arm: list[str]
+    seed: Path
+    traps: Path
+    q: QemuTarget
+
+
+def setup() -> Setup:
+    """The arguments, the builds (the Arm64 one must be there), the collections built (cached)
+    and read once."""
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -108,58 +123,80 @@ def main() -> int:
     )
     for mch in (seed, traps):
         subprocess.run(["cat", str(mch)], stdout=subprocess.DEVNULL, check=True)
-    q = QemuTarget()
+    return Setup(a, x64, arm, seed, traps, QemuTarget())
+
+
+def repros(s: Setup, tmp: Path) -> None:
+    """(a) and (b): spmi-dbg repro on the x64 build, then under qemu on the Arm64 build."""
+    x64, arm = s.x64, s.arm
+    ta, ra = repro(["--", x64[0], *OPTIONS, x64[1], x64[2], str(s.seed)], tmp / "x64")
+    tb, rb = repro(
+        ["--qemu", "aarch64", "--", arm[0], *OPTIONS, arm[1], arm[2], str(s.seed)], tmp / "arm64"
+    )
+    same = ra["diagnosis"]["bucket"] == rb["diagnosis"]["bucket"]  # type: ignore[index]
+    print(
+        f"  (a) spmi-dbg repro, x64 build:                 {ta:6.2f} s (method context "
+        f"{ra['locate']['method_context']})"
+    )  # type: ignore[index]
+    print(
+        f"  (b) spmi-dbg repro --qemu aarch64, Arm64 build: {tb:6.2f} s (method context "
+        f"{rb['locate']['method_context']}, {'same' if same else 'DIFFERENT'} bucket)"
+    )  # type: ignore[index]
+    print(f"  (b)/(a) = {tb / ta:.2f}x")
+
+
+def native_replays(s: Setup) -> None:
+    """(n): one native replay of the seed collection up to the crash, x64 and under qemu."""
+    x64, arm = s.x64, s.arm
+    upto = ["-c", f"1-{s.a.crash_at}"]
+    nx = timed([x64[0], *OPTIONS, *upto, x64[1], x64[2], str(s.seed)])
+    nq = timed([*s.q.prefix(), arm[0], *OPTIONS, *upto, arm[1], arm[2], str(s.seed)])
+    print(
+        f"  (n) native replay to the crash: x64 {nx:.2f} s, Arm64 under qemu {nq:.2f} s "
+        f"({nq / nx:.2f}x)"
+    )
+
+
+def debug_breaks(s: Setup, tmp: Path) -> None:
+    """(t): the traps collection under the gdb driver through qemu, with and without -boe."""
+    arm = s.arm
+    walls = {}
+    stops = 0
+    for boe in (False, True):
+        argv = [arm[0], *(["-boe"] if boe else []), arm[1], str(s.traps)]
+        start = time.monotonic()
+        o = run_replay(
+            ReplayRequest(tuple(argv), 900, tmp / "out", tmp / "err", tmp / "mi.log"),
+            gdb="gdb-multiarch",
+            qemu=s.q,
+        )
+        walls[boe] = time.monotonic() - start
+        if boe:
+            stops = len(o.passed)
+            own = sorted(p.seconds for p in o.passed)
+        assert o.kind == "exited", o
+    per = (walls[True] - walls[False]) / max(stops, 1)
+    print(
+        f"  (t) {stops} debug breaks (-boe) passed through qemu's gdbstub: {walls[True]:.2f} s "
+        "vs "
+        f"{walls[False]:.2f} s without -boe: {per * 1000:.1f} ms per stop from the wall times; "
+        "as the driver "
+        f"times each (quick check + resume): median {own[len(own) // 2] * 1000:.1f} ms"
+    )
+
+
+def main() -> int:
+    s = setup()
     print(
         f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
-        f"{a.methods} Arm64 "
-        f"method contexts, the seed at {a.crash_at}; {' '.join(q.prefix())}"
+        f"{s.a.methods} Arm64 "
+        f"method contexts, the seed at {s.a.crash_at}; {' '.join(s.q.prefix())}"
     )
-    with run_dir(a.dir) as t:
+    with run_dir(s.a.dir) as t:
         tmp = Path(t)
-        ta, ra = repro(["--", x64[0], *OPTIONS, x64[1], x64[2], str(seed)], tmp / "x64")
-        tb, rb = repro(
-            ["--qemu", "aarch64", "--", arm[0], *OPTIONS, arm[1], arm[2], str(seed)], tmp / "arm64"
-        )
-        same = ra["diagnosis"]["bucket"] == rb["diagnosis"]["bucket"]  # type: ignore[index]
-        print(
-            f"  (a) spmi-dbg repro, x64 build:                 {ta:6.2f} s (method context "
-            f"{ra['locate']['method_context']})"
-        )  # type: ignore[index]
-        print(
-            f"  (b) spmi-dbg repro --qemu aarch64, Arm64 build: {tb:6.2f} s (method context "
-            f"{rb['locate']['method_context']}, {'same' if same else 'DIFFERENT'} bucket)"
-        )  # type: ignore[index]
-        print(f"  (b)/(a) = {tb / ta:.2f}x")
-        upto = ["-c", f"1-{a.crash_at}"]
-        nx = timed([x64[0], *OPTIONS, *upto, x64[1], x64[2], str(seed)])
-        nq = timed([*q.prefix(), arm[0], *OPTIONS, *upto, arm[1], arm[2], str(seed)])
-        print(
-            f"  (n) native replay to the crash: x64 {nx:.2f} s, Arm64 under qemu {nq:.2f} s "
-            f"({nq / nx:.2f}x)"
-        )
-        walls = {}
-        stops = 0
-        for boe in (False, True):
-            argv = [arm[0], *(["-boe"] if boe else []), arm[1], str(traps)]
-            start = time.monotonic()
-            o = run_replay(
-                ReplayRequest(tuple(argv), 900, tmp / "out", tmp / "err", tmp / "mi.log"),
-                gdb="gdb-multiarch",
-                qemu=q,
-            )
-            walls[boe] = time.monotonic() - start
-            if boe:
-                stops = len(o.passed)
-                own = sorted(p.seconds for p in o.passed)
-            assert o.kind == "exited", o
-        per = (walls[True] - walls[False]) / max(stops, 1)
-        print(
-            f"  (t) {stops} debug breaks (-boe) passed through qemu's gdbstub: {walls[True]:.2f} s "
-            "vs "
-            f"{walls[False]:.2f} s without -boe: {per * 1000:.1f} ms per stop from the wall times; "
-            "as the driver "
-            f"times each (quick check + resume): median {own[len(own) // 2] * 1000:.1f} ms"
-        )
+        repros(s, tmp)
+        native_replays(s)
+        debug_breaks(s, tmp)
     print(f"  load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

@@ -31,10 +31,11 @@ Usage: bench/assert_repro.py [--quick] [--methods 200000] [--assert-at 150000] [
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from _common import (
     cached_collection,
@@ -45,6 +46,7 @@ from _common import (
     repro_arguments,
     run_dir,
     timed,
+    timed_repro,
     warm,
 )
 
@@ -80,64 +82,59 @@ def collection(directory: Path, methods: int, at: int, factor: float) -> Path:
     )
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    repro_arguments(ap, "assert-at")
-    a = parse(ap, quick={"methods": 2000, "assert_at": 1500, "size_factor": 1.0})
+@dataclass(frozen=True)
+class Run:
+    """The two runs' seconds, (b)'s report.json and the command its repro.sh runs, and the load
+    average before and after."""
 
-    mch = collection(a.dir, a.methods, a.assert_at, a.size_factor)
-    replay, base = native(paths.REPLAY), native(paths.BASE_JIT)
-    argv = [replay, *SETTINGS, base, str(mch)]
-    load_before = load()
-    warm(mch)
+    t_a: float
+    t_b: float
+    report: dict[str, Any]
+    script: str
+    load_before: str
+    load_after: str
 
-    # (a) the floor
+
+def floor(a: argparse.Namespace, replay: str, base: str, mch: Path) -> float:
+    """(a): the native replay up to the assert, which it reports (exit 1)."""
     t_a, r = timed([replay, *SETTINGS, "-c", f"1-{a.assert_at}", base, str(mch)])
     if r.returncode != 1 or f"ISSUE: <ASSERT> #{a.assert_at} " not in r.stdout:
         raise SystemExit(
             f"(a) did not report the assert ({r.returncode}): {r.stdout[-500:]} {r.stderr[-500:]}"
         )
+    return t_a
 
-    # (b) spmi-dbg repro --failure assert end to end
+
+def measure(a: argparse.Namespace, mch: Path) -> Run:
+    """(a) the floor, then (b) `spmi-dbg repro --failure assert` end to end, which must find the
+    assert needing only NEEDED."""
+    replay, base = native(paths.REPLAY), native(paths.BASE_JIT)
+    argv = [replay, *SETTINGS, base, str(mch)]
+    load_before = load()
+    warm(mch)
+    t_a = floor(a, replay, base, mch)
     with run_dir(a.dir) as t:
         bundle = Path(t) / "bundle"
-        t_b, r = timed(
-            [
-                sys.executable,
-                "-m",
-                "spmi_dbg",
-                "repro",
-                "--failure",
-                "assert",
-                "--workers",
-                str(a.workers),
-                "--out",
-                str(bundle),
-                "--",
-                *argv,
-            ],
-            cwd=t,
-        )
-        if r.returncode != 0:
-            raise SystemExit(
-                f"(b) spmi-dbg repro exited {r.returncode}: {r.stdout[-1500:]} {r.stderr[-1500:]}"
-            )
-        report = json.loads((bundle / "report.json").read_text())
+        t_b, report = timed_repro(argv, bundle, a.workers, "--failure", "assert")
         script = (bundle / "repro.sh").read_text().splitlines()[-1]
     load_after = load()
     target = report["target"]
     needed = target["options"]["needed"]
     if needed != NEEDED or target["failure"]["method_context"] != a.assert_at:
         raise SystemExit(f"(b) found {target['failure']['method_context']} needing {needed}")
+    return Run(t_a, t_b, report, script, load_before, load_after)
 
+
+def print_runs(a: argparse.Namespace, mch: Path, run: Run) -> None:
+    """The runs' lines and (b)'s phases and partitions, from its report.json."""
+    report, t_a, t_b = run.report, run.t_a, run.t_b
+    target = report["target"]
     print(
         f"{a.methods} methods (x64, generator size x{a.size_factor:g}, "
         f"{mch.stat().st_size / 1e6:.0f} MB), "
         f"stress-only assert at {a.assert_at}, six JIT settings (two needed); {os.cpu_count()} "
         "CPUs, load "
-        f"average {load_before} before, {load_after} after; one run each"
+        f"average {run.load_before} before, {run.load_after} after; one run each"
     )
     print(
         f"  (a) native replay -c 1-{a.assert_at} (the floor)         {t_a:7.2f} s   (reports the "
@@ -146,7 +143,7 @@ def main() -> int:
     print(
         f"  (b) spmi-dbg repro --failure assert --workers {a.workers}   {t_b:7.2f} s   (outcome "
         f"{report['outcome']}, method context {target['failure']['method_context']}, needs "
-        f"{' '.join(needed)})"
+        f"{' '.join(target['options']['needed'])})"
     )
     print("  (b) in detail, from report.json:")
     for p in report["phases"]:
@@ -163,7 +160,13 @@ def main() -> int:
             f"      partition {part['partition']} (-c {part['compile']}): {part['seconds']:.2f} s, "
             f"{state}"
         )
-    print(f"  repro.sh runs: {script}")
+    print(f"  repro.sh runs: {run.script}")
+
+
+def print_ratio(run: Run) -> None:
+    """The ratio line and its figure."""
+    report, t_a, t_b = run.report, run.t_a, run.t_b
+    target = report["target"]
     ratio = t_b / t_a
     print(f"ratio (b)/(a) = {ratio:.2f}  (goal <= 0.67)")
     longest = max((p["seconds"] for p in target["partitions"]), default=0.0)
@@ -175,6 +178,18 @@ def main() -> int:
         "than their share"
     )
     figure("assert repro / native to the assert", ratio, "<= 0.67", "x", why)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    repro_arguments(ap, "assert-at")
+    a = parse(ap, quick={"methods": 2000, "assert_at": 1500, "size_factor": 1.0})
+    mch = collection(a.dir, a.methods, a.assert_at, a.size_factor)
+    run = measure(a, mch)
+    print_runs(a, mch, run)
+    print_ratio(run)
     return 0
 
 

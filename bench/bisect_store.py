@@ -41,9 +41,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from _common import USER_ENV as ENV
-from _common import cached_collection, common_arguments, figure, native, parse, run_dir
+from _common import cached_collection, common_arguments, figure, load, native, parse, run_dir
 
 from spmi_dbg import paths
 from spmi_dbg.bisect.search import search
@@ -92,52 +93,46 @@ def store(root: Path, good: Path, bad: Path, broken: Path, n: int, skips: int) -
     return s
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+def run_bisect(a: argparse.Namespace, tmp: Path) -> tuple[float, dict[str, Any]] | None:
+    """The store set up in `tmp` and one `spmi-dbg bisect` over it: its wall seconds and
+    bisect.json (None, its output printed, when it fails)."""
+    broken = tmp / "broken.so"
+    broken.write_text("not a JIT\n")
+    good, bad = Path(native(paths.BASE_JIT)), Path(native(paths.DIFF_JIT))
+    superpmi = native(paths.REPLAY)
+    mch = str(
+        cached_collection(
+            a.dir / "bisect-diff-assert-20.mch",
+            methods=20,
+            seed=1,
+            injections=[("diff-assert", 7)],
+        )
     )
-    ap.add_argument("--builds", type=int, default=64)
-    ap.add_argument("--skips", type=int, default=2)
-    common_arguments(ap)
-    a = parse(ap, quick={"builds": 16, "skips": 1})
-    env = dict(ENV)
-    with run_dir(a.dir, "bisect") as tmp_name:
-        tmp = Path(tmp_name)
-        broken = tmp / "broken.so"
-        broken.write_text("not a JIT\n")
-        good, bad = Path(native(paths.BASE_JIT)), Path(native(paths.DIFF_JIT))
-        superpmi = native(paths.REPLAY)
-        mch = str(
-            cached_collection(
-                a.dir / "bisect-diff-assert-20.mch",
-                methods=20,
-                seed=1,
-                injections=[("diff-assert", 7)],
-            )
-        )
-        options = ["-c", "7"]
-        what = "the replay core, sample base then diff JIT, diff-assert at 7"
-        command_jit = tmp / "cmd" / "libclrjit.so"
-        command_jit.parent.mkdir()
-        command_jit.write_bytes(bad.read_bytes())
-        s = store(tmp, good, bad, broken, a.builds, a.skips)
-        print(
-            f"{os.cpu_count()} CPUs, load average "
-            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {what}; {a.builds} builds"
-        )
-        argv = [
-            sys.executable, "-m", "spmi_dbg", "bisect", "--out", str(tmp / "o"),
-            "--store", str(s), "--order", str(tmp / "order.txt"), "--build", "Checked",
-            "--runs", "1", "--debugger", "none", "--",
-            superpmi, *options, str(command_jit), mch,
-        ]  # fmt: skip
-        start = time.monotonic()
-        p = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp)
-        wall = time.monotonic() - start
-        if p.returncode not in (0, 1):
-            print(p.stdout + p.stderr)
-            return 1
-        data = json.loads((tmp / "o" / "bisect.json").read_text())
+    options = ["-c", "7"]
+    what = "the replay core, sample base then diff JIT, diff-assert at 7"
+    command_jit = tmp / "cmd" / "libclrjit.so"
+    command_jit.parent.mkdir()
+    command_jit.write_bytes(bad.read_bytes())
+    s = store(tmp, good, bad, broken, a.builds, a.skips)
+    print(f"{os.cpu_count()} CPUs, load average {load()}; {what}; {a.builds} builds")
+    argv = [
+        sys.executable, "-m", "spmi_dbg", "bisect", "--out", str(tmp / "o"),
+        "--store", str(s), "--order", str(tmp / "order.txt"), "--build", "Checked",
+        "--runs", "1", "--debugger", "none", "--",
+        superpmi, *options, str(command_jit), mch,
+    ]  # fmt: skip
+    start = time.monotonic()
+    p = subprocess.run(argv, capture_output=True, text=True, env=dict(ENV), cwd=tmp)
+    wall = time.monotonic() - start
+    if p.returncode not in (0, 1):
+        print(p.stdout + p.stderr)
+        return None
+    data: dict[str, Any] = json.loads((tmp / "o" / "bisect.json").read_text())
+    return wall, data
+
+
+def report(a: argparse.Namespace, wall: float, data: dict[str, Any]) -> None:
+    """The builds probed against the bound, the overhead, their figures and the answer."""
     probed = len(data["tried"])
     skips = len([t for t in data["tried"] if t["verdict"] == "skip"])
     steps = math.ceil(math.log2(a.builds - 1))
@@ -163,6 +158,21 @@ def main() -> int:
     )
     figure("builds probed over the search's bound", probed / bound, "<= 1", "x")
     print(f"  answer: {data['first_bad']['build'] if data['first_bad'] else data['stopped']}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--builds", type=int, default=64)
+    ap.add_argument("--skips", type=int, default=2)
+    common_arguments(ap)
+    a = parse(ap, quick={"builds": 16, "skips": 1})
+    with run_dir(a.dir, "bisect") as tmp_name:
+        ran = run_bisect(a, Path(tmp_name))
+    if ran is None:
+        return 1
+    report(a, *ran)
     return 0
 
 

@@ -563,7 +563,7 @@ def shown(columns: list[dict[str, float]], at_least: float) -> list[tuple[str, l
     return rows
 
 
-def main() -> int:
+def arguments() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -579,18 +579,19 @@ def main() -> int:
     ap.add_argument("--lldb-stage", help=argparse.SUPPRESS)
     ap.add_argument("--stage-out", help=argparse.SUPPRESS)
     ap.add_argument("argv", nargs="*", help=argparse.SUPPRESS)
-    a = ap.parse_args()
-    if a.lldb_stage:
-        lldb_stage(a.argv, a.lldb_stage, a.stage_out, a.repeat, a.stops)
-        return 0
-    a = parse(ap, quick={"repeat": 1, "stops": 3})
+    return ap
 
+
+Results = dict[str, dict[str, Any]]  # debugger -> stage (mode) -> its results
+
+
+def run_stages(a: argparse.Namespace, seed: Path, fc: Path, so: Path) -> Results:
+    """Each stage in a fresh debugger, gdb's then lldb's, each stage's wall time added."""
     replay, base, diff = (
         native("bin/spmi-replay"),
         native("jit/libsamplejit_base.so"),
         native("jit/libsamplejit_diff.so"),
     )
-    seed, fc, so = collections(a.dir, a.stops)
     seed_argv = [replay, "-a", "-target", "arm64", "-bug", "91257", base, diff, str(seed)]
     fc_argv = [replay, base, str(fc)]
     so_argv = [replay, base, str(so)]
@@ -599,7 +600,7 @@ def main() -> int:
         modes.append("so-sections-cold")
     if a.profile:
         modes += ["seed-profile", "fc-profile"]
-    res: dict[str, dict[str, Any]] = {"gdb": {}, "lldb": {}}
+    res: Results = {"gdb": {}, "lldb": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for dbg, runner in (("gdb", run_gdb_stage), ("lldb", run_lldb_stage)):
             for mode in modes:
@@ -609,34 +610,39 @@ def main() -> int:
                     argv, mode, Path(tmp) / f"{dbg}-{mode}.json", a.repeat, a.stops
                 )
                 res[dbg][mode]["wall"] = time.perf_counter() - t0
+    return res
 
+
+def row(res: Results, label: str, f: Callable[[dict[str, Any]], str]) -> None:
+    """One line of a table: the label, then gdb's and lldb's value."""
+    print(f"  {label:<46}{f(res['gdb']):>14}{f(res['lldb']):>14}")
+
+
+def print_full_diagnosis(res: Results, repeat: int) -> None:
+    """The full diagnosis at the seed crash stop: cold, warm, and where its time goes."""
     g, lv = res["gdb"], res["lldb"]
     names = (g["seed-command"]["debugger"], lv["seed-command"]["debugger"])
-
-    def row(label: str, f: Callable[[dict[str, Any]], str]) -> None:
-        print(f"  {label:<46}{f(g):>14}{f(lv):>14}")
-
-    print(
-        f"spmi-replay -O2 -g; {seed.name} (seed crash at {SEED_N}), {fc.name}; capstone, cffi as "
-        "installed"
-    )
     print(
         f"\nFull diagnosis at the seed crash stop (goal < 50 ms)      {names[0]:>14}{names[1]:>14}"
     )
-    row("frames at the stop", lambda r: str(r["seed-command"]["frames"]))
+    row(res, "frames at the stop", lambda r: str(r["seed-command"]["frames"]))
     row(
+        res,
         "`spmi diagnose --json`, first call (cold)",
         lambda r: f"{r['seed-command']['command_cold']:.1f} ms",
     )
     row(
+        res,
         "... first call, capstone + collection reader preloaded",
         lambda r: f"{r['seed-preloaded']['command_cold']:.1f} ms",
     )
     row(
-        f"`spmi diagnose --json`, warm (median of {a.repeat})",
+        res,
+        f"`spmi diagnose --json`, warm (median of {repeat})",
         lambda r: f"{statistics.median(r['seed-command']['command_warm']):.1f} ms",
     )
     row(
+        res,
         "diagnose(full=True) + json.dumps, warm",
         lambda r: f"{statistics.median(r['seed-command']['direct_warm']):.1f} ms",
     )
@@ -655,34 +661,40 @@ def main() -> int:
         + ("" if len(buckets) == 1 else "  (the debuggers DISAGREE)")
     )
 
-    if not a.no_stack_overflow:
-        print(
-            "\nFull diagnosis at a stack overflow (8 MB stack; the innermost 256 frames are read)"
-        )
-        row("frames at the stop", lambda r: str(r["so-sections-cold"]["frames"]))
-        row(
-            "diagnosis (by sections), first call",
-            lambda r: f"{r['so-sections-cold']['total']:.0f} ms",
-        )
-        so_cold = {d: res[d]["so-sections-cold"]["sections_cold"] for d in res}
-        for k, (sg, sl) in shown([so_cold["gdb"], so_cold["lldb"]], 10):
-            print(f"    {k:<44}{sg:>11.0f} ms{sl:>11.0f} ms")
 
+def print_stack_overflow(res: Results) -> None:
+    """The full diagnosis at the stack overflow, by sections."""
+    print("\nFull diagnosis at a stack overflow (8 MB stack; the innermost 256 frames are read)")
+    row(res, "frames at the stop", lambda r: str(r["so-sections-cold"]["frames"]))
+    row(
+        res,
+        "diagnosis (by sections), first call",
+        lambda r: f"{r['so-sections-cold']['total']:.0f} ms",
+    )
+    so_cold = {d: res[d]["so-sections-cold"]["sections_cold"] for d in res}
+    for k, (sg, sl) in shown([so_cold["gdb"], so_cold["lldb"]], 10):
+        print(f"    {k:<44}{sg:>11.0f} ms{sl:>11.0f} ms")
+
+
+def print_quick_check(res: Results) -> None:
+    """The quick check per first-chance stop, and the quick diagnosis alone by sections."""
     print(
         "\nQuick check per first-chance stop, policy.check_stop as the loops call it (goal < 2 ms)"
     )
     row(
+        res,
         "stops (of which first-chance)",
         lambda r: (
             f"{len(r['fc-quick']['times'])} ({r['fc-quick']['kinds'].get('first-chance', 0)})"
         ),
     )
-    row("first stop", lambda r: f"{r['fc-quick']['times'][0]:.2f} ms")
-    row("median", lambda r: f"{statistics.median(r['fc-quick']['times']):.2f} ms")
-    row("p90", lambda r: f"{pct(r['fc-quick']['times'], 0.9):.2f} ms")
-    row("max", lambda r: f"{max(r['fc-quick']['times']):.2f} ms")
-    row("whole replay under the debugger (wall)", lambda r: f"{r['fc-quick']['wall']:.2f} s")
+    row(res, "first stop", lambda r: f"{r['fc-quick']['times'][0]:.2f} ms")
+    row(res, "median", lambda r: f"{statistics.median(r['fc-quick']['times']):.2f} ms")
+    row(res, "p90", lambda r: f"{pct(r['fc-quick']['times'], 0.9):.2f} ms")
+    row(res, "max", lambda r: f"{max(r['fc-quick']['times']):.2f} ms")
+    row(res, "whole replay under the debugger (wall)", lambda r: f"{r['fc-quick']['wall']:.2f} s")
     row(
+        res,
         "the quick diagnosis alone, median",
         lambda r: f"{statistics.median(r['fc-quick']['quick_times']):.2f} ms",
     )
@@ -692,6 +704,10 @@ def main() -> int:
         print(f"    {k:<44}{qg:>14.3f}{ql:>14.3f}")
     print(f"    {'sum':<44}{sum(qs['gdb'].values()):>14.3f}{sum(qs['lldb'].values()):>14.3f}")
 
+
+def print_verdicts(res: Results) -> None:
+    """The two goals' lines and figures: the worse debugger counts."""
+    g, lv = res["gdb"], res["lldb"]
     verdict_full = max(g["seed-command"]["command_cold"], lv["seed-command"]["command_cold"])
     verdict_quick = max(statistics.median(r["fc-quick"]["times"]) for r in (g, lv))
     print(
@@ -704,18 +720,43 @@ def main() -> int:
     )
     figure("full diagnosis, worst cold", verdict_full, "< 50", "ms")
     figure("quick check per stop, worst median", verdict_quick, "< 2", "ms")
+
+
+def print_profiles(res: Results) -> None:
+    """--profile: each debugger's cProfile of the cold full diagnosis and of the quick checks."""
+    for dbg in ("gdb", "lldb"):
+        print(
+            f"\n--- cProfile, {res[dbg]['seed-command']['debugger']}: cold full diagnosis at "
+            "the seed stop"
+        )
+        print(res[dbg]["seed-profile"]["profile"])
+        print(
+            f"\n--- cProfile, {res[dbg]['seed-command']['debugger']}: quick checks at "
+            f"{len(res[dbg]['fc-profile']['times'])} first-chance stops"
+        )
+        print(res[dbg]["fc-profile"]["profile"])
+
+
+def main() -> int:
+    ap = arguments()
+    a = ap.parse_args()
+    if a.lldb_stage:
+        lldb_stage(a.argv, a.lldb_stage, a.stage_out, a.repeat, a.stops)
+        return 0
+    a = parse(ap, quick={"repeat": 1, "stops": 3})
+    seed, fc, so = collections(a.dir, a.stops)
+    res = run_stages(a, seed, fc, so)
+    print(
+        f"spmi-replay -O2 -g; {seed.name} (seed crash at {SEED_N}), {fc.name}; capstone, cffi as "
+        "installed"
+    )
+    print_full_diagnosis(res, a.repeat)
+    if not a.no_stack_overflow:
+        print_stack_overflow(res)
+    print_quick_check(res)
+    print_verdicts(res)
     if a.profile:
-        for dbg in ("gdb", "lldb"):
-            print(
-                f"\n--- cProfile, {res[dbg]['seed-command']['debugger']}: cold full diagnosis at "
-                "the seed stop"
-            )
-            print(res[dbg]["seed-profile"]["profile"])
-            print(
-                f"\n--- cProfile, {res[dbg]['seed-command']['debugger']}: quick checks at "
-                f"{len(res[dbg]['fc-profile']['times'])} first-chance stops"
-            )
-            print(res[dbg]["fc-profile"]["profile"])
+        print_profiles(res)
     return 0
 
 

@@ -330,7 +330,189 @@ def best_of(
     return min(t for t, _ in runs), runs[-1][1]
 
 
-def main() -> int:
+def discovery(ref: Real, last: int) -> list[int]:
+    """0. Where the JitStress=1 replay of api.mch 1..last dies natively, crash after crash."""
+    crashes, disc_s, end_rc = discover(ref, last)
+    print(
+        f"0. discovery (not counted): api.mch -jitoption JitStress=1, method contexts 1-{last}: "
+        f"{len(crashes)} "
+        f"native crash(es) (first {crashes[0] if crashes else '-'}, last "
+        f"{crashes[-1] if crashes else '-'}), "
+        f"the end reached with exit {end_rc}; {disc_s:.2f} s of `stdbuf -oL superpmi -v d` runs"
+    )
+    if not crashes:
+        print("   NO native crash found: phases 1 (deep) and 2 cannot be measured")
+    return crashes
+
+
+def shallow_repro(ref: Real, quick: bool, workers: int, tmp: Path) -> bool:
+    """1, shallow: the null-map crash at the first record of the range on api-reljit.mch."""
+    shallow = [
+        str(ref.superpmi),
+        "-c",
+        SHALLOW_QUICK if quick else SHALLOW,
+        str(ref.jit_checked),
+        str(ref.api_reljit),
+    ]
+    ns, nr = run(shallow)
+    # the range's first record dies alone: it is where the replay dies
+    at = int(shallow[2].split("-")[0])
+    alone = run([str(ref.superpmi), "-c", str(at), str(ref.jit_checked), str(ref.api_reljit)])[
+        1
+    ].returncode
+    if alone != SIGSEGV:
+        print(
+            f"  shallow: superpmi -c {at} alone exited {alone}, not by SIGSEGV: the crash is "
+            f"not at {at}"
+        )
+    measured = print_repro(
+        f"shallow, -c {shallow[2]} on api-reljit.mch",
+        ns,
+        nr.returncode,
+        at,
+        repro(ref, shallow, workers, tmp, "repro-shallow"),
+        None,
+    )
+    return alone == SIGSEGV and measured
+
+
+def deep_repro(ref: Real, crashes: list[int], workers: int, tmp: Path) -> bool:
+    """1, deep: every method context up to the last crash that does not crash natively, then that
+    crash."""
+    crash_set = set(crashes)
+    deep_sel = MCList.of([*(n for n in range(1, crashes[-1]) if n not in crash_set), crashes[-1]])
+    deep = stress_command(ref, deep_sel)
+    ns, nr = run(deep)
+    print(
+        f"  deep: api.mch -jitoption JitStress=1, -c the {deep_sel.count() - 1} method "
+        "contexts of 1-"
+        f"{crashes[-1] - 1} that do not crash natively, then {crashes[-1]}"
+    )
+    return print_repro(
+        "deep",
+        ns,
+        nr.returncode,
+        crashes[-1],
+        repro(ref, deep, workers, tmp, "repro-deep"),
+        0.75,
+    )
+
+
+def native_to_the_end(
+    ref: Real, last: int, whole: bool, crashes: list[int], clean_sel: MCList
+) -> tuple[float, int, float]:
+    """2, the baseline: the native loop of runs to the end, and the crash-free selection in one
+    native run. The loop's seconds, its deaths, and the seconds per crash natively."""
+    loop_s, runs, deaths, loop_rc = native_loop(ref, last, whole, crashes)
+    clean_native_s, cr = run(stress_command(ref, clean_sel))
+    native_per = (loop_s - clean_native_s) / max(1, deaths)
+    print(
+        f"  native loop: {runs} runs, {loop_s:.2f} s, {deaths} death(s) by SIGSEGV, the last "
+        "run exit "
+        f"{loop_rc}; the crash-free selection ({clean_sel.count()} method contexts) in one "
+        "native run "
+        f"{clean_native_s:.2f} s (exit {cr.returncode}): {native_per:.3f} s per crash natively"
+    )
+    return loop_s, deaths, native_per
+
+
+def triage_vs_native(
+    ref: Real, a: argparse.Namespace, last: int, crashes: list[int], tmp: Path
+) -> bool:
+    """2. The triage of the JitStress=1 command and of its crash-free selection vs the native
+    loop: efficiency, the crash counts, the cost per extra crash."""
+    whole = not a.quick
+    crash_set = set(crashes)
+    sel = None if whole else MCList(((1, last),))
+    clean_sel = MCList.of(n for n in range(1, last + 1) if n not in crash_set)
+    what = "the whole of api.mch" if whole else f"-c 1-{last} of api.mch"
+    print(
+        f"2. triage --workers {a.workers} of -jitoption JitStress=1, {what}, vs its native "
+        "replay to the end"
+    )
+    loop_s, deaths, native_per = native_to_the_end(ref, last, whole, crashes, clean_sel)
+    tri = triage(ref, sel, a.workers, tmp / "triage")
+    free = triage(ref, clean_sel, a.workers, tmp / "triage-crash-free")
+    for label, d in (("triage", tri), ("crash-free triage", free)):
+        if isinstance(d, str):
+            print(f"  {label} NOT measured: {d}")
+        else:
+            print(
+                f"  {label}: {d['wall']:.2f} s wall (exit {d['exit']}), replay "
+                f"{d['replay_seconds']:.2f} s, "
+                f"{d['engine']['partitions']} partitions ({d['worker_seconds']:.2f} worker-s), "
+                f"{len(d['crashes'])} crash(es) in {len(d['buckets'])} bucket(s)"
+            )
+    if isinstance(tri, str) or isinstance(free, str):
+        return False
+    found = len(tri["crashes"])
+    print(
+        f"crashes: triage {found}, native loop {deaths}"
+        f"{'' if found == deaths else '  (MISMATCH)'}; the crash-free triage "
+        f"{len(free['crashes'])}"
+    )
+    print(
+        f"efficiency native loop / triage: {loop_s / tri['wall']:.3f}  ({loop_s:.2f} s / "
+        f"{tri['wall']:.2f} s)"
+    )
+    per = (tri["wall"] - free["wall"]) / max(1, found)
+    per_w = (tri["worker_seconds"] - free["worker_seconds"]) / max(1, found)
+    figure(
+        "real: triage cost per extra crash",
+        per,
+        f"<= {CRASH_GOAL:g}",
+        "s",
+        f"{per_w:.3f} worker-s per crash, {native_per:.3f} s per crash natively: after "
+        "each crash the partition's session runs superpmi again from the next record (a "
+        "process start and the JIT's load)",
+    )
+    print(
+        f"cost per extra crash: {per:.3f} s  (goal <= {CRASH_GOAL:g}: "
+        f"{'met' if per <= CRASH_GOAL else 'NOT met'}; "
+        f"({tri['wall']:.2f} - {free['wall']:.2f}) s / {found}); in worker-seconds "
+        f"{per_w:.3f}"
+    )
+    return found == deaths
+
+
+def mch_verify_vs_mcs(ref: Real, repeat: int, tmp: Path) -> bool:
+    """3. `spmi-dbg mch verify` vs `mcs -integ` vs `cat` of api.mch, best of `repeat`."""
+    print(f"3. api.mch ({ref.api.stat().st_size / 1e6:.0f} MB), page cache warm, best of {repeat}")
+    cat_s, _ = best_of(repeat, ["cat", str(ref.api)], to_null=True)
+    mcs_s, mr = best_of(repeat, [str(ref.mcs), "-integ", str(ref.api)])
+    mcs_line = next(
+        (ln for ln in mr.stdout.splitlines() if "Checked the integrity" in ln), tail(mr)
+    )
+    print(
+        f"  cat > /dev/null {cat_s:.3f} s; mcs -integ {mcs_s:.3f} s (exit {mr.returncode}: "
+        f"{mcs_line.strip()})"
+    )
+    # the console script a user runs (its launcher takes the native verifier's fast path)
+    console = Path(sys.executable).with_name("spmi-dbg")
+    verify = [str(console) if console.is_file() else "spmi-dbg", "mch", "verify", str(ref.api)]
+    first = run(verify, cwd=tmp)[1]
+    if first.returncode != 0:
+        print(
+            f"  spmi-dbg mch verify FAILED on api.mch (exit {first.returncode}), not timed: "
+            f"{tail(first)}"
+        )
+        return False
+    v_s, vr = best_of(repeat, verify)
+    r_mcs, r_cat = v_s / mcs_s, v_s / cat_s
+    print(
+        f"  spmi-dbg mch verify {v_s:.3f} s "
+        f"({vr.stdout.strip().splitlines()[-1] if vr.stdout else ''})"
+    )
+    print(
+        f"mch verify / mcs -integ: {r_mcs:.2f}  (goal <= 0.33: "
+        f"{'met' if r_mcs <= 1 / 3 else 'NOT met'})"
+    )
+    print(f"mch verify / cat: {r_cat:.1f}")
+    figure("real: mch verify / mcs -integ", r_mcs, "<= 0.33", "x")
+    return True
+
+
+def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -343,189 +525,38 @@ def main() -> int:
         help="runs of each mch command, the best counts (5; quick 2)",
     )
     dir_argument(ap)
-    a = parse(ap)
+    return parse(ap)
+
+
+def main() -> int:
+    a = arguments()
     ref = reference()
     repeat = a.repeat or (2 if a.quick else 5)
     with Collection.open(ref.api) as c:
         count = len(c.toc) if c.toc is not None else 0
     last = QUICK_LAST if a.quick else count
-    whole = not a.quick
-    ok = True
     print(
         f"real superpmi at {ref.root}; {'quick' if a.quick else 'full'} run, --workers "
         f"{a.workers}; "
         f"{os.cpu_count()} CPUs, load average {load()}"
     )
     warm(ref.api, ref.api_reljit)
-
-    # 0. discovery
-    crashes, disc_s, end_rc = discover(ref, last)
-    crash_set = set(crashes)
-    print(
-        f"0. discovery (not counted): api.mch -jitoption JitStress=1, method contexts 1-{last}: "
-        f"{len(crashes)} "
-        f"native crash(es) (first {crashes[0] if crashes else '-'}, last "
-        f"{crashes[-1] if crashes else '-'}), "
-        f"the end reached with exit {end_rc}; {disc_s:.2f} s of `stdbuf -oL superpmi -v d` runs"
-    )
+    crashes = discovery(ref, last)
     if not crashes:
-        print("   NO native crash found: phases 1 (deep) and 2 cannot be measured")
         return 1
-
+    ok = True
     with run_dir(a.dir, "real-superpmi") as t:
         tmp = Path(t)
-        # 1. repro of the null-map crash
         print(
             f"1. null-map crash: spmi-dbg repro --workers {a.workers} vs the native replay to the "
             "crash"
         )
-        shallow = [
-            str(ref.superpmi),
-            "-c",
-            SHALLOW_QUICK if a.quick else SHALLOW,
-            str(ref.jit_checked),
-            str(ref.api_reljit),
-        ]
-        ns, nr = run(shallow)
-        # the range's first record dies alone: it is where the replay dies
-        at = int(shallow[2].split("-")[0])
-        alone = run([str(ref.superpmi), "-c", str(at), str(ref.jit_checked), str(ref.api_reljit)])[
-            1
-        ].returncode
-        if alone != SIGSEGV:
-            print(
-                f"  shallow: superpmi -c {at} alone exited {alone}, not by SIGSEGV: the crash is "
-                f"not at {at}"
-            )
-            ok = False
-        ok &= print_repro(
-            f"shallow, -c {shallow[2]} on api-reljit.mch",
-            ns,
-            nr.returncode,
-            at,
-            repro(ref, shallow, a.workers, tmp, "repro-shallow"),
-            None,
-        )
-        deep_sel = MCList.of(
-            [*(n for n in range(1, crashes[-1]) if n not in crash_set), crashes[-1]]
-        )
-        deep = stress_command(ref, deep_sel)
-        ns, nr = run(deep)
-        print(
-            f"  deep: api.mch -jitoption JitStress=1, -c the {deep_sel.count() - 1} method "
-            "contexts of 1-"
-            f"{crashes[-1] - 1} that do not crash natively, then {crashes[-1]}"
-        )
-        ok &= print_repro(
-            "deep",
-            ns,
-            nr.returncode,
-            crashes[-1],
-            repro(ref, deep, a.workers, tmp, "repro-deep"),
-            0.75,
-        )
-
+        ok &= shallow_repro(ref, a.quick, a.workers, tmp)
+        ok &= deep_repro(ref, crashes, a.workers, tmp)
         # 1b. a user's scale: a collection of copies of api.mch's crash-free records
-        ok &= user_scale(ref, crashes, crash_set, last, a.quick, a.workers, tmp)
-
-        # 2. triage vs the native replay to the end
-        sel = None if whole else MCList(((1, last),))
-        clean_sel = MCList.of(n for n in range(1, last + 1) if n not in crash_set)
-        what = "the whole of api.mch" if whole else f"-c 1-{last} of api.mch"
-        print(
-            f"2. triage --workers {a.workers} of -jitoption JitStress=1, {what}, vs its native "
-            "replay to the end"
-        )
-        loop_s, runs, deaths, loop_rc = native_loop(ref, last, whole, crashes)
-        clean_native_s, cr = run(stress_command(ref, clean_sel))
-        native_per = (loop_s - clean_native_s) / max(1, deaths)
-        print(
-            f"  native loop: {runs} runs, {loop_s:.2f} s, {deaths} death(s) by SIGSEGV, the last "
-            "run exit "
-            f"{loop_rc}; the crash-free selection ({clean_sel.count()} method contexts) in one "
-            "native run "
-            f"{clean_native_s:.2f} s (exit {cr.returncode}): {native_per:.3f} s per crash natively"
-        )
-        tri = triage(ref, sel, a.workers, tmp / "triage")
-        free = triage(ref, clean_sel, a.workers, tmp / "triage-crash-free")
-        for label, d in (("triage", tri), ("crash-free triage", free)):
-            if isinstance(d, str):
-                print(f"  {label} NOT measured: {d}")
-            else:
-                print(
-                    f"  {label}: {d['wall']:.2f} s wall (exit {d['exit']}), replay "
-                    f"{d['replay_seconds']:.2f} s, "
-                    f"{d['engine']['partitions']} partitions ({d['worker_seconds']:.2f} worker-s), "
-                    f"{len(d['crashes'])} crash(es) in {len(d['buckets'])} bucket(s)"
-                )
-        if isinstance(tri, str) or isinstance(free, str):
-            ok = False
-        else:
-            found = len(tri["crashes"])
-            print(
-                f"crashes: triage {found}, native loop {deaths}"
-                f"{'' if found == deaths else '  (MISMATCH)'}; the crash-free triage "
-                f"{len(free['crashes'])}"
-            )
-            print(
-                f"efficiency native loop / triage: {loop_s / tri['wall']:.3f}  ({loop_s:.2f} s / "
-                f"{tri['wall']:.2f} s)"
-            )
-            per = (tri["wall"] - free["wall"]) / max(1, found)
-            per_w = (tri["worker_seconds"] - free["worker_seconds"]) / max(1, found)
-            figure(
-                "real: triage cost per extra crash",
-                per,
-                f"<= {CRASH_GOAL:g}",
-                "s",
-                f"{per_w:.3f} worker-s per crash, {native_per:.3f} s per crash natively: after "
-                "each crash the partition's session runs superpmi again from the next record (a "
-                "process start and the JIT's load)",
-            )
-            print(
-                f"cost per extra crash: {per:.3f} s  (goal <= {CRASH_GOAL:g}: "
-                f"{'met' if per <= CRASH_GOAL else 'NOT met'}; "
-                f"({tri['wall']:.2f} - {free['wall']:.2f}) s / {found}); in worker-seconds "
-                f"{per_w:.3f}"
-            )
-            ok &= found == deaths
-
-        # 3. mch verify vs mcs -integ vs cat
-        print(
-            f"3. api.mch ({ref.api.stat().st_size / 1e6:.0f} MB), page cache warm, best of {repeat}"
-        )
-        cat_s, _ = best_of(repeat, ["cat", str(ref.api)], to_null=True)
-        mcs_s, mr = best_of(repeat, [str(ref.mcs), "-integ", str(ref.api)])
-        mcs_line = next(
-            (ln for ln in mr.stdout.splitlines() if "Checked the integrity" in ln), tail(mr)
-        )
-        print(
-            f"  cat > /dev/null {cat_s:.3f} s; mcs -integ {mcs_s:.3f} s (exit {mr.returncode}: "
-            f"{mcs_line.strip()})"
-        )
-        # the console script a user runs (its launcher takes the native verifier's fast path)
-        console = Path(sys.executable).with_name("spmi-dbg")
-        verify = [str(console) if console.is_file() else "spmi-dbg", "mch", "verify", str(ref.api)]
-        first = run(verify, cwd=tmp)[1]
-        if first.returncode != 0:
-            print(
-                f"  spmi-dbg mch verify FAILED on api.mch (exit {first.returncode}), not timed: "
-                f"{tail(first)}"
-            )
-            ok = False
-        else:
-            v_s, vr = best_of(repeat, verify)
-            r_mcs, r_cat = v_s / mcs_s, v_s / cat_s
-            print(
-                f"  spmi-dbg mch verify {v_s:.3f} s "
-                f"({vr.stdout.strip().splitlines()[-1] if vr.stdout else ''})"
-            )
-            print(
-                f"mch verify / mcs -integ: {r_mcs:.2f}  (goal <= 0.33: "
-                f"{'met' if r_mcs <= 1 / 3 else 'NOT met'})"
-            )
-            print(f"mch verify / cat: {r_cat:.1f}")
-            figure("real: mch verify / mcs -integ", r_mcs, "<= 0.33", "x")
+        ok &= user_scale(ref, crashes, set(crashes), last, a.quick, a.workers, tmp)
+        ok &= triage_vs_native(ref, a, last, crashes, tmp)
+        ok &= mch_verify_vs_mcs(ref, repeat, tmp)
     print(f"load average after: {load()}")
     return 0 if ok else 1
 

@@ -37,10 +37,11 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from _common import USER_ENV as ENV
-from _common import cached_collection, common_arguments, figure, native, parse, run_dir
+from _common import cached_collection, common_arguments, figure, load, native, parse, run_dir
 
 from spmi_dbg import paths
 
@@ -54,7 +55,11 @@ RATIO_LINES = [
 ]
 
 
-def triage(argv: list[str], out: Path, env: dict[str, str]) -> tuple[float, float | None, dict]:
+# what triage() returns
+Triaged = tuple[float, float | None, dict]
+
+
+def triage(argv: list[str], out: Path, env: dict[str, str]) -> Triaged:
     """(seconds to the end, seconds to the storm's line or None, triage.json)."""
     start = time.monotonic()
     said: list[float] = []
@@ -91,17 +96,19 @@ def crashed(data: dict) -> tuple[int, int, set[str]]:
     return len(diagnosed), len(swept), diagnosed | swept
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    which = ap.add_mutually_exclusive_group()
-    which.add_argument("--real", action="store_true", help=f"the real build ${REAL_ENV} names")
-    which.add_argument("--sample", action="store_true", help="the replay core's sample input")
-    ap.add_argument("--methods", type=int, default=2000)
-    ap.add_argument("--workers", type=int, default=2)
-    common_arguments(ap)
-    a = parse(ap, quick={"methods": 200})
+@dataclass(frozen=True)
+class Target:
+    """What is triaged: the real build or the replay core as 3.1, its environment, command, the
+    `--env` options that pass the environment on, and how the header names it."""
+
+    real: bool
+    env: dict[str, str]
+    command: list[str]
+    extra: list[str]
+    what: str
+
+
+def target(a: argparse.Namespace) -> Target:
     real_dir = os.environ.get(REAL_ENV)
     real = a.real or (not a.sample and not a.quick and bool(real_dir))
     env = dict(ENV)
@@ -116,36 +123,32 @@ def main() -> int:
             str(r / "collections" / "api-reljit.mch"),
         ]
         what = "the real 3.1.23 superpmi, Checked JIT, api-reljit.mch"
-        extra: list[str] = ["--env", "LD_LIBRARY_PATH"]
-    else:
-        methods = a.methods
-        mch = cached_collection(
-            a.dir / f"storm-{methods}.mch",
-            methods=methods,
-            seed=5,
-            injections=[("null-map", n) for n in range(1, methods + 1) if n % 4 != 0],
-        )
-        env["SPMI_REPLAY_ERA"] = "3.1"
-        command = [native(paths.REPLAY), native(paths.BASE_JIT), str(mch)]
-        what = (
-            f"the replay core as 3.1 (SPMI_REPLAY_ERA=3.1), {methods} method contexts, 3 in 4 crash"
-        )
-        extra = ["--env", "SPMI_REPLAY_ERA"]
-    print(
-        f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
-        f"{what}; --workers {a.workers}"
+        return Target(real, env, command, ["--env", "LD_LIBRARY_PATH"], what)
+    methods = a.methods
+    mch = cached_collection(
+        a.dir / f"storm-{methods}.mch",
+        methods=methods,
+        seed=5,
+        injections=[("null-map", n) for n in range(1, methods + 1) if n % 4 != 0],
     )
-    common = [*extra, "--workers", str(a.workers), "--max-crashes", "1000000"]
-    with run_dir(a.dir, "storm") as tmp:
-        t_a, cause, data_a = triage([*common, "--", *command], Path(tmp) / "a", env)
-        t_b, _, data_b = triage([*common, "--diagnose-all", "--", *command], Path(tmp) / "b", env)
+    env["SPMI_REPLAY_ERA"] = "3.1"
+    command = [native(paths.REPLAY), native(paths.BASE_JIT), str(mch)]
+    what = f"the replay core as 3.1 (SPMI_REPLAY_ERA=3.1), {methods} method contexts, 3 in 4 crash"
+    return Target(real, env, command, ["--env", "SPMI_REPLAY_ERA"], what)
+
+
+def report(t: Target, a_run: Triaged, b_run: Triaged) -> int:
+    """The two triages' lines, the cause line's time against its goal and the ratio; 1 when the
+    two crashed different method contexts or (a) said no storm."""
+    t_a, cause, data_a = a_run
+    t_b, _, data_b = b_run
     da, na, all_a = crashed(data_a)
     db, nb, all_b = crashed(data_b)
     print(f"  (a) swept: {t_a:.1f} s; {da} crash(es) diagnosed, {na} not diagnosed (storm)")
     print(f"  (b) --diagnose-all: {t_b:.1f} s; {db} crash(es) diagnosed, {nb} not diagnosed")
     verdict = (
         "sample input"
-        if not real
+        if not t.real
         else "met"
         if cause is not None and cause <= GOAL_CAUSE_SECONDS
         else "NOT met"
@@ -166,6 +169,26 @@ def main() -> int:
         print("  (a) said no storm")
         return 1
     return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--real", action="store_true", help=f"the real build ${REAL_ENV} names")
+    which.add_argument("--sample", action="store_true", help="the replay core's sample input")
+    ap.add_argument("--methods", type=int, default=2000)
+    ap.add_argument("--workers", type=int, default=2)
+    common_arguments(ap)
+    a = parse(ap, quick={"methods": 200})
+    t = target(a)
+    print(f"{os.cpu_count()} CPUs, load average {load()}; {t.what}; --workers {a.workers}")
+    common = [*t.extra, "--workers", str(a.workers), "--max-crashes", "1000000"]
+    with run_dir(a.dir, "storm") as tmp:
+        a_run = triage([*common, "--", *t.command], Path(tmp) / "a", t.env)
+        b_run = triage([*common, "--diagnose-all", "--", *t.command], Path(tmp) / "b", t.env)
+    return report(t, a_run, b_run)
 
 
 if __name__ == "__main__":

@@ -32,12 +32,12 @@ Usage: bench/time_to_repro.py [--quick] [--methods 200000] [--crash-at 150000] [
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import signal
-import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from _common import (
     cached_collection,
@@ -49,6 +49,7 @@ from _common import (
     repro_arguments,
     run_dir,
     timed,
+    timed_repro,
     warm,
 )
 
@@ -72,86 +73,73 @@ def collection(directory: Path, methods: int, crash_at: int, factor: float) -> P
     )
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    repro_arguments(ap, "crash-at")
-    a = parse(ap, quick={"methods": 2000, "crash_at": 1500, "size_factor": 1.0})
-    gdb = shutil.which("gdb")
-    if gdb is None:
-        raise SystemExit("gdb is not on PATH")
+@dataclass(frozen=True)
+class Run:
+    """The three runs' seconds, (b)'s report.json, whether (c) stopped at the SIGSEGV, and the load
+    average before and after."""
 
-    mch = collection(a.dir, a.methods, a.crash_at, a.size_factor)
+    t_a: float
+    t_b: float
+    t_c: float
+    report: dict[str, Any]
+    naive_stopped: bool
+    load_before: str
+    load_after: str
+
+
+def floor(a: argparse.Namespace, replay: str, opts: list[str], jits: list[str], mch: Path) -> float:
+    """(a): the native replay up to the crash, which dies there."""
+    t_a, r = timed([replay, *opts, "-c", f"1-{a.crash_at}", *jits, str(mch)])
+    if r.returncode != -signal.SIGSEGV:  # the range ends with the crashing method: it dies there
+        raise SystemExit(
+            f"(a) did not die of SIGSEGV ({r.returncode}): {r.stdout[-500:]} {r.stderr[-500:]}"
+        )
+    return t_a
+
+
+def measure(a: argparse.Namespace, gdb: str, mch: Path) -> Run:
+    """(a) the floor, (b) `spmi-dbg repro` end to end, (c) the whole command under one gdb."""
     replay, base, diff = native(paths.REPLAY), native(paths.BASE_JIT), native(paths.DIFF_JIT)
     opts = ["-a", "-target", "arm64", "-bug", "91257"]
     argv = [replay, *opts, base, diff, str(mch)]
     load_before = load()
     warm(mch)
-
-    # (a) the floor
-    floor_argv = [replay, *opts, "-c", f"1-{a.crash_at}", base, diff, str(mch)]
-    t_a, r = timed(floor_argv)
-    if r.returncode != -signal.SIGSEGV:  # the range ends with the crashing method: it dies there
-        raise SystemExit(
-            f"(a) did not die of SIGSEGV ({r.returncode}): {r.stdout[-500:]} {r.stderr[-500:]}"
-        )
-
-    # (b) spmi-dbg repro end to end
+    t_a = floor(a, replay, opts, [base, diff], mch)
     with run_dir(a.dir) as t:
-        bundle = Path(t) / "bundle"
-        t_b, r = timed(
-            [
-                sys.executable,
-                "-m",
-                "spmi_dbg",
-                "repro",
-                "--workers",
-                str(a.workers),
-                "--out",
-                str(bundle),
-                "--",
-                *argv,
-            ],
-            cwd=t,
-        )
-        if r.returncode != 0:
-            raise SystemExit(
-                f"(b) spmi-dbg repro exited {r.returncode}: {r.stdout[-1500:]} {r.stderr[-1500:]}"
-            )
-        report = json.loads((bundle / "report.json").read_text())
-
-    # (c) the naive way
+        t_b, report = timed_repro(argv, Path(t) / "bundle", a.workers)
     t_c, r = timed([gdb, "-nx", "-batch", "-ex", "run", "--args", *argv])
     naive_stopped = "SIGSEGV" in r.stdout + r.stderr
-    load_after = load()
+    return Run(t_a, t_b, t_c, report, naive_stopped, load_before, load_after=load())
 
-    located = report["locate"]
+
+def print_runs(a: argparse.Namespace, mch: Path, run: Run) -> None:
+    """The runs' lines and (b) in detail: its phases, partitions and verification."""
+    report, located = run.report, run.report["locate"]
     print(
         f"{a.methods} methods (Arm64, generator size x{a.size_factor:g}, "
         f"{mch.stat().st_size / 1e6:.0f} MB), "
         f"seed trigger at {a.crash_at}; -a -target arm64 -bug 91257, base + diff sample JITs; "
-        f"{os.cpu_count()} CPUs, load average {load_before} before, {load_after} after; one run "
-        "each"
+        f"{os.cpu_count()} CPUs, load average {run.load_before} before, {run.load_after} after; "
+        "one run each"
     )
     print(
-        f"  (a) native replay -c 1-{a.crash_at} (the floor)      {t_a:7.2f} s   (dies at "
+        f"  (a) native replay -c 1-{a.crash_at} (the floor)      {run.t_a:7.2f} s   (dies at "
         f"{a.crash_at}: SIGSEGV)"
     )
     print(
-        f"  (b) spmi-dbg repro --workers {a.workers} end to end        {t_b:7.2f} s   "
+        f"  (b) spmi-dbg repro --workers {a.workers} end to end        {run.t_b:7.2f} s   "
         f"(outcome {report['outcome']}, method context {located['method_context']} "
         f"from {located['method_context_source'] or '?'})"
     )
     print(
-        f"  (c) gdb -batch -ex run --args <the whole command>  {t_c:7.2f} s   "
-        f"({'stopped at the SIGSEGV' if naive_stopped else 'did NOT report a SIGSEGV'})"
+        f"  (c) gdb -batch -ex run --args <the whole command>  {run.t_c:7.2f} s   "
+        f"({'stopped at the SIGSEGV' if run.naive_stopped else 'did NOT report a SIGSEGV'})"
     )
     print("  (b) in detail, from report.json:")
     print(
         f"      pipeline total {report['seconds']:.2f} s; process start, argument parsing and "
         "writing the "
-        f"bundle/report outside the phases {t_b - report['seconds']:.2f} s"
+        f"bundle/report outside the phases {run.t_b - report['seconds']:.2f} s"
     )
     for p in report["phases"]:
         print(f"      phase {p['name']:18s} {p['seconds']:7.2f} s  {p['status']}")
@@ -169,11 +157,16 @@ def main() -> int:
             f"[{native_runs}] s, "
             f"under the debugger {d.get('seconds', 0):.2f} s"
         )
+
+
+def print_ratios(run: Run) -> None:
+    """(b)/(a) and (b)/(c), and their figures."""
+    t_a, t_b, t_c = run.t_a, run.t_b, run.t_c
     ba, bc = t_b / t_a, t_b / t_c
     print(f"(b)/(a) = {ba:.2f}  (goal <= 0.75: {'met' if ba <= 0.75 else 'NOT met'})")
     print(f"(b)/(c) = {bc:.2f}  (goal <= 0.6: {'met' if bc <= 0.6 else 'NOT met'})")
     spent = f"(b) {t_b:.2f} s: " + ", ".join(
-        f"{p['name']} {p['seconds']:.2f} s" for p in report["phases"]
+        f"{p['name']} {p['seconds']:.2f} s" for p in run.report["phases"]
     )
     figure("time to repro / native floor (b)/(a)", ba, "<= 0.75", "x", f"{spent}; (a) {t_a:.2f} s")
     figure(
@@ -183,6 +176,21 @@ def main() -> int:
         "x",
         f"{spent}; (c) {t_c:.2f} s",
     )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    repro_arguments(ap, "crash-at")
+    a = parse(ap, quick={"methods": 2000, "crash_at": 1500, "size_factor": 1.0})
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        raise SystemExit("gdb is not on PATH")
+    mch = collection(a.dir, a.methods, a.crash_at, a.size_factor)
+    run = measure(a, gdb, mch)
+    print_runs(a, mch, run)
+    print_ratios(run)
     return 0
 
 

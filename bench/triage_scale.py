@@ -48,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -257,7 +258,7 @@ def task_overhead(address: str, n: int = 200) -> float:
         return (time.perf_counter() - t0) / n * WORKERS
 
 
-def main() -> int:
+def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -292,7 +293,7 @@ def main() -> int:
     )
     ap.add_argument("--session-crashes", type=int, default=10, help="... and its crashes")
     common_arguments(ap)
-    a = parse(
+    return parse(
         ap,
         quick={
             "methods": 3000,
@@ -305,16 +306,11 @@ def main() -> int:
             "run_timeout": 60.0,
         },
     )
-    crashy, clean, hangs = collections(a.dir, a.methods, a.crashes, a.hang_every)
-    print(
-        f"{os.cpu_count()} CPUs, load {load()}; {a.methods} Arm64 method contexts in {len(NAMES)} "
-        "collections, "
-        f"{a.crashes} crashes ({hangs} of them hangs, --timeout {a.timeout:g}), "
-        f"`{' '.join(OPTIONS)}`, "
-        f"{WORKERS} workers"
-    )
-    for f in [*crashy.glob("*.mch"), *clean.glob("*.mch")]:
-        warm(f)
+
+
+def native_rate(a: argparse.Namespace, clean: Path) -> float:
+    """The native methods/s: the crash-free twins replayed in one process each (the better of
+    a.repeat runs, as for the triages)."""
     replay, base, diff = native(paths.REPLAY), native(paths.BASE_JIT), native(paths.DIFF_JIT)
     native_s = 0.0
     for f in sorted(clean.glob("*.mch")):  # the better of a.repeat runs, as for the triages
@@ -324,52 +320,77 @@ def main() -> int:
         f"  native replay of the crash-free twins, one process: {native_s:.2f} s, {rate:,.0f} "
         "methods/s"
     )
+    return rate
 
+
+@dataclass
+class Triages:
+    """Each triage's better run (wall seconds, triage.json) and its worker-seconds, by name
+    ("local clean", "dask crashes", ...); the local triage with crashes' debugger session starts;
+    the cluster's per-task overhead."""
+
+    results: dict[str, tuple[float, dict[str, Any]]] = field(default_factory=dict)
+    worker_s: dict[str, float] = field(default_factory=dict)
+    starts: list[float] = field(default_factory=list)
+    overhead: float = 0.0
+
+
+def run_triages(a: argparse.Namespace, crashy: Path, clean: Path) -> Triages:
+    """The triages of the twins and of the collections with crashes, on this machine and on a dask
+    cluster started here; the cluster's per-task overhead."""
     sys.path.insert(0, str(ROOT))
     from tests.support.cluster import cluster
 
-    results: dict[str, tuple[float, dict[str, Any]]] = {}
-    worker_s: dict[str, float] = {}
+    out = Triages()
     with run_dir(a.dir) as t:
         tmp = Path(t)
 
         def best(name: str, mch: Path, *extra: str) -> None:
             """The better of a.repeat runs (by wall time; its worker-seconds by the same rule)."""
             for k in range(a.repeat):
-                out = tmp / f"{name.replace(' ', '-')}-{k}"
-                run = triage(mch, out, a.timeout, a.run_timeout, *extra)
-                if name not in results or run[0] < results[name][0]:
-                    results[name], worker_s[name] = run, busy(out)
+                run_out = tmp / f"{name.replace(' ', '-')}-{k}"
+                run = triage(mch, run_out, a.timeout, a.run_timeout, *extra)
+                if name not in out.results or run[0] < out.results[name][0]:
+                    out.results[name], out.worker_s[name] = run, busy(run_out)
                     if name == "local crashes":
-                        starts[:] = session_starts(out)
+                        out.starts[:] = session_starts(run_out)
 
-        starts: list[float] = []
         for label, mch in (("clean", clean), ("crashes", crashy)):
             best(f"local {label}", mch, "--workers", str(WORKERS))
         with cluster(tmp, workers=WORKERS) as c:
             for label, mch in (("clean", clean), ("crashes", crashy)):
                 best(f"dask {label}", mch, "--scheduler", c.address)
-            overhead = task_overhead(c.address)
-    for name, (wall, data) in results.items():
+            out.overhead = task_overhead(c.address)
+    return out
+
+
+def print_triages(a: argparse.Namespace, tr: Triages, rate: float) -> None:
+    """Each triage's line, then the ratio cluster / local (the two must find the same buckets)."""
+    for name, (wall, data) in tr.results.items():
         found = len(data["crashes"])
         eff = a.methods / data["replay_seconds"] / (WORKERS * rate)
         print(
             f"  {name:14s}: {wall:6.2f} s wall, engine start {data['engine_seconds']:.2f} s, "
             "replay "
             f"{data['replay_seconds']:6.2f} s, {data['engine']['partitions']} partitions "
-            f"({worker_s[name]:.2f} "
+            f"({tr.worker_s[name]:.2f} "
             f"worker-s), {found} crashes in {len(data['buckets'])} buckets; efficiency {eff:.2f}"
         )
-    lw, ld = results["local crashes"]
-    dw, dd = results["dask crashes"]
+    lw, ld = tr.results["local crashes"]
+    dw, dd = tr.results["dask crashes"]
     if {b["bucket"] for b in ld["buckets"]} != {b["bucket"] for b in dd["buckets"]}:
         raise SystemExit("the cluster's buckets differ from the local ones")
     print(f"ratio cluster / local (wall, with crashes): {dw / lw:.3f}  (goal <= 1.15)")
     figure("triage: cluster / local (wall, with crashes)", dw / lw, "<= 1.15", "x")
+
+
+def crash_costs(a: argparse.Namespace, tr: Triages, hangs: int) -> dict[str, float]:
+    """The cost per extra crash of each engine, against one partition's with a fresh debugger per
+    crash and with the session run again."""
     fresh, session = per_crash_session_vs_fresh(a.dir, a.session_methods, a.session_crashes)
     costs = {}
     for engine in ("local", "dask"):
-        added = worker_s[f"{engine} crashes"] - worker_s[f"{engine} clean"]
+        added = tr.worker_s[f"{engine} crashes"] - tr.worker_s[f"{engine} clean"]
         costs[engine] = per = (added - hangs * a.timeout) / a.crashes
         figure(
             f"triage: cost per extra crash ({engine})",
@@ -389,8 +410,12 @@ def main() -> int:
         "debugger each, "
         f"{session:.3f} s with the session run again"
     )
+    return costs
+
+
+def print_efficiencies(a: argparse.Namespace, tr: Triages, rate: float) -> None:
     for name in ("local clean", "dask clean", "local crashes", "dask crashes"):
-        data = results[name][1]
+        data = tr.results[name][1]
         with_start = (
             a.methods / (data["replay_seconds"] + data["engine_seconds"]) / (WORKERS * rate)
         )
@@ -398,18 +423,30 @@ def main() -> int:
             f"efficiency {name}: {a.methods / data['replay_seconds'] / (WORKERS * rate):.3f}  "
             f"(goal >= 0.85; {with_start:.3f} with the engine's start)"
         )
+
+
+def engine_costs(tr: Triages) -> float:
+    """An embedded LocalCluster's start, the cluster's per-task overhead and the debugger session's
+    start per partition (returned)."""
     lc = local_cluster_cost()
-    start = sum(starts) / len(starts) if starts else 0.0
+    start = sum(tr.starts) / len(tr.starts) if tr.starts else 0.0
     print(
         f"embedded LocalCluster: {lc:.2f} s to start and run one task (the local engine, threads, "
         "starts none)"
     )
     print(
-        f"per-task overhead: cluster round trip {overhead * 1000:.1f} ms per worker; debugger "
+        f"per-task overhead: cluster round trip {tr.overhead * 1000:.1f} ms per worker; debugger "
         "session start "
         f"{start:.2f} s per partition"
     )
-    crash_cost = max(0.0, costs["dask"])
+    return start
+
+
+def projections(
+    a: argparse.Namespace, rate: float, overhead: float, start: float, crash_cost: float
+) -> None:
+    """The wall time and efficiency on 10 and 100 machines, at this core's speed and at a real
+    superpmi's."""
     for label, r in (("this replay core", rate), (f"superpmi at {SUPERPMI_RATE}/s", SUPERPMI_RATE)):
         for machines in (10, 100):
             w = machines * WORKERS
@@ -422,6 +459,27 @@ def main() -> int:
                     f"methods, {parts} "
                     f"partitions: {wall:8.1f} s, efficiency {work / w / wall:.2f}"
                 )
+
+
+def main() -> int:
+    a = arguments()
+    crashy, clean, hangs = collections(a.dir, a.methods, a.crashes, a.hang_every)
+    print(
+        f"{os.cpu_count()} CPUs, load {load()}; {a.methods} Arm64 method contexts in {len(NAMES)} "
+        "collections, "
+        f"{a.crashes} crashes ({hangs} of them hangs, --timeout {a.timeout:g}), "
+        f"`{' '.join(OPTIONS)}`, "
+        f"{WORKERS} workers"
+    )
+    for f in [*crashy.glob("*.mch"), *clean.glob("*.mch")]:
+        warm(f)
+    rate = native_rate(a, clean)
+    tr = run_triages(a, crashy, clean)
+    print_triages(a, tr, rate)
+    costs = crash_costs(a, tr, hangs)
+    print_efficiencies(a, tr, rate)
+    start = engine_costs(tr)
+    projections(a, rate, tr.overhead, start, max(0.0, costs["dask"]))
     return 0
 
 

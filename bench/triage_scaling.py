@@ -31,7 +31,16 @@ import time
 from pathlib import Path
 
 from _common import USER_ENV as ENV
-from _common import cached_collection, common_arguments, figure, native, parse, run_dir, warm
+from _common import (
+    cached_collection,
+    common_arguments,
+    figure,
+    load,
+    native,
+    parse,
+    run_dir,
+    warm,
+)
 
 from spmi_dbg import paths
 
@@ -55,25 +64,9 @@ def collection(directory: Path, methods: int, crashes: int) -> Path:
     )
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--methods", type=int, default=50000)
-    ap.add_argument("--crashes", default="1,10,100")
-    common_arguments(ap)
-    a = parse(ap, quick={"methods": 1000, "crashes": "1,3"})
+def floor(clean: Path) -> None:
+    """For scale: one native replay of the whole clean collection."""
     replay, base, diff = native(paths.REPLAY), native(paths.BASE_JIT), native(paths.DIFF_JIT)
-    counts = [int(x) for x in a.crashes.split(",")]
-    cols = {k: collection(a.dir, a.methods, k) for k in counts}
-    clean = collection(a.dir, a.methods, 0)
-    print(
-        f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
-        f"{a.methods} Arm64 "
-        f"method contexts, `{' '.join(OPTIONS)}`, 2 workers, --verify-runs 3"
-    )
-    for mch in [clean, *cols.values()]:
-        warm(mch)
     start = time.monotonic()
     r = subprocess.run([replay, *OPTIONS, base, diff, str(clean)], capture_output=True)
     floor = time.monotonic() - start
@@ -81,43 +74,50 @@ def main() -> int:
         f"  native replay of the clean collection (one process): {floor:.2f} s (exit "
         f"{r.returncode})"
     )
-    walls: dict[int, float] = {}
-    with run_dir(a.dir) as t:
-        for k in counts:
-            out = Path(t) / f"triage-{k}"
-            start = time.monotonic()
-            r = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "spmi_dbg",
-                    "triage",
-                    "--workers",
-                    "2",
-                    "--out",
-                    str(out),
-                    "--",
-                    replay,
-                    *OPTIONS,
-                    base,
-                    diff,
-                    str(cols[k]),
-                ],
-                capture_output=True,
-                text=True,
-                env=ENV,
-            )
-            walls[k] = time.monotonic() - start
-            data = json.loads((out / "triage.json").read_text())
-            found = len(data["crashes"])
-            if found != k or r.returncode != 0:
-                raise SystemExit(
-                    f"triage of {k} crash(es) found {found}, exit {r.returncode}: {r.stdout[-800:]}"
-                )
-            print(
-                f"  {k:4d} crash(es): {walls[k]:7.2f} s  (replay {data['replay_seconds']:.2f} s, "
-                f"{len(data['buckets'])} bucket, {len(data['segments'])} debugger runs)"
-            )
+
+
+def triage(mch: Path, out: Path, crashes: int) -> float:
+    """`spmi-dbg triage --workers 2` of the collection with `crashes` crashes: its wall seconds
+    (exit unless it found them all)."""
+    replay, base, diff = native(paths.REPLAY), native(paths.BASE_JIT), native(paths.DIFF_JIT)
+    start = time.monotonic()
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spmi_dbg",
+            "triage",
+            "--workers",
+            "2",
+            "--out",
+            str(out),
+            "--",
+            replay,
+            *OPTIONS,
+            base,
+            diff,
+            str(mch),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
+    wall = time.monotonic() - start
+    data = json.loads((out / "triage.json").read_text())
+    found = len(data["crashes"])
+    if found != crashes or r.returncode != 0:
+        raise SystemExit(
+            f"triage of {crashes} crash(es) found {found}, exit {r.returncode}: {r.stdout[-800:]}"
+        )
+    print(
+        f"  {crashes:4d} crash(es): {wall:7.2f} s  (replay {data['replay_seconds']:.2f} s, "
+        f"{len(data['buckets'])} bucket, {len(data['segments'])} debugger runs)"
+    )
+    return wall
+
+
+def slopes(counts: list[int], walls: dict[int, float]) -> None:
+    """The seconds per additional crash between each two runs, and each run against the first."""
     for lo, hi in itertools.pairwise(counts):
         slope = (walls[hi] - walls[lo]) / (hi - lo)
         print(f"  slope {lo} -> {hi} crashes: {slope:.3f} s per additional crash")
@@ -130,7 +130,30 @@ def main() -> int:
         )
     for k in counts[1:]:
         print(f"  {k} crashes / 1 crash: {walls[k] / walls[counts[0]]:.2f}x")
-    print(f"  load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--methods", type=int, default=50000)
+    ap.add_argument("--crashes", default="1,10,100")
+    common_arguments(ap)
+    a = parse(ap, quick={"methods": 1000, "crashes": "1,3"})
+    counts = [int(x) for x in a.crashes.split(",")]
+    cols = {k: collection(a.dir, a.methods, k) for k in counts}
+    clean = collection(a.dir, a.methods, 0)
+    print(
+        f"{os.cpu_count()} CPUs, load average {load()}; {a.methods} Arm64 "
+        f"method contexts, `{' '.join(OPTIONS)}`, 2 workers, --verify-runs 3"
+    )
+    for mch in [clean, *cols.values()]:
+        warm(mch)
+    floor(clean)
+    with run_dir(a.dir) as t:
+        walls = {k: triage(cols[k], Path(t) / f"triage-{k}", k) for k in counts}
+    slopes(counts, walls)
+    print(f"  load average at the end {load()}")
     return 0
 
 
