@@ -20,6 +20,8 @@ from spmi_dbg.analysis.jitstate import jit_state
 from spmi_dbg.commands.why import jit_line, render_text
 from spmi_dbg.driver.loader import gdbinit_line
 from spmi_dbg.mch.collection import Collection
+from spmi_dbg.method.decode import decode
+from spmi_dbg.method.recorded import Answers
 from spmi_dbg.sample.build import SampleSpec, build
 
 from .harness.stops import StopsResult, run_gdb, run_lldb
@@ -416,6 +418,14 @@ def _run(debugger: str, argv: list[str], **kw: Any) -> StopsResult:
     return (run_gdb if debugger == "gdb" else run_lldb)(argv, **kw)
 
 
+def _opcode_at(col: Path, number: int, offset: int | None) -> str | None:
+    """The opcode at IL offset `offset` of the record's method."""
+    with Collection.open(col) as c:
+        root = Answers.of_packets(c.packets(number)).root
+    assert root is not None and offset is not None
+    return next((i.name for i in decode(root[1]) if i.offset == offset), None)
+
+
 def _name(col: Path, number: int) -> str:
     with Collection.open(col) as c:
         name = c.method_context(number).name
@@ -442,6 +452,9 @@ def test_first_chance_fault_in_the_jit(jit_collection: Path, debugger: str, jit:
         j["phase"] == "PHASE_IMPORTATION" and j["method_context"] == JIT_NULL_N and j["il_size"] > 0
     )
     assert j["function"].startswith("Compiler::") and j["source"].startswith("this of Compiler::")
+    # the importer's statement: the injected `div` by a constant 0 (spmi_dbg/sample/inject.py)
+    assert _opcode_at(jit_collection, JIT_NULL_N, j["il_offset"]) == "div"
+    assert j["il_offset_source"] == "Compiler::impCurStmtOffs"
     if jit == "sample":
         assert (j["phase_value"], j["phase_name"], j["tried"]) == (1, "Importation", [])
     else:
@@ -460,6 +473,8 @@ def test_assert_debug_break_shows_the_phase_of_the_assert(
     assert d is not None and d["signal"]["name"] == "SIGTRAP"
     assert d["assertion"]["phase"] == d["jit"]["phase_name"] == "Importation"
     assert d["jit"]["method_context"] == ASSERT_N
+    # the injected `shl` by -1 the importer asserts on
+    assert _opcode_at(jit_collection, ASSERT_N, d["jit"]["il_offset"]) == "shl"
 
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)

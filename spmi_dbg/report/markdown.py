@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from spmi_dbg.failures.target import BREAK_SWITCH
 from spmi_dbg.report import phrases
+from spmi_dbg.report.method_part import method_section
 from spmi_dbg.report.model import (
     Actual,
     BisectAnswer,
@@ -34,6 +35,8 @@ def render_repro_markdown(report: ReportJson) -> str:
     out += _reproduction(doc)
     out += ["### Expected behavior", "", i.expected, ""]
     out += _actual(report, i.actual)
+    if doc.method is not None:
+        out += method_section(doc.method, _record_of(doc, doc.method.method_context))
     out += ["### Regression?", "", *_regression(i.regression), ""]
     out += _needs(doc.needs)  # report.json before `needs`: none
     out += ["### Known Workarounds", ""]
@@ -47,6 +50,14 @@ def render_repro_markdown(report: ReportJson) -> str:
             text[:BUDGET] + "\n\n(cut to stay under GitHub's issue size limit: see report.json)\n"
         )
     return text
+
+
+def _record_of(doc: ReportDoc, number: int) -> tuple[str, int] | None:
+    """The bundle's collection and the record number method context `number` has in it."""
+    r = doc.repro
+    if r is None or number not in r.method_contexts:
+        return None
+    return r.file, r.method_contexts.index(number) + 1
 
 
 def _reproduction(doc: ReportDoc) -> list[str]:

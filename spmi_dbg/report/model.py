@@ -12,6 +12,7 @@ from typing import Any
 from spmi_dbg.analysis.stacks import ThreadStack
 from spmi_dbg.failures.output import Failure
 from spmi_dbg.jsonfacts import JsonFact
+from spmi_dbg.report.method_part import MethodPart
 
 Open = dict[str, Any]
 
@@ -407,6 +408,7 @@ class ReportDoc(JsonFact):
     jit_settings: SettingsPart | None = None
     regression: Open | None = None
     needs: NeedsPart | None = None
+    method: MethodPart | None = None  # the failing method as the JIT saw it
     bundle: str = ""
     files: list[str] = field(default_factory=list)
     title: str = ""

@@ -13,7 +13,12 @@ from typing import Any
 from spmi_dbg import __version__
 from spmi_dbg.analysis import knownbugs
 from spmi_dbg.analysis.facts import Diagnosis, KnownBugMatch, to_json
+from spmi_dbg.errors import SpmiDbgError
+from spmi_dbg.mch.collection import Collection
+from spmi_dbg.method.recorded import Answers
+from spmi_dbg.method.seen import method_seen
 from spmi_dbg.report import issue
+from spmi_dbg.report.method_part import MethodPart
 from spmi_dbg.report.model import Configuration
 from spmi_dbg.report.parsed import ReportJson
 from spmi_dbg.report.schema import REPORT_SCHEMA_VERSION
@@ -68,6 +73,7 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
         else None,
         "regression": result.regression.to_json() if result.regression else None,
         "needs": result.needs.to_json() if result.needs else None,
+        "method": _method(result, d),
         # every cause in the setup: the stop's (the diagnosis') and the pipeline's own
         "causes": [c.to_json() for c in causes],
         "known_bugs": [to_json(b) for b in known],
@@ -81,6 +87,22 @@ def report_data(result: ReproResult, files: list[str], *, replay_output: str = "
         "issue": issue.issue(facts, Configuration.from_json(_configuration(result))).to_json(),
     }
     return ReportJson(data | words, d, known, causes)
+
+
+def _method(result: ReproResult, d: Diagnosis | None) -> dict[str, Any] | None:
+    """The failing method context's method, read from the bundle's repro.mch (its record of that
+    number); None when there is none, or its compile request is not readable."""
+    iso, target = result.isolated, result.target
+    number = target.method_context if target is not None else None
+    if iso is None or number is None or number not in iso.numbers:
+        return None
+    try:
+        with Collection.open(iso.mch) as col:
+            answers = Answers.of_packets(col.packets(iso.numbers.index(number) + 1))
+    except (SpmiDbgError, OSError):
+        return None
+    seen = method_seen(number, answers)
+    return MethodPart.of(seen, d.jit if d else None).to_json() if seen is not None else None
 
 
 def _command(result: ReproResult) -> dict[str, Any]:
