@@ -22,6 +22,9 @@ from spmi_dbg.commands.result import CommandResult
 from spmi_dbg.commands.why import render_jit, render_text
 from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.mch.collection import Collection
+from spmi_dbg.method.callees import callees_text
+from spmi_dbg.method.seen import read_method
+from spmi_dbg.report.method_part import MethodPart, method_text
 from spmi_dbg.report.redact import Redactor
 from spmi_dbg.superpmi_argv import parse_command
 
@@ -104,6 +107,16 @@ def build_parser() -> argparse.ArgumentParser:
         "report", help="write a report bundle (diagnosis.json, why.txt, report.md, repro.mch)"
     )
     rp.add_argument("dir", nargs="?", help="output directory (default: spmi-report-<bucket>)")
+    il = sub.add_parser(
+        "il",
+        help="the IL of the method context being replayed, with the recorded names, its JIT "
+        "flags, and the instruction the JIT is importing marked",
+    )
+    il.add_argument("--json", action="store_true", help="as data (report.json's `method`)")
+    c = sub.add_parser(
+        "callees", help="the callees the JIT looked at in the method context being replayed"
+    )
+    c.add_argument("--il", action="store_true", help="with each callee's IL")
     r = sub.add_parser(
         "repro", help="write the current method context, byte-exact, to OUT (+ its .mct)"
     )
@@ -241,6 +254,8 @@ def _dispatch(process: Process, args: argparse.Namespace) -> CommandResult:
         return CommandResult(render_jit(d.jit))
     if args.verb == "repro":
         return _repro(process, args.out)
+    if args.verb in ("il", "callees"):
+        return _method(process, args)
     if args.verb == "maps":
         nm = diagnose(process).null_map  # the map the fault read, marked
         faulted = (nm.owner_type, nm.member, nm.role) if nm is not None else None
@@ -253,6 +268,25 @@ def _dispatch(process: Process, args: argparse.Namespace) -> CommandResult:
         files = write_bundle(d, out)
         return CommandResult(f"wrote {out}: " + ", ".join(f.name for f in files))
     return CommandResult(HELP)
+
+
+def _method(process: Process, args: argparse.Namespace) -> CommandResult:
+    """`spmi il` / `spmi callees`: the method context the stack names, read from its collection."""
+    d = diagnose(process)
+    mc = d.method_context
+    if mc is None:
+        return CommandResult("", f"spmi {args.verb}: no method context found in the stack")
+    if not mc.input:
+        return CommandResult(
+            "", f"spmi {args.verb}: the input collection is not known (no command line)"
+        )
+    if args.verb == "callees":
+        seen = read_method(mc.input, mc.number, callee_il=args.il)
+        return CommandResult(callees_text(mc.number, seen.callees).rstrip("\n"))
+    part = MethodPart.of(read_method(mc.input, mc.number), d.jit)
+    if args.json:
+        return CommandResult(json.dumps(part.to_json(), indent=2))
+    return CommandResult(method_text(part))
 
 
 def _repro(process: Process, out: str | None) -> CommandResult:

@@ -120,6 +120,22 @@ def method_section(part: MethodPart, repro: tuple[str, int] | None) -> list[str]
     return [*out, "</details>", ""]
 
 
+def method_text(part: MethodPart) -> str:
+    """The method as plain text (`spmi il` in a debugger): what it is, the IL with the JIT's place
+    marked, the flags and the callees."""
+    out = [f"// method context {part.method_context}: {part.name or '(no name recorded)'}"]
+    if part.marked is not None:
+        out.append(
+            f"// the JIT is importing the statement at IL_{part.marked:04x} ({part.marked_source})"
+        )
+    out += [*(f"// note: {n}" for n in part.notes), *part.header, *_lines(part), "}"]
+    if part.flags is not None:
+        f = part.flags
+        out.append(f"// JIT flags: {', '.join(f.summary)} ({f.raw}, {f.era} numbering)")
+    out.append(f"// callees the JIT looked at: {len(part.callees)} (spmi callees)")
+    return "\n".join(out)
+
+
 def _lines(part: MethodPart) -> list[str]:
     """The IL lines (at most MAX_LINES: from the start, or up to and past the marked one)."""
     lines = part.lines
