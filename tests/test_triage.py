@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .support.common import Collections, mc_bytes
+from .support.common import Collections, mc_bytes, run_cli
 from .support.natives import BASE, REPLAY, SEED_COMMAND, STRESS_SETTINGS_3
 from .support.pipeline import assert_refused, repro_args, triage, triage_collection, validate
 
@@ -70,6 +70,20 @@ def test_three_kinds_three_buckets(three_kinds: ThreeKinds) -> None:
     # exactly three buckets
     assert set(three_kinds.by_members()) == {(150, 300, 450), (110, 410), (200, 500)}
     assert all(m.startswith(f"{name}:") for b in data["buckets"] for m in b["method_contexts"])
+
+
+def test_each_buckets_smallest_member_shows_its_first_il_lines(three_kinds: ThreeKinds) -> None:
+    """The bucket sections show the smallest member's IL size and first lines: the same lines
+    `spmi-dbg mch il` prints for that record."""
+    md = (three_kinds.tmp / "t" / "triage.md").read_text()
+    for b in three_kinds.data["buckets"]:
+        s = b["smallest"]
+        il = run_cli("mch", "il", str(three_kinds.mch), str(s["method_context"]))
+        assert il.returncode == 0, il.stderr
+        first = [ln for ln in il.stdout.splitlines() if ln.startswith("IL_")][: len(s["il_head"])]
+        assert s["il_head"] and s["il_head"] == first, (s, first)
+        assert f"  {s['il_head'][0]}" in md
+    assert md.count("its IL begins") == len(three_kinds.data["buckets"])
 
 
 def test_three_kinds_coverage(three_kinds: ThreeKinds) -> None:

@@ -128,6 +128,7 @@ def _bucket_section(b: BucketJson) -> list[str]:
         lines.append(
             f"- smallest by IL size: {s.method_context} (`{s.name or '?'}`, IL size {s.il_size})"
         )
+        lines += _il_head(s)
     facts = phrases.fact_lines(b.diagnosis, phrases.MARKDOWN)
     if facts:
         lines += ["- at the smallest member's stop:", *phrases.joined(facts, "  - ")]
@@ -139,6 +140,14 @@ def _bucket_section(b: BucketJson) -> list[str]:
         else:  # a bug in how the crash was reported, not the crash's
             lines.append(f"- also: {k.said or k.title} ([{k.id}]({k.url}))")
     return lines
+
+
+def _il_head(s: Member) -> list[str]:
+    """The smallest member's first IL lines, indented under its list item."""
+    if not s.il_head:
+        return []
+    more = f" (all of it: `spmi-dbg mch il {s.collection} {s.method_context}`)"
+    return [f"  its IL begins{more}:", "  ```", *(f"  {ln}" for ln in s.il_head), "  ```"]
 
 
 def _failure_buckets(doc: TriageDoc) -> list[str]:

@@ -76,6 +76,7 @@ class Member(JsonFact):
     collection: str = ""
     name: str | None = None
     il_size: int | None = None
+    il_head: list[str] = field(default_factory=list)  # a smallest member's first IL lines
 
 
 @dataclass(frozen=True)

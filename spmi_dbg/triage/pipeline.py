@@ -26,7 +26,7 @@ from spmi_dbg.triage.cluster import DaskEngine
 from spmi_dbg.triage.coverage import coverage
 from spmi_dbg.triage.engine import BundleJob, Engine, LocalEngine
 from spmi_dbg.triage.failure_buckets import bucket_failures, failed_members
-from spmi_dbg.triage.method_facts import read_method_facts
+from spmi_dbg.triage.method_facts import read_il_heads, read_method_facts
 from spmi_dbg.triage.plan import (
     TriagePartition,
     check_resumable,
@@ -104,6 +104,12 @@ def run_triage(
             )
             result.buckets = bucket_crashes(found.crashes, facts)
             result.failure_buckets = bucket_failures(found.outputs, names, facts)
+            result.il_heads = read_il_heads(
+                [
+                    *((b.smallest.crash.collection, b.smallest.number) for b in result.buckets),
+                    *((f.smallest.collection, f.smallest.number) for f in result.failure_buckets),
+                ]
+            )
             result.coverage = coverage(found.journals, names)
             if not result.buckets and not result.failure_buckets:
                 found.notes += _unread_settings(list(commands.values()), opts)

@@ -57,6 +57,8 @@ class TriageResult:
     buckets: list[Bucket] = field(default_factory=list)
     bundles: dict[str, ReproResult] = field(default_factory=dict)  # by bucket key
     failure_buckets: list[FailureBucket] = field(default_factory=list)
+    # (collection, number) -> its first IL lines: each bucket's smallest member's
+    il_heads: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     failure_bundles: dict[str, ReproResult] = field(default_factory=dict)  # by failure bucket key
     coverage: list[Coverage] = field(default_factory=list)
     seconds: float = 0.0

@@ -181,6 +181,11 @@ def _member(m: Any) -> dict[str, Any]:
     }
 
 
+def _smallest(m: Any, collection: str, result: TriageResult) -> dict[str, Any]:
+    """A bucket's smallest member, with its first IL lines."""
+    return _member(m) | {"il_head": result.il_heads.get((collection, m.number), [])}
+
+
 def _bucket(b: Bucket, result: TriageResult) -> dict[str, Any]:
     """The bucket, its members and the smallest one's diagnosis (its facts taken from that JSON)."""
     d = b.diagnosis.to_json() if b.diagnosis is not None else None
@@ -194,7 +199,7 @@ def _bucket(b: Bucket, result: TriageResult) -> dict[str, Any]:
         "count": len(b.members),
         "method_contexts": [m.member for m in b.members],
         "members": [_member(m) for m in b.members],
-        "smallest": _member(b.smallest),
+        "smallest": _smallest(b.smallest, b.smallest.crash.collection, result),
         "null_map": facts.get("null_map"),
         "jit": facts.get("jit"),
         "faulting_module": facts.get("faulting_module"),
@@ -238,7 +243,7 @@ def _failure_bucket(b: FailureBucket, result: TriageResult) -> dict[str, Any]:
         "count": len(b.members),
         "method_contexts": [m.member for m in b.members],
         "members": [_member(m) for m in b.members],
-        "smallest": _member(small),
+        "smallest": _smallest(small, small.collection, result),
         "failure": small.failure.to_json(),
         "jit_settings": needed,
         "repro": _repro(repro),
