@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Any
 
+from spmi_dbg.jsonfacts import JsonFact
 from spmi_dbg.mch import packets as P
 from spmi_dbg.mch.maps import MapError
 from spmi_dbg.method.recorded import Answers
@@ -111,8 +111,8 @@ TODAY = _COMMON | {
 ERA_31_SIZE = 8  # sizeof(CORJIT_FLAGS) in 3.1: the one word
 
 
-@dataclass
-class JitFlags:
+@dataclass(frozen=True)
+class JitFlags(JsonFact):
     """The compile's flags as recorded and what they establish."""
 
     raw: int  # the CORJIT_FLAGS word
@@ -122,25 +122,18 @@ class JitFlags:
     summary: list[str]  # Tier0 / Tier1 / MinOpts / OSR at IL_xxxx / has PGO data ..., in words
     rejected: list[str] = field(default_factory=list)  # a flag the evidence contradicts, and why
 
+    @property
+    def word(self) -> str:
+        return f"0x{self.raw:016x}"
+
     def text(self) -> str:
-        words = ", ".join(self.summary)
-        out = [f"// JIT flags: {words}"]
+        out = [f"// JIT flags: {', '.join(self.summary)}"]
         out.append(
-            f"//   0x{self.raw:016x} ({self.size}-byte CORJIT_FLAGS, {self.era} numbering): "
+            f"//   {self.word} ({self.size}-byte CORJIT_FLAGS, {self.era} numbering): "
             + (" ".join(self.names) or "none set")
         )
         out += [f"//   not believed: {r}" for r in self.rejected]
         return "\n".join(out) + "\n"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "raw": f"0x{self.raw:016x}",
-            "size": self.size,
-            "era": self.era,
-            "names": self.names,
-            "summary": self.summary,
-            "rejected": self.rejected,
-        }
 
 
 def _recorded(answers: Answers) -> bytes | None:

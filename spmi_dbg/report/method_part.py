@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from spmi_dbg.analysis.facts import JitFact
 from spmi_dbg.jsonfacts import JsonFact
+from spmi_dbg.method.flags import JitFlags
 from spmi_dbg.method.seen import MethodSeen
 
 MAX_LINES = 150  # IL lines in report.md; the rest: `spmi-dbg mch il`
@@ -23,16 +24,6 @@ class MethodLinePart(JsonFact):
     token: int | None = None
     named: str | None = None  # the recorded name the token resolved to
     raw_why: str | None = None  # a token shown raw: why
-
-
-@dataclass(frozen=True)
-class FlagsPart(JsonFact):
-    raw: str
-    size: int
-    era: str
-    names: list[str] = field(default_factory=list)
-    summary: list[str] = field(default_factory=list)
-    rejected: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -51,7 +42,7 @@ class MethodPart(JsonFact):
     il_size: int
     header: list[str]  # `.method ...`, `.maxstack`, `.locals`, exception clauses
     lines: list[MethodLinePart]
-    flags: FlagsPart | None = None
+    flags: JitFlags | None = None  # as recorded, in words (spmi_dbg.method.flags)
     callees: list[CalleePart] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     marked: int | None = None  # the IL offset where the JIT was, when the JIT state says so
@@ -64,7 +55,6 @@ class MethodPart(JsonFact):
         if jit is not None and jit.il_offset is not None:
             if any(ln.offset == jit.il_offset for ln in v.lines):
                 marked, source = jit.il_offset, jit.il_offset_source
-        f = seen.flags
         return cls(
             v.method_context,
             v.name,
@@ -74,9 +64,7 @@ class MethodPart(JsonFact):
                 MethodLinePart(ln.offset, ln.text(), ln.token, ln.named, ln.raw_why)
                 for ln in v.lines
             ],
-            None
-            if f is None
-            else FlagsPart(f"0x{f.raw:016x}", f.size, f.era, f.names, f.summary, f.rejected),
+            seen.flags,
             [
                 CalleePart(f"0x{c.handle:x}", c.name, c.text(), c.call_sites, c.il_size)
                 for c in seen.callees
@@ -131,7 +119,7 @@ def method_text(part: MethodPart) -> str:
     out += [*(f"// note: {n}" for n in part.notes), *part.header, *_lines(part), "}"]
     if part.flags is not None:
         f = part.flags
-        out.append(f"// JIT flags: {', '.join(f.summary)} ({f.raw}, {f.era} numbering)")
+        out.append(f"// JIT flags: {', '.join(f.summary)} ({f.word}, {f.era} numbering)")
     out.append(f"// callees the JIT looked at: {len(part.callees)} (spmi callees)")
     return "\n".join(out)
 
