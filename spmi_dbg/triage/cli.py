@@ -11,7 +11,6 @@ from typing import Any
 
 from spmi_dbg import exits
 from spmi_dbg.errors import UsageError
-from spmi_dbg.outdir import check_out_dir
 from spmi_dbg.repro.arguments import (
     add_pipeline_parser,
     add_replay_arguments,
@@ -150,14 +149,11 @@ def _run(args: argparse.Namespace) -> int:
     from spmi_dbg.repro.options import options  # start-up (above), as the three below
     from spmi_dbg.triage.display import print_summary, progress_for
     from spmi_dbg.triage.pipeline import TriageOptions, run_triage, with_collections
-    from spmi_dbg.triage.triage_data import TRIAGE_FILES
 
     kinds = bundle_kinds(args.bundle_kinds)
     _check_command_given(args)
     collections = _collections(args)
     repro = options(args, bundle_out=False)
-    # before any replay
-    check_out_dir(args.out, ours=TRIAGE_FILES, subdirs="bucket-", option="--out")
     commands = with_collections(repro, collections)
     opts = TriageOptions(
         repro,
