@@ -10,6 +10,7 @@ import json
 from spmi_dbg.mch.collection import Collection
 from spmi_dbg.method.recorded import Answers
 from spmi_dbg.method.seen import MethodSeen, method_seen
+from spmi_dbg.report.method_part import MethodPart, method_section
 
 from ..support.common import run_cli
 from ..support.real import Reference
@@ -96,3 +97,17 @@ def test_a_release_jit_collection_still_shows_callees_and_flags(reference: Refer
         "name not recorded>: called at IL_0036; IL size 40; inline allowed",
         "name not recorded>: met inside another callee; IL size 12; inline allowed",
     ]
+
+
+def test_a_release_jit_method_in_a_report_says_it_once(reference: Reference) -> None:
+    """report.md's "The method" of a Release JIT's record (the live suite's repro of api-reljit's
+    2000 makes this bundle): no name, said once, the IL and flags all the same."""
+    with Collection.open(reference.api_reljit) as col:
+        seen = method_seen(2000, Answers.of_packets(col.packets(2000)))
+    assert seen is not None
+    part = MethodPart.of(seen, None)
+    text = "\n".join(method_section(part, ("repro.mch", 1)))
+    assert text.count("holds no names for the method") == 1
+    assert "`its method (the collection holds no name)` (IL size 30)" in text
+    assert "IL_0018:  calli" in text and "full optimization (no tier flag), an IL stub" in text
+    assert part.marked is None and MethodPart.from_json(part.to_json()) == part

@@ -85,6 +85,14 @@ def test_null_map_crash_from_a_range_not_starting_at_1(
     assert (
         "reproduced death by SIGSEGV (100%, accepted); under the debugger: same bucket" in r.stdout
     ), r.stdout
+    # The method as the JIT saw it, from a Release JIT's collection: no names, said once; the IL,
+    # the flags and the callees all the same (issue 41 items 4-5)
+    m = rep["method"]
+    assert m["method_context"] == first and m["name"] is None and m["lines"][0]["offset"] == 0
+    assert sum("holds no names for the method" in n for n in m["notes"]) == 1
+    assert m["flags"]["era"] == "3.1" and m["flags"]["summary"]
+    md = (tmp_path / "b" / "report.md").read_text()
+    assert "#### The method" in md and md.count("holds no names for the method") == 1
 
 
 def _triage_json(tmp_path: Path, program: Path, real: Real) -> dict[str, Any]:
@@ -137,6 +145,9 @@ def test_jit_stress_triage_crashes_are_those_that_crash_alone(real: Real, tmp_pa
         "GetGSCookie" in b["signature"] or "GetStaticFieldCurrentClass" in b["signature"]
         for b in data["buckets"]
     )
+    # each bucket's smallest member with its first IL lines, named where api.mch recorded names
+    heads = [b["smallest"]["il_head"] for b in data["buckets"]]
+    assert all(h and h[0].startswith("IL_0000:") for h in heads), heads
 
 
 def test_jit_stress_triage_on_o0_superpmi_reports_missing(real: Real, tmp_path: Path) -> None:
