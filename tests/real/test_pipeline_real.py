@@ -148,6 +148,16 @@ def test_jit_stress_triage_crashes_are_those_that_crash_alone(real: Real, tmp_pa
     # each bucket's smallest member with its first IL lines, named where api.mch recorded names
     heads = [b["smallest"]["il_head"] for b in data["buckets"]]
     assert all(h and h[0].startswith("IL_0000:") for h in heads), heads
+    # each bucket's repro report shows its method as the JIT saw it, named as api.mch recorded
+    methods = [
+        json.loads((tmp_path / "t" / Path(b["repro"]["bundle"]).name / "report.json").read_text())[
+            "method"
+        ]
+        for b in data["buckets"]
+        if b["repro"] is not None
+    ]
+    assert methods and all(m is not None and m["name"] for m in methods)
+    assert any(ln["named"] for m in methods for ln in m["lines"]), "no token named in any bucket"
 
 
 def test_jit_stress_triage_on_o0_superpmi_reports_missing(real: Real, tmp_path: Path) -> None:
