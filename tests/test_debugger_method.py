@@ -5,6 +5,7 @@ marked."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -18,16 +19,28 @@ COMMANDS = ["spmi il", "spmi il --json", "spmi callees", "spmi callees --il"]
 
 
 @pytest.fixture(scope="module")
-def sessions(cols: Collections) -> dict[str, dict[str, str]]:
-    """Each debugger stopped at the assert's debug break (-boa), the commands' outputs."""
+def sessions(
+    cols: Collections, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, dict[str, str]]:
+    """Each debugger stopped at the assert's debug break (-boa), the commands' outputs; `spmi
+    report` writes its bundle to the directory under the key `report`."""
     mch = cols.get("debugger-method", 60, inject=[("jit-assert", ASSERT_AT)])
     argv = [str(REPLAY), "-boa", "-c", str(ASSERT_AT), str(BASE), str(mch)]
     out = {}
     for debugger in DEBUGGERS:
         require(debugger)
         run = gdb_session if debugger == "gdb" else lldb_session
-        out[debugger] = run(argv, COMMANDS)
+        bundle = tmp_path_factory.mktemp(debugger) / "r"
+        out[debugger] = run(argv, [*COMMANDS, f"spmi report {bundle}"]) | {"report": str(bundle)}
     return out
+
+
+@pytest.mark.parametrize("debugger", DEBUGGERS)
+def test_spmi_report_holds_the_method(sessions: dict[str, dict[str, str]], debugger: str) -> None:
+    md = (Path(sessions[debugger]["report"]) / "report.md").read_text()
+    assert "#### The method" in md and f"Method context {ASSERT_AT}: " in md
+    (marked,) = [ln for ln in md.splitlines() if ln.endswith("// <-- the JIT was here")]
+    assert "  shl" in marked and "`spmi-dbg mch il --callees repro.mch 1`" in md
 
 
 @pytest.mark.parametrize("debugger", DEBUGGERS)

@@ -10,15 +10,18 @@ from pathlib import Path
 
 from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.commands.why import render_text
+from spmi_dbg.errors import SpmiDbgError
 from spmi_dbg.mch.collection import Collection
+from spmi_dbg.method.seen import read_method
 from spmi_dbg.outdir import check_out_dir, locked, publish, stage
 from spmi_dbg.report import phrases
+from spmi_dbg.report.method_part import MethodPart, method_section
 
 
-def render_stop_markdown(d: Diagnosis) -> str:
+def render_stop_markdown(d: Diagnosis, method: MethodPart | None = None) -> str:
     """report.md of an in-debugger bundle (`spmi report DIR`), from the stop's diagnosis: the
-    phrasebook's title and facts, `spmi why`'s text and the frames. A repro bundle's report.md is
-    spmi_dbg.report.markdown's."""
+    phrasebook's title and facts, `spmi why`'s text, the method as the JIT saw it and the frames. A
+    repro bundle's report.md is spmi_dbg.report.markdown's."""
     sig = d.signal
     mc = d.method_context
     title = phrases.crash_title(
@@ -45,6 +48,7 @@ def render_stop_markdown(d: Diagnosis) -> str:
         render_text(d),
         "```",
         "",
+        *(method_section(method, ("repro.mch", 1)) if method is not None else []),
         "<details><summary>Frames</summary>",
         "",
         "```",
@@ -61,6 +65,7 @@ def write_bundle(d: Diagnosis, out: Path) -> list[Path]:
     """The bundle, checked, locked, built beside `out` and renamed into place whole
     (spmi_dbg.outdir): an existing `out` must hold only an earlier report of this kind."""
     check_out_dir(out, ours=REPORT_FILES, option="the report directory")
+    method = _method(d)
     with locked(out):
         staged = stage(out)
         try:
@@ -68,7 +73,7 @@ def write_bundle(d: Diagnosis, out: Path) -> list[Path]:
             for name, text in (
                 ("diagnosis.json", json.dumps(d.to_json(), indent=2, sort_keys=True) + "\n"),
                 ("why.txt", render_text(d) + "\n"),
-                ("report.md", render_stop_markdown(d)),
+                ("report.md", render_stop_markdown(d, method)),
             ):
                 (staged / name).write_text(text)
                 names.append(name)
@@ -82,3 +87,15 @@ def write_bundle(d: Diagnosis, out: Path) -> list[Path]:
             shutil.rmtree(staged, ignore_errors=True)
             raise
     return [out / name for name in names]
+
+
+def _method(d: Diagnosis) -> MethodPart | None:
+    """The stop's method context's method, from its collection; None when the collection or its
+    compile request cannot be read (the rest of the bundle is written all the same)."""
+    mc = d.method_context
+    if mc is None or not mc.input:
+        return None
+    try:
+        return MethodPart.of(read_method(mc.input, mc.number), d.jit)
+    except (SpmiDbgError, OSError):
+        return None
