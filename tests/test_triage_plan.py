@@ -29,7 +29,7 @@ from spmi_dbg.mch.collection import Collection
 from spmi_dbg.mch.mclist import MCList, parse_mclist
 from spmi_dbg.repro.command import Partition, ReproCommand
 from spmi_dbg.repro.expect import Expectation
-from spmi_dbg.repro.models import PartitionRun
+from spmi_dbg.repro.models import Located, PartitionRun
 from spmi_dbg.triage import journal as journals
 from spmi_dbg.triage import plan, task
 from spmi_dbg.triage.coverage import coverage
@@ -759,7 +759,7 @@ def test_a_segment_carries_every_key_of_its_run(tmp_path: Path) -> None:
     )
     p = TriagePartition.of(3, "/c/a.mch", MCList(((1, 10),)), 100)
     segment = task._segment(run, p, "host (pid 1)", tmp_path / "seg-2.json")
-    assert segment.to_json() == run.to_json() | {
+    assert segment.to_json() == run.summary() | {
         "collection": "/c/a.mch",
         "by": "host (pid 1)",
         "stdout": str(run.stdout),
@@ -854,3 +854,24 @@ def test_holding_is_one_attempt_at_a_time(tmp_path: Path) -> None:
     assert entered.wait(10)
     t.join(10)
     assert (tmp_path / "p3.lock").is_file()
+
+
+@pytest.mark.unit
+def test_located_is_a_json_fact_its_winner_one_of_its_runs(tmp_path: Path) -> None:
+    """repro/models.py's facts read back whole: the partition's numbers, the outcome, the files,
+    and the winner the very run of `runs` it was."""
+    runs = [
+        PartitionRun(
+            Partition(i, (10 * i, 10 * i + 1)),
+            tmp_path / f"p{i}.stdout",
+            tmp_path / f"p{i}.stderr",
+            tmp_path / f"p{i}.log",
+            ReplayOutcome("exited" if i == 1 else "fatal", exit_status=0 if i == 1 else None),
+            attempts=1,
+        )
+        for i in (1, 2)
+    ]
+    located = Located(runs, winner=runs[1], method_context=21, method_context_source="mcIndex")
+    back = Located.from_json(json.loads(json.dumps(located.to_json())))
+    assert back == located and back.winner is back.runs[1]
+    assert back.runs[0].summary() == runs[0].summary()

@@ -7,18 +7,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from spmi_dbg import jsonfacts
 from spmi_dbg.analysis.facts import Diagnosis
 from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.jsonfacts import JsonFact
 from spmi_dbg.repro.command import Partition
 from spmi_dbg.repro.expect import Expectation
+
+T = TypeVar("T")
 
 __all__ = ["Located", "PartitionRun"]
 
 
 @dataclass
-class PartitionRun:
+class PartitionRun(JsonFact):
+    """A partition's replay under the debugger (to_json/from_json: the whole fact; `summary`:
+    report.json's and the journal's line of it)."""
+
     partition: Partition
     stdout: Path
     stderr: Path
@@ -33,7 +40,7 @@ class PartitionRun:
             return self.outcome.kind
         return "tool-failure" if self.failures else "not run"
 
-    def to_json(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, Any]:
         o = self.outcome
         return {
             "partition": self.partition.index,
@@ -52,7 +59,10 @@ class PartitionRun:
 
 
 @dataclass
-class Located:
+class Located(JsonFact):
+    """What locate established of a crash: the replays, the winner among them (one of `runs`), the
+    expectation and the method context with how it was found."""
+
     runs: list[PartitionRun]
     winner: PartitionRun | None = None
     expectation: Expectation | None = None
@@ -72,3 +82,12 @@ class Located:
     @property
     def tool_failures(self) -> list[PartitionRun]:
         return [r for r in self.runs if r.outcome is None and r.failures]
+
+    @classmethod
+    def from_json(cls: type[T], data: Any) -> T:
+        """The fact read back, its winner the very run of `runs` it was (JSON writes it twice)."""
+        located = jsonfacts.from_json(cls, data)
+        assert isinstance(located, Located)
+        if located.winner is not None and located.winner in located.runs:
+            located.winner = located.runs[located.runs.index(located.winner)]
+        return located

@@ -132,7 +132,7 @@ def _locate(result: ReproResult, located: Located | None) -> dict[str, Any] | No
     return {
         "workers": len(result.partitions),
         "timeout": result.options.timeout,
-        "partitions": [r.to_json() for r in located.runs],
+        "partitions": [r.summary() for r in located.runs],
         "winner": winner.partition.index if winner else None,
         "method_context": located.method_context,
         "method_context_source": located.method_context_source,

@@ -487,7 +487,7 @@ def _segment(run: PartitionRun, partition: TriagePartition, where: str, record: 
     """The journal's line for a replay (its outcome and failure lines are in `record`, written
     once): the run's JSON and where its files are."""
     return Segment.from_json(
-        run.to_json()
+        run.summary()
         | {
             "partition": partition.index,
             "collection": partition.collection,

@@ -60,7 +60,7 @@ def triage_json(result: TriageResult) -> dict[str, Any]:
         "bundle_kinds": [k for k in BUNDLE_KINDS if k in result.options.bundle_kinds],
         "failure_buckets": [_failure_bucket(b, result) for b in result.failure_buckets],
         "segments": [
-            s.to_json() | {"collection": names[p.collection]}
+            s.summary() | {"collection": names[p.collection]}
             for s, p in _segments_with_partitions(result)
         ],
         "first_chance": [g.to_json() for g in first_chance([(names[c], s) for c, s in run.passed])],
