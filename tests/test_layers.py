@@ -403,7 +403,6 @@ FUNCTION_IMPORTS_ALLOWED: list[tuple[str, str, str]] = [
     ("spmi_dbg.triage.cli", "spmi_dbg.triage.result", STARTUP),
     ("spmi_dbg.triage.cli", "spmi_dbg.triage.pipeline", STARTUP),
     ("spmi_dbg.triage.cli", "spmi_dbg.triage.display", STARTUP),
-    ("spmi_dbg.triage.cli", "spmi_dbg.triage.triage_data", STARTUP),
     ("spmi_dbg.triage.cli", "spmi_dbg.repro.options", STARTUP),
     ("spmi_dbg.mch.commands", "rich.progress", STARTUP),  # drawn only for long scans on a terminal
     ("spmi_dbg.mch.commands", "rich.console", STARTUP),
