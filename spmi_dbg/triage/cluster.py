@@ -341,12 +341,14 @@ class DaskEngine:
         finally:
             finished.set()
             if self.client.status == "running":  # a lost cluster has nothing left to stop
-                if cancel.is_set():
-                    stop.set()
-                    self.client.cancel(list(futures))
                 try:
+                    if cancel.is_set():
+                        stop.set()
+                        self.client.cancel(list(futures))
                     self.client.run(_close_sessions)
-                except Exception:  # a worker that went away took its debuggers with it
+                # the scheduler went away before the client noticed (the error that ends the run
+                # says so, not this one), or a worker took its debuggers with it
+                except Exception:
                     pass
         return ran
 
