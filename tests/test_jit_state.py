@@ -173,6 +173,18 @@ def test_the_importers_il_offset_in_each_era() -> None:
 
 
 @pytest.mark.unit
+def test_an_importer_frame_is_importing_whatever_the_phase_says() -> None:
+    """A JIT that keeps no phase member: a stop in Compiler::imp* is the importer's place all the
+    same."""
+    memory: dict[int, bytes] = {}
+    comp = _compiler(memory, with_members=False)
+    comp.members["impCurStmtOffs"] = RValue("IL_OFFSETX", 0x40000007)  # a call instruction's
+    frames = [RFrame("Compiler::impImportCall(OPCODE, ...)", variables={"this": comp})]
+    jit, _ = jit_state(_process(frames, memory), frames)
+    assert jit is not None and jit.phase is None and jit.il_offset == 7
+
+
+@pytest.mark.unit
 def test_an_il_offset_that_is_none_or_past_the_il_is_not_believed() -> None:
     none_yet = _importing({}, 1, impCurStmtOffs=RValue("IL_OFFSETX", 0x80000000))
     assert none_yet.il_offset is None

@@ -118,3 +118,21 @@ def test_no_getjitflags_answer_is_no_flags() -> None:
     a = _answers(0)
     del a.maps[P.GetJitFlags]
     assert jit_flags(a) is None
+
+
+def test_31s_instruction_set_bits_are_named_by_the_recorded_target() -> None:
+    """An 8-byte CORJIT_FLAGS is 3.1's: bits 43+ are x64's SSE3... when the target is recorded
+    (3.1's collections record none: tests/real/test_callees_real.py)."""
+    a = _answers(0)
+    buf = E.BlobBuffer()
+    word = struct.pack("<Q", 1 << 5 | 1 << 43 | 1 << 53)
+    a.maps[P.GetJitFlags] = _map(P.GetJitFlags, [(E.u32(0), E.dd(buf.add(word), 8))], buf)
+    a.maps[P.GetExpectedTargetArchitecture] = _map(
+        P.GetExpectedTargetArchitecture, [(E.u32(0), E.u32(0x8664))]
+    )
+    f = jit_flags(a)
+    assert f is not None and (f.era, f.names, f.summary) == (
+        "3.1",
+        ["MIN_OPT", "USE_SSE3", "USE_POPCNT"],
+        ["MinOpts"],
+    )

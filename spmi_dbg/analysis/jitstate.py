@@ -328,7 +328,8 @@ def _il_offset(comp: Value, fact: JitFact) -> None:
     """Where in the IL the importer was: its current statement's offset, believed only while the
     JIT imports the method whose IL size was checked (an inlinee's importer has its own `info`,
     which fails that check) and only when it lies inside the IL."""
-    importing = (fact.phase_when, fact.phase) in IMPORTING or fact.function.startswith("imp")
+    in_importer = fact.function.rsplit("::", 1)[-1].startswith("imp")  # Compiler::imp*
+    importing = (fact.phase_when, fact.phase) in IMPORTING or in_importer
     if not importing:
         return  # past importation the member holds the last statement imported: not the JIT's place
     for path in IL_OFFSET_MEMBERS:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from spmi_dbg.jsonfacts import JsonFact
 from spmi_dbg.mch import packets as P
+from spmi_dbg.mch.layouts import decode_u32_value, target_arch_name
 from spmi_dbg.mch.maps import MapError
 from spmi_dbg.method.recorded import Answers
 
@@ -82,7 +83,7 @@ ERA_31_ARM64_ISA = {
         "SIMD_V81 SIMD_FP16 SM3 SM4 SVE".split()
     )
 }
-ERA_31_ISA = {0x8664: ERA_31_X64_ISA, 0xAA64: ERA_31_ARM64_ISA}  # by IMAGE_FILE_MACHINE
+ERA_31_ISA = {"x64": ERA_31_X64_ISA, "arm64": ERA_31_ARM64_ISA}  # by the recorded target
 TODAY = _COMMON | {
     6: "ENABLE_CFG",
     7: "OSR",
@@ -172,12 +173,14 @@ def pgo_data(answers: Answers, ftn: int) -> int | None:
     return count if result == 0 and count else None
 
 
-def target(answers: Answers) -> int | None:
-    """getExpectedTargetArchitecture's answer (an IMAGE_FILE_MACHINE); 3.1 records none."""
-    value = answers.pairs(P.GetExpectedTargetArchitecture).get(struct.pack("<I", 0))
-    return (
-        int(struct.unpack_from("<I", value)[0]) if value is not None and len(value) >= 4 else None
-    )
+def target(answers: Answers) -> str | None:
+    """getExpectedTargetArchitecture's answer by name (either era's encoding: mch.layouts); 3.1
+    records none."""
+    m = answers.maps.get(P.GetExpectedTargetArchitecture)
+    try:
+        return target_arch_name(decode_u32_value(m)) if m is not None else None
+    except MapError:
+        return None
 
 
 def jit_flags(answers: Answers) -> JitFlags | None:
@@ -190,7 +193,7 @@ def jit_flags(answers: Answers) -> JitFlags | None:
     table = TODAY
     if era == "3.1":
         # 3.1's instruction-set bits (43-63) are named by the target, where it is recorded
-        table = ERA_31 | ERA_31_ISA.get(target(answers) or 0, {})
+        table = ERA_31 | ERA_31_ISA.get(target(answers) or "", {})
     set_bits = [bit for bit in range(64) if raw >> bit & 1]
     names = [table.get(bit, f"bit {bit}") for bit in set_bits if bit in table or bit < 43]
     isa = [bit for bit in set_bits if bit not in table and bit >= 43]
