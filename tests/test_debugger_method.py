@@ -80,6 +80,6 @@ def test_spmi_callees(sessions: dict[str, dict[str, str]], debugger: str) -> Non
 
 
 def test_the_debuggers_agree(sessions: dict[str, dict[str, str]]) -> None:
-    if len(sessions) == 2:
-        assert sessions["gdb"]["spmi il"] == sessions["lldb"]["spmi il"]
-        assert sessions["gdb"]["spmi callees"] == sessions["lldb"]["spmi callees"]
+    assert sorted(sessions) == ["gdb", "lldb"]
+    assert sessions["gdb"]["spmi il"] == sessions["lldb"]["spmi il"]
+    assert sessions["gdb"]["spmi callees"] == sessions["lldb"]["spmi callees"]
