@@ -16,10 +16,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import itertools
 import types
 import typing
+from collections.abc import Callable, Iterable
 from pathlib import PurePath
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 T = TypeVar("T")
 
@@ -77,10 +79,16 @@ def _key(f: dataclasses.Field[Any]) -> str:
     return named
 
 
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+
+
 def _plain(value: Any) -> Any:
     """A value as JSON types: a nested fact by its to_json, an enum as its value, a path as its
     text."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if hasattr(kind, "__dataclass_fields__"):
         own = getattr(value, "to_json", None)
         return own() if callable(own) else to_json(value)
     if isinstance(value, enum.Enum):
@@ -96,7 +104,23 @@ def _plain(value: Any) -> Any:
 
 def from_json(cls: type[T], data: Any) -> T:
     """The fact dataclass `cls` read from its JSON form (FactJsonError when it is not that form)."""
-    return typing.cast(T, _fact(cls, data, cls.__name__))
+    try:
+        return typing.cast(T, _decoder(typing.cast(Any, cls))(data))
+    except _Bad as e:
+        raise FactJsonError(f"{cls.__name__}{''.join(reversed(e.path))}: {e.text}") from None
+
+
+class _Bad(Exception):
+    """A value that is not its hint's form: what was expected, and where, as the path's parts from
+    the value up (each container adds its own on the way out: no path is built for good input)."""
+
+    def __init__(self, text: str, *path: str) -> None:
+        super().__init__(text)
+        self.text = text
+        self.path = list(path)
+
+
+Decoder = Callable[[Any], Any]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,23 +150,64 @@ def _fields(cls: type) -> tuple[_Field, ...]:
     )
 
 
-def _fact(cls: type, data: Any, where: str) -> Any:
-    if not isinstance(data, dict):
-        raise FactJsonError(f"{where}: expected a JSON object ({cls.__name__}), got {_shown(data)}")
-    values: dict[str, Any] = {}
-    for f in _fields(cls):
-        here = f"{where}.{f.key}"
-        if f.key in data:
-            values[f.name] = _value(f.hint, data[f.key], here)
-        elif f.factory is not _MISSING:
-            values[f.name] = f.factory()
-        elif f.default is not _MISSING:
-            values[f.name] = f.default
-        elif _admits_none(f.hint):
-            values[f.name] = None
-        else:
-            raise FactJsonError(f"{here}: missing")
-    return cls(**values)
+@functools.cache
+def _decoder(hint: Any) -> Decoder:
+    """The reader of a value of type `hint`, made once per hint (the hint's shape is looked at
+    here, not at every value)."""
+    if hint is Any:
+        return _as_is
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return _fact_decoder(hint)
+    if _is_union(hint):
+        return _union_decoder(hint)
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return _literal_decoder(hint)
+    if origin in (list, tuple, frozenset, set):
+        return _array_decoder(hint, origin)
+    if origin is dict:
+        return _dict_decoder(hint)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return _enum_decoder(hint)
+    return _scalar_decoder(hint)
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def _fact_decoder(cls: type) -> Decoder:
+    """A fact from a JSON object: its fields' readers found at the first value (a fact may name
+    itself in its fields)."""
+    plan: list[tuple[str, str, Decoder, Any, Any, bool]] = []
+
+    def decode(data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise _Bad(f"expected a JSON object ({cls.__name__}), got {_shown(data)}")
+        if not plan:
+            plan.extend(
+                (f.name, f.key, _decoder(f.hint), f.default, f.factory, _admits_none(f.hint))
+                for f in _fields(cls)
+            )
+        values: dict[str, Any] = {}
+        for name, json_key, read, default, factory, none_ok in plan:
+            if json_key in data:
+                try:
+                    values[name] = read(data[json_key])
+                except _Bad as e:
+                    e.path.append("." + json_key)
+                    raise
+            elif factory is not _MISSING:
+                values[name] = factory()
+            elif default is not _MISSING:
+                values[name] = default
+            elif none_ok:
+                values[name] = None
+            else:
+                raise _Bad("missing", "." + json_key)
+        return cls(**values)
+
+    return decode
 
 
 def _admits_none(hint: Any) -> bool:
@@ -157,99 +222,135 @@ def _is_union(hint: Any) -> bool:
     return typing.get_origin(hint) in (typing.Union, types.UnionType)
 
 
-def _value(hint: Any, value: Any, where: str) -> Any:
-    if hint is Any:
-        return value
-    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
-        return _fact(hint, value, where)
-    if _is_union(hint):
-        return _union(hint, value, where)
-    origin = typing.get_origin(hint)
-    if origin is typing.Literal:
-        if value in typing.get_args(hint) and not isinstance(value, bool | dict | list):
+def _literal_decoder(hint: Any) -> Decoder:
+    allowed = typing.get_args(hint)
+
+    def decode(value: Any) -> Any:
+        if value in allowed and not isinstance(value, bool | dict | list):
             return value
-        raise FactJsonError(
-            f"{where}: expected one of {', '.join(map(repr, typing.get_args(hint)))}, "
-            f"got {_shown(value)}"
-        )
-    if origin in (list, tuple, frozenset, set):
-        return _array(hint, origin, value, where)
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise FactJsonError(f"{where}: expected a JSON object, got {_shown(value)}")
-        key, item = typing.get_args(hint) or (Any, Any)
-        return {
-            _value(key, k, f"{where} key {k!r}"): _value(item, v, f"{where}[{k!r}]")
-            for k, v in value.items()
-        }
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        raise _Bad(f"expected one of {', '.join(map(repr, allowed))}, got {_shown(value)}")
+
+    return decode
+
+
+def _enum_decoder(hint: type[enum.Enum]) -> Decoder:
+    def decode(value: Any) -> Any:
         try:
             return hint(value)
         except ValueError:
             allowed = ", ".join(repr(m.value) for m in hint)
-            raise FactJsonError(
-                f"{where}: expected one of {allowed}, got {_shown(value)}"
-            ) from None
-    return _scalar(hint, value, where)
+            raise _Bad(f"expected one of {allowed}, got {_shown(value)}") from None
+
+    return decode
 
 
-def _array(hint: Any, origin: Any, value: Any, where: str) -> Any:
+def _dict_decoder(hint: Any) -> Decoder:
+    key_hint, item_hint = typing.get_args(hint) or (Any, Any)
+    read_key, read_item = _decoder(key_hint), _decoder(item_hint)
+
+    def decode(value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise _Bad(f"expected a JSON object, got {_shown(value)}")
+        out = {}
+        for k, v in value.items():
+            try:
+                name = read_key(k)
+            except _Bad as e:
+                e.path.append(f" key {k!r}")
+                raise
+            try:
+                out[name] = read_item(v)
+            except _Bad as e:
+                e.path.append(f"[{k!r}]")
+                raise
+        return out
+
+    return decode
+
+
+def _array_decoder(hint: Any, origin: Any) -> Decoder:
     """A list, set or tuple (of fixed length, or `tuple[X, ...]`) from a JSON array."""
-    if not isinstance(value, list):
-        raise FactJsonError(f"{where}: expected a JSON array, got {_shown(value)}")
     args = typing.get_args(hint)
     if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-        if len(args) != len(value):
-            raise FactJsonError(f"{where}: expected {len(args)} items, got {len(value)}")
-        return tuple(
-            _value(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value, strict=True))
-        )
-    item = args[0] if args else Any
-    items = [_value(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
-    return items if origin is list else origin(items)
+        readers = [_decoder(a) for a in args]
+
+        def fixed(value: Any) -> Any:
+            if not isinstance(value, list):
+                raise _Bad(f"expected a JSON array, got {_shown(value)}")
+            if len(readers) != len(value):
+                raise _Bad(f"expected {len(readers)} items, got {len(value)}")
+            return tuple(_items(readers, value))
+
+        return fixed
+    read = _decoder(args[0] if args else Any)
+
+    def decode(value: Any) -> Any:
+        if not isinstance(value, list):
+            raise _Bad(f"expected a JSON array, got {_shown(value)}")
+        items = _items(itertools.repeat(read), value)
+        return items if origin is list else origin(items)
+
+    return decode
 
 
-def _scalar(hint: Any, value: Any, where: str) -> Any:
+def _items(readers: Iterable[Decoder], values: list[Any]) -> list[Any]:
+    out = []
+    for i, (read, v) in enumerate(zip(readers, values, strict=False)):
+        try:
+            out.append(read(v))
+        except _Bad as e:
+            e.path.append(f"[{i}]")
+            raise
+    return out
+
+
+def _scalar_decoder(hint: Any) -> Decoder:
     """int, float (a JSON integer too), str, bool, a path (its text) or None."""
     if hint is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-    elif hint is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif hint in (str, bool):
-        if isinstance(value, hint):
-            return value
-    elif isinstance(hint, type) and issubclass(hint, PurePath):
-        if isinstance(value, str):
-            return hint(value)
-    elif hint is type(None):
-        if value is None:
-            return None
-    else:
-        raise FactJsonError(
-            f"{where}: a field of type {hint!r} has no JSON form here (jsonfacts.py)"
-        )
-    raise FactJsonError(f"{where}: expected {_name(hint)}, got {_shown(value)}")
+        return lambda v: float(v) if _is_number(v) else _wrong(hint, v)
+    if hint is int:
+        return lambda v: v if isinstance(v, int) and not isinstance(v, bool) else _wrong(hint, v)
+    if hint in (str, bool):
+        return lambda v: v if isinstance(v, hint) else _wrong(hint, v)
+    if isinstance(hint, type) and issubclass(hint, PurePath):
+        return lambda v: hint(v) if isinstance(v, str) else _wrong(hint, v)
+    if hint is type(None):
+        return lambda v: None if v is None else _wrong(hint, v)
+
+    def no_form(value: Any) -> Any:
+        raise _Bad(f"a field of type {hint!r} has no JSON form here (jsonfacts.py)")
+
+    return no_form
 
 
-def _union(hint: Any, value: Any, where: str) -> Any:
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _wrong(hint: Any, value: Any) -> Any:
+    raise _Bad(f"expected {_name(hint)}, got {_shown(value)}")
+
+
+def _union_decoder(hint: Any) -> Decoder:
     arms = typing.get_args(hint)
-    if value is None and type(None) in arms:
-        return None
-    errors = []
-    for arm in arms:
-        if arm is type(None):
-            continue
-        try:
-            return _value(arm, value, where)
-        except FactJsonError as e:
-            errors.append(e)
-    if len(errors) == 1 and not _simple(arms):
-        raise errors[0]  # Optional[fact]: the fact's own error says which of its fields
-    raise FactJsonError(
-        f"{where}: expected {' or '.join(_name(a) for a in arms)}, got {_shown(value)}"
-    )
+    none_ok = type(None) in arms
+    tried = [(arm, _decoder(arm)) for arm in arms if arm is not type(None)]
+    simple = _simple(arms)
+
+    def decode(value: Any) -> Any:
+        if value is None and none_ok:
+            return None
+        errors = []
+        for _arm, read in tried:
+            try:
+                return read(value)
+            except _Bad as e:
+                errors.append(e)
+        if len(errors) == 1 and not simple:
+            raise errors[0]  # Optional[fact]: the fact's own error says which of its fields
+        raise _Bad(f"expected {' or '.join(_name(a) for a in arms)}, got {_shown(value)}")
+
+    return decode
 
 
 def _simple(arms: tuple[Any, ...]) -> bool:
