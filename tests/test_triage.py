@@ -178,6 +178,17 @@ def test_stops_passed_on_and_superpmis_own_failures_are_summarised(
     assert set(three_kinds.failure_buckets()) == {"assert", "error"}
 
 
+def test_each_bundle_verifies_in_a_debugger_a_partition_left(three_kinds: ThreeKinds) -> None:
+    """The verification's replay under the debugger ran in a gdb the partitions started (its
+    symbols read): its transcript has the run, not gdb's setup (LocalEngine lends its sessions)."""
+    for b in three_kinds.data["buckets"]:
+        log = (three_kinds.tmp / b["repro"]["bundle"] / "debugger.log").read_text()
+        verify = log[log.index("==== verify") :]  # verify, or verify-minimized
+        assert "-exec-run" in verify, b["bucket"]
+        assert "-gdb-set mi-async on" not in verify, b["bucket"]
+        assert "-file-exec-and-symbols" not in verify, b["bucket"]
+
+
 def test_the_asserts_failure_bucket_gets_a_verified_bundle(three_kinds: ThreeKinds) -> None:
     # (by default) the assert's gets a verified bundle, the failed compile's none.
     fbs, name = three_kinds.failure_buckets(), three_kinds.name

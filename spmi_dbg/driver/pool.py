@@ -6,7 +6,9 @@ program runs in an idle session of that program if one is left by an earlier rep
 partition of a worker, the verification after the locate), else in a new session that then stays
 for the next. Sessions run their replays exactly as the triage's do (GdbSession: a rerun of the
 inferior, the symbols read once); a session that broke or whose run was cancelled is closed, never
-reused. `close()` ends every session (the pipeline does, before its working directory goes).
+reused. `close()` ends every session (the pipeline does, before its working directory goes). A
+triage hands its partitions' idle debuggers to its bundles' pool (triage/task.py SessionCache.lend):
+a bundle's verification replays in a debugger that has its program's symbols read already.
 
 A request that names its own `max_passes` gets a fresh debugger as before: a session's limit is
 set when it starts."""
@@ -14,6 +16,7 @@ set when it starts."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from spmi_dbg.driver.base import Driver, ReplaySession
@@ -24,10 +27,15 @@ from spmi_dbg.driver.request import NO_WATCH, ReplayRequest, ReplayWatch
 class Warm:
     """A Driver whose replays reuse idle sessions of the same program (see the module)."""
 
-    def __init__(self, driver: Driver) -> None:
+    def __init__(self, driver: Driver, idle: Iterable[tuple[str, ReplaySession]] = ()) -> None:
+        """`idle`: sessions an earlier run left (program, session), now this pool's to reuse and
+        close (a triage's partitions' debuggers, for its bundles)."""
         self.driver = driver
         self._idle: dict[str, list[ReplaySession]] = {}
         self._all: list[ReplaySession] = []
+        for program, session in idle:
+            self._idle.setdefault(program, []).append(session)
+            self._all.append(session)
         self._lock = threading.Lock()
         self._closed = False
         self.reused = 0  # replays that ran in a session an earlier replay left

@@ -55,17 +55,21 @@ def run_repro(
     *,
     located: Located | None = None,
     failure: Failure | None = None,
+    debuggers: Warm | None = None,
 ) -> ReproResult:
     """The whole pipeline; with `located` (a crash already found and identified, e.g. by triage) or
     `failure` (a compile failure superpmi reported, for `opts.failure`) it starts at isolate. The
-    bundle is written in any case."""
+    bundle is written in any case. `debuggers`: warm sessions to replay in, the caller's to close
+    (default: a pool of the pipeline's own)."""
     start = time.monotonic()
     # the result keeps the user's options (it travels to a cluster's client: a Warm holds sessions)
     result = ReproResult(opts, opts.command.locate_partitions(opts.workers))
-    warm = Warm(opts.debugger)  # the locate's debuggers go on to verify (driver/pool.py)
+    # the locate's debuggers go on to verify (driver/pool.py); a triage's bundle: its partitions'
+    warm = debuggers or Warm(opts.debugger)
     opts = dataclasses.replace(opts, debugger=warm)
     with temp_dir("repro") as tmp, contextlib.ExitStack() as held:
-        held.enter_context(warm)  # closed before the working directory goes
+        if debuggers is None:
+            held.enter_context(warm)  # closed before the working directory goes
         work = Path(tmp)
         # before any replay: one run per bundle directory (InputError if taken)
         if opts.out is not None:

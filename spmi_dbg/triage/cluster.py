@@ -43,12 +43,12 @@ STOP_POLL = 1.0  # how often a task looks whether the coordinator asked the tria
 BUDGET_WAIT = 30.0  # the longest a task waits for the crash count another task holds
 
 
-# in a worker process: each worker thread's debugger, kept for its next partition
+# in a worker process: each worker thread's debugger, kept for its next partition and the bundles
 _SESSIONS = SessionCache()
 
 
 def _close_sessions() -> int:
-    """Run on every worker when the triage's tasks are done: its debuggers end."""
+    """Run on every worker when the triage ends (or its tasks are stopped): its debuggers end."""
     n = len(_SESSIONS.sessions)
     _SESSIONS.close_all()
     return n
@@ -122,8 +122,10 @@ def _where() -> str:
 
 
 def _bundle(job: BundleJob) -> tuple[str, ReproResult]:
-    """A bucket's repro bundle, built by a worker (in the shared out directory)."""
-    return _where(), job.run()
+    """A bucket's repro bundle, built by a worker (in the shared out directory), verified in the
+    debuggers this worker's partitions left."""
+    with _SESSIONS.lend(job.options.debugger) as warm:
+        return _where(), job.run(warm)
 
 
 @dataclass(frozen=True)
@@ -345,7 +347,7 @@ class DaskEngine:
                     if cancel.is_set():
                         stop.set()
                         self.client.cancel(list(futures))
-                    self.client.run(_close_sessions)
+                        self.client.run(_close_sessions)
                 # the scheduler went away before the client noticed (the error that ends the run
                 # says so, not this one), or a worker took its debuggers with it
                 except Exception:
@@ -462,6 +464,12 @@ class DaskEngine:
         return list(self.client.gather(futures))
 
     def close(self) -> None:
+        try:
+            # the workers' debuggers, kept for the bundles, end with the triage
+            if self.client.status == "running":
+                self.client.run(_close_sessions)
+        except Exception:  # a lost cluster, or a worker that took its debuggers with it
+            pass
         try:
             self.client.close(timeout=5)
         except Exception:

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from spmi_dbg.driver.pool import Warm
 from spmi_dbg.errors import SpmiDbgError, is_system_stop, system_stop_said
 from spmi_dbg.failures.output import Failure
 from spmi_dbg.repro.models import Located
@@ -74,8 +75,11 @@ class BundleJob:
     located: Located | None = None  # a crash
     failure: Failure | None = None  # a compile failure superpmi reported
 
-    def run(self) -> ReproResult:
-        return run_repro(self.options, located=self.located, failure=self.failure)
+    def run(self, debuggers: Warm | None = None) -> ReproResult:
+        """`debuggers`: warm sessions to replay in (the caller closes them)."""
+        return run_repro(
+            self.options, located=self.located, failure=self.failure, debuggers=debuggers
+        )
 
 
 class Engine(Protocol):
@@ -105,6 +109,8 @@ class Engine(Protocol):
 class LocalEngine:
     def __init__(self, workers: int) -> None:
         self._workers = workers
+        # a worker thread's next partition goes on in its debugger; the bundles verify in them
+        self._sessions = SessionCache()
 
     @property
     def workers(self) -> int:
@@ -122,7 +128,7 @@ class LocalEngine:
         pool = ThreadPoolExecutor(
             max_workers=max(1, min(self._workers, len(order))), thread_name_prefix="spmi-triage"
         )
-        sessions = SessionCache()  # a worker thread's next partition goes on in its debugger
+        sessions = self._sessions
         try:
             futures = {
                 pool.submit(run_partition, t, cancel=cancel, budget=budget, sessions=sessions): t
@@ -141,13 +147,18 @@ class LocalEngine:
             raise
         finally:
             pool.shutdown(wait=True)
-            sessions.close_all()
         return ran
 
     def run_bundles(self, jobs: list[BundleJob], report: EngineReport) -> dict[str, ReproResult]:
         """One after another: each repro already runs its verification replays --workers at a
-        time."""
-        return {job.key: job.run() for job in jobs}
+        time, in the debuggers the partitions left."""
+        if not jobs:
+            return {}
+        with self._sessions.lend(jobs[0].options.debugger) as warm:
+            return {
+                job.key: job.run(warm if job.options.debugger == warm.driver else None)
+                for job in jobs
+            }
 
     def close(self) -> None:
-        pass
+        self._sessions.close_all()

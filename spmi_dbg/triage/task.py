@@ -22,6 +22,7 @@ from typing import Protocol
 from spmi_dbg.analysis.facts import MethodContextFact
 from spmi_dbg.driver.base import Driver, ReplaySession
 from spmi_dbg.driver.outcome import ReplayOutcome
+from spmi_dbg.driver.pool import Warm
 from spmi_dbg.driver.request import ReplayRequest, ReplayWatch
 from spmi_dbg.errors import SpmiDbgError, ToolFailure
 from spmi_dbg.failures.output import Failure, read_output
@@ -129,6 +130,15 @@ class SessionCache:
         with self.lock:
             self.sessions[key] = session
         return session
+
+    def lend(self, debugger: Driver) -> Warm:
+        """The idle sessions of `debugger` as a pool (driver/pool.py) that now owns them: a
+        triage's bundles verify in the debuggers its partitions left, their symbols read."""
+        with self.lock:
+            mine = [(k, s) for k, s in self.sessions.items() if k[1] == debugger]
+            for k, _ in mine:
+                del self.sessions[k]
+        return Warm(debugger, [(k[2], s) for k, s in mine if not s.broken])
 
     def close_all(self) -> None:
         with self.lock:
