@@ -178,15 +178,16 @@ class ReproCommand:
             list(self.selection) if self.selection is not None else list(range(1, self.count + 1))
         )
 
-    def partitions(self, workers: int) -> list[Partition]:
+    def partitions(self, workers: int, weights: list[int] | None = None) -> list[Partition]:
         """Contiguous shares of near-equal replay cost, by the records' bytes (the collection's
         index; issue 29: on the real api.mch with the Checked JIT the two halves by count replay in
         1.65 s and 2.35 s, by bytes in 1.99 s and 2.16 s), else of near-equal count. superpmi's own
         -p strides interleave; contiguous ranges keep each partition's earlier records -- the state
-        a crash may depend on -- in front of it."""
+        a crash may depend on -- in front of it. `weights`: the selection's, when the caller read
+        them already."""
         numbers = self.numbers()
         n = max(1, min(workers, len(numbers)))
-        prefix = list(itertools.accumulate(self._weights(numbers)))
+        prefix = list(itertools.accumulate(weights or self._weights(numbers)))
         ends: list[int] = []
         for i in range(1, n):
             # the i-th cut: where the running cost passes i/n of the whole, leaving at least one
@@ -217,9 +218,10 @@ class ReproCommand:
         its start, and a share misjudged by its bytes keeps its worker last; with smaller pieces
         taken in order the workers share the replay up to the crash, for a rerun each (a warm
         session's, driver/pool.py))."""
-        total = sum(self._weights(self.numbers()))
-        by_size = math.ceil(total / LOCATE_PIECE_BYTES)
-        return self.partitions(max(workers, min(workers * LOCATE_PIECES_PER_WORKER, by_size)))
+        weights = self._weights(self.numbers())  # read once: 200,000 records' sizes
+        by_size = math.ceil(sum(weights) / LOCATE_PIECE_BYTES)
+        pieces = max(workers, min(workers * LOCATE_PIECES_PER_WORKER, by_size))
+        return self.partitions(pieces, weights)
 
     def shell_line(self, input: str, quote: Callable[[str], str] = shell.quote) -> str:
         """The command as one sh line in the recorded environment only (`env -i PATH="$PATH"
