@@ -235,8 +235,9 @@ def print_repro(
     verify = sum(p["seconds"] for p in rep["phases"] if p["name"].startswith("verify"))
     why = (
         f"fixed costs decide it: a debugger start of {start:.2f} s and its first read of the JIT's "
-        f"symbols in each partition, and the verification's {verify:.2f} s (native runs of the "
-        f"repro and one replay under the debugger), against a native replay of {native_s:.2f} s"
+        f"symbols in each worker's debugger, the first full diagnosis, and the verification's "
+        f"{verify:.2f} s (native runs of the repro and one replay under the debugger), against a "
+        f"native replay of {native_s:.2f} s that the workers share"
         + ("" if "user scale" in label else "; at a user's scale (phase 1b) they are amortized")
     )
     figure(
