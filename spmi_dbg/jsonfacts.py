@@ -178,17 +178,21 @@ def _as_is(value: Any) -> Any:
 
 def _fact_decoder(cls: type) -> Decoder:
     """A fact from a JSON object: its fields' readers found at the first value (a fact may name
-    itself in its fields)."""
-    plan: list[tuple[str, str, Decoder, Any, Any, bool]] = []
+    itself in its fields). The plan is made whole, then published by one assignment: a thread
+    reading the same fact meanwhile (a triage's tasks and its progress watch) never sees half of
+    it."""
+    made: list[tuple[tuple[str, str, Decoder, Any, Any, bool], ...]] = []
 
     def decode(data: Any) -> Any:
         if not isinstance(data, dict):
             raise _Bad(f"expected a JSON object ({cls.__name__}), got {_shown(data)}")
-        if not plan:
-            plan.extend(
+        plan = made[0] if made else None
+        if plan is None:
+            plan = tuple(
                 (f.name, f.key, _decoder(f.hint), f.default, f.factory, _admits_none(f.hint))
                 for f in _fields(cls)
             )
+            made[:] = [plan]
         values: dict[str, Any] = {}
         for name, json_key, read, default, factory, none_ok in plan:
             if json_key in data:

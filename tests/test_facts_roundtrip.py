@@ -340,3 +340,31 @@ def test_a_field_may_name_its_key_and_its_digits() -> None:
     assert Timed.from_json(t.to_json()) == Timed(7, 1.235)
     with pytest.raises(ValueError, match=r"Timed\.crashing_method_context: missing"):
         Timed.from_json({"crash": 7})
+
+
+@dataclasses.dataclass(frozen=True)
+class _Pair:
+    a: int
+    b: str
+
+
+def test_a_fact_read_while_its_reader_is_being_made_is_read_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fact's reader is published whole (jsonfacts._fact_decoder): a read that starts while
+    another is still making it (a triage's tasks and its progress watch, in threads) makes its own
+    rather than reading half of it. Here the second read starts, deterministically, from inside the
+    first one's making of the reader of field `b`."""
+    data = {"a": 1, "b": "x"}
+    inner: list[Any] = []
+    made = jsonfacts._decoder
+
+    def decoder(hint: Any) -> Any:
+        if hint is str and not inner:
+            inner.append(None)
+            inner[0] = from_json(_Pair, data)  # the other thread's read, in the middle
+        return made(hint)
+
+    monkeypatch.setattr(jsonfacts, "_decoder", decoder)
+    outer = made(_Pair)(data)  # the one reader of _Pair, which the inner read shares
+    assert outer == inner[0] == _Pair(1, "x")
