@@ -65,7 +65,7 @@ def run_repro(
     # the result keeps the user's options (it travels to a cluster's client: a Warm holds sessions)
     result = ReproResult(opts, opts.command.locate_partitions(opts.workers))
     # the locate's debuggers go on to verify (driver/pool.py); a triage's bundle: its partitions'
-    warm = debuggers or Warm(opts.debugger)
+    warm = debuggers if debuggers is not None else Warm(opts.debugger)
     opts = dataclasses.replace(opts, debugger=warm)
     with temp_dir("repro") as tmp, contextlib.ExitStack() as held:
         if debuggers is None:

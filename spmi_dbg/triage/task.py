@@ -138,6 +138,9 @@ class SessionCache:
             mine = [(k, s) for k, s in self.sessions.items() if k[1] == debugger]
             for k, _ in mine:
                 del self.sessions[k]
+        for _, s in mine:
+            if s.broken:  # out of the cache, so closed here: never lent, never left running
+                s.close()
         return Warm(debugger, [(k[2], s) for k, s in mine if not s.broken])
 
     def close_all(self) -> None:
